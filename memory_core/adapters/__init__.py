@@ -1,0 +1,1 @@
+"""Adapters: implementations of the domain's store Protocol on real technologies."""

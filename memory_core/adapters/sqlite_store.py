@@ -1,0 +1,301 @@
+"""SqliteMemoryStore: the embedded store used when no cloud store is configured.
+
+One database file, WAL journal, one connection per thread. Every write runs in
+its own ``BEGIN IMMEDIATE`` transaction, so concurrent appends from a threaded
+server serialize instead of overwriting each other, and a crash leaves either
+the whole write or none of it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from memory_core.domain.errors import Conflict, Unavailable
+from memory_core.domain.models import (
+    EntryKind,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    ScopeState,
+    Share,
+)
+
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS profiles (
+    instance_id TEXT NOT NULL,
+    upn TEXT NOT NULL,
+    profile_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    agent_object_id TEXT,
+    name TEXT,
+    user_name TEXT,
+    agent_name TEXT,
+    created_on TEXT NOT NULL,
+    updated_on TEXT NOT NULL,
+    cleared_on TEXT,
+    etag TEXT NOT NULL,
+    PRIMARY KEY (instance_id, upn, profile_id)
+);
+CREATE TABLE IF NOT EXISTS entries (
+    id TEXT NOT NULL,
+    instance_id TEXT NOT NULL,
+    upn TEXT NOT NULL,
+    profile_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    agent_object_id TEXT,
+    kind TEXT NOT NULL,
+    content_markdown TEXT NOT NULL,
+    created_on TEXT NOT NULL,
+    author_upn TEXT NOT NULL,
+    author_user_id TEXT,
+    agent_name TEXT,
+    reason TEXT,
+    session_id TEXT,
+    operation_id TEXT,
+    tags TEXT NOT NULL,
+    share TEXT NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    PRIMARY KEY (instance_id, upn, id)
+);
+CREATE INDEX IF NOT EXISTS entries_by_profile ON entries (instance_id, upn, profile_id, created_on);
+"""
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="microseconds")
+
+
+def _parse(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+class SqliteMemoryStore:
+    """The ``MemoryStore`` Protocol on a local SQLite file."""
+
+    def __init__(self, path: str | Path, *, busy_timeout_seconds: float = 10.0) -> None:
+        self._path = Path(path)
+        self._timeout = busy_timeout_seconds
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            self._connection()  # creates the schema, so a bad path fails at start
+        except (sqlite3.Error, OSError) as e:
+            raise Unavailable(f"the SQLite store at {self._path} cannot be opened: {e}") from e
+
+    # -- connection handling ------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            if db.execute("PRAGMA user_version").fetchone()[0] < _SCHEMA_VERSION:
+                db.executescript(_SCHEMA)
+                db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            self._local.db = db
+            with self._lock:
+                self._connections.append(db)
+        return db
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        try:
+            db = self._connection()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except sqlite3.Error as e:
+            raise Unavailable(f"the SQLite store could not complete the write: {e}") from e
+
+    def _read(self, sql: str, params: Sequence[object]) -> list[sqlite3.Row]:
+        try:
+            return self._connection().execute(sql, params).fetchall()
+        except sqlite3.Error as e:
+            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+
+    # -- MemoryStore --------------------------------------------------------
+
+    def load(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
+        if not keys:
+            return []
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        ids = [k.profile_id for k in keys]
+        marks = ",".join("?" * len(ids))
+        profiles = self._read(
+            f"SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id IN ({marks})",
+            [instance_id, upn, *ids],
+        )
+        entries = self._read(
+            f"SELECT * FROM entries WHERE instance_id=? AND upn=? AND profile_id IN ({marks}) ORDER BY created_on, id",
+            [instance_id, upn, *ids],
+        )
+        by_id = {k.profile_id: k for k in keys}
+        profile_of = {row["profile_id"]: self._profile(by_id[row["profile_id"]], row) for row in profiles}
+        entries_of: dict[str, list[MemoryEntry]] = {pid: [] for pid in ids}
+        for row in entries:
+            entries_of[row["profile_id"]].append(self._entry(by_id[row["profile_id"]], row))
+        return [ScopeState(k, profile_of.get(k.profile_id), entries_of[k.profile_id]) for k in keys]
+
+    def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
+        key = entry.key
+        with self._write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                self._profile_row(profile, uuid.uuid4().hex),
+            )
+            db.execute(
+                "INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    entry.id,
+                    key.instance_id,
+                    key.upn,
+                    key.profile_id,
+                    key.scope.value,
+                    key.agent_object_id,
+                    entry.kind.value,
+                    entry.content_markdown,
+                    _iso(entry.created_on),
+                    entry.author_upn,
+                    entry.author_user_id,
+                    entry.agent_name,
+                    entry.reason,
+                    entry.session_id,
+                    entry.operation_id,
+                    json.dumps(list(entry.tags)),
+                    entry.share.value,
+                    entry.content_sha256,
+                ),
+            )
+            row = db.execute(
+                "SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
+                (key.instance_id, key.upn, key.profile_id),
+            ).fetchone()
+        return self._profile(key, row)
+
+    def save_profile(self, profile: MemoryProfile) -> MemoryProfile:
+        key = profile.key
+        etag = uuid.uuid4().hex
+        with self._write() as db:
+            if profile.etag is not None:
+                changed = db.execute(
+                    "UPDATE profiles SET name=?, user_name=?, agent_name=?, created_on=?, updated_on=?,"
+                    " cleared_on=?, etag=? WHERE instance_id=? AND upn=? AND profile_id=? AND etag=?",
+                    (
+                        profile.name,
+                        profile.user_name,
+                        profile.agent_name,
+                        _iso(profile.created_on),
+                        _iso(profile.updated_on),
+                        _iso(profile.cleared_on) if profile.cleared_on else None,
+                        etag,
+                        key.instance_id,
+                        key.upn,
+                        key.profile_id,
+                        profile.etag,
+                    ),
+                ).rowcount
+                if changed != 1:
+                    raise Conflict("the memory profile changed since it was read")
+            else:
+                db.execute("INSERT OR REPLACE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", self._profile_row(profile, etag))
+        return MemoryProfile(
+            key, profile.name, profile.user_name, profile.agent_name,
+            profile.created_on, profile.updated_on, profile.cleared_on, etag,
+        )
+
+    def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
+        if not entry_ids:
+            return 0
+        deleted = 0
+        with self._write() as db:
+            for entry_id in entry_ids:
+                deleted += db.execute(
+                    "DELETE FROM entries WHERE instance_id=? AND upn=? AND profile_id=? AND id=?",
+                    (key.instance_id, key.upn, key.profile_id, entry_id),
+                ).rowcount
+        return deleted
+
+    def close(self) -> None:
+        with self._lock:
+            for db in self._connections:
+                db.close()
+            self._connections.clear()
+        self._local = threading.local()
+
+    # -- row mapping --------------------------------------------------------
+
+    @staticmethod
+    def _profile_row(profile: MemoryProfile, etag: str) -> tuple[object, ...]:
+        key = profile.key
+        return (
+            key.instance_id,
+            key.upn,
+            key.profile_id,
+            key.scope.value,
+            key.agent_object_id,
+            profile.name,
+            profile.user_name,
+            profile.agent_name,
+            _iso(profile.created_on),
+            _iso(profile.updated_on),
+            _iso(profile.cleared_on) if profile.cleared_on else None,
+            etag,
+        )
+
+    @staticmethod
+    def _profile(key: ProfileKey, row: sqlite3.Row) -> MemoryProfile:
+        created = _parse(row["created_on"])
+        updated = _parse(row["updated_on"])
+        if created is None or updated is None:
+            raise Unavailable("a memory profile in the SQLite store is damaged (no timestamps)")
+        return MemoryProfile(
+            key=key,
+            name=row["name"],
+            user_name=row["user_name"],
+            agent_name=row["agent_name"],
+            created_on=created,
+            updated_on=updated,
+            cleared_on=_parse(row["cleared_on"]),
+            etag=row["etag"],
+        )
+
+    @staticmethod
+    def _entry(key: ProfileKey, row: sqlite3.Row) -> MemoryEntry:
+        created = _parse(row["created_on"])
+        if created is None:
+            raise Unavailable("a memory entry in the SQLite store is damaged (no timestamp)")
+        return MemoryEntry(
+            id=row["id"],
+            key=key,
+            content_markdown=row["content_markdown"],
+            kind=EntryKind(row["kind"]),
+            created_on=created,
+            author_upn=row["author_upn"],
+            author_user_id=row["author_user_id"],
+            agent_name=row["agent_name"],
+            reason=row["reason"],
+            session_id=row["session_id"],
+            operation_id=row["operation_id"],
+            tags=tuple(json.loads(row["tags"])),
+            share=Share(row["share"]),
+            content_sha256=row["content_sha256"],
+        )
+
+
+__all__ = ["SqliteMemoryStore"]

@@ -1,0 +1,1 @@
+"""HTTP entry points: the functions ``function_app.py`` wires to routes."""

@@ -1,0 +1,133 @@
+"""The OpenAPI 3.1 document, generated from the FunctionApp's routes and the pydantic models.
+
+Nothing here is written by hand per endpoint: each HTTP function's route and
+methods come from the FunctionApp, and its models from the ``EndpointSpec``
+that ``memory_core.api.http.endpoint`` attached to it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import azure.functions as func
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from memory_core import __version__
+from memory_core.api.function_table import functions_of, http_methods
+from memory_core.api.http import EndpointSpec, Handler
+from memory_core.api.schemas import ErrorResponse
+
+_REF = "#/components/schemas/{model}"
+_STATUS_TEXT = {
+    400: "Invalid input",
+    401: "Missing or wrong credential",
+    403: "Not allowed",
+    404: "Not found",
+    409: "Conflict",
+    413: "Write larger than MEMORY_MAX_WRITE_BYTES",
+    422: "Rejected content",
+    503: "Store unavailable; retry after Retry-After seconds",
+}
+
+
+def _http_functions(app: func.FunctionApp) -> list[tuple[str, list[str], Handler]]:
+    found = []
+    for function in functions_of(app):
+        trigger = function.get_trigger()
+        if getattr(trigger, "type", None) != "httpTrigger":
+            continue
+        route = getattr(trigger, "route", None) or function.get_function_name()
+        found.append((route, http_methods(trigger), function.get_user_function()))
+    return found
+
+
+def build_openapi(app: func.FunctionApp, route_prefix: str = "api") -> dict[str, Any]:
+    """The OpenAPI 3.1 document of every HTTP function of ``app`` that has an EndpointSpec."""
+    routes = [(r, m, getattr(h, "__endpoint__", None), h) for r, m, h in _http_functions(app)]
+    specs: list[tuple[str, list[str], EndpointSpec, Handler]] = [(r, m, s, h) for r, m, s, h in routes if s]
+    models: set[type[BaseModel]] = {ErrorResponse}
+    for _, _, spec, _ in specs:
+        models.update(m for m in (spec.body, spec.response) if m is not None)
+    _, schema = models_json_schema(
+        [(m, "validation") for m in sorted(models, key=lambda m: m.__name__)],
+        ref_template=_REF,
+    )
+    paths: dict[str, dict[str, Any]] = {}
+    for route, methods, spec, handler in specs:
+        path = f"/{route_prefix}/{route}" if route_prefix else f"/{route}"
+        for method in methods:
+            paths.setdefault(path, {})[method.lower()] = _operation(route, spec, handler.__name__)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "memory-core CoreAPI",
+            "version": __version__,
+            "description": "Personalized memory for AI agents: per-user and per-agent markdown memory.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schema.get("$defs", {}),
+            "securitySchemes": {
+                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-KEY"},
+                "userIdentity": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": "X-USER-IDENTITY",
+                    "description": 'JSON user identity: {"upn", "name", "user_name", "user_id", "group_ids"}',
+                },
+            },
+        },
+    }
+
+
+def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, Any]:
+    parameters: list[dict[str, Any]] = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in re.findall(r"{(\w+)[^}]*}", route)
+    ]
+    if spec.query is not None:
+        query_schema = spec.query.model_json_schema()
+        required = set(query_schema.get("required", []))
+        for name, prop in query_schema.get("properties", {}).items():
+            parameters.append({"name": name, "in": "query", "required": name in required, "schema": prop})
+    if spec.content_type == "application/json" and spec.response is not None:
+        content: dict[str, Any] = {"application/json": {"schema": {"$ref": _REF.format(model=spec.response.__name__)}}}
+    elif spec.content_type == "application/json":
+        content = {"application/json": {"schema": {"type": "object"}}}
+    else:
+        content = {spec.content_type: {"schema": {"type": "string"}}}
+    responses: dict[str, Any] = {str(spec.success_status): {"description": "Success", "content": content}}
+    error_content = {"application/json": {"schema": {"$ref": _REF.format(model="ErrorResponse")}}}
+    for status in sorted({*spec.errors, 503}):
+        responses[str(status)] = {"description": _STATUS_TEXT.get(status, "Error"), "content": error_content}
+    operation: dict[str, Any] = {
+        "operationId": operation_id,
+        "summary": spec.summary,
+        "tags": [spec.tag],
+        "parameters": parameters,
+        "responses": responses,
+        "security": [{name: [] for name in spec.security}] if spec.security else [],
+    }
+    if spec.description:
+        operation["description"] = spec.description
+    if spec.body is not None:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": _REF.format(model=spec.body.__name__)}}},
+        }
+    return operation
+
+
+def openapi_endpoint(app: func.FunctionApp) -> Handler:
+    """An HTTP function serving ``app``'s OpenAPI document (built once, on first call)."""
+    cache: dict[str, str] = {}
+
+    def openapi(req: func.HttpRequest) -> func.HttpResponse:
+        if "doc" not in cache:
+            cache["doc"] = json.dumps(build_openapi(app), indent=2)
+        return func.HttpResponse(cache["doc"], status_code=200, mimetype="application/json")
+
+    return openapi

@@ -1,0 +1,155 @@
+"""The CoreAPI memory endpoints. Each function serves one route of function_app.py."""
+
+from __future__ import annotations
+
+import azure.functions as func
+
+from memory_core.api.http import (
+    EndpointSpec,
+    endpoint,
+    instance_id,
+    json_response,
+    parse_body,
+    parse_query,
+)
+from memory_core.api.schemas import (
+    AppendMemoryRequest,
+    ClearMemoryRequest,
+    ExportQuery,
+    ImportMemoryRequest,
+    MemoryQuery,
+    MemoryResponse,
+)
+from memory_core.composition import Runtime, runtime
+from memory_core.domain.identity import AgentContext
+from memory_core.domain.models import Scope
+from memory_core.domain.service import WriteOptions
+
+MEMORY = "memory"
+
+
+def _body_limit(rt: Runtime) -> int:
+    # JSON escaping can grow text up to 6x (\uXXXX); the content limit itself is
+    # enforced on the decoded text by the service, with a precise message.
+    return rt.settings.memory_max_write_bytes * 6 + 64 * 1024
+
+
+def _agent(object_id: str | None, name: str | None) -> AgentContext | None:
+    return AgentContext(object_id, name) if object_id else None
+
+
+@endpoint(
+    EndpointSpec(
+        summary="Read memory (user, agent, or combined)",
+        tag=MEMORY,
+        query=MemoryQuery,
+        response=MemoryResponse,
+        description="combined is user memory then agent memory, assembled at read time. "
+        "Empty content_markdown when nothing is stored.",
+    )
+)
+def get_memory(req: func.HttpRequest) -> func.HttpResponse:
+    rt = runtime()
+    caller = rt.auth.user(req.headers)
+    query = parse_query(req, MemoryQuery)
+    view = rt.service.get(caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId, query.agentName))
+    return json_response(MemoryResponse.from_view(view))
+
+
+@endpoint(
+    EndpointSpec(
+        summary="Append markdown under a timestamp/provenance heading",
+        tag=MEMORY,
+        body=AppendMemoryRequest,
+        response=MemoryResponse,
+        errors=(400, 401, 413),
+        description="Answers the profile metadata and the section just added.",
+    )
+)
+def append_memory(req: func.HttpRequest) -> func.HttpResponse:
+    rt = runtime()
+    caller = rt.auth.user(req.headers)
+    body = parse_body(req, AppendMemoryRequest, _body_limit(rt))
+    view = rt.service.append(
+        caller,
+        instance_id(req),
+        Scope(body.scope),
+        _agent(body.agent_object_id, body.agent_name),
+        body.content_markdown,
+        WriteOptions(
+            reason=body.reason,
+            session_id=body.session_id,
+            operation_id=body.operation_id,
+            agent_name=body.agent_name,
+            tags=tuple(body.tags),
+            share=body.share,
+        ),
+    )
+    return json_response(MemoryResponse.from_view(view))
+
+
+@endpoint(
+    EndpointSpec(
+        summary="Clear one scope (confirm must be true); the profile is kept",
+        tag=MEMORY,
+        body=ClearMemoryRequest,
+        response=MemoryResponse,
+    )
+)
+def clear_memory(req: func.HttpRequest) -> func.HttpResponse:
+    rt = runtime()
+    caller = rt.auth.user(req.headers)
+    body = parse_body(req, ClearMemoryRequest, _body_limit(rt))
+    view = rt.service.clear(
+        caller, instance_id(req), Scope(body.scope), _agent(body.agent_object_id, None), confirm=body.confirm
+    )
+    return json_response(MemoryResponse.from_view(view))
+
+
+@endpoint(
+    EndpointSpec(
+        summary="Export one scope as a markdown file",
+        tag=MEMORY,
+        query=ExportQuery,
+        content_type="text/markdown",
+    )
+)
+def export_memory(req: func.HttpRequest) -> func.HttpResponse:
+    rt = runtime()
+    caller = rt.auth.user(req.headers)
+    query = parse_query(req, ExportQuery)
+    document = rt.service.export(
+        caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId, query.agentName)
+    )
+    return func.HttpResponse(
+        document.content_markdown,
+        status_code=200,
+        mimetype="text/markdown",
+        charset="utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{document.filename}"'},
+    )
+
+
+@endpoint(
+    EndpointSpec(
+        summary="Import markdown into one scope (append or replace)",
+        tag=MEMORY,
+        body=ImportMemoryRequest,
+        response=MemoryResponse,
+        errors=(400, 401, 413),
+    )
+)
+def import_memory(req: func.HttpRequest) -> func.HttpResponse:
+    rt = runtime()
+    caller = rt.auth.user(req.headers)
+    body = parse_body(req, ImportMemoryRequest, _body_limit(rt))
+    view = rt.service.import_markdown(
+        caller,
+        instance_id(req),
+        Scope(body.scope),
+        _agent(body.agent_object_id, body.agent_name),
+        body.content_markdown,
+        body.mode,
+        WriteOptions(agent_name=body.agent_name, tags=tuple(body.tags), share=body.share),
+    )
+    return json_response(MemoryResponse.from_view(view))

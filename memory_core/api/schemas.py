@@ -1,0 +1,122 @@
+"""Request, query and response models of the CoreAPI memory endpoints (snake_case JSON)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from memory_core.domain.models import Scope, Share
+from memory_core.domain.service import ImportMode, MemoryView
+
+InstanceId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
+AgentObjectId = Annotated[str, StringConstraints(min_length=1, max_length=1024, strip_whitespace=True)]
+ShortText = Annotated[str, StringConstraints(max_length=1024)]
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+WriteScope = Literal["user", "agent"]
+ReadScope = Literal["user", "agent", "combined"]
+
+
+class _Request(BaseModel):
+    # Unknown fields are ignored, so a body "upn" can never decide ownership
+    # and older clients that send extra fields keep working.
+    model_config = ConfigDict(extra="ignore", str_max_length=16 * 1024 * 1024)
+
+
+class AppendMemoryRequest(_Request):
+    """POST /memory/append."""
+
+    scope: WriteScope = Field(description='"user" = across all agents; "agent" = this agent only')
+    agent_object_id: AgentObjectId | None = Field(default=None, description="Required for scope=agent")
+    agent_name: ShortText | None = Field(default=None, description="Display name of the agent")
+    content_markdown: str = Field(description="Markdown to append")
+    reason: ShortText | None = Field(default=None, description="Optional provenance note")
+    operation_id: ShortText | None = None
+    session_id: ShortText | None = None
+    tags: list[Tag] = Field(default_factory=list, max_length=64)
+    share: Share = Field(default=Share.PRIVATE, description="team marks the entry as shared with the instance")
+
+
+class ClearMemoryRequest(_Request):
+    """POST /memory/clear."""
+
+    scope: WriteScope
+    agent_object_id: AgentObjectId | None = None
+    confirm: bool = Field(default=False, description="Must be true")
+
+
+class ImportMemoryRequest(_Request):
+    """POST /memory/import."""
+
+    scope: WriteScope
+    agent_object_id: AgentObjectId | None = None
+    agent_name: ShortText | None = None
+    content_markdown: str
+    mode: ImportMode = ImportMode.APPEND
+    tags: list[Tag] = Field(default_factory=list, max_length=64)
+    share: Share = Share.PRIVATE
+
+
+class MemoryQuery(_Request):
+    """Query parameters of GET /memory."""
+
+    scope: ReadScope
+    agentObjectId: AgentObjectId | None = None  # noqa: N815 - the public query name
+    agentName: ShortText | None = None  # noqa: N815
+
+
+class ExportQuery(_Request):
+    """Query parameters of GET /memory/export."""
+
+    scope: WriteScope
+    agentObjectId: AgentObjectId | None = None  # noqa: N815
+    agentName: ShortText | None = None  # noqa: N815
+
+
+class MemoryResponse(BaseModel):
+    """A scope's memory and its metadata. After an append, content_markdown is the section added."""
+
+    scope: Scope
+    upn: str
+    user_name: str | None
+    name: str | None
+    agent_object_id: str | None
+    agent_name: str | None
+    content_markdown: str
+    created_on: datetime | None
+    updated_on: datetime | None
+    entry_id: str | None = Field(default=None, description="Set on append: the id of the stored entry")
+
+    @classmethod
+    def from_view(cls, view: MemoryView) -> MemoryResponse:
+        return cls(
+            scope=view.scope,
+            upn=view.upn,
+            user_name=view.user_name,
+            name=view.name,
+            agent_object_id=view.agent_object_id,
+            agent_name=view.agent_name,
+            content_markdown=view.content_markdown,
+            created_on=view.created_on,
+            updated_on=view.updated_on,
+            entry_id=view.entry_id,
+        )
+
+
+class ErrorDetail(BaseModel):
+    field: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: list[ErrorDetail] | None = None
+
+
+class ErrorResponse(BaseModel):
+    """Every error: {"error": {"code": ..., "message": ...}}."""
+
+    error: ErrorBody

@@ -1,0 +1,69 @@
+"""The composition root: builds the service and its adapters from settings, once per process.
+
+Entry points call ``runtime()``; nothing is built at import time, so importing
+``function_app`` neither reads the environment nor opens a connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from memory_core.auth import KeyAuthenticator
+from memory_core.domain.service import MemoryService
+from memory_core.domain.store import MemoryStore
+from memory_core.settings import Settings, load_settings
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Everything an entry point needs, built once per process."""
+
+    settings: Settings
+    store: MemoryStore
+    service: MemoryService
+    auth: KeyAuthenticator
+
+
+_lock = threading.Lock()
+_runtime: Runtime | None = None
+
+
+def build_store(settings: Settings) -> MemoryStore:
+    """The store that settings select. The Cosmos adapter is imported only when chosen."""
+    if settings.memory_store == "cosmos":
+        from memory_core.adapters.cosmos_store import CosmosMemoryStore
+
+        return CosmosMemoryStore.from_settings(settings)
+    from memory_core.adapters.sqlite_store import SqliteMemoryStore
+
+    return SqliteMemoryStore(settings.memory_sqlite_path)
+
+
+def build_runtime(settings: Settings) -> Runtime:
+    store = build_store(settings)
+    return Runtime(
+        settings=settings,
+        store=store,
+        service=MemoryService(store, max_write_bytes=settings.memory_max_write_bytes),
+        auth=KeyAuthenticator(settings.memory_api_keys, settings.memory_operator_keys),
+    )
+
+
+def runtime() -> Runtime:
+    """The process-wide runtime, built on first use from the environment."""
+    global _runtime
+    if _runtime is None:
+        with _lock:
+            if _runtime is None:
+                _runtime = build_runtime(load_settings())
+    return _runtime
+
+
+def reset_runtime() -> None:
+    """Close and forget the runtime (tests and the local host's shutdown)."""
+    global _runtime
+    with _lock:
+        if _runtime is not None:
+            _runtime.store.close()
+        _runtime = None

@@ -1,0 +1,71 @@
+"""The one error family of memory-core.
+
+The domain and the adapters raise only these; each entry point maps them once
+(see ``memory_core.api.errors``) to an HTTP status, an MCP tool error or a CLI
+exit code. Messages are written for the caller: they never carry secrets,
+stack traces or another user's data.
+"""
+
+from __future__ import annotations
+
+
+class MemoryCoreError(Exception):
+    """Base of every error the service reports to a caller."""
+
+    code: str = "error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class InvalidInput(MemoryCoreError):
+    """The request is malformed or breaks a rule of the API."""
+
+    code = "invalid_input"
+
+
+class Unauthenticated(MemoryCoreError):
+    """No credential, or a credential that is not valid."""
+
+    code = "unauthenticated"
+
+
+class Forbidden(MemoryCoreError):
+    """A valid caller that is not allowed to do this."""
+
+    code = "forbidden"
+
+
+class NotFound(MemoryCoreError):
+    """The thing named does not exist, or is not visible to the caller."""
+
+    code = "not_found"
+
+
+class Conflict(MemoryCoreError):
+    """The request conflicts with the current state."""
+
+    code = "conflict"
+
+
+class PayloadTooLarge(MemoryCoreError):
+    """A write larger than the configured limit."""
+
+    code = "payload_too_large"
+
+
+class Unavailable(MemoryCoreError):
+    """The backing store cannot serve the request now; the caller may retry."""
+
+    code = "unavailable"
+
+    def __init__(self, message: str, *, retry_after_seconds: int = 5, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class ConfigurationError(Exception):
+    """A setting is missing or invalid; raised at start, never to a caller."""

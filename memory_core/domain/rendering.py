@@ -1,0 +1,58 @@
+"""Markdown rendering of a scope's entries, in the seed's document shape."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from memory_core.domain.models import EntryKind, MemoryEntry, Scope
+
+TITLES = {Scope.USER: "# User memory", Scope.AGENT: "# Agent memory"}
+
+
+def format_time(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def entry_heading(entry: MemoryEntry) -> str | None:
+    """The provenance heading written above an entry (None for a replace)."""
+    if entry.kind is EntryKind.REPLACE:
+        return None
+    label = "Appended" if entry.kind is EntryKind.APPEND else "Imported"
+    details = [format_time(entry.created_on)]
+    if entry.agent_name or entry.key.agent_object_id:
+        details.append(f"agent: {entry.agent_name or entry.key.agent_object_id}")
+    if entry.reason:
+        details.append(f"reason: {entry.reason}")
+    if entry.session_id:
+        details.append(f"session: {entry.session_id}")
+    return f"## {label} {' · '.join(details)}"
+
+
+def render_entry(entry: MemoryEntry) -> str:
+    heading = entry_heading(entry)
+    body = entry.content_markdown.strip("\n")
+    return body if heading is None else f"{heading}\n\n{body}"
+
+
+def render_scope(scope: Scope, entries: Sequence[MemoryEntry]) -> str:
+    """The scope's document: its title, then each entry in order; "" when empty."""
+    if not entries:
+        return ""
+    sections = [TITLES[scope], *(render_entry(e) for e in entries)]
+    return "\n\n".join(sections) + "\n"
+
+
+def render_combined(user_document: str, agent_document: str) -> str:
+    """Combined memory: user memory, then agent memory; never stored."""
+    parts = [doc.rstrip("\n") for doc in (user_document, agent_document) if doc]
+    return "\n\n".join(parts) + "\n" if parts else ""
+
+
+def strip_title(scope: Scope, markdown: str) -> str:
+    """Drop the scope's own title from imported text, so export→import round-trips."""
+    text = markdown.lstrip("\n")
+    title = TITLES[scope]
+    if text.startswith(title) and text[len(title) : len(title) + 1] in ("", "\n"):
+        text = text[len(title) :]
+    return text.strip("\n")

@@ -1,0 +1,344 @@
+"""MemoryService: the use cases behind every entry point (REST, MCP, CLI).
+
+The caller is always an authenticated ``Caller`` handed in by an entry point;
+nothing in a request body decides whose memory is touched.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+from memory_core.domain.errors import Conflict, InvalidInput, PayloadTooLarge
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import (
+    EntryKind,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Scope,
+    ScopeState,
+    Share,
+    sha256_hex,
+)
+from memory_core.domain.rendering import render_combined, render_scope, strip_title
+from memory_core.domain.store import MemoryStore
+
+_PROFILE_WRITE_ATTEMPTS = 8
+
+
+class ImportMode(StrEnum):
+    APPEND = "append"
+    REPLACE = "replace"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryView:
+    """What a read or write answers: the document (or section) and its metadata."""
+
+    scope: Scope
+    upn: str
+    name: str | None
+    user_name: str | None
+    agent_object_id: str | None
+    agent_name: str | None
+    content_markdown: str
+    created_on: datetime | None
+    updated_on: datetime | None
+    entry_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportDocument:
+    filename: str
+    content_markdown: str
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """Provenance and labels a write may carry besides its content."""
+
+    reason: str | None = None
+    session_id: str | None = None
+    operation_id: str | None = None
+    agent_name: str | None = None
+    tags: tuple[str, ...] = ()
+    share: Share = Share.PRIVATE
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def export_filename(scope: Scope, agent_name: str | None) -> str:
+    """foundationallm-user-memory.md, or foundationallm-agent-memory-{safe name}.md."""
+    if scope is Scope.USER:
+        return "foundationallm-user-memory.md"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", agent_name or "").strip(".-_")[:100]
+    return f"foundationallm-agent-memory-{safe or 'agent'}.md"
+
+
+class MemoryService:
+    """Get, append, clear, import and export memory for an authenticated caller."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        max_write_bytes: int = 64 * 1024,
+        clock: Callable[[], datetime] = utc_now,
+        new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+    ) -> None:
+        self._store = store
+        self._max_write_bytes = max_write_bytes
+        self._clock = clock
+        self._new_id = new_id
+
+    # -- reads ---------------------------------------------------------------
+
+    def get(self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None) -> MemoryView:
+        """The rendered memory of ``scope``; empty content when nothing is stored.
+
+        Raises ``InvalidInput`` when an agent or combined scope has no agent.
+        """
+        if scope is Scope.COMBINED:
+            agent_ctx = self._require_agent(scope, agent)
+            user_key = ProfileKey(instance_id, caller.upn, Scope.USER)
+            agent_key = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)
+            user_state, agent_state = self._store.load([user_key, agent_key])
+            user_doc = render_scope(Scope.USER, user_state.visible_entries())
+            agent_doc = render_scope(Scope.AGENT, agent_state.visible_entries())
+            created = [p.created_on for p in (user_state.profile, agent_state.profile) if p]
+            updated = [u for u in (_updated_on(user_state), _updated_on(agent_state)) if u]
+            return MemoryView(
+                scope=Scope.COMBINED,
+                upn=caller.upn,
+                name=caller.name,
+                user_name=caller.user_name,
+                agent_object_id=agent_ctx.object_id,
+                agent_name=_agent_name(agent_state, agent_ctx),
+                content_markdown=render_combined(user_doc, agent_doc),
+                created_on=min(created) if created else None,
+                updated_on=max(updated) if updated else None,
+            )
+        key = self._key(caller, instance_id, scope, agent)
+        (state,) = self._store.load([key])
+        return self._view(caller, state, agent, render_scope(key.scope, state.visible_entries()))
+
+    def export(self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None) -> ExportDocument:
+        """The scope's document as a markdown file; ``InvalidInput`` for combined."""
+        view = self.get(caller, instance_id, self._write_scope(scope, "export"), agent)
+        return ExportDocument(export_filename(view.scope, view.agent_name), view.content_markdown)
+
+    # -- writes --------------------------------------------------------------
+
+    def append(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        content_markdown: str,
+        options: WriteOptions = WriteOptions(),
+    ) -> MemoryView:
+        """Store ``content_markdown`` as a new entry under a provenance heading.
+
+        Answers the profile's metadata and the section just added (not the whole
+        document, so an append costs the same at any memory size).
+        Raises ``InvalidInput`` or ``PayloadTooLarge``.
+        """
+        key = self._key(caller, instance_id, self._write_scope(scope, "append"), agent)
+        entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.APPEND, options)
+        profile = self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+        return self._written_view(caller, key, profile, entry)
+
+    def import_markdown(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        content_markdown: str,
+        mode: ImportMode,
+        options: WriteOptions = WriteOptions(),
+    ) -> MemoryView:
+        """Import markdown: ``append`` adds it under an import heading; ``replace``
+        makes it the scope's whole content. Answers the resulting document."""
+        key = self._key(caller, instance_id, self._write_scope(scope, "import"), agent)
+        if mode is ImportMode.APPEND:
+            entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.IMPORT, options)
+            self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+        else:
+            (before,) = self._store.load([key])
+            body = strip_title(key.scope, content_markdown)
+            entry = self._new_entry(caller, key, agent, body, EntryKind.REPLACE, options, allow_empty=True)
+            # The replace entry alone switches what readers see; the watermark and
+            # the purge after it only reclaim space, so a crash between them loses nothing.
+            self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+            watermark = entry.created_on - timedelta(microseconds=1)
+            self._advance_watermark(key, watermark, entry.created_on)
+            self._store.delete_entries(key, [e.id for e in before.entries if e.created_on <= watermark])
+        return self.get(caller, instance_id, key.scope, agent)
+
+    def clear(
+        self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None, *, confirm: bool
+    ) -> MemoryView:
+        """Empty the scope, keeping its profile (created_on stays).
+
+        Raises ``InvalidInput`` unless ``confirm`` is true.
+        """
+        key = self._key(caller, instance_id, self._write_scope(scope, "clear"), agent)
+        if confirm is not True:
+            raise InvalidInput("clear requires confirm=true", code="confirm_required")
+        now = self._clock()
+        (state,) = self._store.load([key])
+        if state.profile is None:
+            seed = self._seed_profile(caller, key, agent, WriteOptions(), now)
+            self._store.save_profile(replace(seed, cleared_on=now))
+        else:
+            self._advance_watermark(key, now, now)
+        self._store.delete_entries(key, [e.id for e in state.entries if e.created_on <= now])
+        (after,) = self._store.load([key])
+        return self._view(caller, after, agent, render_scope(key.scope, after.visible_entries()))
+
+    # -- rules ---------------------------------------------------------------
+
+    @staticmethod
+    def _require_agent(scope: Scope, agent: AgentContext | None) -> AgentContext:
+        if agent is None or not agent.object_id.strip():
+            raise InvalidInput(f"agent_object_id is required for scope={scope.value}", code="agent_required")
+        return agent
+
+    @staticmethod
+    def _write_scope(scope: Scope, operation: str) -> Scope:
+        if scope is Scope.COMBINED:
+            raise InvalidInput(
+                f"scope=combined is read-only; {operation} takes scope=user or scope=agent",
+                code="invalid_scope",
+            )
+        return scope
+
+    def _key(self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None) -> ProfileKey:
+        if scope is Scope.AGENT:
+            return ProfileKey(instance_id, caller.upn, scope, self._require_agent(scope, agent).object_id)
+        return ProfileKey(instance_id, caller.upn, scope)
+
+    def _new_entry(
+        self,
+        caller: Caller,
+        key: ProfileKey,
+        agent: AgentContext | None,
+        content: str,
+        kind: EntryKind,
+        options: WriteOptions,
+        *,
+        allow_empty: bool = False,
+    ) -> MemoryEntry:
+        size = len(content.encode("utf-8"))
+        if size > self._max_write_bytes:
+            raise PayloadTooLarge(
+                f"content_markdown is {size} bytes; the limit is {self._max_write_bytes} bytes"
+            )
+        if not allow_empty and not content.strip():
+            raise InvalidInput("content_markdown must not be empty", code="empty_content")
+        return MemoryEntry(
+            id=self._new_id(),
+            key=key,
+            content_markdown=content,
+            kind=kind,
+            created_on=self._clock(),
+            author_upn=caller.upn,
+            author_user_id=caller.user_id,
+            agent_name=options.agent_name or (agent.name if agent and key.scope is Scope.AGENT else None),
+            reason=options.reason,
+            session_id=options.session_id,
+            operation_id=options.operation_id,
+            tags=options.tags,
+            share=options.share,
+            content_sha256=sha256_hex(content),
+        )
+
+    @staticmethod
+    def _seed_profile(
+        caller: Caller, key: ProfileKey, agent: AgentContext | None, options: WriteOptions, now: datetime
+    ) -> MemoryProfile:
+        agent_name = options.agent_name or (agent.name if agent else None)
+        return MemoryProfile(
+            key=key,
+            name=caller.name,
+            user_name=caller.user_name,
+            agent_name=agent_name if key.scope is Scope.AGENT else None,
+            created_on=now,
+            updated_on=now,
+        )
+
+    def _advance_watermark(self, key: ProfileKey, watermark: datetime, updated_on: datetime) -> None:
+        """Move the profile's cleared_on forward, retrying on concurrent profile writes."""
+        for _ in range(_PROFILE_WRITE_ATTEMPTS):
+            (state,) = self._store.load([key])
+            if state.profile is None:
+                raise Conflict("the memory profile disappeared during the write; retry")
+            current = state.profile.cleared_on
+            if current is not None and current >= watermark:
+                return
+            try:
+                self._store.save_profile(
+                    replace(state.profile, cleared_on=watermark, updated_on=max(updated_on, state.profile.updated_on))
+                )
+                return
+            except Conflict:
+                continue
+        raise Conflict("the memory profile kept changing during the write; retry")
+
+    def _written_view(self, caller: Caller, key: ProfileKey, profile: MemoryProfile, entry: MemoryEntry) -> MemoryView:
+        return MemoryView(
+            scope=key.scope,
+            upn=caller.upn,
+            name=profile.name or caller.name,
+            user_name=profile.user_name or caller.user_name,
+            agent_object_id=key.agent_object_id,
+            agent_name=entry.agent_name or profile.agent_name,
+            content_markdown=render_scope(key.scope, [entry]),
+            created_on=profile.created_on,
+            updated_on=max(entry.created_on, profile.updated_on),
+            entry_id=entry.id,
+        )
+
+    @staticmethod
+    def _view(caller: Caller, state: ScopeState, agent: AgentContext | None, content: str) -> MemoryView:
+        profile = state.profile
+        return MemoryView(
+            scope=state.key.scope,
+            upn=caller.upn,
+            name=(profile.name if profile else None) or caller.name,
+            user_name=(profile.user_name if profile else None) or caller.user_name,
+            agent_object_id=state.key.agent_object_id,
+            agent_name=_agent_name(state, agent) if state.key.scope is Scope.AGENT else None,
+            content_markdown=content,
+            created_on=profile.created_on if profile else None,
+            updated_on=_updated_on(state),
+        )
+
+
+def _updated_on(state: ScopeState) -> datetime | None:
+    moments: list[datetime] = [state.profile.updated_on] if state.profile else []
+    visible = state.visible_entries()
+    if visible:
+        moments.append(visible[-1].created_on)
+    return max(moments) if moments else None
+
+
+def _agent_name(state: ScopeState, agent: AgentContext | None) -> str | None:
+    for entry in reversed(state.visible_entries()):
+        if entry.agent_name:
+            return entry.agent_name
+    if state.profile and state.profile.agent_name:
+        return state.profile.agent_name
+    return agent.name if agent else None
+
+
+__all__: Sequence[str] = ("ExportDocument", "ImportMode", "MemoryService", "MemoryView", "WriteOptions")

@@ -1,0 +1,1 @@
+"""Serving function_app.py locally, as the Functions host would, without Core Tools."""

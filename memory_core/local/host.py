@@ -1,0 +1,198 @@
+"""FunctionHost: an ASGI app that serves a FunctionApp's HTTP functions.
+
+It reads the routes and methods from the FunctionApp object itself, so there
+is no second routing table to keep in step with function_app.py. Synchronous
+functions run in worker threads (as the Python worker runs them); async ones
+run on the event loop.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+import anyio.to_thread
+import azure.functions as func
+
+from memory_core.api.function_table import functions_of, http_methods
+from memory_core.api.http import error_response
+
+log = logging.getLogger("memory_core.local")
+
+MAX_BODY_BYTES = 32 * 1024 * 1024
+ASGIReceive = Callable[[], Awaitable[dict[str, Any]]]
+ASGISend = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class _Route:
+    name: str
+    pattern: re.Pattern[str]
+    methods: frozenset[str]
+    handler: Callable[..., Any]
+    is_async: bool
+    wants_context: bool
+
+
+@dataclass(frozen=True)
+class InvocationContext:
+    """The subset of azure.functions.Context that handlers here use."""
+
+    invocation_id: str
+    function_name: str
+    function_directory: str = ""
+
+
+def compile_route(template: str, prefix: str) -> re.Pattern[str]:
+    """A Functions route template ("instances/{instanceId}/memory") as a regex."""
+    parts = []
+    for segment in template.strip("/").split("/"):
+        match = re.fullmatch(r"{(\*?)(\w+)(?::[^}?]*)?(\??)}", segment)
+        if match:
+            catch_all, name, optional = match.groups()
+            body = f"(?P<{name}>.*)" if catch_all else f"(?P<{name}>[^/]+)"
+            parts.append(f"(?:/{body})?" if optional else f"/{body}")
+        else:
+            parts.append("/" + re.escape(segment))
+    base = f"/{prefix.strip('/')}" if prefix.strip("/") else ""
+    return re.compile(f"^{base}{''.join(parts)}/?$", re.IGNORECASE)
+
+
+def http_routes(app: func.FunctionApp, prefix: str) -> list[_Route]:
+    routes = []
+    for function in functions_of(app):
+        trigger = function.get_trigger()
+        if getattr(trigger, "type", None) != "httpTrigger":
+            continue
+        handler = function.get_user_function()
+        methods = frozenset(http_methods(trigger))
+        params = inspect.signature(handler).parameters
+        routes.append(
+            _Route(
+                name=function.get_function_name(),
+                pattern=compile_route(getattr(trigger, "route", None) or function.get_function_name(), prefix),
+                methods=methods,
+                handler=handler,
+                is_async=inspect.iscoroutinefunction(inspect.unwrap(handler)),
+                wants_context="context" in params,
+            )
+        )
+    return routes
+
+
+class FunctionHost:
+    """ASGI application serving every HTTP function of ``app`` under ``/{prefix}``."""
+
+    def __init__(self, app: func.FunctionApp, *, route_prefix: str = "api") -> None:
+        self.routes = http_routes(app, route_prefix)
+
+    async def __call__(self, scope: dict[str, Any], receive: ASGIReceive, send: ASGISend) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        await self._http(scope, receive, send)
+
+    async def _lifespan(self, receive: ASGIReceive, send: ASGISend) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: dict[str, Any], receive: ASGIReceive, send: ASGISend) -> None:
+        path: str = scope["path"]
+        method: str = scope["method"].upper()
+        matches = [(r, m) for r in self.routes if (m := r.pattern.match(path))]
+        if not matches:
+            await _send(send, error_response(404, "not_found", f"no function serves {path}"))
+            return
+        allowed = [(r, m) for r, m in matches if method in r.methods]
+        if not allowed:
+            methods = sorted({x for r, _ in matches for x in r.methods})
+            allow = {"Allow": ", ".join(methods)}
+            await _send(send, error_response(405, "method_not_allowed", f"{method} is not allowed on {path}", headers=allow))
+            return
+        route, match = allowed[0]
+        body = await _read_body(receive)
+        if body is None:
+            await _send(send, error_response(413, "payload_too_large", f"request body exceeds {MAX_BODY_BYTES} bytes"))
+            return
+        request = _request(scope, method, body, {k: v for k, v in match.groupdict().items() if v is not None})
+        try:
+            response = await self._invoke(route, request)
+        except Exception as error:  # noqa: BLE001 - what the Functions host answers for an unhandled error
+            log.exception("function %s failed", route.name, exc_info=error)
+            response = error_response(500, "internal_error", "internal error")
+        await _send(send, response)
+
+    async def _invoke(self, route: _Route, request: func.HttpRequest) -> func.HttpResponse:
+        args: list[Any] = [request]
+        if route.wants_context:
+            args.append(InvocationContext(uuid.uuid4().hex, route.name))
+        if route.is_async:
+            result = await route.handler(*args)
+        else:
+            result = await anyio.to_thread.run_sync(route.handler, *args)
+        if not isinstance(result, func.HttpResponse):
+            raise TypeError(f"function {route.name} returned {type(result).__name__}, not HttpResponse")
+        return result
+
+
+def _request(scope: dict[str, Any], method: str, body: bytes, route_params: dict[str, str]) -> func.HttpRequest:
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", []):
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    query = scope.get("query_string", b"").decode("latin-1")
+    host = headers.get("host", "localhost")
+    url = f"{scope.get('scheme', 'http')}://{host}{scope['path']}" + (f"?{query}" if query else "")
+    params = dict(parse_qsl(query, keep_blank_values=True))
+    return func.HttpRequest(method=method, url=url, headers=headers, params=params, route_params=route_params, body=body)
+
+
+async def _read_body(receive: ASGIReceive) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+async def _send(send: ASGISend, response: func.HttpResponse) -> None:
+    body = response.get_body() or b""
+    headers: list[tuple[bytes, bytes]] = []
+    has_type = False
+    for name, value in response.headers.items():
+        if name.lower() == "content-type":
+            has_type = True
+        if name.lower() == "content-length":
+            continue
+        headers.append((name.encode("latin-1"), value.encode("latin-1")))
+    if not has_type and response.mimetype:
+        content_type = response.mimetype
+        if response.charset and (response.mimetype.startswith("text/") or "json" in response.mimetype):
+            content_type += f"; charset={response.charset}"
+        headers.append((b"content-type", content_type.encode("latin-1")))
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

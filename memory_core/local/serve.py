@@ -1,0 +1,96 @@
+"""``python -m memory_core serve``: run function_app.py locally on uvicorn."""
+
+from __future__ import annotations
+
+import importlib
+import ipaddress
+import json
+import logging
+import socket
+import sys
+from pathlib import Path
+
+import azure.functions as func
+import uvicorn
+
+from memory_core.composition import reset_runtime, runtime
+from memory_core.domain.errors import ConfigurationError
+from memory_core.local.host import FunctionHost
+from memory_core.local.settings_file import apply_to_environment, read_local_settings
+
+log = logging.getLogger("memory_core.local")
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and names that resolve only to them."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return False
+    return bool(addresses) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
+
+
+def route_prefix(app_dir: Path) -> str:
+    try:
+        host = json.loads((app_dir / "host.json").read_text(encoding="utf-8"))
+        return str(host.get("extensions", {}).get("http", {}).get("routePrefix", "api"))
+    except (OSError, ValueError):
+        return "api"
+
+
+def load_function_app(app_dir: Path) -> func.FunctionApp:
+    if str(app_dir) not in sys.path:
+        sys.path.insert(0, str(app_dir))
+    module = importlib.import_module("function_app")
+    app = getattr(module, "app", None)
+    if not isinstance(app, func.FunctionApp):
+        raise ConfigurationError(f"{app_dir / 'function_app.py'} defines no FunctionApp named app")
+    return app
+
+
+def serve(host: str, port: int, app_dir: Path) -> int:
+    """Serve until interrupted. Returns the process exit code."""
+    local = read_local_settings(app_dir)
+    apply_to_environment(local)
+    try:
+        rt = runtime()
+    except ConfigurationError as e:
+        print(f"memory-core: {e}", file=sys.stderr)
+        return 2
+    user_keys = set(rt.settings.memory_api_keys)
+    operator_keys = set(rt.settings.memory_operator_keys)
+    only_sample_keys = (user_keys | operator_keys) <= local.sample_keys
+    if not is_loopback(host) and only_sample_keys:
+        print(
+            f"memory-core: refusing to listen on {host}: only the sample keys from "
+            "local.settings.sample.json are configured. Set MEMORY_API_KEYS and "
+            "MEMORY_OPERATOR_KEYS to keys of your own first.",
+            file=sys.stderr,
+        )
+        return 2
+    app = load_function_app(app_dir)
+    prefix = route_prefix(app_dir)
+    host_app = FunctionHost(app, route_prefix=prefix)
+    base = f"http://{host if ':' not in host else f'[{host}]'}:{port}/{prefix}"
+    print(f"memory-core serving function_app.py on {base}/ (store: {rt.settings.memory_store})")
+    print(f"  settings from: {local.path or 'environment only'}")
+    for route in host_app.routes:
+        print(f"  {'|'.join(sorted(route.methods)):<16} {route.pattern.pattern.strip('^$').replace('/?', '')}")
+    if rt.settings.memory_api_keys and only_sample_keys:
+        print(f"  sample user key (X-API-KEY): {rt.settings.memory_api_keys[0]}")
+        identity = '{"upn": "alex@contoso.com", "name": "Alex"}'
+        print(
+            f"  try: curl -H 'X-API-KEY: {rt.settings.memory_api_keys[0]}' "
+            f"-H 'X-USER-IDENTITY: {identity}' '{base}/instances/local/memory?scope=user'"
+        )
+    sys.stdout.flush()
+    config = uvicorn.Config(host_app, host=host, port=port, log_level="warning", lifespan="on")
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        reset_runtime()
+    return 0

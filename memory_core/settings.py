@@ -1,0 +1,70 @@
+"""Settings: every environment variable the service reads, validated once at start.
+
+Nothing reads the environment anywhere else. ``load_settings`` turns a bad value
+into a ``ConfigurationError`` whose message names the variable.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from memory_core.domain.errors import ConfigurationError
+
+CommaList = Annotated[tuple[str, ...], NoDecode]
+
+
+def _split(value: object) -> object:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+class Settings(BaseSettings):
+    """The service's configuration; field names are the environment variable names."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
+
+    memory_store: Literal["sqlite", "cosmos"] = "sqlite"
+    memory_sqlite_path: str = ".data/memory.sqlite3"
+    memory_api_keys: CommaList = Field(default=(), repr=False)
+    memory_operator_keys: CommaList = Field(default=(), repr=False)
+    memory_max_write_bytes: int = Field(default=64 * 1024, gt=0, le=16 * 1024 * 1024)
+    memory_default_instance_id: str | None = None
+
+    cosmos_endpoint: str | None = None
+    cosmos_database: str = "memory"
+    cosmos_container: str = "Memories"
+    cosmos_key: SecretStr | None = None
+    cosmos_ca_bundle: str | None = None
+
+    memory_mcp_allowed_hosts: CommaList = ()
+    website_hostname: str | None = None
+    memory_coreapi_base_url: str | None = None
+    memory_coreapi_key: SecretStr | None = None
+
+    @field_validator("memory_api_keys", "memory_operator_keys", "memory_mcp_allowed_hosts", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        return _split(value)
+
+    @field_validator("memory_store", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+def load_settings() -> Settings:
+    """Read and validate the environment. Raises ``ConfigurationError`` naming the setting."""
+    try:
+        settings = Settings()
+    except ValidationError as e:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']).upper()}: {err['msg']}" for err in e.errors()
+        )
+        raise ConfigurationError(f"invalid configuration: {problems}") from None
+    if settings.memory_store == "cosmos" and not settings.cosmos_endpoint:
+        raise ConfigurationError("invalid configuration: COSMOS_ENDPOINT is required when MEMORY_STORE=cosmos")
+    return settings
