@@ -37,9 +37,11 @@ def render_entry(entry: MemoryEntry) -> str:
 
 def render_scope(scope: Scope, entries: Sequence[MemoryEntry]) -> str:
     """The scope's document: its title, then each entry in order; "" when empty."""
-    if not entries:
+    # An empty replacement (import replace of "") leaves nothing to show.
+    shown = [e for e in entries if e.content_markdown.strip()]
+    if not shown:
         return ""
-    sections = [TITLES[scope], *(render_entry(e) for e in entries)]
+    sections = [TITLES[scope], *(render_entry(e) for e in shown)]
     return "\n\n".join(sections) + "\n"
 
 

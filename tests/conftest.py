@@ -1,0 +1,38 @@
+"""Shared fixtures: a real local server process per test session."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.local_server import RunningServer, running_server
+
+
+@pytest.fixture(scope="session")
+def sqlite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """``python -m memory_core serve`` on the embedded SQLite store."""
+    with running_server(tmp_path_factory.mktemp("sqlite-server")) as server:
+        yield server
+
+
+@pytest.fixture
+def instance_id() -> str:
+    """A fresh instance per test, so tests sharing a server never see each other's data."""
+    return f"inst-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def tmp_db(tmp_path: Path) -> Path:
+    return tmp_path / "memory.sqlite3"
+
+
+STORES = ["sqlite"]
+
+
+@pytest.fixture(scope="session", params=STORES)
+def server(request: pytest.FixtureRequest) -> RunningServer:
+    """The local server on each store the HTTP-level suite runs against."""
+    return request.getfixturevalue(f"{request.param}_server")

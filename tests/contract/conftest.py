@@ -1,0 +1,23 @@
+"""The store contract suite runs against every MemoryStore implementation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.store import MemoryStore
+
+STORE_KINDS = ["sqlite"]
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
+    if request.param == "sqlite":
+        sqlite = SqliteMemoryStore(tmp_path / "contract.sqlite3")
+        yield sqlite
+        sqlite.close()
+    else:
+        yield request.getfixturevalue(f"{request.param}_store")

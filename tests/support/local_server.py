@@ -1,0 +1,100 @@
+"""Start ``python -m memory_core serve`` as a real process for HTTP-level tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+USER_KEY = "test-user-key"
+OPERATOR_KEY = "test-operator-key"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def identity(upn: str, name: str | None = None, **extra: object) -> str:
+    """An X-USER-IDENTITY header value."""
+    return json.dumps({"upn": upn, "name": name or upn.split("@")[0].title(), "user_name": upn, **extra})
+
+
+@dataclass
+class RunningServer:
+    base_url: str
+    process: subprocess.Popen[bytes]
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def api(self) -> str:
+        return f"{self.base_url}/api"
+
+    def client(self, upn: str | None = "alex@contoso.com", *, key: str | None = USER_KEY, **headers: str) -> httpx.Client:
+        """An HTTP client that sends the given user's identity and key."""
+        sent: dict[str, str] = {}
+        if key is not None:
+            sent["X-API-KEY"] = key
+        if upn is not None:
+            sent["X-USER-IDENTITY"] = identity(upn)
+        sent.update({k.replace("_", "-"): v for k, v in headers.items()})
+        return httpx.Client(base_url=self.api, headers=sent, timeout=30)
+
+
+@contextmanager
+def running_server(tmp_dir: Path, env: Mapping[str, str] | None = None, *, startup_timeout: float = 30) -> Iterator[RunningServer]:
+    """Run the local server on a free loopback port until the block ends."""
+    port = free_port()
+    child_env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "COSMOS_"))
+    }
+    child_env.update(
+        {
+            "MEMORY_SQLITE_PATH": str(tmp_dir / "memory.sqlite3"),
+            "MEMORY_API_KEYS": USER_KEY,
+            "MEMORY_OPERATOR_KEYS": OPERATOR_KEY,
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    child_env.update(env or {})
+    log_path = tmp_dir / f"server-{port}.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memory_core", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=PROJECT_ROOT,
+            env=child_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + startup_timeout
+    try:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"server exited with {process.returncode}:\n{log_path.read_text()}")
+            try:
+                if httpx.get(f"{base}/api/openapi.json", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start in {startup_timeout}s:\n{log_path.read_text()}")
+            time.sleep(0.1)
+        yield RunningServer(base, process, child_env)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
