@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Any
 from pathlib import Path
 
 from memory_core.domain.errors import Conflict, Unavailable
@@ -67,6 +68,15 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE INDEX IF NOT EXISTS entries_by_profile ON entries (instance_id, upn, profile_id, created_on);
 """
+
+
+# Read by position: sqlite3.Row lookups by name dominate the cost of a large read.
+_ENTRY_COLUMNS = (
+    "id, profile_id, kind, content_markdown, created_on, author_upn, author_user_id, agent_name,"
+    " reason, session_id, operation_id, tags, share, content_sha256"
+)
+_KINDS = {k.value: k for k in EntryKind}
+_SHARES = {s.value: s for s in Share}
 
 
 def _iso(moment: datetime) -> str:
@@ -123,7 +133,7 @@ class SqliteMemoryStore:
         except sqlite3.Error as e:
             raise Unavailable(f"the SQLite store could not complete the write: {e}") from e
 
-    def _read(self, sql: str, params: Sequence[object]) -> list[sqlite3.Row]:
+    def _read(self, sql: str, params: Sequence[object]) -> list[Any]:
         try:
             return self._connection().execute(sql, params).fetchall()
         except sqlite3.Error as e:
@@ -142,14 +152,15 @@ class SqliteMemoryStore:
             [instance_id, upn, *ids],
         )
         entries = self._read(
-            f"SELECT * FROM entries WHERE instance_id=? AND upn=? AND profile_id IN ({marks}) ORDER BY created_on, id",
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE instance_id=? AND upn=? AND profile_id IN ({marks})"
+            " ORDER BY created_on, id",
             [instance_id, upn, *ids],
         )
         by_id = {k.profile_id: k for k in keys}
         profile_of = {row["profile_id"]: self._profile(by_id[row["profile_id"]], row) for row in profiles}
         entries_of: dict[str, list[MemoryEntry]] = {pid: [] for pid in ids}
         for row in entries:
-            entries_of[row["profile_id"]].append(self._entry(by_id[row["profile_id"]], row))
+            entries_of[row[1]].append(self._entry(by_id[row[1]], row))
         return [ScopeState(k, profile_of.get(k.profile_id), entries_of[k.profile_id]) for k in keys]
 
     def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
@@ -276,25 +287,24 @@ class SqliteMemoryStore:
         )
 
     @staticmethod
-    def _entry(key: ProfileKey, row: sqlite3.Row) -> MemoryEntry:
-        created = _parse(row["created_on"])
-        if created is None:
-            raise Unavailable("a memory entry in the SQLite store is damaged (no timestamp)")
+    def _entry(key: ProfileKey, row: Sequence[Any]) -> MemoryEntry:
+        (entry_id, _, kind, content, created, author, author_id, agent_name,
+         reason, session_id, operation_id, tags, share, sha) = row
         return MemoryEntry(
-            id=row["id"],
+            id=entry_id,
             key=key,
-            content_markdown=row["content_markdown"],
-            kind=EntryKind(row["kind"]),
-            created_on=created,
-            author_upn=row["author_upn"],
-            author_user_id=row["author_user_id"],
-            agent_name=row["agent_name"],
-            reason=row["reason"],
-            session_id=row["session_id"],
-            operation_id=row["operation_id"],
-            tags=tuple(json.loads(row["tags"])),
-            share=Share(row["share"]),
-            content_sha256=row["content_sha256"],
+            content_markdown=content,
+            kind=_KINDS[kind],
+            created_on=datetime.fromisoformat(created),
+            author_upn=author,
+            author_user_id=author_id,
+            agent_name=agent_name,
+            reason=reason,
+            session_id=session_id,
+            operation_id=operation_id,
+            tags=tuple(json.loads(tags)) if tags != "[]" else (),
+            share=_SHARES[share],
+            content_sha256=sha,
         )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from memory_core.domain.models import EntryKind, MemoryEntry, Scope
 
@@ -11,7 +11,8 @@ TITLES = {Scope.USER: "# User memory", Scope.AGENT: "# Agent memory"}
 
 
 def format_time(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    # isoformat is several times faster than strftime, which matters at 10k entries.
+    return moment.astimezone(UTC).isoformat(sep=" ", timespec="seconds")[:19] + " UTC"
 
 
 def entry_heading(entry: MemoryEntry) -> str | None:

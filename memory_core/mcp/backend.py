@@ -1,0 +1,289 @@
+"""Where the MCP tools read and write memory.
+
+Two implementations of one small protocol:
+
+- ``InProcessBackend`` calls the ``MemoryService`` of this process (the default);
+- ``CoreApiBackend`` calls any CoreAPI with the memory contract over HTTP
+  (``MEMORY_COREAPI_BASE_URL``), forwarding X-USER-IDENTITY and authenticating
+  with ``MEMORY_COREAPI_KEY``: the seed's Phase 4 shape, where the MCP server
+  stores nothing.
+
+Both answer the same ``MemoryResponse`` and raise the same domain errors with
+the same messages, so a tool's result does not depend on the backend.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import quote
+
+import anyio.to_thread
+import httpx
+from pydantic import ValidationError
+
+from memory_core.api.errors import HTTP_STATUS
+from memory_core.api.schemas import MemoryResponse
+from memory_core.auth import API_KEY_HEADER, USER_IDENTITY_HEADER
+from memory_core.domain.errors import (
+    ConfigurationError,
+    InvalidInput,
+    MemoryCoreError,
+    Unauthenticated,
+    Unavailable,
+)
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import Scope
+from memory_core.domain.service import MemoryService, WriteOptions
+from memory_core.settings import Settings
+
+log = logging.getLogger("memory_core.mcp")
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class CallTarget:
+    """Whose memory a tool call touches, resolved from trusted headers only.
+
+    ``identity_header`` is the caller's X-USER-IDENTITY value, already verified
+    (it parsed to ``caller``); a CoreAPI backend forwards it unchanged.
+    """
+
+    caller: Caller
+    identity_header: str
+    instance_id: str
+    agent: AgentContext | None = None
+    session_id: str | None = None
+    operation_id: str | None = None
+
+    @property
+    def agent_name(self) -> str | None:
+        return self.agent.name if self.agent else None
+
+
+class MemoryBackend(Protocol):
+    """The three operations the MCP tools need. Failures raise ``MemoryCoreError``."""
+
+    async def get(self, target: CallTarget, scope: Scope) -> MemoryResponse:
+        """The rendered memory of ``scope`` (empty content when nothing is stored)."""
+        ...
+
+    async def append(
+        self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None
+    ) -> MemoryResponse:
+        """Append one entry; answers the profile metadata and the section added."""
+        ...
+
+    async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> MemoryResponse:
+        """Empty ``scope``; ``InvalidInput`` unless ``confirm`` is true."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections (process shutdown and tests)."""
+        ...
+
+
+class InProcessBackend:
+    """The service layer of this process. Blocking store calls run in worker threads."""
+
+    def __init__(self, service: MemoryService) -> None:
+        self._service = service
+
+    async def get(self, target: CallTarget, scope: Scope) -> MemoryResponse:
+        view = await anyio.to_thread.run_sync(
+            functools.partial(self._service.get, target.caller, target.instance_id, scope, target.agent)
+        )
+        return MemoryResponse.from_view(view)
+
+    async def append(
+        self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None
+    ) -> MemoryResponse:
+        options = WriteOptions(
+            reason=reason,
+            session_id=target.session_id,
+            operation_id=target.operation_id,
+            agent_name=target.agent_name,
+        )
+        view = await anyio.to_thread.run_sync(
+            functools.partial(
+                self._service.append,
+                target.caller,
+                target.instance_id,
+                scope,
+                target.agent,
+                content_markdown,
+                options,
+            )
+        )
+        return MemoryResponse.from_view(view)
+
+    async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> MemoryResponse:
+        view = await anyio.to_thread.run_sync(
+            functools.partial(
+                self._service.clear, target.caller, target.instance_id, scope, target.agent, confirm=confirm
+            )
+        )
+        return MemoryResponse.from_view(view)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class CoreApiFailure(MemoryCoreError):
+    """The CoreAPI failed in a way the error family has no class for (reported as HTTP 500)."""
+
+    code = "coreapi_error"
+
+
+_ERROR_BY_STATUS: dict[int, type[MemoryCoreError]] = {
+    status: cls for cls, status in HTTP_STATUS.items() if cls is not Unavailable
+}
+_ERROR_BY_STATUS[422] = InvalidInput
+
+
+def _retry_after(response: httpx.Response) -> int:
+    try:
+        return max(1, int(response.headers.get("retry-after", "5")))
+    except ValueError:
+        return 5
+
+
+def _error_body(response: httpx.Response) -> tuple[str, str] | None:
+    """(code, message) of a CoreAPI error answer {"error": {"code", "message"}}, else None."""
+    try:
+        document = response.json()
+    except ValueError:
+        return None
+    error = document.get("error") if isinstance(document, dict) else None
+    if not isinstance(error, dict):
+        return None
+    code, message = error.get("code"), error.get("message")
+    if not isinstance(code, str) or not isinstance(message, str) or not message:
+        return None
+    return code, message
+
+
+def error_from_response(response: httpx.Response) -> MemoryCoreError:
+    """The domain error a CoreAPI error answer stands for, with the CoreAPI's own code and message.
+
+    A 503 keeps its Retry-After; a status outside the error family, or an
+    answer without the CoreAPI error body, becomes ``CoreApiFailure`` (or
+    ``Unavailable`` for a gateway's 502/503/504), never the body's raw text.
+    """
+    status = response.status_code
+    body = _error_body(response)
+    if body is None:
+        if status in (502, 503, 504):
+            return Unavailable(
+                f"the CoreAPI answered HTTP {status}; retry later", retry_after_seconds=_retry_after(response)
+            )
+        return CoreApiFailure(f"the CoreAPI answered HTTP {status} without an error description")
+    code, message = body
+    if status == 503:
+        return Unavailable(message, code=code, retry_after_seconds=_retry_after(response))
+    cls = _ERROR_BY_STATUS.get(status, CoreApiFailure)
+    return cls(message, code=code)
+
+
+class CoreApiBackend:
+    """A CoreAPI with the memory contract, over HTTP (one pooled client per process)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> None:
+        if not base_url.lower().startswith(("http://", "https://")):
+            raise ConfigurationError("invalid configuration: MEMORY_COREAPI_BASE_URL must be an http(s) URL")
+        if not api_key:
+            raise ConfigurationError(
+                "invalid configuration: MEMORY_COREAPI_KEY is required when MEMORY_COREAPI_BASE_URL is set"
+            )
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
+            follow_redirects=False,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> CoreApiBackend:
+        """From MEMORY_COREAPI_BASE_URL and MEMORY_COREAPI_KEY; ``ConfigurationError`` when unusable."""
+        key = settings.memory_coreapi_key.get_secret_value() if settings.memory_coreapi_key else ""
+        return cls(settings.memory_coreapi_base_url or "", key)
+
+    async def get(self, target: CallTarget, scope: Scope) -> MemoryResponse:
+        params = {"scope": scope.value}
+        if target.agent is not None:
+            params["agentObjectId"] = target.agent.object_id
+            if target.agent.name:
+                params["agentName"] = target.agent.name
+        return await self._call("GET", target, "", params=params)
+
+    async def append(
+        self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None
+    ) -> MemoryResponse:
+        body: dict[str, Any] = {
+            "scope": scope.value,
+            "agent_object_id": target.agent.object_id if target.agent else None,
+            "agent_name": target.agent_name,
+            "content_markdown": content_markdown,
+            "reason": reason,
+            "session_id": target.session_id,
+            "operation_id": target.operation_id,
+        }
+        return await self._call("POST", target, "/append", json={k: v for k, v in body.items() if v is not None})
+
+    async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> MemoryResponse:
+        body: dict[str, Any] = {"scope": scope.value, "confirm": confirm}
+        if target.agent is not None:
+            body["agent_object_id"] = target.agent.object_id
+        return await self._call("POST", target, "/clear", json=body)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def _call(
+        self,
+        method: str,
+        target: CallTarget,
+        suffix: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json: Mapping[str, Any] | None = None,
+    ) -> MemoryResponse:
+        path = f"/instances/{quote(target.instance_id, safe='')}/memory{suffix}"
+        headers = {API_KEY_HEADER: self._api_key, USER_IDENTITY_HEADER: target.identity_header}
+        try:
+            response = await self._client.request(method, path, params=params, json=json, headers=headers)
+        except httpx.TimeoutException as error:
+            log.warning("CoreAPI %s %s timed out: %r", method, path, error)
+            raise Unavailable("the CoreAPI did not answer in time; retry later") from None
+        except httpx.HTTPError as error:
+            log.warning("CoreAPI %s %s failed: %r", method, path, error)
+            raise Unavailable("the CoreAPI cannot be reached; retry later") from None
+        if not response.is_success:
+            error = error_from_response(response)
+            if isinstance(error, Unauthenticated):
+                log.warning("the CoreAPI refused this server's credentials: %s", error.message)
+            raise error
+        try:
+            return MemoryResponse.model_validate(response.json())
+        except (ValueError, ValidationError):
+            raise CoreApiFailure(
+                f"the CoreAPI answered HTTP {response.status_code} with a body that is not a memory response"
+            ) from None
+
+
+def build_backend(settings: Settings, service: MemoryService) -> MemoryBackend:
+    """The backend settings select: a CoreAPI when MEMORY_COREAPI_BASE_URL is set, else in process."""
+    if settings.memory_coreapi_base_url:
+        return CoreApiBackend.from_settings(settings)
+    return InProcessBackend(service)

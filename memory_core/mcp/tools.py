@@ -1,0 +1,260 @@
+"""The MCP server and its three tools: get_memory, append_memory, clear_memory.
+
+Whose memory a call touches comes only from trusted request headers, never
+from the model's arguments, so a prompt cannot steer a call to someone else's
+memory:
+
+- the user: X-USER-IDENTITY, believed only with a valid X-API-KEY (as for REST);
+- the agent: X-AGENT-OBJECT-ID and X-AGENT-NAME, static values configured on
+  the agent's MCP tool;
+- the instance: X-INSTANCE-ID, else the MEMORY_DEFAULT_INSTANCE_ID setting;
+- optional provenance: X-SESSION-ID and X-OPERATION-ID, recorded on appends.
+
+Every failure a caller can fix or retry is a tool result with ``isError`` true
+whose text is the same message the REST API answers, and whose structured
+content is the REST error body ``{"error": {"code", "message"}}``. Anything
+unexpected is logged with an incident id and answered with a generic message.
+Protocol problems (an unknown tool, a malformed request) are JSON-RPC errors.
+"""
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import Field, TypeAdapter, ValidationError
+
+from memory_core import __version__
+from memory_core.api.errors import internal_error
+from memory_core.api.schemas import InstanceId, MemoryResponse
+from memory_core.auth import USER_IDENTITY_HEADER, KeyAuthenticator
+from memory_core.domain.errors import InvalidInput, MemoryCoreError
+from memory_core.domain.identity import AgentContext
+from memory_core.domain.models import Scope
+from memory_core.mcp.backend import CallTarget, MemoryBackend
+
+log = logging.getLogger("memory_core.mcp")
+
+SERVER_NAME = "memory-core"
+TOOL_NAMES = ("get_memory", "append_memory", "clear_memory")
+
+AGENT_OBJECT_ID_HEADER = "x-agent-object-id"
+AGENT_NAME_HEADER = "x-agent-name"
+INSTANCE_ID_HEADER = "x-instance-id"
+SESSION_ID_HEADER = "x-session-id"
+OPERATION_ID_HEADER = "x-operation-id"
+
+MAX_AGENT_OBJECT_ID = 1024
+MAX_SHORT_TEXT = 1024
+
+# The seed's "Example agent memory policy", for any agent.
+INSTRUCTIONS = (
+    "Use memory to personalize future conversations. Retrieve combined memory at the start of a "
+    "conversation when relevant. Append only durable preferences, user profile details, repeated "
+    "corrections, and long-lived facts. Do not store secrets, credentials, transient requests, or "
+    "sensitive personal details unless the user explicitly asks. Use scope=agent for preferences "
+    "specific to this agent and scope=user for general preferences useful across agents. "
+    "Clear memory only when the user explicitly asks to forget or reset it."
+)
+
+# Argument types: the descriptions are the seed's words on scope.
+GetScope = Annotated[
+    Literal["user", "agent", "combined"],
+    Field(
+        description='"combined" returns user + agent memory; "user" returns cross-agent memory; '
+        '"agent" returns this agent only.'
+    ),
+]
+AppendScope = Annotated[
+    Literal["user", "agent"],
+    Field(description='"user" = across all agents; "agent" = this agent only'),
+]
+ClearScope = Annotated[
+    Literal["user", "agent"],
+    Field(description='"user" clears cross-agent memory; "agent" clears this agent\'s memory only.'),
+]
+MemoryText = Annotated[str, Field(description="Markdown text to append")]
+Reason = Annotated[str | None, Field(description="Optional provenance note", max_length=MAX_SHORT_TEXT)]
+Confirm = Annotated[
+    bool,
+    Field(description="Must be true. Use only when the user explicitly asks to forget/reset memory."),
+]
+
+_INSTANCE_ID = TypeAdapter(InstanceId)
+
+
+def _header(headers: Mapping[str, str], name: str, label: str, max_length: int) -> str | None:
+    value = (headers.get(name) or "").strip()
+    if not value:
+        return None
+    if len(value) > max_length:
+        raise InvalidInput(f"the {label} header must be at most {max_length} characters", code="invalid_header")
+    return value
+
+
+def resolve_target(
+    headers: Mapping[str, str] | None, auth: KeyAuthenticator, default_instance_id: str | None
+) -> CallTarget:
+    """The caller, instance and agent of a call, from its HTTP headers (``headers`` is case-insensitive).
+
+    Raises ``Unauthenticated`` exactly as the REST API does, and ``InvalidInput``
+    for an unusable instance or an over-long header.
+    """
+    headers = headers if headers is not None else {}
+    caller = auth.user(headers)
+    instance = (headers.get(INSTANCE_ID_HEADER) or "").strip() or (default_instance_id or "").strip()
+    if not instance:
+        raise InvalidInput(
+            "no instance: send the X-INSTANCE-ID header or set MEMORY_DEFAULT_INSTANCE_ID",
+            code="instance_required",
+        )
+    try:
+        instance = _INSTANCE_ID.validate_python(instance)
+    except ValidationError:
+        raise InvalidInput(
+            "instanceId must be 1-128 characters: letters, digits, '.', '_', ':' or '-'", code="invalid_instance_id"
+        ) from None
+    object_id = _header(headers, AGENT_OBJECT_ID_HEADER, "X-AGENT-OBJECT-ID", MAX_AGENT_OBJECT_ID)
+    name = _header(headers, AGENT_NAME_HEADER, "X-AGENT-NAME", MAX_SHORT_TEXT)
+    return CallTarget(
+        caller=caller,
+        identity_header=headers.get(USER_IDENTITY_HEADER) or "",
+        instance_id=instance,
+        agent=AgentContext(object_id, name) if object_id else None,
+        session_id=_header(headers, SESSION_ID_HEADER, "X-SESSION-ID", MAX_SHORT_TEXT),
+        operation_id=_header(headers, OPERATION_ID_HEADER, "X-OPERATION-ID", MAX_SHORT_TEXT),
+    )
+
+
+def _require_agent(target: CallTarget, scope: Scope) -> None:
+    if scope is not Scope.USER and target.agent is None:
+        raise InvalidInput(
+            f"scope={scope.value} needs the agent: configure the X-AGENT-OBJECT-ID header "
+            "(and X-AGENT-NAME) on this agent's MCP tool",
+            code="agent_required",
+        )
+
+
+def error_result(code: str, message: str) -> CallToolResult:
+    """A tool error: ``message`` as text, the REST error body as structured content."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=message)],
+        structured_content={"error": {"code": code, "message": message}},
+        is_error=True,
+    )
+
+
+def result_for_error(error: BaseException) -> CallToolResult:
+    """The one place a raised error becomes a tool result (mirrors ``api.http.response_for_error``)."""
+    if isinstance(error, MemoryCoreError):
+        return error_result(error.code, error.message)
+    code, message = internal_error(error)
+    return error_result(code, message)
+
+
+def _json_result(response: MemoryResponse) -> CallToolResult:
+    data = response.model_dump(mode="json")
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+        structured_content=data,
+    )
+
+
+def _markdown_result(markdown: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=markdown)])
+
+
+class MemoryMCPServer(MCPServer):
+    """MCPServer whose tool-call failures read like the REST API's.
+
+    An unknown tool is a JSON-RPC invalid-params error; arguments that do not
+    match the input schema are a tool error "invalid arguments: <field>: <reason>"
+    (never the rejected value); an unexpected failure is a generic internal
+    error with an incident id.
+    """
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        if name not in TOOL_NAMES:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as error:
+            return result_for_error(error.__cause__ or error)
+        except ToolError as error:
+            cause = error.__cause__
+            if isinstance(cause, ValidationError):
+                first = cause.errors(include_input=False, include_url=False)[0]
+                where = ".".join(str(part) for part in first["loc"]) or "arguments"
+                return error_result("validation_error", f"invalid arguments: {where}: {first['msg']}")
+            return result_for_error(error)
+
+
+def build_server(
+    backend: MemoryBackend, auth: KeyAuthenticator, default_instance_id: str | None
+) -> MemoryMCPServer:
+    """The MCP server with exactly the three memory tools, calling ``backend``."""
+    server = MemoryMCPServer(
+        name=SERVER_NAME,
+        title="memory-core",
+        description="Personalized memory for AI agents: user and agent memory as markdown.",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+    )
+
+    def target_for(ctx: Context, scope: Scope) -> CallTarget:
+        target = resolve_target(ctx.headers, auth, default_instance_id)
+        _require_agent(target, scope)
+        return target
+
+    @server.tool(
+        description="Read the user's saved memory as markdown: user memory, this agent's memory, or both "
+        "(combined, the default). Empty when nothing is saved.",
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    async def get_memory(ctx: Context, scope: GetScope = "combined") -> CallToolResult:
+        try:
+            response = await backend.get(target_for(ctx, Scope(scope)), Scope(scope))
+        except Exception as error:  # noqa: BLE001 - the single mapping point
+            return result_for_error(error)
+        return _markdown_result(response.content_markdown)
+
+    @server.tool(
+        description="Append durable user memory. Use scope=user for all agents or scope=agent for this "
+        "agent only. Answers JSON: the memory's metadata and the section just added.",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+        ),
+    )
+    async def append_memory(
+        ctx: Context, scope: AppendScope, memory: MemoryText, reason: Reason = None
+    ) -> Annotated[CallToolResult, MemoryResponse]:
+        try:
+            response = await backend.append(target_for(ctx, Scope(scope)), Scope(scope), memory, reason)
+        except Exception as error:  # noqa: BLE001 - the single mapping point
+            return result_for_error(error)
+        return _json_result(response)
+
+    @server.tool(
+        description="Clear the selected memory scope; the memory profile is kept. Refuses unless "
+        "confirm=true: use only when the user explicitly asks to forget/reset memory. Answers JSON.",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    async def clear_memory(
+        ctx: Context, scope: ClearScope, confirm: Confirm = False
+    ) -> Annotated[CallToolResult, MemoryResponse]:
+        try:
+            response = await backend.clear(target_for(ctx, Scope(scope)), Scope(scope), confirm=confirm)
+        except Exception as error:  # noqa: BLE001 - the single mapping point
+            return result_for_error(error)
+        return _json_result(response)
+
+    return server

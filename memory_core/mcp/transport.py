@@ -1,0 +1,215 @@
+"""The MCP endpoint's transport: streamable HTTP, stateless, JSON responses, in an Azure Function.
+
+- ``security_settings``: the SDK's DNS-rebinding protection stays on; it
+  accepts the app's own host names (WEBSITE_HOSTNAME and
+  MEMORY_MCP_ALLOWED_HOSTS) and, only when local, localhost.
+- ``McpHttpApp``: the outer ASGI app. POST carries the protocol; every other
+  method answers 405 at once (a stateless server offers no stream to resume,
+  and the SDK's GET would otherwise wait for one). A trailing slash is accepted.
+- ``FunctionsMcpEndpoint`` and ``mcp``: the Functions glue. The ASGI app is
+  built on the first request from ``composition.runtime()`` (nothing at import
+  time) and its lifespan, which the SDK's session manager needs, is started
+  once per process with ``AsgiMiddleware.notify_startup()``.
+
+Any instance of a scaled-out app answers any request: no session id is issued
+and nothing is kept between requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import azure.functions as func
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import INVALID_REQUEST
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memory_core.api.http import response_for_error
+from memory_core.auth import KeyAuthenticator
+from memory_core.composition import Runtime, runtime
+from memory_core.mcp.backend import MemoryBackend, build_backend
+from memory_core.mcp.tools import build_server
+from memory_core.settings import Settings
+
+log = logging.getLogger("memory_core.mcp")
+
+MCP_PATH = "/api/mcp"
+"""The path the SDK app serves. Under AsgiMiddleware the ASGI path includes the /api route prefix."""
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+
+def _host_name(entry: str) -> str:
+    """``entry`` without scheme, path or port, lower case ("https://Api.X.com:443/" -> "api.x.com")."""
+    name = entry.strip().lower()
+    for scheme in ("https://", "http://"):
+        if name.startswith(scheme):
+            name = name[len(scheme) :]
+    name = name.split("/", 1)[0]
+    if name.startswith("["):
+        return name[: name.find("]") + 1] if "]" in name else name
+    return name.rsplit(":", 1)[0] if ":" in name else name
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def is_local(settings: Settings) -> bool:
+    """True when not deployed: no WEBSITE_HOSTNAME, or one naming this machine (Core Tools)."""
+    website = _host_name(settings.website_hostname or "")
+    return not website or website in LOCAL_HOSTS
+
+
+def security_settings(settings: Settings) -> TransportSecuritySettings:
+    """DNS-rebinding protection accepting only this app's host names, with or without a port.
+
+    Origins are https for deployed names; http or https for localhost.
+    """
+    deployed = _unique(_host_name(h) for h in (settings.website_hostname or "", *settings.memory_mcp_allowed_hosts))
+    local = list(LOCAL_HOSTS) if is_local(settings) else []
+    hosts: list[str] = []
+    origins: list[str] = []
+    for name in _unique([*deployed, *local]):
+        hosts += [name, f"{name}:*"]
+        schemes = ("http", "https") if name in LOCAL_HOSTS else ("https",)
+        origins += [f"{scheme}://{name}{port}" for scheme in schemes for port in ("", ":*")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def max_request_bytes(settings: Settings) -> int:
+    """The largest JSON-RPC body accepted: room for the largest write, JSON-escaped (as REST allows)."""
+    return settings.memory_max_write_bytes * 6 + 64 * 1024
+
+
+async def _send_json(send: Send, status: int, document: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> None:
+    body = json.dumps(document).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class McpHttpApp:
+    """POST-only front of the SDK's streamable HTTP app, at whatever path it is mounted."""
+
+    def __init__(self, inner: ASGIApp, path: str = MCP_PATH) -> None:
+        self._inner = inner
+        self._path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            if scope["method"].upper() != "POST":
+                error = {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": INVALID_REQUEST,
+                        "message": "Method Not Allowed: this stateless MCP endpoint takes POST only",
+                    },
+                }
+                await _send_json(send, 405, error, [(b"allow", b"POST")])
+                return
+            scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
+        await self._inner(scope, receive, send)
+
+
+def build_asgi_app(settings: Settings, backend: MemoryBackend, auth: KeyAuthenticator) -> McpHttpApp:
+    """The whole MCP HTTP app: tools over ``backend``, stateless JSON streamable HTTP, POST only."""
+    mcp_logger = logging.getLogger("mcp")
+    if mcp_logger.level == logging.NOTSET:
+        mcp_logger.setLevel(logging.WARNING)  # the SDK logs every stateless request at INFO
+    server = build_server(backend, auth, settings.memory_default_instance_id)
+    inner = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        json_response=True,
+        transport_security=security_settings(settings),
+        max_request_body_size=max_request_bytes(settings),
+    )
+    return McpHttpApp(inner)
+
+
+class FunctionsMcpEndpoint:
+    """The MCP app inside an async HTTP trigger: built on first use, lifespan started once.
+
+    One instance serves a whole process (the worker runs async functions on
+    one event loop). A failure to build or start answers HTTP 500 with an
+    incident id and is retried on the next request.
+    """
+
+    def __init__(self, runtime_factory: Callable[[], Runtime] = runtime) -> None:
+        self._runtime_factory = runtime_factory
+        self._middleware: func.AsgiMiddleware | None = None
+        self._backend: MemoryBackend | None = None
+        self._lock: asyncio.Lock | None = None
+        self.startups = 0
+
+    @property
+    def is_built(self) -> bool:
+        return self._middleware is not None
+
+    async def _started(self) -> func.AsgiMiddleware:
+        if self._middleware is not None:
+            return self._middleware
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._middleware is None:
+                rt = self._runtime_factory()
+                backend = build_backend(rt.settings, rt.service)
+                middleware = func.AsgiMiddleware(build_asgi_app(rt.settings, backend, rt.auth))
+                if not await middleware.notify_startup():
+                    await backend.aclose()
+                    raise RuntimeError("the MCP server's ASGI lifespan did not start")
+                self._backend = backend
+                self._middleware = middleware
+                self.startups += 1
+        return self._middleware
+
+    async def __call__(self, req: func.HttpRequest, context: Any = None) -> func.HttpResponse:
+        try:
+            middleware = await self._started()
+            return await middleware.handle_async(req, context)
+        except Exception as error:  # noqa: BLE001 - nothing escapes as a stack trace
+            return response_for_error(error)
+
+    async def aclose(self) -> None:
+        """Stop the lifespan and close the backend (tests; the worker just exits)."""
+        middleware, backend = self._middleware, self._backend
+        self._middleware = self._backend = None
+        if middleware is not None:
+            await middleware.notify_shutdown()
+        if backend is not None:
+            await backend.aclose()
+
+
+_endpoint = FunctionsMcpEndpoint()
+
+
+def default_endpoint() -> FunctionsMcpEndpoint:
+    """The process-wide endpoint behind ``mcp``."""
+    return _endpoint
+
+
+async def mcp(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+    """The ``mcp`` function (route ``mcp``): the MCP protocol over streamable HTTP.
+
+    POST answers JSON-RPC as JSON; GET and DELETE answer 405; a Host or Origin
+    that is not this app's answers 421 or 403.
+    """
+    return await _endpoint(req, context)
