@@ -6,8 +6,9 @@ Nothing is built at import time; the service is composed on the first request.
 
 import azure.functions as func
 
-from memory_core.api import rest
+from memory_core.api import entries, operator, rest
 from memory_core.api.openapi import openapi_endpoint
+from memory_core.mcp import transport as mcp_transport
 
 app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
 
@@ -17,6 +18,30 @@ app.route(route="instances/{instanceId}/memory/append", methods=["POST"])(rest.a
 app.route(route="instances/{instanceId}/memory/clear", methods=["POST"])(rest.clear_memory)
 app.route(route="instances/{instanceId}/memory/export", methods=["GET"])(rest.export_memory)
 app.route(route="instances/{instanceId}/memory/import", methods=["POST"])(rest.import_memory)
+
+# Entries, search and the user's own audit trail
+app.route(route="instances/{instanceId}/memory/entries", methods=["GET"])(entries.list_entries)
+app.route(route="instances/{instanceId}/memory/entries/{entryId}", methods=["DELETE"])(entries.forget_entry)
+app.route(route="instances/{instanceId}/memory/search", methods=["GET"])(entries.search_memory)
+app.route(route="instances/{instanceId}/memory/audit", methods=["GET"])(entries.read_own_audit)
+
+# Operator endpoints (operator keys); "admin" routes are reserved by the Functions host
+app.route(route="instances/{instanceId}/operator/deletions", methods=["GET"])(operator.list_deletions)
+app.route(route="instances/{instanceId}/operator/deletions/{requestId}/approve", methods=["POST"])(
+    operator.approve_deletion
+)
+app.route(route="instances/{instanceId}/operator/deletions/{requestId}/reject", methods=["POST"])(
+    operator.reject_deletion
+)
+app.route(route="instances/{instanceId}/operator/purges", methods=["POST"])(operator.request_purge)
+app.route(route="instances/{instanceId}/operator/sweep", methods=["POST"])(operator.run_sweep)
+app.route(route="instances/{instanceId}/operator/audit", methods=["GET"])(operator.read_audit)
+
+# The hosted MCP endpoint (streamable HTTP, stateless); GET and DELETE answer 405 from the app
+app.route(route="mcp", methods=["GET", "POST", "DELETE"])(mcp_transport.mcp)
+
+# The deletion sweep, on MEMORY_SWEEP_SCHEDULE (NCRONTAB)
+app.timer_trigger(schedule="%MEMORY_SWEEP_SCHEDULE%", arg_name="timer", run_on_startup=False)(operator.sweep_timer)
 
 # The API's own description
 app.route(route="openapi.json", methods=["GET"])(openapi_endpoint(app))

@@ -10,7 +10,7 @@ import threading
 from dataclasses import dataclass
 
 from memory_core.auth import KeyAuthenticator
-from memory_core.domain.service import MemoryService
+from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.store import MemoryStore
 from memory_core.settings import Settings, load_settings
 
@@ -45,7 +45,11 @@ def build_runtime(settings: Settings) -> Runtime:
     return Runtime(
         settings=settings,
         store=store,
-        service=MemoryService(store, max_write_bytes=settings.memory_max_write_bytes),
+        service=MemoryService(
+            store,
+            max_write_bytes=settings.memory_max_write_bytes,
+            deletion_mode=DeletionMode(settings.memory_deletion_mode),
+        ),
         auth=KeyAuthenticator(settings.memory_api_keys, settings.memory_operator_keys),
     )
 

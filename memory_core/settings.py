@@ -33,6 +33,8 @@ class Settings(BaseSettings):
     memory_operator_keys: CommaList = Field(default=(), repr=False)
     memory_max_write_bytes: int = Field(default=64 * 1024, gt=0, le=16 * 1024 * 1024)
     memory_default_instance_id: str | None = None
+    memory_deletion_mode: Literal["operator_approval", "immediate"] = "operator_approval"
+    memory_sweep_schedule: str = "0 */5 * * * *"
 
     cosmos_endpoint: str | None = None
     cosmos_database: str = "memory"
@@ -50,7 +52,14 @@ class Settings(BaseSettings):
     def _comma_separated(cls, value: object) -> object:
         return _split(value)
 
-    @field_validator("memory_store", mode="before")
+    @field_validator("memory_sweep_schedule")
+    @classmethod
+    def _ncrontab(cls, value: str) -> str:
+        if len(value.split()) != 6:
+            raise ValueError("must be an NCRONTAB expression with six fields: second minute hour day month weekday")
+        return value
+
+    @field_validator("memory_store", "memory_deletion_mode", mode="before")
     @classmethod
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value

@@ -18,6 +18,13 @@ def sqlite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningS
         yield server
 
 
+@pytest.fixture(scope="session")
+def immediate_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """The local server with MEMORY_DELETION_MODE=immediate (clear and forget erase at once)."""
+    with running_server(tmp_path_factory.mktemp("immediate-server"), {"MEMORY_DELETION_MODE": "immediate"}) as server:
+        yield server
+
+
 @pytest.fixture
 def instance_id() -> str:
     """A fresh instance per test, so tests sharing a server never see each other's data."""

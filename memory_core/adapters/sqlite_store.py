@@ -12,23 +12,26 @@ import json
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 from pathlib import Path
 
 from memory_core.domain.errors import Conflict, Unavailable
+from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.models import (
     EntryKind,
+    Hold,
     MemoryEntry,
     MemoryProfile,
     ProfileKey,
+    Scope,
     ScopeState,
     Share,
 )
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
     instance_id TEXT NOT NULL,
@@ -67,6 +70,15 @@ CREATE TABLE IF NOT EXISTS entries (
     PRIMARY KEY (instance_id, upn, id)
 );
 CREATE INDEX IF NOT EXISTS entries_by_profile ON entries (instance_id, upn, profile_id, created_on);
+CREATE TABLE IF NOT EXISTS records (
+    instance_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    etag TEXT NOT NULL,
+    PRIMARY KEY (instance_id, owner, kind, id)
+);
 """
 
 
@@ -156,12 +168,104 @@ class SqliteMemoryStore:
             " ORDER BY created_on, id",
             [instance_id, upn, *ids],
         )
+        holds = self._holds(instance_id, upn)
         by_id = {k.profile_id: k for k in keys}
         profile_of = {row["profile_id"]: self._profile(by_id[row["profile_id"]], row) for row in profiles}
         entries_of: dict[str, list[MemoryEntry]] = {pid: [] for pid in ids}
         for row in entries:
             entries_of[row[1]].append(self._entry(by_id[row[1]], row))
-        return [ScopeState(k, profile_of.get(k.profile_id), entries_of[k.profile_id]) for k in keys]
+        return [ScopeState(k, profile_of.get(k.profile_id), entries_of[k.profile_id], holds) for k in keys]
+
+    def _holds(self, instance_id: str, upn: str) -> tuple[Hold, ...]:
+        rows = self._read(
+            "SELECT data FROM records WHERE instance_id=? AND owner=? AND kind=? ORDER BY id",
+            [instance_id, upn, RecordKind.HOLD],
+        )
+        return tuple(Hold.from_data(json.loads(row[0])) for row in rows)
+
+    def load_partition(self, instance_id: str, upn: str) -> list[ScopeState]:
+        rows = self._read(
+            "SELECT profile_id, scope, agent_object_id FROM profiles WHERE instance_id=? AND upn=?"
+            " UNION SELECT profile_id, scope, agent_object_id FROM entries WHERE instance_id=? AND upn=?",
+            [instance_id, upn, instance_id, upn],
+        )
+        keys = sorted(
+            {ProfileKey(instance_id, upn, Scope(row[1]), row[2]) for row in rows}, key=lambda k: k.profile_id
+        )
+        if not keys:
+            return []
+        return self.load(keys)
+
+    def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
+        rows = self._read(
+            f"SELECT {_ENTRY_COLUMNS}, scope, agent_object_id FROM entries WHERE instance_id=? AND upn=? AND id=?",
+            [instance_id, upn, entry_id],
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        return self._entry(ProfileKey(instance_id, upn, Scope(row[-2]), row[-1]), row[:-2])
+
+    def delete_profile(self, key: ProfileKey) -> None:
+        with self._write() as db:
+            db.execute(
+                "DELETE FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
+                (key.instance_id, key.upn, key.profile_id),
+            )
+
+    # -- records ----------------------------------------------------------------
+
+    def put_record(self, record: Record) -> Record:
+        p = record.partition
+        etag = uuid.uuid4().hex
+        data = json.dumps(record.data, separators=(",", ":"), sort_keys=True)
+        with self._write() as db:
+            if record.etag is not None:
+                changed = db.execute(
+                    "UPDATE records SET data=?, etag=? WHERE instance_id=? AND owner=? AND kind=? AND id=? AND etag=?",
+                    (data, etag, p.instance_id, p.owner, record.kind, record.id, record.etag),
+                ).rowcount
+                if changed != 1:
+                    raise Conflict(f"the {record.kind} record changed since it was read")
+            else:
+                db.execute(
+                    "INSERT OR REPLACE INTO records VALUES (?,?,?,?,?,?)",
+                    (p.instance_id, p.owner, record.kind, record.id, data, etag),
+                )
+        return Record(p, record.kind, record.id, record.data, etag)
+
+    def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
+        rows = self._read(
+            "SELECT data, etag FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",
+            [partition.instance_id, partition.owner, kind, record_id],
+        )
+        return Record(partition, kind, record_id, json.loads(rows[0][0]), rows[0][1]) if rows else None
+
+    def query_records(
+        self, partition: Partition, kind: str, where: Mapping[str, str] | None = None, limit: int | None = None
+    ) -> list[Record]:
+        sql = "SELECT id, data, etag FROM records WHERE instance_id=? AND owner=? AND kind=?"
+        params: list[object] = [partition.instance_id, partition.owner, kind]
+        for name, value in (where or {}).items():
+            if not name.isidentifier():
+                raise ValueError(f"not a field name: {name!r}")
+            sql += f" AND json_extract(data, '$.{name}')=?"
+            params.append(value)
+        sql += " ORDER BY id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [Record(partition, kind, row[0], json.loads(row[1]), row[2]) for row in self._read(sql, params)]
+
+    def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
+        with self._write() as db:
+            return (
+                db.execute(
+                    "DELETE FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",
+                    (partition.instance_id, partition.owner, kind, record_id),
+                ).rowcount
+                == 1
+            )
 
     def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
         key = entry.key

@@ -23,7 +23,8 @@ from memory_core.api.schemas import (
 from memory_core.composition import Runtime, runtime
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope
-from memory_core.domain.service import WriteOptions
+from memory_core.api.custody_schemas import PendingDeletionResponse
+from memory_core.domain.service import PendingDeletion, WriteOptions
 
 MEMORY = "memory"
 
@@ -94,16 +95,20 @@ def append_memory(req: func.HttpRequest) -> func.HttpResponse:
         tag=MEMORY,
         body=ClearMemoryRequest,
         response=MemoryResponse,
+        description="Under MEMORY_DELETION_MODE=operator_approval (the default) this answers 202 "
+        "pending_approval and hides the scope until an operator decides; immediate answers 200.",
     )
 )
 def clear_memory(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     body = parse_body(req, ClearMemoryRequest, _body_limit(rt))
-    view = rt.service.clear(
+    outcome = rt.service.clear(
         caller, instance_id(req), Scope(body.scope), _agent(body.agent_object_id, None), confirm=body.confirm
     )
-    return json_response(MemoryResponse.from_view(view))
+    if isinstance(outcome, PendingDeletion):
+        return json_response(PendingDeletionResponse.from_pending(outcome), 202)
+    return json_response(MemoryResponse.from_view(outcome))
 
 
 @endpoint(

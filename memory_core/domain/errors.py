@@ -57,6 +57,18 @@ class PayloadTooLarge(MemoryCoreError):
     code = "payload_too_large"
 
 
+class SecretDetected(MemoryCoreError):
+    """A write that looks like it carries a secret; nothing was stored."""
+
+    code = "secret_detected"
+
+    def __init__(self, detectors: list[str]) -> None:
+        super().__init__(
+            f"content looks like it contains a secret (detectors: {', '.join(detectors)}); nothing was stored"
+        )
+        self.detectors = detectors
+
+
 class Unavailable(MemoryCoreError):
     """The backing store cannot serve the request now; the caller may retry."""
 

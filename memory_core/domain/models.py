@@ -10,9 +10,11 @@ deterministic ids.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 
 class Scope(StrEnum):
@@ -122,17 +124,65 @@ class MemoryEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class Hold:
+    """Hides entries while a deletion request is pending or awaiting the sweep.
+
+    An entry is covered when its profile is in ``profile_ids`` (None: every
+    profile of the owner) and it was created at or before ``watermark`` or is
+    named in ``entry_ids``. Rejecting the request removes the hold, restoring
+    the entries; the sweep erases them before it removes the hold.
+    """
+
+    request_id: str
+    profile_ids: tuple[str, ...] | None
+    watermark: datetime | None = None
+    entry_ids: tuple[str, ...] = ()
+
+    def to_data(self) -> dict[str, object]:
+        return {
+            "request_id": self.request_id,
+            "profile_ids": list(self.profile_ids) if self.profile_ids is not None else None,
+            "watermark": self.watermark.isoformat() if self.watermark else None,
+            "entry_ids": list(self.entry_ids),
+        }
+
+    @staticmethod
+    def from_data(data: Mapping[str, Any]) -> Hold:
+        profile_ids = data.get("profile_ids")
+        watermark = data.get("watermark")
+        return Hold(
+            request_id=str(data["request_id"]),
+            profile_ids=tuple(profile_ids) if profile_ids is not None else None,
+            watermark=datetime.fromisoformat(watermark) if watermark else None,
+            entry_ids=tuple(data.get("entry_ids") or ()),
+        )
+
+    def covers(self, entry: MemoryEntry) -> bool:
+        if self.profile_ids is not None and entry.key.profile_id not in self.profile_ids:
+            return False
+        if self.watermark is not None and entry.created_on <= self.watermark:
+            return True
+        return entry.id in self.entry_ids
+
+
+@dataclass(frozen=True, slots=True)
 class ScopeState:
-    """What the store holds for one profile: the record (if any) and its entries."""
+    """What the store holds for one profile: the record (if any), its entries, and holds on them."""
 
     key: ProfileKey
     profile: MemoryProfile | None
     entries: list[MemoryEntry] = field(default_factory=list)
+    holds: tuple[Hold, ...] = ()
 
     def visible_entries(self) -> list[MemoryEntry]:
-        """Entries that belong to the document now, oldest first."""
+        """Entries that belong to the document now, oldest first (held entries excluded)."""
         watermark = self.profile.cleared_on if self.profile else None
-        visible = [e for e in self.entries if watermark is None or e.created_on > watermark]
+        holds = self.holds
+        visible = [
+            e
+            for e in self.entries
+            if (watermark is None or e.created_on > watermark) and not any(h.covers(e) for h in holds)
+        ]
         visible.sort(key=lambda e: e.sort_key)
         # A replace starts the document anew: nothing before the newest one shows.
         for index in range(len(visible) - 1, -1, -1):

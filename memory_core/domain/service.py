@@ -12,8 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from typing import Any, Protocol
 
-from memory_core.domain.errors import Conflict, InvalidInput, PayloadTooLarge
+from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
+from memory_core.domain.custody import CustodyService
+from memory_core.domain.deletion import PENDING_MESSAGE
+from memory_core.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import (
     EntryKind,
@@ -26,7 +30,9 @@ from memory_core.domain.models import (
     sha256_hex,
 )
 from memory_core.domain.rendering import render_combined, render_scope, strip_title
+from memory_core.domain.search import SearchHit, search_entries
 from memory_core.domain.store import MemoryStore
+from memory_core.domain.tags import normalize_tags
 
 _PROFILE_WRITE_ATTEMPTS = 8
 
@@ -34,6 +40,32 @@ _PROFILE_WRITE_ATTEMPTS = 8
 class ImportMode(StrEnum):
     APPEND = "append"
     REPLACE = "replace"
+
+
+class DeletionMode(StrEnum):
+    OPERATOR_APPROVAL = "operator_approval"
+    IMMEDIATE = "immediate"
+
+
+class ContentScanner(Protocol):
+    """Finds secrets in text; each finding names its detector, never the value."""
+
+    def scan(self, text: str) -> Sequence[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDeletion:
+    """A clear or forget under operator approval: hidden now, erased after approval."""
+
+    request_id: str
+    message: str = PENDING_MESSAGE
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    """An entry erased at once (MEMORY_DELETION_MODE=immediate)."""
+
+    entry_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +124,17 @@ class MemoryService:
         max_write_bytes: int = 64 * 1024,
         clock: Callable[[], datetime] = utc_now,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+        deletion_mode: DeletionMode = DeletionMode.OPERATOR_APPROVAL,
+        scanner: ContentScanner | None = None,
     ) -> None:
         self._store = store
         self._max_write_bytes = max_write_bytes
         self._clock = clock
         self._new_id = new_id
+        self._deletion_mode = deletion_mode
+        self._scanner = scanner
+        self.audit = AuditTrail(store, clock)
+        self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id)
 
     # -- reads ---------------------------------------------------------------
 
@@ -154,6 +192,7 @@ class MemoryService:
         key = self._key(caller, instance_id, self._write_scope(scope, "append"), agent)
         entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.APPEND, options)
         profile = self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+        self._audit_write(AuditAction.APPEND, caller, entry)
         return self._written_view(caller, key, profile, entry)
 
     def import_markdown(
@@ -172,6 +211,7 @@ class MemoryService:
         if mode is ImportMode.APPEND:
             entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.IMPORT, options)
             self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+            self._audit_write(AuditAction.IMPORT, caller, entry)
         else:
             (before,) = self._store.load([key])
             body = strip_title(key.scope, content_markdown)
@@ -179,6 +219,7 @@ class MemoryService:
             # The replace entry alone switches what readers see; the watermark and
             # the purge after it only reclaim space, so a crash between them loses nothing.
             self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+            self._audit_write(AuditAction.IMPORT, caller, entry, detail="replace")
             watermark = entry.created_on - timedelta(microseconds=1)
             self._advance_watermark(key, watermark, entry.created_on)
             self._store.delete_entries(key, [e.id for e in before.entries if e.created_on <= watermark])
@@ -186,14 +227,18 @@ class MemoryService:
 
     def clear(
         self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None, *, confirm: bool
-    ) -> MemoryView:
+    ) -> MemoryView | PendingDeletion:
         """Empty the scope, keeping its profile (created_on stays).
 
+        Under operator approval the scope is hidden at once and a
+        ``PendingDeletion`` is answered; nothing is erased until approved.
         Raises ``InvalidInput`` unless ``confirm`` is true.
         """
         key = self._key(caller, instance_id, self._write_scope(scope, "clear"), agent)
         if confirm is not True:
             raise InvalidInput("clear requires confirm=true", code="confirm_required")
+        if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
+            return PendingDeletion(self.custody.request_clear(caller.upn, key).id)
         now = self._clock()
         (state,) = self._store.load([key])
         if state.profile is None:
@@ -201,9 +246,55 @@ class MemoryService:
             self._store.save_profile(replace(seed, cleared_on=now))
         else:
             self._advance_watermark(key, now, now)
-        self._store.delete_entries(key, [e.id for e in state.entries if e.created_on <= now])
+        erased = self._store.delete_entries(key, [e.id for e in state.entries if e.created_on <= now])
+        self.audit.record(AuditAction.CLEAR, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
+                          scope=key.scope.value, agent_object_id=key.agent_object_id, detail=f"erased {erased} entries")
         (after,) = self._store.load([key])
         return self._view(caller, after, agent, render_scope(key.scope, after.visible_entries()))
+
+    # -- entries, forget, search, audit -----------------------------------------
+
+    def entries(self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None) -> list[MemoryEntry]:
+        """The visible entries of ``scope`` (combined: user then agent), oldest first."""
+        if scope is Scope.COMBINED:
+            agent_ctx = self._require_agent(scope, agent)
+            keys = [ProfileKey(instance_id, caller.upn, Scope.USER),
+                    ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)]
+        else:
+            keys = [self._key(caller, instance_id, scope, agent)]
+        return [e for state in self._store.load(keys) for e in state.visible_entries()]
+
+    def forget(self, caller: Caller, instance_id: str, entry_id: str) -> PendingDeletion | Forgotten:
+        """Forget one of the caller's visible entries. ``NotFound`` when there is none by that id."""
+        entry = self._store.get_entry(instance_id, caller.upn, entry_id)
+        if entry is not None:
+            (state,) = self._store.load([entry.key])
+            if entry.id not in {e.id for e in state.visible_entries()}:
+                entry = None
+        if entry is None:
+            raise NotFound(f"no memory entry {entry_id}")
+        if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
+            return PendingDeletion(self.custody.request_forget(caller.upn, entry).id)
+        self._store.delete_entries(entry.key, [entry.id])
+        self._audit_write(AuditAction.FORGET, caller, entry)
+        return Forgotten(entry.id)
+
+    def search(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        query: str,
+        tags: Sequence[str] = (),
+        limit: int = 10,
+    ) -> list[SearchHit]:
+        """BM25 search over the visible entries of ``scope``, composed with a tag filter."""
+        return search_entries(self.entries(caller, instance_id, scope, agent), query, tags, limit)
+
+    def audit_trail(self, instance_id: str, upn: str, limit: int = 1000) -> list[AuditEvent]:
+        """The audit events of one user's memory in an instance, oldest first."""
+        return self.audit.read(instance_id, upn, limit)
 
     # -- rules ---------------------------------------------------------------
 
@@ -245,6 +336,8 @@ class MemoryService:
             )
         if not allow_empty and not content.strip():
             raise InvalidInput("content_markdown must not be empty", code="empty_content")
+        tags = normalize_tags(options.tags, session_id=options.session_id, agent_id=key.agent_object_id)
+        self._screen_for_secrets(caller, key, content, options)
         return MemoryEntry(
             id=self._new_id(),
             key=key,
@@ -257,9 +350,30 @@ class MemoryService:
             reason=options.reason,
             session_id=options.session_id,
             operation_id=options.operation_id,
-            tags=options.tags,
+            tags=tags,
             share=options.share,
             content_sha256=sha256_hex(content),
+        )
+
+    def _screen_for_secrets(self, caller: Caller, key: ProfileKey, content: str, options: WriteOptions) -> None:
+        findings = self._scanner.scan(content) if self._scanner else []
+        if not findings:
+            return
+        detectors = sorted({str(f.detector) for f in findings})
+        self.audit.record(
+            AuditAction.WRITE_REJECTED, actor=caller.upn, instance_id=key.instance_id, upn=caller.upn,
+            scope=key.scope.value, agent_object_id=key.agent_object_id, session_id=options.session_id,
+            operation_id=options.operation_id, content_sha256=sha256_hex(content),
+            byte_count=len(content.encode("utf-8")), detail="secret_detected: " + ", ".join(detectors),
+        )
+        raise SecretDetected(detectors)
+
+    def _audit_write(self, action: AuditAction, caller: Caller, entry: MemoryEntry, detail: str | None = None) -> None:
+        self.audit.record(
+            action, actor=caller.upn, instance_id=entry.key.instance_id, upn=entry.key.upn,
+            scope=entry.key.scope.value, agent_object_id=entry.key.agent_object_id, session_id=entry.session_id,
+            operation_id=entry.operation_id, entry_id=entry.id, content_sha256=entry.content_sha256,
+            byte_count=len(entry.content_markdown.encode("utf-8")), detail=detail,
         )
 
     @staticmethod
@@ -341,4 +455,7 @@ def _agent_name(state: ScopeState, agent: AgentContext | None) -> str | None:
     return agent.name if agent else None
 
 
-__all__: Sequence[str] = ("ExportDocument", "ImportMode", "MemoryService", "MemoryView", "WriteOptions")
+__all__: Sequence[str] = (
+    "DeletionMode", "ExportDocument", "Forgotten", "ImportMode", "MemoryService", "MemoryView", "PendingDeletion",
+    "WriteOptions",
+)

@@ -7,10 +7,11 @@ contract suite in ``tests/contract`` runs against every implementation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, ScopeState
+from memory_core.domain.records import Partition, Record
 
 
 class MemoryStore(Protocol):
@@ -22,11 +23,44 @@ class MemoryStore(Protocol):
     """
 
     def load(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
-        """Profiles and all stored entries for ``keys``, in the same order.
+        """Profiles, all stored entries and the partition's holds for ``keys``, in key order.
 
         All keys share one ``(instance_id, upn)`` partition; this is one query.
-        A key with nothing stored yields ``ScopeState(key, None, [])``.
+        A key with nothing stored yields ``ScopeState(key, None, [], holds)``.
+        Holds are the ``RecordKind.HOLD`` records of the partition.
         """
+        ...
+
+    def load_partition(self, instance_id: str, upn: str) -> list[ScopeState]:
+        """Every profile of one owner, with entries and holds (one query)."""
+        ...
+
+    def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
+        """One entry of the owner's partition, or None."""
+        ...
+
+    def delete_profile(self, key: ProfileKey) -> None:
+        """Erase a profile record (its entries are erased separately). Missing is fine."""
+        ...
+
+    def put_record(self, record: Record) -> Record:
+        """Create or replace a record; with ``record.etag`` set, only if unchanged, else ``Conflict``.
+
+        Returns the stored record with its new etag.
+        """
+        ...
+
+    def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
+        ...
+
+    def query_records(
+        self, partition: Partition, kind: str, where: Mapping[str, str] | None = None, limit: int | None = None
+    ) -> list[Record]:
+        """Records of ``kind`` in ``partition`` whose top-level ``data`` fields equal ``where``, ordered by id."""
+        ...
+
+    def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
+        """Erase a record; False when it was not there."""
         ...
 
     def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:

@@ -24,9 +24,9 @@ def test_append_heading_carries_time_agent_reason_and_session(server: RunningSer
     assert "session: s-42" in heading
 
 
-def test_clear_keeps_the_profile_created_on(server: RunningServer, instance_id: str) -> None:
-    """After clear, created_on is unchanged and updated_on moves forward."""
-    with server.client() as http:
+def test_clear_keeps_the_profile_created_on(immediate_server: RunningServer, instance_id: str) -> None:
+    """After an immediate clear, created_on is unchanged and updated_on moves forward."""
+    with immediate_server.client() as http:
         first = http.post(f"/instances/{instance_id}/memory/append",
                           json={"scope": "user", "content_markdown": "- a"}).json()
         cleared = http.post(f"/instances/{instance_id}/memory/clear", json={"scope": "user", "confirm": True}).json()

@@ -114,7 +114,7 @@ def test_case_08_import_replace_replaces_the_scope(server: RunningServer, instan
 
 
 def test_case_09_clear_agent_memory_empties_it(server: RunningServer, instance_id: str) -> None:
-    """clear scope=agent confirm=true leaves agent B empty and user memory untouched."""
+    """clear scope=agent confirm=true: agent B reads empty at once (pending approval), user memory untouched."""
     with server.client() as http:
         http.post(f"/instances/{instance_id}/memory/append",
                   json={"scope": "agent", "agent_object_id": AGENT_B, "content_markdown": "- to clear"}).raise_for_status()
@@ -124,7 +124,8 @@ def test_case_09_clear_agent_memory_empties_it(server: RunningServer, instance_i
                             json={"scope": "agent", "agent_object_id": AGENT_B, "confirm": True})
         agent = http.get(f"/instances/{instance_id}/memory", params={"scope": "agent", "agentObjectId": AGENT_B})
         user = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"})
-    assert cleared.status_code == 200
+    assert cleared.status_code == 202
+    assert cleared.json()["status"] == "pending_approval"
     assert agent.json()["content_markdown"] == ""
     assert "- keep me" in user.json()["content_markdown"]
 

@@ -12,7 +12,7 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.errors import InvalidInput, PayloadTooLarge
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import Scope
-from memory_core.domain.service import ImportMode, MemoryService, WriteOptions, export_filename
+from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions, export_filename
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex", user_name="alex")
 AGENT = AgentContext("/agents/benefits", "Benefits Assistant")
@@ -30,7 +30,7 @@ class Clock:
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[MemoryService]:
     store = SqliteMemoryStore(tmp_path / "m.sqlite3")
-    yield MemoryService(store, max_write_bytes=100, clock=Clock())
+    yield MemoryService(store, max_write_bytes=100, clock=Clock(), deletion_mode=DeletionMode.IMMEDIATE)
     store.close()
 
 

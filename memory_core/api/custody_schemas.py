@@ -1,0 +1,203 @@
+"""Request and response models of the custody endpoints: entries, search, audit, deletions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+from memory_core.api.schemas import AgentObjectId, ReadScope
+from memory_core.domain.audit import AuditEvent
+from memory_core.domain.deletion import DeletionRequest
+from memory_core.domain.models import MemoryEntry
+from memory_core.domain.search import SearchHit
+from memory_core.domain.service import PendingDeletion
+
+
+class _Query(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class PendingDeletionResponse(BaseModel):
+    """202: the deletion waits for an operator; the affected memory is hidden meanwhile."""
+
+    status: Literal["pending_approval"] = "pending_approval"
+    request_id: str
+    message: str
+
+    @classmethod
+    def from_pending(cls, pending: PendingDeletion) -> PendingDeletionResponse:
+        return cls(request_id=pending.request_id, message=pending.message)
+
+
+class ForgottenResponse(BaseModel):
+    status: Literal["deleted"] = "deleted"
+    entry_id: str
+
+
+class Author(BaseModel):
+    upn: str
+    user_id: str | None
+
+
+class AgentRef(BaseModel):
+    object_id: str
+    name: str | None
+
+
+class EntryModel(BaseModel):
+    id: str
+    scope: str
+    kind: str
+    content_markdown: str
+    created_on: datetime
+    author: Author
+    agent: AgentRef | None
+    session_id: str | None
+    reason: str | None
+    tags: list[str]
+    share: str
+    content_sha256: str
+
+    @classmethod
+    def from_entry(cls, entry: MemoryEntry) -> EntryModel:
+        agent_id = entry.key.agent_object_id
+        return cls(
+            id=entry.id,
+            scope=entry.key.scope.value,
+            kind=entry.kind.value,
+            content_markdown=entry.content_markdown,
+            created_on=entry.created_on,
+            author=Author(upn=entry.author_upn, user_id=entry.author_user_id),
+            agent=AgentRef(object_id=agent_id, name=entry.agent_name) if agent_id else None,
+            session_id=entry.session_id,
+            reason=entry.reason,
+            tags=list(entry.tags),
+            share=entry.share.value,
+            content_sha256=entry.content_sha256,
+        )
+
+
+class EntriesQuery(_Query):
+    scope: ReadScope
+    agentObjectId: AgentObjectId | None = None  # noqa: N815
+
+
+class EntriesResponse(BaseModel):
+    scope: str
+    entries: list[EntryModel]
+
+
+class SearchQuery(_Query):
+    q: Annotated[str, StringConstraints(max_length=1024)] = ""
+    scope: ReadScope = "user"
+    agentObjectId: AgentObjectId | None = None  # noqa: N815
+    tags: Annotated[str, StringConstraints(max_length=4096)] = Field(default="", description="Comma-separated; all must match")
+    limit: int = Field(default=10, ge=1, le=100)
+
+    @field_validator("q")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return value.strip()
+
+    def tag_list(self) -> list[str]:
+        return [t.strip() for t in self.tags.split(",") if t.strip()]
+
+
+class SearchHitModel(BaseModel):
+    score: float
+    entry: EntryModel
+
+    @classmethod
+    def from_hit(cls, hit: SearchHit) -> SearchHitModel:
+        return cls(score=round(hit.score, 6), entry=EntryModel.from_entry(hit.entry))
+
+
+class SearchResponse(BaseModel):
+    query: str
+    hits: list[SearchHitModel]
+
+
+class AuditEventModel(BaseModel):
+    time: datetime
+    actor: str
+    action: str
+    upn: str
+    scope: str | None
+    agent_object_id: str | None
+    session_id: str | None
+    operation_id: str | None
+    request_id: str | None
+    entry_id: str | None
+    content_sha256: str | None
+    byte_count: int | None
+    detail: str | None
+
+    @classmethod
+    def from_event(cls, event: AuditEvent) -> AuditEventModel:
+        return cls(
+            time=event.time, actor=event.actor, action=event.action.value, upn=event.upn, scope=event.scope,
+            agent_object_id=event.agent_object_id, session_id=event.session_id, operation_id=event.operation_id,
+            request_id=event.request_id, entry_id=event.entry_id, content_sha256=event.content_sha256,
+            byte_count=event.byte_count, detail=event.detail,
+        )
+
+
+class AuditResponse(BaseModel):
+    upn: str
+    events: list[AuditEventModel]
+
+
+class OperatorAuditQuery(_Query):
+    upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)]
+
+
+class DeletionsQuery(_Query):
+    status: Literal["pending", "approved", "rejected", "executed"] | None = None
+
+
+class DeletionRequestModel(BaseModel):
+    id: str
+    instance_id: str
+    upn: str
+    kind: str
+    status: str
+    scope: str | None
+    agent_object_id: str | None
+    entry_id: str | None
+    requested_by: str
+    requested_on: datetime
+    decided_by: str | None
+    decided_on: datetime | None
+    reason: str | None
+    executed_on: datetime | None
+    erased_entries: int | None
+    erased_profiles: int | None
+
+    @classmethod
+    def from_request(cls, r: DeletionRequest) -> DeletionRequestModel:
+        return cls(
+            id=r.id, instance_id=r.instance_id, upn=r.upn, kind=r.kind.value, status=r.status.value, scope=r.scope,
+            agent_object_id=r.agent_object_id, entry_id=r.entry_id, requested_by=r.requested_by,
+            requested_on=r.requested_on, decided_by=r.decided_by, decided_on=r.decided_on, reason=r.reason,
+            executed_on=r.executed_on, erased_entries=r.erased_entries, erased_profiles=r.erased_profiles,
+        )
+
+
+class DeletionListResponse(BaseModel):
+    requests: list[DeletionRequestModel]
+
+
+class RejectRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=2048, strip_whitespace=True)]
+
+
+class PurgeRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)]
+
+
+class SweepResponse(BaseModel):
+    executed: list[DeletionRequestModel]

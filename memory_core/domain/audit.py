@@ -1,0 +1,82 @@
+"""The audit trail: every change, request and decision leaves an event, never the content.
+
+Events carry a SHA-256 and a byte count of the content they concern, so a trail
+proves what happened without keeping what an erase erased.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.store import MemoryStore
+
+
+class AuditAction(StrEnum):
+    APPEND = "append"
+    IMPORT = "import"
+    CLEAR = "clear"
+    FORGET = "forget"
+    CLEAR_REQUESTED = "clear_requested"
+    FORGET_REQUESTED = "forget_requested"
+    PURGE_REQUESTED = "purge_requested"
+    DELETION_APPROVED = "deletion_approved"
+    DELETION_REJECTED = "deletion_rejected"
+    DELETION_EXECUTED = "deletion_executed"
+    WRITE_REJECTED = "write_rejected"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    time: datetime
+    actor: str
+    action: AuditAction
+    instance_id: str
+    upn: str
+    scope: str | None = None
+    agent_object_id: str | None = None
+    session_id: str | None = None
+    operation_id: str | None = None
+    request_id: str | None = None
+    entry_id: str | None = None
+    content_sha256: str | None = None
+    byte_count: int | None = None
+    detail: str | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["time"] = self.time.isoformat()
+        data["action"] = self.action.value
+        return data
+
+    @staticmethod
+    def from_data(data: dict[str, Any]) -> AuditEvent:
+        fields = {k: data.get(k) for k in AuditEvent.__dataclass_fields__}
+        fields["time"] = datetime.fromisoformat(str(data["time"]))
+        fields["action"] = AuditAction(str(data["action"]))
+        return AuditEvent(**fields)
+
+
+class AuditTrail:
+    """Appends events to, and reads them from, each user's partition."""
+
+    def __init__(self, store: MemoryStore, clock: Callable[[], datetime]) -> None:
+        self._store = store
+        self._clock = clock
+
+    def record(self, action: AuditAction, *, actor: str, instance_id: str, upn: str, **fields: Any) -> AuditEvent:
+        event = AuditEvent(time=self._clock(), actor=actor, action=action, instance_id=instance_id, upn=upn, **fields)
+        # Ids sort by time, so a partition's trail reads back in order.
+        record_id = f"{event.time.isoformat()}~{uuid.uuid4().hex[:12]}"
+        self._store.put_record(Record(Partition(instance_id, upn), RecordKind.AUDIT, record_id, event.to_data()))
+        return event
+
+    def read(self, instance_id: str, upn: str, limit: int = 1000) -> list[AuditEvent]:
+        """The newest ``limit`` events of one user's trail, oldest first."""
+        records = self._store.query_records(Partition(instance_id, upn), RecordKind.AUDIT)
+        return [AuditEvent.from_data(r.data) for r in records[-limit:]]

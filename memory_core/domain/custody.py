@@ -1,0 +1,229 @@
+"""Custody of deletion: requests hide, operators decide, the sweep erases.
+
+Nothing is erased before an operator approves, and nothing expires by age.
+The sweep is idempotent and safe to crash and re-run at any step:
+
+1. plan   - the entries to erase are fixed once, in the request (with its counts);
+2. erase  - the planned entries are erased (erasing twice erases nothing more);
+3. seal   - a clear moves the profile's watermark, a purge erases the profiles;
+4. unhold - the hold that hid the entries is removed;
+5. done   - the request is marked executed with the planned counts.
+
+Until step 4 the hold still hides every planned entry, so a read never sees a
+half-erased scope; a re-run after a crash replays the same plan, so a request
+is never executed twice with different results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+
+from memory_core.domain.audit import AuditAction, AuditTrail
+from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
+from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.models import Hold, MemoryEntry, ProfileKey, Scope
+from memory_core.domain.records import DELETIONS, Partition, Record, RecordKind
+from memory_core.domain.store import MemoryStore
+
+SweepFault = Callable[[str, DeletionRequest], None]
+
+
+def _no_fault(step: str, request: DeletionRequest) -> None:
+    return None
+
+
+class CustodyService:
+    """Deletion requests, operator decisions and the sweep."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        audit: AuditTrail,
+        *,
+        clock: Callable[[], datetime],
+        new_id: Callable[[], str],
+        fault: SweepFault = _no_fault,
+    ) -> None:
+        self._store = store
+        self._audit = audit
+        self._clock = clock
+        self._new_id = new_id
+        # A test seam: called between the sweep's steps so a crash can be injected.
+        self._fault = fault
+
+    # -- requests -------------------------------------------------------------
+
+    def request_clear(self, actor: str, key: ProfileKey) -> DeletionRequest:
+        """Hide everything now in ``key``'s scope until an operator decides."""
+        now = self._clock()
+        request = self._new_request(
+            actor, key.instance_id, key.upn, DeletionKind.CLEAR, now,
+            scope=key.scope.value, agent_object_id=key.agent_object_id,
+            profile_ids=(key.profile_id,), watermark=now,
+        )
+        self._open(request, AuditAction.CLEAR_REQUESTED)
+        return request
+
+    def request_forget(self, actor: str, entry: MemoryEntry) -> DeletionRequest:
+        """Hide one entry until an operator decides."""
+        key = entry.key
+        request = self._new_request(
+            actor, key.instance_id, key.upn, DeletionKind.FORGET, self._clock(),
+            scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=entry.id,
+            profile_ids=(key.profile_id,),
+        )
+        self._open(request, AuditAction.FORGET_REQUESTED, entry_id=entry.id, content_sha256=entry.content_sha256,
+                   byte_count=len(entry.content_markdown.encode("utf-8")))
+        return request
+
+    def request_purge(self, actor: str, instance_id: str, upn: str) -> DeletionRequest:
+        """Hide all of one user's memory in the instance until an operator decides."""
+        now = self._clock()
+        request = self._new_request(actor, instance_id, upn, DeletionKind.PURGE, now, watermark=now)
+        self._open(request, AuditAction.PURGE_REQUESTED)
+        return request
+
+    def _new_request(
+        self, actor: str, instance_id: str, upn: str, kind: DeletionKind, now: datetime, **fields: object
+    ) -> DeletionRequest:
+        return DeletionRequest(
+            id=self._new_id(), instance_id=instance_id, upn=upn, kind=kind, status=DeletionStatus.PENDING,
+            requested_by=actor, requested_on=now, **fields,  # type: ignore[arg-type]
+        )
+
+    def _open(self, request: DeletionRequest, action: AuditAction, **audit_fields: object) -> None:
+        # The request is stored before the hold: a crash between them leaves a
+        # visible request an operator can still decide, never a hidden orphan.
+        self._store.put_record(request.to_record())
+        hold = Hold(request.id, request.profile_ids, request.watermark,
+                    (request.entry_id,) if request.entry_id else ())
+        self._store.put_record(Record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id,
+                                      hold.to_data()))
+        self._audit.record(action, actor=request.requested_by, instance_id=request.instance_id, upn=request.upn,
+                           scope=request.scope, agent_object_id=request.agent_object_id, request_id=request.id,
+                           **audit_fields)  # type: ignore[arg-type]
+
+    # -- operator decisions -----------------------------------------------------
+
+    def list(self, instance_id: str, status: DeletionStatus | None = None) -> list[DeletionRequest]:
+        where = {"instance_id": instance_id}
+        if status is not None:
+            where["status"] = status.value
+        records = self._store.query_records(DELETIONS, RecordKind.DELETION_REQUEST, where)
+        return sorted((DeletionRequest.from_record(r) for r in records), key=lambda r: (r.requested_on, r.id))
+
+    def get(self, instance_id: str, request_id: str) -> DeletionRequest:
+        record = self._store.get_record(DELETIONS, RecordKind.DELETION_REQUEST, request_id)
+        if record is None or record.data.get("instance_id") != instance_id:
+            raise NotFound(f"no deletion request {request_id} in instance {instance_id}")
+        return DeletionRequest.from_record(record)
+
+    def approve(self, operator: str, instance_id: str, request_id: str) -> DeletionRequest:
+        """Hand a pending request to the sweep. ``Conflict`` unless it is pending."""
+        request = self._decide(operator, instance_id, request_id, DeletionStatus.APPROVED, None)
+        self._audit.record(AuditAction.DELETION_APPROVED, actor=operator, instance_id=instance_id, upn=request.upn,
+                           scope=request.scope, agent_object_id=request.agent_object_id, request_id=request.id)
+        return request
+
+    def reject(self, operator: str, instance_id: str, request_id: str, reason: str) -> DeletionRequest:
+        """Refuse a pending request and show its entries again."""
+        request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason)
+        self._store.delete_record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id)
+        self._audit.record(AuditAction.DELETION_REJECTED, actor=operator, instance_id=instance_id, upn=request.upn,
+                           scope=request.scope, agent_object_id=request.agent_object_id, request_id=request.id,
+                           detail=reason)
+        return request
+
+    def _decide(
+        self, operator: str, instance_id: str, request_id: str, status: DeletionStatus, reason: str | None
+    ) -> DeletionRequest:
+        request = self.get(instance_id, request_id)
+        if request.status is not DeletionStatus.PENDING:
+            raise Conflict(f"deletion request {request_id} is {request.status.value}, not pending", code="not_pending")
+        decided = request.with_status(status, decided_by=operator, decided_on=self._clock(), reason=reason)
+        stored = self._store.put_record(decided.to_record())  # etag: a concurrent decision conflicts
+        return replace(decided, etag=stored.etag)
+
+    # -- the sweep ------------------------------------------------------------------
+
+    def sweep(self, actor: str = "sweep", instance_id: str | None = None) -> list[DeletionRequest]:
+        """Execute every approved request (of one instance, or all); returns those executed."""
+        where = {"status": DeletionStatus.APPROVED.value}
+        if instance_id is not None:
+            where["instance_id"] = instance_id
+        records = self._store.query_records(DELETIONS, RecordKind.DELETION_REQUEST, where)
+        approved = sorted((DeletionRequest.from_record(r) for r in records), key=lambda r: (r.decided_on or r.requested_on, r.id))
+        executed = []
+        for request in approved:
+            try:
+                executed.append(self._execute(actor, request))
+            except Conflict:
+                continue  # another sweep got there first; the next run sees its result
+        return executed
+
+    def _execute(self, actor: str, request: DeletionRequest) -> DeletionRequest:
+        if request.plan is None:
+            request = self._plan(request)
+        self._fault("planned", request)
+        keys = {}
+        for item in request.plan or ():
+            keys.setdefault(item.profile_id, (item, []))[1].append(item.entry_id)
+        for item, entry_ids in keys.values():
+            self._store.delete_entries(self._key(request, item.scope, item.agent_object_id), entry_ids)
+        self._fault("erased", request)
+        self._seal(request)
+        self._fault("sealed", request)
+        self._store.delete_record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id)
+        self._fault("unheld", request)
+        done = request.with_status(DeletionStatus.EXECUTED, executed_on=self._clock())
+        stored = self._store.put_record(done.to_record())
+        self._audit.record(AuditAction.DELETION_EXECUTED, actor=actor, instance_id=request.instance_id,
+                           upn=request.upn, scope=request.scope, agent_object_id=request.agent_object_id,
+                           request_id=request.id,
+                           detail=f"erased {done.erased_entries} entries, {done.erased_profiles} profiles")
+        return replace(done, etag=stored.etag)
+
+    def _plan(self, request: DeletionRequest) -> DeletionRequest:
+        hold = Hold(request.id, request.profile_ids, request.watermark,
+                    (request.entry_id,) if request.entry_id else ())
+        states = self._store.load_partition(request.instance_id, request.upn)
+        plan = [
+            PlannedErase(e.key.profile_id, e.key.scope.value, e.key.agent_object_id, e.id)
+            for state in states
+            for e in state.entries
+            if hold.covers(e)
+        ]
+        profiles = len(states) if request.kind is DeletionKind.PURGE else 0
+        planned = replace(request, plan=tuple(plan), erased_entries=len(plan), erased_profiles=profiles)
+        stored = self._store.put_record(planned.to_record())
+        return replace(planned, etag=stored.etag)
+
+    def _seal(self, request: DeletionRequest) -> None:
+        """Make sure nothing the request covered can show again once the hold is gone."""
+        if request.kind is DeletionKind.PURGE:
+            for state in self._store.load_partition(request.instance_id, request.upn):
+                leftovers = [e.id for e in state.entries if request.watermark and e.created_on <= request.watermark]
+                self._store.delete_entries(state.key, leftovers)
+                if not [e for e in state.entries if e.id not in leftovers]:
+                    self._store.delete_profile(state.key)
+            return
+        if request.kind is DeletionKind.CLEAR and request.watermark is not None and request.scope:
+            key = self._key(request, request.scope, request.agent_object_id)
+            for _ in range(8):
+                (state,) = self._store.load([key])
+                if state.profile is None or (state.profile.cleared_on and state.profile.cleared_on >= request.watermark):
+                    return
+                try:
+                    self._store.save_profile(replace(state.profile, cleared_on=request.watermark,
+                                                     updated_on=max(state.profile.updated_on, request.watermark)))
+                    return
+                except Conflict:
+                    continue
+            raise Conflict("the memory profile kept changing during the sweep")
+
+    @staticmethod
+    def _key(request: DeletionRequest, scope: str, agent_object_id: str | None) -> ProfileKey:
+        return ProfileKey(request.instance_id, request.upn, Scope(scope), agent_object_id)
+

@@ -1,0 +1,126 @@
+"""Deletion requests: what an operator approves or rejects before anything is erased."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from memory_core.domain.records import DELETIONS, Record, RecordKind
+
+
+class DeletionKind(StrEnum):
+    CLEAR = "clear"  # one scope of one user
+    FORGET = "forget"  # one entry
+    PURGE = "purge"  # all of one user's memory in an instance
+
+
+class DeletionStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXECUTED = "executed"
+
+
+PENDING_MESSAGE = "deletion requested, pending operator approval"
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedErase:
+    """One entry the sweep will erase, with what it needs to address it."""
+
+    profile_id: str
+    scope: str
+    agent_object_id: str | None
+    entry_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionRequest:
+    id: str
+    instance_id: str
+    upn: str
+    kind: DeletionKind
+    status: DeletionStatus
+    requested_by: str
+    requested_on: datetime
+    scope: str | None = None
+    agent_object_id: str | None = None
+    entry_id: str | None = None
+    profile_ids: tuple[str, ...] | None = None
+    watermark: datetime | None = None
+    decided_by: str | None = None
+    decided_on: datetime | None = None
+    reason: str | None = None
+    plan: tuple[PlannedErase, ...] | None = None
+    executed_on: datetime | None = None
+    erased_entries: int | None = None
+    erased_profiles: int | None = None
+    etag: str | None = field(default=None, compare=False)
+
+    def to_record(self) -> Record:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "instance_id": self.instance_id,
+            "upn": self.upn,
+            "kind": self.kind.value,
+            "status": self.status.value,
+            "requested_by": self.requested_by,
+            "requested_on": self.requested_on.isoformat(),
+            "scope": self.scope,
+            "agent_object_id": self.agent_object_id,
+            "entry_id": self.entry_id,
+            "profile_ids": list(self.profile_ids) if self.profile_ids is not None else None,
+            "watermark": _iso(self.watermark),
+            "decided_by": self.decided_by,
+            "decided_on": _iso(self.decided_on),
+            "reason": self.reason,
+            "plan": [vars_of(p) for p in self.plan] if self.plan is not None else None,
+            "executed_on": _iso(self.executed_on),
+            "erased_entries": self.erased_entries,
+            "erased_profiles": self.erased_profiles,
+        }
+        return Record(DELETIONS, RecordKind.DELETION_REQUEST, self.id, data, self.etag)
+
+    @staticmethod
+    def from_record(record: Record) -> DeletionRequest:
+        d = record.data
+        plan = d.get("plan")
+        return DeletionRequest(
+            id=d["id"],
+            instance_id=d["instance_id"],
+            upn=d["upn"],
+            kind=DeletionKind(d["kind"]),
+            status=DeletionStatus(d["status"]),
+            requested_by=d["requested_by"],
+            requested_on=datetime.fromisoformat(d["requested_on"]),
+            scope=d.get("scope"),
+            agent_object_id=d.get("agent_object_id"),
+            entry_id=d.get("entry_id"),
+            profile_ids=tuple(d["profile_ids"]) if d.get("profile_ids") is not None else None,
+            watermark=_parse(d.get("watermark")),
+            decided_by=d.get("decided_by"),
+            decided_on=_parse(d.get("decided_on")),
+            reason=d.get("reason"),
+            plan=tuple(PlannedErase(**p) for p in plan) if plan is not None else None,
+            executed_on=_parse(d.get("executed_on")),
+            erased_entries=d.get("erased_entries"),
+            erased_profiles=d.get("erased_profiles"),
+            etag=record.etag,
+        )
+
+    def with_status(self, status: DeletionStatus, **changes: Any) -> DeletionRequest:
+        return replace(self, status=status, **changes)
+
+
+def vars_of(p: PlannedErase) -> dict[str, Any]:
+    return {"profile_id": p.profile_id, "scope": p.scope, "agent_object_id": p.agent_object_id, "entry_id": p.entry_id}
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+def _parse(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None

@@ -1,0 +1,43 @@
+"""Records: small JSON documents the custody features keep beside memory entries.
+
+Deletion requests, holds, audit events and settings are all records. A record
+lives in a ``Partition`` - the owner's ``(instance_id, upn)`` or a reserved
+owner name starting with "~" - so a Cosmos DB store reaches each kind with a
+single-partition query.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Reserved partition owners. "~" cannot start a normalized UPN that a
+# platform identity would carry, and keeps these apart from user partitions.
+SYSTEM_INSTANCE = "~system"
+DELETIONS_OWNER = "~deletions"
+
+
+class RecordKind:
+    HOLD = "hold"
+    DELETION_REQUEST = "deletion_request"
+    AUDIT = "audit"
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    instance_id: str
+    owner: str
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A JSON document. ``etag`` is set by the store on read and write."""
+
+    partition: Partition
+    kind: str
+    id: str
+    data: dict[str, Any] = field(default_factory=dict)
+    etag: str | None = None
+
+
+DELETIONS = Partition(SYSTEM_INSTANCE, DELETIONS_OWNER)
