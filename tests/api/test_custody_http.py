@@ -1,0 +1,191 @@
+"""Custody over HTTP: deletion approval, operator endpoints, entries, search, tags and audit."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.support.local_server import OPERATOR_KEY, RunningServer
+
+AGENT = "/agents/benefits"
+
+
+def _operator(server: RunningServer) -> httpx.Client:
+    return httpx.Client(base_url=server.api, headers={"X-API-KEY": OPERATOR_KEY}, timeout=30)
+
+
+def _append(http: httpx.Client, inst: str, text: str, **extra: object) -> dict:
+    response = http.post(f"/instances/{inst}/memory/append", json={"scope": "user", "content_markdown": text, **extra})
+    response.raise_for_status()
+    return response.json()
+
+
+def test_clear_answers_202_pending_approval(server: RunningServer, instance_id: str) -> None:
+    """Under operator approval, clear answers 202 with the request id and the pending message."""
+    with server.client() as http:
+        _append(http, instance_id, "- x")
+        response = http.post(f"/instances/{instance_id}/memory/clear", json={"scope": "user", "confirm": True})
+    body = response.json()
+    assert response.status_code == 202
+    assert body["status"] == "pending_approval" and body["request_id"]
+    assert body["message"] == "deletion requested, pending operator approval"
+
+
+def test_pending_memory_is_hidden_from_every_read(server: RunningServer, instance_id: str) -> None:
+    """get, combined, export, search and entries all omit memory whose deletion is pending."""
+    with server.client() as http:
+        _append(http, instance_id, "- hidden pineapple")
+        http.post(f"/instances/{instance_id}/memory/clear", json={"scope": "user", "confirm": True})
+        reads = [
+            http.get(f"/instances/{instance_id}/memory", params={"scope": "user"}).text,
+            http.get(f"/instances/{instance_id}/memory", params={"scope": "combined", "agentObjectId": AGENT}).text,
+            http.get(f"/instances/{instance_id}/memory/export", params={"scope": "user"}).text,
+            str(http.get(f"/instances/{instance_id}/memory/search", params={"q": "pineapple"}).json()["hits"]),
+            http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).text,
+        ]
+    assert all("pineapple" not in r for r in reads)
+
+
+def test_operator_lists_approves_and_sweeps(server: RunningServer, instance_id: str) -> None:
+    """An operator sees the pending request, approves it, and the sweep endpoint erases and reports it."""
+    with server.client() as http, _operator(server) as op:
+        _append(http, instance_id, "- a")
+        request_id = http.post(f"/instances/{instance_id}/memory/clear",
+                               json={"scope": "user", "confirm": True}).json()["request_id"]
+        pending = op.get(f"/instances/{instance_id}/operator/deletions", params={"status": "pending"}).json()
+        approved = op.post(f"/instances/{instance_id}/operator/deletions/{request_id}/approve")
+        swept = op.post(f"/instances/{instance_id}/operator/sweep").json()
+        executed = op.get(f"/instances/{instance_id}/operator/deletions", params={"status": "executed"}).json()
+    assert [r["id"] for r in pending["requests"]] == [request_id]
+    assert approved.status_code == 200 and approved.json()["status"] == "approved"
+    assert [(r["id"], r["erased_entries"]) for r in swept["executed"]] == [(request_id, 1)]
+    assert [r["id"] for r in executed["requests"]] == [request_id]
+
+
+def test_rejection_restores_memory_over_http(server: RunningServer, instance_id: str) -> None:
+    """Rejecting with a reason makes the memory readable again."""
+    with server.client() as http, _operator(server) as op:
+        _append(http, instance_id, "- restored fact")
+        request_id = http.post(f"/instances/{instance_id}/memory/clear",
+                               json={"scope": "user", "confirm": True}).json()["request_id"]
+        rejected = op.post(f"/instances/{instance_id}/operator/deletions/{request_id}/reject", json={"reason": "mistake"})
+        document = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"}).json()["content_markdown"]
+    assert rejected.json()["status"] == "rejected"
+    assert "- restored fact" in document
+
+
+def test_reject_without_reason_is_400(server: RunningServer, instance_id: str) -> None:
+    """A rejection must say why."""
+    with _operator(server) as op:
+        response = op.post(f"/instances/{instance_id}/operator/deletions/abc/reject", json={})
+    assert response.status_code == 400
+
+
+def test_deciding_an_unknown_request_is_404(server: RunningServer, instance_id: str) -> None:
+    """Approving a request id that does not exist answers 404."""
+    with _operator(server) as op:
+        response = op.post(f"/instances/{instance_id}/operator/deletions/no-such/approve")
+    assert response.status_code == 404
+
+
+def test_approving_twice_is_409(server: RunningServer, instance_id: str) -> None:
+    """A request that is no longer pending cannot be decided again."""
+    with server.client() as http, _operator(server) as op:
+        _append(http, instance_id, "- a")
+        request_id = http.post(f"/instances/{instance_id}/memory/clear",
+                               json={"scope": "user", "confirm": True}).json()["request_id"]
+        op.post(f"/instances/{instance_id}/operator/deletions/{request_id}/approve").raise_for_status()
+        again = op.post(f"/instances/{instance_id}/operator/deletions/{request_id}/approve")
+    assert again.status_code == 409
+
+
+def test_user_key_never_opens_operator_routes(server: RunningServer, instance_id: str) -> None:
+    """A user API key on an operator route answers 403; no key answers 401."""
+    with server.client() as http:
+        as_user = http.get(f"/instances/{instance_id}/operator/deletions")
+    anonymous = httpx.get(f"{server.api}/instances/{instance_id}/operator/deletions")
+    assert as_user.status_code == 403
+    assert anonymous.status_code == 401
+
+
+def test_forget_one_entry_then_purge_flow(server: RunningServer, instance_id: str) -> None:
+    """DELETE on an entry answers 202 and hides only that entry; an unknown entry answers 404."""
+    with server.client() as http:
+        keep = _append(http, instance_id, "- keep")
+        gone = _append(http, instance_id, "- gone")
+        forgotten = http.delete(f"/instances/{instance_id}/memory/entries/{gone['entry_id']}")
+        missing = http.delete(f"/instances/{instance_id}/memory/entries/{gone['entry_id']}")
+        listed = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()
+    assert forgotten.status_code == 202 and forgotten.json()["status"] == "pending_approval"
+    assert missing.status_code == 404
+    assert [e["id"] for e in listed["entries"]] == [keep["entry_id"]]
+
+
+def test_operator_purge_hides_all_of_a_users_memory(server: RunningServer, instance_id: str) -> None:
+    """POST operator/purges hides every scope of that user and, once approved and swept, erases it."""
+    with server.client() as http, _operator(server) as op:
+        _append(http, instance_id, "- user fact")
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "agent", "agent_object_id": AGENT, "content_markdown": "- agent fact"}).raise_for_status()
+        purge = op.post(f"/instances/{instance_id}/operator/purges", json={"upn": "ALEX@contoso.com"})
+        hidden = http.get(f"/instances/{instance_id}/memory",
+                          params={"scope": "combined", "agentObjectId": AGENT}).json()["content_markdown"]
+        op.post(f"/instances/{instance_id}/operator/deletions/{purge.json()['request_id']}/approve").raise_for_status()
+        swept = op.post(f"/instances/{instance_id}/operator/sweep").json()
+    assert purge.status_code == 202
+    assert hidden == ""
+    assert swept["executed"][0]["erased_entries"] == 2
+
+
+def test_entries_carry_provenance_and_tags(server: RunningServer, instance_id: str) -> None:
+    """Each listed entry has id, content, created_on, author, session, tags (with the seed's hash tags) and sha256."""
+    with server.client() as http:
+        _append(http, instance_id, "- likes tea", session_id="sess-1", tags=["mem_type:user-profile"])
+        entry = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"][0]
+    assert entry["author"]["upn"] == "alex@contoso.com"
+    assert entry["session_id"] == "sess-1"
+    assert "mem_type:user-profile" in entry["tags"]
+    assert any(t.startswith("session_id:") for t in entry["tags"])
+    assert len(entry["content_sha256"]) == 64
+
+
+def test_unknown_mem_type_is_400(server: RunningServer, instance_id: str) -> None:
+    """Tags are checked: an unknown mem_type is refused with 400 invalid_tag."""
+    with server.client() as http:
+        response = http.post(f"/instances/{instance_id}/memory/append",
+                             json={"scope": "user", "content_markdown": "- x", "tags": ["mem_type:episodic"]})
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_tag"
+
+
+def test_search_ranks_by_relevance_and_composes_with_tags(server: RunningServer, instance_id: str) -> None:
+    """search returns matching entries best first; a tag filter narrows them."""
+    with server.client() as http:
+        _append(http, instance_id, "- prefers green tea in the morning", tags=["mem_type:user-profile"])
+        _append(http, instance_id, "- tea tea tea: a serious tea drinker")
+        _append(http, instance_id, "- flies to Oslo in May")
+        ranked = http.get(f"/instances/{instance_id}/memory/search", params={"q": "tea"}).json()["hits"]
+        tagged = http.get(f"/instances/{instance_id}/memory/search",
+                          params={"q": "tea", "tags": "mem_type:user-profile"}).json()["hits"]
+    assert [h["entry"]["content_markdown"] for h in ranked] == [
+        "- tea tea tea: a serious tea drinker", "- prefers green tea in the morning"]
+    assert [h["entry"]["content_markdown"] for h in tagged] == ["- prefers green tea in the morning"]
+
+
+def test_user_reads_own_audit_and_operator_reads_any(server: RunningServer, instance_id: str) -> None:
+    """GET memory/audit shows the caller's trail; operator/audit?upn= shows the same trail to an operator."""
+    with server.client() as http, _operator(server) as op:
+        _append(http, instance_id, "- audited")
+        own = http.get(f"/instances/{instance_id}/memory/audit").json()
+        theirs = op.get(f"/instances/{instance_id}/operator/audit", params={"upn": "alex@contoso.com"}).json()
+    assert [e["action"] for e in own["events"]] == ["append"]
+    assert own["events"] == theirs["events"]
+    assert "audited" not in str(own)
+
+
+def test_forget_is_immediate_in_immediate_mode(immediate_server: RunningServer, instance_id: str) -> None:
+    """MEMORY_DELETION_MODE=immediate: DELETE answers 200 deleted and the entry is gone."""
+    with immediate_server.client() as http:
+        entry = _append(http, instance_id, "- erase now")
+        response = http.delete(f"/instances/{instance_id}/memory/entries/{entry['entry_id']}")
+        listed = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()
+    assert response.status_code == 200 and response.json() == {"status": "deleted", "entry_id": entry["entry_id"]}
+    assert listed["entries"] == []

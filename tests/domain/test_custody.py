@@ -1,0 +1,204 @@
+"""Deletion custody: holds hide, operators decide, the sweep erases idempotently."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.custody import CustodyService
+from memory_core.domain.deletion import DeletionRequest, DeletionStatus
+from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import Scope
+from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
+
+ALEX = Caller(upn="alex@contoso.com", name="Alex")
+AGENT = AgentContext("/agents/a", "A")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(milliseconds=1)
+        return self.now
+
+
+class Crash(Exception):
+    pass
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
+    s = SqliteMemoryStore(tmp_path / "c.sqlite3")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def service(store: SqliteMemoryStore) -> MemoryService:
+    return MemoryService(store, clock=Clock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+
+
+def _text(service: MemoryService, scope: Scope = Scope.USER) -> str:
+    return service.get(ALEX, "i", scope, AGENT if scope is not Scope.USER else None).content_markdown
+
+
+def _pending_clear(service: MemoryService) -> str:
+    service.append(ALEX, "i", Scope.USER, None, "- one")
+    service.append(ALEX, "i", Scope.USER, None, "- two")
+    outcome = service.clear(ALEX, "i", Scope.USER, None, confirm=True)
+    assert isinstance(outcome, PendingDeletion)
+    return outcome.request_id
+
+
+def test_clear_hides_at_once_but_erases_nothing(service: MemoryService, store: SqliteMemoryStore) -> None:
+    """A pending clear hides the scope from reads while every entry is still stored."""
+    _pending_clear(service)
+    assert _text(service) == ""
+    assert service.entries(ALEX, "i", Scope.USER, None) == []
+    assert len(store.load_partition("i", ALEX.upn)[0].entries) == 2
+
+
+def test_memory_written_after_the_clear_request_stays_visible(service: MemoryService) -> None:
+    """Only what existed at the request is hidden; later appends show."""
+    _pending_clear(service)
+    service.append(ALEX, "i", Scope.USER, None, "- after")
+    assert "- after" in _text(service) and "- one" not in _text(service)
+
+
+def test_rejection_restores_the_memory(service: MemoryService) -> None:
+    """Rejecting the request shows the hidden entries again."""
+    request_id = _pending_clear(service)
+    rejected = service.custody.reject("op", "i", request_id, "not verified")
+    assert rejected.status is DeletionStatus.REJECTED and rejected.reason == "not verified"
+    assert "- one" in _text(service) and "- two" in _text(service)
+
+
+def test_approval_alone_erases_nothing(service: MemoryService, store: SqliteMemoryStore) -> None:
+    """Approved requests stay hidden and stored until the sweep runs."""
+    request_id = _pending_clear(service)
+    service.custody.approve("op", "i", request_id)
+    assert _text(service) == ""
+    assert len(store.load_partition("i", ALEX.upn)[0].entries) == 2
+
+
+def test_sweep_erases_approved_requests_and_records_counts(service: MemoryService, store: SqliteMemoryStore) -> None:
+    """The sweep erases the approved request's entries and marks it executed with its counts."""
+    request_id = _pending_clear(service)
+    service.custody.approve("op", "i", request_id)
+    (executed,) = service.custody.sweep()
+    assert executed.id == request_id and executed.status is DeletionStatus.EXECUTED
+    assert executed.erased_entries == 2
+    assert store.load_partition("i", ALEX.upn)[0].entries == []
+    assert service.get(ALEX, "i", Scope.USER, None).created_on is not None  # profile kept
+
+
+def test_sweep_ignores_pending_and_rejected_requests(service: MemoryService, store: SqliteMemoryStore) -> None:
+    """Nothing is erased without approval."""
+    pending = _pending_clear(service)
+    assert service.custody.sweep() == []
+    service.custody.reject("op", "i", pending, "no")
+    assert service.custody.sweep() == []
+    assert len(store.load_partition("i", ALEX.upn)[0].entries) == 2
+
+
+def test_sweep_is_idempotent(service: MemoryService) -> None:
+    """A second sweep finds nothing more to execute."""
+    service.custody.approve("op", "i", _pending_clear(service))
+    assert len(service.custody.sweep()) == 1
+    assert service.custody.sweep() == []
+
+
+@pytest.mark.parametrize("step", ["planned", "erased", "sealed", "unheld"])
+def test_sweep_survives_a_crash_between_steps(step: str, service: MemoryService, store: SqliteMemoryStore) -> None:
+    """A sweep that crashes after any step hides everything meanwhile and, re-run, executes once with the same counts."""
+    request_id = _pending_clear(service)
+    service.custody.approve("op", "i", request_id)
+
+    def crash(at: str, request: DeletionRequest) -> None:
+        if at == step:
+            raise Crash(at)
+
+    crashing = CustodyService(store, service.audit, clock=Clock(), new_id=lambda: "x", fault=crash)
+    with pytest.raises(Crash):
+        crashing.sweep()
+    assert _text(service) == ""  # never half-erased or restored
+    (executed,) = service.custody.sweep()
+    assert executed.erased_entries == 2 and executed.status is DeletionStatus.EXECUTED
+    assert service.custody.sweep() == []
+    assert store.load_partition("i", ALEX.upn)[0].entries == []
+    assert _text(service) == ""
+
+
+def test_forget_hides_one_entry(service: MemoryService) -> None:
+    """Forgetting an entry hides that entry only, pending approval."""
+    kept = service.append(ALEX, "i", Scope.USER, None, "- keep")
+    gone = service.append(ALEX, "i", Scope.USER, None, "- forget me")
+    outcome = service.forget(ALEX, "i", gone.entry_id or "")
+    assert isinstance(outcome, PendingDeletion)
+    assert [e.id for e in service.entries(ALEX, "i", Scope.USER, None)] == [kept.entry_id]
+
+
+def test_forget_of_unknown_or_hidden_entry_is_not_found(service: MemoryService) -> None:
+    """An id that is not a visible entry of the caller raises NotFound."""
+    gone = service.append(ALEX, "i", Scope.USER, None, "- x")
+    service.forget(ALEX, "i", gone.entry_id or "")
+    with pytest.raises(NotFound):
+        service.forget(ALEX, "i", gone.entry_id or "")
+    with pytest.raises(NotFound):
+        service.forget(Caller(upn="blake@contoso.com"), "i", "nope")
+
+
+def test_another_user_cannot_forget_my_entry(service: MemoryService) -> None:
+    """Entry ids are looked up in the caller's own partition only."""
+    mine = service.append(ALEX, "i", Scope.USER, None, "- mine")
+    with pytest.raises(NotFound):
+        service.forget(Caller(upn="blake@contoso.com"), "i", mine.entry_id or "")
+
+
+def test_purge_erases_every_scope_of_the_user_after_approval(service: MemoryService, store: SqliteMemoryStore) -> None:
+    """A purge hides then erases user and agent memory and the profiles."""
+    service.append(ALEX, "i", Scope.USER, None, "- u")
+    service.append(ALEX, "i", Scope.AGENT, AGENT, "- a")
+    request = service.custody.request_purge("op", "i", ALEX.upn)
+    assert _text(service, Scope.COMBINED) == ""
+    service.custody.approve("op", "i", request.id)
+    (executed,) = service.custody.sweep()
+    assert executed.erased_entries == 2 and executed.erased_profiles == 2
+    assert store.load_partition("i", ALEX.upn) == []
+
+
+def test_decisions_only_apply_to_pending_requests(service: MemoryService) -> None:
+    """Approving twice, or rejecting an approved request, is a Conflict."""
+    request_id = _pending_clear(service)
+    service.custody.approve("op", "i", request_id)
+    with pytest.raises(Conflict):
+        service.custody.approve("op", "i", request_id)
+    with pytest.raises(Conflict):
+        service.custody.reject("op", "i", request_id, "late")
+
+
+def test_requests_of_another_instance_are_not_found(service: MemoryService) -> None:
+    """An operator acting in instance j cannot decide a request of instance i."""
+    request_id = _pending_clear(service)
+    with pytest.raises(NotFound):
+        service.custody.approve("op", "j", request_id)
+
+
+def test_audit_records_every_step_without_content(service: MemoryService) -> None:
+    """append, request, approval and execution each leave an event with hash and size, never the text."""
+    service.append(ALEX, "i", Scope.USER, None, "- very private words")
+    outcome = service.clear(ALEX, "i", Scope.USER, None, confirm=True)
+    assert isinstance(outcome, PendingDeletion)
+    service.custody.approve("op", "i", outcome.request_id)
+    service.custody.sweep()
+    events = service.audit_trail("i", ALEX.upn)
+    assert [e.action.value for e in events] == ["append", "clear_requested", "deletion_approved", "deletion_executed"]
+    assert events[0].content_sha256 and events[0].byte_count == len("- very private words")
+    assert all("private" not in str(e.to_data()) for e in events)
