@@ -8,6 +8,7 @@ run on the event loop.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import re
@@ -22,6 +23,7 @@ import azure.functions as func
 
 from memory_core.api.function_table import functions_of, http_methods
 from memory_core.api.http import error_response
+from memory_core.local.timers import TimerFunction, run_timer
 
 log = logging.getLogger("memory_core.local")
 
@@ -33,6 +35,7 @@ ASGISend = Callable[[dict[str, Any]], Awaitable[None]]
 @dataclass(frozen=True)
 class _Route:
     name: str
+    template: str
     pattern: re.Pattern[str]
     methods: frozenset[str]
     handler: Callable[..., Any]
@@ -76,6 +79,7 @@ def http_routes(app: func.FunctionApp, prefix: str) -> list[_Route]:
         routes.append(
             _Route(
                 name=function.get_function_name(),
+                template=f"/{prefix.strip('/')}/{getattr(trigger, 'route', None) or function.get_function_name()}",
                 pattern=compile_route(getattr(trigger, "route", None) or function.get_function_name(), prefix),
                 methods=methods,
                 handler=handler,
@@ -89,8 +93,10 @@ def http_routes(app: func.FunctionApp, prefix: str) -> list[_Route]:
 class FunctionHost:
     """ASGI application serving every HTTP function of ``app`` under ``/{prefix}``."""
 
-    def __init__(self, app: func.FunctionApp, *, route_prefix: str = "api") -> None:
+    def __init__(self, app: func.FunctionApp, *, route_prefix: str = "api", timers: list[TimerFunction] | None = None) -> None:
         self.routes = http_routes(app, route_prefix)
+        self.timers = timers or []
+        self._timer_tasks: list[asyncio.Task[None]] = []
 
     async def __call__(self, scope: dict[str, Any], receive: ASGIReceive, send: ASGISend) -> None:
         if scope["type"] == "lifespan":
@@ -104,8 +110,11 @@ class FunctionHost:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                self._timer_tasks = [asyncio.create_task(run_timer(t)) for t in self.timers]
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                for task in self._timer_tasks:
+                    task.cancel()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

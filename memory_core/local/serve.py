@@ -16,6 +16,7 @@ import uvicorn
 from memory_core.composition import reset_runtime, runtime
 from memory_core.domain.errors import ConfigurationError
 from memory_core.local.host import FunctionHost
+from memory_core.local.timers import timer_functions
 from memory_core.local.settings_file import apply_to_environment, read_local_settings
 
 log = logging.getLogger("memory_core.local")
@@ -74,12 +75,19 @@ def serve(host: str, port: int, app_dir: Path) -> int:
         return 2
     app = load_function_app(app_dir)
     prefix = route_prefix(app_dir)
-    host_app = FunctionHost(app, route_prefix=prefix)
+    try:
+        timers = timer_functions(app)
+    except ConfigurationError as e:
+        print(f"memory-core: {e}", file=sys.stderr)
+        return 2
+    host_app = FunctionHost(app, route_prefix=prefix, timers=timers)
     base = f"http://{host if ':' not in host else f'[{host}]'}:{port}/{prefix}"
     print(f"memory-core serving function_app.py on {base}/ (store: {rt.settings.memory_store})")
     print(f"  settings from: {local.path or 'environment only'}")
     for route in host_app.routes:
-        print(f"  {'|'.join(sorted(route.methods)):<16} {route.pattern.pattern.strip('^$').replace('/?', '')}")
+        print(f"  {'|'.join(sorted(route.methods)):<16} {route.template}")
+    for timer in timers:
+        print(f"  timer {timer.name} on '{timer.schedule}'")
     if rt.settings.memory_api_keys and only_sample_keys:
         print(f"  sample user key (X-API-KEY): {rt.settings.memory_api_keys[0]}")
         identity = '{"upn": "alex@contoso.com", "name": "Alex"}'

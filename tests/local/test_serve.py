@@ -1,0 +1,103 @@
+"""``python -m memory_core serve``: settings, refusals and timers, as a real process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memory_core.local.host import compile_route
+from memory_core.local.timers import resolve_schedule
+from memory_core.domain.errors import ConfigurationError
+from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, free_port, running_server
+
+
+def _serve(args: list[str], env: dict[str, str], timeout: float = 20) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "COSMOS_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "memory_core", "serve", *args], cwd=PROJECT_ROOT, env={**clean, **env},
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def test_refuses_a_non_loopback_address_with_only_sample_keys(tmp_path: Path) -> None:
+    """With the sample keys of local.settings.sample.json, serving on 0.0.0.0 is refused with exit code 2."""
+    result = _serve(["--host", "0.0.0.0", "--port", str(free_port())], {"MEMORY_SQLITE_PATH": str(tmp_path / "m.db")})
+    assert result.returncode == 2
+    assert "refusing to listen on 0.0.0.0" in result.stderr
+
+
+def test_invalid_setting_stops_the_start_naming_it(tmp_path: Path) -> None:
+    """A bad MEMORY_MAX_WRITE_BYTES stops the start with a message naming the setting."""
+    result = _serve(["--port", str(free_port())], {"MEMORY_MAX_WRITE_BYTES": "lots"})
+    assert result.returncode == 2
+    assert "MEMORY_MAX_WRITE_BYTES" in result.stderr
+
+
+def test_invalid_deletion_mode_stops_the_start(tmp_path: Path) -> None:
+    """MEMORY_DELETION_MODE accepts only operator_approval or immediate."""
+    result = _serve(["--port", str(free_port())], {"MEMORY_DELETION_MODE": "whenever"})
+    assert result.returncode == 2 and "MEMORY_DELETION_MODE" in result.stderr
+
+
+def test_start_prints_urls_and_the_sample_key(tmp_path: Path) -> None:
+    """On start the server prints its base URL, its routes and the sample key to use."""
+    port = free_port()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "COSMOS_"))}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memory_core", "serve", "--port", str(port)], cwd=PROJECT_ROOT,
+        env={**clean, "MEMORY_SQLITE_PATH": str(tmp_path / "m.db"), "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert process.stdout is not None
+        while len(lines) < 80 and not any("sample user key" in line for line in lines):
+            lines.append(process.stdout.readline())
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    banner = "".join(lines)
+    assert f"http://127.0.0.1:{port}/api/" in banner
+    assert "/api/instances/(?P<instanceId>" not in banner, "routes are shown as templates, not regexes"
+    assert "X-API-KEY): local-dev-key" in banner
+
+
+def test_timer_functions_run_on_their_schedule(tmp_path: Path) -> None:
+    """The sweep timer runs by itself: an approved request is executed without calling the sweep endpoint."""
+    env = {"MEMORY_SWEEP_SCHEDULE": "* * * * * *"}
+    with running_server(tmp_path, env) as server, server.client() as http:
+        http.post("/instances/t/memory/append", json={"scope": "user", "content_markdown": "- x"}).raise_for_status()
+        request_id = http.post("/instances/t/memory/clear", json={"scope": "user", "confirm": True}).json()["request_id"]
+        op = {"X-API-KEY": OPERATOR_KEY}
+        httpx.post(f"{server.api}/instances/t/operator/deletions/{request_id}/approve", headers=op).raise_for_status()
+        deadline = time.monotonic() + 10
+        status = "approved"
+        while status != "executed" and time.monotonic() < deadline:
+            time.sleep(0.3)
+            listed = httpx.get(f"{server.api}/instances/t/operator/deletions", headers=op).json()["requests"]
+            status = listed[0]["status"]
+    assert status == "executed"
+
+
+def test_route_templates_match_like_the_functions_host() -> None:
+    """{param} matches one segment; the prefix is required; a trailing slash is tolerated."""
+    pattern = compile_route("instances/{instanceId}/memory", "api")
+    assert pattern.match("/api/instances/abc/memory").groupdict() == {"instanceId": "abc"}  # type: ignore[union-attr]
+    assert pattern.match("/api/instances/abc/memory/")
+    assert not pattern.match("/instances/abc/memory")
+    assert not pattern.match("/api/instances/a/b/memory")
+
+
+def test_schedule_settings_are_resolved_and_checked() -> None:
+    """%SETTING% schedules come from the environment and must have six NCRONTAB fields."""
+    assert resolve_schedule("%S%", {"S": "0 */5 * * * *"}) == "0 */5 * * * *"
+    with pytest.raises(ConfigurationError):
+        resolve_schedule("%S%", {})
+    with pytest.raises(ConfigurationError):
+        resolve_schedule("*/5 * * * *", {})
