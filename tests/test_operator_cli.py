@@ -1,0 +1,42 @@
+"""The operator command line, against a real local server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer
+
+
+def _cli(server: RunningServer, *args: str, key: str = OPERATOR_KEY) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    return subprocess.run(
+        [sys.executable, "-m", "memory_core", "operator", "--url", server.base_url, "--key", key, *args],
+        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_operator_lists_and_approves_from_the_command_line(server: RunningServer, instance_id: str) -> None:
+    """list shows a pending request; approve moves it to approved; exit code 0."""
+    with server.client() as http:
+        http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": "- x"})
+        request_id = http.post(f"/instances/{instance_id}/memory/clear",
+                               json={"scope": "user", "confirm": True}).json()["request_id"]
+    listed = _cli(server, "--instance", instance_id, "list", "--status", "pending")
+    approved = _cli(server, "--instance", instance_id, "approve", request_id)
+    assert listed.returncode == 0 and request_id in listed.stdout and "1 request(s)" in listed.stdout
+    assert approved.returncode == 0 and '"status": "approved"' in approved.stdout
+
+
+def test_operator_reject_needs_a_reason_and_unknown_ids_fail(server: RunningServer, instance_id: str) -> None:
+    """Rejecting an unknown request exits with the not-found code (4) and a message."""
+    result = _cli(server, "--instance", instance_id, "reject", "nope", "--reason", "because")
+    assert result.returncode == 4
+    assert "404" in result.stderr
+
+
+def test_a_user_key_is_refused(server: RunningServer, instance_id: str) -> None:
+    """A user key exits with the forbidden code (3)."""
+    result = _cli(server, "--instance", instance_id, "list", key="test-user-key")
+    assert result.returncode == 3
