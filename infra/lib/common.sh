@@ -1,0 +1,289 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # variables set here are read by the scripts that source this file
+#
+# Shared by infra/deploy.sh, infra/teardown.sh and infra/rotate-keys.sh; sourced, never run.
+# Needs bash 4+, python3 and the Azure CLI (az) on PATH.
+
+INFRA_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO_ROOT=$(cd "$INFRA_DIR/.." && pwd)
+HELPERS="$INFRA_DIR/lib/helpers.py"
+
+WHAT_IF=0      # 1: print every az command instead of running it
+AZ_OUT=""      # JSON output of the last az_show / az_json call
+AZ_EXTRA=()    # appended to every az call (--subscription ...)
+TMP_DIR=""
+
+# App settings whose values are secrets: generated, never printed, never put on a command line.
+SECRET_SETTINGS=(MEMORY_API_KEYS MEMORY_OPERATOR_KEYS)
+
+# Keys a tenant file may set. Everything else is refused, and so are secrets.
+TENANT_KEYS=(
+  SUBSCRIPTION LOCATION RESOURCE_GROUP
+  COSMOS_ACCOUNT STORAGE_ACCOUNT FUNCTION_APP APP_INSIGHTS LOG_ANALYTICS_WORKSPACE
+  COSMOS_CAPACITY_MODE COSMOS_AUTOSCALE_MAX_THROUGHPUT COSMOS_CONSISTENCY_LEVEL COSMOS_DISABLE_LOCAL_AUTH
+  COSMOS_DATABASE COSMOS_CONTAINER
+  FUNCTION_INSTANCE_MEMORY FUNCTION_MAX_INSTANCES STORAGE_DISABLE_SHARED_KEY PACKAGE_INCLUDE
+  MEMORY_DEFAULT_INSTANCE_ID MEMORY_DELETION_MODE MEMORY_SWEEP_SCHEDULE MEMORY_AUTH_MODE
+  MEMORY_SHARING_DEFAULT_POLICY MEMORY_SHARING_ALLOW_OVERRIDE MEMORY_MAX_WRITE_BYTES
+  MEMORY_MCP_ALLOWED_HOSTS MEMORY_ENTRA_TENANT_ID MEMORY_ENTRA_AUDIENCE
+  MEMORY_COREAPI_BASE_URL COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT
+)
+
+# Cosmos DB Built-in Data Contributor (data plane).
+COSMOS_DATA_CONTRIBUTOR_ROLE="00000000-0000-0000-0000-000000000002"
+# Storage Blob Data Owner (Azure RBAC): identity-based AzureWebJobsStorage and deployment storage.
+STORAGE_BLOB_DATA_OWNER_ROLE="b7e6dc6d-f1e8-4753-8033-0f276bb0955b"
+# Tag put on a resource group that deploy.sh created; teardown.sh deletes whole groups only when it matches.
+TENANT_TAG="memory-core-tenant"
+
+log()  { printf '%s\n' "$*" >&2; }
+step() { printf '==> %s\n' "$*" >&2; }
+die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+note() { if (( WHAT_IF )); then printf '# %s\n' "$*"; else log "    $*"; fi; }
+
+# -S: the helpers need only the standard library, and skipping site start-up makes each call ~5x faster.
+helper() { python3 -S "$HELPERS" "$@"; }
+
+init_tmp() {
+  umask 077
+  TMP_DIR=$(mktemp -d "${TMPDIR:-/tmp}/memory-infra.XXXXXX")
+  trap 'rm -rf "$TMP_DIR"' EXIT
+}
+
+require_tools() {
+  command -v python3 >/dev/null 2>&1 || die "python3 is required"
+  (( BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4) )) ||
+    die "bash 4.4 or later is required (found $BASH_VERSION)"
+  if (( ! WHAT_IF )); then
+    command -v az >/dev/null 2>&1 || die "the Azure CLI (az) is required: https://learn.microsoft.com/cli/azure/install-azure-cli"
+  fi
+}
+
+is_secret_setting() {
+  local s
+  for s in "${SECRET_SETTINGS[@]}"; do [[ $1 == "$s" ]] && return 0; done
+  return 1
+}
+
+# Quote one word for display so a printed command can be pasted back into a shell.
+shell_quote() {
+  if [[ $1 =~ ^[A-Za-z0-9_./:=@,+%-]+$ ]]; then
+    printf '%s' "$1"
+  else
+    printf "'%s'" "${1//\'/\'\\\'\'}"
+  fi
+}
+
+# Print an az command line; secret setting values are replaced by <hidden>.
+print_cmd() {
+  local line="az" word name
+  for word in "$@"; do
+    if [[ $word == *=* ]]; then
+      name=${word%%=*}
+      if is_secret_setting "$name"; then word="$name=<hidden>"; fi
+    fi
+    line+=" $(shell_quote "$word")"
+  done
+  printf '%s\n' "$line"
+}
+
+# Run a changing az command; in --what-if mode only print it.
+az_run() {
+  local args=("$@" ${AZ_EXTRA[@]+"${AZ_EXTRA[@]}"} --output none)
+  if (( WHAT_IF )); then
+    print_cmd "${args[@]}"
+    return 0
+  fi
+  log "+ $(print_cmd "${args[@]}")"
+  az "${args[@]}" || die "az command failed: $(print_cmd "${args[@]}")"
+}
+
+# az_run, retried (role assignments can take minutes to reach the data plane).
+az_run_retry() {
+  local attempts=$1 n=1
+  shift
+  local args=("$@" ${AZ_EXTRA[@]+"${AZ_EXTRA[@]}"} --output none)
+  if (( WHAT_IF )); then
+    print_cmd "${args[@]}"
+    return 0
+  fi
+  while :; do
+    log "+ $(print_cmd "${args[@]}")"
+    if az "${args[@]}"; then return 0; fi
+    (( n >= attempts )) && die "az command failed $attempts times: $(print_cmd "${args[@]}")"
+    log "    attempt $n failed; retrying in ${INFRA_RETRY_SLEEP:-30}s"
+    sleep "${INFRA_RETRY_SLEEP:-30}"
+    n=$((n + 1))
+  done
+}
+
+# Read a resource that may not exist. Returns 0 and sets AZ_OUT to its JSON when it
+# exists, 1 when Azure says it does not; any other failure stops the script.
+# In --what-if mode the command is printed and the resource is treated as missing.
+az_show() {
+  local args=("$@" ${AZ_EXTRA[@]+"${AZ_EXTRA[@]}"} --output json) rc=0
+  AZ_OUT=""
+  if (( WHAT_IF )); then
+    print_cmd "${args[@]}"
+    return 1
+  fi
+  AZ_OUT=$(az "${args[@]}" 2>"$TMP_DIR/az.err") || rc=$?
+  if (( rc == 0 )); then
+    [[ -n ${AZ_OUT//[[:space:]]/} && $AZ_OUT != "null" && $AZ_OUT != "{}" ]] && return 0
+    AZ_OUT=""
+    return 1
+  fi
+  AZ_OUT=""
+  if (( rc == 3 )) || grep -qiE 'not ?found|could not be found|does not exist' "$TMP_DIR/az.err"; then
+    return 1
+  fi
+  cat "$TMP_DIR/az.err" >&2
+  die "az command failed (exit $rc): $(print_cmd "${args[@]}")"
+}
+
+# Read something that must succeed. az_json DEFAULT ARGS...: sets AZ_OUT (DEFAULT in --what-if mode).
+az_json() {
+  local default=$1
+  shift
+  local args=("$@" ${AZ_EXTRA[@]+"${AZ_EXTRA[@]}"} --output json) rc=0
+  if (( WHAT_IF )); then
+    print_cmd "${args[@]}"
+    AZ_OUT=$default
+    return 0
+  fi
+  AZ_OUT=$(az "${args[@]}" 2>"$TMP_DIR/az.err") || rc=$?
+  if (( rc != 0 )); then
+    cat "$TMP_DIR/az.err" >&2
+    die "az command failed (exit $rc): $(print_cmd "${args[@]}")"
+  fi
+}
+
+# jget PATH [PLACEHOLDER]: value at PATH in $AZ_OUT; in --what-if mode PLACEHOLDER stands in for it.
+jget() {
+  local value
+  value=$(printf '%s' "$AZ_OUT" | helper get "$1")
+  if [[ -z $value && $WHAT_IF == 1 && -n ${2:-} ]]; then value=$2; fi
+  printf '%s' "$value"
+}
+
+# ----------------------------------------------------------------------------- tenant file
+TENANT=""
+TENANT_FILE=""
+
+tenant_file_path() {
+  printf '%s/%s.env' "${MEMORY_TENANTS_DIR:-$INFRA_DIR/tenants}" "$1"
+}
+
+# load_tenant NAME: read infra/tenants/NAME.env (KEY=VALUE lines, # comments) without executing it,
+# then apply defaults. Values from the caller's environment are ignored on purpose.
+load_tenant() {
+  local name=$1 key value line n=0 k known
+  [[ $name =~ ^[a-z0-9][a-z0-9-]{0,29}$ ]] ||
+    die "tenant name '$name' must be 1-30 characters of lower-case letters, digits and '-'"
+  TENANT=$name
+  TENANT_FILE=$(tenant_file_path "$name")
+  [[ -f $TENANT_FILE ]] || die "no tenant file $TENANT_FILE (start from infra/tenants/example.env)"
+  for k in "${TENANT_KEYS[@]}"; do printf -v "$k" '%s' ""; done
+  while IFS= read -r line || [[ -n $line ]]; do
+    n=$((n + 1))
+    line=${line%$'\r'}
+    [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
+    [[ $line =~ ^[[:space:]]*([A-Za-z_][A-Za-z0-9_]*)[[:space:]]*=(.*)$ ]] ||
+      die "$TENANT_FILE:$n: expected KEY=VALUE"
+    key=${BASH_REMATCH[1]}
+    value=${BASH_REMATCH[2]}
+    value=${value#"${value%%[![:space:]]*}"}
+    if [[ $value =~ ^\"([^\"]*)\"([[:space:]]+#.*)?[[:space:]]*$ || $value =~ ^\'([^\']*)\'([[:space:]]+#.*)?[[:space:]]*$ ]]; then
+      value=${BASH_REMATCH[1]}
+    else
+      if [[ $value == \#* ]]; then value=""; fi
+      value=${value%%[[:space:]]#*}
+      value=${value%"${value##*[![:space:]]}"}
+    fi
+    if is_secret_setting "$key" || [[ $key == COSMOS_KEY || $key == MEMORY_COREAPI_KEY || $key == AzureWebJobsStorage ]]; then
+      die "$TENANT_FILE:$n: $key is a secret and must not be in a tenant file (deploy.sh generates keys; rotate them with infra/rotate-keys.sh)"
+    fi
+    known=0
+    for k in "${TENANT_KEYS[@]}"; do [[ $k == "$key" ]] && known=1; done
+    (( known )) || die "$TENANT_FILE:$n: unknown key $key (see docs/deploy.md for the keys a tenant file takes)"
+    printf -v "$key" '%s' "$value"
+  done <"$TENANT_FILE"
+
+  local alnum=${name//-/}
+  : "${RESOURCE_GROUP:=rg-memory-$name}"
+  : "${COSMOS_ACCOUNT:=cosmos-memory-$name}"
+  : "${STORAGE_ACCOUNT:=stmemory${alnum:0:16}}"
+  : "${FUNCTION_APP:=func-memory-$name}"
+  : "${APP_INSIGHTS:=appi-memory-$name}"
+  : "${LOG_ANALYTICS_WORKSPACE:=log-memory-$name}"
+  : "${COSMOS_CAPACITY_MODE:=serverless}"
+  : "${COSMOS_AUTOSCALE_MAX_THROUGHPUT:=1000}"
+  : "${COSMOS_CONSISTENCY_LEVEL:=Session}"
+  : "${COSMOS_DISABLE_LOCAL_AUTH:=false}"
+  : "${COSMOS_DATABASE:=memory}"
+  : "${COSMOS_CONTAINER:=Memories}"
+  : "${FUNCTION_INSTANCE_MEMORY:=2048}"
+  : "${FUNCTION_MAX_INSTANCES:=100}"
+  : "${STORAGE_DISABLE_SHARED_KEY:=true}"
+  : "${PACKAGE_INCLUDE:=function_app.py host.json requirements.txt memory_core}"
+  : "${MEMORY_DEFAULT_INSTANCE_ID:=$name}"
+  : "${MEMORY_DELETION_MODE:=operator_approval}"
+  : "${MEMORY_SWEEP_SCHEDULE:=0 */5 * * * *}"
+  : "${MEMORY_AUTH_MODE:=key}"
+  : "${MEMORY_SHARING_DEFAULT_POLICY:=private}"
+  : "${MEMORY_SHARING_ALLOW_OVERRIDE:=false}"
+  : "${MEMORY_MAX_WRITE_BYTES:=65536}"
+
+  AZ_EXTRA=()
+  if [[ -n $SUBSCRIPTION ]]; then AZ_EXTRA=(--subscription "$SUBSCRIPTION"); fi
+}
+
+# Stop with a message naming the tenant file when a value is out of range.
+check() {
+  local what=$1 value=$2 pattern=$3 hint=$4
+  [[ $value =~ $pattern ]] || die "$TENANT_FILE: $what='$value' is not valid: $hint"
+}
+
+validate_tenant() {
+  local bool='^(true|false)$' int='^[0-9]+$' mode
+  [[ -n $LOCATION ]] || die "$TENANT_FILE: LOCATION is required (a region with Flex Consumption: az functionapp list-flexconsumption-locations)"
+  check LOCATION "$LOCATION" '^[a-z0-9]+$' "an Azure region name such as eastus2"
+  check RESOURCE_GROUP "$RESOURCE_GROUP" '^[-A-Za-z0-9_.()]{1,90}$' "1-90 letters, digits, - _ . ( )"
+  check COSMOS_ACCOUNT "$COSMOS_ACCOUNT" '^[a-z0-9][a-z0-9-]{1,42}[a-z0-9]$' "3-44 lower-case letters, digits and -"
+  check STORAGE_ACCOUNT "$STORAGE_ACCOUNT" '^[a-z0-9]{3,24}$' "3-24 lower-case letters and digits"
+  check FUNCTION_APP "$FUNCTION_APP" '^[a-z0-9][a-z0-9-]{0,58}[a-z0-9]$' "2-60 lower-case letters, digits and -"
+  check APP_INSIGHTS "$APP_INSIGHTS" '^[-A-Za-z0-9_.()]{1,255}$' "letters, digits, - _ . ( )"
+  check LOG_ANALYTICS_WORKSPACE "$LOG_ANALYTICS_WORKSPACE" '^[A-Za-z0-9][-A-Za-z0-9]{2,62}$' "4-63 letters, digits and -"
+  check COSMOS_CAPACITY_MODE "$COSMOS_CAPACITY_MODE" '^(serverless|autoscale)$' "serverless or autoscale"
+  check COSMOS_AUTOSCALE_MAX_THROUGHPUT "$COSMOS_AUTOSCALE_MAX_THROUGHPUT" '^[1-9][0-9]*000$' "a multiple of 1000, at least 1000"
+  check COSMOS_CONSISTENCY_LEVEL "$COSMOS_CONSISTENCY_LEVEL" '^(Eventual|ConsistentPrefix|Session|Strong)$' "Eventual, ConsistentPrefix, Session or Strong"
+  check COSMOS_DISABLE_LOCAL_AUTH "$COSMOS_DISABLE_LOCAL_AUTH" "$bool" "true or false"
+  check COSMOS_DATABASE "$COSMOS_DATABASE" '^[A-Za-z0-9_-]{1,255}$' "letters, digits, _ and -"
+  check COSMOS_CONTAINER "$COSMOS_CONTAINER" '^[A-Za-z0-9_-]{1,255}$' "letters, digits, _ and -"
+  check FUNCTION_INSTANCE_MEMORY "$FUNCTION_INSTANCE_MEMORY" '^(512|2048|4096)$' "512, 2048 or 4096"
+  check FUNCTION_MAX_INSTANCES "$FUNCTION_MAX_INSTANCES" "$int" "a whole number"
+  check STORAGE_DISABLE_SHARED_KEY "$STORAGE_DISABLE_SHARED_KEY" "$bool" "true or false"
+  check MEMORY_DEFAULT_INSTANCE_ID "$MEMORY_DEFAULT_INSTANCE_ID" '^[^,[:space:]]+$' "a non-empty id without spaces or commas"
+  check MEMORY_DELETION_MODE "$MEMORY_DELETION_MODE" '^(operator_approval|immediate)$' "operator_approval or immediate"
+  check MEMORY_SWEEP_SCHEDULE "$MEMORY_SWEEP_SCHEDULE" '^[^[:space:]]+( [^[:space:]]+){5}$' "an NCRONTAB expression with six fields, e.g. '0 */5 * * * *'"
+  check MEMORY_AUTH_MODE "$MEMORY_AUTH_MODE" '^(local|key|entra|platform|easyauth)(,(local|key|entra|platform|easyauth))*$' "a comma list of local, key, entra, platform, easyauth"
+  check MEMORY_SHARING_DEFAULT_POLICY "$MEMORY_SHARING_DEFAULT_POLICY" '^(private|team|legacy)$' "private, team or legacy"
+  check MEMORY_SHARING_ALLOW_OVERRIDE "$MEMORY_SHARING_ALLOW_OVERRIDE" "$bool" "true or false"
+  check MEMORY_MAX_WRITE_BYTES "$MEMORY_MAX_WRITE_BYTES" '^[1-9][0-9]{0,7}$' "a positive whole number of bytes, at most 16777216"
+  (( MEMORY_MAX_WRITE_BYTES <= 16777216 )) || die "$TENANT_FILE: MEMORY_MAX_WRITE_BYTES must be at most 16777216"
+  if [[ -n $MEMORY_COREAPI_BASE_URL ]]; then
+    check MEMORY_COREAPI_BASE_URL "$MEMORY_COREAPI_BASE_URL" '^https?://[^[:space:],]+$' "an http(s) URL"
+  fi
+  local timeout
+  for timeout in COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT; do
+    if [[ -n ${!timeout} ]]; then check "$timeout" "${!timeout}" '^[0-9]+(\.[0-9]+)?$' "a number of seconds"; fi
+  done
+  if [[ -n $MEMORY_MCP_ALLOWED_HOSTS ]]; then
+    check MEMORY_MCP_ALLOWED_HOSTS "$MEMORY_MCP_ALLOWED_HOSTS" '^[A-Za-z0-9.:*-]+(,[A-Za-z0-9.:*-]+)*$' "a comma list of host names"
+  fi
+  for mode in ${MEMORY_AUTH_MODE//,/ }; do
+    if [[ $mode == entra && -z $MEMORY_ENTRA_TENANT_ID ]]; then
+      die "$TENANT_FILE: MEMORY_AUTH_MODE includes entra, so MEMORY_ENTRA_TENANT_ID is required"
+    fi
+  done
+}

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Small JSON / packaging helpers for the infra/*.sh scripts.
+
+The shell scripts call the Azure CLI with ``-o json`` and hand the output to
+this file on stdin, so nothing depends on jq or on JMESPath ``--query``
+behaviour. Secrets (MEMORY_API_KEYS, MEMORY_OPERATOR_KEYS) are generated and
+rewritten here and written to files with mode 0600, so they never appear on a
+command line or in the scripts' output (except the one new key that
+``rotate-add`` hands to the operator on purpose).
+
+Usage: helpers.py COMMAND [ARGS...]; see the functions below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+# hashlib, secrets, zipfile and pathlib are imported where they are used: most calls only
+# read JSON, and start-up time adds up over the ~20 calls of a deployment.
+
+# Files and folders never shipped in the app package, even inside an included folder.
+PACKAGE_SKIP_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".git", ".venv", "venv"}
+PACKAGE_SKIP_FILES = {"local.settings.json", ".DS_Store"}
+PACKAGE_SKIP_SUFFIXES = (".pyc", ".pyo")
+# A fixed timestamp keeps the zip byte-identical for identical sources, so its
+# SHA-256 only changes when the code does.
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def _die(msg: str, code: int = 2) -> None:
+    print(f"helpers.py: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def _stdin_json():
+    text = sys.stdin.read()
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:  # pragma: no cover - reported to the operator
+        _die(f"expected JSON on stdin: {exc}")
+    return None
+
+
+def _write_private_json(path: str, data) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+
+
+def _settings_dict(data) -> dict:
+    """`az functionapp config appsettings list -o json` -> {name: value}."""
+    if not data:
+        return {}
+    if isinstance(data, dict):
+        return {str(k): "" if v is None else str(v) for k, v in data.items()}
+    return {str(item["name"]): "" if item.get("value") is None else str(item["value"]) for item in data}
+
+
+def _fingerprint(key: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _split_keys(value: str) -> list[str]:
+    return [k.strip() for k in (value or "").split(",") if k.strip()]
+
+
+# --------------------------------------------------------------------- JSON reads
+def cmd_get(args: list[str]) -> None:
+    """get PATH [DEFAULT]: print a dotted path of the JSON on stdin (booleans as true/false)."""
+    if not args:
+        _die("get PATH [DEFAULT]")
+    default = args[1] if len(args) > 1 else ""
+    node = _stdin_json()
+    for part in args[0].split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            node = None
+            break
+    if node is None:
+        print(default)
+    elif isinstance(node, bool):
+        print("true" if node else "false")
+    elif isinstance(node, (dict, list)):
+        print(json.dumps(node))
+    else:
+        print(node)
+
+
+def cmd_has_capability(args: list[str]) -> None:
+    """has-capability NAME: exit 0 when the Cosmos account JSON on stdin has that capability."""
+    account = _stdin_json() or {}
+    names = {str(c.get("name", "")).lower() for c in account.get("capabilities") or []}
+    sys.exit(0 if args[0].lower() in names else 1)
+
+
+def cmd_pk_matches(args: list[str]) -> None:
+    """pk-matches PATHS KIND VERSION: exit 0 when the container JSON on stdin has that partition key."""
+    paths, kind, version = args[0].split(","), args[1], int(args[2])
+    container = _stdin_json() or {}
+    resource = container.get("resource") or container
+    pk = resource.get("partitionKey") or {}
+    actual = (list(pk.get("paths") or []), pk.get("kind"), pk.get("version") or 1)
+    if actual == (paths, kind, version):
+        sys.exit(0)
+    print(json.dumps(pk), file=sys.stderr)
+    sys.exit(1)
+
+
+def cmd_has_sql_role(args: list[str]) -> None:
+    """has-sql-role PRINCIPAL ROLE_GUID SCOPE: exit 0 when the Cosmos SQL role assignment list on stdin has it."""
+    principal, role, scope = args[0].lower(), args[1].lower(), args[2].rstrip("/").lower()
+    for item in _stdin_json() or []:
+        if (
+            str(item.get("principalId", "")).lower() == principal
+            and str(item.get("roleDefinitionId", "")).lower().rstrip("/").endswith("/" + role)
+            and str(item.get("scope", "")).rstrip("/").lower() == scope
+        ):
+            sys.exit(0)
+    sys.exit(1)
+
+
+def cmd_has_principal(args: list[str]) -> None:
+    """has-principal PRINCIPAL: exit 0 when the role assignment list on stdin has one for PRINCIPAL."""
+    principal = args[0].lower()
+    items = _stdin_json() or []
+    sys.exit(0 if any(str(i.get("principalId", "")).lower() == principal for i in items) else 1)
+
+
+def cmd_settings_nul(args: list[str]) -> None:
+    """settings-nul: app settings list on stdin -> NAME=VALUE records separated by NUL."""
+    out = sys.stdout
+    for name, value in sorted(_settings_dict(_stdin_json()).items()):
+        out.write(f"{name}={value}\0")
+
+
+# --------------------------------------------------------------------- secrets
+def cmd_gen_secrets(args: list[str]) -> None:
+    """gen-secrets OUTFILE NAME...: write {NAME: 64 hex chars} to OUTFILE (mode 0600)."""
+    import secrets
+
+    outfile, names = args[0], args[1:]
+    _write_private_json(outfile, {name: secrets.token_hex(32) for name in names})
+
+
+def cmd_rotate_add(args: list[str]) -> None:
+    """rotate-add SETTING MARKER OUT_SETTINGS OUT_KEY: add a new key next to the old ones.
+
+    Reads the app settings list on stdin. Writes {SETTING: "old,...,new", MARKER: fingerprint(new)}
+    to OUT_SETTINGS and the new key alone to OUT_KEY (both mode 0600).
+    """
+    import secrets
+
+    setting, marker, out_settings, out_key = args
+    current = _settings_dict(_stdin_json())
+    if current.get(marker):
+        _die(
+            f"a rotation of {setting} is already in progress (new key {current[marker]}); "
+            "finish it with --step remove-old first",
+            3,
+        )
+    keys = _split_keys(current.get(setting, ""))
+    new_key = secrets.token_hex(32)
+    _write_private_json(out_settings, {setting: ",".join(keys + [new_key]), marker: _fingerprint(new_key)})
+    fd = os.open(out_key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(new_key + "\n")
+    print(f"{setting}: {len(keys)} old key(s) kept, new key fingerprint {_fingerprint(new_key)}", file=sys.stderr)
+
+
+def cmd_rotate_finish(args: list[str]) -> None:
+    """rotate-finish SETTING MARKER OUT_SETTINGS: keep only the key the marker names."""
+    setting, marker, out_settings = args
+    current = _settings_dict(_stdin_json())
+    wanted = current.get(marker, "")
+    if not wanted:
+        _die(f"no rotation of {setting} is in progress; run --step add first", 3)
+    keys = _split_keys(current.get(setting, ""))
+    kept = [k for k in keys if _fingerprint(k) == wanted]
+    if not kept:
+        _die(f"the new key (fingerprint {wanted}) is no longer in {setting}; refusing to remove every key", 3)
+    _write_private_json(out_settings, {setting: ",".join(kept)})
+    print(f"{setting}: removed {len(keys) - len(kept)} old key(s), kept {wanted}", file=sys.stderr)
+
+
+def cmd_rotate_status(args: list[str]) -> None:
+    """rotate-status SETTING MARKER: print key fingerprints (never the keys)."""
+    setting, marker = args
+    current = _settings_dict(_stdin_json())
+    keys = _split_keys(current.get(setting, ""))
+    print(f"{setting}: {len(keys)} key(s)")
+    for key in keys:
+        print(f"  fingerprint {_fingerprint(key)}")
+    if current.get(marker):
+        print(f"rotation in progress: new key {current[marker]}; run --step remove-old once every caller uses it")
+    else:
+        print("no rotation in progress")
+
+
+# --------------------------------------------------------------------- hashing & package
+def cmd_digest(args: list[str]) -> None:
+    """digest ITEM...: SHA-256 over files (file:PATH) and literal strings (anything else)."""
+    import hashlib
+    from pathlib import Path
+
+    h = hashlib.sha256()
+    for item in args:
+        if item.startswith("file:"):
+            h.update(Path(item[5:]).read_bytes())
+        else:
+            h.update(item.encode("utf-8"))
+        h.update(b"\0")
+    print(h.hexdigest())
+
+
+def _iter_package_files(app_dir, includes: list[str]):
+    from pathlib import Path
+
+    for entry in includes:
+        path = app_dir / entry
+        if not path.exists():
+            _die(f"package entry '{entry}' not found in {app_dir}")
+        if path.is_file():
+            yield path
+            continue
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if d not in PACKAGE_SKIP_DIRS and not d.endswith(".egg-info"))
+            for name in sorted(files):
+                if name in PACKAGE_SKIP_FILES or name.endswith(PACKAGE_SKIP_SUFFIXES):
+                    continue
+                yield Path(root) / name
+
+
+def cmd_package(args: list[str]) -> None:
+    """package APP_DIR OUT_ZIP ENTRY...: deterministic zip of the app; prints its SHA-256."""
+    import hashlib
+    import zipfile
+    from pathlib import Path
+
+    app_dir, out_zip, includes = Path(args[0]).resolve(), Path(args[1]), args[2:]
+    for required in ("function_app.py", "host.json", "requirements.txt"):
+        if not (app_dir / required).is_file():
+            _die(f"{required} not found in {app_dir}: is --app-dir the repository root?")
+    files = sorted(set(_iter_package_files(app_dir, includes)))
+    with zipfile.ZipFile(out_zip, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for path in files:
+            info = zipfile.ZipInfo(path.relative_to(app_dir).as_posix(), date_time=ZIP_EPOCH)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, path.read_bytes())
+    print(hashlib.sha256(out_zip.read_bytes()).hexdigest())
+
+
+COMMANDS = {
+    "get": cmd_get,
+    "has-capability": cmd_has_capability,
+    "pk-matches": cmd_pk_matches,
+    "has-sql-role": cmd_has_sql_role,
+    "has-principal": cmd_has_principal,
+    "settings-nul": cmd_settings_nul,
+    "gen-secrets": cmd_gen_secrets,
+    "rotate-add": cmd_rotate_add,
+    "rotate-finish": cmd_rotate_finish,
+    "rotate-status": cmd_rotate_status,
+    "digest": cmd_digest,
+    "package": cmd_package,
+}
+
+
+def main(argv: list[str]) -> None:
+    if not argv or argv[0] not in COMMANDS:
+        _die("command must be one of: " + ", ".join(sorted(COMMANDS)))
+    COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,1 @@
+"""Tests of infra/ (deploy, teardown, key rotation) against a fake Azure CLI."""

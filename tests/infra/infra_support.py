@@ -1,0 +1,151 @@
+"""Shared helpers for the infra tests: a sandbox around the fake az.
+
+Azure's control plane cannot run here, so the scripts in infra/ run against
+tests/infra/fake_az.py, put on PATH as ``az``: it records each invocation and
+answers from a JSON state file the way the Azure CLI would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+INFRA = REPO / "infra"
+FAKE_AZ = Path(__file__).resolve().with_name("fake_az.py")
+
+# Command words that change something in Azure.
+CHANGING_WORDS = {"create", "assign", "update", "set", "delete", "config-zip", "deploy", "regenerate"}
+
+APP_FILES = {
+    "function_app.py": "import azure.functions as func\napp = func.FunctionApp()\n",
+    "host.json": '{"version": "2.0"}\n',
+    "requirements.txt": "azure-functions\nazure-cosmos\nazure-identity\n",
+    "memory_core/__init__.py": "",
+    "memory_core/store.py": "STORE = 'cosmos'\n",
+    "memory_core/__pycache__/store.cpython-311.pyc": "compiled",
+    "memory_core/local.settings.json": '{"Values": {"COSMOS_KEY": "local-only"}}\n',
+    "local.settings.json": '{"Values": {"COSMOS_KEY": "local-only"}}\n',
+    "tests/test_something.py": "def test_x():\n    pass\n",
+    "docs/notes.md": "notes\n",
+    "README.md": "readme\n",
+}
+
+
+def command_words(argv: list[str]) -> list[str]:
+    words = []
+    for arg in argv:
+        if arg.startswith("-"):
+            break
+        words.append(arg)
+    return words
+
+
+def option(argv: list[str], name: str) -> list[str]:
+    """Values given to an option in one recorded az invocation."""
+    if name not in argv:
+        return []
+    values = []
+    for arg in argv[argv.index(name) + 1:]:
+        if arg.startswith("-"):
+            break
+        values.append(arg)
+    return values
+
+
+def is_changing(argv: list[str]) -> bool:
+    return bool(CHANGING_WORDS & set(command_words(argv)))
+
+
+class AzureEnv:
+    """A sandbox: fake az on PATH, a state file, a call log, tenant files and an app folder."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.bin = root / "bin"
+        self.tenants = root / "tenants"
+        self.app_dir = root / "app"
+        self.log = root / "az-calls.jsonl"
+        self.state_file = root / "az-state.json"
+        self.deployed_zip = root / "deployed.zip"
+        for folder in (self.bin, self.tenants, self.app_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        (self.bin / "python3").symlink_to(sys.executable)
+        az = self.bin / "az"
+        az.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{FAKE_AZ}" "$@"\n')
+        az.chmod(0o755)
+        for rel, text in APP_FILES.items():
+            path = self.app_dir / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        self.write_tenant("acme")
+
+    # ----------------------------------------------------------------- setup
+    def write_tenant(self, name: str, text: str = "", **settings: str) -> Path:
+        lines = ["LOCATION=eastus2"] if "LOCATION" not in settings else []
+        lines += [f"{k}={v}" for k, v in settings.items()]
+        path = self.tenants / f"{name}.env"
+        path.write_text("\n".join(lines) + "\n" + text)
+        return path
+
+    @property
+    def env(self) -> dict:
+        env = dict(os.environ)
+        env.update(
+            PATH=f"{self.bin}{os.pathsep}{env.get('PATH', '')}",
+            FAKE_AZ_LOG=str(self.log),
+            FAKE_AZ_STATE=str(self.state_file),
+            FAKE_AZ_ZIP_COPY=str(self.deployed_zip),
+            MEMORY_TENANTS_DIR=str(self.tenants),
+            INFRA_RETRY_SLEEP="0",
+            TMPDIR=str(self.root),
+        )
+        return env
+
+    # ----------------------------------------------------------------- running
+    def run(self, script: str, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
+        cmd = ["bash", str(INFRA / script), *args]
+        if script == "deploy.sh" and "--app-dir" not in args:
+            cmd += ["--app-dir", str(self.app_dir)]
+        proc = subprocess.run(cmd, env=self.env, text=True, capture_output=True, timeout=300,
+                              input=stdin if stdin is not None else "")
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{script} {' '.join(args)} exited {proc.returncode}\n"
+                                 f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}")
+        return proc
+
+    def deploy(self, *args: str, tenant: str = "acme", check: bool = True) -> subprocess.CompletedProcess:
+        return self.run("deploy.sh", "--tenant", tenant, *args, check=check)
+
+    # ----------------------------------------------------------------- inspecting
+    def calls(self) -> list[list[str]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+
+    def reset_log(self) -> None:
+        if self.log.exists():
+            self.log.unlink()
+
+    def state(self) -> dict:
+        return json.loads(self.state_file.read_text())
+
+    def save_state(self, state: dict) -> None:
+        self.state_file.write_text(json.dumps(state))
+
+    def app(self, name: str = "func-memory-acme", rg: str = "rg-memory-acme") -> dict:
+        return self.state()["apps"][f"{rg}/{name}"]
+
+    def settings(self, **kw) -> dict:
+        return self.app(**kw)["settings"]
+
+    def cosmos(self, name: str = "cosmos-memory-acme", rg: str = "rg-memory-acme") -> dict:
+        return self.state()["cosmos"][f"{rg}/{name}"]
+
+    def find(self, *words: str, calls: list[list[str]] | None = None) -> list[int]:
+        """Indexes of the recorded calls whose command words are exactly `words`."""
+        calls = self.calls() if calls is None else calls
+        return [i for i, argv in enumerate(calls) if command_words(argv) == list(words)]

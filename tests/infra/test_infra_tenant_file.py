@@ -1,0 +1,99 @@
+"""Tenant files (infra/tenants/NAME.env): parsing and validation before any az call.
+
+The fake az (tests/infra/fake_az.py) stands in for Azure's control plane, which
+cannot run here; these tests check that a bad tenant file stops before it is called.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.infra.infra_support import INFRA
+
+
+def test_example_tenant_file_is_valid(azure):
+    """infra/tenants/example.env parses, validates and yields a what-if plan."""
+    env = azure.env
+    del env["MEMORY_TENANTS_DIR"]
+    proc = subprocess.run(["bash", str(INFRA / "deploy.sh"), "--tenant", "example", "--what-if",
+                           "--app-dir", str(azure.app_dir)], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "az group create --name rg-memory-example" in proc.stdout
+    assert azure.calls() == []
+
+
+@pytest.mark.parametrize("line", ["MEMORY_API_KEYS=abc", "MEMORY_OPERATOR_KEYS=abc", "COSMOS_KEY=abc",
+                                  "MEMORY_COREAPI_KEY=abc"])
+def test_secret_in_tenant_file_is_refused(azure, line):
+    """A tenant file that carries a key is refused before az is called."""
+    azure.write_tenant("acme", text=line + "\n")
+    proc = azure.deploy(check=False)
+    assert proc.returncode != 0 and "secret" in proc.stderr
+    assert azure.calls() == []
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"MEMORY_DELETION_MODE": "later"},
+        {"MEMORY_AUTH_MODE": "key,magic"},
+        {"MEMORY_SHARING_DEFAULT_POLICY": "public"},
+        {"MEMORY_SHARING_ALLOW_OVERRIDE": "yes"},
+        {"MEMORY_MAX_WRITE_BYTES": "64k"},
+        {"MEMORY_MAX_WRITE_BYTES": "20000000"},
+        {"COSMOS_READ_TIMEOUT": "soon"},
+        {"MEMORY_SWEEP_SCHEDULE": "*/5 * * * *"},
+        {"COSMOS_CAPACITY_MODE": "provisioned"},
+        {"COSMOS_AUTOSCALE_MAX_THROUGHPUT": "1500"},
+        {"STORAGE_ACCOUNT": "Not-Valid"},
+        {"MEMORY_AUTH_MODE": "entra"},
+    ],
+    ids=lambda s: "-".join(f"{k}={v}" for k, v in s.items()),
+)
+def test_invalid_value_is_refused_before_any_az_call(azure, setting):
+    """An out-of-range value stops the run with a message naming the key, before az is called."""
+    azure.write_tenant("acme", **setting)
+    proc = azure.deploy(check=False)
+    assert proc.returncode != 0 and next(iter(setting)) in proc.stderr
+    assert azure.calls() == []
+
+
+def test_unknown_key_is_refused(azure):
+    """A misspelt key is an error, not silently ignored."""
+    azure.write_tenant("acme", MEMORY_DELETON_MODE="immediate")
+    proc = azure.deploy(check=False)
+    assert proc.returncode != 0 and "unknown key MEMORY_DELETON_MODE" in proc.stderr
+
+
+def test_missing_tenant_file_is_reported(azure):
+    """--tenant with no matching file says which file it looked for."""
+    proc = azure.deploy(tenant="nobody", check=False)
+    assert proc.returncode != 0 and "nobody.env" in proc.stderr
+    assert azure.calls() == []
+
+
+def test_location_is_required(azure):
+    """A tenant file without LOCATION is refused."""
+    azure.write_tenant("acme", LOCATION="")
+    proc = azure.deploy(check=False)
+    assert proc.returncode != 0 and "LOCATION is required" in proc.stderr
+
+
+def test_tenant_file_is_not_executed(azure, tmp_path):
+    """Shell in a tenant file is data: a $(...) value is not run."""
+    marker = tmp_path / "executed"
+    azure.write_tenant("acme", MEMORY_DEFAULT_INSTANCE_ID=f"$(touch {marker})")
+    azure.deploy("--what-if", check=False)
+    assert not marker.exists()
+
+
+def test_quotes_and_comments_are_understood(azure):
+    """Quoted values and trailing comments are read as a person would expect."""
+    azure.write_tenant("acme", text='MEMORY_SWEEP_SCHEDULE="0 0 */2 * * *"  # every two hours\n'
+                                    "MEMORY_DELETION_MODE=immediate   # no approval\n")
+    azure.deploy("--no-code")
+    settings = azure.settings()
+    assert settings["MEMORY_SWEEP_SCHEDULE"] == "0 0 */2 * * *"
+    assert settings["MEMORY_DELETION_MODE"] == "immediate"
