@@ -41,6 +41,8 @@ def build_store(settings: Settings) -> MemoryStore:
 
 
 def build_runtime(settings: Settings) -> Runtime:
+    from memory_core.secrets import SecretScanner
+
     store = build_store(settings)
     return Runtime(
         settings=settings,
@@ -49,6 +51,7 @@ def build_runtime(settings: Settings) -> Runtime:
             store,
             max_write_bytes=settings.memory_max_write_bytes,
             deletion_mode=DeletionMode(settings.memory_deletion_mode),
+            scanner=SecretScanner(),
         ),
         auth=KeyAuthenticator(settings.memory_api_keys, settings.memory_operator_keys),
     )

@@ -17,6 +17,7 @@ from memory_core.domain.errors import (
     MemoryCoreError,
     NotFound,
     PayloadTooLarge,
+    SecretDetected,
     Unauthenticated,
     Unavailable,
 )
@@ -30,6 +31,7 @@ HTTP_STATUS: dict[type[MemoryCoreError], int] = {
     NotFound: 404,
     Conflict: 409,
     PayloadTooLarge: 413,
+    SecretDetected: 422,
     Unavailable: 503,
 }
 

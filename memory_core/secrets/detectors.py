@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import math
 import re
+import string
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+from detect_secrets.plugins.jwt import JwtTokenDetector
 
 # Names shared with detect-secrets' plugins are spelled as its ``secret_type``
 # so one kind of secret is reported under one name.
@@ -31,6 +35,7 @@ BASIC_AUTH = "Basic Auth Credentials"
 SECRET_KEYWORD = "Secret Keyword"
 NPM_TOKEN = "NPM Token"  # detect-secrets says "NPM tokens"; the scanner renames it
 PRIVATE_KEY = "Private Key"
+JWT = "JSON Web Token"
 # Names of kinds detect-secrets does not have.
 CONNECTION_STRING = "Connection String"
 AZURE_SAS_TOKEN = "Azure SAS Token"
@@ -47,17 +52,14 @@ class Detector:
     """One kind of secret: its reported name and how to find it.
 
     ``hints`` are lower-case substrings of which at least one must occur in
-    the lower-cased text (an empty tuple means no such filter), and
-    ``gate(lowered)`` a further cheap test on the lower-cased text; both are
-    necessary conditions checked before ``matches``, never a decision on their
-    own. ``matches(text, lowered)`` decides. All three must be pure and
-    thread-safe.
+    the lower-cased text before ``matches`` runs (an empty tuple means always
+    run); they are a cheap necessary condition, never a decision on their own.
+    ``matches(text, lowered)`` decides; it must be pure and thread-safe.
     """
 
     name: str
     hints: tuple[str, ...]
     matches: Callable[[str, str], bool]
-    gate: Callable[[str], bool] | None = None
 
     def found_in(self, text: str, lowered: str) -> bool:
         """True when this kind of secret occurs in ``text``.
@@ -67,23 +69,7 @@ class Detector:
         """
         if self.hints and not any(hint in lowered for hint in self.hints):
             return False
-        if self.gate is not None and not self.gate(lowered):
-            return False
         return self.matches(text, lowered)
-
-
-def anchored_gate(anchors: tuple[str, ...], pattern: str) -> Callable[[str], bool]:
-    """A gate: ``pattern`` matches at some occurrence of one of ``anchors`` in the lower-cased text.
-
-    Finding the anchors with ``str.find`` and matching only there is much
-    cheaper than letting a regex try every position of a long text.
-    """
-    compiled = re.compile(pattern)
-
-    def gate(lowered: str) -> bool:
-        return any(compiled.match(lowered, index) for anchor in anchors for index in _positions(lowered, anchor))
-
-    return gate
 
 
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
@@ -104,14 +90,12 @@ def lower_same_length(text: str) -> str:
 # Value heuristics shared by the detectors below.
 
 _PLACEHOLDER_WORDS = frozenset(
-    {
-        "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key",
-        "changeme", "change_me", "change-me", "redacted", "removed", "hidden", "example",
-        "placeholder", "username", "user", "none", "null", "nil", "undefined", "empty",
-        "yourpassword", "your_password", "your-password", "mypassword", "my_password",
-        "secretpassword", "your_api_key", "your-api-key", "yourapikey", "your_token",
-        "your-token", "xxxxxxxx", "notasecret", "not-a-secret",
-    }
+    """
+    password passwd pass pwd secret token apikey api_key api-key changeme change_me change-me
+    redacted removed hidden example placeholder username user none null nil undefined empty
+    yourpassword your_password your-password mypassword my_password secretpassword your_api_key
+    your-api-key yourapikey your_token your-token xxxxxxxx notasecret not-a-secret
+    """.split()
 )
 _PLACEHOLDER_START = ("<", "{", "[", "$", "%", "(", "@@", "__")
 _MASK_CHARS = frozenset("*xX.•#-_?")
@@ -145,12 +129,21 @@ def shannon_entropy(value: str) -> float:
     return -sum(n / length * math.log2(n / length) for n in Counter(value).values())
 
 
-def _char_classes(value: str) -> int:
-    lower = any(c.islower() for c in value)
-    upper = any(c.isupper() for c in value)
-    digit = any(c.isdigit() for c in value)
-    other = any(not c.isalnum() for c in value)
-    return lower + upper + digit + other
+_LOWER = frozenset(string.ascii_lowercase)
+_UPPER = frozenset(string.ascii_uppercase)
+_DIGITS = frozenset(string.digits)
+_LETTERS = _LOWER | _UPPER
+_ALNUM = _LETTERS | _DIGITS
+
+
+def _char_classes(chars: frozenset[str] | set[str]) -> int:
+    """How many of lower, upper, digit, other (anything else, non-ASCII included) occur."""
+    return (
+        (not chars.isdisjoint(_LOWER))
+        + (not chars.isdisjoint(_UPPER))
+        + (not chars.isdisjoint(_DIGITS))
+        + (not chars <= _ALNUM)
+    )
 
 
 def looks_random(value: str, *, min_length: int = 16, min_entropy: float = 3.0) -> bool:
@@ -161,9 +154,14 @@ def looks_random(value: str, *, min_length: int = 16, min_entropy: float = 3.0) 
     """
     if len(value) < min_length or is_placeholder(value):
         return False
-    if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
+    chars = set(value)
+    if chars.isdisjoint(_DIGITS) or chars.isdisjoint(_LETTERS):
         return False
     return shannon_entropy(value) >= min_entropy
+
+
+_WINDOWS_PATH = re.compile(r"[A-Za-z]:\\")
+_CALL = re.compile(r"\w\(")
 
 
 def looks_like_password(value: str) -> bool:
@@ -172,25 +170,38 @@ def looks_like_password(value: str) -> bool:
     ``hunter2``, ``required``, ``12 characters`` and file paths fail; a value
     like ``Summer2024!`` passes. Random tokens pass through ``looks_random``.
     """
-    if is_placeholder(value) or "://" in value or value.startswith(("/", "~", "./", "\\")):
+    if len(value) < 8 or is_placeholder(value) or "://" in value or value.startswith(("/", "~", "./", "\\")):
         return False
-    if re.match(r"[A-Za-z]:\\", value) or re.search(r"\w\(", value):
+    if _WINDOWS_PATH.match(value) or _CALL.search(value):
         return False
-    if 8 <= len(value) <= 128 and _char_classes(value) >= 3:
+    if 8 <= len(value) <= 128 and _char_classes(set(value)) >= 3:
         return True
     return looks_random(value)
 
 
-def _any_match(patterns: Iterable[re.Pattern[str]]) -> Callable[[str, str], bool]:
-    compiled = tuple(patterns)
+_TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "_")
+
+
+def prefixed(prefixes: tuple[str, ...], pattern: str) -> Callable[[str, str], bool]:
+    """A matcher for a vendor token: ``pattern`` matches at an occurrence of a literal prefix.
+
+    The prefix must start a token (not follow a letter, digit or "_"), and
+    ``pattern`` (which starts with the prefix) must match right there.
+    Finding prefixes with ``str.find`` keeps this linear and cheap.
+    """
+    compiled = re.compile(pattern)
 
     def matches(text: str, lowered: str) -> bool:
-        return any(pattern.search(text) for pattern in compiled)
+        for prefix in prefixes:
+            for index in positions(text, prefix):
+                if (index == 0 or text[index - 1] not in _TOKEN_CHARS) and compiled.match(text, index):
+                    return True
+        return False
 
     return matches
 
 
-def _positions(lowered: str, needle: str) -> Iterator[int]:
+def positions(lowered: str, needle: str) -> Iterator[int]:
     """Every index at which ``needle`` occurs in ``lowered`` (C-speed search)."""
     index = lowered.find(needle)
     while index != -1:
@@ -208,21 +219,34 @@ def _positions(lowered: str, needle: str) -> Iterator[int]:
 # possibly with JSON-escaped "\n" line breaks as in a service-account file).
 
 _NL = r"(?:\s|\\[rn])"
+# Matched at each "BEGIN" preceded by 4-5 dashes (and an optional space).
 _PEM_PRIVATE_KEY = re.compile(
-    r"-{4,5} ?BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-    + _NL + r"*+"
-    + r"(?:[A-Za-z][A-Za-z0-9-]{0,40}:[^\n\\]{0,200}" + _NL + r"++){0,8}"
-    + r"(?:[A-Za-z0-9+/=]" + _NL + r"*+){40}"
+    r"BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+    + _NL
+    + r"*+"
+    + r"(?:[A-Za-z][A-Za-z0-9-]{0,40}:[^\n\\]{0,200}"
+    + _NL
+    + r"++){0,8}"
+    + r"(?:[A-Za-z0-9+/=]"
+    + _NL
+    + r"*+){40}"
 )
-_PUTTY_PRIVATE_KEY = re.compile(
-    r"PuTTY-User-Key-File-\d:[^\n]{0,200}\n(?:[^\n]{0,2000}\n){0,40}?"
-    r"Private-Lines: ?\d+\s+[A-Za-z0-9+/=]{40}"
-)
+# Matched at each "Private-Lines:" of a PuTTY key file.
+_PUTTY_PRIVATE_LINES = re.compile(r"Private-Lines: ?\d+\s+[A-Za-z0-9+/=]{40}")
 
 
 def has_private_key(text: str, lowered: str = "") -> bool:
     """True when ``text`` holds the material of a PEM, OpenSSH, PGP or PuTTY private key."""
-    return bool(_PEM_PRIVATE_KEY.search(text) or _PUTTY_PRIVATE_KEY.search(text))
+    for index in positions(text, "BEGIN "):
+        armoured = text.endswith(("----", "---- "), max(0, index - 5), index)
+        if armoured and _PEM_PRIVATE_KEY.match(text, index):
+            return True
+    for index in positions(text, "Private-Lines:"):
+        if text.rfind("PuTTY-User-Key-File-", max(0, index - 4000), index) != -1 and _PUTTY_PRIVATE_LINES.match(
+            text, index
+        ):
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------
@@ -233,12 +257,11 @@ def has_private_key(text: str, lowered: str = "") -> bool:
 # times faster than letting a case-insensitive regex try every position.
 
 _DB_SCHEMES = frozenset(
-    {
-        "postgres", "postgresql", "mysql", "mysqlx", "mariadb", "mongodb", "mongodb+srv",
-        "redis", "rediss", "amqp", "amqps", "mssql", "sqlserver", "oracle", "cockroachdb",
-        "clickhouse", "cassandra", "neo4j", "neo4j+s", "bolt", "couchbase", "couchbases",
-        "snowflake", "db2", "memcached", "elasticsearch", "nats", "kafka", "mqtt", "mqtts",
-    }
+    """
+    postgres postgresql mysql mysqlx mariadb mongodb mongodb+srv redis rediss amqp amqps mssql
+    sqlserver oracle cockroachdb clickhouse cassandra neo4j neo4j+s bolt couchbase couchbases
+    snowflake db2 memcached elasticsearch nats kafka mqtt mqtts
+    """.split()
 )
 _SCHEME_BEFORE = re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{1,20}\Z")
 # After "://": user:password@host. Userinfo cannot contain "/" (RFC 3986), so
@@ -248,20 +271,21 @@ _USERINFO_AFTER = re.compile(r"([^\s/:@]{0,128}):([^\s/@]{1,256})@[A-Za-z0-9\[]"
 
 def _url_passwords(text: str, lowered: str) -> Iterator[tuple[str, str]]:
     """(scheme, password) for every ``scheme://user:password@host`` in ``text``."""
-    for index in _positions(lowered, "://"):
-        scheme = _SCHEME_BEFORE.search(lowered, max(0, index - 21), index)
-        if scheme is None:
+    for index in positions(lowered, "://"):
+        if index == 0 or not lowered[index - 1].isalnum():
             continue
         userinfo = _USERINFO_AFTER.match(text, index + 3)
-        if userinfo is not None:
+        if userinfo is None:
+            continue
+        scheme = _SCHEME_BEFORE.search(lowered, max(0, index - 21), index)
+        if scheme is not None:
             yield scheme.group(0), userinfo.group(2)
 
 
 def has_db_url_password(text: str, lowered: str) -> bool:
     """True for a database/broker URL with a real password (``postgres://u:pw@host``)."""
     return any(
-        scheme in _DB_SCHEMES and not is_placeholder(password)
-        for scheme, password in _url_passwords(text, lowered)
+        scheme in _DB_SCHEMES and not is_placeholder(password) for scheme, password in _url_passwords(text, lowered)
     )
 
 
@@ -274,19 +298,26 @@ def has_basic_auth_url(text: str, lowered: str) -> bool:
     and which flags documentation placeholders.
     """
     return any(
-        scheme not in _DB_SCHEMES and not is_placeholder(password)
-        for scheme, password in _url_passwords(text, lowered)
+        scheme not in _DB_SCHEMES and not is_placeholder(password) for scheme, password in _url_passwords(text, lowered)
     )
 
 
-_URL_PASSWORD_PARAM = re.compile(r"://[^\s#]{1,300}?[?&;](?:password|passwd|pwd)=([^&;\s#\"']{1,256})")
+_PARAM_VALUE = re.compile(r"[^&;\s#\"']{1,256}")
+_WHITESPACE = re.compile(r"\s")
 
 
 def has_url_password_param(text: str, lowered: str) -> bool:
-    """True for a URL with a ``password=`` query parameter (JDBC style)."""
-    for match in _URL_PASSWORD_PARAM.finditer(lowered):
-        if not is_placeholder(text[match.start(1) : match.end(1)]):
-            return True
+    """True for a URL with a ``password=`` / ``pwd=`` query parameter (JDBC style)."""
+    for needle in ("password=", "passwd=", "pwd="):
+        for index in positions(lowered, needle):
+            if not index or lowered[index - 1] not in "?&;":
+                continue
+            url_start = lowered.rfind("://", max(0, index - 300), index)
+            if url_start == -1 or _WHITESPACE.search(lowered, url_start, index):
+                continue
+            value = _PARAM_VALUE.match(text, index + len(needle))
+            if value is not None and not is_placeholder(value.group(0)):
+                return True
     return False
 
 
@@ -298,7 +329,7 @@ _AZURE_KEY_VALUE = re.compile(r"[ \t]*=[ \t]*([A-Za-z0-9+/]{32,}={0,2})")
 def has_azure_key(text: str, lowered: str) -> bool:
     """True for ``AccountKey=`` / ``SharedAccessKey=`` / ``AccessKey=`` with a random base64 key."""
     for needle in ("accountkey", "accesskey"):
-        for index in _positions(lowered, needle):
+        for index in positions(lowered, needle):
             if index and lowered[index - 1].isalpha() and not lowered.endswith("shared", 0, index):
                 continue
             value = _AZURE_KEY_VALUE.match(text, index + len(needle))
@@ -316,18 +347,30 @@ _KV_CONNECTION_CONTEXT = re.compile(
 
 
 def has_kv_connection_password(text: str, lowered: str) -> bool:
-    """True for ``Password=<value>`` / ``Pwd=<value>`` inside a key=value connection string."""
+    """True for ``Password=<value>`` / ``Pwd=<value>`` inside a key=value connection string.
+
+    "Inside" means a ``Server=``/``Host=``/``User ID=``/... pair ending in ";"
+    occurs earlier on the same line, within 1000 characters. Those pairs are
+    found once per text, so many ``password=`` decoys cost linear time.
+    """
+    context_ends: list[int] | None = None
     for needle in ("password", "pwd"):
-        for index in _positions(lowered, needle):
-            if index and lowered[index - 1] not in "; \t\"'":
+        for index in positions(lowered, needle):
+            if index and lowered[index - 1] not in _KV_KEY_BOUNDARY:
                 continue
             value = _KV_PASSWORD_VALUE.match(text, index + len(needle))
-            if value is None or is_placeholder(_first_group(value)):
+            if value is None:
                 continue
-            line_start = lowered.rfind("\n", 0, index) + 1
-            if _KV_CONNECTION_CONTEXT.search(lowered, max(line_start, index - 1000), index):
+            if context_ends is None:
+                context_ends = [match.end() for match in _KV_CONNECTION_CONTEXT.finditer(lowered)]
+            window_start = max(lowered.rfind("\n", 0, index) + 1, index - 1000)
+            nearest = bisect.bisect_right(context_ends, index) - 1
+            if nearest >= 0 and context_ends[nearest] > window_start and not is_placeholder(_first_group(value)):
                 return True
     return False
+
+
+_KV_KEY_BOUNDARY = frozenset("; \t\r\n\"'")
 
 
 def _first_group(match: re.Match[str]) -> str:
@@ -401,9 +444,7 @@ def luhn_valid(digits: str) -> bool:
 
 
 def _has_issuer_prefix(digits: str) -> bool:
-    return any(
-        len(digits) in lengths and low <= int(digits[:width]) <= high for width, low, high, lengths in _ISSUERS
-    )
+    return any(len(digits) in lengths and low <= int(digits[:width]) <= high for width, low, high, lengths in _ISSUERS)
 
 
 def is_card_number(candidate: str) -> bool:
@@ -443,7 +484,7 @@ _PASSWORD_WORD = re.compile(r"pass(?:word|wd|phrase)?|pwd")
 _ASSIGNMENT_TAIL = re.compile(
     r"(?P<suffix>[a-z0-9_.-]{0,40}+)[\"'\]]{0,2}+[ \t]{0,3}+"
     r"(?::=|=>|==?|:|(?<=[ \t])(?:is|was|equals)(?=[ \t]))[ \t]{0,3}+[\"'`]?"
-    r"(?P<value>[^\s\"'`,;<>()\[\]{}]{1,256})"
+    r"(?P<value>[^\s\"'`,;<>()\[\]{}]{1,200})"
 )
 _METADATA_SUFFIX = re.compile(
     r"(?:[_.-]|^)(?:id|ids|name|names|url|uri|path|file|type|count|length|len|ttl|expiry|expires"
@@ -452,35 +493,69 @@ _METADATA_SUFFIX = re.compile(
 )
 
 
-def _assigned_value(text: str, lowered: str, keyword_end: int) -> str | None:
+def _assigned_value(text: str, lowered: str, keyword_end: int) -> tuple[str, int] | None:
+    """The value assigned right after a keyword ending at ``keyword_end``, and where it ends."""
     tail = _ASSIGNMENT_TAIL.match(lowered, keyword_end)
     if tail is None or _METADATA_SUFFIX.search(tail.group("suffix")):
         return None
-    return text[tail.start("value") : tail.end("value")].rstrip(".:")
+    return text[tail.start("value") : tail.end("value")].rstrip(".:"), tail.end()
 
 
 def has_secret_assignment(text: str, lowered: str) -> bool:
-    """True for ``password=...`` / ``api_key: ...`` / ``my token is ...`` with a secret-shaped value."""
-    for anchor in _PASSWORD_ANCHORS:
-        for index in _positions(lowered, anchor):
-            word = _PASSWORD_WORD.match(lowered, index)
-            if word is None:
-                continue
-            end = word.end()
-            if end - index <= 4 and (  # bare "pass"/"pwd" must stand alone: not "passport", "bypass"
-                (index and lowered[index - 1].isalpha()) or (end < len(lowered) and lowered[end].isalpha())
-            ):
-                continue
-            value = _assigned_value(text, lowered, end)
-            if value is not None and looks_like_password(value):
-                return True
-    for anchor in _TOKEN_ANCHORS:
-        for index in _positions(lowered, anchor):
-            if anchor == "key" and not _KEY_QUALIFIER.search(lowered, max(0, index - 13), index):
-                continue
-            value = _assigned_value(text, lowered, index + len(anchor))
-            if value is not None and looks_random(value):
-                return True
+    """True for ``password=...`` / ``api_key: ...`` / ``my token is ...`` with a secret-shaped value.
+
+    A keyword inside a value already judged is not examined again, which
+    keeps crafted input ("password=password=...") linear.
+    """
+    for anchors, is_password in ((_PASSWORD_ANCHORS, True), (_TOKEN_ANCHORS, False)):
+        for anchor in anchors:
+            judged_until = -1
+            for index in positions(lowered, anchor):
+                if index < judged_until:
+                    continue
+                if is_password:
+                    word = _PASSWORD_WORD.match(lowered, index)
+                    if word is None:
+                        continue
+                    end = word.end()
+                    if end - index <= 4 and (  # bare "pass"/"pwd" must stand alone: not "passport", "bypass"
+                        (index and lowered[index - 1].isalpha()) or (end < len(lowered) and lowered[end].isalpha())
+                    ):
+                        continue
+                else:
+                    if anchor == "key" and not _KEY_QUALIFIER.search(lowered, max(0, index - 13), index):
+                        continue
+                    end = index + len(anchor)
+                assigned = _assigned_value(text, lowered, end)
+                if assigned is None:
+                    continue
+                value, judged_until = assigned
+                if looks_like_password(value) if is_password else looks_random(value):
+                    return True
+    return False
+
+
+# --------------------------------------------------------------------------
+# JSON Web Tokens.
+#
+# detect-secrets' JwtTokenDetector has the right validation (header and
+# payload must be base64url-encoded JSON) but its pattern is quadratic on
+# crafted input: 64 KiB of "eyJeyJeyJ..." takes seconds. This detector uses
+# a linear pattern (possessive runs, no start inside a longer run) and then
+# the library's own ``is_formally_valid`` on the header and payload.
+
+_JWT_AT = re.compile(r"eyJ[A-Za-z0-9_-]{2,}+={0,2}\.[A-Za-z0-9_-]{2,}+={0,2}")
+_JWT_RUN_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
+
+
+def has_jwt(text: str, lowered: str = "") -> bool:
+    """True for a JWT (or JWS/JWE) whose header and payload decode to JSON."""
+    for index in positions(text, "eyJ"):
+        if index and text[index - 1] in _JWT_RUN_CHARS:
+            continue  # inside a longer run: not where a token starts
+        match = _JWT_AT.match(text, index)
+        if match is not None and JwtTokenDetector.is_formally_valid(match.group(0)):
+            return True
     return False
 
 
@@ -494,7 +569,7 @@ _BASE64_VALUE = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}")
 
 def has_bearer_token(text: str, lowered: str) -> bool:
     """True for ``Bearer <token>`` where the token is long, mixed and high-entropy."""
-    for index in _positions(lowered, "bearer"):
+    for index in positions(lowered, "bearer"):
         value = _BEARER_VALUE.match(text, index + 6)
         if value is not None and looks_random(value.group(1)):
             return True
@@ -518,47 +593,59 @@ def has_basic_auth_header(text: str, lowered: str) -> bool:
 
 
 # --------------------------------------------------------------------------
+# Entra ID (Azure AD) client secrets: 3 characters, a digit, "Q~", then 31-34
+# more, e.g. "abc8Q~...". Found at each "Q~".
+
+_ENTRA_SECRET_CHARS = frozenset(string.ascii_letters + string.digits + "_~.-")
+_ENTRA_SECRET = re.compile(r"[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])")
+
+
+def has_entra_client_secret(text: str, lowered: str = "") -> bool:
+    """True for an Entra ID application client secret."""
+    for index in positions(text, "Q~"):
+        start = index - 4
+        if start < 0 or (start and text[start - 1] in _ENTRA_SECRET_CHARS):
+            continue
+        if _ENTRA_SECRET.match(text, start):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------
 # Token formats detect-secrets 1.5.0 does not know. Each is vendor-prefixed,
 # so a match is specific enough to decide on its own.
 
-_B = r"(?<![A-Za-z0-9_])"  # token start: not inside a longer identifier
-_E = r"(?![A-Za-z0-9_])"  # token end
+_E = r"(?![A-Za-z0-9_])"  # token end: not followed by more token characters
 
 EXTRA_TOKEN_DETECTORS: tuple[Detector, ...] = (
-    Detector(GITHUB_TOKEN, ("github_pat_",), _any_match([re.compile(_B + r"github_pat_[A-Za-z0-9_]{36,255}" + _E)])),
+    Detector(GITHUB_TOKEN, ("github_pat_",), prefixed(("github_pat_",), r"github_pat_[A-Za-z0-9_]{36,255}" + _E)),
     Detector(
         STRIPE_ACCESS_KEY,
         ("_test_", "_live_"),
-        _any_match([re.compile(_B + r"(?:sk|rk)_(?:test|live)_[0-9A-Za-z]{24,247}" + _E)]),
+        prefixed(("sk_test_", "rk_test_", "sk_live_", "rk_live_"), r"[sr]k_(?:test|live)_[0-9A-Za-z]{24,247}" + _E),
     ),
     Detector(
         OPENAI_TOKEN,
         ("sk-",),
-        _any_match([re.compile(_B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,300}" + _E)]),
+        prefixed(("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"), r"sk-[A-Za-z]+-[A-Za-z0-9_-]{40,300}" + _E),
     ),
     Detector(
         ANTHROPIC_API_KEY,
         ("sk-ant-",),
-        _any_match([re.compile(_B + r"sk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_-]{40,200}" + _E)]),
+        prefixed(("sk-ant-",), r"sk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_-]{40,200}" + _E),
     ),
-    Detector(GOOGLE_API_KEY, ("aiza",), _any_match([re.compile(_B + r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")])),
-    Detector(HUGGING_FACE_TOKEN, ("hf_",), _any_match([re.compile(_B + r"hf_[A-Za-z]{34,40}" + _E)])),
+    Detector(GOOGLE_API_KEY, ("aiza",), prefixed(("AIza",), r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")),
+    Detector(HUGGING_FACE_TOKEN, ("hf_",), prefixed(("hf_",), r"hf_[A-Za-z]{34,40}" + _E)),
     Detector(
         SLACK_TOKEN,
         ("xapp-", "xoxe"),
-        _any_match(
-            [
-                re.compile(_B + r"xapp-\d-[A-Z0-9]{8,}-\d{8,}-[a-f0-9]{32,}" + _E),
-                re.compile(_B + r"xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9]{40,}" + _E),
-            ]
+        prefixed(
+            ("xapp-", "xoxe"),
+            r"xapp-\d-[A-Z0-9]{8,}-\d{8,}-[a-f0-9]{32,}" + _E + r"|xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9]{40,}" + _E,
         ),
     ),
-    Detector(NPM_TOKEN, ("npm_",), _any_match([re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E)])),
-    Detector(
-        AZURE_AD_CLIENT_SECRET,
-        ("q~",),
-        _any_match([re.compile(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])")]),
-    ),
+    Detector(NPM_TOKEN, ("npm_",), prefixed(("npm_",), r"npm_[A-Za-z0-9]{36}" + _E)),
+    Detector(AZURE_AD_CLIENT_SECRET, ("q~",), has_entra_client_secret),
 )
 
 CUSTOM_DETECTORS: tuple[Detector, ...] = (
@@ -573,5 +660,6 @@ CUSTOM_DETECTORS: tuple[Detector, ...] = (
     Detector(PAYMENT_CARD, (), has_card_number),
     Detector(SECRET_KEYWORD, ("pass", "pwd", "secret", "token", "key", "credential"), has_secret_assignment),
     Detector(BEARER_TOKEN, ("bearer",), has_bearer_token),
+    Detector(JWT, ("eyj",), has_jwt),
     *EXTRA_TOKEN_DETECTORS,
 )

@@ -189,3 +189,21 @@ def test_forget_is_immediate_in_immediate_mode(immediate_server: RunningServer, 
         listed = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()
     assert response.status_code == 200 and response.json() == {"status": "deleted", "entry_id": entry["entry_id"]}
     assert listed["entries"] == []
+
+
+def test_a_secret_is_refused_with_422_and_nothing_stored(server: RunningServer, instance_id: str) -> None:
+    """A write carrying a private key answers 422 secret_detected naming the detector, never the secret."""
+    key_body = "MIIEowIBAAKCAQEA7v" + "Qx9s2kLmZ3pR8tW1yB4nC6dF0gH5jK" * 3
+    pem = "-----BEGIN RSA PRIVATE KEY-----\n" + key_body + "\n-----END RSA PRIVATE KEY-----"
+    with server.client() as http:
+        response = http.post(f"/instances/{instance_id}/memory/append",
+                             json={"scope": "user", "content_markdown": f"- my key is\n{pem}"})
+        stored = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
+        audit = http.get(f"/instances/{instance_id}/memory/audit").json()["events"]
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "secret_detected"
+    assert "Private Key" in response.json()["error"]["message"]
+    assert key_body[:16] not in response.text
+    assert stored == []
+    assert [e["action"] for e in audit] == ["write_rejected"]
+    assert key_body[:16] not in str(audit)
