@@ -8,8 +8,10 @@ Two implementations of one small protocol:
   with ``MEMORY_COREAPI_KEY``: the seed's Phase 4 shape, where the MCP server
   stores nothing.
 
-Both answer the same ``MemoryResponse`` and raise the same domain errors with
-the same messages, so a tool's result does not depend on the backend.
+Both answer what the REST API answers (``MemoryResponse``; for a clear under
+operator approval, ``PendingDeletionResponse``) and raise the same domain
+errors with the same codes and messages, so a tool's result does not depend on
+the backend.
 """
 
 from __future__ import annotations
@@ -18,31 +20,40 @@ import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import anyio.to_thread
 import httpx
-from pydantic import ValidationError
+from pydantic import BaseModel
 
-from memory_core.api.errors import HTTP_STATUS
+from memory_core.api.custody_schemas import PendingDeletionResponse
 from memory_core.api.schemas import MemoryResponse
 from memory_core.auth import API_KEY_HEADER, USER_IDENTITY_HEADER
 from memory_core.domain.errors import (
+    Conflict,
     ConfigurationError,
+    Forbidden,
     InvalidInput,
     MemoryCoreError,
+    NotFound,
+    PayloadTooLarge,
     Unauthenticated,
     Unavailable,
 )
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import Scope
-from memory_core.domain.service import MemoryService, WriteOptions
+from memory_core.domain.service import MemoryService, PendingDeletion, WriteOptions
 from memory_core.settings import Settings
 
 log = logging.getLogger("memory_core.mcp")
 
+M = TypeVar("M", bound=BaseModel)
+
 DEFAULT_TIMEOUT_SECONDS = 30.0
+
+ClearAnswer = MemoryResponse | PendingDeletionResponse
+"""A clear answers the emptied scope, or (under operator approval) the pending deletion request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +89,8 @@ class MemoryBackend(Protocol):
         """Append one entry; answers the profile metadata and the section added."""
         ...
 
-    async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> MemoryResponse:
-        """Empty ``scope``; ``InvalidInput`` unless ``confirm`` is true."""
+    async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> ClearAnswer:
+        """Empty ``scope`` (at once, or hidden pending operator approval); ``InvalidInput`` unless confirmed."""
         ...
 
     async def aclose(self) -> None:
@@ -121,13 +132,15 @@ class InProcessBackend:
         )
         return MemoryResponse.from_view(view)
 
-    async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> MemoryResponse:
-        view = await anyio.to_thread.run_sync(
+    async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> ClearAnswer:
+        answer = await anyio.to_thread.run_sync(
             functools.partial(
                 self._service.clear, target.caller, target.instance_id, scope, target.agent, confirm=confirm
             )
         )
-        return MemoryResponse.from_view(view)
+        if isinstance(answer, PendingDeletion):
+            return PendingDeletionResponse.from_pending(answer)
+        return MemoryResponse.from_view(answer)
 
     async def aclose(self) -> None:
         return None
@@ -139,10 +152,17 @@ class CoreApiFailure(MemoryCoreError):
     code = "coreapi_error"
 
 
+# The base class of each status the CoreAPI answers (see memory_core.api.errors);
+# the CoreAPI's own code and message are kept on the error.
 _ERROR_BY_STATUS: dict[int, type[MemoryCoreError]] = {
-    status: cls for cls, status in HTTP_STATUS.items() if cls is not Unavailable
+    400: InvalidInput,
+    401: Unauthenticated,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    413: PayloadTooLarge,
+    422: InvalidInput,
 }
-_ERROR_BY_STATUS[422] = InvalidInput
 
 
 def _retry_after(response: httpx.Response) -> int:
@@ -185,8 +205,7 @@ def error_from_response(response: httpx.Response) -> MemoryCoreError:
     code, message = body
     if status == 503:
         return Unavailable(message, code=code, retry_after_seconds=_retry_after(response))
-    cls = _ERROR_BY_STATUS.get(status, CoreApiFailure)
-    return cls(message, code=code)
+    return _ERROR_BY_STATUS.get(status, CoreApiFailure)(message, code=code)
 
 
 class CoreApiBackend:
@@ -225,7 +244,7 @@ class CoreApiBackend:
             params["agentObjectId"] = target.agent.object_id
             if target.agent.name:
                 params["agentName"] = target.agent.name
-        return await self._call("GET", target, "", params=params)
+        return _memory_response(await self._call("GET", target, "", params=params))
 
     async def append(
         self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None
@@ -239,13 +258,17 @@ class CoreApiBackend:
             "session_id": target.session_id,
             "operation_id": target.operation_id,
         }
-        return await self._call("POST", target, "/append", json={k: v for k, v in body.items() if v is not None})
+        sent = {k: v for k, v in body.items() if v is not None}
+        return _memory_response(await self._call("POST", target, "/append", json=sent))
 
-    async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> MemoryResponse:
+    async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> ClearAnswer:
         body: dict[str, Any] = {"scope": scope.value, "confirm": confirm}
         if target.agent is not None:
             body["agent_object_id"] = target.agent.object_id
-        return await self._call("POST", target, "/clear", json=body)
+        response = await self._call("POST", target, "/clear", json=body)
+        if response.status_code == 202:
+            return _parsed(response, PendingDeletionResponse)
+        return _memory_response(response)
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -258,7 +281,8 @@ class CoreApiBackend:
         *,
         params: Mapping[str, str] | None = None,
         json: Mapping[str, Any] | None = None,
-    ) -> MemoryResponse:
+    ) -> httpx.Response:
+        """The CoreAPI's 2xx answer; any other answer raised as the error it stands for."""
         path = f"/instances/{quote(target.instance_id, safe='')}/memory{suffix}"
         headers = {API_KEY_HEADER: self._api_key, USER_IDENTITY_HEADER: target.identity_header}
         try:
@@ -274,12 +298,20 @@ class CoreApiBackend:
             if isinstance(error, Unauthenticated):
                 log.warning("the CoreAPI refused this server's credentials: %s", error.message)
             raise error
-        try:
-            return MemoryResponse.model_validate(response.json())
-        except (ValueError, ValidationError):
-            raise CoreApiFailure(
-                f"the CoreAPI answered HTTP {response.status_code} with a body that is not a memory response"
-            ) from None
+        return response
+
+
+def _parsed(response: httpx.Response, model: type[M]) -> M:
+    try:
+        return model.model_validate(response.json())
+    except ValueError:  # not JSON, or not the model (pydantic's ValidationError is a ValueError)
+        raise CoreApiFailure(
+            f"the CoreAPI answered HTTP {response.status_code} with a body that is not a {model.__name__}"
+        ) from None
+
+
+def _memory_response(response: httpx.Response) -> MemoryResponse:
+    return _parsed(response, MemoryResponse)
 
 
 def build_backend(settings: Settings, service: MemoryService) -> MemoryBackend:

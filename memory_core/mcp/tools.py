@@ -6,7 +6,8 @@ memory:
 
 - the user: X-USER-IDENTITY, believed only with a valid X-API-KEY (as for REST);
 - the agent: X-AGENT-OBJECT-ID and X-AGENT-NAME, static values configured on
-  the agent's MCP tool;
+  the agent's MCP tool (scope=agent needs them; scope=combined without them
+  reads user memory only);
 - the instance: X-INSTANCE-ID, else the MEMORY_DEFAULT_INSTANCE_ID setting;
 - optional provenance: X-SESSION-ID and X-OPERATION-ID, recorded on appends.
 
@@ -17,16 +18,20 @@ unexpected is logged with an incident id and answered with a generic message.
 Protocol problems (an unknown tool, a malformed request) are JSON-RPC errors.
 """
 
+# No ``from __future__ import annotations`` here: the SDK reads the tool
+# functions' annotations (argument schemas, the Context parameter) at registration.
+
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from memory_core import __version__
 from memory_core.api.errors import internal_error
@@ -130,13 +135,17 @@ def resolve_target(
     )
 
 
-def _require_agent(target: CallTarget, scope: Scope) -> None:
-    if scope is not Scope.USER and target.agent is None:
-        raise InvalidInput(
-            f"scope={scope.value} needs the agent: configure the X-AGENT-OBJECT-ID header "
-            "(and X-AGENT-NAME) on this agent's MCP tool",
-            code="agent_required",
-        )
+def _effective_scope(target: CallTarget, scope: Scope) -> Scope:
+    """The scope to use: combined without an agent header reads user memory; agent without one is an error."""
+    if target.agent is not None or scope is Scope.USER:
+        return scope
+    if scope is Scope.COMBINED:
+        return Scope.USER
+    raise InvalidInput(
+        f"scope={scope.value} needs the agent: configure the X-AGENT-OBJECT-ID header "
+        "(and X-AGENT-NAME) on this agent's MCP tool",
+        code="agent_required",
+    )
 
 
 def error_result(code: str, message: str) -> CallToolResult:
@@ -156,7 +165,7 @@ def result_for_error(error: BaseException) -> CallToolResult:
     return error_result(code, message)
 
 
-def _json_result(response: MemoryResponse) -> CallToolResult:
+def _json_result(response: BaseModel) -> CallToolResult:
     data = response.model_dump(mode="json")
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
@@ -195,32 +204,43 @@ class MemoryMCPServer(MCPServer):
             return result_for_error(error)
 
 
+@contextmanager
+def _root_logging_kept() -> Iterator[None]:
+    """MCPServer() calls logging.basicConfig(); leave the host's root logger as it was."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
+
+
 def build_server(
     backend: MemoryBackend, auth: KeyAuthenticator, default_instance_id: str | None
 ) -> MemoryMCPServer:
     """The MCP server with exactly the three memory tools, calling ``backend``."""
-    server = MemoryMCPServer(
-        name=SERVER_NAME,
-        title="memory-core",
-        description="Personalized memory for AI agents: user and agent memory as markdown.",
-        instructions=INSTRUCTIONS,
-        version=__version__,
-        log_level="WARNING",
-    )
+    with _root_logging_kept():
+        server = MemoryMCPServer(
+            name=SERVER_NAME,
+            title="memory-core",
+            description="Personalized memory for AI agents: user and agent memory as markdown.",
+            instructions=INSTRUCTIONS,
+            version=__version__,
+        )
 
-    def target_for(ctx: Context, scope: Scope) -> CallTarget:
+    def target_for(ctx: Context, scope: Scope) -> tuple[CallTarget, Scope]:
         target = resolve_target(ctx.headers, auth, default_instance_id)
-        _require_agent(target, scope)
-        return target
+        return target, _effective_scope(target, scope)
 
     @server.tool(
         description="Read the user's saved memory as markdown: user memory, this agent's memory, or both "
-        "(combined, the default). Empty when nothing is saved.",
+        "(combined, the default; user memory alone when no agent is configured). Empty when nothing is saved.",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
     async def get_memory(ctx: Context, scope: GetScope = "combined") -> CallToolResult:
         try:
-            response = await backend.get(target_for(ctx, Scope(scope)), Scope(scope))
+            response = await backend.get(*target_for(ctx, Scope(scope)))
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _markdown_result(response.content_markdown)
@@ -236,23 +256,23 @@ def build_server(
         ctx: Context, scope: AppendScope, memory: MemoryText, reason: Reason = None
     ) -> Annotated[CallToolResult, MemoryResponse]:
         try:
-            response = await backend.append(target_for(ctx, Scope(scope)), Scope(scope), memory, reason)
+            response = await backend.append(*target_for(ctx, Scope(scope)), memory, reason)
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _json_result(response)
 
     @server.tool(
         description="Clear the selected memory scope; the memory profile is kept. Refuses unless "
-        "confirm=true: use only when the user explicitly asks to forget/reset memory. Answers JSON.",
+        "confirm=true: use only when the user explicitly asks to forget/reset memory. Answers JSON: the "
+        "emptied scope, or, where deletions need operator approval, "
+        '{"status": "pending_approval", "request_id", "message"} (the memory is hidden at once).',
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
         ),
     )
-    async def clear_memory(
-        ctx: Context, scope: ClearScope, confirm: Confirm = False
-    ) -> Annotated[CallToolResult, MemoryResponse]:
+    async def clear_memory(ctx: Context, scope: ClearScope, confirm: Confirm = False) -> CallToolResult:
         try:
-            response = await backend.clear(target_for(ctx, Scope(scope)), Scope(scope), confirm=confirm)
+            response = await backend.clear(*target_for(ctx, Scope(scope)), confirm=confirm)
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _json_result(response)

@@ -1,0 +1,58 @@
+"""InProcessBackend over a real MemoryService and SQLite store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.auth import parse_identity
+from memory_core.domain.errors import InvalidInput
+from memory_core.domain.identity import AgentContext
+from memory_core.domain.models import ProfileKey, Scope
+from memory_core.domain.service import MemoryService
+from memory_core.mcp.backend import CallTarget, InProcessBackend
+from tests.mcp.client import AGENT_A
+from tests.support.local_server import identity
+
+pytestmark = pytest.mark.anyio
+
+UPN = "alex@contoso.com"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
+    store = SqliteMemoryStore(tmp_path / "memory.sqlite3")
+    yield store
+    store.close()
+
+
+def _target(**extra: object) -> CallTarget:
+    raw = identity(UPN)
+    return CallTarget(parse_identity(raw), raw, "inst", **extra)  # type: ignore[arg-type]
+
+
+async def test_append_stores_agent_name_and_provenance(store: SqliteMemoryStore) -> None:
+    """An append stores reason, X-SESSION-ID, X-OPERATION-ID and the X-AGENT-NAME on the entry."""
+    backend = InProcessBackend(MemoryService(store))
+    target = _target(agent=AgentContext(AGENT_A, "Benefits Assistant"), session_id="s-1", operation_id="op-1")
+    await backend.append(target, Scope.AGENT, "- fact", "stated")
+    (state,) = store.load([ProfileKey("inst", UPN, Scope.AGENT, AGENT_A)])
+    entry = state.entries[0]
+    assert (entry.reason, entry.session_id, entry.operation_id, entry.agent_name) == (
+        "stated", "s-1", "op-1", "Benefits Assistant"
+    )
+
+
+async def test_get_answers_the_memory_response_of_the_service(store: SqliteMemoryStore) -> None:
+    """get answers MemoryResponse.from_view of the service's view (empty content for a new user)."""
+    response = await InProcessBackend(MemoryService(store)).get(_target(), Scope.USER)
+    assert (response.scope, response.upn, response.content_markdown) == (Scope.USER, UPN, "")
+
+
+async def test_clear_without_confirm_raises_the_service_error(store: SqliteMemoryStore) -> None:
+    """clear(confirm=False) raises the service's InvalidInput("clear requires confirm=true")."""
+    with pytest.raises(InvalidInput, match="clear requires confirm=true"):
+        await InProcessBackend(MemoryService(store)).clear(_target(), Scope.USER, confirm=False)

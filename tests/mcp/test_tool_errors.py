@@ -1,0 +1,174 @@
+"""Tool errors over real HTTP, on both backends: isError results carrying the REST API's own messages."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+
+from tests.mcp.client import AGENT_A, call, mcp_headers, mcp_session, text
+from tests.mcp.conftest import McpTarget
+from tests.support.local_server import USER_KEY, identity
+
+pytestmark = pytest.mark.anyio
+
+
+def _rest_error(response: httpx.Response) -> tuple[str, str]:
+    assert response.status_code >= 400
+    error = response.json()["error"]
+    return error["code"], error["message"]
+
+
+def _assert_tool_error(result: object, code: str, message: str) -> None:
+    assert result.is_error  # type: ignore[attr-defined]
+    assert text(result) == message  # type: ignore[arg-type]
+    assert result.structured_content == {"error": {"code": code, "message": message}}  # type: ignore[attr-defined]
+
+
+async def test_missing_api_key_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """Without X-API-KEY a tool answers the REST API's 401 message."""
+    with httpx.Client(base_url=mcp_target.store.api, headers={"X-USER-IDENTITY": identity("a@contoso.com")}) as rest:
+        code, message = _rest_error(rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}))
+    result = await call(mcp_target.url, mcp_headers(None, instance=instance_id), "get_memory", {"scope": "user"})
+    assert message == "missing X-API-KEY header"
+    _assert_tool_error(result, code, message)
+
+
+async def test_wrong_api_key_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """A wrong X-API-KEY answers the REST API's "invalid API key"."""
+    with mcp_target.store.client(key="wrong-key") as rest:
+        code, message = _rest_error(rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}))
+    result = await call(mcp_target.url, mcp_headers("wrong-key", instance=instance_id), "get_memory", {"scope": "user"})
+    _assert_tool_error(result, code, message)
+
+
+async def test_missing_user_identity_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """Without X-USER-IDENTITY a tool answers the REST API's 401 message."""
+    with mcp_target.store.client(None) as rest:
+        code, message = _rest_error(rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}))
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, None, instance=instance_id), "get_memory",
+                        {"scope": "user"})
+    _assert_tool_error(result, code, message)
+
+
+async def test_unusable_user_identity_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """An X-USER-IDENTITY without a upn answers the REST API's message."""
+    bad = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"name": "no upn"}'}
+    with httpx.Client(base_url=mcp_target.store.api, headers=bad) as rest:
+        code, message = _rest_error(rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}))
+    headers = {**mcp_headers(mcp_target.key, None, instance=instance_id), "X-USER-IDENTITY": '{"name": "no upn"}'}
+    _assert_tool_error(await call(mcp_target.url, headers, "get_memory", {"scope": "user"}), code, message)
+
+
+async def test_agent_scope_without_agent_header_is_a_clear_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """scope=agent with no X-AGENT-OBJECT-ID header is a tool error naming the header."""
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), "append_memory",
+                        {"scope": "agent", "memory": "- x"})
+    assert result.is_error
+    assert "X-AGENT-OBJECT-ID" in text(result)
+    assert result.structured_content["error"]["code"] == "agent_required"
+
+
+async def test_empty_memory_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """Appending blank markdown answers the REST API's validation message."""
+    with mcp_target.store.client() as rest:
+        code, message = _rest_error(
+            rest.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": " \n"})
+        )
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), "append_memory",
+                        {"scope": "user", "memory": " \n"})
+    _assert_tool_error(result, code, message)
+
+
+async def test_oversized_memory_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """A memory over MEMORY_MAX_WRITE_BYTES answers the REST API's 413 message."""
+    big = "x" * (64 * 1024 + 1)
+    with mcp_target.store.client() as rest:
+        code, message = _rest_error(
+            rest.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": big})
+        )
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), "append_memory",
+                        {"scope": "user", "memory": big})
+    assert code == "payload_too_large"
+    _assert_tool_error(result, code, message)
+
+
+async def test_secret_in_memory_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """A memory carrying a private key answers the REST API's secret_detected message, without the secret."""
+    key_body = "MIIEowIBAAKCAQEA7v" + "Qx9s2kLmZ3pR8tW1yB4nC6dF0gH5jK" * 3
+    memory = f"- my key is\n-----BEGIN RSA PRIVATE KEY-----\n{key_body}\n-----END RSA PRIVATE KEY-----"
+    with mcp_target.store.client() as rest:
+        code, message = _rest_error(
+            rest.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": memory})
+        )
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), "append_memory",
+                        {"scope": "user", "memory": memory})
+    assert code == "secret_detected"
+    _assert_tool_error(result, code, message)
+    assert key_body[:16] not in text(result)
+
+
+async def test_invalid_instance_header_is_the_rest_error(mcp_target: McpTarget) -> None:
+    """An X-INSTANCE-ID the REST API would refuse as {instanceId} answers the same message."""
+    with mcp_target.store.client() as rest:
+        code, message = _rest_error(rest.get("/instances/bad%20id/memory", params={"scope": "user"}))
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, instance="bad id"), "get_memory",
+                        {"scope": "user"})
+    _assert_tool_error(result, code, message)
+
+
+async def test_clear_without_confirm_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """clear_memory without confirm=true answers the REST API's refusal."""
+    with mcp_target.store.client() as rest:
+        code, message = _rest_error(rest.post(f"/instances/{instance_id}/memory/clear", json={"scope": "user"}))
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), "clear_memory",
+                        {"scope": "user", "confirm": False})
+    _assert_tool_error(result, code, message)
+
+
+async def test_argument_outside_the_schema_is_a_tool_error_without_the_value(
+    mcp_target: McpTarget, instance_id: str
+) -> None:
+    """scope="everyone" is a tool error naming the argument and the rule, never echoing the value."""
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), "append_memory",
+                        {"scope": "everyone", "memory": "- x"})
+    _assert_tool_error(result, "validation_error", "invalid arguments: scope: Input should be 'user' or 'agent'")
+
+
+async def test_missing_argument_is_a_tool_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """append_memory without memory is a tool error naming the missing argument."""
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), "append_memory",
+                        {"scope": "user"})
+    _assert_tool_error(result, "validation_error", "invalid arguments: memory: Field required")
+
+
+async def test_unknown_tool_is_a_json_rpc_error(mcp_target: McpTarget) -> None:
+    """Calling a tool that does not exist is a JSON-RPC invalid-params error, not a tool result."""
+    async with mcp_session(mcp_target.url, mcp_headers(mcp_target.key)) as session:
+        with pytest.raises(MCPError) as raised:
+            await session.call_tool("delete_everything", {})
+    assert raised.value.code == INVALID_PARAMS
+    assert raised.value.message == "Unknown tool: delete_everything"
+
+
+async def test_errors_carry_no_stack_trace(mcp_target: McpTarget) -> None:
+    """No error text mentions a traceback or a source file."""
+    results = [
+        await call(mcp_target.url, mcp_headers(mcp_target.key, instance=f"i-{uuid.uuid4().hex[:6]}"), "append_memory",
+                   {"scope": "agent", "memory": "- x"}),
+        await call(mcp_target.url, mcp_headers(None), "get_memory"),
+        await call(mcp_target.url, mcp_headers(mcp_target.key, agent=AGENT_A), "append_memory", {"scope": 3}),
+    ]
+    for result in results:
+        assert result.is_error
+        assert "Traceback" not in text(result) and ".py" not in text(result)
+
+
+async def test_over_long_agent_header_is_a_clear_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """An X-AGENT-OBJECT-ID longer than the CoreAPI allows (1024) is a tool error naming the header."""
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, agent="a" * 1025, instance=instance_id),
+                        "get_memory", {"scope": "agent"})
+    _assert_tool_error(result, "invalid_header", "the X-AGENT-OBJECT-ID header must be at most 1024 characters")

@@ -1,0 +1,144 @@
+"""The MCP transport: POST-only stateless streamable HTTP, DNS-rebinding protection, JSON-RPC errors."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from memory_core.mcp.transport import is_local, security_settings
+from memory_core.settings import Settings
+from tests.mcp.client import mcp_headers, mcp_session
+from tests.support.local_server import USER_KEY, RunningServer
+
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+}
+
+
+def _settings(**values: object) -> Settings:
+    base: dict[str, object] = {"website_hostname": None, "memory_mcp_allowed_hosts": ()}
+    return Settings(**{**base, **values})  # type: ignore[arg-type]
+
+
+def _post(server: RunningServer, body: object, path: str = "/mcp", **headers: str) -> httpx.Response:
+    sent = {**ACCEPT, **mcp_headers(USER_KEY), **headers}
+    if isinstance(body, bytes):
+        return httpx.post(f"{server.api}{path}", content=body, headers=sent, timeout=10)
+    return httpx.post(f"{server.api}{path}", json=body, headers=sent, timeout=10)
+
+
+# -- allowed hosts -------------------------------------------------------------
+
+
+def test_local_accepts_localhost_and_loopback_with_and_without_port() -> None:
+    """Without WEBSITE_HOSTNAME, localhost, 127.0.0.1 and [::1] are accepted, with or without a port."""
+    settings = security_settings(_settings())
+    for host in ("localhost", "127.0.0.1", "[::1]"):
+        assert host in settings.allowed_hosts and f"{host}:*" in settings.allowed_hosts
+    assert "http://localhost:*" in settings.allowed_origins
+    assert settings.enable_dns_rebinding_protection
+
+
+def test_deployed_accepts_only_its_own_host_names() -> None:
+    """With WEBSITE_HOSTNAME set, that name and MEMORY_MCP_ALLOWED_HOSTS are accepted, localhost is not."""
+    settings = security_settings(
+        _settings(
+            website_hostname="memory.azurewebsites.net", memory_mcp_allowed_hosts=("https://Memory.Contoso.com/",)
+        )
+    )
+    assert settings.allowed_hosts == [
+        "memory.azurewebsites.net", "memory.azurewebsites.net:*", "memory.contoso.com", "memory.contoso.com:*"
+    ]
+    assert settings.allowed_origins == [
+        "https://memory.azurewebsites.net", "https://memory.azurewebsites.net:*",
+        "https://memory.contoso.com", "https://memory.contoso.com:*",
+    ]
+
+
+def test_core_tools_localhost_website_hostname_counts_as_local() -> None:
+    """WEBSITE_HOSTNAME=localhost:7071 (as Core Tools set it) still accepts 127.0.0.1."""
+    settings = _settings(website_hostname="localhost:7071")
+    assert is_local(settings)
+    assert "127.0.0.1:*" in security_settings(settings).allowed_hosts
+
+
+# -- over HTTP ------------------------------------------------------------------
+
+
+def test_get_answers_405_at_once(core_server: RunningServer) -> None:
+    """GET (even asking for an event stream) answers 405 with Allow: POST and a JSON-RPC error, without waiting."""
+    started = time.monotonic()
+    response = httpx.get(f"{core_server.api}/mcp", headers={"Accept": "text/event-stream"}, timeout=5)
+    assert time.monotonic() - started < 5
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert response.json()["error"]["message"].startswith("Method Not Allowed")
+
+
+def test_delete_answers_405(core_server: RunningServer) -> None:
+    """DELETE (session termination) answers 405: a stateless server has no session to end."""
+    response = httpx.delete(f"{core_server.api}/mcp", headers=mcp_headers(USER_KEY), timeout=5)
+    assert response.status_code == 405
+    assert response.json()["jsonrpc"] == "2.0"
+
+
+def test_post_answers_json_without_a_session(core_server: RunningServer) -> None:
+    """initialize answers application/json and issues no Mcp-Session-Id (any instance answers any request)."""
+    response = _post(core_server, INITIALIZE)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert "mcp-session-id" not in response.headers
+    assert response.json()["result"]["serverInfo"]["name"] == "memory-core"
+
+
+def test_trailing_slash_is_accepted(core_server: RunningServer) -> None:
+    """POST /api/mcp/ answers like /api/mcp."""
+    assert _post(core_server, INITIALIZE, path="/mcp/").status_code == 200
+
+
+def test_wrong_host_is_refused(core_server: RunningServer) -> None:
+    """A Host that is not this app's answers 421 (DNS-rebinding protection)."""
+    response = _post(core_server, INITIALIZE, Host="evil.example")
+    assert response.status_code == 421
+
+
+@pytest.mark.anyio
+async def test_official_client_with_wrong_host_cannot_connect(core_server: RunningServer) -> None:
+    """The official client, sending a foreign Host, fails to initialize with the server's error response."""
+    with pytest.raises(BaseExceptionGroup) as raised:
+        async with mcp_session(f"{core_server.api}/mcp", {**mcp_headers(USER_KEY), "Host": "evil.example"}):
+            pass
+    assert raised.group_contains(MCPError, match="Server returned an error response", depth=None)
+
+
+def test_wrong_origin_is_refused(core_server: RunningServer) -> None:
+    """An Origin that is not this app's answers 403."""
+    assert _post(core_server, INITIALIZE, Origin="https://evil.example").status_code == 403
+
+
+def test_local_origin_is_accepted(core_server: RunningServer) -> None:
+    """A localhost Origin is accepted when local."""
+    assert _post(core_server, INITIALIZE, Origin="http://localhost:5173").status_code == 200
+
+
+def test_unknown_method_is_a_json_rpc_error(core_server: RunningServer) -> None:
+    """A JSON-RPC method the server does not have answers a method-not-found error."""
+    message = {"jsonrpc": "2.0", "id": 7, "method": "memory/steal"}
+    response = _post(core_server, message, **{"MCP-Protocol-Version": "2025-11-25"})
+    assert response.json()["error"]["code"] == -32601
+    assert response.json()["id"] == 7
+
+
+def test_malformed_json_is_a_json_rpc_parse_error(core_server: RunningServer) -> None:
+    """A body that is not JSON answers 400 with a JSON-RPC parse error and no stack trace."""
+    response = _post(core_server, b"{not json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700
+    assert "Traceback" not in response.text
