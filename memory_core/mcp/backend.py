@@ -27,7 +27,7 @@ import anyio.to_thread
 import httpx
 from pydantic import BaseModel
 
-from memory_core.api.custody_schemas import PendingDeletionResponse
+from memory_core.api.custody_schemas import PendingDeletionResponse, SearchHitModel, SearchResponse
 from memory_core.api.schemas import MemoryResponse
 from memory_core.auth import API_KEY_HEADER, USER_IDENTITY_HEADER
 from memory_core.domain.errors import (
@@ -93,6 +93,12 @@ class MemoryBackend(Protocol):
         """Empty ``scope`` (at once, or hidden pending operator approval); ``InvalidInput`` unless confirmed."""
         ...
 
+    async def search(
+        self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int
+    ) -> SearchResponse:
+        """BM25 search over the visible entries of ``scope``, best first."""
+        ...
+
     async def aclose(self) -> None:
         """Release connections (process shutdown and tests)."""
         ...
@@ -141,6 +147,16 @@ class InProcessBackend:
         if isinstance(answer, PendingDeletion):
             return PendingDeletionResponse.from_pending(answer)
         return MemoryResponse.from_view(answer)
+
+    async def search(
+        self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int
+    ) -> SearchResponse:
+        hits = await anyio.to_thread.run_sync(
+            functools.partial(
+                self._service.search, target.caller, target.instance_id, scope, target.agent, query, tags, limit
+            )
+        )
+        return SearchResponse(query=query, hits=[SearchHitModel.from_hit(h) for h in hits])
 
     async def aclose(self) -> None:
         return None
@@ -269,6 +285,16 @@ class CoreApiBackend:
         if response.status_code == 202:
             return _parsed(response, PendingDeletionResponse)
         return _memory_response(response)
+
+    async def search(
+        self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int
+    ) -> SearchResponse:
+        params = {"q": query, "scope": scope.value, "limit": str(limit)}
+        if tags:
+            params["tags"] = ",".join(tags)
+        if target.agent is not None:
+            params["agentObjectId"] = target.agent.object_id
+        return _parsed(await self._call("GET", target, "/search", params=params), SearchResponse)
 
     async def aclose(self) -> None:
         await self._client.aclose()

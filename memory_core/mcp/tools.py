@@ -45,7 +45,7 @@ from memory_core.mcp.backend import CallTarget, MemoryBackend
 log = logging.getLogger("memory_core.mcp")
 
 SERVER_NAME = "memory-core"
-TOOL_NAMES = ("get_memory", "append_memory", "clear_memory")
+TOOL_NAMES = ("get_memory", "append_memory", "clear_memory", "search_memory")
 
 AGENT_OBJECT_ID_HEADER = "x-agent-object-id"
 AGENT_NAME_HEADER = "x-agent-name"
@@ -273,6 +273,25 @@ def build_server(
     async def clear_memory(ctx: Context, scope: ClearScope, confirm: Confirm = False) -> CallToolResult:
         try:
             response = await backend.clear(*target_for(ctx, Scope(scope)), confirm=confirm)
+        except Exception as error:  # noqa: BLE001 - the single mapping point
+            return result_for_error(error)
+        return _json_result(response)
+
+    @server.tool(
+        description="Search the user's saved memory by words (lexical BM25 ranking, best first). "
+        '"combined" (the default) searches user + this agent\'s memory; "user" cross-agent memory only; '
+        '"agent" this agent only. Optional tags (e.g. mem_type:user-profile) must all match.',
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    async def search_memory(
+        ctx: Context,
+        query: Annotated[str, Field(description="Words to look for", max_length=1024)],
+        scope: GetScope = "combined",
+        tags: Annotated[list[str], Field(description="Tags every hit must carry", max_length=32)] = [],  # noqa: B006
+        limit: Annotated[int, Field(description="Most hits to return", ge=1, le=100)] = 10,
+    ) -> CallToolResult:
+        try:
+            response = await backend.search(*target_for(ctx, Scope(scope)), query, list(tags), limit)
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _json_result(response)

@@ -1,4 +1,4 @@
-"""The three memory tools, over real HTTP with the official mcp client, on both backends."""
+"""The memory tools, over real HTTP with the official mcp client, on both backends."""
 
 from __future__ import annotations
 
@@ -31,11 +31,11 @@ def _upn() -> str:
 # -- discovery ---------------------------------------------------------------
 
 
-async def test_lists_exactly_the_three_memory_tools(mcp_target: McpTarget) -> None:
-    """tools/list answers get_memory, append_memory and clear_memory, and nothing else."""
+async def test_lists_exactly_the_memory_tools(mcp_target: McpTarget) -> None:
+    """tools/list answers get_memory, append_memory, clear_memory and search_memory, and nothing else."""
     async with mcp_session(mcp_target.url, mcp_headers(mcp_target.key)) as session:
         tools = (await session.list_tools()).tools
-    assert sorted(t.name for t in tools) == ["append_memory", "clear_memory", "get_memory"]
+    assert sorted(t.name for t in tools) == ["append_memory", "clear_memory", "get_memory", "search_memory"]
 
 
 async def test_get_memory_takes_an_optional_scope_defaulting_to_combined(mcp_target: McpTarget) -> None:
@@ -295,7 +295,7 @@ async def test_a_2026_protocol_client_calls_the_tools(mcp_target: McpTarget, ins
             names = sorted(t.name for t in (await client.list_tools()).tools)
             appended = await client.call_tool("append_memory", {"scope": "user", "memory": "- modern"})
             read = await client.call_tool("get_memory", {"scope": "user"})
-    assert names == ["append_memory", "clear_memory", "get_memory"]
+    assert names == ["append_memory", "clear_memory", "get_memory", "search_memory"]
     assert not appended.is_error
     assert "- modern" in text(read)
 
@@ -306,3 +306,17 @@ def test_building_the_server_leaves_root_logging_alone() -> None:
     before = (root.level, list(root.handlers))
     build_server(InProcessBackend(MemoryService(SqliteMemoryStore(":memory:"))), KeyAuthenticator([], []), None)
     assert (root.level, list(root.handlers)) == before
+
+
+async def test_search_memory_ranks_the_callers_entries(mcp_target: McpTarget, instance_id: str) -> None:
+    """search_memory answers BM25 hits over the caller's own visible entries, best first."""
+    upn = _upn()
+    headers = mcp_headers(mcp_target.key, upn, instance=instance_id)
+    for memory in ("- drinks green tea", "- tea tea tea, always tea", "- flies to Oslo"):
+        await call(mcp_target.url, headers, "append_memory", {"scope": "user", "memory": memory})
+    other = mcp_headers(mcp_target.key, _upn(), instance=instance_id)
+    await call(mcp_target.url, other, "append_memory", {"scope": "user", "memory": "- someone else's tea"})
+    result = await call(mcp_target.url, headers, "search_memory", {"query": "tea", "scope": "user"})
+    hits = json.loads(text(result))["hits"]
+    assert not result.is_error
+    assert [h["entry"]["content_markdown"] for h in hits] == ["- tea tea tea, always tea", "- drinks green tea"]
