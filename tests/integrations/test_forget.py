@@ -1,0 +1,95 @@
+"""A "forget ..." request maps to the service's deletion flow, and its answer is reported as it is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from memory_core.integrations.agent_framework import MEMORY_BLOCK_TAG, NOTICE_BLOCK_TAG
+from tests.integrations.conftest import AGENT_ID, Harness
+from tests.support.local_server import OPERATOR_KEY
+
+PENDING = "deletion requested, pending operator approval"
+
+
+def _pending(h: Harness) -> list[dict[str, Any]]:
+    with httpx.Client(base_url=h.server.api, headers={"X-API-KEY": OPERATOR_KEY}, timeout=30) as op:
+        response = op.get(f"/instances/{h.instance_id}/operator/deletions", params={"status": "pending"})
+    response.raise_for_status()
+    return list(response.json()["requests"])
+
+
+def test_forget_requests_deletion_of_the_matching_entry(harness: Callable[..., Harness]) -> None:
+    """The best matching entry, and only it, gets a pending forget request."""
+    h = harness()
+    keep = h.append("- Allergic to peanuts.")
+    gone = h.append("- Prefers window seats.")
+    h.run("Please forget that I prefer window seats.")
+    assert [(r["kind"], r["entry_id"]) for r in _pending(h)] == [("forget", gone)]
+    assert [e["id"] for e in h.entries("user")] == [keep]
+
+
+def test_forget_reports_pending_approval_as_the_service_said(harness: Callable[..., Harness]) -> None:
+    """The model is told "deletion requested, pending operator approval" with the request id, not that it was deleted."""
+    h = harness()
+    h.append("- Prefers window seats.")
+    h.run("Forget that I prefer window seats")
+    (notice,) = h.model.last.blocks(NOTICE_BLOCK_TAG)
+    (request,) = _pending(h)
+    assert f"{PENDING} (request {request['id']})" in notice
+    assert "do not say that it has been deleted" in notice
+    assert "- deleted" not in notice
+    (result,) = h.state["last_forget"]["results"]
+    assert result["status"] == "pending_approval" and result["message"] == PENDING
+
+
+def test_forgotten_memory_is_hidden_from_the_same_turn(harness: Callable[..., Harness]) -> None:
+    """The deletion is requested before memory is read, so the pending entry is not handed to the model."""
+    h = harness()
+    h.append("- Prefers window seats.")
+    h.run("Forget that I prefer window seats")
+    (block,) = h.model.last.blocks(MEMORY_BLOCK_TAG)
+    assert "window" not in block
+
+
+def test_forget_everything_clears_user_and_agent_memory_pending_approval(harness: Callable[..., Harness]) -> None:
+    """"Forget everything" asks to clear both scopes the agent sees; both wait for an operator."""
+    h = harness()
+    h.append("- User fact.")
+    h.append("- Agent fact.", scope="agent")
+    h.run("Forget everything.")
+    pending = sorted((r["kind"], r["scope"], r["agent_object_id"]) for r in _pending(h))
+    assert pending == [("clear", "agent", AGENT_ID), ("clear", "user", None)]
+    (notice,) = h.model.last.blocks(NOTICE_BLOCK_TAG)
+    assert f"user memory: {PENDING}" in notice and f"agent memory: {PENDING}" in notice
+
+
+def test_forget_without_a_match_deletes_nothing(harness: Callable[..., Harness]) -> None:
+    """When no entry matches, nothing is requested and the model is told so."""
+    h = harness()
+    h.append("- Allergic to peanuts.")
+    h.run("Forget my frequent flyer number.")
+    (notice,) = h.model.last.blocks(NOTICE_BLOCK_TAG)
+    assert "no stored memory matched" in notice
+    assert _pending(h) == [] and len(h.entries("user")) == 1
+
+
+def test_vague_forget_it_is_not_a_deletion_request(harness: Callable[..., Harness]) -> None:
+    """"Forget about it" is conversation: no search, no request, no notice."""
+    h = harness()
+    h.append("- Prefers window seats.")
+    h.run("Forget about it.")
+    assert h.model.last.blocks(NOTICE_BLOCK_TAG) == []
+    assert _pending(h) == []
+
+
+def test_forget_in_immediate_mode_reports_deleted(immediate_harness: Callable[..., Harness]) -> None:
+    """When the service erases at once (200), the model is told it was deleted, and it is gone."""
+    h = immediate_harness()
+    h.append("- Prefers window seats.")
+    h.run("Forget that I prefer window seats")
+    (notice,) = h.model.last.blocks(NOTICE_BLOCK_TAG)
+    assert "- deleted." in notice and PENDING not in notice
+    assert h.entries("user") == []
