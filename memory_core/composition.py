@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from memory_core.auth import KeyAuthenticator
 from memory_core.domain.service import DeletionMode, MemoryService
+from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 from memory_core.settings import Settings, load_settings
 
@@ -52,6 +53,8 @@ def build_runtime(settings: Settings) -> Runtime:
             max_write_bytes=settings.memory_max_write_bytes,
             deletion_mode=DeletionMode(settings.memory_deletion_mode),
             scanner=SecretScanner(),
+            default_sharing=SharingPolicy(settings.memory_sharing_default_policy),
+            allow_sharing_override=settings.memory_sharing_allow_override,
         ),
         auth=KeyAuthenticator(settings.memory_api_keys, settings.memory_operator_keys),
     )

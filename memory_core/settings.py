@@ -35,22 +35,56 @@ class Settings(BaseSettings):
     memory_default_instance_id: str | None = None
     memory_deletion_mode: Literal["operator_approval", "immediate"] = "operator_approval"
     memory_sweep_schedule: str = "0 */5 * * * *"
+    memory_sharing_default_policy: Literal["private", "team", "legacy"] = "private"
+    memory_sharing_allow_override: bool = False
 
     cosmos_endpoint: str | None = None
     cosmos_database: str = "memory"
     cosmos_container: str = "Memories"
     cosmos_key: SecretStr | None = None
     cosmos_ca_bundle: str | None = None
+    cosmos_connection_timeout: float = Field(default=5.0, gt=0, le=120)
+    cosmos_read_timeout: float = Field(default=30.0, gt=0, le=600)
+    cosmos_operation_timeout: float = Field(default=20.0, gt=0, le=600)
 
     memory_mcp_allowed_hosts: CommaList = ()
     website_hostname: str | None = None
     memory_coreapi_base_url: str | None = None
     memory_coreapi_key: SecretStr | None = None
 
+    # Identity (memory_core.identity; docs/identity.md). Cross-setting checks run when the
+    # authenticator is built (memory_core.identity.config), still at start.
+    memory_auth_mode: CommaList = ("key",)
+    memory_entra_tenant_id: str | None = None
+    memory_entra_audience: CommaList = ()
+    memory_entra_jwks_url: str | None = None
+    memory_entra_authority_host: str = "https://login.microsoftonline.com"
+    memory_obo_client_id: str | None = None
+    memory_obo_client_secret: SecretStr | None = None
+    memory_coreapi_scope: str | None = None
+    memory_platform_issuer: str | None = None
+    memory_platform_jwks_url: str | None = None
+    memory_platform_audience: str | None = None
+    memory_operator_role: str = Field(default="Memory.Operator", min_length=1, max_length=256)
+    memory_identity_ca_bundle: str | None = None
+    website_auth_enabled: str | None = None
+
     @field_validator("memory_api_keys", "memory_operator_keys", "memory_mcp_allowed_hosts", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         return _split(value)
+
+    @field_validator("memory_auth_mode", "memory_entra_audience", mode="before")
+    @classmethod
+    def _identity_lists(cls, value: object) -> object:
+        return _split(value)
+
+    @field_validator("memory_auth_mode")
+    @classmethod
+    def _auth_modes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from memory_core.identity.modes import parse_modes
+
+        return tuple(mode.value for mode in parse_modes(value))
 
     @field_validator("memory_sweep_schedule")
     @classmethod
@@ -59,7 +93,7 @@ class Settings(BaseSettings):
             raise ValueError("must be an NCRONTAB expression with six fields: second minute hour day month weekday")
         return value
 
-    @field_validator("memory_store", "memory_deletion_mode", mode="before")
+    @field_validator("memory_store", "memory_deletion_mode", "memory_sharing_default_policy", mode="before")
     @classmethod
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from memory_core.api.schemas import AgentObjectId, ReadScope
+from memory_core.api.schemas import AgentObjectId, ReadScope, SharingName, WriteScope
 from memory_core.domain.audit import AuditEvent
 from memory_core.domain.deletion import DeletionRequest
 from memory_core.domain.models import MemoryEntry
@@ -82,6 +82,7 @@ class EntryModel(BaseModel):
 class EntriesQuery(_Query):
     scope: ReadScope
     agentObjectId: AgentObjectId | None = None  # noqa: N815
+    memorySharing: SharingName | None = None  # noqa: N815
 
 
 class EntriesResponse(BaseModel):
@@ -95,6 +96,7 @@ class SearchQuery(_Query):
     agentObjectId: AgentObjectId | None = None  # noqa: N815
     tags: Annotated[str, StringConstraints(max_length=4096)] = Field(default="", description="Comma-separated; all must match")
     limit: int = Field(default=10, ge=1, le=100)
+    memorySharing: SharingName | None = None  # noqa: N815
 
     @field_validator("q")
     @classmethod
@@ -201,3 +203,19 @@ class PurgeRequest(BaseModel):
 
 class SweepResponse(BaseModel):
     executed: list[DeletionRequestModel]
+
+
+class LegacyImportRequest(BaseModel):
+    """POST /operator/legacy-imports: memory from a deployment that predates per-user memory."""
+
+    model_config = ConfigDict(extra="ignore")
+    scope: WriteScope
+    agent_object_id: AgentObjectId | None = None
+    agent_name: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    content_markdown: str
+
+
+class LegacyImportResponse(BaseModel):
+    entry_id: str
+    scope: str
+    share: Literal["legacy"] = "legacy"

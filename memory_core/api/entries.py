@@ -18,6 +18,7 @@ from memory_core.api.custody_schemas import (
     SearchQuery,
     SearchResponse,
 )
+from memory_core.api.rest import _sharing
 from memory_core.api.http import EndpointSpec, endpoint, instance_id, json_response, parse_query
 from memory_core.composition import runtime
 from memory_core.domain.errors import NotFound
@@ -39,7 +40,9 @@ def list_entries(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     query = parse_query(req, EntriesQuery)
-    entries = rt.service.entries(caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId))
+    entries = rt.service.entries(
+        caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId), _sharing(query.memorySharing)
+    )
     return json_response(EntriesResponse(scope=query.scope, entries=[EntryModel.from_entry(e) for e in entries]))
 
 
@@ -64,7 +67,7 @@ def search_memory(req: func.HttpRequest) -> func.HttpResponse:
     caller = rt.auth.user(req.headers)
     query = parse_query(req, SearchQuery)
     hits = rt.service.search(caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId),
-                             query.q, query.tag_list(), query.limit)
+                             query.q, query.tag_list(), query.limit, _sharing(query.memorySharing))
     return json_response(SearchResponse(query=query.q, hits=[SearchHitModel.from_hit(h) for h in hits]))
 
 

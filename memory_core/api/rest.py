@@ -25,6 +25,7 @@ from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope
 from memory_core.api.custody_schemas import PendingDeletionResponse
 from memory_core.domain.service import PendingDeletion, WriteOptions
+from memory_core.domain.sharing import SharingPolicy
 
 MEMORY = "memory"
 
@@ -37,6 +38,10 @@ def _body_limit(rt: Runtime) -> int:
 
 def _agent(object_id: str | None, name: str | None) -> AgentContext | None:
     return AgentContext(object_id, name) if object_id else None
+
+
+def _sharing(requested: str | None) -> SharingPolicy | None:
+    return SharingPolicy(requested) if requested else None
 
 
 @endpoint(
@@ -53,7 +58,10 @@ def get_memory(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     query = parse_query(req, MemoryQuery)
-    view = rt.service.get(caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId, query.agentName))
+    view = rt.service.get(
+        caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId, query.agentName),
+        _sharing(query.memorySharing),
+    )
     return json_response(MemoryResponse.from_view(view))
 
 
@@ -124,7 +132,8 @@ def export_memory(req: func.HttpRequest) -> func.HttpResponse:
     caller = rt.auth.user(req.headers)
     query = parse_query(req, ExportQuery)
     document = rt.service.export(
-        caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId, query.agentName)
+        caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId, query.agentName),
+        _sharing(query.memorySharing),
     )
     return func.HttpResponse(
         document.content_markdown,

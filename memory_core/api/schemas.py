@@ -15,6 +15,7 @@ AgentObjectId = Annotated[str, StringConstraints(min_length=1, max_length=1024, 
 ShortText = Annotated[str, StringConstraints(max_length=1024)]
 Tag = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 
+SharingName = Literal["private", "team", "legacy"]
 WriteScope = Literal["user", "agent"]
 ReadScope = Literal["user", "agent", "combined"]
 
@@ -65,6 +66,9 @@ class MemoryQuery(_Request):
     scope: ReadScope
     agentObjectId: AgentObjectId | None = None  # noqa: N815 - the public query name
     agentName: ShortText | None = None  # noqa: N815
+    memorySharing: SharingName | None = Field(  # noqa: N815
+        default=None, description="Per-call sharing policy; 403 unless MEMORY_SHARING_ALLOW_OVERRIDE=true"
+    )
 
 
 class ExportQuery(_Request):
@@ -73,6 +77,7 @@ class ExportQuery(_Request):
     scope: WriteScope
     agentObjectId: AgentObjectId | None = None  # noqa: N815
     agentName: ShortText | None = None  # noqa: N815
+    memorySharing: SharingName | None = None  # noqa: N815
 
 
 class MemoryResponse(BaseModel):

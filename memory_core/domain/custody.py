@@ -23,7 +23,7 @@ from datetime import datetime
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
 from memory_core.domain.errors import Conflict, NotFound
-from memory_core.domain.models import Hold, MemoryEntry, ProfileKey, Scope
+from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
 from memory_core.domain.records import DELETIONS, Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
 
@@ -63,7 +63,7 @@ class CustodyService:
             scope=key.scope.value, agent_object_id=key.agent_object_id,
             profile_ids=(key.profile_id,), watermark=now,
         )
-        self._open(request, AuditAction.CLEAR_REQUESTED)
+        self._open(request, AuditAction.CLEAR_REQUESTED, shared=Hold(request.id, (key.shared().profile_id,), now))
         return request
 
     def request_forget(self, actor: str, entry: MemoryEntry) -> DeletionRequest:
@@ -74,15 +74,16 @@ class CustodyService:
             scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=entry.id,
             profile_ids=(key.profile_id,),
         )
-        self._open(request, AuditAction.FORGET_REQUESTED, entry_id=entry.id, content_sha256=entry.content_sha256,
-                   byte_count=len(entry.content_markdown.encode("utf-8")))
+        shared = Hold(request.id, (key.shared().profile_id,), None, (shared_copy_id(entry.id),))
+        self._open(request, AuditAction.FORGET_REQUESTED, shared=shared, entry_id=entry.id,
+                   content_sha256=entry.content_sha256, byte_count=len(entry.content_markdown.encode("utf-8")))
         return request
 
     def request_purge(self, actor: str, instance_id: str, upn: str) -> DeletionRequest:
         """Hide all of one user's memory in the instance until an operator decides."""
         now = self._clock()
         request = self._new_request(actor, instance_id, upn, DeletionKind.PURGE, now, watermark=now)
-        self._open(request, AuditAction.PURGE_REQUESTED)
+        self._open(request, AuditAction.PURGE_REQUESTED, shared=Hold(request.id, None, now))
         return request
 
     def _new_request(
@@ -93,14 +94,18 @@ class CustodyService:
             requested_by=actor, requested_on=now, **fields,  # type: ignore[arg-type]
         )
 
-    def _open(self, request: DeletionRequest, action: AuditAction, **audit_fields: object) -> None:
-        # The request is stored before the hold: a crash between them leaves a
+    def _open(self, request: DeletionRequest, action: AuditAction, *, shared: Hold, **audit_fields: object) -> None:
+        # The request is stored before the holds: a crash between them leaves a
         # visible request an operator can still decide, never a hidden orphan.
         self._store.put_record(request.to_record())
         hold = Hold(request.id, request.profile_ids, request.watermark,
                     (request.entry_id,) if request.entry_id else ())
         self._store.put_record(Record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id,
                                       hold.to_data()))
+        # The user's team-shared copies are hidden with the originals (only that author's copies).
+        shared_hold = Hold(shared.request_id, shared.profile_ids, shared.watermark, shared.entry_ids, request.upn)
+        self._store.put_record(Record(Partition(request.instance_id, SHARED_OWNER), RecordKind.HOLD, request.id,
+                                      shared_hold.to_data()))
         self._audit.record(action, actor=request.requested_by, instance_id=request.instance_id, upn=request.upn,
                            scope=request.scope, agent_object_id=request.agent_object_id, request_id=request.id,
                            **audit_fields)  # type: ignore[arg-type]
@@ -130,7 +135,7 @@ class CustodyService:
     def reject(self, operator: str, instance_id: str, request_id: str, reason: str) -> DeletionRequest:
         """Refuse a pending request and show its entries again."""
         request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason)
-        self._store.delete_record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id)
+        self._unhold(request)
         self._audit.record(AuditAction.DELETION_REJECTED, actor=operator, instance_id=instance_id, upn=request.upn,
                            scope=request.scope, agent_object_id=request.agent_object_id, request_id=request.id,
                            detail=reason)
@@ -167,15 +172,15 @@ class CustodyService:
         if request.plan is None:
             request = self._plan(request)
         self._fault("planned", request)
-        keys = {}
+        keys: dict[tuple[str | None, str], tuple[PlannedErase, list[str]]] = {}
         for item in request.plan or ():
-            keys.setdefault(item.profile_id, (item, []))[1].append(item.entry_id)
+            keys.setdefault((item.owner, item.profile_id), (item, []))[1].append(item.entry_id)
         for item, entry_ids in keys.values():
-            self._store.delete_entries(self._key(request, item.scope, item.agent_object_id), entry_ids)
+            self._store.delete_entries(self._key(request, item.scope, item.agent_object_id, item.owner), entry_ids)
         self._fault("erased", request)
         self._seal(request)
         self._fault("sealed", request)
-        self._store.delete_record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id)
+        self._unhold(request)
         self._fault("unheld", request)
         done = request.with_status(DeletionStatus.EXECUTED, executed_on=self._clock())
         stored = self._store.put_record(done.to_record())
@@ -195,8 +200,19 @@ class CustodyService:
             for e in state.entries
             if hold.covers(e)
         ]
+        shared_states = self._store.load_partition(request.instance_id, SHARED_OWNER)
+        # Every state of a partition carries the same holds.
+        shared_hold = next((h for h in (shared_states[0].holds if shared_states else ()) if h.request_id == request.id), None)
+        if shared_hold is not None:
+            plan += [
+                PlannedErase(e.key.profile_id, e.key.scope.value, e.key.agent_object_id, e.id, SHARED_OWNER)
+                for state in shared_states
+                for e in state.entries
+                if shared_hold.covers(e)
+            ]
         profiles = len(states) if request.kind is DeletionKind.PURGE else 0
-        planned = replace(request, plan=tuple(plan), erased_entries=len(plan), erased_profiles=profiles)
+        own_entries = sum(1 for item in plan if item.owner is None)
+        planned = replace(request, plan=tuple(plan), erased_entries=own_entries, erased_profiles=profiles)
         stored = self._store.put_record(planned.to_record())
         return replace(planned, etag=stored.etag)
 
@@ -223,7 +239,11 @@ class CustodyService:
                     continue
             raise Conflict("the memory profile kept changing during the sweep")
 
+    def _unhold(self, request: DeletionRequest) -> None:
+        self._store.delete_record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id)
+        self._store.delete_record(Partition(request.instance_id, SHARED_OWNER), RecordKind.HOLD, request.id)
+
     @staticmethod
-    def _key(request: DeletionRequest, scope: str, agent_object_id: str | None) -> ProfileKey:
-        return ProfileKey(request.instance_id, request.upn, Scope(scope), agent_object_id)
+    def _key(request: DeletionRequest, scope: str, agent_object_id: str | None, owner: str | None = None) -> ProfileKey:
+        return ProfileKey(request.instance_id, owner or request.upn, Scope(scope), agent_object_id)
 

@@ -34,6 +34,7 @@ class PlannedErase:
     scope: str
     agent_object_id: str | None
     entry_id: str
+    owner: str | None = None  # the partition owner when not the request's user (shared copies)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +116,8 @@ class DeletionRequest:
 
 
 def vars_of(p: PlannedErase) -> dict[str, Any]:
-    return {"profile_id": p.profile_id, "scope": p.scope, "agent_object_id": p.agent_object_id, "entry_id": p.entry_id}
+    return {"profile_id": p.profile_id, "scope": p.scope, "agent_object_id": p.agent_object_id,
+            "entry_id": p.entry_id, "owner": p.owner}
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -34,15 +34,31 @@ class EntryKind(StrEnum):
 
 
 class Share(StrEnum):
-    """Who besides the author may read an entry (the sharing issue uses it)."""
+    """Who besides the author may read an entry.
+
+    ``team``: users of the same instance (for agent scope, of the same agent),
+    under the team and legacy read policies. ``legacy``: an entry with no owner,
+    loaded by an operator from a deployment that predates per-user memory.
+    """
 
     PRIVATE = "private"
     TEAM = "team"
+    LEGACY = "legacy"
+
+
+# The partition owner under which team-shared copies and legacy entries of an
+# instance live, so a team or legacy read is one query on one partition.
+SHARED_OWNER = "~shared"
 
 
 # Characters Cosmos DB refuses in an item id. The seed's ids embed the UPN, and
 # guest UPNs carry "#EXT#", so those characters are percent-encoded.
 _ID_UNSAFE = {"/": "%2F", "\\": "%5C", "?": "%3F", "#": "%23"}
+
+
+def shared_copy_id(entry_id: str) -> str:
+    """The id of an entry's team-shared copy in the shared partition."""
+    return f"{entry_id}-shared"
 
 
 def normalize_upn(upn: str) -> str:
@@ -67,6 +83,10 @@ class ProfileKey:
     upn: str
     scope: Scope
     agent_object_id: str | None = None
+
+    def shared(self) -> ProfileKey:
+        """The key of this scope's shared (team and legacy) entries in the instance."""
+        return ProfileKey(self.instance_id, SHARED_OWNER, self.scope, self.agent_object_id)
 
     @property
     def profile_id(self) -> str:
@@ -137,6 +157,8 @@ class Hold:
     profile_ids: tuple[str, ...] | None
     watermark: datetime | None = None
     entry_ids: tuple[str, ...] = ()
+    # Set on the hold placed in the shared partition: only that author's copies are covered.
+    author_upn: str | None = None
 
     def to_data(self) -> dict[str, object]:
         return {
@@ -144,6 +166,7 @@ class Hold:
             "profile_ids": list(self.profile_ids) if self.profile_ids is not None else None,
             "watermark": self.watermark.isoformat() if self.watermark else None,
             "entry_ids": list(self.entry_ids),
+            "author_upn": self.author_upn,
         }
 
     @staticmethod
@@ -155,10 +178,13 @@ class Hold:
             profile_ids=tuple(profile_ids) if profile_ids is not None else None,
             watermark=datetime.fromisoformat(watermark) if watermark else None,
             entry_ids=tuple(data.get("entry_ids") or ()),
+            author_upn=data.get("author_upn"),  # type: ignore[arg-type]
         )
 
     def covers(self, entry: MemoryEntry) -> bool:
         if self.profile_ids is not None and entry.key.profile_id not in self.profile_ids:
+            return False
+        if self.author_upn is not None and entry.author_upn != self.author_upn:
             return False
         if self.watermark is not None and entry.created_on <= self.watermark:
             return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from memory_core.domain.models import EntryKind, MemoryEntry, Scope
+from memory_core.domain.models import EntryKind, MemoryEntry, Scope, Share
 
 TITLES = {Scope.USER: "# User memory", Scope.AGENT: "# Agent memory"}
 
@@ -15,9 +15,14 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(sep=" ", timespec="seconds")[:19] + " UTC"
 
 
-def entry_heading(entry: MemoryEntry) -> str | None:
-    """The provenance heading written above an entry (None for a replace)."""
-    if entry.kind is EntryKind.REPLACE:
+def entry_heading(entry: MemoryEntry, viewer: str | None = None) -> str | None:
+    """The provenance heading written above an entry (None for the viewer's own replace).
+
+    An entry written by someone other than ``viewer`` says so: "shared by {upn}",
+    or "legacy" for an entry that has no owner.
+    """
+    foreign = viewer is not None and entry.author_upn != viewer
+    if entry.kind is EntryKind.REPLACE and not foreign:
         return None
     label = "Appended" if entry.kind is EntryKind.APPEND else "Imported"
     details = [format_time(entry.created_on)]
@@ -27,22 +32,25 @@ def entry_heading(entry: MemoryEntry) -> str | None:
         details.append(f"reason: {entry.reason}")
     if entry.session_id:
         details.append(f"session: {entry.session_id}")
-    return f"## {label} {' · '.join(details)}"
+    heading = f"## {label} {' · '.join(details)}"
+    if foreign:
+        heading += " (legacy)" if entry.share is Share.LEGACY or not entry.author_upn else f" (shared by {entry.author_upn})"
+    return heading
 
 
-def render_entry(entry: MemoryEntry) -> str:
-    heading = entry_heading(entry)
+def render_entry(entry: MemoryEntry, viewer: str | None = None) -> str:
+    heading = entry_heading(entry, viewer)
     body = entry.content_markdown.strip("\n")
     return body if heading is None else f"{heading}\n\n{body}"
 
 
-def render_scope(scope: Scope, entries: Sequence[MemoryEntry]) -> str:
+def render_scope(scope: Scope, entries: Sequence[MemoryEntry], viewer: str | None = None) -> str:
     """The scope's document: its title, then each entry in order; "" when empty."""
     # An empty replacement (import replace of "") leaves nothing to show.
     shown = [e for e in entries if e.content_markdown.strip()]
     if not shown:
         return ""
-    sections = [TITLES[scope], *(render_entry(e) for e in shown)]
+    sections = [TITLES[scope], *(render_entry(e, viewer) for e in shown)]
     return "\n\n".join(sections) + "\n"
 
 

@@ -28,9 +28,12 @@ from memory_core.domain.models import (
     ScopeState,
     Share,
     sha256_hex,
+    shared_copy_id,
 )
 from memory_core.domain.rendering import render_combined, render_scope, strip_title
 from memory_core.domain.search import SearchHit, search_entries
+from memory_core.domain.sharing import SharingPolicy, resolve_policy
+from memory_core.domain.visibility import visible_scopes
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.tags import normalize_tags
 
@@ -126,6 +129,8 @@ class MemoryService:
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         deletion_mode: DeletionMode = DeletionMode.OPERATOR_APPROVAL,
         scanner: ContentScanner | None = None,
+        default_sharing: SharingPolicy = SharingPolicy.PRIVATE,
+        allow_sharing_override: bool = False,
     ) -> None:
         self._store = store
         self._max_write_bytes = max_write_bytes
@@ -133,23 +138,37 @@ class MemoryService:
         self._new_id = new_id
         self._deletion_mode = deletion_mode
         self._scanner = scanner
+        self._default_sharing = default_sharing
+        self._allow_sharing_override = allow_sharing_override
         self.audit = AuditTrail(store, clock)
         self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id)
 
     # -- reads ---------------------------------------------------------------
 
-    def get(self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None) -> MemoryView:
+    def get(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        sharing: SharingPolicy | None = None,
+    ) -> MemoryView:
         """The rendered memory of ``scope``; empty content when nothing is stored.
 
+        ``sharing`` asks for a policy other than the deployment's default (``Forbidden``
+        unless overrides are allowed); team and legacy add entries others shared,
+        marked "shared by ..." in the markdown.
         Raises ``InvalidInput`` when an agent or combined scope has no agent.
         """
         if scope is Scope.COMBINED:
             agent_ctx = self._require_agent(scope, agent)
             user_key = ProfileKey(instance_id, caller.upn, Scope.USER)
             agent_key = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)
-            user_state, agent_state = self._store.load([user_key, agent_key])
-            user_doc = render_scope(Scope.USER, user_state.visible_entries())
-            agent_doc = render_scope(Scope.AGENT, agent_state.visible_entries())
+            (user_state, user_entries), (agent_state, agent_entries) = visible_scopes(
+                self._store, caller.upn, [user_key, agent_key], self._policy(sharing)
+            )
+            user_doc = render_scope(Scope.USER, user_entries, viewer=caller.upn)
+            agent_doc = render_scope(Scope.AGENT, agent_entries, viewer=caller.upn)
             created = [p.created_on for p in (user_state.profile, agent_state.profile) if p]
             updated = [u for u in (_updated_on(user_state), _updated_on(agent_state)) if u]
             return MemoryView(
@@ -164,12 +183,19 @@ class MemoryService:
                 updated_on=max(updated) if updated else None,
             )
         key = self._key(caller, instance_id, scope, agent)
-        (state,) = self._store.load([key])
-        return self._view(caller, state, agent, render_scope(key.scope, state.visible_entries()))
+        ((state, entries),) = visible_scopes(self._store, caller.upn, [key], self._policy(sharing))
+        return self._view(caller, state, agent, render_scope(key.scope, entries, viewer=caller.upn))
 
-    def export(self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None) -> ExportDocument:
+    def export(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        sharing: SharingPolicy | None = None,
+    ) -> ExportDocument:
         """The scope's document as a markdown file; ``InvalidInput`` for combined."""
-        view = self.get(caller, instance_id, self._write_scope(scope, "export"), agent)
+        view = self.get(caller, instance_id, self._write_scope(scope, "export"), agent, sharing)
         return ExportDocument(export_filename(view.scope, view.agent_name), view.content_markdown)
 
     # -- writes --------------------------------------------------------------
@@ -192,6 +218,7 @@ class MemoryService:
         key = self._key(caller, instance_id, self._write_scope(scope, "append"), agent)
         entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.APPEND, options)
         profile = self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+        self._share(entry)
         self._audit_write(AuditAction.APPEND, caller, entry)
         return self._written_view(caller, key, profile, entry)
 
@@ -211,6 +238,7 @@ class MemoryService:
         if mode is ImportMode.APPEND:
             entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.IMPORT, options)
             self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+            self._share(entry)
             self._audit_write(AuditAction.IMPORT, caller, entry)
         else:
             (before,) = self._store.load([key])
@@ -223,6 +251,8 @@ class MemoryService:
             watermark = entry.created_on - timedelta(microseconds=1)
             self._advance_watermark(key, watermark, entry.created_on)
             self._store.delete_entries(key, [e.id for e in before.entries if e.created_on <= watermark])
+            self._unshare(caller, key, watermark)
+            self._share(entry)
         return self.get(caller, instance_id, key.scope, agent)
 
     def clear(
@@ -247,6 +277,7 @@ class MemoryService:
         else:
             self._advance_watermark(key, now, now)
         erased = self._store.delete_entries(key, [e.id for e in state.entries if e.created_on <= now])
+        self._unshare(caller, key, now)
         self.audit.record(AuditAction.CLEAR, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
                           scope=key.scope.value, agent_object_id=key.agent_object_id, detail=f"erased {erased} entries")
         (after,) = self._store.load([key])
@@ -254,15 +285,23 @@ class MemoryService:
 
     # -- entries, forget, search, audit -----------------------------------------
 
-    def entries(self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None) -> list[MemoryEntry]:
-        """The visible entries of ``scope`` (combined: user then agent), oldest first."""
+    def entries(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        sharing: SharingPolicy | None = None,
+    ) -> list[MemoryEntry]:
+        """The visible entries of ``scope`` (combined: user then agent), oldest first; each names its author."""
         if scope is Scope.COMBINED:
             agent_ctx = self._require_agent(scope, agent)
             keys = [ProfileKey(instance_id, caller.upn, Scope.USER),
                     ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)]
         else:
             keys = [self._key(caller, instance_id, scope, agent)]
-        return [e for state in self._store.load(keys) for e in state.visible_entries()]
+        return [e for _, entries in visible_scopes(self._store, caller.upn, keys, self._policy(sharing))
+                for e in entries]
 
     def forget(self, caller: Caller, instance_id: str, entry_id: str) -> PendingDeletion | Forgotten:
         """Forget one of the caller's visible entries. ``NotFound`` when there is none by that id."""
@@ -276,6 +315,7 @@ class MemoryService:
         if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
             return PendingDeletion(self.custody.request_forget(caller.upn, entry).id)
         self._store.delete_entries(entry.key, [entry.id])
+        self._store.delete_entries(entry.key.shared(), [shared_copy_id(entry.id)])
         self._audit_write(AuditAction.FORGET, caller, entry)
         return Forgotten(entry.id)
 
@@ -288,13 +328,36 @@ class MemoryService:
         query: str,
         tags: Sequence[str] = (),
         limit: int = 10,
+        sharing: SharingPolicy | None = None,
     ) -> list[SearchHit]:
         """BM25 search over the visible entries of ``scope``, composed with a tag filter."""
-        return search_entries(self.entries(caller, instance_id, scope, agent), query, tags, limit)
+        return search_entries(self.entries(caller, instance_id, scope, agent, sharing), query, tags, limit)
 
     def audit_trail(self, instance_id: str, upn: str, limit: int = 1000) -> list[AuditEvent]:
         """The audit events of one user's memory in an instance, oldest first."""
         return self.audit.read(instance_id, upn, limit)
+
+    # -- sharing -------------------------------------------------------------
+
+    def _policy(self, requested: SharingPolicy | None) -> SharingPolicy:
+        return resolve_policy(
+            self._default_sharing, requested.value if requested else None, allow_override=self._allow_sharing_override
+        )
+
+    def _share(self, entry: MemoryEntry) -> None:
+        """Offer a team-shared entry to the instance: a copy in the shared partition."""
+        if entry.share is not Share.TEAM:
+            return
+        shared_key = entry.key.shared()
+        copy = replace(entry, id=shared_copy_id(entry.id), key=shared_key)
+        seed = MemoryProfile(shared_key, None, None, None, entry.created_on, entry.created_on)
+        self._store.append(seed, copy)
+
+    def _unshare(self, caller: Caller, key: ProfileKey, watermark: datetime) -> None:
+        """Withdraw the caller's shared copies in ``key``'s scope created at or before ``watermark``."""
+        (shared,) = self._store.load([key.shared()])
+        mine = [e.id for e in shared.entries if e.author_upn == caller.upn and e.created_on <= watermark]
+        self._store.delete_entries(key.shared(), mine)
 
     # -- rules ---------------------------------------------------------------
 

@@ -43,7 +43,9 @@ from memory_core.domain.errors import (
 )
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import Scope
+from memory_core.domain.models import Share
 from memory_core.domain.service import MemoryService, PendingDeletion, WriteOptions
+from memory_core.domain.sharing import SharingPolicy
 from memory_core.settings import Settings
 
 log = logging.getLogger("memory_core.mcp")
@@ -79,12 +81,12 @@ class CallTarget:
 class MemoryBackend(Protocol):
     """The three operations the MCP tools need. Failures raise ``MemoryCoreError``."""
 
-    async def get(self, target: CallTarget, scope: Scope) -> MemoryResponse:
+    async def get(self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None) -> MemoryResponse:
         """The rendered memory of ``scope`` (empty content when nothing is stored)."""
         ...
 
     async def append(
-        self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None
+        self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None, share: Share = Share.PRIVATE
     ) -> MemoryResponse:
         """Append one entry; answers the profile metadata and the section added."""
         ...
@@ -94,7 +96,8 @@ class MemoryBackend(Protocol):
         ...
 
     async def search(
-        self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int
+        self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int,
+        sharing: SharingPolicy | None = None,
     ) -> SearchResponse:
         """BM25 search over the visible entries of ``scope``, best first."""
         ...
@@ -110,20 +113,21 @@ class InProcessBackend:
     def __init__(self, service: MemoryService) -> None:
         self._service = service
 
-    async def get(self, target: CallTarget, scope: Scope) -> MemoryResponse:
+    async def get(self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None) -> MemoryResponse:
         view = await anyio.to_thread.run_sync(
-            functools.partial(self._service.get, target.caller, target.instance_id, scope, target.agent)
+            functools.partial(self._service.get, target.caller, target.instance_id, scope, target.agent, sharing)
         )
         return MemoryResponse.from_view(view)
 
     async def append(
-        self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None
+        self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None, share: Share = Share.PRIVATE
     ) -> MemoryResponse:
         options = WriteOptions(
             reason=reason,
             session_id=target.session_id,
             operation_id=target.operation_id,
             agent_name=target.agent_name,
+            share=share,
         )
         view = await anyio.to_thread.run_sync(
             functools.partial(
@@ -149,11 +153,13 @@ class InProcessBackend:
         return MemoryResponse.from_view(answer)
 
     async def search(
-        self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int
+        self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int,
+        sharing: SharingPolicy | None = None,
     ) -> SearchResponse:
         hits = await anyio.to_thread.run_sync(
             functools.partial(
-                self._service.search, target.caller, target.instance_id, scope, target.agent, query, tags, limit
+                self._service.search, target.caller, target.instance_id, scope, target.agent, query, tags, limit,
+                sharing,
             )
         )
         return SearchResponse(query=query, hits=[SearchHitModel.from_hit(h) for h in hits])
@@ -254,8 +260,10 @@ class CoreApiBackend:
         key = settings.memory_coreapi_key.get_secret_value() if settings.memory_coreapi_key else ""
         return cls(settings.memory_coreapi_base_url or "", key)
 
-    async def get(self, target: CallTarget, scope: Scope) -> MemoryResponse:
+    async def get(self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None) -> MemoryResponse:
         params = {"scope": scope.value}
+        if sharing is not None:
+            params["memorySharing"] = sharing.value
         if target.agent is not None:
             params["agentObjectId"] = target.agent.object_id
             if target.agent.name:
@@ -263,9 +271,10 @@ class CoreApiBackend:
         return _memory_response(await self._call("GET", target, "", params=params))
 
     async def append(
-        self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None
+        self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None, share: Share = Share.PRIVATE
     ) -> MemoryResponse:
         body: dict[str, Any] = {
+            "share": share.value,
             "scope": scope.value,
             "agent_object_id": target.agent.object_id if target.agent else None,
             "agent_name": target.agent_name,
@@ -287,9 +296,12 @@ class CoreApiBackend:
         return _memory_response(response)
 
     async def search(
-        self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int
+        self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int,
+        sharing: SharingPolicy | None = None,
     ) -> SearchResponse:
         params = {"q": query, "scope": scope.value, "limit": str(limit)}
+        if sharing is not None:
+            params["memorySharing"] = sharing.value
         if tags:
             params["tags"] = ",".join(tags)
         if target.agent is not None:

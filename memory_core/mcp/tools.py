@@ -39,7 +39,8 @@ from memory_core.api.schemas import InstanceId, MemoryResponse
 from memory_core.auth import USER_IDENTITY_HEADER, KeyAuthenticator
 from memory_core.domain.errors import InvalidInput, MemoryCoreError
 from memory_core.domain.identity import AgentContext
-from memory_core.domain.models import Scope
+from memory_core.domain.models import Scope, Share
+from memory_core.domain.sharing import SharingPolicy
 from memory_core.mcp.backend import CallTarget, MemoryBackend
 
 log = logging.getLogger("memory_core.mcp")
@@ -83,6 +84,19 @@ ClearScope = Annotated[
     Field(description='"user" clears cross-agent memory; "agent" clears this agent\'s memory only.'),
 ]
 MemoryText = Annotated[str, Field(description="Markdown text to append")]
+MemorySharing = Annotated[
+    Literal["private", "team", "legacy"] | None,
+    Field(description="Sharing policy for this read: private (own memory), team (plus entries teammates shared), "
+          "legacy (plus legacy entries). Refused unless the deployment allows per-call overrides."),
+]
+ShareArg = Annotated[
+    Literal["private", "team"],
+    Field(description='"team" shares this memory with users of the same instance (for agent scope, of this agent)'),
+]
+
+
+def _sharing(requested: str | None) -> SharingPolicy | None:
+    return SharingPolicy(requested) if requested else None
 Reason = Annotated[str | None, Field(description="Optional provenance note", max_length=MAX_SHORT_TEXT)]
 Confirm = Annotated[
     bool,
@@ -238,9 +252,11 @@ def build_server(
         "(combined, the default; user memory alone when no agent is configured). Empty when nothing is saved.",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
-    async def get_memory(ctx: Context, scope: GetScope = "combined") -> CallToolResult:
+    async def get_memory(
+        ctx: Context, scope: GetScope = "combined", memory_sharing: MemorySharing = None
+    ) -> CallToolResult:
         try:
-            response = await backend.get(*target_for(ctx, Scope(scope)))
+            response = await backend.get(*target_for(ctx, Scope(scope)), _sharing(memory_sharing))
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _markdown_result(response.content_markdown)
@@ -253,10 +269,10 @@ def build_server(
         ),
     )
     async def append_memory(
-        ctx: Context, scope: AppendScope, memory: MemoryText, reason: Reason = None
+        ctx: Context, scope: AppendScope, memory: MemoryText, reason: Reason = None, share: ShareArg = "private"
     ) -> Annotated[CallToolResult, MemoryResponse]:
         try:
-            response = await backend.append(*target_for(ctx, Scope(scope)), memory, reason)
+            response = await backend.append(*target_for(ctx, Scope(scope)), memory, reason, Share(share))
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _json_result(response)
@@ -289,9 +305,12 @@ def build_server(
         scope: GetScope = "combined",
         tags: Annotated[list[str], Field(description="Tags every hit must carry", max_length=32)] = [],  # noqa: B006
         limit: Annotated[int, Field(description="Most hits to return", ge=1, le=100)] = 10,
+        memory_sharing: MemorySharing = None,
     ) -> CallToolResult:
         try:
-            response = await backend.search(*target_for(ctx, Scope(scope)), query, list(tags), limit)
+            response = await backend.search(
+                *target_for(ctx, Scope(scope)), query, list(tags), limit, _sharing(memory_sharing)
+            )
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _json_result(response)

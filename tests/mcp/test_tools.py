@@ -39,11 +39,12 @@ async def test_lists_exactly_the_memory_tools(mcp_target: McpTarget) -> None:
 
 
 async def test_get_memory_takes_an_optional_scope_defaulting_to_combined(mcp_target: McpTarget) -> None:
-    """get_memory's only argument is scope: user, agent or combined, default combined, described as in the seed."""
+    """get_memory takes scope (user, agent or combined, default combined, described as in the seed) and an
+    optional memory_sharing policy override."""
     async with mcp_session(mcp_target.url, mcp_headers(mcp_target.key)) as session:
         tool = next(t for t in (await session.list_tools()).tools if t.name == "get_memory")
     schema = tool.input_schema
-    assert list(schema["properties"]) == ["scope"]
+    assert list(schema["properties"]) == ["scope", "memory_sharing"]
     assert schema["properties"]["scope"]["enum"] == ["user", "agent", "combined"]
     assert schema["properties"]["scope"]["default"] == "combined"
     assert schema["properties"]["scope"]["description"] == (
@@ -54,11 +55,12 @@ async def test_get_memory_takes_an_optional_scope_defaulting_to_combined(mcp_tar
 
 
 async def test_append_memory_takes_scope_memory_and_an_optional_reason(mcp_target: McpTarget) -> None:
-    """append_memory requires scope (user|agent) and memory (string); reason is an optional string."""
+    """append_memory requires scope (user|agent) and memory (string); reason and share are optional."""
     async with mcp_session(mcp_target.url, mcp_headers(mcp_target.key)) as session:
         tool = next(t for t in (await session.list_tools()).tools if t.name == "append_memory")
     props = tool.input_schema["properties"]
-    assert list(props) == ["scope", "memory", "reason"]
+    assert list(props) == ["scope", "memory", "reason", "share"]
+    assert props["share"]["enum"] == ["private", "team"] and props["share"]["default"] == "private"
     assert props["scope"]["enum"] == ["user", "agent"]
     assert props["scope"]["description"] == '"user" = across all agents; "agent" = this agent only'
     assert props["memory"]["type"] == "string"

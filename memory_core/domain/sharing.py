@@ -1,0 +1,43 @@
+"""The read-side sharing policy: which entries besides the caller's own a read may show.
+
+Writes are never affected by the policy: every entry is stamped with the
+server-resolved author, and ``share`` only marks it as offered to the team.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from memory_core.domain.errors import Forbidden
+from memory_core.domain.models import Share
+
+
+class SharingPolicy(StrEnum):
+    PRIVATE = "private"  # the caller's own entries only
+    TEAM = "team"  # plus entries users of the instance marked team-shared (same agent for agent scope)
+    LEGACY = "legacy"  # plus legacy entries stored without an owner
+
+    def shares_read(self) -> frozenset[Share]:
+        """Which shared entries (besides the caller's own) this policy shows."""
+        if self is SharingPolicy.TEAM:
+            return frozenset({Share.TEAM})
+        if self is SharingPolicy.LEGACY:
+            return frozenset({Share.TEAM, Share.LEGACY})
+        return frozenset()
+
+
+def resolve_policy(default: SharingPolicy, requested: str | None, *, allow_override: bool) -> SharingPolicy:
+    """The policy of one read: the default, or a per-call override when overrides are allowed.
+
+    Raises ``Forbidden`` for any override while MEMORY_SHARING_ALLOW_OVERRIDE is false,
+    and ``InvalidInput`` (via SharingPolicy) is the caller's job for unknown values.
+    """
+    if requested is None:
+        return default
+    if not allow_override:
+        raise Forbidden(
+            "per-call memory sharing overrides are disabled on this deployment "
+            "(MEMORY_SHARING_ALLOW_OVERRIDE=false); omit memorySharing to use the default policy",
+            code="sharing_override_forbidden",
+        )
+    return SharingPolicy(requested)
