@@ -36,6 +36,9 @@ app.route(route="instances/{instanceId}/operator/deletions/{requestId}/reject", 
 app.route(route="instances/{instanceId}/operator/purges", methods=["POST"])(operator.request_purge)
 app.route(route="instances/{instanceId}/operator/sweep", methods=["POST"])(operator.run_sweep)
 app.route(route="instances/{instanceId}/operator/audit", methods=["GET"])(operator.read_audit)
+app.route(route="instances/{instanceId}/operator/agent-settings", methods=["GET"])(operator.get_agent_settings)
+app.route(route="instances/{instanceId}/operator/agent-settings", methods=["PUT"])(operator.put_agent_settings)
+app.route(route="instances/{instanceId}/operator/legacy-imports", methods=["POST"])(operator.import_legacy)
 
 # The hosted MCP endpoint (streamable HTTP, stateless); GET and DELETE answer 405 from the app
 app.route(route="mcp", methods=["GET", "POST", "DELETE"])(mcp_transport.mcp)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from memory_core.auth import KeyAuthenticator
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
+from memory_core.identity import Authenticator, build_authenticator
 from memory_core.settings import Settings, load_settings
 
 
@@ -23,7 +23,7 @@ class Runtime:
     settings: Settings
     store: MemoryStore
     service: MemoryService
-    auth: KeyAuthenticator
+    auth: Authenticator
 
 
 _lock = threading.Lock()
@@ -44,6 +44,7 @@ def build_store(settings: Settings) -> MemoryStore:
 def build_runtime(settings: Settings) -> Runtime:
     from memory_core.secrets import SecretScanner
 
+    auth = build_authenticator(settings)  # before the store: a refused identity setting opens nothing
     store = build_store(settings)
     return Runtime(
         settings=settings,
@@ -56,7 +57,7 @@ def build_runtime(settings: Settings) -> Runtime:
             default_sharing=SharingPolicy(settings.memory_sharing_default_policy),
             allow_sharing_override=settings.memory_sharing_allow_override,
         ),
-        auth=KeyAuthenticator(settings.memory_api_keys, settings.memory_operator_keys),
+        auth=auth,
     )
 
 

@@ -82,9 +82,9 @@ class Settings(BaseSettings):
     @field_validator("memory_auth_mode")
     @classmethod
     def _auth_modes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from memory_core.identity.modes import parse_modes
+        from memory_core.identity.modes import ordered, parse_modes
 
-        return tuple(mode.value for mode in parse_modes(value))
+        return tuple(mode.value for mode in ordered(parse_modes(value)))
 
     @field_validator("memory_sweep_schedule")
     @classmethod

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from memory_core.api.schemas import AgentObjectId, ReadScope, SharingName, WriteScope
+from memory_core.domain.agent_settings import AgentSettings
 from memory_core.domain.audit import AuditEvent
 from memory_core.domain.deletion import DeletionRequest
 from memory_core.domain.models import MemoryEntry
@@ -88,6 +89,7 @@ class EntriesQuery(_Query):
 class EntriesResponse(BaseModel):
     scope: str
     entries: list[EntryModel]
+    notice: str | None = None
 
 
 class SearchQuery(_Query):
@@ -119,6 +121,7 @@ class SearchHitModel(BaseModel):
 class SearchResponse(BaseModel):
     query: str
     hits: list[SearchHitModel]
+    notice: str | None = None
 
 
 class AuditEventModel(BaseModel):
@@ -219,3 +222,33 @@ class LegacyImportResponse(BaseModel):
     entry_id: str
     scope: str
     share: Literal["legacy"] = "legacy"
+
+
+class AgentSettingsQuery(_Query):
+    agentObjectId: AgentObjectId  # noqa: N815
+
+
+class AgentSettingsBody(BaseModel):
+    """PUT /operator/agent-settings: the whole settings of one agent."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    auto_append: bool = False
+    default_write_scope: WriteScope = "user"
+    policy_instructions: Annotated[str, StringConstraints(max_length=8192)] | None = None
+    allowed_group_ids: list[Annotated[str, StringConstraints(min_length=1, max_length=256)]] | None = Field(
+        default=None, max_length=256, description="When set, only callers in one of these groups may use agent scope"
+    )
+
+
+class AgentSettingsModel(AgentSettingsBody):
+    agent_object_id: str
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> AgentSettingsModel:
+        return cls(
+            agent_object_id=settings.agent_object_id, enabled=settings.enabled, auto_append=settings.auto_append,
+            default_write_scope=settings.default_write_scope,  # type: ignore[arg-type]
+            policy_instructions=settings.policy_instructions,
+            allowed_group_ids=list(settings.allowed_group_ids) if settings.allowed_group_ids is not None else None,
+        )

@@ -19,7 +19,9 @@ from memory_core.api.custody_schemas import (
     SearchResponse,
 )
 from memory_core.api.rest import _sharing
-from memory_core.api.http import EndpointSpec, endpoint, instance_id, json_response, parse_query
+from memory_core.api.http import EndpointSpec, endpoint, instance_id, json_response, memory_off, parse_query
+from memory_core.api.schemas import NotStoredResponse
+from memory_core.domain.modes import OFF_READ_NOTICE, OFF_WRITE_NOTICE
 from memory_core.composition import runtime
 from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import AgentContext
@@ -40,6 +42,8 @@ def list_entries(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     query = parse_query(req, EntriesQuery)
+    if memory_off(req):
+        return json_response(EntriesResponse(scope=query.scope, entries=[], notice=OFF_READ_NOTICE))
     entries = rt.service.entries(
         caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId), _sharing(query.memorySharing)
     )
@@ -51,6 +55,8 @@ def list_entries(req: func.HttpRequest) -> func.HttpResponse:
 def forget_entry(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
+    if memory_off(req):
+        return json_response(NotStoredResponse(message=OFF_WRITE_NOTICE))
     entry_id = req.route_params.get("entryId", "")
     if not _ENTRY_ID.match(entry_id):
         raise NotFound(f"no memory entry {entry_id[:64]!r}")
@@ -66,6 +72,8 @@ def search_memory(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     query = parse_query(req, SearchQuery)
+    if memory_off(req):
+        return json_response(SearchResponse(query=query.q, hits=[], notice=OFF_READ_NOTICE))
     hits = rt.service.search(caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId),
                              query.q, query.tag_list(), query.limit, _sharing(query.memorySharing))
     return json_response(SearchResponse(query=query.q, hits=[SearchHitModel.from_hit(h) for h in hits]))

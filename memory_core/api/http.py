@@ -19,6 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from memory_core.api.errors import internal_error, status_for
 from memory_core.api.schemas import ErrorBody, ErrorDetail, ErrorResponse, InstanceId
 from memory_core.domain.errors import InvalidInput, MemoryCoreError, PayloadTooLarge, Unavailable
+from memory_core.domain.modes import MEMORY_MODE_HEADER, memory_is_off
 
 M = TypeVar("M", bound=BaseModel)
 Handler = Callable[[func.HttpRequest], func.HttpResponse]
@@ -66,8 +67,11 @@ def response_for_error(error: BaseException) -> func.HttpResponse:
         headers: dict[str, str] = {}
         if isinstance(error, Unavailable):
             headers["Retry-After"] = str(error.retry_after_seconds)
+        challenge = getattr(error, "challenge", None)  # memory_core.identity: the enabled ways to authenticate
         if status == 401:
-            headers["WWW-Authenticate"] = 'ApiKey header="X-API-KEY"'
+            headers["WWW-Authenticate"] = challenge or 'ApiKey header="X-API-KEY"'
+        elif challenge:
+            headers["WWW-Authenticate"] = challenge
         details = getattr(error, "details", None)
         return error_response(status, error.code, error.message, details, headers)
     code, message = internal_error(error)
@@ -143,6 +147,11 @@ def instance_id(req: func.HttpRequest) -> str:
         raise InvalidInput(
             "instanceId must be 1-128 characters: letters, digits, '.', '_', ':' or '-'", code="invalid_instance_id"
         ) from None
+
+
+def memory_off(req: func.HttpRequest) -> bool:
+    """Whether X-MEMORY-MODE: off asks for no memory on this request (``InvalidInput`` if malformed)."""
+    return memory_is_off(req.headers.get(MEMORY_MODE_HEADER))
 
 
 def json_response(model: BaseModel, status: int = 200) -> func.HttpResponse:

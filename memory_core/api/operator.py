@@ -10,6 +10,11 @@ import logging
 import azure.functions as func
 
 from memory_core.api.custody_schemas import (
+    AgentSettingsBody,
+    AgentSettingsModel,
+    AgentSettingsQuery,
+    LegacyImportRequest,
+    LegacyImportResponse,
     AuditEventModel,
     AuditResponse,
     DeletionListResponse,
@@ -24,7 +29,9 @@ from memory_core.api.custody_schemas import (
 from memory_core.api.http import EndpointSpec, endpoint, instance_id, json_response, parse_body, parse_query
 from memory_core.composition import runtime
 from memory_core.domain.deletion import PENDING_MESSAGE, DeletionStatus
-from memory_core.domain.models import normalize_upn
+from memory_core.domain.agent_settings import AgentSettings
+from memory_core.domain.identity import AgentContext
+from memory_core.domain.models import Scope, normalize_upn
 from memory_core.domain.service import PendingDeletion
 
 log = logging.getLogger("memory_core.sweep")
@@ -93,6 +100,44 @@ def read_audit(req: func.HttpRequest) -> func.HttpResponse:
     upn = normalize_upn(query.upn)
     events = rt.service.audit_trail(instance_id(req), upn)
     return json_response(AuditResponse(upn=upn, events=[AuditEventModel.from_event(e) for e in events]))
+
+
+@endpoint(EndpointSpec(summary="Read an agent's memory settings", tag=OPERATOR, query=AgentSettingsQuery,
+                       response=AgentSettingsModel, security=_OPERATOR_AUTH, errors=(400, 401, 403)))
+def get_agent_settings(req: func.HttpRequest) -> func.HttpResponse:
+    rt = runtime()
+    rt.auth.operator(req.headers)
+    query = parse_query(req, AgentSettingsQuery)
+    settings = rt.service.agent_settings.get(instance_id(req), query.agentObjectId)
+    return json_response(AgentSettingsModel.from_settings(settings))
+
+
+@endpoint(EndpointSpec(summary="Replace an agent's memory settings", tag=OPERATOR, query=AgentSettingsQuery,
+                       body=AgentSettingsBody, response=AgentSettingsModel, security=_OPERATOR_AUTH,
+                       errors=(400, 401, 403)))
+def put_agent_settings(req: func.HttpRequest) -> func.HttpResponse:
+    rt = runtime()
+    rt.auth.operator(req.headers)
+    query = parse_query(req, AgentSettingsQuery)
+    body = parse_body(req, AgentSettingsBody, _BODY_LIMIT)
+    settings = AgentSettings(
+        agent_object_id=query.agentObjectId, enabled=body.enabled, auto_append=body.auto_append,
+        default_write_scope=body.default_write_scope, policy_instructions=body.policy_instructions,
+        allowed_group_ids=tuple(body.allowed_group_ids) if body.allowed_group_ids is not None else None,
+    )
+    return json_response(AgentSettingsModel.from_settings(rt.service.agent_settings.put(instance_id(req), settings)))
+
+
+@endpoint(EndpointSpec(summary="Load legacy memory (no owner; shown only under the legacy policy)", tag=OPERATOR,
+                       body=LegacyImportRequest, response=LegacyImportResponse, security=_OPERATOR_AUTH,
+                       errors=(400, 401, 403, 413, 422)))
+def import_legacy(req: func.HttpRequest) -> func.HttpResponse:
+    rt = runtime()
+    operator = rt.auth.operator(req.headers)
+    body = parse_body(req, LegacyImportRequest, rt.settings.memory_max_write_bytes * 6 + 64 * 1024)
+    agent = AgentContext(body.agent_object_id, body.agent_name) if body.agent_object_id else None
+    entry = rt.service.import_legacy(operator, instance_id(req), Scope(body.scope), agent, body.content_markdown)
+    return json_response(LegacyImportResponse(entry_id=entry.id, scope=entry.key.scope.value))
 
 
 def sweep_timer(timer: func.TimerRequest) -> None:

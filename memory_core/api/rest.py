@@ -9,6 +9,7 @@ from memory_core.api.http import (
     endpoint,
     instance_id,
     json_response,
+    memory_off,
     parse_body,
     parse_query,
 )
@@ -19,10 +20,12 @@ from memory_core.api.schemas import (
     ImportMemoryRequest,
     MemoryQuery,
     MemoryResponse,
+    NotStoredResponse,
 )
 from memory_core.composition import Runtime, runtime
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope
+from memory_core.domain.modes import OFF_READ_NOTICE, OFF_WRITE_NOTICE
 from memory_core.api.custody_schemas import PendingDeletionResponse
 from memory_core.domain.service import PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
@@ -58,6 +61,12 @@ def get_memory(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     query = parse_query(req, MemoryQuery)
+    if memory_off(req):
+        return json_response(MemoryResponse(
+            scope=Scope(query.scope), upn=caller.upn, user_name=caller.user_name, name=caller.name,
+            agent_object_id=query.agentObjectId, agent_name=query.agentName, content_markdown="",
+            created_on=None, updated_on=None, memory_mode="off", notice=OFF_READ_NOTICE,
+        ))
     view = rt.service.get(
         caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId, query.agentName),
         _sharing(query.memorySharing),
@@ -79,6 +88,8 @@ def append_memory(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     body = parse_body(req, AppendMemoryRequest, _body_limit(rt))
+    if memory_off(req):
+        return json_response(NotStoredResponse(message=OFF_WRITE_NOTICE))
     view = rt.service.append(
         caller,
         instance_id(req),
@@ -111,6 +122,8 @@ def clear_memory(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     body = parse_body(req, ClearMemoryRequest, _body_limit(rt))
+    if memory_off(req):
+        return json_response(NotStoredResponse(message=OFF_WRITE_NOTICE))
     outcome = rt.service.clear(
         caller, instance_id(req), Scope(body.scope), _agent(body.agent_object_id, None), confirm=body.confirm
     )
@@ -131,6 +144,9 @@ def export_memory(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     query = parse_query(req, ExportQuery)
+    if memory_off(req):
+        return func.HttpResponse("", status_code=200, mimetype="text/markdown", charset="utf-8",
+                                 headers={"X-Memory-Mode": "off"})
     document = rt.service.export(
         caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId, query.agentName),
         _sharing(query.memorySharing),
@@ -157,6 +173,8 @@ def import_memory(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     body = parse_body(req, ImportMemoryRequest, _body_limit(rt))
+    if memory_off(req):
+        return json_response(NotStoredResponse(message=OFF_WRITE_NOTICE))
     view = rt.service.import_markdown(
         caller,
         instance_id(req),

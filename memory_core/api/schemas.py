@@ -93,6 +93,8 @@ class MemoryResponse(BaseModel):
     created_on: datetime | None
     updated_on: datetime | None
     entry_id: str | None = Field(default=None, description="Set on append: the id of the stored entry")
+    memory_mode: Literal["on", "off"] = "on"
+    notice: str | None = Field(default=None, description="Set when X-MEMORY-MODE: off made the read empty")
 
     @classmethod
     def from_view(cls, view: MemoryView) -> MemoryResponse:
@@ -108,6 +110,14 @@ class MemoryResponse(BaseModel):
             updated_on=view.updated_on,
             entry_id=view.entry_id,
         )
+
+
+class NotStoredResponse(BaseModel):
+    """A write under X-MEMORY-MODE: off: nothing was stored, and the answer says so."""
+
+    status: Literal["not_stored"] = "not_stored"
+    memory_mode: Literal["off"] = "off"
+    message: str
 
 
 class ErrorDetail(BaseModel):

@@ -6,17 +6,14 @@ nothing in a request body decides whose memory is touched.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
-from typing import Any, Protocol
+from dataclasses import replace
+from datetime import datetime, timedelta
 
+from memory_core.domain.agent_settings import AgentSettingsBook
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
 from memory_core.domain.custody import CustodyService
-from memory_core.domain.deletion import PENDING_MESSAGE
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import (
@@ -25,7 +22,7 @@ from memory_core.domain.models import (
     MemoryProfile,
     ProfileKey,
     Scope,
-    ScopeState,
+    SHARED_OWNER,
     Share,
     sha256_hex,
     shared_copy_id,
@@ -36,85 +33,24 @@ from memory_core.domain.sharing import SharingPolicy, resolve_policy
 from memory_core.domain.visibility import visible_scopes
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.tags import normalize_tags
+from memory_core.domain.views import (
+    ContentScanner,
+    DeletionMode,
+    ExportDocument,
+    Forgotten,
+    ImportMode,
+    MemoryView,
+    PendingDeletion,
+    WriteOptions,
+    agent_name_of,
+    export_filename,
+    scope_view,
+    updated_on_of,
+    utc_now,
+    written_view,
+)
 
 _PROFILE_WRITE_ATTEMPTS = 8
-
-
-class ImportMode(StrEnum):
-    APPEND = "append"
-    REPLACE = "replace"
-
-
-class DeletionMode(StrEnum):
-    OPERATOR_APPROVAL = "operator_approval"
-    IMMEDIATE = "immediate"
-
-
-class ContentScanner(Protocol):
-    """Finds secrets in text; each finding names its detector, never the value."""
-
-    def scan(self, text: str) -> Sequence[Any]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class PendingDeletion:
-    """A clear or forget under operator approval: hidden now, erased after approval."""
-
-    request_id: str
-    message: str = PENDING_MESSAGE
-
-
-@dataclass(frozen=True, slots=True)
-class Forgotten:
-    """An entry erased at once (MEMORY_DELETION_MODE=immediate)."""
-
-    entry_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryView:
-    """What a read or write answers: the document (or section) and its metadata."""
-
-    scope: Scope
-    upn: str
-    name: str | None
-    user_name: str | None
-    agent_object_id: str | None
-    agent_name: str | None
-    content_markdown: str
-    created_on: datetime | None
-    updated_on: datetime | None
-    entry_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ExportDocument:
-    filename: str
-    content_markdown: str
-
-
-@dataclass(frozen=True, slots=True)
-class WriteOptions:
-    """Provenance and labels a write may carry besides its content."""
-
-    reason: str | None = None
-    session_id: str | None = None
-    operation_id: str | None = None
-    agent_name: str | None = None
-    tags: tuple[str, ...] = ()
-    share: Share = Share.PRIVATE
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def export_filename(scope: Scope, agent_name: str | None) -> str:
-    """foundationallm-user-memory.md, or foundationallm-agent-memory-{safe name}.md."""
-    if scope is Scope.USER:
-        return "foundationallm-user-memory.md"
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", agent_name or "").strip(".-_")[:100]
-    return f"foundationallm-agent-memory-{safe or 'agent'}.md"
 
 
 class MemoryService:
@@ -141,6 +77,7 @@ class MemoryService:
         self._default_sharing = default_sharing
         self._allow_sharing_override = allow_sharing_override
         self.audit = AuditTrail(store, clock)
+        self.agent_settings = AgentSettingsBook(store)
         self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id)
 
     # -- reads ---------------------------------------------------------------
@@ -162,6 +99,7 @@ class MemoryService:
         """
         if scope is Scope.COMBINED:
             agent_ctx = self._require_agent(scope, agent)
+            self._guard(caller, instance_id, scope, agent_ctx)
             user_key = ProfileKey(instance_id, caller.upn, Scope.USER)
             agent_key = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)
             (user_state, user_entries), (agent_state, agent_entries) = visible_scopes(
@@ -170,21 +108,21 @@ class MemoryService:
             user_doc = render_scope(Scope.USER, user_entries, viewer=caller.upn)
             agent_doc = render_scope(Scope.AGENT, agent_entries, viewer=caller.upn)
             created = [p.created_on for p in (user_state.profile, agent_state.profile) if p]
-            updated = [u for u in (_updated_on(user_state), _updated_on(agent_state)) if u]
+            updated = [u for u in (updated_on_of(user_state), updated_on_of(agent_state)) if u]
             return MemoryView(
                 scope=Scope.COMBINED,
                 upn=caller.upn,
                 name=caller.name,
                 user_name=caller.user_name,
                 agent_object_id=agent_ctx.object_id,
-                agent_name=_agent_name(agent_state, agent_ctx),
+                agent_name=agent_name_of(agent_state, agent_ctx),
                 content_markdown=render_combined(user_doc, agent_doc),
                 created_on=min(created) if created else None,
                 updated_on=max(updated) if updated else None,
             )
         key = self._key(caller, instance_id, scope, agent)
         ((state, entries),) = visible_scopes(self._store, caller.upn, [key], self._policy(sharing))
-        return self._view(caller, state, agent, render_scope(key.scope, entries, viewer=caller.upn))
+        return scope_view(caller, state, agent, render_scope(key.scope, entries, viewer=caller.upn))
 
     def export(
         self,
@@ -220,7 +158,7 @@ class MemoryService:
         profile = self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
         self._share(entry)
         self._audit_write(AuditAction.APPEND, caller, entry)
-        return self._written_view(caller, key, profile, entry)
+        return written_view(caller, key, profile, entry)
 
     def import_markdown(
         self,
@@ -281,7 +219,28 @@ class MemoryService:
         self.audit.record(AuditAction.CLEAR, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
                           scope=key.scope.value, agent_object_id=key.agent_object_id, detail=f"erased {erased} entries")
         (after,) = self._store.load([key])
-        return self._view(caller, after, agent, render_scope(key.scope, after.visible_entries()))
+        return scope_view(caller, after, agent, render_scope(key.scope, after.visible_entries()))
+
+    def import_legacy(
+        self, operator: str, instance_id: str, scope: Scope, agent: AgentContext | None, content_markdown: str
+    ) -> MemoryEntry:
+        """Store memory from a deployment that predates per-user memory: no owner, read as shared.
+
+        Legacy entries are visible only under the legacy policy and are never changed afterwards.
+        """
+        write_scope = self._write_scope(scope, "legacy import")
+        if write_scope is Scope.AGENT:
+            agent = self._require_agent(write_scope, agent)
+        key = ProfileKey(instance_id, SHARED_OWNER, write_scope, agent.object_id if agent and write_scope is Scope.AGENT else None)
+        nobody = Caller(upn="")
+        entry = self._new_entry(nobody, key, agent, content_markdown, EntryKind.IMPORT, WriteOptions(share=Share.LEGACY))
+        self._store.append(MemoryProfile(key, None, None, None, entry.created_on, entry.created_on), entry)
+        self.audit.record(
+            AuditAction.IMPORT, actor=operator, instance_id=instance_id, upn=SHARED_OWNER, scope=key.scope.value,
+            agent_object_id=key.agent_object_id, entry_id=entry.id, content_sha256=entry.content_sha256,
+            byte_count=len(content_markdown.encode("utf-8")), detail="legacy",
+        )
+        return entry
 
     # -- entries, forget, search, audit -----------------------------------------
 
@@ -296,6 +255,7 @@ class MemoryService:
         """The visible entries of ``scope`` (combined: user then agent), oldest first; each names its author."""
         if scope is Scope.COMBINED:
             agent_ctx = self._require_agent(scope, agent)
+            self._guard(caller, instance_id, scope, agent_ctx)
             keys = [ProfileKey(instance_id, caller.upn, Scope.USER),
                     ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)]
         else:
@@ -361,6 +321,11 @@ class MemoryService:
 
     # -- rules ---------------------------------------------------------------
 
+    def _guard(self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None) -> None:
+        """Operators' agent settings: a disabled agent, or a caller outside its groups, is refused."""
+        if agent is not None and agent.object_id.strip():
+            self.agent_settings.enforce(caller, instance_id, agent.object_id, scope)
+
     @staticmethod
     def _require_agent(scope: Scope, agent: AgentContext | None) -> AgentContext:
         if agent is None or not agent.object_id.strip():
@@ -377,6 +342,7 @@ class MemoryService:
         return scope
 
     def _key(self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None) -> ProfileKey:
+        self._guard(caller, instance_id, scope, agent)
         if scope is Scope.AGENT:
             return ProfileKey(instance_id, caller.upn, scope, self._require_agent(scope, agent).object_id)
         return ProfileKey(instance_id, caller.upn, scope)
@@ -424,7 +390,7 @@ class MemoryService:
             return
         detectors = sorted({str(f.detector) for f in findings})
         self.audit.record(
-            AuditAction.WRITE_REJECTED, actor=caller.upn, instance_id=key.instance_id, upn=caller.upn,
+            AuditAction.WRITE_REJECTED, actor=caller.upn or "operator", instance_id=key.instance_id, upn=key.upn,
             scope=key.scope.value, agent_object_id=key.agent_object_id, session_id=options.session_id,
             operation_id=options.operation_id, content_sha256=sha256_hex(content),
             byte_count=len(content.encode("utf-8")), detail="secret_detected: " + ", ".join(detectors),
@@ -470,52 +436,6 @@ class MemoryService:
             except Conflict:
                 continue
         raise Conflict("the memory profile kept changing during the write; retry")
-
-    def _written_view(self, caller: Caller, key: ProfileKey, profile: MemoryProfile, entry: MemoryEntry) -> MemoryView:
-        return MemoryView(
-            scope=key.scope,
-            upn=caller.upn,
-            name=profile.name or caller.name,
-            user_name=profile.user_name or caller.user_name,
-            agent_object_id=key.agent_object_id,
-            agent_name=entry.agent_name or profile.agent_name,
-            content_markdown=render_scope(key.scope, [entry]),
-            created_on=profile.created_on,
-            updated_on=max(entry.created_on, profile.updated_on),
-            entry_id=entry.id,
-        )
-
-    @staticmethod
-    def _view(caller: Caller, state: ScopeState, agent: AgentContext | None, content: str) -> MemoryView:
-        profile = state.profile
-        return MemoryView(
-            scope=state.key.scope,
-            upn=caller.upn,
-            name=(profile.name if profile else None) or caller.name,
-            user_name=(profile.user_name if profile else None) or caller.user_name,
-            agent_object_id=state.key.agent_object_id,
-            agent_name=_agent_name(state, agent) if state.key.scope is Scope.AGENT else None,
-            content_markdown=content,
-            created_on=profile.created_on if profile else None,
-            updated_on=_updated_on(state),
-        )
-
-
-def _updated_on(state: ScopeState) -> datetime | None:
-    moments: list[datetime] = [state.profile.updated_on] if state.profile else []
-    visible = state.visible_entries()
-    if visible:
-        moments.append(visible[-1].created_on)
-    return max(moments) if moments else None
-
-
-def _agent_name(state: ScopeState, agent: AgentContext | None) -> str | None:
-    for entry in reversed(state.visible_entries()):
-        if entry.agent_name:
-            return entry.agent_name
-    if state.profile and state.profile.agent_name:
-        return state.profile.agent_name
-    return agent.name if agent else None
 
 
 __all__: Sequence[str] = (

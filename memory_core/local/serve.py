@@ -15,6 +15,7 @@ import uvicorn
 
 from memory_core.composition import reset_runtime, runtime
 from memory_core.domain.errors import ConfigurationError
+from memory_core.identity import declare_listen_address
 from memory_core.local.host import FunctionHost
 from memory_core.local.timers import timer_functions
 from memory_core.local.settings_file import apply_to_environment, read_local_settings
@@ -57,6 +58,7 @@ def serve(host: str, port: int, app_dir: Path) -> int:
     """Serve until interrupted. Returns the process exit code."""
     local = read_local_settings(app_dir)
     apply_to_environment(local)
+    declare_listen_address(host)  # MEMORY_AUTH_MODE=local is accepted only on loopback
     try:
         rt = runtime()
     except ConfigurationError as e:

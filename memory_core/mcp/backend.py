@@ -4,9 +4,12 @@ Two implementations of one small protocol:
 
 - ``InProcessBackend`` calls the ``MemoryService`` of this process (the default);
 - ``CoreApiBackend`` calls any CoreAPI with the memory contract over HTTP
-  (``MEMORY_COREAPI_BASE_URL``), forwarding X-USER-IDENTITY and authenticating
-  with ``MEMORY_COREAPI_KEY``: the seed's Phase 4 shape, where the MCP server
-  stores nothing.
+  (``MEMORY_COREAPI_BASE_URL``): the seed's Phase 4 shape, where the MCP server
+  stores nothing. It calls with the caller's own kind of credential, never a
+  weaker one: an Entra caller's token is exchanged on behalf of the user for a
+  CoreAPI token (MEMORY_COREAPI_SCOPE; never passed through), a platform
+  identity context is forwarded as it is, and key (or local) callers' identity
+  goes as X-USER-IDENTITY with ``MEMORY_COREAPI_KEY``.
 
 Both answer what the REST API answers (``MemoryResponse``; for a clear under
 operator approval, ``PendingDeletionResponse``) and raise the same domain
@@ -29,7 +32,6 @@ from pydantic import BaseModel
 
 from memory_core.api.custody_schemas import PendingDeletionResponse, SearchHitModel, SearchResponse
 from memory_core.api.schemas import MemoryResponse
-from memory_core.auth import API_KEY_HEADER, USER_IDENTITY_HEADER
 from memory_core.domain.errors import (
     Conflict,
     ConfigurationError,
@@ -46,6 +48,16 @@ from memory_core.domain.models import Scope
 from memory_core.domain.models import Share
 from memory_core.domain.service import MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
+from memory_core.identity import (
+    API_KEY_HEADER,
+    PLATFORM_IDENTITY_HEADER,
+    USER_IDENTITY_HEADER,
+    Authentication,
+    AuthMode,
+)
+from memory_core.identity.config import auth_modes, onward_problems
+from memory_core.identity.obo import OnBehalfOfExchange
+from memory_core.mcp.guidance import AgentGuidance
 from memory_core.settings import Settings
 
 log = logging.getLogger("memory_core.mcp")
@@ -63,7 +75,8 @@ class CallTarget:
     """Whose memory a tool call touches, resolved from trusted headers only.
 
     ``identity_header`` is the caller's X-USER-IDENTITY value, already verified
-    (it parsed to ``caller``); a CoreAPI backend forwards it unchanged.
+    (it parsed to ``caller``); a CoreAPI backend forwards it unchanged for key
+    callers. ``authentication`` says how the caller was proved (None: key).
     """
 
     caller: Caller
@@ -72,6 +85,7 @@ class CallTarget:
     agent: AgentContext | None = None
     session_id: str | None = None
     operation_id: str | None = None
+    authentication: Authentication | None = None
 
     @property
     def agent_name(self) -> str | None:
@@ -100,6 +114,10 @@ class MemoryBackend(Protocol):
         sharing: SharingPolicy | None = None,
     ) -> SearchResponse:
         """BM25 search over the visible entries of ``scope``, best first."""
+        ...
+
+    async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
+        """The operator's settings for this agent, as advice for MCP clients (None when unknown)."""
         ...
 
     async def aclose(self) -> None:
@@ -163,6 +181,10 @@ class InProcessBackend:
             )
         )
         return SearchResponse(query=query, hits=[SearchHitModel.from_hit(h) for h in hits])
+
+    async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
+        settings = await anyio.to_thread.run_sync(self._service.agent_settings.get, instance_id, agent_object_id)
+        return AgentGuidance(settings.policy_instructions, settings.auto_append, settings.default_write_scope)
 
     async def aclose(self) -> None:
         return None
@@ -236,18 +258,21 @@ class CoreApiBackend:
     def __init__(
         self,
         base_url: str,
-        api_key: str,
+        api_key: str | None,
         *,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        token_exchange: OnBehalfOfExchange | None = None,
     ) -> None:
+        """``api_key`` None: no key callers to forward (modes without key or local)."""
         if not base_url.lower().startswith(("http://", "https://")):
             raise ConfigurationError("invalid configuration: MEMORY_COREAPI_BASE_URL must be an http(s) URL")
-        if not api_key:
+        if api_key is not None and not api_key:
             raise ConfigurationError(
                 "invalid configuration: MEMORY_COREAPI_KEY is required when MEMORY_COREAPI_BASE_URL is set"
             )
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
+        self._token_exchange = token_exchange
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
@@ -256,9 +281,16 @@ class CoreApiBackend:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CoreApiBackend:
-        """From MEMORY_COREAPI_BASE_URL and MEMORY_COREAPI_KEY; ``ConfigurationError`` when unusable."""
+        """From MEMORY_COREAPI_BASE_URL, MEMORY_COREAPI_KEY (modes key, local) and the on-behalf-of
+        settings (mode entra); ``ConfigurationError`` when unusable."""
+        modes = auth_modes(settings)
+        problems = onward_problems(settings, modes)
+        if problems:
+            raise ConfigurationError(f"invalid configuration: {'; '.join(problems)}")
         key = settings.memory_coreapi_key.get_secret_value() if settings.memory_coreapi_key else ""
-        return cls(settings.memory_coreapi_base_url or "", key)
+        needs_key = bool(modes & {AuthMode.KEY, AuthMode.LOCAL})
+        exchange = OnBehalfOfExchange.from_settings(settings) if AuthMode.ENTRA in modes else None
+        return cls(settings.memory_coreapi_base_url or "", key if needs_key or key else None, token_exchange=exchange)
 
     async def get(self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None) -> MemoryResponse:
         params = {"scope": scope.value}
@@ -308,6 +340,11 @@ class CoreApiBackend:
             params["agentObjectId"] = target.agent.object_id
         return _parsed(await self._call("GET", target, "/search", params=params), SearchResponse)
 
+    async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
+        # Agent settings are an operator resource of the remote CoreAPI; the MCP
+        # server holds no operator credential, so it gives the default guidance.
+        return None
+
     async def aclose(self) -> None:
         await self._client.aclose()
 
@@ -322,7 +359,7 @@ class CoreApiBackend:
     ) -> httpx.Response:
         """The CoreAPI's 2xx answer; any other answer raised as the error it stands for."""
         path = f"/instances/{quote(target.instance_id, safe='')}/memory{suffix}"
-        headers = {API_KEY_HEADER: self._api_key, USER_IDENTITY_HEADER: target.identity_header}
+        headers = await self._credential_headers(target)
         try:
             response = await self._client.request(method, path, params=params, json=json, headers=headers)
         except httpx.TimeoutException as error:
@@ -337,6 +374,29 @@ class CoreApiBackend:
                 log.warning("the CoreAPI refused this server's credentials: %s", error.message)
             raise error
         return response
+
+
+    async def _credential_headers(self, target: CallTarget) -> dict[str, str]:
+        """The caller's credential for the CoreAPI: the same kind as the caller's own, never weaker."""
+        authentication = target.authentication
+        mode = authentication.mode if authentication is not None else AuthMode.KEY
+        if mode is AuthMode.ENTRA:
+            if self._token_exchange is None or authentication is None or not authentication.credential:
+                raise CoreApiFailure("this MCP server cannot exchange Entra ID tokens for the CoreAPI (MEMORY_OBO_*)")
+            token = await anyio.to_thread.run_sync(self._token_exchange.exchange, authentication.credential)
+            return {"Authorization": f"Bearer {token}"}
+        if mode is AuthMode.PLATFORM:
+            if authentication is None or not authentication.credential:
+                raise CoreApiFailure("the platform identity context to forward is missing")
+            return {PLATFORM_IDENTITY_HEADER: authentication.credential}
+        if mode is AuthMode.EASYAUTH:
+            raise Forbidden(
+                "an App Service sign-in cannot be carried to a remote CoreAPI; "
+                "call with an Entra ID bearer token or a platform identity context"
+            )
+        if not self._api_key:
+            raise CoreApiFailure("this MCP server has no MEMORY_COREAPI_KEY to call the CoreAPI for key callers")
+        return {API_KEY_HEADER: self._api_key, USER_IDENTITY_HEADER: target.identity_header}
 
 
 def _parsed(response: httpx.Response, model: type[M]) -> M:

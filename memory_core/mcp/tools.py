@@ -31,17 +31,21 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp_types import Tool as MCPTool
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from memory_core import __version__
 from memory_core.api.errors import internal_error
-from memory_core.api.schemas import InstanceId, MemoryResponse
-from memory_core.auth import USER_IDENTITY_HEADER, KeyAuthenticator
+from memory_core.api.custody_schemas import SearchResponse
+from memory_core.api.schemas import InstanceId, MemoryResponse, NotStoredResponse
+from memory_core.domain.modes import MEMORY_MODE_HEADER, OFF_READ_NOTICE, OFF_WRITE_NOTICE, memory_is_off
 from memory_core.domain.errors import InvalidInput, MemoryCoreError
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope, Share
 from memory_core.domain.sharing import SharingPolicy
+from memory_core.identity import Authenticator, AuthMode, identity_json
 from memory_core.mcp.backend import CallTarget, MemoryBackend
+from memory_core.mcp.guidance import CURRENT_GUIDANCE, append_description, instructions_for
 
 log = logging.getLogger("memory_core.mcp")
 
@@ -97,6 +101,11 @@ ShareArg = Annotated[
 
 def _sharing(requested: str | None) -> SharingPolicy | None:
     return SharingPolicy(requested) if requested else None
+
+
+def _memory_off(ctx: Context) -> bool:
+    """X-MEMORY-MODE: off (the temporary chat): nothing is read or stored, and the answer says so."""
+    return memory_is_off((ctx.headers or {}).get(MEMORY_MODE_HEADER))
 Reason = Annotated[str | None, Field(description="Optional provenance note", max_length=MAX_SHORT_TEXT)]
 Confirm = Annotated[
     bool,
@@ -116,15 +125,18 @@ def _header(headers: Mapping[str, str], name: str, label: str, max_length: int) 
 
 
 def resolve_target(
-    headers: Mapping[str, str] | None, auth: KeyAuthenticator, default_instance_id: str | None
+    headers: Mapping[str, str] | None, auth: Authenticator, default_instance_id: str | None
 ) -> CallTarget:
     """The caller, instance and agent of a call, from its HTTP headers (``headers`` is case-insensitive).
 
-    Raises ``Unauthenticated`` exactly as the REST API does, and ``InvalidInput``
+    The caller is authenticated exactly as for REST (any credential MEMORY_AUTH_MODE
+    accepts: bearer token, platform identity context, App Service principal, key,
+    local). Raises ``Unauthenticated`` as the REST API does, and ``InvalidInput``
     for an unusable instance or an over-long header.
     """
     headers = headers if headers is not None else {}
-    caller = auth.user(headers)
+    authentication = auth.authenticate(headers)
+    caller = authentication.caller
     instance = (headers.get(INSTANCE_ID_HEADER) or "").strip() or (default_instance_id or "").strip()
     if not instance:
         raise InvalidInput(
@@ -141,11 +153,14 @@ def resolve_target(
     name = _header(headers, AGENT_NAME_HEADER, "X-AGENT-NAME", MAX_SHORT_TEXT)
     return CallTarget(
         caller=caller,
-        identity_header=headers.get(USER_IDENTITY_HEADER) or "",
+        identity_header=(
+            authentication.credential or "" if authentication.mode is AuthMode.KEY else identity_json(caller)
+        ),
         instance_id=instance,
         agent=AgentContext(object_id, name) if object_id else None,
         session_id=_header(headers, SESSION_ID_HEADER, "X-SESSION-ID", MAX_SHORT_TEXT),
         operation_id=_header(headers, OPERATION_ID_HEADER, "X-OPERATION-ID", MAX_SHORT_TEXT),
+        authentication=authentication,
     )
 
 
@@ -200,6 +215,18 @@ class MemoryMCPServer(MCPServer):
     error with an incident id.
     """
 
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools, with append_memory's description telling this agent whether to auto-append."""
+        tools = await super().list_tools()
+        guidance = CURRENT_GUIDANCE.get()
+        if guidance is None:
+            return tools
+        return [
+            t.model_copy(update={"description": append_description(t.description or "", guidance)})
+            if t.name == "append_memory" else t
+            for t in tools
+        ]
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> CallToolResult | InputRequiredResult:
@@ -218,6 +245,22 @@ class MemoryMCPServer(MCPServer):
             return result_for_error(error)
 
 
+def _instructions_follow_the_agent(server: MCPServer) -> None:
+    """Make the instructions sent at initialize carry the calling agent's guidance.
+
+    The SDK reads ``instructions`` from its low-level server when a session
+    starts (each request, in stateless mode); a property on a per-server
+    subclass answers the base text plus the guidance of the current request.
+    """
+    low = server._lowlevel_server  # noqa: SLF001 - mcp is pinned to 2.x; see requirements.txt
+    base = low.instructions or ""
+    low.__class__ = type(
+        "AgentAwareLowLevelServer",
+        (low.__class__,),
+        {"instructions": property(lambda _self: instructions_for(base, CURRENT_GUIDANCE.get()))},
+    )
+
+
 @contextmanager
 def _root_logging_kept() -> Iterator[None]:
     """MCPServer() calls logging.basicConfig(); leave the host's root logger as it was."""
@@ -231,7 +274,7 @@ def _root_logging_kept() -> Iterator[None]:
 
 
 def build_server(
-    backend: MemoryBackend, auth: KeyAuthenticator, default_instance_id: str | None
+    backend: MemoryBackend, auth: Authenticator, default_instance_id: str | None
 ) -> MemoryMCPServer:
     """The MCP server with exactly the three memory tools, calling ``backend``."""
     with _root_logging_kept():
@@ -242,6 +285,8 @@ def build_server(
             instructions=INSTRUCTIONS,
             version=__version__,
         )
+
+    _instructions_follow_the_agent(server)
 
     def target_for(ctx: Context, scope: Scope) -> tuple[CallTarget, Scope]:
         target = resolve_target(ctx.headers, auth, default_instance_id)
@@ -256,7 +301,10 @@ def build_server(
         ctx: Context, scope: GetScope = "combined", memory_sharing: MemorySharing = None
     ) -> CallToolResult:
         try:
-            response = await backend.get(*target_for(ctx, Scope(scope)), _sharing(memory_sharing))
+            target = target_for(ctx, Scope(scope))
+            if _memory_off(ctx):
+                return _markdown_result(OFF_READ_NOTICE)
+            response = await backend.get(*target, _sharing(memory_sharing))
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _markdown_result(response.content_markdown)
@@ -272,7 +320,16 @@ def build_server(
         ctx: Context, scope: AppendScope, memory: MemoryText, reason: Reason = None, share: ShareArg = "private"
     ) -> Annotated[CallToolResult, MemoryResponse]:
         try:
-            response = await backend.append(*target_for(ctx, Scope(scope)), memory, reason, Share(share))
+            target = target_for(ctx, Scope(scope))
+            if _memory_off(ctx):
+                # append_memory publishes MemoryResponse as its output schema, so the notice rides in it.
+                caller = target[0].caller
+                return _json_result(MemoryResponse(
+                    scope=target[1], upn=caller.upn, user_name=caller.user_name, name=caller.name,
+                    agent_object_id=None, agent_name=None, content_markdown="", created_on=None, updated_on=None,
+                    memory_mode="off", notice=OFF_WRITE_NOTICE,
+                ))
+            response = await backend.append(*target, memory, reason, Share(share))
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _json_result(response)
@@ -288,7 +345,10 @@ def build_server(
     )
     async def clear_memory(ctx: Context, scope: ClearScope, confirm: Confirm = False) -> CallToolResult:
         try:
-            response = await backend.clear(*target_for(ctx, Scope(scope)), confirm=confirm)
+            target = target_for(ctx, Scope(scope))
+            if _memory_off(ctx):
+                return _json_result(NotStoredResponse(message=OFF_WRITE_NOTICE))
+            response = await backend.clear(*target, confirm=confirm)
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _json_result(response)
@@ -308,9 +368,10 @@ def build_server(
         memory_sharing: MemorySharing = None,
     ) -> CallToolResult:
         try:
-            response = await backend.search(
-                *target_for(ctx, Scope(scope)), query, list(tags), limit, _sharing(memory_sharing)
-            )
+            target = target_for(ctx, Scope(scope))
+            if _memory_off(ctx):
+                return _json_result(SearchResponse(query=query, hits=[], notice=OFF_READ_NOTICE))
+            response = await backend.search(*target, query, list(tags), limit, _sharing(memory_sharing))
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _json_result(response)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import azure.functions as func
@@ -29,9 +29,10 @@ from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memory_core.api.http import response_for_error
-from memory_core.auth import KeyAuthenticator
 from memory_core.composition import Runtime, runtime
+from memory_core.identity import Authenticator
 from memory_core.mcp.backend import MemoryBackend, build_backend
+from memory_core.mcp.guidance import CURRENT_GUIDANCE, AgentGuidance
 from memory_core.mcp.tools import build_server
 from memory_core.settings import Settings
 
@@ -107,9 +108,15 @@ async def _send_json(send: Send, status: int, document: dict[str, Any], headers:
 class McpHttpApp:
     """POST-only front of the SDK's streamable HTTP app, at whatever path it is mounted."""
 
-    def __init__(self, inner: ASGIApp, path: str = MCP_PATH) -> None:
+    def __init__(
+        self,
+        inner: ASGIApp,
+        path: str = MCP_PATH,
+        guidance: Callable[[Mapping[str, str]], Awaitable[AgentGuidance | None]] | None = None,
+    ) -> None:
         self._inner = inner
         self._path = path
+        self._guidance = guidance
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -125,10 +132,18 @@ class McpHttpApp:
                 await _send_json(send, 405, error, [(b"allow", b"POST")])
                 return
             scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
+            if self._guidance is not None:
+                headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+                token = CURRENT_GUIDANCE.set(await self._guidance(headers))
+                try:
+                    await self._inner(scope, receive, send)
+                finally:
+                    CURRENT_GUIDANCE.reset(token)
+                return
         await self._inner(scope, receive, send)
 
 
-def build_asgi_app(settings: Settings, backend: MemoryBackend, auth: KeyAuthenticator) -> McpHttpApp:
+def build_asgi_app(settings: Settings, backend: MemoryBackend, auth: Authenticator) -> McpHttpApp:
     """The whole MCP HTTP app: tools over ``backend``, stateless JSON streamable HTTP, POST only."""
     mcp_logger = logging.getLogger("mcp")
     if mcp_logger.level == logging.NOTSET:
@@ -141,7 +156,24 @@ def build_asgi_app(settings: Settings, backend: MemoryBackend, auth: KeyAuthenti
         transport_security=security_settings(settings),
         max_request_body_size=max_request_bytes(settings),
     )
-    return McpHttpApp(inner)
+    return McpHttpApp(inner, guidance=_guidance_reader(settings, backend))
+
+
+def _guidance_reader(
+    settings: Settings, backend: MemoryBackend
+) -> Callable[[Mapping[str, str]], Awaitable[AgentGuidance | None]]:
+    async def read(headers: Mapping[str, str]) -> AgentGuidance | None:
+        agent = headers.get("x-agent-object-id", "").strip()
+        instance = headers.get("x-instance-id", "").strip() or settings.memory_default_instance_id
+        if not agent or not instance:
+            return None
+        try:
+            return await backend.guidance(instance, agent)
+        except Exception:  # noqa: BLE001 - guidance is advice; a failure leaves the defaults
+            logging.getLogger("memory_core.mcp").warning("agent settings unavailable for guidance", exc_info=True)
+            return None
+
+    return read
 
 
 class FunctionsMcpEndpoint:

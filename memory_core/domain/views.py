@@ -1,0 +1,141 @@
+"""What the memory use cases take and answer: options, views, outcomes, and their small rules."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+from memory_core.domain.deletion import PENDING_MESSAGE
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState, Share
+from memory_core.domain.rendering import render_scope
+
+
+class ImportMode(StrEnum):
+    APPEND = "append"
+    REPLACE = "replace"
+
+
+class DeletionMode(StrEnum):
+    OPERATOR_APPROVAL = "operator_approval"
+    IMMEDIATE = "immediate"
+
+
+class ContentScanner(Protocol):
+    """Finds secrets in text; each finding names its detector, never the value."""
+
+    def scan(self, text: str) -> Sequence[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDeletion:
+    """A clear or forget under operator approval: hidden now, erased after approval."""
+
+    request_id: str
+    message: str = PENDING_MESSAGE
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    """An entry erased at once (MEMORY_DELETION_MODE=immediate)."""
+
+    entry_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryView:
+    """What a read or write answers: the document (or section) and its metadata."""
+
+    scope: Scope
+    upn: str
+    name: str | None
+    user_name: str | None
+    agent_object_id: str | None
+    agent_name: str | None
+    content_markdown: str
+    created_on: datetime | None
+    updated_on: datetime | None
+    entry_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportDocument:
+    filename: str
+    content_markdown: str
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """Provenance and labels a write may carry besides its content."""
+
+    reason: str | None = None
+    session_id: str | None = None
+    operation_id: str | None = None
+    agent_name: str | None = None
+    tags: tuple[str, ...] = ()
+    share: Share = Share.PRIVATE
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def export_filename(scope: Scope, agent_name: str | None) -> str:
+    """foundationallm-user-memory.md, or foundationallm-agent-memory-{safe name}.md."""
+    if scope is Scope.USER:
+        return "foundationallm-user-memory.md"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", agent_name or "").strip(".-_")[:100]
+    return f"foundationallm-agent-memory-{safe or 'agent'}.md"
+
+
+def written_view(caller: Caller, key: ProfileKey, profile: MemoryProfile, entry: MemoryEntry) -> MemoryView:
+    """What an append answers: the profile's metadata and the section just added."""
+    return MemoryView(
+        scope=key.scope,
+        upn=caller.upn,
+        name=profile.name or caller.name,
+        user_name=profile.user_name or caller.user_name,
+        agent_object_id=key.agent_object_id,
+        agent_name=entry.agent_name or profile.agent_name,
+        content_markdown=render_scope(key.scope, [entry]),
+        created_on=profile.created_on,
+        updated_on=max(entry.created_on, profile.updated_on),
+        entry_id=entry.id,
+    )
+
+
+def scope_view(caller: Caller, state: ScopeState, agent: AgentContext | None, content: str) -> MemoryView:
+    """What a read of one scope answers."""
+    profile = state.profile
+    return MemoryView(
+        scope=state.key.scope,
+        upn=caller.upn,
+        name=(profile.name if profile else None) or caller.name,
+        user_name=(profile.user_name if profile else None) or caller.user_name,
+        agent_object_id=state.key.agent_object_id,
+        agent_name=agent_name_of(state, agent) if state.key.scope is Scope.AGENT else None,
+        content_markdown=content,
+        created_on=profile.created_on if profile else None,
+        updated_on=updated_on_of(state),
+    )
+
+
+def updated_on_of(state: ScopeState) -> datetime | None:
+    moments: list[datetime] = [state.profile.updated_on] if state.profile else []
+    visible = state.visible_entries()
+    if visible:
+        moments.append(visible[-1].created_on)
+    return max(moments) if moments else None
+
+
+def agent_name_of(state: ScopeState, agent: AgentContext | None) -> str | None:
+    for entry in reversed(state.visible_entries()):
+        if entry.agent_name:
+            return entry.agent_name
+    if state.profile and state.profile.agent_name:
+        return state.profile.agent_name
+    return agent.name if agent else None

@@ -1,0 +1,109 @@
+"""The key path: X-USER-IDENTITY believed only with a service key in X-API-KEY.
+
+Keys are compared in constant time, and every configured key is compared, so
+timing reveals neither a key nor which key matched.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import normalize_upn
+from memory_core.identity.errors import CredentialRejected
+from memory_core.identity.headers import API_KEY_HEADER, USER_IDENTITY_HEADER, header
+from memory_core.identity.model import Authentication
+from memory_core.identity.modes import AuthMode
+
+_BAD_IDENTITY = "X-USER-IDENTITY is not a valid user identity (JSON with a non-empty upn)"
+
+
+class UserIdentityHeader(BaseModel):
+    """The platform's serialized user identity: X-USER-IDENTITY, and the claims of its identity context."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    upn: str = Field(min_length=1, max_length=320)
+    name: str | None = Field(default=None, max_length=512)
+    user_name: str | None = Field(default=None, max_length=512)
+    user_id: str | None = Field(default=None, max_length=256)
+    group_ids: list[str] = Field(default_factory=list, max_length=1024)
+
+
+def key_matches(presented: str | None, keys: Sequence[str]) -> bool:
+    """True when ``presented`` equals one of ``keys``; constant time in the key contents."""
+    if not presented or not keys:
+        return False
+    candidate = presented.encode("utf-8")
+    matched = False
+    for key in keys:
+        matched |= hmac.compare_digest(candidate, key.encode("utf-8"))
+    return matched
+
+
+def caller_from_identity(identity: UserIdentityHeader) -> Caller | None:
+    """The caller an identity names, or None when its upn normalizes to nothing."""
+    upn = normalize_upn(identity.upn)
+    if not upn:
+        return None
+    return Caller(
+        upn=upn,
+        name=identity.name,
+        user_name=identity.user_name,
+        user_id=identity.user_id,
+        group_ids=tuple(identity.group_ids),
+    )
+
+
+def parse_identity(raw: str) -> Caller:
+    """Parse X-USER-IDENTITY JSON; ``Unauthenticated`` when it is not a usable identity."""
+    try:
+        identity = UserIdentityHeader.model_validate(json.loads(raw))
+    except (ValueError, ValidationError):
+        raise CredentialRejected(_BAD_IDENTITY, challenge="") from None
+    caller = caller_from_identity(identity)
+    if caller is None:
+        raise CredentialRejected(_BAD_IDENTITY, challenge="")
+    return caller
+
+
+def identity_json(caller: Caller) -> str:
+    """An X-USER-IDENTITY value naming ``caller``."""
+    document = {
+        "upn": caller.upn,
+        "name": caller.name,
+        "user_name": caller.user_name,
+        "user_id": caller.user_id,
+        "group_ids": list(caller.group_ids),
+    }
+    return json.dumps({k: v for k, v in document.items() if v not in (None, [])})
+
+
+class KeyPath:
+    """Users by service key + X-USER-IDENTITY (mode key)."""
+
+    mode = AuthMode.KEY
+
+    def __init__(self, api_keys: Sequence[str]) -> None:
+        self._api_keys = tuple(api_keys)
+
+    def presented(self, headers: Mapping[str, str]) -> bool:
+        return bool(header(headers, API_KEY_HEADER))
+
+    def is_user_key(self, presented: str) -> bool:
+        return key_matches(presented, self._api_keys)
+
+    def authenticate(self, headers: Mapping[str, str]) -> Authentication:
+        presented = header(headers, API_KEY_HEADER)
+        if not presented:
+            raise CredentialRejected("missing X-API-KEY header", challenge="")
+        if not key_matches(presented, self._api_keys):
+            raise CredentialRejected("invalid API key", challenge="")
+        raw = header(headers, USER_IDENTITY_HEADER)
+        if not raw:
+            raise CredentialRejected("missing X-USER-IDENTITY header", challenge="")
+        return Authentication(parse_identity(raw), AuthMode.KEY, credential=raw)

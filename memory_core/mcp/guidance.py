@@ -1,0 +1,44 @@
+"""Per-agent guidance for MCP clients: the operator's agent settings in instructions and tool descriptions.
+
+The transport resolves the calling agent's settings once per request and puts
+them in a context variable; the server's instructions and its tools/list read
+them from there, so one stateless server answers every agent in its own words.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class AgentGuidance:
+    policy_instructions: str | None
+    auto_append: bool
+    default_write_scope: str
+
+
+CURRENT_GUIDANCE: ContextVar[AgentGuidance | None] = ContextVar("memory_core_mcp_guidance", default=None)
+
+
+def instructions_for(base: str, guidance: AgentGuidance | None) -> str:
+    """The server instructions, extended with the agent's policy and write habits."""
+    if guidance is None:
+        return base
+    parts = [base]
+    if guidance.policy_instructions:
+        parts.append(f"Memory policy for this agent: {guidance.policy_instructions}")
+    parts.append(_append_advice(guidance))
+    return "\n\n".join(parts)
+
+
+def append_description(base: str, guidance: AgentGuidance | None) -> str:
+    return base if guidance is None else f"{base} {_append_advice(guidance)}"
+
+
+def _append_advice(guidance: AgentGuidance) -> str:
+    scope = "agent" if guidance.default_write_scope == "agent" else "user"
+    if guidance.auto_append:
+        return (f"This agent auto-appends: call append_memory on your own initiative for durable facts "
+                f"and preferences (default scope={scope}).")
+    return f"This agent does not auto-append: call append_memory only when the user asks (default scope={scope})."

@@ -1,0 +1,134 @@
+"""Per-agent memory settings and the no-memory mode, over REST and MCP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import httpx
+
+from tests.mcp.client import call, initialize, mcp_headers, mcp_session, text
+from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, identity
+
+AGENT = "/agents/settings-test"
+
+
+def _agent() -> str:
+    return f"{AGENT}-{uuid.uuid4().hex[:8]}"
+
+
+def _put(server: RunningServer, instance: str, agent: str, **settings: object) -> httpx.Response:
+    return httpx.put(f"{server.api}/instances/{instance}/operator/agent-settings", params={"agentObjectId": agent},
+                     headers={"X-API-KEY": OPERATOR_KEY}, json=settings)
+
+
+def test_settings_default_to_enabled_and_round_trip(server: RunningServer, instance_id: str) -> None:
+    """GET answers the defaults for an unknown agent; PUT stores what GET then answers."""
+    agent = _agent()
+    op = {"X-API-KEY": OPERATOR_KEY}
+    before = httpx.get(f"{server.api}/instances/{instance_id}/operator/agent-settings",
+                       params={"agentObjectId": agent}, headers=op).json()
+    put = _put(server, instance_id, agent, enabled=True, auto_append=True, default_write_scope="agent",
+               policy_instructions="Only travel preferences.", allowed_group_ids=["g-travel"])
+    after = httpx.get(f"{server.api}/instances/{instance_id}/operator/agent-settings",
+                      params={"agentObjectId": agent}, headers=op).json()
+    assert before["enabled"] is True and before["allowed_group_ids"] is None
+    assert put.status_code == 200
+    assert after == {"agent_object_id": agent, "enabled": True, "auto_append": True, "default_write_scope": "agent",
+                     "policy_instructions": "Only travel preferences.", "allowed_group_ids": ["g-travel"]}
+
+
+def test_unknown_settings_fields_are_400(server: RunningServer, instance_id: str) -> None:
+    """PUT validates its body: an unknown field or a bad scope answers 400."""
+    assert _put(server, instance_id, _agent(), enabeld=False).status_code == 400
+    assert _put(server, instance_id, _agent(), default_write_scope="combined").status_code == 400
+
+
+def test_a_disabled_agents_calls_are_refused(server: RunningServer, instance_id: str) -> None:
+    """With enabled=false, REST and MCP calls for that agent answer 403 with a clear message."""
+    agent = _agent()
+    _put(server, instance_id, agent, enabled=False).raise_for_status()
+    with server.client() as http:
+        rest = http.get(f"/instances/{instance_id}/memory", params={"scope": "agent", "agentObjectId": agent})
+        user_rest = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"})
+    result = asyncio.run(call(f"{server.api}/mcp", mcp_headers(USER_KEY, agent=agent, instance=instance_id),
+                              "get_memory", {"scope": "combined"}))
+    assert rest.status_code == 403 and rest.json()["error"]["code"] == "agent_memory_disabled"
+    assert user_rest.status_code == 200
+    assert result.is_error and "disabled for this agent" in text(result)
+
+
+def test_callers_outside_the_allowed_groups_lose_agent_scope(server: RunningServer, instance_id: str) -> None:
+    """allowed_group_ids limits agent scope to members; others get 403, user scope stays open."""
+    agent = _agent()
+    _put(server, instance_id, agent, allowed_group_ids=["g-1"]).raise_for_status()
+    member = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity("m@contoso.com", group_ids=["g-1"])}
+    stranger = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity("s@contoso.com", group_ids=["g-2"])}
+    url = f"{server.api}/instances/{instance_id}/memory"
+    assert httpx.get(url, params={"scope": "agent", "agentObjectId": agent}, headers=member).status_code == 200
+    refused = httpx.get(url, params={"scope": "agent", "agentObjectId": agent}, headers=stranger)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "agent_group_forbidden"
+    assert httpx.get(url, params={"scope": "user"}, headers=stranger).status_code == 200
+
+
+def test_mcp_instructions_and_tools_follow_the_agents_settings(server: RunningServer, instance_id: str) -> None:
+    """initialize carries the agent's policy instructions; append_memory's description says whether to auto-append."""
+    agent = _agent()
+    _put(server, instance_id, agent, auto_append=True, policy_instructions="Remember seat preferences only.")
+    headers = mcp_headers(USER_KEY, agent=agent, instance=instance_id)
+
+    async def read() -> tuple[str, str, str]:
+        init = await initialize(f"{server.api}/mcp", headers)
+        async with mcp_session(f"{server.api}/mcp", headers) as session:
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+        plain = await initialize(f"{server.api}/mcp", mcp_headers(USER_KEY, instance=instance_id))
+        return init.instructions or "", tools["append_memory"].description or "", plain.instructions or ""
+
+    instructions, append_description, plain = asyncio.run(read())
+    assert "Remember seat preferences only." in instructions
+    assert "auto-appends" in instructions and "auto-appends" in append_description
+    assert "Remember seat preferences only." not in plain
+
+
+def test_no_memory_mode_reads_nothing_and_says_so(server: RunningServer, instance_id: str) -> None:
+    """X-MEMORY-MODE: off makes get, entries and search empty, with a notice naming the mode."""
+    with server.client() as http:
+        http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": "- kept"})
+        off = {"X-MEMORY-MODE": "off"}
+        got = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"}, headers=off).json()
+        entries = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}, headers=off).json()
+        found = http.get(f"/instances/{instance_id}/memory/search", params={"q": "kept"}, headers=off).json()
+    assert got["content_markdown"] == "" and got["memory_mode"] == "off" and "X-MEMORY-MODE: off" in got["notice"]
+    assert entries["entries"] == [] and entries["notice"]
+    assert found["hits"] == [] and found["notice"]
+
+
+def test_no_memory_mode_writes_nothing_and_says_so(server: RunningServer, instance_id: str) -> None:
+    """Under X-MEMORY-MODE: off an append stores nothing and answers not_stored; later reads are unchanged."""
+    with server.client() as http:
+        answer = http.post(f"/instances/{instance_id}/memory/append", headers={"X-MEMORY-MODE": "off"},
+                           json={"scope": "user", "content_markdown": "- temporary chat"})
+        after = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"}).json()
+    assert answer.status_code == 200
+    assert answer.json()["status"] == "not_stored" and "nothing was stored" in answer.json()["message"]
+    assert after["content_markdown"] == ""
+
+
+def test_no_memory_mode_over_mcp(server: RunningServer, instance_id: str) -> None:
+    """MCP tools honour X-MEMORY-MODE: off: get says memory is off, append says nothing was stored."""
+    headers = mcp_headers(USER_KEY, instance=instance_id, X_MEMORY_MODE="off")
+    got = asyncio.run(call(f"{server.api}/mcp", headers, "get_memory", {"scope": "user"}))
+    appended = asyncio.run(call(f"{server.api}/mcp", headers, "append_memory", {"scope": "user", "memory": "- x"}))
+    assert "memory is off" in text(got)
+    stored = json.loads(text(appended))
+    assert not appended.is_error
+    assert stored["memory_mode"] == "off" and "nothing was stored" in stored["notice"]
+
+
+def test_bad_memory_mode_is_400(server: RunningServer, instance_id: str) -> None:
+    """X-MEMORY-MODE takes on or off only."""
+    with server.client() as http:
+        response = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"},
+                            headers={"X-MEMORY-MODE": "maybe"})
+    assert response.status_code == 400
