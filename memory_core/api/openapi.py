@@ -72,6 +72,10 @@ def build_openapi(app: func.FunctionApp, route_prefix: str = "api") -> dict[str,
             "schemas": schema.get("$defs", {}),
             "securitySchemes": {
                 "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-KEY"},
+                "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                           "description": "Entra ID access token (MEMORY_AUTH_MODE includes entra)"},
+                "platformIdentity": {"type": "apiKey", "in": "header", "name": "X-PLATFORM-IDENTITY",
+                                     "description": "Platform-signed identity context JWT (mode platform)"},
                 "userIdentity": {
                     "type": "apiKey",
                     "in": "header",
@@ -109,7 +113,7 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, A
         "tags": [spec.tag],
         "parameters": parameters,
         "responses": responses,
-        "security": [{name: [] for name in spec.security}] if spec.security else [],
+        "security": _security(spec),
     }
     if spec.description:
         operation["description"] = spec.description
@@ -119,6 +123,16 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, A
             "content": {"application/json": {"schema": {"$ref": _REF.format(model=spec.body.__name__)}}},
         }
     return operation
+
+
+def _security(spec: EndpointSpec) -> list[dict[str, list[str]]]:
+    """Alternatives: the key scheme(s) of the spec, or a bearer token, or (user routes) a platform context."""
+    if not spec.security:
+        return []
+    options: list[dict[str, list[str]]] = [{name: [] for name in spec.security}, {"bearer": []}]
+    if "userIdentity" in spec.security:
+        options.append({"platformIdentity": []})
+    return options
 
 
 def openapi_endpoint(app: func.FunctionApp) -> Handler:
