@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.adapters.cosmos_support import cosmos_env, provisioned_cosmos_server
+from tests.support.cosmos_server import CosmosServer
 from tests.support.local_server import RunningServer, running_server
 
 
@@ -25,6 +27,21 @@ def immediate_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runni
         yield server
 
 
+@pytest.fixture(scope="session")
+def cosmos_account() -> Iterator[CosmosServer]:
+    """The Cosmos DB protocol server (npm, loopback, TLS verified) with the database and the
+    Memories container provisioned as infra does."""
+    with provisioned_cosmos_server() as account:
+        yield account
+
+
+@pytest.fixture(scope="session")
+def cosmos_server(cosmos_account: CosmosServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """``python -m memory_core serve`` with MEMORY_STORE=cosmos on ``cosmos_account``."""
+    with running_server(tmp_path_factory.mktemp("cosmos-server"), cosmos_env(cosmos_account)) as server:
+        yield server
+
+
 @pytest.fixture
 def instance_id() -> str:
     """A fresh instance per test, so tests sharing a server never see each other's data."""
@@ -36,7 +53,7 @@ def tmp_db(tmp_path: Path) -> Path:
     return tmp_path / "memory.sqlite3"
 
 
-STORES = ["sqlite"]
+STORES = ["sqlite", "cosmos"]
 
 
 @pytest.fixture(scope="session", params=STORES)

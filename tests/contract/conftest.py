@@ -9,8 +9,18 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.store import MemoryStore
+from tests.adapters.cosmos_support import cosmos_store as make_cosmos_store
+from tests.support.cosmos_server import CosmosServer
 
-STORE_KINDS = ["sqlite"]
+STORE_KINDS = ["sqlite", "cosmos"]
+
+
+@pytest.fixture
+def cosmos_store(cosmos_account: CosmosServer) -> Iterator[MemoryStore]:
+    """A CosmosMemoryStore built from settings against the session's Cosmos test server."""
+    store = make_cosmos_store(cosmos_account)
+    yield store
+    store.close()
 
 
 @pytest.fixture(params=STORE_KINDS)

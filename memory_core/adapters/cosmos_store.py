@@ -1,0 +1,483 @@
+"""CosmosMemoryStore: the ``MemoryStore`` Protocol on Azure Cosmos DB for NoSQL.
+
+One container (``COSMOS_CONTAINER`` in ``COSMOS_DATABASE``) with the
+hierarchical partition key ``/instance_id`` then ``/upn`` (MultiHash, version
+2) holds profiles, entries and records; item layout in
+``memory_core.adapters.cosmos_documents``. Every request names the full
+partition key and every query also filters on both key fields in its WHERE
+clause, so each operation stays inside one logical partition.
+
+Round trips are the cost, so:
+
+- ``load`` is one query (one page up to 4 MB of items); holds ride along;
+- ``append`` is one write once the profile is known to this process (an
+  in-process cache of profiles seen); the first append of a profile in a
+  process reads it first (and creates it when missing);
+- ``save_profile`` and ``put_record`` with an etag replace with If-Match, and
+  a 412 becomes ``Conflict`` for the service to re-read and retry;
+- ``delete_entries`` is one query for the ids still there plus one
+  transactional batch per 100 deletes.
+
+The app never creates the database or the container (infra does: data-plane
+RBAC cannot). On first use the container's partition key is checked; when the
+container is missing or keyed differently every call answers ``Unavailable``
+with code ``store_not_provisioned`` and a message naming the account,
+database, container, the expected key and the command that creates it.
+
+Failures: throttling (429) and transient faults are retried by the SDK's own
+retry policy; what is still failing afterwards, and an account that cannot be
+reached, becomes ``Unavailable`` (HTTP 503 with Retry-After). A credential the
+account refuses (401/403, or no token) is ``Unavailable`` with code
+``store_access_denied``; an item too large is ``PayloadTooLarge``. Any other
+Cosmos error is a bug or a broken invariant and propagates to the generic
+internal-error mapping (HTTP 500 with an incident id).
+
+One ``CosmosClient`` per store, made on first use and reused; the composition
+root builds one store per process. Every HTTP call's request charge is logged
+at DEBUG on ``memory_core.adapters.cosmos``; ``measure()`` gives the round
+trips and RU of a block of calls (the benchmark uses it).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from azure.core.exceptions import AzureError, ClientAuthenticationError, ServiceRequestError, ServiceResponseError
+from azure.cosmos import ContainerProxy, CosmosClient, SSLConfiguration
+from azure.cosmos.exceptions import CosmosClientTimeoutError, CosmosResourceExistsError, CosmosResourceNotFoundError
+
+from memory_core.adapters import cosmos_documents as docs
+from memory_core.adapters.cosmos_calls import CallMetrics, Calls, Meter, ProfileCache
+from memory_core.domain.errors import Conflict, MemoryCoreError, PayloadTooLarge, Unavailable
+from memory_core.domain.models import Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
+from memory_core.domain.records import Partition, Record, RecordKind
+
+if TYPE_CHECKING:
+    from memory_core.settings import Settings
+
+log = logging.getLogger("memory_core.adapters.cosmos")
+
+EXPECTED_PARTITION_KEY = {"paths": ["/instance_id", "/upn"], "kind": "MultiHash", "version": 2}
+PROVISION_COMMAND = "infra/deploy.sh --tenant <name>"
+
+_BATCH_LIMIT = 100  # operations per transactional batch (a Cosmos DB limit)
+_IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
+_PROFILE_CACHE_SIZE = 4096
+_WRITE_ATTEMPTS = 3
+_TRANSIENT_STATUS = frozenset({408, 410, 429, 449, 502, 503, 504})
+_RETRY_AFTER_UNREACHABLE = 5
+_RETRY_AFTER_NOT_PROVISIONED = 60
+_RETRY_AFTER_ACCESS_DENIED = 60
+_SUB_STATUS_READ_SESSION_NOT_AVAILABLE = 1002
+
+_LOAD = (
+    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND (ARRAY_CONTAINS(@profile_ids, c.profile_id) OR c.record_kind = @hold)"
+)
+_LOAD_PARTITION = (
+    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND (c.type = @profile OR c.type = @entry OR c.record_kind = @hold)"
+)
+_EXISTING_ENTRY_IDS = (
+    "SELECT VALUE c.id FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND c.profile_id = @profile_id AND c.type = @entry AND ARRAY_CONTAINS(@ids, c.id)"
+)
+
+
+# -- the store ----------------------------------------------------------------
+
+
+class CosmosMemoryStore:
+    """The ``MemoryStore`` Protocol on one Cosmos DB container."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        credential: Any,
+        database: str,
+        container: str,
+        *,
+        client_kwargs: Mapping[str, Any] | None = None,
+        operation_timeout: float = 20.0,
+        profile_cache_size: int = _PROFILE_CACHE_SIZE,
+    ) -> None:
+        """No network here: the client is made, and the container checked, on first use."""
+        self.endpoint = endpoint
+        self.database_name = database
+        self.container_name = container
+        self._credential = credential
+        self._client_kwargs = dict(client_kwargs or {})
+        self._operation_timeout = operation_timeout
+        self._meter = Meter()
+        self._profiles = ProfileCache(profile_cache_size)
+        self._lock = threading.Lock()
+        self._client: CosmosClient | None = None
+        self._container: ContainerProxy | None = None
+        self._closed = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **client_overrides: Any) -> CosmosMemoryStore:
+        """The store for ``settings``: key auth when COSMOS_KEY is set, else DefaultAzureCredential.
+
+        ``client_overrides`` go to ``CosmosClient`` last (tests pass a transport).
+        """
+        if not settings.cosmos_endpoint:
+            raise ValueError("COSMOS_ENDPOINT is required for the Cosmos DB store")
+        credential: Any
+        if settings.cosmos_key is not None:
+            credential = settings.cosmos_key.get_secret_value()
+        else:
+            from azure.identity import DefaultAzureCredential
+
+            credential = DefaultAzureCredential()
+        # Always give an ssl_config: without one the SDK turns verification off for
+        # a localhost endpoint. SSLCaCerts=True is the system trust store.
+        ssl_config = SSLConfiguration()
+        ssl_config.SSLCaCerts = settings.cosmos_ca_bundle or True
+        client_kwargs: dict[str, Any] = {
+            "ssl_config": ssl_config,
+            "connection_timeout": settings.cosmos_connection_timeout,
+            "read_timeout": settings.cosmos_read_timeout,
+            "user_agent_suffix": "memory-core",
+        }
+        client_kwargs.update(client_overrides)
+        return cls(
+            settings.cosmos_endpoint,
+            credential,
+            settings.cosmos_database,
+            settings.cosmos_container,
+            client_kwargs=client_kwargs,
+            operation_timeout=settings.cosmos_operation_timeout,
+        )
+
+    # -- measuring ------------------------------------------------------------
+
+    @contextmanager
+    def measure(self) -> Iterator[CallMetrics]:
+        """Count the round trips and RU of every Cosmos call this thread makes inside the block."""
+        with self._meter.measure() as metrics:
+            yield metrics
+
+    # -- MemoryStore: reads ---------------------------------------------------
+
+    def load(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
+        if not keys:
+            return []
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        if any(k.instance_id != instance_id or k.upn != upn for k in keys):
+            raise ValueError("load takes keys of one (instance_id, upn) partition")
+        params = {
+            "@instance_id": instance_id,
+            "@upn": upn,
+            "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)),
+            "@hold": RecordKind.HOLD,
+        }
+        with self._operation("load") as calls:
+            items = calls.query(_LOAD, params, [instance_id, upn])
+        return self._states(keys, items)
+
+    def load_partition(self, instance_id: str, upn: str) -> list[ScopeState]:
+        params = {
+            "@instance_id": instance_id, "@upn": upn,
+            "@profile": docs.PROFILE, "@entry": docs.ENTRY, "@hold": RecordKind.HOLD,
+        }
+        with self._operation("load_partition") as calls:
+            items = calls.query(_LOAD_PARTITION, params, [instance_id, upn])
+        keys = {docs.key_of_item(i) for i in items if i.get("type") in (docs.PROFILE, docs.ENTRY)}
+        return self._states(sorted(keys, key=lambda k: k.profile_id), items) if keys else []
+
+    def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
+        item_id = docs.entry_item_id(entry_id)
+        if not entry_id or not docs.is_valid_id(item_id):
+            return None  # no stored entry can have this id
+        with self._operation("get_entry") as calls:
+            item = calls.read(item_id, [instance_id, upn])
+        if item is None or item.get("type") != docs.ENTRY:
+            return None
+        return docs.entry_from_item(docs.key_of_item(item), item)
+
+    # -- MemoryStore: writes --------------------------------------------------
+
+    def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
+        if profile.key != entry.key:
+            raise ValueError("append takes an entry of the profile's key")
+        item = docs.entry_item(entry)
+        with self._operation("append") as calls:
+            stored = self._profiles.get(profile.key) or self._ensure_profile(calls, profile)
+            try:
+                calls.create(item)
+            except CosmosResourceExistsError as e:
+                raise Conflict(f"a memory entry with id {entry.id} already exists") from e
+        return stored
+
+    def save_profile(self, profile: MemoryProfile) -> MemoryProfile:
+        item = docs.profile_item(profile)
+        with self._operation("save_profile") as calls:
+            try:
+                body = calls.write(item, profile.etag)
+            except Conflict:
+                self._profiles.discard(profile.key)
+                raise
+        stored = docs.profile_from_item(profile.key, body)
+        self._profiles.put(stored)
+        return stored
+
+    def delete_profile(self, key: ProfileKey) -> None:
+        self._profiles.discard(key)
+        with self._operation("delete_profile") as calls:
+            calls.delete(key.profile_id, [key.instance_id, key.upn])
+
+    def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
+        wanted = [docs.entry_item_id(e) for e in dict.fromkeys(entry_ids) if e]
+        wanted = [i for i in wanted if docs.is_valid_id(i)]
+        if not wanted:
+            return 0
+        pk = [key.instance_id, key.upn]
+        deleted = 0
+        with self._operation("delete_entries") as calls:
+            for start in range(0, len(wanted), _IDS_PER_QUERY):
+                # Only ids still there go into a batch: a batch with a missing id
+                # fails as a whole, so this keeps the usual case at one batch per 100.
+                params = {
+                    "@instance_id": key.instance_id, "@upn": key.upn, "@profile_id": key.profile_id,
+                    "@entry": docs.ENTRY, "@ids": wanted[start:start + _IDS_PER_QUERY],
+                }
+                existing = calls.query(_EXISTING_ENTRY_IDS, params, pk)
+                for at in range(0, len(existing), _BATCH_LIMIT):
+                    deleted += calls.delete_batch(existing[at:at + _BATCH_LIMIT], pk)
+        return deleted
+
+    # -- MemoryStore: records -------------------------------------------------
+
+    def put_record(self, record: Record) -> Record:
+        item = docs.record_item(record)
+        with self._operation("put_record") as calls:
+            body = calls.write(item, record.etag)
+        return Record(record.partition, record.kind, record.id, record.data, body.get("_etag"))
+
+    def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
+        item_id = docs.record_item_id(partition, kind, record_id)
+        if not docs.is_valid_id(item_id):
+            return None
+        with self._operation("get_record") as calls:
+            item = calls.read(item_id, [partition.instance_id, partition.owner])
+        return docs.record_from_item(partition, item) if item is not None else None
+
+    def query_records(
+        self, partition: Partition, kind: str, where: Mapping[str, str] | None = None, limit: int | None = None
+    ) -> list[Record]:
+        sql = "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.record_kind = @kind"
+        params: dict[str, Any] = {"@instance_id": partition.instance_id, "@upn": partition.owner, "@kind": kind}
+        for n, (name, value) in enumerate((where or {}).items()):
+            if not name.isidentifier():
+                raise ValueError(f"not a field name: {name!r}")
+            sql += f' AND c.data["{name}"] = @w{n}'
+            params[f"@w{n}"] = value
+        with self._operation("query_records") as calls:
+            items = calls.query(sql, params, [partition.instance_id, partition.owner])
+        records = sorted((docs.record_from_item(partition, i) for i in items), key=lambda r: r.id)
+        return records[:limit] if limit is not None else records
+
+    def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
+        item_id = docs.record_item_id(partition, kind, record_id)
+        if not docs.is_valid_id(item_id):
+            return False
+        with self._operation("delete_record") as calls:
+            return calls.delete(item_id, [partition.instance_id, partition.owner])
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            client, self._client, self._container = self._client, None, None
+        if client is not None:
+            client.close()
+
+    # -- first use: the client and the container check -------------------------
+
+    def _ready(self, deadline: float) -> ContainerProxy:
+        container = self._container
+        if container is not None:
+            return container
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the Cosmos DB store is closed")
+            if self._container is None:
+                if self._client is None:
+                    self._client = CosmosClient(
+                        self.endpoint,
+                        credential=self._credential,
+                        raw_request_hook=self._meter.on_request,
+                        raw_response_hook=self._meter.on_response,
+                        **self._client_kwargs,
+                    )
+                proxy = self._client.get_database_client(self.database_name).get_container_client(
+                    self.container_name
+                )
+                try:
+                    properties = proxy.read(timeout=max(0.5, deadline - time.monotonic()))
+                except CosmosResourceNotFoundError:
+                    raise self._not_provisioned("does not exist (or its database does not)") from None
+                found = properties.get("partitionKey") or {}
+                if not _same_partition_key(found):
+                    raise self._not_provisioned(
+                        f"has the partition key {found.get('paths')} (kind {found.get('kind')},"
+                        f" version {found.get('version')})"
+                    )
+                self._container = proxy
+            return self._container
+
+    def _not_provisioned(self, problem: str) -> Unavailable:
+        message = (
+            f"Cosmos DB container '{self.container_name}' in database '{self.database_name}' of account"
+            f" {self.endpoint} {problem}; memory-core needs the hierarchical partition key /instance_id then"
+            f" /upn (kind MultiHash, version 2). The app never creates databases or containers;"
+            f" create it with: {PROVISION_COMMAND}"
+        )
+        log.error("%s", message)
+        return Unavailable(message, code="store_not_provisioned", retry_after_seconds=_RETRY_AFTER_NOT_PROVISIONED)
+
+    # -- one operation: time budget, error translation, metrics, logging --------
+
+    @contextmanager
+    def _operation(self, name: str) -> Iterator[Calls]:
+        started = time.perf_counter()
+        deadline = time.monotonic() + self._operation_timeout
+        with self._meter.measure() as metrics:
+            try:
+                yield Calls(self._ready(deadline), deadline)
+            except AzureError as e:
+                translated = self._translate(name, e)
+                if translated is None:
+                    raise
+                raise translated from e
+            finally:
+                log.debug(
+                    "cosmos %s: %d round trip(s), %.2f RU, %.1f ms",
+                    name, metrics.round_trips, metrics.request_charge, (time.perf_counter() - started) * 1000,
+                )
+
+    def _translate(self, operation: str, error: AzureError) -> MemoryCoreError | None:
+        """The domain error for a Cosmos failure, or None for one that is a bug (left to the 500 mapping)."""
+        status = getattr(error, "status_code", None)
+        if isinstance(status, int) and status:
+            sub_status = getattr(error, "sub_status", None)
+            # 404/1002: a replica behind the session token, still so after the SDK's retries.
+            transient = status in _TRANSIENT_STATUS or (
+                status == 404 and sub_status == _SUB_STATUS_READ_SESSION_NOT_AVAILABLE
+            )
+            if status == 404 and not transient:
+                # Item-level 404s are handled where they are expected; one that gets
+                # here means the container or database went away after the check.
+                with self._lock:
+                    self._container = None
+                return self._not_provisioned("was not found")
+            if transient:
+                log.warning("cosmos %s: HTTP %s (substatus %s) after the SDK's retries", operation, status, sub_status)
+                return Unavailable(
+                    f"the memory store is busy or unavailable (Cosmos DB answered {status}); retry later",
+                    retry_after_seconds=_retry_after(getattr(error, "headers", None)),
+                )
+            if status in (401, 403):
+                return self._access_denied(operation, f"HTTP {status}, substatus {sub_status}")
+            if status == 413:
+                return PayloadTooLarge("the write is larger than a Cosmos DB item may be (2 MB)")
+            return None
+        if isinstance(error, ClientAuthenticationError):
+            return self._access_denied(operation, type(error).__name__)
+        if isinstance(error, CosmosClientTimeoutError):
+            log.warning("cosmos %s: no answer within %.1f s, retries included", operation, self._operation_timeout)
+            return Unavailable(
+                "the memory store did not answer in time (Cosmos DB slow, throttling or unreachable); retry later",
+                retry_after_seconds=_RETRY_AFTER_UNREACHABLE,
+            )
+        if isinstance(error, (ServiceRequestError, ServiceResponseError)):
+            log.warning("cosmos %s: %s: %s", operation, type(error).__name__, error)
+            return Unavailable(
+                f"the memory store cannot be reached (Cosmos DB account {self.endpoint}); retry later",
+                retry_after_seconds=_RETRY_AFTER_UNREACHABLE,
+            )
+        return None
+
+    def _access_denied(self, operation: str, detail: str) -> Unavailable:
+        message = (
+            f"Cosmos DB account {self.endpoint} refused the service's credential ({detail}); the app's identity"
+            f" needs a data-plane role (Cosmos DB Built-in Data Contributor) on database '{self.database_name}'"
+        )
+        log.error("cosmos %s: %s", operation, message)
+        return Unavailable(message, code="store_access_denied", retry_after_seconds=_RETRY_AFTER_ACCESS_DENIED)
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _ensure_profile(self, calls: Calls, profile: MemoryProfile) -> MemoryProfile:
+        """The stored profile of ``profile.key``, created from ``profile`` when missing."""
+        key = profile.key
+        pk = [key.instance_id, key.upn]
+        for _ in range(_WRITE_ATTEMPTS):
+            # Read first: a profile usually exists already (made by another process).
+            item = calls.read(key.profile_id, pk)
+            if item is None:
+                try:
+                    item = calls.create(docs.profile_item(profile))
+                except CosmosResourceExistsError:
+                    continue  # a concurrent first append made it; read that one
+            stored = docs.profile_from_item(key, item)
+            self._profiles.put(stored)
+            return stored
+        raise Conflict("the memory profile kept appearing and disappearing; retry")
+
+    def _states(self, keys: Sequence[ProfileKey], items: Sequence[Mapping[str, Any]]) -> list[ScopeState]:
+        by_id = {k.profile_id: k for k in keys}
+        profiles: dict[str, MemoryProfile] = {}
+        entries: dict[str, list[MemoryEntry]] = {pid: [] for pid in by_id}
+        hold_items = []
+        for item in items:
+            kind = item.get("type")
+            if kind == docs.RECORD:
+                hold_items.append(item)
+                continue
+            key = by_id.get(item.get("profile_id", ""))
+            if key is None:
+                continue
+            if kind == docs.ENTRY:
+                entries[key.profile_id].append(docs.entry_from_item(key, item))
+            elif kind == docs.PROFILE:
+                profiles[key.profile_id] = docs.profile_from_item(key, item)
+        hold_items.sort(key=lambda i: i["record_id"])
+        holds = tuple(Hold.from_data(i.get("data") or {}) for i in hold_items)
+        states = []
+        for key in keys:
+            found = entries[key.profile_id]
+            found.sort(key=lambda e: e.sort_key)
+            profile = profiles.get(key.profile_id)
+            if profile is None:
+                self._profiles.discard(key)
+            else:
+                self._profiles.put(profile)
+            states.append(ScopeState(key, profile, found, holds))
+        return states
+
+
+def _same_partition_key(found: Mapping[str, Any]) -> bool:
+    return (
+        list(found.get("paths") or []) == EXPECTED_PARTITION_KEY["paths"]
+        and found.get("kind") == EXPECTED_PARTITION_KEY["kind"]
+        and found.get("version") == EXPECTED_PARTITION_KEY["version"]
+    )
+
+
+def _retry_after(headers: Mapping[str, str] | None) -> int:
+    """Seconds to wait: the server's x-ms-retry-after-ms when given, rounded up, at least 1."""
+    try:
+        ms = float((headers or {}).get("x-ms-retry-after-ms") or 0)
+    except (TypeError, ValueError):
+        ms = 0
+    return max(1, math.ceil(ms / 1000)) if ms > 0 else _RETRY_AFTER_UNREACHABLE
+
+
+__all__ = ["EXPECTED_PARTITION_KEY", "PROVISION_COMMAND", "CallMetrics", "CosmosMemoryStore"]
