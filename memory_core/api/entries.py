@@ -18,7 +18,6 @@ from memory_core.api.custody_schemas import (
     SearchQuery,
     SearchResponse,
 )
-from memory_core.api.rest import _sharing
 from memory_core.api.http import EndpointSpec, endpoint, instance_id, json_response, memory_off, parse_query
 from memory_core.api.schemas import NotStoredResponse
 from memory_core.domain.modes import OFF_READ_NOTICE, OFF_WRITE_NOTICE
@@ -27,6 +26,7 @@ from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope
 from memory_core.domain.service import PendingDeletion
+from memory_core.domain.sharing import SharingPolicy
 
 MEMORY = "memory"
 _ENTRY_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -45,7 +45,7 @@ def list_entries(req: func.HttpRequest) -> func.HttpResponse:
     if memory_off(req):
         return json_response(EntriesResponse(scope=query.scope, entries=[], notice=OFF_READ_NOTICE))
     entries = rt.service.entries(
-        caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId), _sharing(query.memorySharing)
+        caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId), SharingPolicy.named(query.memorySharing)
     )
     return json_response(EntriesResponse(scope=query.scope, entries=[EntryModel.from_entry(e) for e in entries]))
 
@@ -75,7 +75,7 @@ def search_memory(req: func.HttpRequest) -> func.HttpResponse:
     if memory_off(req):
         return json_response(SearchResponse(query=query.q, hits=[], notice=OFF_READ_NOTICE))
     hits = rt.service.search(caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId),
-                             query.q, query.tag_list(), query.limit, _sharing(query.memorySharing))
+                             query.q, query.tag_list(), query.limit, SharingPolicy.named(query.memorySharing))
     return json_response(SearchResponse(query=query.q, hits=[SearchHitModel.from_hit(h) for h in hits]))
 
 

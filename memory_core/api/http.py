@@ -110,6 +110,15 @@ def _details(error: ValidationError) -> list[ErrorDetail]:
     ]
 
 
+def request_body_limit(max_write_bytes: int) -> int:
+    """The largest request body accepted for writes of up to ``max_write_bytes``.
+
+    JSON escaping can grow text up to 6x (\\uXXXX); the content limit itself is
+    enforced on the decoded text by the service, with a precise message.
+    """
+    return max_write_bytes * 6 + 64 * 1024
+
+
 def parse_body(req: func.HttpRequest, model: type[M], max_bytes: int) -> M:
     """Validate a JSON body. ``PayloadTooLarge`` over ``max_bytes``; ``InvalidInput`` otherwise."""
     raw = req.get_body() or b""

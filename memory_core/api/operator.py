@@ -26,7 +26,15 @@ from memory_core.api.custody_schemas import (
     RejectRequest,
     SweepResponse,
 )
-from memory_core.api.http import EndpointSpec, endpoint, instance_id, json_response, parse_body, parse_query
+from memory_core.api.http import (
+    EndpointSpec,
+    endpoint,
+    instance_id,
+    json_response,
+    parse_body,
+    parse_query,
+    request_body_limit,
+)
 from memory_core.composition import runtime
 from memory_core.domain.deletion import PENDING_MESSAGE, DeletionStatus
 from memory_core.domain.agent_settings import AgentSettings
@@ -134,7 +142,7 @@ def put_agent_settings(req: func.HttpRequest) -> func.HttpResponse:
 def import_legacy(req: func.HttpRequest) -> func.HttpResponse:
     rt = runtime()
     operator = rt.auth.operator(req.headers)
-    body = parse_body(req, LegacyImportRequest, rt.settings.memory_max_write_bytes * 6 + 64 * 1024)
+    body = parse_body(req, LegacyImportRequest, request_body_limit(rt.settings.memory_max_write_bytes))
     agent = AgentContext(body.agent_object_id, body.agent_name) if body.agent_object_id else None
     entry = rt.service.import_legacy(operator, instance_id(req), Scope(body.scope), agent, body.content_markdown)
     return json_response(LegacyImportResponse(entry_id=entry.id, scope=entry.key.scope.value))

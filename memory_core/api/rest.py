@@ -12,6 +12,7 @@ from memory_core.api.http import (
     memory_off,
     parse_body,
     parse_query,
+    request_body_limit,
 )
 from memory_core.api.schemas import (
     AppendMemoryRequest,
@@ -34,17 +35,11 @@ MEMORY = "memory"
 
 
 def _body_limit(rt: Runtime) -> int:
-    # JSON escaping can grow text up to 6x (\uXXXX); the content limit itself is
-    # enforced on the decoded text by the service, with a precise message.
-    return rt.settings.memory_max_write_bytes * 6 + 64 * 1024
+    return request_body_limit(rt.settings.memory_max_write_bytes)
 
 
 def _agent(object_id: str | None, name: str | None) -> AgentContext | None:
     return AgentContext(object_id, name) if object_id else None
-
-
-def _sharing(requested: str | None) -> SharingPolicy | None:
-    return SharingPolicy(requested) if requested else None
 
 
 @endpoint(
@@ -69,7 +64,7 @@ def get_memory(req: func.HttpRequest) -> func.HttpResponse:
         ))
     view = rt.service.get(
         caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId, query.agentName),
-        _sharing(query.memorySharing),
+        SharingPolicy.named(query.memorySharing),
     )
     return json_response(MemoryResponse.from_view(view))
 
@@ -149,7 +144,7 @@ def export_memory(req: func.HttpRequest) -> func.HttpResponse:
                                  headers={"X-Memory-Mode": "off"})
     document = rt.service.export(
         caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId, query.agentName),
-        _sharing(query.memorySharing),
+        SharingPolicy.named(query.memorySharing),
     )
     return func.HttpResponse(
         document.content_markdown,

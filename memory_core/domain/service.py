@@ -23,6 +23,7 @@ from memory_core.domain.models import (
     ProfileKey,
     Scope,
     SHARED_OWNER,
+    ScopeState,
     Share,
     sha256_hex,
     shared_copy_id,
@@ -213,7 +214,7 @@ class MemoryService:
             seed = self._seed_profile(caller, key, agent, WriteOptions(), now)
             self._store.save_profile(replace(seed, cleared_on=now))
         else:
-            self._advance_watermark(key, now, now)
+            self._advance_watermark(key, now, now, first=state)
         erased = self._store.delete_entries(key, [e.id for e in state.entries if e.created_on <= now])
         self._unshare(caller, key, now)
         self.audit.record(AuditAction.CLEAR, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
@@ -300,9 +301,7 @@ class MemoryService:
     # -- sharing -------------------------------------------------------------
 
     def _policy(self, requested: SharingPolicy | None) -> SharingPolicy:
-        return resolve_policy(
-            self._default_sharing, requested.value if requested else None, allow_override=self._allow_sharing_override
-        )
+        return resolve_policy(self._default_sharing, requested, allow_override=self._allow_sharing_override)
 
     def _share(self, entry: MemoryEntry) -> None:
         """Offer a team-shared entry to the instance: a copy in the shared partition."""
@@ -419,10 +418,15 @@ class MemoryService:
             updated_on=now,
         )
 
-    def _advance_watermark(self, key: ProfileKey, watermark: datetime, updated_on: datetime) -> None:
-        """Move the profile's cleared_on forward, retrying on concurrent profile writes."""
-        for _ in range(_PROFILE_WRITE_ATTEMPTS):
-            (state,) = self._store.load([key])
+    def _advance_watermark(
+        self, key: ProfileKey, watermark: datetime, updated_on: datetime, *, first: ScopeState | None = None
+    ) -> None:
+        """Move the profile's cleared_on forward, retrying on concurrent profile writes.
+
+        ``first`` is a state the caller has just read; it spares the first attempt a load.
+        """
+        for attempt in range(_PROFILE_WRITE_ATTEMPTS):
+            (state,) = [first] if attempt == 0 and first is not None else self._store.load([key])
             if state.profile is None:
                 raise Conflict("the memory profile disappeared during the write; retry")
             current = state.profile.cleared_on

@@ -25,12 +25,18 @@ class SharingPolicy(StrEnum):
             return frozenset({Share.TEAM, Share.LEGACY})
         return frozenset()
 
+    @classmethod
+    def named(cls, name: str | None) -> SharingPolicy | None:
+        """The policy a request names (already validated at the edge), or None when it names none."""
+        return cls(name) if name else None
 
-def resolve_policy(default: SharingPolicy, requested: str | None, *, allow_override: bool) -> SharingPolicy:
+
+def resolve_policy(
+    default: SharingPolicy, requested: SharingPolicy | None, *, allow_override: bool
+) -> SharingPolicy:
     """The policy of one read: the default, or a per-call override when overrides are allowed.
 
-    Raises ``Forbidden`` for any override while MEMORY_SHARING_ALLOW_OVERRIDE is false,
-    and ``InvalidInput`` (via SharingPolicy) is the caller's job for unknown values.
+    Raises ``Forbidden`` for any override while MEMORY_SHARING_ALLOW_OVERRIDE is false.
     """
     if requested is None:
         return default
@@ -40,4 +46,4 @@ def resolve_policy(default: SharingPolicy, requested: str | None, *, allow_overr
             "(MEMORY_SHARING_ALLOW_OVERRIDE=false); omit memorySharing to use the default policy",
             code="sharing_override_forbidden",
         )
-    return SharingPolicy(requested)
+    return requested

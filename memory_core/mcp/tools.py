@@ -99,10 +99,6 @@ ShareArg = Annotated[
 ]
 
 
-def _sharing(requested: str | None) -> SharingPolicy | None:
-    return SharingPolicy(requested) if requested else None
-
-
 def _memory_off(ctx: Context) -> bool:
     """X-MEMORY-MODE: off (the temporary chat): nothing is read or stored, and the answer says so."""
     return memory_is_off((ctx.headers or {}).get(MEMORY_MODE_HEADER))
@@ -304,7 +300,7 @@ def build_server(
             target = target_for(ctx, Scope(scope))
             if _memory_off(ctx):
                 return _markdown_result(OFF_READ_NOTICE)
-            response = await backend.get(*target, _sharing(memory_sharing))
+            response = await backend.get(*target, SharingPolicy.named(memory_sharing))
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _markdown_result(response.content_markdown)
@@ -371,7 +367,7 @@ def build_server(
             target = target_for(ctx, Scope(scope))
             if _memory_off(ctx):
                 return _json_result(SearchResponse(query=query, hits=[], notice=OFF_READ_NOTICE))
-            response = await backend.search(*target, query, list(tags), limit, _sharing(memory_sharing))
+            response = await backend.search(*target, query, list(tags), limit, SharingPolicy.named(memory_sharing))
         except Exception as error:  # noqa: BLE001 - the single mapping point
             return result_for_error(error)
         return _json_result(response)

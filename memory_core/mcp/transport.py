@@ -28,7 +28,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memory_core.api.http import response_for_error
+from memory_core.api.http import request_body_limit, response_for_error
 from memory_core.composition import Runtime, runtime
 from memory_core.identity import Authenticator
 from memory_core.mcp.backend import MemoryBackend, build_backend
@@ -86,7 +86,7 @@ def security_settings(settings: Settings) -> TransportSecuritySettings:
 
 def max_request_bytes(settings: Settings) -> int:
     """The largest JSON-RPC body accepted: room for the largest write, JSON-escaped (as REST allows)."""
-    return settings.memory_max_write_bytes * 6 + 64 * 1024
+    return request_body_limit(settings.memory_max_write_bytes)
 
 
 async def _send_json(send: Send, status: int, document: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> None:
