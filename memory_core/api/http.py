@@ -40,6 +40,8 @@ class EndpointSpec:
     content_type: str = JSON
     security: tuple[str, ...] = ("apiKey", "userIdentity")
     success_status: int = 200
+    # Further success statuses answering the same model (e.g. 202 while a deletion awaits approval).
+    other_success: tuple[int, ...] = ()
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 

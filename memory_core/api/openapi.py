@@ -22,6 +22,7 @@ from memory_core.api.schemas import ErrorResponse
 
 _REF = "#/components/schemas/{model}"
 _STATUS_TEXT = {
+    202: "Accepted: a deletion waits for operator approval; what it covers is hidden meanwhile",
     400: "Invalid input",
     401: "Missing or wrong credential",
     403: "Not allowed",
@@ -104,6 +105,8 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, A
     else:
         content = {spec.content_type: {"schema": {"type": "string"}}}
     responses: dict[str, Any] = {str(spec.success_status): {"description": "Success", "content": content}}
+    for status in spec.other_success:
+        responses[str(status)] = {"description": _STATUS_TEXT.get(status, "Success"), "content": content}
     error_content = {"application/json": {"schema": {"$ref": _REF.format(model="ErrorResponse")}}}
     for status in sorted({*spec.errors, 503}):
         responses[str(status)] = {"description": _STATUS_TEXT.get(status, "Error"), "content": error_content}

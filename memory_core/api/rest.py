@@ -19,6 +19,7 @@ from memory_core.api.schemas import (
     ClearMemoryRequest,
     ExportQuery,
     ImportMemoryRequest,
+    ImportMemoryResponse,
     MemoryQuery,
     MemoryResponse,
     NotStoredResponse,
@@ -160,8 +161,12 @@ def export_memory(req: func.HttpRequest) -> func.HttpResponse:
         summary="Import markdown into one scope (append or replace)",
         tag=MEMORY,
         body=ImportMemoryRequest,
-        response=MemoryResponse,
-        errors=(400, 401, 413),
+        response=ImportMemoryResponse,
+        other_success=(202,),
+        errors=(400, 401, 413, 422),
+        description="mode=replace under MEMORY_DELETION_MODE=operator_approval (the default) erases nothing: "
+        "it answers 202 pending_approval with the new document and the id of the deletion request that "
+        "holds the replaced content (hidden now; shown again if an operator rejects). immediate answers 200.",
     )
 )
 def import_memory(req: func.HttpRequest) -> func.HttpResponse:
@@ -179,4 +184,4 @@ def import_memory(req: func.HttpRequest) -> func.HttpResponse:
         body.mode,
         WriteOptions(agent_name=body.agent_name, tags=tuple(body.tags), share=body.share),
     )
-    return json_response(MemoryResponse.from_view(view))
+    return json_response(ImportMemoryResponse.from_import(view), 202 if view.pending else 200)

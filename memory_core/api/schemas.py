@@ -112,6 +112,24 @@ class MemoryResponse(BaseModel):
         )
 
 
+class ImportMemoryResponse(MemoryResponse):
+    """The document after an import. A replace under operator approval answers 202 with
+    status pending_approval: the replaced content is hidden and held by deletion request
+    ``request_id``; the new content is visible already."""
+
+    status: Literal["stored", "pending_approval"] = "stored"
+    request_id: str | None = Field(default=None, description="The deletion request holding the replaced content")
+    message: str | None = None
+
+    @classmethod
+    def from_import(cls, view: MemoryView) -> ImportMemoryResponse:
+        base = MemoryResponse.from_view(view).model_dump()
+        if view.pending is None:
+            return cls(**base)
+        return cls(**base, status="pending_approval", request_id=view.pending.request_id,
+                   message=view.pending.message)
+
+
 class NotStoredResponse(BaseModel):
     """A write under X-MEMORY-MODE: off: nothing was stored, and the answer says so."""
 

@@ -23,6 +23,7 @@ class AuditAction(StrEnum):
     CLEAR = "clear"
     FORGET = "forget"
     CLEAR_REQUESTED = "clear_requested"
+    REPLACE_REQUESTED = "replace_requested"
     FORGET_REQUESTED = "forget_requested"
     PURGE_REQUESTED = "purge_requested"
     DELETION_APPROVED = "deletion_approved"

@@ -66,6 +66,20 @@ class CustodyService:
         self._open(request, AuditAction.CLEAR_REQUESTED, shared=Hold(request.id, (key.shared().profile_id,), now))
         return request
 
+    def request_replace(self, actor: str, key: ProfileKey, watermark: datetime) -> DeletionRequest:
+        """Hide what ``key``'s scope held up to ``watermark`` (an import replacing it) until an operator decides.
+
+        Entries written after ``watermark`` - the import's own content included - stay visible.
+        """
+        request = self._new_request(
+            actor, key.instance_id, key.upn, DeletionKind.REPLACE, self._clock(),
+            scope=key.scope.value, agent_object_id=key.agent_object_id,
+            profile_ids=(key.profile_id,), watermark=watermark,
+        )
+        self._open(request, AuditAction.REPLACE_REQUESTED,
+                   shared=Hold(request.id, (key.shared().profile_id,), watermark))
+        return request
+
     def request_forget(self, actor: str, entry: MemoryEntry) -> DeletionRequest:
         """Hide one entry until an operator decides."""
         key = entry.key
@@ -225,7 +239,7 @@ class CustodyService:
                 if not [e for e in state.entries if e.id not in leftovers]:
                     self._store.delete_profile(state.key)
             return
-        if request.kind is DeletionKind.CLEAR and request.watermark is not None and request.scope:
+        if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE) and request.watermark is not None and request.scope:
             key = self._key(request, request.scope, request.agent_object_id)
             for _ in range(8):
                 (state,) = self._store.load([key])

@@ -12,6 +12,7 @@ from memory_core.domain.records import DELETIONS, Record, RecordKind
 
 class DeletionKind(StrEnum):
     CLEAR = "clear"  # one scope of one user
+    REPLACE = "replace"  # what an import with mode=replace replaced in one scope (sealed like a clear)
     FORGET = "forget"  # one entry
     PURGE = "purge"  # all of one user's memory in an instance
 

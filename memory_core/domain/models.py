@@ -31,6 +31,10 @@ class EntryKind(StrEnum):
     APPEND = "append"
     IMPORT = "import"
     REPLACE = "replace"
+    # An import replace under operator approval: shown like a replace, but it does
+    # not hide what came before - the deletion request's hold does, so a rejection
+    # shows the old content again.
+    HELD_REPLACE = "held_replace"
 
 
 class Share(StrEnum):

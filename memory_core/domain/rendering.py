@@ -22,7 +22,7 @@ def entry_heading(entry: MemoryEntry, viewer: str | None = None) -> str | None:
     or "legacy" for an entry that has no owner.
     """
     foreign = viewer is not None and entry.author_upn != viewer
-    if entry.kind is EntryKind.REPLACE and not foreign:
+    if entry.kind in (EntryKind.REPLACE, EntryKind.HELD_REPLACE) and not foreign:
         return None
     label = "Appended" if entry.kind is EntryKind.APPEND else "Imported"
     details = [format_time(entry.created_on)]

@@ -42,6 +42,7 @@ from memory_core.domain.views import (
     ImportMode,
     MemoryView,
     PendingDeletion,
+    REPLACE_PENDING_MESSAGE,
     WriteOptions,
     agent_name_of,
     export_filename,
@@ -172,13 +173,21 @@ class MemoryService:
         options: WriteOptions = WriteOptions(),
     ) -> MemoryView:
         """Import markdown: ``append`` adds it under an import heading; ``replace``
-        makes it the scope's whole content. Answers the resulting document."""
+        makes it the scope's whole content. Answers the resulting document.
+
+        Under operator approval a replace erases nothing: what it replaces is
+        hidden and held by a deletion request (the answer's ``pending`` names it),
+        and the new content is visible at once. Raises ``InvalidInput``,
+        ``PayloadTooLarge`` or ``SecretDetected`` before anything is written.
+        """
         key = self._key(caller, instance_id, self._write_scope(scope, "import"), agent)
         if mode is ImportMode.APPEND:
             entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.IMPORT, options)
             self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
             self._share(entry)
             self._audit_write(AuditAction.IMPORT, caller, entry)
+        elif self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
+            return self._replace_pending(caller, key, agent, content_markdown, options)
         else:
             (before,) = self._store.load([key])
             body = strip_title(key.scope, content_markdown)
@@ -193,6 +202,30 @@ class MemoryService:
             self._unshare(caller, key, watermark)
             self._share(entry)
         return self.get(caller, instance_id, key.scope, agent)
+
+    def _replace_pending(
+        self, caller: Caller, key: ProfileKey, agent: AgentContext | None, content_markdown: str, options: WriteOptions
+    ) -> MemoryView:
+        """Import-replace under operator approval: the old content is held, not erased.
+
+        A deletion request hides everything the scope showed up to just before the
+        new entry (and the caller's team-shared copies of it), exactly like a clear;
+        the new content is an entry after that watermark (kind ``held_replace``: it
+        renders like a replace without cutting off what came before), so it shows
+        at once, and a rejection shows the old content again before it.
+        The content is screened before anything is written.
+        """
+        body = strip_title(key.scope, content_markdown)
+        entry = self._new_entry(caller, key, agent, body, EntryKind.HELD_REPLACE, options, allow_empty=True)
+        # The request and its holds go first: a crash after them leaves the old
+        # content hidden and a request an operator can decide, never old and new mixed.
+        request = self.custody.request_replace(caller.upn, key, entry.created_on - timedelta(microseconds=1))
+        if body.strip():
+            self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+            self._share(entry)
+            self._audit_write(AuditAction.IMPORT, caller, entry, detail=f"replace pending request {request.id}")
+        view = self.get(caller, key.instance_id, key.scope, agent)
+        return replace(view, pending=PendingDeletion(request.id, REPLACE_PENDING_MESSAGE))
 
     def clear(
         self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None, *, confirm: bool

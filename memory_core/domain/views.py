@@ -31,6 +31,11 @@ class ContentScanner(Protocol):
     def scan(self, text: str) -> Sequence[Any]: ...
 
 
+REPLACE_PENDING_MESSAGE = (
+    "replaced content is hidden, pending operator approval of its deletion; the new content is visible now"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class PendingDeletion:
     """A clear or forget under operator approval: hidden now, erased after approval."""
@@ -60,6 +65,8 @@ class MemoryView:
     created_on: datetime | None
     updated_on: datetime | None
     entry_id: str | None = None
+    # Set when the write also filed a deletion request (import replace under operator approval).
+    pending: PendingDeletion | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,9 @@ from memory_core.domain.custody import CustodyService
 from memory_core.domain.deletion import DeletionRequest, DeletionStatus
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import Scope
-from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
+from memory_core.domain.models import ProfileKey, Scope, Share
+from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, PendingDeletion, WriteOptions
+from memory_core.domain.sharing import SharingPolicy
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
 AGENT = AgentContext("/agents/a", "A")
@@ -202,3 +203,48 @@ def test_audit_records_every_step_without_content(service: MemoryService) -> Non
     assert [e.action.value for e in events] == ["append", "clear_requested", "deletion_approved", "deletion_executed"]
     assert events[0].content_sha256 and events[0].byte_count == len("- very private words")
     assert all("private" not in str(e.to_data()) for e in events)
+
+
+def test_import_replace_under_approval_holds_the_old_content(service: MemoryService, store: SqliteMemoryStore) -> None:
+    """A replace files a replace request: old entries hidden but stored, the new content shown at once."""
+    service.append(ALEX, "i", Scope.USER, None, "- old")
+    view = service.import_markdown(ALEX, "i", Scope.USER, None, "- new", ImportMode.REPLACE)
+    assert view.pending is not None
+    (request,) = service.custody.list("i", DeletionStatus.PENDING)
+    assert (request.id, request.kind.value, request.scope) == (view.pending.request_id, "replace", "user")
+    assert view.content_markdown == "# User memory\n\n- new\n" == _text(service)
+    (state,) = store.load([ProfileKey("i", ALEX.upn, Scope.USER)])
+    assert sorted(e.content_markdown for e in state.entries) == ["- new", "- old"]
+
+
+def test_import_replace_holds_the_callers_team_shared_copies(store: SqliteMemoryStore) -> None:
+    """The caller's team-shared copies are held with the originals; a rejection shows them again."""
+    team = MemoryService(store, clock=Clock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL,
+                         default_sharing=SharingPolicy.TEAM)
+    blake = Caller(upn="blake@contoso.com")
+    team.append(ALEX, "i", Scope.USER, None, "- team lunch", WriteOptions(share=Share.TEAM))
+    assert "team lunch" in team.get(blake, "i", Scope.USER, None).content_markdown
+    view = team.import_markdown(ALEX, "i", Scope.USER, None, "- private", ImportMode.REPLACE)
+    assert "team lunch" not in team.get(blake, "i", Scope.USER, None).content_markdown
+    assert view.pending is not None
+    team.custody.reject("op", "i", view.pending.request_id, "keep")
+    assert "team lunch" in team.get(blake, "i", Scope.USER, None).content_markdown
+
+
+def test_import_replace_survives_a_sweep_crash_like_a_clear(service: MemoryService, store: SqliteMemoryStore) -> None:
+    """Approved, swept after a crash mid-way: the old content is erased once, the new stays."""
+    service.append(ALEX, "i", Scope.USER, None, "- old")
+    view = service.import_markdown(ALEX, "i", Scope.USER, None, "- new", ImportMode.REPLACE)
+    assert view.pending is not None
+    service.custody.approve("op", "i", view.pending.request_id)
+
+    def crash(step: str, request: DeletionRequest) -> None:
+        if step == "sealed":
+            raise Crash(step)
+
+    crashing = CustodyService(store, service.audit, clock=Clock(), new_id=lambda: "x", fault=crash)
+    with pytest.raises(Crash):
+        crashing.sweep()
+    (done,) = service.custody.sweep()
+    assert done.erased_entries == 1
+    assert _text(service) == "# User memory\n\n- new\n"
