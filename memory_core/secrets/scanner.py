@@ -73,14 +73,21 @@ Design decisions
    >= 3 bits/char. Keys naming metadata (``secret_name``, ``token_limit``,
    ``password_policy``…) and placeholders (``<password>``, ``${X}``,
    ``{{ x }}``, ``****``, ``changeme``) never count.
-7. **Not detected, by design:** a bare random string with no keyword or
+7. **Sensitive personal identifiers** (``memory_core.secrets.identifiers``):
+   US social security numbers (valid ranges, on a line that names them);
+   IBANs are not refused (they exist to be shared). Card numbers and SSNs are
+   measured, with IBANs and ordinary numbers as look-alikes, on a corpus of
+   their own with a held-out third
+   (``tests/secrets/corpus/sensitive_values.py``, docs/performance.md).
+8. **Not detected, by design:** a bare random string with no keyword or
    vendor prefix (it cannot be told from a hash or id without false
    positives), passwords in prose without a keyword ("log in with
    Tr0ub4dor&3"), passphrases of plain words ("my passphrase is correct
-   horse battery staple"), and vendors with no rule (e.g. Shopify). A Luhn-valid
+   horse battery staple"), vendors with no rule (e.g. Shopify), and card
+   numbers grouped with dots, doubled spaces or split over lines. A Luhn-valid
    16-digit number with a card prefix *is* reported even if the writer meant
    an order number: the two cannot be told apart.
-8. **Robust to crafted input.** Patterns use possessive/bounded quantifiers,
+9. **Robust to crafted input.** Patterns use possessive/bounded quantifiers,
    and keyword searches skip anchors inside a value already judged, so
    repetitive input cannot make a scan backtrack quadratically.
 """
@@ -91,6 +98,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memory_core.secrets.detectors import CUSTOM_DETECTORS, Detector, lower_same_length
+from memory_core.secrets.identifiers import IDENTIFIER_DETECTORS
 from memory_core.secrets.library import library_detectors
 
 
@@ -107,7 +115,7 @@ class SecretFinding:
 
 
 def _default_detectors() -> tuple[Detector, ...]:
-    return library_detectors() + CUSTOM_DETECTORS
+    return library_detectors() + CUSTOM_DETECTORS + IDENTIFIER_DETECTORS
 
 
 class SecretScanner:
