@@ -95,11 +95,19 @@ if az_show cosmosdb show --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCO
   [[ $existing_mode == "$COSMOS_CAPACITY_MODE" ]] ||
     die "Cosmos DB account $COSMOS_ACCOUNT is $existing_mode but the tenant file asks for $COSMOS_CAPACITY_MODE; the capacity mode cannot be switched in place"
   note "exists"
+  # Full-text indexes need the account capability (the container's full-text policy in
+  # infra/arm/cosmos-sql.json). az cosmosdb update --capabilities replaces the whole list, so
+  # the account's own capabilities are sent back with it.
+  if ! printf '%s' "$AZ_OUT" | helper has-capability "$FULL_TEXT_CAPABILITY"; then
+    read -r -a account_capabilities <<<"$(printf '%s' "$AZ_OUT" | helper capabilities)"
+    az_run cosmosdb update --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCOUNT" \
+      --capabilities ${account_capabilities[@]+"${account_capabilities[@]}"} "$FULL_TEXT_CAPABILITY"
+  fi
 else
   cosmos_create=(cosmosdb create --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCOUNT" --kind GlobalDocumentDB
     --locations "regionName=$LOCATION" failoverPriority=0 isZoneRedundant=False
-    --default-consistency-level "$COSMOS_CONSISTENCY_LEVEL")
-  if [[ $COSMOS_CAPACITY_MODE == serverless ]]; then cosmos_create+=(--capabilities EnableServerless); fi
+    --default-consistency-level "$COSMOS_CONSISTENCY_LEVEL" --capabilities "$FULL_TEXT_CAPABILITY")
+  if [[ $COSMOS_CAPACITY_MODE == serverless ]]; then cosmos_create+=(EnableServerless); fi
   az_run "${cosmos_create[@]}"
   az_show cosmosdb show --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCOUNT" || true
 fi

@@ -110,4 +110,14 @@ def load_settings() -> Settings:
         raise ConfigurationError(f"invalid configuration: {problems}") from None
     if settings.memory_store == "cosmos" and not settings.cosmos_endpoint:
         raise ConfigurationError("invalid configuration: COSMOS_ENDPOINT is required when MEMORY_STORE=cosmos")
+    if settings.memory_store == "cosmos":
+        # Standard library only: the item layout's limits, not the Cosmos SDK.
+        from memory_core.adapters.cosmos_documents import COSMOS_MAX_WRITE_BYTES
+
+        if settings.memory_max_write_bytes > COSMOS_MAX_WRITE_BYTES:
+            raise ConfigurationError(
+                f"invalid configuration: MEMORY_MAX_WRITE_BYTES={settings.memory_max_write_bytes} is more than a "
+                f"Cosmos DB item can hold with MEMORY_STORE=cosmos: at most {COSMOS_MAX_WRITE_BYTES} "
+                "(2 MB per item, content escaped at worst, the other fields)"
+            )
     return settings

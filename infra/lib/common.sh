@@ -33,6 +33,11 @@ TENANT_KEYS=(
 COSMOS_DATA_CONTRIBUTOR_ROLE="00000000-0000-0000-0000-000000000002"
 # Storage Blob Data Owner (Azure RBAC): identity-based AzureWebJobsStorage and deployment storage.
 STORAGE_BLOB_DATA_OWNER_ROLE="b7e6dc6d-f1e8-4753-8033-0f276bb0955b"
+# The largest MEMORY_MAX_WRITE_BYTES on Cosmos DB: COSMOS_MAX_WRITE_BYTES in
+# memory_core/adapters/cosmos_documents.py (the app refuses more at start; a test keeps the two equal).
+COSMOS_MAX_WRITE_BYTES=262144
+# Account capability that full-text indexes need (as the official azd Cosmos DB templates set it).
+FULL_TEXT_CAPABILITY="EnableNoSQLFullTextSearch"
 # Tag put on a resource group that deploy.sh created; teardown.sh deletes whole groups only when it matches.
 TENANT_TAG="memory-core-tenant"
 
@@ -269,8 +274,9 @@ validate_tenant() {
   check MEMORY_AUTH_MODE "$MEMORY_AUTH_MODE" '^(local|key|entra|platform|easyauth)(,(local|key|entra|platform|easyauth))*$' "a comma list of local, key, entra, platform, easyauth"
   check MEMORY_SHARING_DEFAULT_POLICY "$MEMORY_SHARING_DEFAULT_POLICY" '^(private|team|legacy)$' "private, team or legacy"
   check MEMORY_SHARING_ALLOW_OVERRIDE "$MEMORY_SHARING_ALLOW_OVERRIDE" "$bool" "true or false"
-  check MEMORY_MAX_WRITE_BYTES "$MEMORY_MAX_WRITE_BYTES" '^[1-9][0-9]{0,7}$' "a positive whole number of bytes, at most 16777216"
-  (( MEMORY_MAX_WRITE_BYTES <= 16777216 )) || die "$TENANT_FILE: MEMORY_MAX_WRITE_BYTES must be at most 16777216"
+  check MEMORY_MAX_WRITE_BYTES "$MEMORY_MAX_WRITE_BYTES" '^[1-9][0-9]{0,7}$' "a positive whole number of bytes, at most $COSMOS_MAX_WRITE_BYTES"
+  (( MEMORY_MAX_WRITE_BYTES <= COSMOS_MAX_WRITE_BYTES )) ||
+    die "$TENANT_FILE: MEMORY_MAX_WRITE_BYTES=$MEMORY_MAX_WRITE_BYTES is more than a Cosmos DB item can hold: at most $COSMOS_MAX_WRITE_BYTES (2 MB per item, content escaped at worst, the other fields; see docs/deploy.md)"
   if [[ -n $MEMORY_COREAPI_BASE_URL ]]; then
     check MEMORY_COREAPI_BASE_URL "$MEMORY_COREAPI_BASE_URL" '^https?://[^[:space:],]+$' "an http(s) URL"
   fi

@@ -102,6 +102,12 @@ def cmd_has_capability(args: list[str]) -> None:
     sys.exit(0 if args[0].lower() in names else 1)
 
 
+def cmd_capabilities(args: list[str]) -> None:
+    """capabilities: the Cosmos account JSON on stdin -> its capability names, space-separated."""
+    account = _stdin_json() or {}
+    print(" ".join(str(c.get("name", "")) for c in account.get("capabilities") or [] if c.get("name")))
+
+
 def cmd_pk_matches(args: list[str]) -> None:
     """pk-matches PATHS KIND VERSION: exit 0 when the container JSON on stdin has that partition key."""
     paths, kind, version = args[0].split(","), args[1], int(args[2])
@@ -262,6 +268,7 @@ def cmd_package(args: list[str]) -> None:
 COMMANDS = {
     "get": cmd_get,
     "has-capability": cmd_has_capability,
+    "capabilities": cmd_capabilities,
     "pk-matches": cmd_pk_matches,
     "has-sql-role": cmd_has_sql_role,
     "has-principal": cmd_has_principal,

@@ -33,6 +33,23 @@ ENTRY = "entry"
 RECORD = "record"
 
 ENTRY_ID_PREFIX = "entry:"
+
+# The largest item Cosmos DB stores: "2 MB (UTF-8 length of JSON representation)"
+# (https://learn.microsoft.com/azure/cosmos-db/concepts-limits#per-item-limits), read as
+# decimal megabytes to stay on the safe side.
+COSMOS_ITEM_LIMIT_BYTES = 2_000_000
+# The SDK sends item bodies with non-ASCII escaped (json.dumps ensure_ascii), so one byte
+# of content_markdown can take up to 6 bytes of the item: a control character becomes
+# \u00XX (1 -> 6), a 2-byte UTF-8 character \uXXXX (2 -> 6), a 4-byte one a surrogate pair
+# (4 -> 12).
+WORST_CASE_ESCAPE = 6
+# The largest MEMORY_MAX_WRITE_BYTES with MEMORY_STORE=cosmos (memory_core.settings
+# refuses more): at the worst escape it leaves ENTRY_ENVELOPE_BYTES of the item for the
+# entry's other fields (ids, the upn three times, 64 tags of 256 characters, five texts of
+# 1024 characters, all escaped at worst) and the system properties Cosmos DB adds.
+# tests/adapters/test_cosmos_item_size.py measures that worst case against it.
+COSMOS_MAX_WRITE_BYTES = 256 * 1024
+ENTRY_ENVELOPE_BYTES = COSMOS_ITEM_LIMIT_BYTES - WORST_CASE_ESCAPE * COSMOS_MAX_WRITE_BYTES
 # Cosmos DB refuses these in an id; ids are at most 255 characters.
 _ID_FORBIDDEN = frozenset("/\\?#")
 MAX_ID_LENGTH = 255
@@ -192,6 +209,7 @@ def record_from_item(partition: Partition, item: Mapping[str, Any]) -> Record:
 
 
 __all__ = [
+    "COSMOS_MAX_WRITE_BYTES",
     "ENTRY",
     "PROFILE",
     "RECORD",

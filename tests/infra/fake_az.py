@@ -250,6 +250,18 @@ def cosmos_create(state, opts):
     return cosmos_public(item)
 
 
+def cosmos_update(state, opts):
+    """Only --capabilities, which replaces the account's whole list, as az does."""
+    item = cosmos_account(state, one(opts, "--resource-group"), one(opts, "--name"))
+    caps = opts.get("--capabilities")
+    if not caps:
+        raise AzError("fake az: only cosmosdb update --capabilities is emulated", 2)
+    if "EnableServerless" in [c["name"] for c in item["capabilities"]] and "EnableServerless" not in caps:
+        raise AzError("(BadRequest) Capability EnableServerless cannot be removed from an account.", 1)
+    item["capabilities"] = [{"name": c} for c in caps]
+    return cosmos_public(item)
+
+
 def cosmos_delete(state, opts):
     rg, name = one(opts, "--resource-group"), one(opts, "--name")
     cosmos_account(state, rg, name)
@@ -294,6 +306,11 @@ def sql_role_create(state, opts):
 
 
 def _template_value(value, params):
+    """Resolve [parameters('x')] anywhere in a template value (the only expression emulated inside resources)."""
+    if isinstance(value, dict):
+        return {k: _template_value(v, params) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_template_value(v, params) for v in value]
     if isinstance(value, str) and value.startswith("[parameters('") and value.endswith("')]"):
         return params[value[len("[parameters('"):-len("')]")]]
     return value
@@ -340,10 +357,13 @@ def deployment_create(state, opts):
             pk = props["resource"]["partitionKey"]
             if existing and existing["resource"]["partitionKey"] != pk:
                 raise AzError("BadRequest: Document collection partition key cannot be changed.", 1)
+            resource = _template_value({k: v for k, v in props["resource"].items() if k != "id"}, params)
+            if resource.get("fullTextPolicy") and not any(
+                    c["name"] == "EnableNoSQLFullTextSearch" for c in account["capabilities"]):
+                raise AzError("(BadRequest) Full text search is not enabled for this account.", 1)
             account["databases"][db]["containers"][cname] = {
                 "id": f"{account['id']}/sqlDatabases/{db}/containers/{cname}", "name": cname,
-                "resource": {"id": cname, "partitionKey": pk,
-                             "indexingPolicy": props["resource"].get("indexingPolicy")},
+                "resource": {"id": cname, **resource},
                 "capacityMode": params["capacityMode"],
             }
         else:
@@ -548,6 +568,7 @@ COMMANDS = {
     ("monitor", "app-insights", "component", "delete"): component_delete,
     ("cosmosdb", "show"): cosmos_show,
     ("cosmosdb", "create"): cosmos_create,
+    ("cosmosdb", "update"): cosmos_update,
     ("cosmosdb", "delete"): cosmos_delete,
     ("cosmosdb", "sql", "container", "show"): container_show,
     ("cosmosdb", "sql", "role", "assignment", "list"): sql_role_list,

@@ -68,9 +68,23 @@ def test_cosmos_account_is_serverless_by_default(deployed_twice):
     """Without COSMOS_CAPACITY_MODE the account is created with the EnableServerless capability."""
     calls = deployed_twice["first_calls"]
     create = calls[_first_index(calls, "cosmosdb", "create")]
-    assert option(create, "--capabilities") == ["EnableServerless"]
+    assert option(create, "--capabilities") == ["EnableNoSQLFullTextSearch", "EnableServerless"]
     params = dict(p.split("=", 1) for p in option(calls[_first_index(calls, "deployment", "group", "create")], "--parameters"))
     assert params["capacityMode"] == "serverless"
+
+
+def test_existing_account_gains_the_full_text_capability(deployed):
+    """An account made before full-text search gets EnableNoSQLFullTextSearch added, its own
+    capabilities kept (az cosmosdb update --capabilities replaces the list)."""
+    azure = deployed
+    state = azure.state()
+    state["cosmos"]["rg-memory-acme/cosmos-memory-acme"]["capabilities"] = [{"name": "EnableServerless"}]
+    azure.save_state(state)
+    azure.deploy()
+    changing = [c for c in azure.calls() if is_changing(c)]
+    assert [command_words(c) for c in changing] == [["cosmosdb", "update"]]
+    assert option(changing[0], "--capabilities") == ["EnableServerless", "EnableNoSQLFullTextSearch"]
+    assert {c["name"] for c in azure.cosmos()["capabilities"]} == {"EnableServerless", "EnableNoSQLFullTextSearch"}
 
 
 def test_autoscale_mode_provisions_throughput(azure):
@@ -79,7 +93,7 @@ def test_autoscale_mode_provisions_throughput(azure):
     azure.write_tenant("acme", COSMOS_CAPACITY_MODE="autoscale", COSMOS_AUTOSCALE_MAX_THROUGHPUT="4000")
     azure.deploy()
     calls = azure.calls()
-    assert "--capabilities" not in calls[_first_index(calls, "cosmosdb", "create")]
+    assert option(calls[_first_index(calls, "cosmosdb", "create")], "--capabilities") == ["EnableNoSQLFullTextSearch"]
     params = dict(p.split("=", 1) for p in option(calls[_first_index(calls, "deployment", "group", "create")], "--parameters"))
     assert params["capacityMode"] == "autoscale" and params["autoscaleMaxThroughput"] == "4000"
 

@@ -43,6 +43,7 @@ def test_secret_in_tenant_file_is_refused(azure, line):
         {"MEMORY_SHARING_ALLOW_OVERRIDE": "yes"},
         {"MEMORY_MAX_WRITE_BYTES": "64k"},
         {"MEMORY_MAX_WRITE_BYTES": "20000000"},
+        {"MEMORY_MAX_WRITE_BYTES": "262145"},
         {"COSMOS_READ_TIMEOUT": "soon"},
         {"MEMORY_SWEEP_SCHEDULE": "*/5 * * * *"},
         {"COSMOS_CAPACITY_MODE": "provisioned"},
@@ -97,3 +98,18 @@ def test_quotes_and_comments_are_understood(azure):
     settings = azure.settings()
     assert settings["MEMORY_SWEEP_SCHEDULE"] == "0 0 */2 * * *"
     assert settings["MEMORY_DELETION_MODE"] == "immediate"
+
+
+def test_write_limit_is_capped_at_what_a_cosmos_item_holds(azure):
+    """MEMORY_MAX_WRITE_BYTES above the Cosmos DB cap is refused with the cap in the message;
+    the cap itself is accepted, and it is the very value the app enforces at start."""
+    from memory_core.adapters.cosmos_documents import COSMOS_MAX_WRITE_BYTES
+
+    common = (INFRA / "lib" / "common.sh").read_text()
+    assert f"COSMOS_MAX_WRITE_BYTES={COSMOS_MAX_WRITE_BYTES}\n" in common
+    azure.write_tenant("acme", MEMORY_MAX_WRITE_BYTES=str(COSMOS_MAX_WRITE_BYTES + 1))
+    proc = azure.deploy("--what-if", check=False)
+    assert proc.returncode != 0
+    assert "MEMORY_MAX_WRITE_BYTES" in proc.stderr and f"at most {COSMOS_MAX_WRITE_BYTES}" in proc.stderr
+    azure.write_tenant("acme", MEMORY_MAX_WRITE_BYTES=str(COSMOS_MAX_WRITE_BYTES))
+    assert azure.deploy("--what-if").returncode == 0
