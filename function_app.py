@@ -2,15 +2,18 @@
 
 Only wiring lives here: each route is handed to a function in ``memory_core``.
 Nothing is built at import time; the service is composed on the first request.
+``EdgeApp`` accepts only functions made by ``memory_core.edge.endpoint``, so
+every route passes the same edge (docs/architecture.md).
 """
 
 import azure.functions as func
 
 from memory_core.api import entries, operator, rest
 from memory_core.api.openapi import openapi_endpoint
+from memory_core.edge import EdgeApp
 from memory_core.mcp import transport as mcp_transport
 
-app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
+app = EdgeApp(http_auth_level=func.AuthLevel.ANONYMOUS)
 
 # CoreAPI memory endpoints
 app.route(route="instances/{instanceId}/memory", methods=["GET"])(rest.get_memory)
@@ -40,8 +43,9 @@ app.route(route="instances/{instanceId}/operator/agent-settings", methods=["GET"
 app.route(route="instances/{instanceId}/operator/agent-settings", methods=["PUT"])(operator.put_agent_settings)
 app.route(route="instances/{instanceId}/operator/legacy-imports", methods=["POST"])(operator.import_legacy)
 
-# The hosted MCP endpoint (streamable HTTP, stateless); GET and DELETE answer 405 from the app
-app.route(route="mcp", methods=["GET", "POST", "DELETE"])(mcp_transport.mcp)
+# The hosted MCP endpoint (streamable HTTP, stateless); it serves POST (and OPTIONS);
+# GET and DELETE are routed so that the app answers them 405, as the protocol asks
+app.route(route="mcp", methods=["POST", "OPTIONS", "GET", "DELETE"])(mcp_transport.mcp)
 
 # The deletion sweep, on MEMORY_SWEEP_SCHEDULE (NCRONTAB)
 app.timer_trigger(schedule="%MEMORY_SWEEP_SCHEDULE%", arg_name="timer", run_on_startup=False)(operator.sweep_timer)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
+from memory_core.edge.names import AppNames
 from memory_core.identity import Authenticator, build_authenticator
 from memory_core.settings import Settings, load_settings
 
@@ -24,6 +25,8 @@ class Runtime:
     store: MemoryStore
     service: MemoryService
     auth: Authenticator
+    names: AppNames
+    """The host names the edge accepts in Host and Origin."""
 
 
 _lock = threading.Lock()
@@ -58,6 +61,7 @@ def build_runtime(settings: Settings) -> Runtime:
             allow_sharing_override=settings.memory_sharing_allow_override,
         ),
         auth=auth,
+        names=AppNames.from_settings(settings),
     )
 
 

@@ -2,7 +2,7 @@
 
 It talks to a running service (local or deployed) with an operator key, so an
 operator needs no access to the store. Exit codes follow the one error table
-(memory_core.api.errors.EXIT_CODES).
+(memory_core.edge.errors.EXIT_CODES).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from memory_core.api.errors import exit_code_for
+from memory_core.edge.errors import exit_code_for
 
 
 def add_parser(commands: Any) -> None:

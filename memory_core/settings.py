@@ -47,7 +47,8 @@ class Settings(BaseSettings):
     cosmos_read_timeout: float = Field(default=30.0, gt=0, le=600)
     cosmos_operation_timeout: float = Field(default=20.0, gt=0, le=600)
 
-    memory_mcp_allowed_hosts: CommaList = ()
+    memory_allowed_hosts: CommaList = ()
+    memory_mcp_allowed_hosts: CommaList = ()  # the older name of MEMORY_ALLOWED_HOSTS, still read
     website_hostname: str | None = None
     memory_coreapi_base_url: str | None = None
     memory_coreapi_key: SecretStr | None = None
@@ -69,7 +70,9 @@ class Settings(BaseSettings):
     memory_identity_ca_bundle: str | None = None
     website_auth_enabled: str | None = None
 
-    @field_validator("memory_api_keys", "memory_operator_keys", "memory_mcp_allowed_hosts", mode="before")
+    @field_validator(
+        "memory_api_keys", "memory_operator_keys", "memory_allowed_hosts", "memory_mcp_allowed_hosts", mode="before"
+    )
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         return _split(value)
@@ -97,6 +100,12 @@ class Settings(BaseSettings):
     @classmethod
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
+
+
+    @property
+    def allowed_hosts(self) -> tuple[str, ...]:
+        """The app's extra host names: MEMORY_ALLOWED_HOSTS, then MEMORY_MCP_ALLOWED_HOSTS."""
+        return tuple(dict.fromkeys((*self.memory_allowed_hosts, *self.memory_mcp_allowed_hosts)))
 
 
 def load_settings() -> Settings:

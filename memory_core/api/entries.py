@@ -6,7 +6,14 @@ import re
 
 import azure.functions as func
 
-from memory_core.api.custody_schemas import (
+from memory_core.domain.errors import NotFound
+from memory_core.domain.identity import AgentContext
+from memory_core.domain.models import Scope
+from memory_core.domain.modes import OFF_READ_NOTICE, OFF_WRITE_NOTICE
+from memory_core.domain.service import PendingDeletion
+from memory_core.domain.sharing import SharingPolicy
+from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response
+from memory_core.wire.custody import (
     AuditEventModel,
     AuditResponse,
     EntriesQuery,
@@ -18,15 +25,7 @@ from memory_core.api.custody_schemas import (
     SearchQuery,
     SearchResponse,
 )
-from memory_core.api.http import EndpointSpec, endpoint, instance_id, json_response, memory_off, parse_query
-from memory_core.api.schemas import NotStoredResponse
-from memory_core.domain.modes import OFF_READ_NOTICE, OFF_WRITE_NOTICE
-from memory_core.composition import runtime
-from memory_core.domain.errors import NotFound
-from memory_core.domain.identity import AgentContext
-from memory_core.domain.models import Scope
-from memory_core.domain.service import PendingDeletion
-from memory_core.domain.sharing import SharingPolicy
+from memory_core.wire.memory import NotStoredResponse
 
 MEMORY = "memory"
 _ENTRY_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -36,52 +35,49 @@ def _agent(object_id: str | None) -> AgentContext | None:
     return AgentContext(object_id) if object_id else None
 
 
-@endpoint(EndpointSpec(summary="List the visible entries of a scope", tag=MEMORY, query=EntriesQuery,
-                       response=EntriesResponse))
-def list_entries(req: func.HttpRequest) -> func.HttpResponse:
-    rt = runtime()
-    caller = rt.auth.user(req.headers)
-    query = parse_query(req, EntriesQuery)
-    if memory_off(req):
-        return json_response(EntriesResponse(scope=query.scope, entries=[], notice=OFF_READ_NOTICE))
-    entries = rt.service.entries(
-        caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId), SharingPolicy.named(query.memorySharing)
+@endpoint(EndpointSpec(summary="List the visible entries of a scope", tag=MEMORY, access=Access.USER,
+                       query=EntriesQuery, response=EntriesResponse, errors=(400, 401, 403)))
+def list_entries(call: Call) -> EntriesResponse:
+    query = call.query(EntriesQuery)
+    if call.memory_off:
+        return EntriesResponse(scope=query.scope, entries=[], notice=OFF_READ_NOTICE)
+    entries = call.runtime.service.entries(
+        call.caller, call.instance_id, Scope(query.scope), _agent(query.agentObjectId),
+        SharingPolicy.named(query.memorySharing),
     )
-    return json_response(EntriesResponse(scope=query.scope, entries=[EntryModel.from_entry(e) for e in entries]))
+    return EntriesResponse(scope=query.scope, entries=[EntryModel.from_entry(e) for e in entries])
 
 
 @endpoint(EndpointSpec(summary="Forget one entry (pending operator approval unless deletion is immediate)",
-                       tag=MEMORY, response=PendingDeletionResponse, success_status=202, errors=(400, 401, 404)))
-def forget_entry(req: func.HttpRequest) -> func.HttpResponse:
-    rt = runtime()
-    caller = rt.auth.user(req.headers)
-    if memory_off(req):
-        return json_response(NotStoredResponse(message=OFF_WRITE_NOTICE))
-    entry_id = req.route_params.get("entryId", "")
+                       tag=MEMORY, access=Access.USER, response=PendingDeletionResponse, success_status=202,
+                       statuses={200: ForgottenResponse}, errors=(400, 401, 404)))
+def forget_entry(call: Call) -> func.HttpResponse | ForgottenResponse | NotStoredResponse:
+    if call.memory_off:
+        return NotStoredResponse(message=OFF_WRITE_NOTICE)
+    entry_id = call.route_param("entryId")
     if not _ENTRY_ID.match(entry_id):
         raise NotFound(f"no memory entry {entry_id[:64]!r}")
-    outcome = rt.service.forget(caller, instance_id(req), entry_id)
+    outcome = call.runtime.service.forget(call.caller, call.instance_id, entry_id)
     if isinstance(outcome, PendingDeletion):
         return json_response(PendingDeletionResponse.from_pending(outcome), 202)
-    return json_response(ForgottenResponse(entry_id=outcome.entry_id))
+    return json_response(ForgottenResponse(entry_id=outcome.entry_id), 200)
 
 
 @endpoint(EndpointSpec(summary="Lexical (BM25) search over the caller's visible memory", tag=MEMORY,
-                       query=SearchQuery, response=SearchResponse))
-def search_memory(req: func.HttpRequest) -> func.HttpResponse:
-    rt = runtime()
-    caller = rt.auth.user(req.headers)
-    query = parse_query(req, SearchQuery)
-    if memory_off(req):
-        return json_response(SearchResponse(query=query.q, hits=[], notice=OFF_READ_NOTICE))
-    hits = rt.service.search(caller, instance_id(req), Scope(query.scope), _agent(query.agentObjectId),
-                             query.q, query.tag_list(), query.limit, SharingPolicy.named(query.memorySharing))
-    return json_response(SearchResponse(query=query.q, hits=[SearchHitModel.from_hit(h) for h in hits]))
+                       access=Access.USER, query=SearchQuery, response=SearchResponse, errors=(400, 401, 403)))
+def search_memory(call: Call) -> SearchResponse:
+    query = call.query(SearchQuery)
+    if call.memory_off:
+        return SearchResponse(query=query.q, hits=[], notice=OFF_READ_NOTICE)
+    hits = call.runtime.service.search(
+        call.caller, call.instance_id, Scope(query.scope), _agent(query.agentObjectId), query.q, query.tag_list(),
+        query.limit, SharingPolicy.named(query.memorySharing),
+    )
+    return SearchResponse(query=query.q, hits=[SearchHitModel.from_hit(h) for h in hits])
 
 
-@endpoint(EndpointSpec(summary="The caller's own audit trail", tag=MEMORY, response=AuditResponse))
-def read_own_audit(req: func.HttpRequest) -> func.HttpResponse:
-    rt = runtime()
-    caller = rt.auth.user(req.headers)
-    events = rt.service.audit_trail(instance_id(req), caller.upn)
-    return json_response(AuditResponse(upn=caller.upn, events=[AuditEventModel.from_event(e) for e in events]))
+@endpoint(EndpointSpec(summary="The caller's own audit trail", tag=MEMORY, access=Access.USER,
+                       response=AuditResponse))
+def read_own_audit(call: Call) -> AuditResponse:
+    events = call.runtime.service.audit_trail(call.instance_id, call.caller.upn)
+    return AuditResponse(upn=call.caller.upn, events=[AuditEventModel.from_event(e) for e in events])

@@ -2,13 +2,14 @@
 
 Nothing here is written by hand per endpoint: each HTTP function's route and
 methods come from the FunctionApp, and its models from the ``EndpointSpec``
-that ``memory_core.api.http.endpoint`` attached to it.
+that the edge (``memory_core.edge.endpoint``) attached to it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import azure.functions as func
@@ -17,8 +18,11 @@ from pydantic.json_schema import models_json_schema
 
 from memory_core import __version__
 from memory_core.api.function_table import functions_of, http_methods
-from memory_core.api.http import EndpointSpec, Handler
-from memory_core.api.schemas import ErrorResponse
+from memory_core.edge import Access, Call, EndpointSpec, endpoint, spec_of
+from memory_core.wire.errors import ErrorResponse
+from memory_core.wire.memory import INSTANCE_ID_PATTERN
+
+Handler = Callable[..., Any]
 
 _REF = "#/components/schemas/{model}"
 _STATUS_TEXT = {
@@ -28,7 +32,8 @@ _STATUS_TEXT = {
     403: "Not allowed",
     404: "Not found",
     409: "Conflict",
-    413: "Write larger than MEMORY_MAX_WRITE_BYTES",
+    413: "Request body larger than this endpoint accepts",
+    415: "Body not sent as application/json",
     422: "Rejected content",
     503: "Store unavailable; retry after Retry-After seconds",
 }
@@ -47,11 +52,13 @@ def _http_functions(app: func.FunctionApp) -> list[tuple[str, list[str], Handler
 
 def build_openapi(app: func.FunctionApp, route_prefix: str = "api") -> dict[str, Any]:
     """The OpenAPI 3.1 document of every HTTP function of ``app`` that has an EndpointSpec."""
-    routes = [(r, m, getattr(h, "__endpoint__", None), h) for r, m, h in _http_functions(app)]
-    specs: list[tuple[str, list[str], EndpointSpec, Handler]] = [(r, m, s, h) for r, m, s, h in routes if s]
+    routes = [(r, m, spec_of(h), h) for r, m, h in _http_functions(app)]
+    specs: list[tuple[str, list[str], EndpointSpec, Handler]] = [
+        (r, m, s, h) for r, m, s, h in routes if s is not None and s.in_openapi
+    ]
     models: set[type[BaseModel]] = {ErrorResponse}
     for _, _, spec, _ in specs:
-        models.update(m for m in (spec.body, spec.response) if m is not None)
+        models.update(m for m in (spec.body, spec.response, *spec.statuses.values()) if m is not None)
     _, schema = models_json_schema(
         [(m, "validation") for m in sorted(models, key=lambda m: m.__name__)],
         ref_template=_REF,
@@ -60,6 +67,8 @@ def build_openapi(app: func.FunctionApp, route_prefix: str = "api") -> dict[str,
     for route, methods, spec, handler in specs:
         path = f"/{route_prefix}/{route}" if route_prefix else f"/{route}"
         for method in methods:
+            if method in ("HEAD", "OPTIONS"):  # HEAD mirrors GET; OPTIONS answers Allow
+                continue
             paths.setdefault(path, {})[method.lower()] = _operation(route, spec, handler.__name__)
     return {
         "openapi": "3.1.0",
@@ -90,7 +99,7 @@ def build_openapi(app: func.FunctionApp, route_prefix: str = "api") -> dict[str,
 
 def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, Any]:
     parameters: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        {"name": name, "in": "path", "required": True, "schema": _path_schema(name)}
         for name in re.findall(r"{(\w+)[^}]*}", route)
     ]
     if spec.query is not None:
@@ -105,8 +114,11 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, A
     else:
         content = {spec.content_type: {"schema": {"type": "string"}}}
     responses: dict[str, Any] = {str(spec.success_status): {"description": "Success", "content": content}}
-    for status in spec.other_success:
-        responses[str(status)] = {"description": _STATUS_TEXT.get(status, "Success"), "content": content}
+    for status, model in spec.statuses.items():
+        responses[str(status)] = {
+            "description": _STATUS_TEXT.get(status, "Success"),
+            "content": {"application/json": {"schema": {"$ref": _REF.format(model=model.__name__)}}},
+        }
     error_content = {"application/json": {"schema": {"$ref": _REF.format(model="ErrorResponse")}}}
     for status in sorted({*spec.errors, 503}):
         responses[str(status)] = {"description": _STATUS_TEXT.get(status, "Error"), "content": error_content}
@@ -128,21 +140,28 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, A
     return operation
 
 
+def _path_schema(name: str) -> dict[str, Any]:
+    if name == "instanceId":
+        return {"type": "string", "pattern": INSTANCE_ID_PATTERN}
+    return {"type": "string"}
+
+
 def _security(spec: EndpointSpec) -> list[dict[str, list[str]]]:
-    """Alternatives: the key scheme(s) of the spec, or a bearer token, or (user routes) a platform context."""
-    if not spec.security:
-        return []
-    options: list[dict[str, list[str]]] = [{name: [] for name in spec.security}, {"bearer": []}]
-    if "userIdentity" in spec.security:
-        options.append({"platformIdentity": []})
-    return options
+    """Alternatives: a key (with the user's identity on user routes), a bearer token, a platform context."""
+    if spec.access is Access.USER:
+        return [{"apiKey": [], "userIdentity": []}, {"bearer": []}, {"platformIdentity": []}]
+    if spec.access is Access.OPERATOR:
+        return [{"apiKey": []}, {"bearer": []}]
+    return []
 
 
 def openapi_endpoint(app: func.FunctionApp) -> Handler:
-    """An HTTP function serving ``app``'s OpenAPI document (built once, on first call)."""
+    """An HTTP function serving ``app``'s OpenAPI document (built once, on first call; public)."""
     cache: dict[str, str] = {}
 
-    def openapi(req: func.HttpRequest) -> func.HttpResponse:
+    @endpoint(EndpointSpec(summary="This API's OpenAPI document", tag="meta", access=Access.PUBLIC,
+                           in_openapi=False))
+    def openapi(call: Call) -> func.HttpResponse:
         if "doc" not in cache:
             cache["doc"] = json.dumps(build_openapi(app), indent=2)
         return func.HttpResponse(cache["doc"], status_code=200, mimetype="application/json")

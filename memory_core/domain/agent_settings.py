@@ -8,12 +8,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from memory_core.domain.errors import Forbidden
-from memory_core.domain.identity import Caller
+from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
 
-SETTINGS_OWNER = "~settings"
+SETTINGS_OWNER = internal_owner("settings")
 AGENT_SETTINGS = "agent_settings"
 # Settings are read on every call that names an agent; a short per-process cache
 # keeps that off the hot path. Another instance sees a change within this time.

@@ -1,7 +1,7 @@
 """The one error family of memory-core.
 
 The domain and the adapters raise only these; each entry point maps them once
-(see ``memory_core.api.errors``) to an HTTP status, an MCP tool error or a CLI
+(see ``memory_core.edge.errors``) to an HTTP status, an MCP tool error or a CLI
 exit code. Messages are written for the caller: they never carry secrets,
 stack traces or another user's data.
 """
@@ -25,6 +25,18 @@ class InvalidInput(MemoryCoreError):
     """The request is malformed or breaks a rule of the API."""
 
     code = "invalid_input"
+
+
+class UnsupportedMediaType(InvalidInput):
+    """A body sent as something other than the JSON the endpoint takes."""
+
+    code = "unsupported_media_type"
+
+
+class MisdirectedRequest(MemoryCoreError):
+    """A request addressed to a host name that is not this app's (DNS rebinding)."""
+
+    code = "host_not_allowed"
 
 
 class Unauthenticated(MemoryCoreError):

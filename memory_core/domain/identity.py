@@ -1,13 +1,66 @@
-"""Who is calling. Built by an entry point from trusted headers or tokens only."""
+"""Who is calling, and the one grammar of caller identifiers.
+
+Memory is partitioned by owner: a caller's normalized UPN, or an internal
+owner of the service's own records (team-shared and legacy memory, deletion
+requests, agent settings). The two can never meet: ``caller_upn`` accepts
+only ``local@domain`` with exactly one "@", and every internal owner is
+"~name" with none (``internal_owner``). Whatever a credential, a header or an
+operator names, it reaches the store only through ``caller_upn``.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+MAX_UPN_CHARS = 320
+
+# RFC 5322 atext without "/", "?" and "\": the local part of a UPN or e-mail
+# address as directories issue them, guest forms ("alex_contoso.com#EXT#") included.
+_LOCAL_PART = r"[a-z0-9!#$%&'*+=^_`{|}~.-]{1,256}"
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_UPN = re.compile(rf"{_LOCAL_PART}@{_LABEL}(?:\.{_LABEL})*")
+
+
+class InvalidCallerId(ValueError):
+    """A value that is not a caller identifier; the message says which rule it breaks, never the value."""
+
+
+def caller_upn(raw: str) -> str:
+    """The normalized owner key of a caller's UPN: trimmed, lower-cased, and checked against the grammar.
+
+    ``local@domain``: a local part of letters, digits and ``!#$%&'*+=^_`{|}~.-``,
+    one "@", and a DNS name (ASCII; internationalized names in punycode).
+    Raises ``InvalidCallerId`` for anything else.
+    """
+    upn = raw.strip().lower()
+    if not upn:
+        raise InvalidCallerId("a user principal name is required")
+    if len(upn) > MAX_UPN_CHARS:
+        raise InvalidCallerId(f"a user principal name has at most {MAX_UPN_CHARS} characters")
+    if not _UPN.fullmatch(upn):
+        raise InvalidCallerId("a user principal name has the form name@domain (letters, digits, '.', '-', '_')")
+    return upn
+
+
+def is_caller_upn(value: str) -> bool:
+    """True when ``value`` is already a normalized caller UPN."""
+    try:
+        return caller_upn(value) == value
+    except InvalidCallerId:
+        return False
+
+
+def internal_owner(name: str) -> str:
+    """The partition owner "~name" of the service's own records: no caller UPN can take this form."""
+    if not re.fullmatch(r"[a-z]{1,32}", name):
+        raise ValueError("internal owner names are 1-32 lower-case letters")
+    return f"~{name}"
 
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """An authenticated user. ``upn`` is already normalized and owns the memory."""
+    """An authenticated user. ``upn`` is already normalized (``caller_upn``) and owns the memory."""
 
     upn: str
     name: str | None = None

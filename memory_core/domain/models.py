@@ -16,6 +16,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from memory_core.domain.identity import internal_owner
+
 
 class Scope(StrEnum):
     """Where memory lives: across all agents, for one agent, or both on read."""
@@ -51,8 +53,9 @@ class Share(StrEnum):
 
 
 # The partition owner under which team-shared copies and legacy entries of an
-# instance live, so a team or legacy read is one query on one partition.
-SHARED_OWNER = "~shared"
+# instance live, so a team or legacy read is one query on one partition. An
+# internal owner: no caller's UPN can name it (memory_core.domain.identity).
+SHARED_OWNER = internal_owner("shared")
 
 
 # Characters Cosmos DB refuses in an item id. The seed's ids embed the UPN, and
@@ -63,11 +66,6 @@ _ID_UNSAFE = {"/": "%2F", "\\": "%5C", "?": "%3F", "#": "%23"}
 def shared_copy_id(entry_id: str) -> str:
     """The id of an entry's team-shared copy in the shared partition."""
     return f"{entry_id}-shared"
-
-
-def normalize_upn(upn: str) -> str:
-    """Ownership key: the UPN trimmed and lower-cased."""
-    return upn.strip().lower()
 
 
 def _id_safe(value: str) -> str:

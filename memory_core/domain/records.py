@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Reserved partition owners. "~" cannot start a normalized UPN that a
-# platform identity would carry, and keeps these apart from user partitions.
-SYSTEM_INSTANCE = "~system"
-DELETIONS_OWNER = "~deletions"
+from memory_core.domain.identity import internal_owner
+
+# Internal partition owners ("~name"): no caller's UPN can take this form
+# (memory_core.domain.identity.caller_upn), so no caller can name them.
+SYSTEM_INSTANCE = internal_owner("system")
+DELETIONS_OWNER = internal_owner("deletions")
 
 
 class RecordKind:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import normalize_upn
+from memory_core.domain.identity import InvalidCallerId, caller_upn
 from memory_core.identity.errors import CredentialRejected
 from memory_core.identity.headers import CLIENT_PRINCIPAL_HEADER, present
 from memory_core.identity.model import Authentication
@@ -67,9 +67,12 @@ def principal_caller(document: Mapping[str, Any]) -> tuple[Caller, frozenset[str
         return None
 
     raw_upn = first(*UPN_TYPES, limit=320)
-    upn = normalize_upn(raw_upn) if raw_upn else ""
-    if not upn:
+    if not raw_upn:
         raise _rejected("no upn or preferred_username claim")
+    try:
+        upn = caller_upn(raw_upn)
+    except InvalidCallerId as error:
+        raise _rejected(f"upn claim: {error}") from None
     role_type = document.get("role_typ") if isinstance(document.get("role_typ"), str) else DEFAULT_ROLE_TYPE
     roles = frozenset(values.get(role_type, []) + values.get("roles", []))
     caller = Caller(

@@ -1,7 +1,7 @@
 """Rejections that carry the WWW-Authenticate challenge the HTTP edge answers with.
 
 They are the domain's ``Unauthenticated`` (401) and ``Forbidden`` (403), so every
-entry point maps them as before; ``memory_core.api.http`` reads ``challenge``.
+entry point maps them as before; ``memory_core.edge.errors`` reads ``challenge``.
 """
 
 from __future__ import annotations

@@ -13,13 +13,14 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import normalize_upn
+from memory_core.domain.identity import InvalidCallerId, caller_upn
 from memory_core.identity.errors import CredentialRejected
 from memory_core.identity.headers import API_KEY_HEADER, USER_IDENTITY_HEADER, header
 from memory_core.identity.model import Authentication
 from memory_core.identity.modes import AuthMode
+from memory_core.wire import json_text
 
-_BAD_IDENTITY = "X-USER-IDENTITY is not a valid user identity (JSON with a non-empty upn)"
+_BAD_IDENTITY = "X-USER-IDENTITY is not a valid user identity (JSON with a upn of the form name@domain)"
 
 
 class UserIdentityHeader(BaseModel):
@@ -46,9 +47,10 @@ def key_matches(presented: str | None, keys: Sequence[str]) -> bool:
 
 
 def caller_from_identity(identity: UserIdentityHeader) -> Caller | None:
-    """The caller an identity names, or None when its upn normalizes to nothing."""
-    upn = normalize_upn(identity.upn)
-    if not upn:
+    """The caller an identity names, or None when its upn is not a caller identifier (``caller_upn``)."""
+    try:
+        upn = caller_upn(identity.upn)
+    except InvalidCallerId:
         return None
     return Caller(
         upn=upn,
@@ -62,7 +64,7 @@ def caller_from_identity(identity: UserIdentityHeader) -> Caller | None:
 def parse_identity(raw: str) -> Caller:
     """Parse X-USER-IDENTITY JSON; ``Unauthenticated`` when it is not a usable identity."""
     try:
-        identity = UserIdentityHeader.model_validate(json.loads(raw))
+        identity = UserIdentityHeader.model_validate(json_text.loads(raw))
     except (ValueError, ValidationError):
         raise CredentialRejected(_BAD_IDENTITY, challenge="") from None
     caller = caller_from_identity(identity)

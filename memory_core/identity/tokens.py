@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import normalize_upn
+from memory_core.domain.identity import InvalidCallerId, caller_upn
 from memory_core.identity.errors import EXPIRED_TOKEN, INVALID_TOKEN, CredentialRejected
 from memory_core.identity.headers import (
     MAX_CREDENTIAL_CHARS,
@@ -166,9 +166,12 @@ def _strings(claims: Mapping[str, Any], name: str, limit: int = 1024) -> tuple[s
 def entra_caller(claims: Mapping[str, Any]) -> tuple[Caller, frozenset[str]]:
     """The caller and app roles of verified Entra claims: upn, else preferred_username; name, oid, groups."""
     raw_upn = _text(claims, "upn", 320) or _text(claims, "preferred_username", 320)
-    upn = normalize_upn(raw_upn) if raw_upn else ""
-    if not upn:
+    if not raw_upn:
         raise invalid("no upn or preferred_username claim")
+    try:
+        upn = caller_upn(raw_upn)
+    except InvalidCallerId as error:
+        raise invalid(f"upn claim: {error}") from None
     caller = Caller(
         upn=upn,
         name=_text(claims, "name"),

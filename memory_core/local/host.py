@@ -22,12 +22,12 @@ import anyio.to_thread
 import azure.functions as func
 
 from memory_core.api.function_table import functions_of, http_methods
-from memory_core.api.http import error_response
+from memory_core.edge.errors import error_response
+from memory_core.edge.function import body_limit_of
 from memory_core.local.timers import TimerFunction, run_timer
 
 log = logging.getLogger("memory_core.local")
 
-MAX_BODY_BYTES = 32 * 1024 * 1024
 ASGIReceive = Callable[[], Awaitable[dict[str, Any]]]
 ASGISend = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -93,8 +93,17 @@ def http_routes(app: func.FunctionApp, prefix: str) -> list[_Route]:
 class FunctionHost:
     """ASGI application serving every HTTP function of ``app`` under ``/{prefix}``."""
 
-    def __init__(self, app: func.FunctionApp, *, route_prefix: str = "api", timers: list[TimerFunction] | None = None) -> None:
+    def __init__(
+        self,
+        app: func.FunctionApp,
+        *,
+        route_prefix: str = "api",
+        timers: list[TimerFunction] | None = None,
+        body_limit: Callable[[Callable[..., Any]], int] = body_limit_of,
+    ) -> None:
+        """``body_limit(handler)``: the largest body read for a function (the edge's own limit)."""
         self.routes = http_routes(app, route_prefix)
+        self._body_limit = body_limit
         self.timers = timers or []
         self._timer_tasks: list[asyncio.Task[None]] = []
 
@@ -132,9 +141,17 @@ class FunctionHost:
             await _send(send, error_response(405, "method_not_allowed", f"{method} is not allowed on {path}", headers=allow))
             return
         route, match = allowed[0]
-        body = await _read_body(receive)
+        # An oversize body is refused from its declared length, before a byte of it is read,
+        # and a chunked one as soon as it passes the limit: a request that would be refused
+        # costs no more memory than the limit, whoever sends it.
+        limit = self._body_limit(route.handler)
+        declared = _declared_length(scope)
+        if declared is not None and declared > limit:
+            await _send(send, _too_large(limit), head=method == "HEAD")
+            return
+        body = await _read_body(receive, limit)
         if body is None:
-            await _send(send, error_response(413, "payload_too_large", f"request body exceeds {MAX_BODY_BYTES} bytes"))
+            await _send(send, _too_large(limit), head=method == "HEAD")
             return
         request = _request(scope, method, body, {k: v for k, v in match.groupdict().items() if v is not None})
         try:
@@ -142,7 +159,7 @@ class FunctionHost:
         except Exception as error:  # noqa: BLE001 - what the Functions host answers for an unhandled error
             log.exception("function %s failed", route.name, exc_info=error)
             response = error_response(500, "internal_error", "internal error")
-        await _send(send, response)
+        await _send(send, response, head=method == "HEAD")
 
     async def _invoke(self, route: _Route, request: func.HttpRequest) -> func.HttpResponse:
         args: list[Any] = [request]
@@ -170,7 +187,23 @@ def _request(scope: dict[str, Any], method: str, body: bytes, route_params: dict
     return func.HttpRequest(method=method, url=url, headers=headers, params=params, route_params=route_params, body=body)
 
 
-async def _read_body(receive: ASGIReceive) -> bytes | None:
+def _declared_length(scope: dict[str, Any]) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"content-length":
+            text = value.decode("latin-1").strip()
+            return int(text) if text.isdigit() else None
+    return None
+
+
+def _too_large(limit: int) -> func.HttpResponse:
+    return error_response(
+        413, "payload_too_large", f"request body is larger than this endpoint accepts ({limit} bytes)",
+        headers={"Connection": "close"},
+    )
+
+
+async def _read_body(receive: ASGIReceive, limit: int) -> bytes | None:
+    """The whole body, or None as soon as it passes ``limit`` bytes (the rest is never read)."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -179,7 +212,7 @@ async def _read_body(receive: ASGIReceive) -> bytes | None:
             break
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
+        if size > limit:
             return None
         chunks.append(chunk)
         if not message.get("more_body", False):
@@ -187,7 +220,8 @@ async def _read_body(receive: ASGIReceive) -> bytes | None:
     return b"".join(chunks)
 
 
-async def _send(send: ASGISend, response: func.HttpResponse) -> None:
+async def _send(send: ASGISend, response: func.HttpResponse, *, head: bool = False) -> None:
+    """Send ``response``; for HEAD, its headers (Content-Length included) without the body."""
     body = response.get_body() or b""
     headers: list[tuple[bytes, bytes]] = []
     has_type = False
@@ -204,4 +238,4 @@ async def _send(send: ASGISend, response: func.HttpResponse) -> None:
         headers.append((b"content-type", content_type.encode("latin-1")))
     headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.body", "body": b"" if head else body})

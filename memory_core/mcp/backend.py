@@ -30,8 +30,8 @@ import anyio.to_thread
 import httpx
 from pydantic import BaseModel
 
-from memory_core.api.custody_schemas import PendingDeletionResponse, SearchHitModel, SearchResponse
-from memory_core.api.schemas import MemoryResponse
+from memory_core.wire.custody import PendingDeletionResponse, SearchHitModel, SearchResponse
+from memory_core.wire.memory import MemoryResponse
 from memory_core.domain.errors import (
     Conflict,
     ConfigurationError,
@@ -196,7 +196,7 @@ class CoreApiFailure(MemoryCoreError):
     code = "coreapi_error"
 
 
-# The base class of each status the CoreAPI answers (see memory_core.api.errors);
+# The base class of each status the CoreAPI answers (see memory_core.edge.errors);
 # the CoreAPI's own code and message are kept on the error.
 _ERROR_BY_STATUS: dict[int, type[MemoryCoreError]] = {
     400: InvalidInput,

@@ -35,9 +35,9 @@ from mcp_types import Tool as MCPTool
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from memory_core import __version__
-from memory_core.api.errors import internal_error
-from memory_core.api.custody_schemas import SearchResponse
-from memory_core.api.schemas import InstanceId, MemoryResponse, NotStoredResponse
+from memory_core.edge.errors import internal_error
+from memory_core.wire.custody import SearchResponse
+from memory_core.wire.memory import InstanceId, MemoryResponse, NotStoredResponse
 from memory_core.domain.modes import MEMORY_MODE_HEADER, OFF_READ_NOTICE, OFF_WRITE_NOTICE, memory_is_off
 from memory_core.domain.errors import InvalidInput, MemoryCoreError
 from memory_core.domain.identity import AgentContext
@@ -183,7 +183,7 @@ def error_result(code: str, message: str) -> CallToolResult:
 
 
 def result_for_error(error: BaseException) -> CallToolResult:
-    """The one place a raised error becomes a tool result (mirrors ``api.http.response_for_error``)."""
+    """The one place a raised error becomes a tool result (mirrors ``edge.errors.response_for_error``)."""
     if isinstance(error, MemoryCoreError):
         return error_result(error.code, error.message)
     code, message = internal_error(error)
@@ -226,6 +226,7 @@ class MemoryMCPServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> CallToolResult | InputRequiredResult:
+        """The one error path of every tool: tools raise, and this turns what they raise into a result."""
         if name not in TOOL_NAMES:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
         try:
@@ -296,13 +297,10 @@ def build_server(
     async def get_memory(
         ctx: Context, scope: GetScope = "combined", memory_sharing: MemorySharing = None
     ) -> CallToolResult:
-        try:
-            target = target_for(ctx, Scope(scope))
-            if _memory_off(ctx):
-                return _markdown_result(OFF_READ_NOTICE)
-            response = await backend.get(*target, SharingPolicy.named(memory_sharing))
-        except Exception as error:  # noqa: BLE001 - the single mapping point
-            return result_for_error(error)
+        target = target_for(ctx, Scope(scope))
+        if _memory_off(ctx):
+            return _markdown_result(OFF_READ_NOTICE)
+        response = await backend.get(*target, SharingPolicy.named(memory_sharing))
         return _markdown_result(response.content_markdown)
 
     @server.tool(
@@ -315,19 +313,16 @@ def build_server(
     async def append_memory(
         ctx: Context, scope: AppendScope, memory: MemoryText, reason: Reason = None, share: ShareArg = "private"
     ) -> Annotated[CallToolResult, MemoryResponse]:
-        try:
-            target = target_for(ctx, Scope(scope))
-            if _memory_off(ctx):
-                # append_memory publishes MemoryResponse as its output schema, so the notice rides in it.
-                caller = target[0].caller
-                return _json_result(MemoryResponse(
-                    scope=target[1], upn=caller.upn, user_name=caller.user_name, name=caller.name,
-                    agent_object_id=None, agent_name=None, content_markdown="", created_on=None, updated_on=None,
-                    memory_mode="off", notice=OFF_WRITE_NOTICE,
-                ))
-            response = await backend.append(*target, memory, reason, Share(share))
-        except Exception as error:  # noqa: BLE001 - the single mapping point
-            return result_for_error(error)
+        target = target_for(ctx, Scope(scope))
+        if _memory_off(ctx):
+            # append_memory publishes MemoryResponse as its output schema, so the notice rides in it.
+            caller = target[0].caller
+            return _json_result(MemoryResponse(
+                scope=target[1], upn=caller.upn, user_name=caller.user_name, name=caller.name,
+                agent_object_id=None, agent_name=None, content_markdown="", created_on=None, updated_on=None,
+                memory_mode="off", notice=OFF_WRITE_NOTICE,
+            ))
+        response = await backend.append(*target, memory, reason, Share(share))
         return _json_result(response)
 
     @server.tool(
@@ -340,13 +335,10 @@ def build_server(
         ),
     )
     async def clear_memory(ctx: Context, scope: ClearScope, confirm: Confirm = False) -> CallToolResult:
-        try:
-            target = target_for(ctx, Scope(scope))
-            if _memory_off(ctx):
-                return _json_result(NotStoredResponse(message=OFF_WRITE_NOTICE))
-            response = await backend.clear(*target, confirm=confirm)
-        except Exception as error:  # noqa: BLE001 - the single mapping point
-            return result_for_error(error)
+        target = target_for(ctx, Scope(scope))
+        if _memory_off(ctx):
+            return _json_result(NotStoredResponse(message=OFF_WRITE_NOTICE))
+        response = await backend.clear(*target, confirm=confirm)
         return _json_result(response)
 
     @server.tool(
@@ -363,13 +355,10 @@ def build_server(
         limit: Annotated[int, Field(description="Most hits to return", ge=1, le=100)] = 10,
         memory_sharing: MemorySharing = None,
     ) -> CallToolResult:
-        try:
-            target = target_for(ctx, Scope(scope))
-            if _memory_off(ctx):
-                return _json_result(SearchResponse(query=query, hits=[], notice=OFF_READ_NOTICE))
-            response = await backend.search(*target, query, list(tags), limit, SharingPolicy.named(memory_sharing))
-        except Exception as error:  # noqa: BLE001 - the single mapping point
-            return result_for_error(error)
+        target = target_for(ctx, Scope(scope))
+        if _memory_off(ctx):
+            return _json_result(SearchResponse(query=query, hits=[], notice=OFF_READ_NOTICE))
+        response = await backend.search(*target, query, list(tags), limit, SharingPolicy.named(memory_sharing))
         return _json_result(response)
 
     return server

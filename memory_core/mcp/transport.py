@@ -1,8 +1,10 @@
 """The MCP endpoint's transport: streamable HTTP, stateless, JSON responses, in an Azure Function.
 
-- ``security_settings``: the SDK's DNS-rebinding protection stays on; it
-  accepts the app's own host names (WEBSITE_HOSTNAME and
-  MEMORY_MCP_ALLOWED_HOSTS) and, only when local, localhost.
+- ``mcp``: the Azure Function, behind the edge (``memory_core.edge``) like
+  every route: body limit, Host and Origin, JSON content type, one error
+  mapping. Callers authenticate per tool call (``Access.PER_MESSAGE``).
+- ``security_settings``: the SDK's DNS-rebinding protection stays on as a
+  second line, built from the edge's own list of the app's names.
 - ``McpHttpApp``: the outer ASGI app. POST carries the protocol; every other
   method answers 405 at once (a stateless server offers no stream to resume,
   and the SDK's GET would otherwise wait for one). A trailing slash is accepted.
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import azure.functions as func
@@ -28,8 +30,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memory_core.api.http import request_body_limit, response_for_error
 from memory_core.composition import Runtime, runtime
+from memory_core.edge import Access, Call, EndpointSpec, endpoint, write_body_limit
+from memory_core.edge.errors import response_for_error
+from memory_core.edge.names import LOOPBACK_NAMES, AppNames, is_local
 from memory_core.identity import Authenticator
 from memory_core.mcp.backend import MemoryBackend, build_backend
 from memory_core.mcp.guidance import CURRENT_GUIDANCE, AgentGuidance
@@ -41,43 +45,19 @@ log = logging.getLogger("memory_core.mcp")
 MCP_PATH = "/api/mcp"
 """The path the SDK app serves. Under AsgiMiddleware the ASGI path includes the /api route prefix."""
 
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
-
-
-def _host_name(entry: str) -> str:
-    """``entry`` without scheme, path or port, lower case ("https://Api.X.com:443/" -> "api.x.com")."""
-    name = entry.strip().lower()
-    for scheme in ("https://", "http://"):
-        if name.startswith(scheme):
-            name = name[len(scheme) :]
-    name = name.split("/", 1)[0]
-    if name.startswith("["):
-        return name[: name.find("]") + 1] if "]" in name else name
-    return name.rsplit(":", 1)[0] if ":" in name else name
-
-
-def _unique(names: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(n for n in names if n))
-
-
-def is_local(settings: Settings) -> bool:
-    """True when not deployed: no WEBSITE_HOSTNAME, or one naming this machine (Core Tools)."""
-    website = _host_name(settings.website_hostname or "")
-    return not website or website in LOCAL_HOSTS
+__all__ = ["is_local"]
 
 
 def security_settings(settings: Settings) -> TransportSecuritySettings:
-    """DNS-rebinding protection accepting only this app's host names, with or without a port.
+    """DNS-rebinding protection accepting only this app's host names (``AppNames``), with or without a port.
 
-    Origins are https for deployed names; http or https for localhost.
+    Origins are https for deployed names; http or https for loopback names.
     """
-    deployed = _unique(_host_name(h) for h in (settings.website_hostname or "", *settings.memory_mcp_allowed_hosts))
-    local = list(LOCAL_HOSTS) if is_local(settings) else []
     hosts: list[str] = []
     origins: list[str] = []
-    for name in _unique([*deployed, *local]):
+    for name in AppNames.from_settings(settings).names:
         hosts += [name, f"{name}:*"]
-        schemes = ("http", "https") if name in LOCAL_HOSTS else ("https",)
+        schemes = ("http", "https") if name in LOOPBACK_NAMES else ("https",)
         origins += [f"{scheme}://{name}{port}" for scheme in schemes for port in ("", ":*")]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
@@ -86,7 +66,7 @@ def security_settings(settings: Settings) -> TransportSecuritySettings:
 
 def max_request_bytes(settings: Settings) -> int:
     """The largest JSON-RPC body accepted: room for the largest write, JSON-escaped (as REST allows)."""
-    return request_body_limit(settings.memory_max_write_bytes)
+    return write_body_limit(settings)
 
 
 async def _send_json(send: Send, status: int, document: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> None:
@@ -238,10 +218,13 @@ def default_endpoint() -> FunctionsMcpEndpoint:
     return _endpoint
 
 
-async def mcp(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+@endpoint(EndpointSpec(summary="The hosted MCP endpoint", tag="mcp", access=Access.PER_MESSAGE,
+                       body_limit=write_body_limit, methods=("POST",), in_openapi=False))
+async def mcp(call: Call) -> func.HttpResponse:
     """The ``mcp`` function (route ``mcp``): the MCP protocol over streamable HTTP.
 
-    POST answers JSON-RPC as JSON; GET and DELETE answer 405; a Host or Origin
-    that is not this app's answers 421 or 403.
+    POST answers JSON-RPC as JSON; GET and DELETE answer 405; OPTIONS answers
+    ``Allow: POST, OPTIONS``; a Host or Origin that is not this app's answers
+    421 or 403 (the edge).
     """
-    return await _endpoint(req, context)
+    return await _endpoint(call.request, call.context)

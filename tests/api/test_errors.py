@@ -155,7 +155,7 @@ def test_wrong_method_is_405_with_allow(server: RunningServer, instance_id: str)
     with server.client() as http:
         response = http.delete(f"/instances/{instance_id}/memory")
     assert response.status_code == 405
-    assert response.headers["allow"] == "GET"
+    assert response.headers["allow"] == "GET, HEAD"
 
 
 def test_upn_in_body_never_decides_ownership(server: RunningServer, instance_id: str) -> None:

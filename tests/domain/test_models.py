@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from memory_core.domain.models import ProfileKey, Scope, normalize_upn
+from memory_core.domain.identity import caller_upn
+from memory_core.domain.models import ProfileKey, Scope
 
 
 def test_upn_is_trimmed_and_lowercased() -> None:
     """Ownership is the UPN trimmed and lower-cased."""
-    assert normalize_upn("  Alex@Contoso.COM ") == "alex@contoso.com"
+    assert caller_upn("  Alex@Contoso.COM ") == "alex@contoso.com"
 
 
 def test_user_profile_id_follows_the_seed() -> None:

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.api.custody_schemas import PendingDeletionResponse
-from memory_core.api.schemas import MemoryResponse
+from memory_core.wire.custody import PendingDeletionResponse
+from memory_core.wire.memory import MemoryResponse
 from memory_core.auth import parse_identity
 from memory_core.domain.errors import (
     ConfigurationError,

@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.api.schemas import MemoryResponse
+from memory_core.wire.memory import MemoryResponse
 from memory_core.auth import KeyAuthenticator
 from memory_core.domain.service import MemoryService
 from memory_core.mcp.backend import InProcessBackend

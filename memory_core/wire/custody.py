@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from memory_core.api.schemas import AgentObjectId, ReadScope, SharingName, WriteScope
+from memory_core.wire.memory import AgentObjectId, ReadScope, SharingName, WriteScope
 from memory_core.domain.agent_settings import AgentSettings
 from memory_core.domain.audit import AuditEvent
 from memory_core.domain.deletion import DeletionRequest

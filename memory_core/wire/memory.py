@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from memory_core.domain.models import Scope, Share
 from memory_core.domain.service import ImportMode, MemoryView
 
-InstanceId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
+INSTANCE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+InstanceId = Annotated[str, StringConstraints(pattern=INSTANCE_ID_PATTERN)]
 AgentObjectId = Annotated[str, StringConstraints(min_length=1, max_length=1024, strip_whitespace=True)]
 ShortText = Annotated[str, StringConstraints(max_length=1024)]
 Tag = Annotated[str, StringConstraints(min_length=1, max_length=256)]
@@ -136,20 +137,3 @@ class NotStoredResponse(BaseModel):
     status: Literal["not_stored"] = "not_stored"
     memory_mode: Literal["off"] = "off"
     message: str
-
-
-class ErrorDetail(BaseModel):
-    field: str
-    message: str
-
-
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-    details: list[ErrorDetail] | None = None
-
-
-class ErrorResponse(BaseModel):
-    """Every error: {"error": {"code": ..., "message": ...}}."""
-
-    error: ErrorBody

@@ -1,0 +1,9 @@
+"""The wire schemas: JSON documents exchanged over HTTP, shared by api/, mcp/ and the client.
+
+- ``memory``: the CoreAPI memory endpoints' requests and answers;
+- ``custody``: entries, search, audit, deletions and operator documents;
+- ``errors``: the one error document ``{"error": {"code", "message", "details"}}``;
+- ``json_text``: the one strict JSON decoder for untrusted text.
+
+Nothing here imports HTTP, Azure or MCP: only pydantic and the domain.
+"""

@@ -1,0 +1,50 @@
+"""Decoding untrusted JSON text: one decoder for request bodies and identity headers.
+
+``json.loads`` alone lets two kinds of hostile input through to places that
+fail later with a 500: nesting deep enough to exhaust the interpreter's
+recursion limit, and ``\\ud800``-style escapes that decode to lone surrogates,
+which no UTF-8 encoder (SQLite, Cosmos DB, the response writer) accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class JsonRejected(ValueError):
+    """The text is not acceptable JSON; the message says why, without quoting it."""
+
+
+def _check_text(value: Any) -> None:
+    """Refuse lone surrogates anywhere in keys or string values (iteratively)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise JsonRejected("JSON text contains an unpaired surrogate escape (\\ud800-\\udfff)")
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+
+
+def loads(raw: bytes | str) -> Any:
+    """The value of JSON text ``raw``. ``JsonRejected`` for invalid JSON or UTF-8, too deep a
+    nesting (past the interpreter's recursion limit) or a lone surrogate."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise JsonRejected("JSON nests too deeply") from None
+    except ValueError:
+        raise JsonRejected("not valid JSON") from None
+    if _SURROGATE_ESCAPE.search(data):  # only escapes can produce lone surrogates from valid UTF-8
+        _check_text(value)
+    return value
