@@ -9,10 +9,10 @@ import azure.functions as func
 from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope
-from memory_core.domain.modes import OFF_READ_NOTICE, OFF_WRITE_NOTICE
+from memory_core.domain.modes import OFF_READ_NOTICE
 from memory_core.domain.service import PendingDeletion
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response
+from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response, not_stored
 from memory_core.wire.custody import (
     AuditEventModel,
     AuditResponse,
@@ -25,7 +25,6 @@ from memory_core.wire.custody import (
     SearchQuery,
     SearchResponse,
 )
-from memory_core.wire.memory import NotStoredResponse
 
 MEMORY = "memory"
 _ENTRY_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -36,11 +35,11 @@ def _agent(object_id: str | None) -> AgentContext | None:
 
 
 @endpoint(EndpointSpec(summary="List the visible entries of a scope", tag=MEMORY, access=Access.USER,
-                       query=EntriesQuery, response=EntriesResponse, errors=(400, 401, 403)))
+                       query=EntriesQuery, response=EntriesResponse, errors=(400, 401, 403),
+                       memory_off=lambda call: EntriesResponse(scope=call.query(EntriesQuery).scope, entries=[],
+                                                               notice=OFF_READ_NOTICE)))
 def list_entries(call: Call) -> EntriesResponse:
     query = call.query(EntriesQuery)
-    if call.memory_off:
-        return EntriesResponse(scope=query.scope, entries=[], notice=OFF_READ_NOTICE)
     entries = call.runtime.service.entries(
         call.caller, call.instance_id, Scope(query.scope), _agent(query.agentObjectId),
         SharingPolicy.named(query.memorySharing),
@@ -50,10 +49,8 @@ def list_entries(call: Call) -> EntriesResponse:
 
 @endpoint(EndpointSpec(summary="Forget one entry (pending operator approval unless deletion is immediate)",
                        tag=MEMORY, access=Access.USER, response=PendingDeletionResponse, success_status=202,
-                       statuses={200: ForgottenResponse}, errors=(400, 401, 404)))
-def forget_entry(call: Call) -> func.HttpResponse | ForgottenResponse | NotStoredResponse:
-    if call.memory_off:
-        return NotStoredResponse(message=OFF_WRITE_NOTICE)
+                       statuses={200: ForgottenResponse}, errors=(400, 401, 404), memory_off=not_stored))
+def forget_entry(call: Call) -> func.HttpResponse:
     entry_id = call.route_param("entryId")
     if not _ENTRY_ID.match(entry_id):
         raise NotFound(f"no memory entry {entry_id[:64]!r}")
@@ -64,11 +61,11 @@ def forget_entry(call: Call) -> func.HttpResponse | ForgottenResponse | NotStore
 
 
 @endpoint(EndpointSpec(summary="Lexical (BM25) search over the caller's visible memory", tag=MEMORY,
-                       access=Access.USER, query=SearchQuery, response=SearchResponse, errors=(400, 401, 403)))
+                       access=Access.USER, query=SearchQuery, response=SearchResponse, errors=(400, 401, 403),
+                       memory_off=lambda call: SearchResponse(query=call.query(SearchQuery).q, hits=[],
+                                                              notice=OFF_READ_NOTICE)))
 def search_memory(call: Call) -> SearchResponse:
     query = call.query(SearchQuery)
-    if call.memory_off:
-        return SearchResponse(query=query.q, hits=[], notice=OFF_READ_NOTICE)
     hits = call.runtime.service.search(
         call.caller, call.instance_id, Scope(query.scope), _agent(query.agentObjectId), query.q, query.tag_list(),
         query.limit, SharingPolicy.named(query.memorySharing),

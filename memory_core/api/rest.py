@@ -11,10 +11,10 @@ import azure.functions as func
 
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope
-from memory_core.domain.modes import OFF_READ_NOTICE, OFF_WRITE_NOTICE
+from memory_core.domain.modes import OFF_READ_NOTICE
 from memory_core.domain.service import PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response
+from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response, not_stored
 from memory_core.wire.custody import PendingDeletionResponse
 from memory_core.wire.memory import (
     AppendMemoryRequest,
@@ -24,7 +24,6 @@ from memory_core.wire.memory import (
     ImportMemoryResponse,
     MemoryQuery,
     MemoryResponse,
-    NotStoredResponse,
 )
 
 MEMORY = "memory"
@@ -32,6 +31,21 @@ MEMORY = "memory"
 
 def _agent(object_id: str | None, name: str | None) -> AgentContext | None:
     return AgentContext(object_id, name) if object_id else None
+
+
+def _empty_memory(call: Call, query: MemoryQuery) -> MemoryResponse:
+    """A read under X-MEMORY-MODE: off: nothing read, and the answer says so."""
+    caller = call.caller
+    return MemoryResponse(
+        scope=Scope(query.scope), upn=caller.upn, user_name=caller.user_name, name=caller.name,
+        agent_object_id=query.agentObjectId, agent_name=query.agentName, content_markdown="",
+        created_on=None, updated_on=None, memory_mode="off", notice=OFF_READ_NOTICE,
+    )
+
+
+def _empty_export(call: Call) -> func.HttpResponse:
+    return func.HttpResponse("", status_code=200, mimetype="text/markdown", charset="utf-8",
+                             headers={"X-Memory-Mode": "off"})
 
 
 @endpoint(
@@ -45,17 +59,11 @@ def _agent(object_id: str | None, name: str | None) -> AgentContext | None:
         description="combined is user memory then agent memory, assembled at read time. "
         "Empty content_markdown when nothing is stored. 403 sharing_override_forbidden when "
         "memorySharing is sent and MEMORY_SHARING_ALLOW_OVERRIDE is not true.",
+        memory_off=lambda call: _empty_memory(call, call.query(MemoryQuery)),
     )
 )
-def get_memory(call: Call) -> func.HttpResponse | MemoryResponse:
+def get_memory(call: Call) -> MemoryResponse:
     query = call.query(MemoryQuery)
-    if call.memory_off:
-        caller = call.caller
-        return MemoryResponse(
-            scope=Scope(query.scope), upn=caller.upn, user_name=caller.user_name, name=caller.name,
-            agent_object_id=query.agentObjectId, agent_name=query.agentName, content_markdown="",
-            created_on=None, updated_on=None, memory_mode="off", notice=OFF_READ_NOTICE,
-        )
     view = call.runtime.service.get(
         call.caller, call.instance_id, Scope(query.scope), _agent(query.agentObjectId, query.agentName),
         SharingPolicy.named(query.memorySharing),
@@ -72,27 +80,16 @@ def get_memory(call: Call) -> func.HttpResponse | MemoryResponse:
         response=MemoryResponse,
         errors=(400, 401, 403, 413, 415, 422),
         description="Answers the profile metadata and the section just added.",
+        memory_off=not_stored,
     )
 )
-def append_memory(call: Call) -> MemoryResponse | NotStoredResponse:
+def append_memory(call: Call) -> MemoryResponse:
     body = call.body(AppendMemoryRequest)
-    if call.memory_off:
-        return NotStoredResponse(message=OFF_WRITE_NOTICE)
-    view = call.runtime.service.append(
-        call.caller,
-        call.instance_id,
-        Scope(body.scope),
-        _agent(body.agent_object_id, body.agent_name),
-        body.content_markdown,
-        WriteOptions(
-            reason=body.reason,
-            session_id=body.session_id,
-            operation_id=body.operation_id,
-            agent_name=body.agent_name,
-            tags=tuple(body.tags),
-            share=body.share,
-        ),
-    )
+    options = WriteOptions(reason=body.reason, session_id=body.session_id, operation_id=body.operation_id,
+                           agent_name=body.agent_name, tags=tuple(body.tags), share=body.share)
+    agent = _agent(body.agent_object_id, body.agent_name)
+    view = call.runtime.service.append(call.caller, call.instance_id, Scope(body.scope), agent,
+                                       body.content_markdown, options)
     return MemoryResponse.from_view(view)
 
 
@@ -107,12 +104,11 @@ def append_memory(call: Call) -> MemoryResponse | NotStoredResponse:
         errors=(400, 401, 403, 413, 415),
         description="Under MEMORY_DELETION_MODE=operator_approval (the default) this answers 202 "
         "pending_approval and hides the scope until an operator decides; immediate answers 200.",
+        memory_off=not_stored,
     )
 )
-def clear_memory(call: Call) -> func.HttpResponse | MemoryResponse | NotStoredResponse:
+def clear_memory(call: Call) -> func.HttpResponse | MemoryResponse:
     body = call.body(ClearMemoryRequest)
-    if call.memory_off:
-        return NotStoredResponse(message=OFF_WRITE_NOTICE)
     outcome = call.runtime.service.clear(
         call.caller, call.instance_id, Scope(body.scope), _agent(body.agent_object_id, None), confirm=body.confirm
     )
@@ -129,13 +125,11 @@ def clear_memory(call: Call) -> func.HttpResponse | MemoryResponse | NotStoredRe
         query=ExportQuery,
         content_type="text/markdown",
         errors=(400, 401, 403),
+        memory_off=_empty_export,
     )
 )
 def export_memory(call: Call) -> func.HttpResponse:
     query = call.query(ExportQuery)
-    if call.memory_off:
-        return func.HttpResponse("", status_code=200, mimetype="text/markdown", charset="utf-8",
-                                 headers={"X-Memory-Mode": "off"})
     document = call.runtime.service.export(
         call.caller, call.instance_id, Scope(query.scope), _agent(query.agentObjectId, query.agentName),
         SharingPolicy.named(query.memorySharing),
@@ -161,19 +155,14 @@ def export_memory(call: Call) -> func.HttpResponse:
         description="mode=replace under MEMORY_DELETION_MODE=operator_approval (the default) erases nothing: "
         "it answers 202 pending_approval with the new document and the id of the deletion request that "
         "holds the replaced content (hidden now; shown again if an operator rejects). immediate answers 200.",
+        memory_off=not_stored,
     )
 )
-def import_memory(call: Call) -> func.HttpResponse | NotStoredResponse:
+def import_memory(call: Call) -> func.HttpResponse:
     body = call.body(ImportMemoryRequest)
-    if call.memory_off:
-        return NotStoredResponse(message=OFF_WRITE_NOTICE)
+    options = WriteOptions(agent_name=body.agent_name, tags=tuple(body.tags), share=body.share)
     view = call.runtime.service.import_markdown(
-        call.caller,
-        call.instance_id,
-        Scope(body.scope),
-        _agent(body.agent_object_id, body.agent_name),
-        body.content_markdown,
-        body.mode,
-        WriteOptions(agent_name=body.agent_name, tags=tuple(body.tags), share=body.share),
+        call.caller, call.instance_id, Scope(body.scope), _agent(body.agent_object_id, body.agent_name),
+        body.content_markdown, body.mode, options,
     )
     return json_response(ImportMemoryResponse.from_import(view), 202 if view.pending else 200)

@@ -34,13 +34,13 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from memory_core import composition
 from memory_core.domain.errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
 from memory_core.domain.identity import Caller
-from memory_core.domain.modes import MEMORY_MODE_HEADER, memory_is_off
+from memory_core.domain.modes import MEMORY_MODE_HEADER, OFF_WRITE_NOTICE, memory_is_off
 from memory_core.edge.errors import JSON, response_for_error
 from memory_core.identity import Authentication
 from memory_core.settings import Settings
 from memory_core.wire.errors import ErrorDetail
 from memory_core.wire.json_text import JsonRejected, loads
-from memory_core.wire.memory import InstanceId
+from memory_core.wire.memory import InstanceId, NotStoredResponse
 
 if TYPE_CHECKING:
     from memory_core.composition import Runtime
@@ -87,6 +87,8 @@ class EndpointSpec:
     others take at most ``SMALL_BODY_BYTES``. ``statuses`` are further success
     statuses beside ``success_status`` (e.g. 202 when a deletion waits for approval).
     ``methods`` (when set) are the methods the route serves, for OPTIONS answers.
+    ``memory_off`` (user routes) answers a request under X-MEMORY-MODE: off
+    instead of the handler: ``not_stored`` for writes, an empty answer for reads.
     """
 
     summary: str
@@ -103,6 +105,7 @@ class EndpointSpec:
     body_limit: int | Callable[[Settings], int] | None = None
     methods: tuple[str, ...] = ()
     in_openapi: bool = True
+    memory_off: Callable[[Call], Answer] | None = None
 
     def max_body_bytes(self, settings: Settings) -> int:
         if callable(self.body_limit):
@@ -278,6 +281,17 @@ def _options(spec: EndpointSpec) -> func.HttpResponse:
     return func.HttpResponse(status_code=204, headers={"Allow": allow})
 
 
+def not_stored(call: Call) -> NotStoredResponse:
+    """The answer of a write under X-MEMORY-MODE: off: nothing was stored, and it says so."""
+    return NotStoredResponse(message=OFF_WRITE_NOTICE)
+
+
+def _handled(spec: EndpointSpec, call: Call, handler: SyncHandler) -> Answer:
+    if call.memory_off and spec.memory_off is not None:
+        return spec.memory_off(call)
+    return handler(call)
+
+
 def _response(answer: Answer, spec: EndpointSpec) -> func.HttpResponse:
     if isinstance(answer, func.HttpResponse):
         return answer
@@ -298,6 +312,8 @@ def endpoint(spec: EndpointSpec) -> Callable[[Callable[..., Any]], HttpFunction]
                                               req.headers.get("origin"))
                         return _options(spec)
                     call = admit(spec, req, composition.runtime(), context)
+                    if call.memory_off and spec.memory_off is not None:
+                        return _response(spec.memory_off(call), spec)
                     return _response(await async_handler(call), spec)
                 except Exception as error:  # noqa: BLE001 - the single mapping point
                     return response_for_error(error)
@@ -312,7 +328,8 @@ def endpoint(spec: EndpointSpec) -> Callable[[Callable[..., Any]], HttpFunction]
                         composition.runtime().names.check(req.headers.get("host") or urlsplit(req.url).netloc,
                                               req.headers.get("origin"))
                         return _options(spec)
-                    return _response(sync_handler(admit(spec, req, composition.runtime())), spec)
+                    call = admit(spec, req, composition.runtime())
+                    return _response(_handled(spec, call, sync_handler), spec)
                 except Exception as error:  # noqa: BLE001 - the single mapping point
                     return response_for_error(error)
 

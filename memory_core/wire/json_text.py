@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class JsonRejected(ValueError):
@@ -38,13 +38,21 @@ def _check_text(value: Any) -> None:
 def loads(raw: bytes | str) -> Any:
     """The value of JSON text ``raw``. ``JsonRejected`` for invalid JSON or UTF-8, too deep a
     nesting (past the interpreter's recursion limit) or a lone surrogate."""
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8")  # strict: JSON on the wire is UTF-8, and encoded surrogates are invalid
+        except UnicodeDecodeError:
+            raise JsonRejected("not valid UTF-8") from None
+    else:
+        text = raw
+        if _SURROGATE.search(text):
+            raise JsonRejected("JSON text contains an unpaired surrogate (\\ud800-\\udfff)")
     try:
-        value = json.loads(data)
+        value = json.loads(text)
     except RecursionError:
         raise JsonRejected("JSON nests too deeply") from None
     except ValueError:
         raise JsonRejected("not valid JSON") from None
-    if _SURROGATE_ESCAPE.search(data):  # only escapes can produce lone surrogates from valid UTF-8
+    if _SURROGATE_ESCAPE.search(text):  # only escapes can still produce lone surrogates
         _check_text(value)
     return value

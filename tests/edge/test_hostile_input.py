@@ -1,0 +1,268 @@
+"""The issue #13 reproducers, against `serve` on the embedded store: each answers a clear 4xx,
+and nothing is stored or read that should not be."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, identity
+
+DEEP = ("[" * 1000 + "]" * 1000).encode()
+SURROGATE = b'{"scope": "user", "content_markdown": "- \\ud800"}'
+
+# The seven routes that take a JSON body: (method, path after /instances/{id}/, operator?)
+JSON_ROUTES = [
+    ("POST", "memory/append", False),
+    ("POST", "memory/clear", False),
+    ("POST", "memory/import", False),
+    ("POST", "operator/deletions/req-1/reject", True),
+    ("POST", "operator/purges", True),
+    ("PUT", "operator/agent-settings?agentObjectId=a1", True),
+    ("POST", "operator/legacy-imports", True),
+]
+
+
+def _headers(operator: bool, upn: str = "alex@contoso.com") -> dict[str, str]:
+    if operator:
+        return {"X-API-KEY": OPERATOR_KEY}
+    return {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity(upn)}
+
+
+def _memory(server: RunningServer, instance_id: str, upn: str, **params: str) -> str:
+    with server.client(upn) as http:
+        response = http.get(f"/instances/{instance_id}/memory", params={"scope": "user", **params})
+    response.raise_for_status()
+    return str(response.json()["content_markdown"])
+
+
+# -- 1. reserved owners ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("upn", ["~shared", "~SHARED ", "~system", "~deletions", "~settings", "shared", "", "a@", "@b"])
+def test_an_internal_owner_or_malformed_upn_is_never_a_caller(sqlite_server: RunningServer, instance_id: str,
+                                                             upn: str) -> None:
+    """X-USER-IDENTITY naming an internal partition (or no name@domain at all) is refused with 401."""
+    with sqlite_server.client(None, X_USER_IDENTITY=json.dumps({"upn": upn})) as http:
+        response = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"})
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthenticated"
+
+
+def test_reserved_owner_cannot_read_or_clear_the_team_partition(immediate_server: RunningServer,
+                                                                instance_id: str) -> None:
+    """The reproducer: "~shared" with a valid key neither reads the team entries nor clears them (immediate mode)."""
+    with immediate_server.client("alex@contoso.com") as http:
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "user", "content_markdown": "- team fact", "share": "team"}).raise_for_status()
+    forged = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"upn": "~shared"}'}
+    with httpx.Client(base_url=immediate_server.api, headers=forged) as http:
+        read = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"})
+        cleared = http.post(f"/instances/{instance_id}/memory/clear", json={"scope": "user", "confirm": True})
+    assert (read.status_code, cleared.status_code) == (401, 401)
+    assert "team fact" not in read.text
+    with immediate_server.client("alex@contoso.com") as http:
+        entries = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
+    assert any("team fact" in e["content_markdown"] for e in entries)
+
+
+def test_a_look_alike_upn_is_its_own_user(sqlite_server: RunningServer, instance_id: str) -> None:
+    """"~shared@x" is a well-formed UPN: it gets its own empty partition, never the team one."""
+    with sqlite_server.client("alex@contoso.com") as http:
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "user", "content_markdown": "- alex team fact", "share": "team"}).raise_for_status()
+    assert _memory(sqlite_server, instance_id, "~shared@x") == ""
+
+
+@pytest.mark.parametrize("upn", ["~shared", "~deletions", "not-a-upn"])
+def test_operators_cannot_name_an_internal_partition(sqlite_server: RunningServer, instance_id: str,
+                                                      upn: str) -> None:
+    """Purge and audit take a user's UPN under the same grammar: internal owners answer 400 invalid_upn."""
+    with httpx.Client(base_url=sqlite_server.api, headers={"X-API-KEY": OPERATOR_KEY}) as http:
+        purge = http.post(f"/instances/{instance_id}/operator/purges", json={"upn": upn})
+        audit = http.get(f"/instances/{instance_id}/operator/audit", params={"upn": upn})
+        pending = http.get(f"/instances/{instance_id}/operator/deletions").json()["requests"]
+    assert (purge.status_code, audit.status_code) == (400, 400)
+    assert purge.json()["error"]["code"] == audit.json()["error"]["code"] == "invalid_upn"
+    assert pending == []
+
+
+# -- 2. browsers: Host, Origin, content type -------------------------------------------
+
+
+def test_a_foreign_host_is_refused_dns_rebinding(sqlite_server: RunningServer, instance_id: str) -> None:
+    """`curl -H 'Host: evil.com' $API/instances/local/memory?scope=user` answers 421, not the memory."""
+    with sqlite_server.client() as http:
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "user", "content_markdown": "- private fact"}).raise_for_status()
+        response = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"},
+                            headers={"Host": "evil.com"})
+    assert response.status_code == 421
+    assert response.json()["error"]["code"] == "host_not_allowed"
+    assert "private fact" not in response.text
+
+
+def test_a_foreign_host_is_refused_before_authentication(sqlite_server: RunningServer) -> None:
+    """Even without credentials, a foreign Host learns nothing but 421."""
+    response = httpx.get(f"{sqlite_server.api}/instances/i1/memory?scope=user", headers={"Host": "evil.com:7071"})
+    assert response.status_code == 421
+
+
+def test_cross_site_text_plain_form_post_stores_nothing(sqlite_server: RunningServer, instance_id: str) -> None:
+    """A form POST with Content-Type: text/plain is refused (415), and from a foreign Origin (403)."""
+    body = json.dumps({"scope": "user", "content_markdown": "- planted"})
+    with sqlite_server.client() as http:
+        plain = http.post(f"/instances/{instance_id}/memory/append", content=body,
+                          headers={"Content-Type": "text/plain"})
+        cross = http.post(f"/instances/{instance_id}/memory/append", content=body,
+                          headers={"Content-Type": "text/plain", "Origin": "https://evil.example"})
+        cross_json = http.post(f"/instances/{instance_id}/memory/append", content=body,
+                               headers={"Content-Type": "application/json", "Origin": "https://evil.example"})
+    assert plain.status_code == 415
+    assert plain.json()["error"]["code"] == "unsupported_media_type"
+    assert cross.status_code == cross_json.status_code == 403
+    assert cross_json.json()["error"]["code"] == "origin_not_allowed"
+    assert _memory(sqlite_server, instance_id, "alex@contoso.com") == ""
+
+
+def test_same_origin_browser_calls_are_served(sqlite_server: RunningServer, instance_id: str) -> None:
+    """A page the app serves itself (Origin = the app's own loopback name) may call the API."""
+    port = sqlite_server.base_url.rsplit(":", 1)[1]
+    for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):
+        with sqlite_server.client() as http:
+            response = http.post(f"/instances/{instance_id}/memory/append", headers={"Origin": origin},
+                                 json={"scope": "user", "content_markdown": "- from the console"})
+        assert response.status_code == 200, response.text
+    document = httpx.get(f"{sqlite_server.api}/openapi.json", headers={"Origin": f"http://127.0.0.1:{port}"})
+    assert document.status_code == 200
+
+
+def test_json_with_a_charset_or_a_json_suffix_is_json(sqlite_server: RunningServer, instance_id: str) -> None:
+    """application/json; charset=utf-8 is JSON."""
+    with sqlite_server.client() as http:
+        response = http.post(f"/instances/{instance_id}/memory/append",
+                             content=json.dumps({"scope": "user", "content_markdown": "- ok"}),
+                             headers={"Content-Type": "application/json; charset=utf-8"})
+    assert response.status_code == 200
+
+
+# -- 3. bodies: declared length first, before authentication -------------------------
+
+
+def _raw_request(server: RunningServer, head: bytes, body_chunks: Iterator[bytes] = iter(())) -> bytes:
+    """Send a raw HTTP/1.1 request; stop sending when the server answers or closes. Returns the answer."""
+    host, port = server.base_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(head)
+        try:
+            for chunk in body_chunks:
+                sock.sendall(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        answer = b""
+        try:
+            while b"\r\n\r\n" not in answer:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                answer += data
+        except (ConnectionResetError, TimeoutError):
+            pass
+        return answer
+
+
+def test_declared_oversize_body_is_refused_before_it_is_read(sqlite_server: RunningServer) -> None:
+    """An unauthenticated request declaring 30 MB answers 413 from its headers alone: no body is sent at all."""
+    head = (b"POST /api/instances/i1/memory/append HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 31457280\r\n\r\n")
+    answer = _raw_request(sqlite_server, head)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+
+
+def test_oversize_chunked_body_is_refused_while_read(sqlite_server: RunningServer) -> None:
+    """A chunked body is cut off at the route's limit with 413, without authentication."""
+    head = (b"POST /api/instances/i1/memory/append HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    chunk = b"x" * 65536
+    chunks = (b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(480))  # 30 MiB
+    answer = _raw_request(sqlite_server, head, chunks)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+
+
+def test_declared_oversize_body_is_413_on_the_mcp_endpoint(sqlite_server: RunningServer) -> None:
+    """The MCP function has the same edge: 413 from the declared length."""
+    head = (b"POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 31457280\r\n\r\n")
+    assert _raw_request(sqlite_server, head).startswith(b"HTTP/1.1 413")
+
+
+# -- 4. malformed JSON: 400, never 500 ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("method", "path", "operator"), JSON_ROUTES, ids=[p for _, p, _ in JSON_ROUTES])
+def test_deeply_nested_json_is_400_on_every_json_route(sqlite_server: RunningServer, instance_id: str,
+                                                       method: str, path: str, operator: bool) -> None:
+    """'['*1000 + ']'*1000 answers 400 malformed_json (it was a RecursionError 500)."""
+    response = httpx.request(method, f"{sqlite_server.api}/instances/{instance_id}/{path}", content=DEEP,
+                             headers={**_headers(operator), "Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "malformed_json"
+
+
+@pytest.mark.parametrize("route", ["memory/append", "memory/import", "operator/legacy-imports"])
+def test_a_lone_surrogate_is_400_and_stores_nothing(sqlite_server: RunningServer, instance_id: str,
+                                                    route: str) -> None:
+    """"- \\ud800" answers 400 (it was a UnicodeEncodeError 500 on the legacy import)."""
+    operator = route.startswith("operator/")
+    response = httpx.post(f"{sqlite_server.api}/instances/{instance_id}/{route}", content=SURROGATE,
+                          headers={**_headers(operator), "Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert "surrogate" in response.json()["error"]["message"]
+    with sqlite_server.client() as http:
+        entries = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
+    assert entries == []
+
+
+def test_a_surrogate_pair_is_text(sqlite_server: RunningServer, instance_id: str) -> None:
+    """A proper escaped pair (an emoji) is accepted and read back."""
+    body = b'{"scope": "user", "content_markdown": "- likes \\ud83d\\ude00"}'
+    with sqlite_server.client() as http:
+        response = http.post(f"/instances/{instance_id}/memory/append", content=body,
+                             headers={"Content-Type": "application/json"})
+    assert response.status_code == 200
+    assert "\U0001f600" in _memory(sqlite_server, instance_id, "alex@contoso.com")
+
+
+def test_a_lone_surrogate_in_the_identity_header_is_401(sqlite_server: RunningServer, instance_id: str) -> None:
+    """X-USER-IDENTITY is decoded by the same strict decoder."""
+    forged = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"upn": "a@b.c", "name": "\\udc00"}'}
+    response = httpx.get(f"{sqlite_server.api}/instances/{instance_id}/memory?scope=user", headers=forged)
+    assert response.status_code == 401
+
+
+# -- 5. methods ------------------------------------------------------------------------
+
+
+def test_head_on_a_get_route_answers_like_get_without_a_body(sqlite_server: RunningServer, instance_id: str) -> None:
+    """HEAD runs the GET function: same status and length, no body (it was 405)."""
+    with sqlite_server.client() as http:
+        get = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"})
+        head = http.head(f"/instances/{instance_id}/memory", params={"scope": "user"})
+        unauthenticated = httpx.head(f"{sqlite_server.api}/instances/{instance_id}/memory?scope=user")
+    assert head.status_code == get.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-length"] == str(len(get.content))
+    assert unauthenticated.status_code == 401
+    assert httpx.head(f"{sqlite_server.api}/openapi.json").status_code == 200
+
+
+def test_options_on_mcp_advertises_post_only(sqlite_server: RunningServer) -> None:
+    """OPTIONS /api/mcp answers 204 with Allow: POST, OPTIONS (it advertised GET and DELETE)."""
+    response = httpx.options(f"{sqlite_server.api}/mcp")
+    assert response.status_code == 204
+    assert response.headers["allow"] == "POST, OPTIONS"
+    assert httpx.options(f"{sqlite_server.api}/mcp", headers={"Origin": "https://evil.example"}).status_code == 403
