@@ -18,6 +18,13 @@ from datetime import datetime
 from typing import Any
 from pathlib import Path
 
+from memory_core.adapters.sqlite_fulltext import (
+    FULLTEXT_SCHEMA,
+    REBUILD_SQL,
+    match_expression,
+    matches_sql,
+    replaces_sql,
+)
 from memory_core.domain.errors import Conflict, Unavailable
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.models import (
@@ -31,7 +38,7 @@ from memory_core.domain.models import (
     Share,
 )
 
-_SCHEMA_VERSION = 2
+_SCHEMA_VERSION = 3  # 3: the FTS5 index (sqlite_fulltext)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
     instance_id TEXT NOT NULL,
@@ -91,6 +98,17 @@ _KINDS = {k.value: k for k in EntryKind}
 _SHARES = {s.value: s for s in Share}
 
 
+def _statements(script: str) -> list[str]:
+    """``script`` split into whole statements (trigger bodies hold semicolons of their own)."""
+    statements, pending = [], ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip())
+            pending = ""
+    return [s for s in statements if s]
+
+
 def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="microseconds")
 
@@ -123,9 +141,19 @@ class SqliteMemoryStore:
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            if db.execute("PRAGMA user_version").fetchone()[0] < _SCHEMA_VERSION:
-                db.executescript(_SCHEMA)
-                db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version < _SCHEMA_VERSION:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    for statement in _statements(_SCHEMA + FULLTEXT_SCHEMA):
+                        db.execute(statement)
+                    if 0 < version < 3:
+                        db.execute(REBUILD_SQL)  # index what an older store holds
+                    db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
             self._local.db = db
             with self._lock:
                 self._connections.append(db)
@@ -159,22 +187,48 @@ class SqliteMemoryStore:
         instance_id, upn = keys[0].instance_id, keys[0].upn
         ids = [k.profile_id for k in keys]
         marks = ",".join("?" * len(ids))
-        profiles = self._read(
-            f"SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id IN ({marks})",
-            [instance_id, upn, *ids],
-        )
         entries = self._read(
             f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE instance_id=? AND upn=? AND profile_id IN ({marks})"
             " ORDER BY created_on, id",
             [instance_id, upn, *ids],
         )
-        holds = self._holds(instance_id, upn)
+        return self._states(keys, self._profiles(keys), entries)
+
+    def _profiles(self, keys: Sequence[ProfileKey]) -> list[Any]:
+        marks = ",".join("?" * len(keys))
+        return self._read(
+            f"SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id IN ({marks})",
+            [keys[0].instance_id, keys[0].upn, *(k.profile_id for k in keys)],
+        )
+
+    def _states(self, keys: Sequence[ProfileKey], profiles: Sequence[Any], entries: Sequence[Any]) -> list[ScopeState]:
+        """States of ``keys`` (one partition) from profile and entry rows, with the partition's holds."""
+        holds = self._holds(keys[0].instance_id, keys[0].upn)
         by_id = {k.profile_id: k for k in keys}
         profile_of = {row["profile_id"]: self._profile(by_id[row["profile_id"]], row) for row in profiles}
-        entries_of: dict[str, list[MemoryEntry]] = {pid: [] for pid in ids}
+        entries_of: dict[str, dict[str, MemoryEntry]] = {k.profile_id: {} for k in keys}
         for row in entries:
-            entries_of[row[1]].append(self._entry(by_id[row[1]], row))
-        return [ScopeState(k, profile_of.get(k.profile_id), entries_of[k.profile_id], holds) for k in keys]
+            entries_of[row[1]].setdefault(row[0], self._entry(by_id[row[1]], row))
+        return [
+            ScopeState(k, profile_of.get(k.profile_id), list(entries_of[k.profile_id].values()), holds) for k in keys
+        ]
+
+    def search_index(self, keys: Sequence[ProfileKey], terms: Sequence[str]) -> list[tuple[ScopeState, dict[str, float]]]:
+        """``FullTextIndex``: the FTS5 matches of ``terms`` in ``keys`` (one partition), with the
+        profiles, holds and replace entries that decide which of them are visible. Three reads."""
+        if not keys or not terms:
+            return [(ScopeState(k, None), {}) for k in keys]
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        ids = [k.profile_id for k in keys]
+        matched = self._read(
+            matches_sql(_ENTRY_COLUMNS, len(ids)), [match_expression(terms), instance_id, upn, *ids]
+        )
+        replaces = self._read(replaces_sql(_ENTRY_COLUMNS, len(ids)), [instance_id, upn, *ids])
+        states = self._states(keys, self._profiles(keys), [*(row[:-1] for row in matched), *replaces])
+        scores: dict[str, dict[str, float]] = {pid: {} for pid in ids}
+        for row in matched:
+            scores[row[1]][row[0]] = float(row[-1])
+        return [(state, scores[state.key.profile_id]) for state in states]
 
     def _holds(self, instance_id: str, upn: str) -> tuple[Hold, ...]:
         rows = self._read(

@@ -29,9 +29,9 @@ from memory_core.domain.models import (
     shared_copy_id,
 )
 from memory_core.domain.rendering import render_combined, render_scope, strip_title
-from memory_core.domain.search import SearchHit, search_entries
+from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, rank_matches, search_entries
 from memory_core.domain.sharing import SharingPolicy, resolve_policy
-from memory_core.domain.visibility import visible_scopes
+from memory_core.domain.visibility import visible_matches, visible_scopes
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.tags import normalize_tags
 from memory_core.domain.views import (
@@ -287,15 +287,20 @@ class MemoryService:
         sharing: SharingPolicy | None = None,
     ) -> list[MemoryEntry]:
         """The visible entries of ``scope`` (combined: user then agent), oldest first; each names its author."""
+        keys = self._read_keys(caller, instance_id, scope, agent)
+        return [e for _, entries in visible_scopes(self._store, caller.upn, keys, self._policy(sharing))
+                for e in entries]
+
+    def _read_keys(
+        self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None
+    ) -> list[ProfileKey]:
+        """The profiles a read of ``scope`` covers (combined: user then agent)."""
         if scope is Scope.COMBINED:
             agent_ctx = self._require_agent(scope, agent)
             self._guard(caller, instance_id, scope, agent_ctx)
-            keys = [ProfileKey(instance_id, caller.upn, Scope.USER),
+            return [ProfileKey(instance_id, caller.upn, Scope.USER),
                     ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)]
-        else:
-            keys = [self._key(caller, instance_id, scope, agent)]
-        return [e for _, entries in visible_scopes(self._store, caller.upn, keys, self._policy(sharing))
-                for e in entries]
+        return [self._key(caller, instance_id, scope, agent)]
 
     def forget(self, caller: Caller, instance_id: str, entry_id: str) -> PendingDeletion | Forgotten:
         """Forget one of the caller's visible entries. ``NotFound`` when there is none by that id."""
@@ -324,8 +329,18 @@ class MemoryService:
         limit: int = 10,
         sharing: SharingPolicy | None = None,
     ) -> list[SearchHit]:
-        """BM25 search over the visible entries of ``scope``, composed with a tag filter."""
-        return search_entries(self.entries(caller, instance_id, scope, agent, sharing), query, tags, limit)
+        """BM25 search over the visible entries of ``scope``, composed with a tag filter.
+
+        A store with its own full-text index (``FullTextIndex``) answers from it; any
+        other store's entries are ranked here. Either way only visible entries are found.
+        """
+        terms = query_terms(query)
+        if not terms or not isinstance(self._store, FullTextIndex):
+            return search_entries(self.entries(caller, instance_id, scope, agent, sharing), query, tags, limit)
+        visible, scores = visible_matches(
+            self._store, caller.upn, self._read_keys(caller, instance_id, scope, agent), self._policy(sharing), terms
+        )
+        return rank_matches(visible, scores, tags, limit)
 
     def audit_trail(self, instance_id: str, upn: str, limit: int = 1000) -> list[AuditEvent]:
         """The audit events of one user's memory in an instance, oldest first."""

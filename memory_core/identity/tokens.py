@@ -16,9 +16,8 @@ import logging
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jwt
 from pydantic import ValidationError
 
 from memory_core.domain.errors import Unavailable
@@ -34,6 +33,9 @@ from memory_core.identity.headers import (
 from memory_core.identity.keys import UserIdentityHeader, caller_from_identity
 from memory_core.identity.model import Authentication
 from memory_core.identity.modes import AuthMode
+
+if TYPE_CHECKING:  # PyJWT and its cryptography stack load with the first verifier (cold start, issue #15)
+    import jwt
 
 log = logging.getLogger("memory_core.identity")
 
@@ -90,6 +92,8 @@ class JwtVerifier:
         # The key set is cached for ``lifespan_seconds`` and refreshed on an unknown kid.
         # The per-kid LRU (cache_keys=True) is left off on purpose: it never expires,
         # so a key the issuer withdrew would stay trusted for the life of the process.
+        import jwt
+
         self._jwks = jwt.PyJWKClient(
             jwks_url,
             cache_jwk_set=True,
@@ -104,6 +108,8 @@ class JwtVerifier:
         when the key set cannot be fetched."""
         if not token or len(token) > MAX_CREDENTIAL_CHARS:
             raise invalid("empty or oversized token")
+        import jwt
+
         try:
             header = jwt.get_unverified_header(token)
         except jwt.InvalidTokenError:
@@ -139,6 +145,8 @@ class JwtVerifier:
         return claims
 
     def _signing_key(self, kid: str) -> jwt.PyJWK:
+        import jwt
+
         try:
             return self._jwks.get_signing_key(kid)
         except jwt.PyJWKClientConnectionError as error:
