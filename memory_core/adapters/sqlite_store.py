@@ -25,8 +25,10 @@ from memory_core.adapters.sqlite_fulltext import (
     matches_sql,
     replaces_sql,
 )
+from memory_core.adapters.sqlite_stamps import STAMP_SQL, STAMPS_SCHEMA
 from memory_core.domain.errors import Conflict, Unavailable
 from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 from memory_core.domain.models import (
     EntryKind,
     Hold,
@@ -38,7 +40,7 @@ from memory_core.domain.models import (
     Share,
 )
 
-_SCHEMA_VERSION = 3  # 3: the FTS5 index (sqlite_fulltext)
+_SCHEMA_VERSION = 3  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
     instance_id TEXT NOT NULL,
@@ -145,7 +147,7 @@ class SqliteMemoryStore:
             if version < _SCHEMA_VERSION:
                 db.execute("BEGIN IMMEDIATE")
                 try:
-                    for statement in _statements(_SCHEMA + FULLTEXT_SCHEMA):
+                    for statement in _statements(_SCHEMA + FULLTEXT_SCHEMA + STAMPS_SCHEMA):
                         db.execute(statement)
                     if 0 < version < 3:
                         db.execute(REBUILD_SQL)  # index what an older store holds
@@ -193,6 +195,41 @@ class SqliteMemoryStore:
             [instance_id, upn, *ids],
         )
         return self._states(keys, self._profiles(keys), entries)
+
+    # -- ChangeStamps (domain.snapshots) ------------------------------------------
+
+    def partition_stamp(self, instance_id: str, upn: str) -> PartitionStamp:
+        rows = self._read(STAMP_SQL, [instance_id, upn])
+        return PartitionStamp(rows[0][0], rows[0][1]) if rows else PartitionStamp(0, 0)
+
+    def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
+        """One read transaction: the stamp, profiles, holds and the entries after ``after`` (rowid)."""
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        ids = [k.profile_id for k in keys]
+        marks = ",".join("?" * len(ids))
+        if after is None:
+            sql = (f"SELECT rowid, {_ENTRY_COLUMNS} FROM entries WHERE instance_id=? AND upn=?"
+                   f" AND profile_id IN ({marks}) ORDER BY created_on, id")
+            params: list[object] = [instance_id, upn, *ids]
+        else:
+            # NOT INDEXED: walk the rowids after ``after`` instead of the profile's whole index range.
+            sql = (f"SELECT rowid, {_ENTRY_COLUMNS} FROM entries NOT INDEXED WHERE rowid > ? AND instance_id=?"
+                   f" AND upn=? AND profile_id IN ({marks}) ORDER BY created_on, id")
+            params = [after, instance_id, upn, *ids]
+        db = self._connection()
+        try:
+            db.execute("BEGIN")
+            try:
+                stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
+                profiles = self._profiles(keys)
+                rows = db.execute(sql, params).fetchall()
+                states = self._states(keys, profiles, [row[1:] for row in rows])
+            finally:
+                db.execute("COMMIT")
+        except sqlite3.Error as e:
+            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+        sequence = max([after or 0, *(row[0] for row in rows)])
+        return StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), sequence, states)
 
     def _profiles(self, keys: Sequence[ProfileKey]) -> list[Any]:
         marks = ",".join("?" * len(keys))

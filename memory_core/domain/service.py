@@ -31,6 +31,7 @@ from memory_core.domain.models import (
 from memory_core.domain.rendering import render_combined, render_scope, strip_title
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, rank_matches, search_entries
 from memory_core.domain.sharing import SharingPolicy, resolve_policy
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache
 from memory_core.domain.visibility import visible_matches, visible_scopes
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.tags import normalize_tags
@@ -46,6 +47,7 @@ from memory_core.domain.views import (
     WriteOptions,
     agent_name_of,
     export_filename,
+    read_view,
     scope_view,
     updated_on_of,
     utc_now,
@@ -81,6 +83,8 @@ class MemoryService:
         self.audit = AuditTrail(store, clock)
         self.agent_settings = AgentSettingsBook(store)
         self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id)
+        # Reads answered from snapshots the store re-checks on every read (stores that stamp writes).
+        self._snapshots = SnapshotCache(store) if isinstance(store, ChangeStamps) else None
 
     # -- reads ---------------------------------------------------------------
 
@@ -99,6 +103,10 @@ class MemoryService:
         marked "shared by ..." in the markdown.
         Raises ``InvalidInput`` when an agent or combined scope has no agent.
         """
+        if self._snapshots is not None:
+            keys = self._read_keys(caller, instance_id, scope, agent)
+            if not self._policy(sharing).shares_read():
+                return self._snapshot_view(caller, scope, keys, agent)
         if scope is Scope.COMBINED:
             agent_ctx = self._require_agent(scope, agent)
             self._guard(caller, instance_id, scope, agent_ctx)
@@ -125,6 +133,29 @@ class MemoryService:
         key = self._key(caller, instance_id, scope, agent)
         ((state, entries),) = visible_scopes(self._store, caller.upn, [key], self._policy(sharing))
         return scope_view(caller, state, agent, render_scope(key.scope, entries, viewer=caller.upn))
+
+    def _snapshot_view(
+        self, caller: Caller, scope: Scope, keys: list[ProfileKey], agent: AgentContext | None
+    ) -> MemoryView:
+        """A private read answered from the store-checked snapshots (``domain.snapshots``)."""
+        assert self._snapshots is not None
+        reads = [s.as_read() for s in self._snapshots.read(keys, caller.upn)]
+        if scope is not Scope.COMBINED:
+            return read_view(caller, reads[0], agent)
+        user, agent_read = reads
+        created = [r.profile.created_on for r in reads if r.profile]
+        updated = [u for u in (user.updated_on, agent_read.updated_on) if u]
+        return MemoryView(
+            scope=Scope.COMBINED,
+            upn=caller.upn,
+            name=caller.name,
+            user_name=caller.user_name,
+            agent_object_id=agent_read.key.agent_object_id,
+            agent_name=agent_read.agent_name(agent),
+            content_markdown=render_combined(user.document, agent_read.document),
+            created_on=min(created) if created else None,
+            updated_on=max(updated) if updated else None,
+        )
 
     def export(
         self,

@@ -87,6 +87,48 @@ class WriteOptions:
     share: Share = Share.PRIVATE
 
 
+@dataclass(frozen=True, slots=True)
+class ScopeRead:
+    """One scope as a read shows it: its profile, the visible entries (oldest first), the rendered document."""
+
+    key: ProfileKey
+    profile: MemoryProfile | None
+    visible: Sequence[MemoryEntry]
+    document: str
+
+    @property
+    def updated_on(self) -> datetime | None:
+        moments = [self.profile.updated_on] if self.profile else []
+        if self.visible:
+            moments.append(self.visible[-1].created_on)
+        return max(moments) if moments else None
+
+    def agent_name(self, agent: AgentContext | None) -> str | None:
+        """The newest visible entry's agent name, else the profile's, else the caller's agent's."""
+        for entry in reversed(self.visible):
+            if entry.agent_name:
+                return entry.agent_name
+        if self.profile and self.profile.agent_name:
+            return self.profile.agent_name
+        return agent.name if agent else None
+
+
+def read_view(caller: Caller, read: ScopeRead, agent: AgentContext | None) -> MemoryView:
+    """What a read of one scope answers (as ``scope_view``, from a ``ScopeRead``)."""
+    profile = read.profile
+    return MemoryView(
+        scope=read.key.scope,
+        upn=caller.upn,
+        name=(profile.name if profile else None) or caller.name,
+        user_name=(profile.user_name if profile else None) or caller.user_name,
+        agent_object_id=read.key.agent_object_id,
+        agent_name=read.agent_name(agent) if read.key.scope is Scope.AGENT else None,
+        content_markdown=read.document,
+        created_on=profile.created_on if profile else None,
+        updated_on=read.updated_on,
+    )
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 

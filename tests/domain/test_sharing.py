@@ -27,6 +27,11 @@ class CountingStore:
         self.loads.append({(k.instance_id, k.upn) for k in keys})
         return self.inner.load(keys)
 
+    def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> Any:
+        """The snapshot path's load (domain.snapshots): the same one query per partition."""
+        self.loads.append({(k.instance_id, k.upn) for k in keys})
+        return self.inner.load_since(keys, after)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 

@@ -1,0 +1,189 @@
+"""Rendered snapshots of a read, kept per process and checked against the store on every read.
+
+A get used to load and render every entry of the scope, so its cost grew with
+the memory (about 200 ms at 10,000 entries). A store that stamps its partitions
+(``ChangeStamps``) lets a read cost one small query instead:
+
+- every write to a partition (entry, profile, hold) moves its stamp; the stamp
+  is kept by the store itself (SQLite: triggers), so every process and every
+  write path moves it, and a snapshot is only answered while the stamp it was
+  built at is still current;
+- when only entries were added since (an append), the snapshot is extended
+  with just those entries instead of being rebuilt;
+- anything else (a clear, a hold placed or lifted, a forget, a replace, a
+  profile change) rebuilds it from the store.
+
+Nothing is trusted that the store has not confirmed on this read, so a
+snapshot can never show memory that a write, clear, hold or import has
+changed, and it is keyed by the viewer, so it never shows one user another's
+view.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState
+from memory_core.domain.rendering import TITLES, render_entry
+from memory_core.domain.views import ScopeRead
+
+MAX_CACHED_ENTRIES = 200_000
+"""Entries held by all snapshots of a process together; the least recently read go first."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionStamp:
+    """How many writes a partition has seen (``changes``), and how many of them added an entry."""
+
+    changes: int
+    inserts: int
+
+    def only_added_since(self, earlier: PartitionStamp) -> bool:
+        """True when every write between ``earlier`` and this stamp added an entry and did nothing else."""
+        return self.changes - self.inserts == earlier.changes - earlier.inserts and self.inserts >= earlier.inserts
+
+
+@dataclass(frozen=True, slots=True)
+class StampedLoad:
+    """What ``ChangeStamps.load_since`` read, all from one consistent view of the partition."""
+
+    stamp: PartitionStamp
+    sequence: int
+    states: list[ScopeState]
+
+
+@runtime_checkable
+class ChangeStamps(Protocol):
+    """A store that stamps each owner partition on every write, whatever process writes it."""
+
+    def partition_stamp(self, instance_id: str, upn: str) -> PartitionStamp:
+        """The partition's current stamp (one small read)."""
+        ...
+
+    def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
+        """As ``load``, with the partition's stamp and entry sequence read in the same transaction.
+
+        ``after`` None loads every entry; otherwise only entries stored after sequence ``after``.
+        ``sequence`` is the highest entry sequence of the partition at that moment.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeSnapshot:
+    """One scope as a viewer reads it: state (profile, holds), visible entries, rendered document."""
+
+    state: ScopeState
+    visible: list[MemoryEntry]
+    sections: list[str]
+    document: str
+
+    @staticmethod
+    def build(state: ScopeState, viewer: str) -> ScopeSnapshot:
+        visible = state.visible_entries()
+        return ScopeSnapshot.of(state, visible, _sections(visible, viewer))
+
+    @staticmethod
+    def of(state: ScopeState, visible: list[MemoryEntry], sections: list[str]) -> ScopeSnapshot:
+        """``state`` keeps only the profile and holds: ``visible`` is what the snapshot shows."""
+        document = "\n\n".join([TITLES[state.key.scope], *sections]) + "\n" if sections else ""
+        return ScopeSnapshot(ScopeState(state.key, state.profile, [], state.holds), visible, sections, document)
+
+    def as_read(self) -> ScopeRead:
+        return ScopeRead(self.state.key, self.state.profile, self.visible, self.document)
+
+    def extended(self, added: ScopeState, viewer: str) -> ScopeSnapshot | None:
+        """This snapshot with ``added``'s entries appended, or None when they need a rebuild.
+
+        A rebuild is needed when an added entry is a replace (it restarts the document) or
+        sorts before the last visible entry (a write whose clock ran behind).
+        """
+        new = sorted(added.entries, key=lambda e: e.sort_key)
+        if not new:
+            return ScopeSnapshot.of(added, self.visible, self.sections)
+        if any(e.kind is EntryKind.REPLACE for e in new):
+            return None
+        if self.visible and new[0].sort_key <= self.visible[-1].sort_key:
+            return None
+        # The profile and holds are the ones just read: only entries were added since the
+        # snapshot, so they are also the ones it was built with, and they decide visibility.
+        shown = ScopeState(added.key, added.profile, new, added.holds).visible_entries()
+        return ScopeSnapshot.of(added, [*self.visible, *shown], [*self.sections, *_sections(shown, viewer)])
+
+
+def _sections(entries: Sequence[MemoryEntry], viewer: str) -> list[str]:
+    # An empty replacement (import replace of "") leaves nothing to show (as render_scope).
+    return [render_entry(e, viewer) for e in entries if e.content_markdown.strip()]
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    stamp: PartitionStamp
+    sequence: int
+    scopes: tuple[ScopeSnapshot, ...]
+
+    @property
+    def size(self) -> int:
+        return sum(len(s.visible) for s in self.scopes) or 1
+
+
+class SnapshotCache:
+    """Per-process snapshots of the reads of one store, one per (profiles read, viewer). Thread-safe."""
+
+    def __init__(self, store: ChangeStamps, max_entries: int = MAX_CACHED_ENTRIES) -> None:
+        self._store = store
+        self._max_entries = max_entries
+        self._cached: OrderedDict[tuple[tuple[ProfileKey, ...], str], _Cached] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+        self.rebuilds = 0
+        self.extensions = 0
+
+    def read(self, keys: Sequence[ProfileKey], viewer: str) -> list[ScopeSnapshot]:
+        """The snapshots of ``keys`` (one partition, the viewer's own) as of this read, in key order."""
+        slot = (tuple(keys), viewer)
+        with self._lock:
+            cached = self._cached.get(slot)
+        if cached is not None:
+            stamp = self._store.partition_stamp(keys[0].instance_id, keys[0].upn)
+            if stamp == cached.stamp:
+                self._keep(slot, cached)
+                return list(cached.scopes)
+            if stamp.only_added_since(cached.stamp):
+                extended = self._extend(keys, viewer, cached)
+                if extended is not None:
+                    self._keep(slot, extended)
+                    return list(extended.scopes)
+        loaded = self._store.load_since(keys, None)
+        fresh = _Cached(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
+        self.rebuilds += 1
+        self._keep(slot, fresh)
+        return list(fresh.scopes)
+
+    def _extend(self, keys: Sequence[ProfileKey], viewer: str, cached: _Cached) -> _Cached | None:
+        loaded = self._store.load_since(keys, cached.sequence)
+        if not loaded.stamp.only_added_since(cached.stamp):
+            return None  # something else changed between the stamp check and this read
+        scopes = []
+        for snapshot, added in zip(cached.scopes, loaded.states, strict=True):
+            grown = snapshot.extended(added, viewer)
+            if grown is None:
+                return None
+            scopes.append(grown)
+        self.extensions += 1
+        return _Cached(loaded.stamp, loaded.sequence, tuple(scopes))
+
+    def _keep(self, slot: tuple[tuple[ProfileKey, ...], str], cached: _Cached) -> None:
+        with self._lock:
+            previous = self._cached.pop(slot, None)
+            if previous is not None:
+                self._held -= previous.size
+            self._cached[slot] = cached
+            self._held += cached.size
+            while self._held > self._max_entries and len(self._cached) > 1:
+                _, evicted = self._cached.popitem(last=False)
+                self._held -= evicted.size
