@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 from memory_core.edge.names import AppNames
 from memory_core.identity import Authenticator, build_authenticator
-from memory_core.settings import Settings, load_settings
+
+if TYPE_CHECKING:  # pydantic-settings loads on the first request, not at import (cold start)
+    from memory_core.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ def runtime() -> Runtime:
     if _runtime is None:
         with _lock:
             if _runtime is None:
+                from memory_core.settings import load_settings
+
                 _runtime = build_runtime(load_settings())
     return _runtime
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from memory_core.domain.errors import ConfigurationError
@@ -26,7 +27,9 @@ from memory_core.identity.tokens import (
     entra_jwks_url,
     ssl_context_for,
 )
-from memory_core.settings import Settings
+
+if TYPE_CHECKING:  # pydantic-settings loads with the composition root, not at import (cold start)
+    from memory_core.settings import Settings
 
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 

@@ -21,11 +21,13 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_core.domain.errors import Forbidden, MemoryCoreError, Unavailable
 from memory_core.identity.errors import INVALID_TOKEN, CredentialRejected
-from memory_core.settings import Settings
+
+if TYPE_CHECKING:  # pydantic-settings loads with the composition root, not at import (cold start)
+    from memory_core.settings import Settings
 
 log = logging.getLogger("memory_core.identity")
 

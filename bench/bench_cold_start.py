@@ -1,0 +1,105 @@
+"""Cold start: ``import function_app`` in a fresh interpreter, and the first request of a fresh server.
+
+Run from the project root:
+
+    python bench/bench_cold_start.py [--runs 10]
+
+- import: a new ``python -c`` process times ``import function_app`` alone
+  (interpreter start-up excluded), ``--runs`` times; what Azure Functions pays
+  per instance before it can index the app.
+- first request: ``python -m memory_core serve`` on a fresh SQLite file; once
+  its port accepts connections (no request sent before), the first REST get
+  (composition root, store schema, identity) and then the first MCP
+  ``tools/call`` (the MCP SDK loads here) are timed, ``--runs`` times.
+
+Targets (issue #15): import under 0.3 s; first request under 1 s on the embedded store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+
+from tests.support.local_server import USER_KEY, free_port, identity  # noqa: E402
+
+PROBE = "import time; t = time.perf_counter(); import function_app; print(time.perf_counter() - t)"
+
+
+def import_seconds() -> float:
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, check=True)
+    return float(result.stdout)
+
+
+def first_requests() -> tuple[float, float]:
+    """(first REST get, first MCP tools/call) on a fresh server process, in seconds."""
+    tmp = Path(tempfile.mkdtemp(prefix="memory-bench-cold-"))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "COSMOS_"))}
+    env.update({"MEMORY_SQLITE_PATH": str(tmp / "memory.sqlite3"), "MEMORY_API_KEYS": USER_KEY,
+                "MEMORY_DEFAULT_INSTANCE_ID": "cold", "WEBSITE_HOSTNAME": ""})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memory_core", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # wait for the port without sending a request
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the server did not start") from None
+                time.sleep(0.02)
+        headers = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity("cold@contoso.com")}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}/api", headers=headers, timeout=60) as http:
+            start = time.perf_counter()
+            http.get("/instances/cold/memory", params={"scope": "user"}).raise_for_status()
+            rest = time.perf_counter() - start
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "get_memory", "arguments": {"scope": "user"}}}
+            start = time.perf_counter()
+            response = http.post("/mcp", json=call, headers={
+                "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25",
+                "X-INSTANCE-ID": "cold"})
+            response.raise_for_status()
+            mcp = time.perf_counter() - start
+        return rest, mcp
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    args = parser.parse_args()
+    imports = [import_seconds() for _ in range(args.runs)]
+    firsts = [first_requests() for _ in range(args.runs)]
+    rest = [f[0] for f in firsts]
+    mcp = [f[1] for f in firsts]
+    print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, "
+          f"load {os.getloadavg()[0]:.2f}; {args.runs} fresh processes each\n")
+    print("| measure | median s | min s | max s | target |")
+    print("|---|---:|---:|---:|---|")
+    for label, samples, target in (("`import function_app`", imports, "< 0.3 s"),
+                                   ("first REST get on a fresh server (SQLite)", rest, "< 1 s"),
+                                   ("then its first MCP tools/call (SDK loads)", mcp, "")):
+        print(f"| {label} | {statistics.median(samples):.3f} | {min(samples):.3f} | {max(samples):.3f} | {target} |")
+
+
+if __name__ == "__main__":
+    main()
