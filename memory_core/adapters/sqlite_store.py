@@ -24,6 +24,7 @@ from memory_core.adapters.sqlite_fulltext import (
     match_expression,
     matches_sql,
     replaces_sql,
+    scope_token,
 )
 from memory_core.adapters.sqlite_stamps import STAMP_SQL, STAMPS_SCHEMA
 from memory_core.domain.errors import Conflict, Unavailable
@@ -250,15 +251,19 @@ class SqliteMemoryStore:
             ScopeState(k, profile_of.get(k.profile_id), list(entries_of[k.profile_id].values()), holds) for k in keys
         ]
 
-    def search_index(self, keys: Sequence[ProfileKey], terms: Sequence[str]) -> list[tuple[ScopeState, dict[str, float]]]:
-        """``FullTextIndex``: the FTS5 matches of ``terms`` in ``keys`` (one partition), with the
-        profiles, holds and replace entries that decide which of them are visible. Three reads."""
+    def search_index(
+        self, keys: Sequence[ProfileKey], terms: Sequence[str], *, skip: int = 0, take: int | None = None
+    ) -> list[tuple[ScopeState, dict[str, float]]]:
+        """``FullTextIndex``: a page of the FTS5 matches of ``terms`` in ``keys`` (one partition), with
+        the profiles, holds and replace entries that decide which of them are visible."""
         if not keys or not terms:
             return [(ScopeState(k, None), {}) for k in keys]
         instance_id, upn = keys[0].instance_id, keys[0].upn
         ids = [k.profile_id for k in keys]
         matched = self._read(
-            matches_sql(_ENTRY_COLUMNS, len(ids)), [match_expression(terms), instance_id, upn, *ids]
+            matches_sql(_ENTRY_COLUMNS, len(ids)),
+            [match_expression([scope_token(instance_id, upn, pid) for pid in ids], terms), instance_id, upn, *ids,
+             -1 if take is None else take, skip],
         )
         replaces = self._read(replaces_sql(_ENTRY_COLUMNS, len(ids)), [instance_id, upn, *ids])
         states = self._states(keys, self._profiles(keys), [*(row[:-1] for row in matched), *replaces])

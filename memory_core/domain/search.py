@@ -6,8 +6,8 @@ Two ways in, one ranking contract:
 - ``rank_matches`` orders the matches a store's own full-text index scored
   (``FullTextIndex``; the SQLite store, FTS5).
 
-Either way every score is positive, a query term also matches words it begins
-("train" finds "trains"), and ties break newest first, then by id.
+Either way every score is positive, "train" finds "trains" (the SQLite index by
+Porter stem, the in-memory ranking by prefix), and ties break newest first, then by id.
 """
 
 from __future__ import annotations
@@ -48,13 +48,17 @@ class SearchHit:
 class FullTextIndex(Protocol):
     """A store that searches its own index instead of handing every entry to ``search_entries``."""
 
-    def search_index(self, keys: Sequence[ProfileKey], terms: Sequence[str]) -> list[tuple[ScopeState, dict[str, float]]]:
-        """For each key (one partition), in key order: a state and the scores of the entries matching ``terms``.
+    def search_index(
+        self, keys: Sequence[ProfileKey], terms: Sequence[str], *, skip: int = 0, take: int | None = None
+    ) -> list[tuple[ScopeState, dict[str, float]]]:
+        """For each key (one partition), in key order: a state and the scores of one page of matches.
 
-        A term matches a word it is a prefix of (after the index's stemming). Scores are positive.
-        The state carries the profile and holds as ``load`` does; its entries are the matching ones
-        plus every replace entry of the profile, which is all ``ScopeState.visible_entries`` needs to
-        decide which of the matches are visible.
+        The matches of all ``keys`` together are ordered best first (ties newest first, then by
+        id); the page is ``take`` of them after the first ``skip`` (None: all). A term matches
+        the words it shares a stem with, at least ("train" finds "trains"). Scores are positive. The state
+        carries the profile and holds as ``load`` does; its entries are the page's matches plus
+        every replace entry of the profile, which is all ``ScopeState.visible_entries`` needs
+        to decide which of the matches are visible.
         """
         ...
 
@@ -105,7 +109,8 @@ def rank_matches(
 
 
 def best_first(hits: list[SearchHit]) -> list[SearchHit]:
-    return sorted(hits, key=lambda h: (-round(h.score, 9), -h.entry.created_on.timestamp(), h.entry.id))
+    # Scores compare at 9 significant digits, so float noise never reorders equal matches.
+    return sorted(hits, key=lambda h: (-float(f"{h.score:.9g}"), -h.entry.created_on.timestamp(), h.entry.id))
 
 
 def newest_first(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:

@@ -29,7 +29,7 @@ from memory_core.domain.models import (
     shared_copy_id,
 )
 from memory_core.domain.rendering import render_combined, render_scope, strip_title
-from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, rank_matches, search_entries
+from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.sharing import SharingPolicy, resolve_policy
 from memory_core.domain.snapshots import ChangeStamps, SnapshotCache
 from memory_core.domain.visibility import visible_matches, visible_scopes
@@ -368,10 +368,10 @@ class MemoryService:
         terms = query_terms(query)
         if not terms or not isinstance(self._store, FullTextIndex):
             return search_entries(self.entries(caller, instance_id, scope, agent, sharing), query, tags, limit)
-        visible, scores = visible_matches(
-            self._store, caller.upn, self._read_keys(caller, instance_id, scope, agent), self._policy(sharing), terms
+        return visible_matches(
+            self._store, caller.upn, self._read_keys(caller, instance_id, scope, agent), self._policy(sharing),
+            terms, tags, limit,
         )
-        return rank_matches(visible, scores, tags, limit)
 
     def audit_trail(self, instance_id: str, upn: str, limit: int = 1000) -> list[AuditEvent]:
         """The audit events of one user's memory in an instance, oldest first."""

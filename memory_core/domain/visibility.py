@@ -7,10 +7,10 @@ query on the caller's partition and one on the shared partition.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from memory_core.domain.models import MemoryEntry, ProfileKey, ScopeState
-from memory_core.domain.search import FullTextIndex
+from memory_core.domain.search import FullTextIndex, SearchHit, best_first, rank_matches
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 
@@ -35,24 +35,50 @@ def visible_scopes(
 
 
 def visible_matches(
-    index: FullTextIndex, viewer_upn: str, keys: Sequence[ProfileKey], policy: SharingPolicy, terms: Sequence[str]
-) -> tuple[list[MemoryEntry], dict[str, float]]:
-    """The entries matching ``terms`` that a read of ``keys`` would show the viewer, and their scores.
+    index: FullTextIndex,
+    viewer_upn: str,
+    keys: Sequence[ProfileKey],
+    policy: SharingPolicy,
+    terms: Sequence[str],
+    tags: Sequence[str],
+    limit: int,
+) -> list[SearchHit]:
+    """The best ``limit`` entries matching ``terms`` and carrying ``tags`` that a read of ``keys`` shows the viewer.
 
     The same rules as ``visible_scopes`` (watermark, holds, the newest replace, the
-    sharing policy), applied to what the index found instead of every entry.
+    sharing policy), applied to what the index found instead of every entry. The
+    index answers best first, a page at a time, so a common term in a large memory
+    costs the pages needed for ``limit`` visible hits, not every entry.
     """
     shares = policy.shares_read()
-    visible: list[MemoryEntry] = []
-    scores: dict[str, float] = {}
-    for state, matched in index.search_index(keys, terms):
-        visible += [e for e in state.visible_entries() if e.id in matched]
-        scores.update(matched)
+    hits = _best_visible(index, keys, terms, tags, limit, lambda e: True)
     if shares:
-        for state, matched in index.search_index([key.shared() for key in keys], terms):
-            visible += [
-                e for e in state.visible_entries()
-                if e.id in matched and e.share in shares and e.author_upn != viewer_upn
-            ]
-            scores.update(matched)
-    return visible, scores
+        hits += _best_visible(index, [key.shared() for key in keys], terms, tags, limit,
+                              lambda e: e.share in shares and e.author_upn != viewer_upn)
+    return best_first(hits)[:limit]
+
+
+def _best_visible(
+    index: FullTextIndex,
+    keys: Sequence[ProfileKey],
+    terms: Sequence[str],
+    tags: Sequence[str],
+    limit: int,
+    shown: Callable[[MemoryEntry], bool],
+) -> list[SearchHit]:
+    page = max(4 * limit, 50)
+    hits: list[SearchHit] = []
+    skip = 0
+    while len(hits) < limit:
+        found = index.search_index(keys, terms, skip=skip, take=page)
+        matched = 0
+        for state, scores in found:
+            matched += len(scores)
+            # Visibility of one entry depends only on the profile, the holds and the replace
+            # entries, which every page carries: filtering page by page is exact.
+            visible = [e for e in state.visible_entries() if e.id in scores and shown(e)]
+            hits += rank_matches(visible, scores, tags, limit)
+        if matched < page:
+            break
+        skip += page
+    return hits

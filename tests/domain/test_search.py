@@ -218,3 +218,17 @@ def test_the_index_stems_both_ways(tmp_path: Path) -> None:
     assert _found(service, ALEX, "trains") == ["the train leaves at nine"]
     assert _found(service, ALEX, "running") == ["runs every morning"]
     store.close()
+
+
+def test_a_common_term_pages_past_hidden_matches(store: Any) -> None:
+    """The best matches are hidden (pending deletion): search pages on until it has visible ones."""
+    service = _service(store)
+    for i in range(120):  # more than two pages of better matches, all hidden
+        service.append(ALEX, "i", Scope.USER, None, f"olive olive olive {i}")
+    hidden = service.clear(ALEX, "i", Scope.USER, None, confirm=True)
+    assert isinstance(hidden, PendingDeletion)
+    for i in range(3):
+        service.append(ALEX, "i", Scope.USER, None, f"olive and many other words to lower the score {i}")
+    hits = service.search(ALEX, "i", Scope.USER, None, "olive", limit=2)
+    assert [h.entry.content_markdown[-1] for h in hits] == ["2", "1"]
+    assert len(service.search(ALEX, "i", Scope.USER, None, "olive", limit=10)) == 3
