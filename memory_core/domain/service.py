@@ -139,7 +139,8 @@ class MemoryService:
     ) -> MemoryView:
         """A private read answered from the store-checked snapshots (``domain.snapshots``)."""
         assert self._snapshots is not None
-        reads = [s.as_read() for s in self._snapshots.read(keys, caller.upn)]
+        snapshots = self._snapshots.read(keys, caller.upn)
+        reads = [s.as_read() for s in snapshots.scopes]
         if scope is not Scope.COMBINED:
             return read_view(caller, reads[0], agent)
         user, agent_read = reads
@@ -152,7 +153,7 @@ class MemoryService:
             user_name=caller.user_name,
             agent_object_id=agent_read.key.agent_object_id,
             agent_name=agent_read.agent_name(agent),
-            content_markdown=render_combined(user.document, agent_read.document),
+            content_markdown=snapshots.combined,
             created_on=min(created) if created else None,
             updated_on=max(updated) if updated else None,
         )

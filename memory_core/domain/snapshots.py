@@ -21,6 +21,7 @@ view.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -29,7 +30,8 @@ from typing import Protocol, runtime_checkable
 
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState
 from memory_core.domain.rendering import TITLES, render_entry
-from memory_core.domain.views import ScopeRead
+from memory_core.domain.rendering import render_combined
+from memory_core.domain.views import ScopeRead, newest_agent_name
 
 MAX_CACHED_ENTRIES = 200_000
 """Entries held by all snapshots of a process together; the least recently read go first."""
@@ -81,20 +83,28 @@ class ScopeSnapshot:
     visible: list[MemoryEntry]
     sections: list[str]
     document: str
+    entry_agent_name: str | None
 
     @staticmethod
     def build(state: ScopeState, viewer: str) -> ScopeSnapshot:
         visible = state.visible_entries()
-        return ScopeSnapshot.of(state, visible, _sections(visible, viewer))
+        return ScopeSnapshot.of(state, visible, _sections(visible, viewer), newest_agent_name(visible))
 
     @staticmethod
-    def of(state: ScopeState, visible: list[MemoryEntry], sections: list[str]) -> ScopeSnapshot:
-        """``state`` keeps only the profile and holds: ``visible`` is what the snapshot shows."""
+    def of(
+        state: ScopeState, visible: list[MemoryEntry], sections: list[str], entry_agent_name: str | None = None
+    ) -> ScopeSnapshot:
+        """``state`` keeps only the profile and holds: ``visible`` is what the snapshot shows.
+
+        ``entry_agent_name`` is the newest agent name of the entries before ``visible``'s
+        last ones were added (extension), so only new entries are scanned.
+        """
         document = "\n\n".join([TITLES[state.key.scope], *sections]) + "\n" if sections else ""
-        return ScopeSnapshot(ScopeState(state.key, state.profile, [], state.holds), visible, sections, document)
+        slim = ScopeState(state.key, state.profile, [], state.holds)
+        return ScopeSnapshot(slim, visible, sections, document, entry_agent_name)
 
     def as_read(self) -> ScopeRead:
-        return ScopeRead(self.state.key, self.state.profile, self.visible, self.document)
+        return ScopeRead(self.state.key, self.state.profile, self.visible, self.document, self.entry_agent_name)
 
     def extended(self, added: ScopeState, viewer: str) -> ScopeSnapshot | None:
         """This snapshot with ``added``'s entries appended, or None when they need a rebuild.
@@ -104,7 +114,7 @@ class ScopeSnapshot:
         """
         new = sorted(added.entries, key=lambda e: e.sort_key)
         if not new:
-            return ScopeSnapshot.of(added, self.visible, self.sections)
+            return ScopeSnapshot.of(added, self.visible, self.sections, self.entry_agent_name)
         if any(e.kind is EntryKind.REPLACE for e in new):
             return None
         if self.visible and new[0].sort_key <= self.visible[-1].sort_key:
@@ -112,7 +122,8 @@ class ScopeSnapshot:
         # The profile and holds are the ones just read: only entries were added since the
         # snapshot, so they are also the ones it was built with, and they decide visibility.
         shown = ScopeState(added.key, added.profile, new, added.holds).visible_entries()
-        return ScopeSnapshot.of(added, [*self.visible, *shown], [*self.sections, *_sections(shown, viewer)])
+        return ScopeSnapshot.of(added, [*self.visible, *shown], [*self.sections, *_sections(shown, viewer)],
+                                newest_agent_name(shown, self.entry_agent_name))
 
 
 def _sections(entries: Sequence[MemoryEntry], viewer: str) -> list[str]:
@@ -120,11 +131,18 @@ def _sections(entries: Sequence[MemoryEntry], viewer: str) -> list[str]:
     return [render_entry(e, viewer) for e in entries if e.content_markdown.strip()]
 
 
-@dataclass(frozen=True, slots=True)
-class _Cached:
+@dataclass(frozen=True)
+class Snapshots:
+    """What ``SnapshotCache.read`` answers: ``scopes`` in key order, and their ``combined`` document."""
+
     stamp: PartitionStamp
     sequence: int
     scopes: tuple[ScopeSnapshot, ...]
+
+    @functools.cached_property
+    def combined(self) -> str:
+        """The scopes' documents as one (a combined read), rendered once per snapshot."""
+        return render_combined(*(s.document for s in self.scopes))
 
     @property
     def size(self) -> int:
@@ -137,13 +155,13 @@ class SnapshotCache:
     def __init__(self, store: ChangeStamps, max_entries: int = MAX_CACHED_ENTRIES) -> None:
         self._store = store
         self._max_entries = max_entries
-        self._cached: OrderedDict[tuple[tuple[ProfileKey, ...], str], _Cached] = OrderedDict()
+        self._cached: OrderedDict[tuple[tuple[ProfileKey, ...], str], Snapshots] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
         self.rebuilds = 0
         self.extensions = 0
 
-    def read(self, keys: Sequence[ProfileKey], viewer: str) -> list[ScopeSnapshot]:
+    def read(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots:
         """The snapshots of ``keys`` (one partition, the viewer's own) as of this read, in key order."""
         slot = (tuple(keys), viewer)
         with self._lock:
@@ -152,19 +170,19 @@ class SnapshotCache:
             stamp = self._store.partition_stamp(keys[0].instance_id, keys[0].upn)
             if stamp == cached.stamp:
                 self._keep(slot, cached)
-                return list(cached.scopes)
+                return cached
             if stamp.only_added_since(cached.stamp):
                 extended = self._extend(keys, viewer, cached)
                 if extended is not None:
                     self._keep(slot, extended)
-                    return list(extended.scopes)
+                    return extended
         loaded = self._store.load_since(keys, None)
-        fresh = _Cached(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
+        fresh = Snapshots(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
         self.rebuilds += 1
         self._keep(slot, fresh)
-        return list(fresh.scopes)
+        return fresh
 
-    def _extend(self, keys: Sequence[ProfileKey], viewer: str, cached: _Cached) -> _Cached | None:
+    def _extend(self, keys: Sequence[ProfileKey], viewer: str, cached: Snapshots) -> Snapshots | None:
         loaded = self._store.load_since(keys, cached.sequence)
         if not loaded.stamp.only_added_since(cached.stamp):
             return None  # something else changed between the stamp check and this read
@@ -175,9 +193,9 @@ class SnapshotCache:
                 return None
             scopes.append(grown)
         self.extensions += 1
-        return _Cached(loaded.stamp, loaded.sequence, tuple(scopes))
+        return Snapshots(loaded.stamp, loaded.sequence, tuple(scopes))
 
-    def _keep(self, slot: tuple[tuple[ProfileKey, ...], str], cached: _Cached) -> None:
+    def _keep(self, slot: tuple[tuple[ProfileKey, ...], str], cached: Snapshots) -> None:
         with self._lock:
             previous = self._cached.pop(slot, None)
             if previous is not None:

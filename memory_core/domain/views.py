@@ -95,6 +95,12 @@ class ScopeRead:
     profile: MemoryProfile | None
     visible: Sequence[MemoryEntry]
     document: str
+    entry_agent_name: str | None = None
+    """The newest visible entry's agent name (None: none has one)."""
+
+    @staticmethod
+    def of(key: ProfileKey, profile: MemoryProfile | None, visible: Sequence[MemoryEntry], document: str) -> ScopeRead:
+        return ScopeRead(key, profile, visible, document, newest_agent_name(visible))
 
     @property
     def updated_on(self) -> datetime | None:
@@ -105,12 +111,19 @@ class ScopeRead:
 
     def agent_name(self, agent: AgentContext | None) -> str | None:
         """The newest visible entry's agent name, else the profile's, else the caller's agent's."""
-        for entry in reversed(self.visible):
-            if entry.agent_name:
-                return entry.agent_name
+        if self.entry_agent_name:
+            return self.entry_agent_name
         if self.profile and self.profile.agent_name:
             return self.profile.agent_name
         return agent.name if agent else None
+
+
+def newest_agent_name(entries: Sequence[MemoryEntry], default: str | None = None) -> str | None:
+    """The agent name of the newest of ``entries`` (oldest first) that has one, else ``default``."""
+    for entry in reversed(entries):
+        if entry.agent_name:
+            return entry.agent_name
+    return default
 
 
 def read_view(caller: Caller, read: ScopeRead, agent: AgentContext | None) -> MemoryView:
