@@ -1,0 +1,243 @@
+"""memory-core beside the reference MCP memory server, both through the official mcp client, in one run.
+
+Run from the project root:
+
+    python bench/bench_vs_reference.py [--iterations 200] [--warmup 20] [--sizes 10,500,2000]
+
+The reference is npm ``@modelcontextprotocol/server-memory`` (stdio, one JSONL
+file), pinned in bench/reference_server/package.json and its lock; the
+benchmark runs ``npm ci`` there when it is not installed. memory-core is
+``python -m memory_core serve`` on the embedded SQLite store, reached at
+/api/mcp over streamable HTTP. Both are driven by the official mcp Python
+client (``ClientSession``), one session each, calls interleaved round-robin.
+
+For each memory size N (facts already stored):
+- read: memory-core ``get_memory`` (scope user) beside the reference's
+  ``read_graph``; each answers the whole memory.
+- append: memory-core ``append_memory`` beside the reference's
+  ``add_observations`` (one new fact). Each timed append is undone untimed
+  (``forget`` under MEMORY_DELETION_MODE=immediate; ``delete_observations``),
+  so both memories stay at N facts throughout.
+
+It prints a markdown table of p50 and p99 (ms) and the p50 ratio
+(memory-core / reference; at or below 1.0 memory-core is at least as fast), and
+writes a PNG plot of p50 against memory size (docs/images/bench_vs_reference.png).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+import httpx2  # noqa: E402
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+from tests.support.local_server import USER_KEY, identity, running_server  # noqa: E402
+
+REFERENCE_DIR = ROOT / "bench" / "reference_server"
+REFERENCE_ENTRY = REFERENCE_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+PLOT = ROOT / "docs" / "images" / "bench_vs_reference.png"
+INSTANCE = "bench-reference"
+FACT = "The user prefers concise answers with Markdown tables for comparisons of plans"
+
+
+@dataclass
+class Row:
+    operation: str
+    size: int
+    memory_core: list[float]
+    reference: list[float]
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def reference_server() -> Path:
+    """The reference server's entry point, installed from the pinned lock file when missing."""
+    if not REFERENCE_ENTRY.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise SystemExit("npm is needed to install @modelcontextprotocol/server-memory")
+        print("installing the reference server (npm ci)...", file=sys.stderr, flush=True)
+        subprocess.run([npm, "ci", "--prefix", str(REFERENCE_DIR), "--no-audit", "--no-fund", "--loglevel=error"],
+                       check=True)
+    return REFERENCE_ENTRY
+
+
+def checked(result: Any, tool: str) -> Any:
+    if result.is_error:
+        raise RuntimeError(f"{tool} failed: {result.content}")
+    return result
+
+
+async def timed_round_robin(
+    iterations: int, warmup: int, calls: list[Callable[[], Awaitable[float]]]
+) -> list[list[float]]:
+    """Each call returns its own duration in ms (so untimed clean-up can follow it)."""
+    for _ in range(warmup):
+        for call in calls:
+            await call()
+    samples: list[list[float]] = [[] for _ in calls]
+    for _ in range(iterations):
+        for call, timings in zip(calls, samples, strict=True):
+            timings.append(await call())
+    return samples
+
+
+async def bench_size(size: int, args: argparse.Namespace, core_url: str, entry: Path, tmp: Path) -> list[Row]:
+    upn = f"bench-{size}-{uuid.uuid4().hex[:8]}@contoso.com"
+    headers = {"X-API-KEY": USER_KEY, "X-INSTANCE-ID": INSTANCE, "X-USER-IDENTITY": identity(upn)}
+    params = StdioServerParameters(
+        command="node", args=[str(entry)], env={"MEMORY_FILE_PATH": str(tmp / f"reference-{size}.jsonl")}
+    )
+    print(f"{size} facts: preloading both servers...", file=sys.stderr, flush=True)
+    async with (
+        httpx.AsyncClient(base_url=f"{core_url}/api", headers=headers, timeout=60) as rest,
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120)) as http,
+        streamable_http_client(f"{core_url}/api/mcp", http_client=http) as (core_read, core_write),
+        ClientSession(core_read, core_write) as core,
+        stdio_client(params) as (ref_read, ref_write),
+        ClientSession(ref_read, ref_write) as reference,
+    ):
+        await core.initialize()
+        await reference.initialize()
+        facts = [f"{FACT} ({i})" for i in range(size)]
+        for fact in facts:
+            response = await rest.post(f"/instances/{INSTANCE}/memory/append",
+                                       json={"scope": "user", "content_markdown": f"- {fact}"})
+            response.raise_for_status()
+        checked(await reference.call_tool(
+            "create_entities",
+            {"entities": [{"name": "user", "entityType": "person", "observations": facts}]},
+        ), "create_entities")
+
+        async def core_read_call() -> float:
+            start = time.perf_counter()
+            checked(await core.call_tool("get_memory", {"scope": "user"}), "get_memory")
+            return (time.perf_counter() - start) * 1000
+
+        async def reference_read_call() -> float:
+            start = time.perf_counter()
+            checked(await reference.call_tool("read_graph", {}), "read_graph")
+            return (time.perf_counter() - start) * 1000
+
+        async def core_append_call() -> float:
+            start = time.perf_counter()
+            result = checked(await core.call_tool("append_memory", {"scope": "user", "memory": f"- {FACT} (new)"}),
+                             "append_memory")
+            elapsed = (time.perf_counter() - start) * 1000
+            entry_id = (result.structured_content or {}).get("entry_id")
+            if not entry_id:
+                raise RuntimeError(f"append_memory answered no entry_id: {result.structured_content}")
+            (await rest.delete(f"/instances/{INSTANCE}/memory/entries/{entry_id}")).raise_for_status()
+            return elapsed
+
+        async def reference_append_call() -> float:
+            observation = {"entityName": "user", "contents": [f"{FACT} (new)"]}
+            start = time.perf_counter()
+            checked(await reference.call_tool("add_observations", {"observations": [observation]}), "add_observations")
+            elapsed = (time.perf_counter() - start) * 1000
+            deletion = {"entityName": "user", "observations": [f"{FACT} (new)"]}
+            checked(await reference.call_tool("delete_observations", {"deletions": [deletion]}), "delete_observations")
+            return elapsed
+
+        rows = []
+        for operation, calls in (("read", [core_read_call, reference_read_call]),
+                                 ("append", [core_append_call, reference_append_call])):
+            print(f"{size} facts: timing {operation}...", file=sys.stderr, flush=True)
+            core_ms, reference_ms = await timed_round_robin(args.iterations, args.warmup, calls)
+            rows.append(Row(operation, size, core_ms, reference_ms))
+        return rows
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| operation | facts stored | memory-core p50 ms | memory-core p99 ms | reference p50 ms | reference p99 ms "
+        "| ratio (p50) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        core50, ref50 = percentile(row.memory_core, 0.5), percentile(row.reference, 0.5)
+        lines.append(
+            f"| {row.operation} | {row.size:,} | {core50:.2f} | {percentile(row.memory_core, 0.99):.2f} | "
+            f"{ref50:.2f} | {percentile(row.reference, 0.99):.2f} | {core50 / ref50:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def plot(rows: list[Row], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.2), dpi=110)
+    for operation, marker in (("read", "o"), ("append", "s")):
+        mine = [r for r in rows if r.operation == operation]
+        sizes = [r.size for r in mine]
+        axes.plot(sizes, [percentile(r.memory_core, 0.5) for r in mine], marker=marker, label=f"memory-core {operation}")
+        axes.plot(sizes, [percentile(r.reference, 0.5) for r in mine], marker=marker, linestyle="--",
+                  label=f"reference server {operation}")
+    axes.set_xscale("log")
+    axes.set_xlabel("facts stored")
+    axes.set_ylabel("p50 latency through MCP (ms)")
+    axes.set_title("memory-core vs @modelcontextprotocol/server-memory")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path)
+
+
+async def run(args: argparse.Namespace) -> list[Row]:
+    entry = reference_server()
+    tmp = Path(tempfile.mkdtemp(prefix="memory-bench-reference-"))
+    env = {"MEMORY_DEFAULT_INSTANCE_ID": INSTANCE, "MEMORY_DELETION_MODE": "immediate", "WEBSITE_HOSTNAME": "",
+           "MEMORY_MCP_ALLOWED_HOSTS": "", "MEMORY_COREAPI_BASE_URL": ""}
+    rows: list[Row] = []
+    with running_server(tmp, env) as core:
+        for size in args.sizes:
+            rows += await bench_size(size, args, core.base_url, entry, tmp)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=200, help="timed calls per server and operation")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed calls first")
+    parser.add_argument("--sizes", default="10,500,2000", help="facts stored, comma-separated")
+    parser.add_argument("--plot", type=Path, default=PLOT, help="where to write the PNG")
+    args = parser.parse_args()
+    args.sizes = [int(s) for s in args.sizes.split(",")]
+    rows = asyncio.run(run(args))
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"\n{platform.python_implementation()} {platform.python_version()}, node {node}, "
+          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; {args.iterations} iterations after "
+          f"{args.warmup} warm-up calls\n")
+    print(table(rows))
+    plot(rows, args.plot)
+    print(f"\nplot: {args.plot.relative_to(ROOT) if args.plot.is_relative_to(ROOT) else args.plot}")
+
+
+if __name__ == "__main__":
+    main()
