@@ -31,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
+import httpx
 
-from tests.support.local_server import USER_KEY, free_port, identity  # noqa: E402
+from tests.support.local_server import USER_KEY, free_port, identity
 
 PROBE = "import time; t = time.perf_counter(); import function_app; print(time.perf_counter() - t)"
 

@@ -44,13 +44,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
-import httpx2  # noqa: E402
-from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+import httpx
+import httpx2
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.local_server import USER_KEY, identity, running_server  # noqa: E402
+from tests.support.local_server import USER_KEY, identity, running_server
 
 REFERENCE_DIR = ROOT / "bench" / "reference_server"
 REFERENCE_ENTRY = REFERENCE_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
@@ -172,8 +172,8 @@ async def bench_size(size: int, args: argparse.Namespace, core_url: str, entry: 
 
 def table(rows: list[Row]) -> str:
     lines = [
-        "| operation | facts stored | memory-core p50 ms | memory-core p99 ms | reference p50 ms | reference p99 ms "
-        "| ratio (p50) |",
+        ("| operation | facts stored | memory-core p50 ms | memory-core p99 ms | reference p50 ms | reference p99 ms "
+        "| ratio (p50) |"),
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
@@ -230,7 +230,7 @@ def main() -> None:
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",")]
     rows = asyncio.run(run(args))
-    node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=False).stdout.strip()
     print(f"\n{platform.python_implementation()} {platform.python_version()}, node {node}, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; {args.iterations} iterations after "
           f"{args.warmup} warm-up calls\n")

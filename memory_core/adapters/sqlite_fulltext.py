@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+
 def _scope_token(row: str) -> str:
     """SQL for one word naming an entry's profile: 'k', the hex of its three key parts, 'q'.
 

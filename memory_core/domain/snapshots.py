@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState
-from memory_core.domain.rendering import TITLES, render_entry
-from memory_core.domain.rendering import render_combined
+from memory_core.domain.rendering import TITLES, render_combined, render_entry
 from memory_core.domain.views import ScopeRead, newest_agent_name
 
 MAX_CACHED_ENTRIES = 200_000

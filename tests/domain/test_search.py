@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,13 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, Share
 from memory_core.domain.search import FullTextIndex, search_entries
-from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, PendingDeletion, WriteOptions
+from memory_core.domain.service import (
+    DeletionMode,
+    ImportMode,
+    MemoryService,
+    PendingDeletion,
+    WriteOptions,
+)
 from memory_core.domain.sharing import SharingPolicy
 
 ALEX = Caller(upn="alex@contoso.com")
@@ -56,8 +62,8 @@ def test_a_query_word_finds_longer_forms_of_it() -> None:
 
 def test_more_occurrences_and_rarer_terms_rank_higher() -> None:
     entries = [_entry(1, "tea cake"), _entry(2, "tea tea"), _entry(3, "coffee tea"), _entry(4, "coffee cake")]
-    assert [h.entry.id for h in search_entries(entries, "tea", (), 10)][0] == "e2"
-    assert [h.entry.id for h in search_entries(entries, "coffee tea", (), 10)][0] == "e3"
+    assert next(h.entry.id for h in search_entries(entries, "tea", (), 10)) == "e2"
+    assert next(h.entry.id for h in search_entries(entries, "coffee tea", (), 10)) == "e3"
 
 
 def test_ties_break_newest_first_and_tags_narrow() -> None:

@@ -18,8 +18,21 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, Share
-from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, PendingDeletion, WriteOptions
+from memory_core.domain.models import (
+    EntryKind,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Scope,
+    Share,
+)
+from memory_core.domain.service import (
+    DeletionMode,
+    ImportMode,
+    MemoryService,
+    PendingDeletion,
+    WriteOptions,
+)
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps
 
