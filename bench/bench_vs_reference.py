@@ -192,12 +192,13 @@ def plot(rows: list[Row], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(7, 4.2), dpi=110)
-    for operation, marker in (("read", "o"), ("append", "s")):
+    for operation, marker, linestyle in (("read", "o", "-"), ("append", "s", "--")):
         mine = [r for r in rows if r.operation == operation]
         sizes = [r.size for r in mine]
-        axes.plot(sizes, [percentile(r.memory_core, 0.5) for r in mine], marker=marker, label=f"memory-core {operation}")
-        axes.plot(sizes, [percentile(r.reference, 0.5) for r in mine], marker=marker, linestyle="--",
-                  label=f"reference server {operation}")
+        axes.plot(sizes, [percentile(r.memory_core, 0.5) for r in mine], marker=marker, linestyle=linestyle,
+                  color="tab:blue", label=f"memory-core {operation}")
+        axes.plot(sizes, [percentile(r.reference, 0.5) for r in mine], marker=marker, linestyle=linestyle,
+                  color="tab:orange", label=f"reference server {operation}")
     axes.set_xscale("log")
     axes.set_xlabel("facts stored")
     axes.set_ylabel("p50 latency through MCP (ms)")
