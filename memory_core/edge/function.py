@@ -37,13 +37,13 @@ from memory_core.domain.identity import Caller
 from memory_core.domain.modes import MEMORY_MODE_HEADER, OFF_WRITE_NOTICE, memory_is_off
 from memory_core.edge.errors import JSON, response_for_error
 from memory_core.identity import Authentication
-from memory_core.settings import Settings
 from memory_core.wire.errors import ErrorDetail
 from memory_core.wire.json_text import JsonRejected, loads
 from memory_core.wire.memory import InstanceId, NotStoredResponse
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pydantic-settings loads with the composition root (cold start, issue #15)
     from memory_core.composition import Runtime
+    from memory_core.settings import Settings
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from memory_core.domain.errors import Forbidden, MisdirectedRequest
-from memory_core.settings import Settings
+
+if TYPE_CHECKING:  # pydantic-settings loads with the composition root (cold start, issue #15)
+    from memory_core.settings import Settings
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 

@@ -23,22 +23,28 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import azure.functions as func
-from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import INVALID_REQUEST
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memory_core.composition import Runtime, runtime
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, write_body_limit
 from memory_core.edge.errors import response_for_error
 from memory_core.edge.names import LOOPBACK_NAMES, AppNames, is_local
-from memory_core.identity import Authenticator
-from memory_core.mcp.backend import MemoryBackend, build_backend
 from memory_core.mcp.guidance import CURRENT_GUIDANCE, AgentGuidance
-from memory_core.mcp.tools import build_server
-from memory_core.settings import Settings
+
+# The MCP SDK, the tools and the backend load on the first MCP request, not at
+# import: the SDK alone costs about 0.35 s, paid by every cold instance (issue #15).
+if TYPE_CHECKING:
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from memory_core.identity import Authenticator
+    from memory_core.mcp.backend import MemoryBackend
+    from memory_core.settings import Settings
+
+INVALID_REQUEST = -32600
+"""JSON-RPC's "Invalid Request" code (``mcp_types.INVALID_REQUEST``), kept here so a 405 needs no SDK."""
 
 log = logging.getLogger("memory_core.mcp")
 
@@ -53,6 +59,8 @@ def security_settings(settings: Settings) -> TransportSecuritySettings:
 
     Origins are https for deployed names; http or https for loopback names.
     """
+    from mcp.server.transport_security import TransportSecuritySettings
+
     hosts: list[str] = []
     origins: list[str] = []
     for name in AppNames.from_settings(settings).names:
@@ -125,6 +133,8 @@ class McpHttpApp:
 
 def build_asgi_app(settings: Settings, backend: MemoryBackend, auth: Authenticator) -> McpHttpApp:
     """The whole MCP HTTP app: tools over ``backend``, stateless JSON streamable HTTP, POST only."""
+    from memory_core.mcp.tools import build_server
+
     mcp_logger = logging.getLogger("mcp")
     if mcp_logger.level == logging.NOTSET:
         mcp_logger.setLevel(logging.WARNING)  # the SDK logs every stateless request at INFO
@@ -182,6 +192,8 @@ class FunctionsMcpEndpoint:
             self._lock = asyncio.Lock()
         async with self._lock:
             if self._middleware is None:
+                from memory_core.mcp.backend import build_backend
+
                 rt = self._runtime_factory()
                 backend = build_backend(rt.settings, rt.service)
                 middleware = func.AsgiMiddleware(build_asgi_app(rt.settings, backend, rt.auth))
