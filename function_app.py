@@ -8,7 +8,7 @@ every route passes the same edge (docs/architecture.md).
 
 import azure.functions as func
 
-from memory_core.api import entries, operator, rest
+from memory_core.api import entries, memory_files, operator, rest
 from memory_core.api.openapi import openapi_endpoint
 from memory_core.edge import EdgeApp
 from memory_core.mcp import transport as mcp_transport
@@ -27,6 +27,14 @@ app.route(route="instances/{instanceId}/memory/entries", methods=["GET"])(entrie
 app.route(route="instances/{instanceId}/memory/entries/{entryId}", methods=["DELETE"])(entries.forget_entry)
 app.route(route="instances/{instanceId}/memory/search", methods=["GET"])(entries.search_memory)
 app.route(route="instances/{instanceId}/memory/audit", methods=["GET"])(entries.read_own_audit)
+
+# Claude's memory tool (memory_20250818): one function per command over the file view of memory
+app.route(route="instances/{instanceId}/memory/files/view", methods=["POST"])(memory_files.view_file)
+app.route(route="instances/{instanceId}/memory/files/create", methods=["POST"])(memory_files.create_file)
+app.route(route="instances/{instanceId}/memory/files/str_replace", methods=["POST"])(memory_files.str_replace_file)
+app.route(route="instances/{instanceId}/memory/files/insert", methods=["POST"])(memory_files.insert_file)
+app.route(route="instances/{instanceId}/memory/files/delete", methods=["POST"])(memory_files.delete_file)
+app.route(route="instances/{instanceId}/memory/files/rename", methods=["POST"])(memory_files.rename_file)
 
 # Operator endpoints (operator keys); "admin" routes are reserved by the Functions host
 app.route(route="instances/{instanceId}/operator/deletions", methods=["GET"])(operator.list_deletions)

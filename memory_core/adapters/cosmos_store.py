@@ -261,6 +261,15 @@ class CosmosMemoryStore:
             body = calls.write(item, record.etag)
         return Record(record.partition, record.kind, record.id, record.data, body.get("_etag"))
 
+    def create_record(self, record: Record) -> Record:
+        item = docs.record_item(record)
+        with self._operation("create_record") as calls:
+            try:
+                body = calls.create(item)
+            except CosmosResourceExistsError as e:
+                raise Conflict(f"the {record.kind} record already exists") from e
+        return Record(record.partition, record.kind, record.id, record.data, body.get("_etag"))
+
     def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
         item_id = docs.record_item_id(partition, kind, record_id)
         if not docs.is_valid_id(item_id):

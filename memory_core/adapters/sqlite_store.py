@@ -330,6 +330,19 @@ class SqliteMemoryStore:
                 )
         return Record(p, record.kind, record.id, record.data, etag)
 
+    def create_record(self, record: Record) -> Record:
+        p = record.partition
+        etag = uuid.uuid4().hex
+        data = json.dumps(record.data, separators=(",", ":"), sort_keys=True)
+        with self._write() as db:
+            created = db.execute(
+                "INSERT OR IGNORE INTO records VALUES (?,?,?,?,?,?)",
+                (p.instance_id, p.owner, record.kind, record.id, data, etag),
+            ).rowcount
+            if created != 1:
+                raise Conflict(f"the {record.kind} record already exists")
+        return Record(p, record.kind, record.id, record.data, etag)
+
     def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
         rows = self._read(
             "SELECT data, etag FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",

@@ -30,6 +30,7 @@ class AuditAction(StrEnum):
     DELETION_REJECTED = "deletion_rejected"
     DELETION_EXECUTED = "deletion_executed"
     WRITE_REJECTED = "write_rejected"
+    MEMORY_FILE = "memory_file"
 
 
 @dataclass(frozen=True, slots=True)

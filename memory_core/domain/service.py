@@ -86,6 +86,11 @@ class MemoryService:
         # Reads answered from snapshots the store re-checks on every read (stores that stamp writes).
         self._snapshots = SnapshotCache(store) if isinstance(store, ChangeStamps) else None
 
+    @property
+    def store(self) -> MemoryStore:
+        """The store behind this service, for use cases composed on top of it (the memory tool's files)."""
+        return self._store
+
     # -- reads ---------------------------------------------------------------
 
     def get(

@@ -50,6 +50,10 @@ class MemoryStore(Protocol):
         """
         ...
 
+    def create_record(self, record: Record) -> Record:
+        """Create a record only if none has its id; ``Conflict`` when one exists. Returns it with its etag."""
+        ...
+
     def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
         ...
 

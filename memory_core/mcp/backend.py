@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from memory_core.wire.custody import PendingDeletionResponse, SearchHitModel, SearchResponse
 from memory_core.wire.memory import MemoryResponse
+from memory_core.api.memory_file_schemas import MemoryFileResponse
 from memory_core.domain.errors import (
     Conflict,
     ConfigurationError,
@@ -46,6 +47,7 @@ from memory_core.domain.errors import (
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import Scope
 from memory_core.domain.models import Share
+from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.service import MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.identity import (
@@ -116,6 +118,10 @@ class MemoryBackend(Protocol):
         """BM25 search over the visible entries of ``scope``, best first."""
         ...
 
+    async def memory_command(self, target: CallTarget, command: dict[str, Any]) -> MemoryFileResponse:
+        """Run one memory_20250818 command over the caller's memory files (see ``MemoryFiles``)."""
+        ...
+
     async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
         """The operator's settings for this agent, as advice for MCP clients (None when unknown)."""
         ...
@@ -181,6 +187,19 @@ class InProcessBackend:
             )
         )
         return SearchResponse(query=query, hits=[SearchHitModel.from_hit(h) for h in hits])
+
+    async def memory_command(self, target: CallTarget, command: dict[str, Any]) -> MemoryFileResponse:
+        answer = await anyio.to_thread.run_sync(
+            functools.partial(
+                MemoryFiles(self._service).execute, target.caller, target.instance_id, target.agent, command,
+                session_id=target.session_id, operation_id=target.operation_id,
+            )
+        )
+        if answer.pending_request_ids:
+            return MemoryFileResponse(
+                result=answer.text, status="pending_approval", request_ids=list(answer.pending_request_ids)
+            )
+        return MemoryFileResponse(result=answer.text)
 
     async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
         settings = await anyio.to_thread.run_sync(self._service.agent_settings.get, instance_id, agent_object_id)
@@ -339,6 +358,15 @@ class CoreApiBackend:
         if target.agent is not None:
             params["agentObjectId"] = target.agent.object_id
         return _parsed(await self._call("GET", target, "/search", params=params), SearchResponse)
+
+    async def memory_command(self, target: CallTarget, command: dict[str, Any]) -> MemoryFileResponse:
+        params: dict[str, str] = {}
+        if target.agent is not None:
+            params["agentObjectId"] = target.agent.object_id
+            if target.agent.name:
+                params["agentName"] = target.agent.name
+        suffix = f"/files/{quote(str(command['command']), safe='')}"
+        return _parsed(await self._call("POST", target, suffix, params=params, json=command), MemoryFileResponse)
 
     async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
         # Agent settings are an operator resource of the remote CoreAPI; the MCP

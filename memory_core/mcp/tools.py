@@ -46,11 +46,12 @@ from memory_core.domain.sharing import SharingPolicy
 from memory_core.identity import Authenticator, AuthMode, identity_json
 from memory_core.mcp.backend import CallTarget, MemoryBackend
 from memory_core.mcp.guidance import CURRENT_GUIDANCE, append_description, instructions_for
+from memory_core.mcp.memory_tool import register_memory_tool
 
 log = logging.getLogger("memory_core.mcp")
 
 SERVER_NAME = "memory-core"
-TOOL_NAMES = ("get_memory", "append_memory", "clear_memory", "search_memory")
+TOOL_NAMES = ("get_memory", "append_memory", "clear_memory", "search_memory", "memory")
 
 AGENT_OBJECT_ID_HEADER = "x-agent-object-id"
 AGENT_NAME_HEADER = "x-agent-name"
@@ -360,5 +361,10 @@ def build_server(
             return _json_result(SearchResponse(query=query, hits=[], notice=OFF_READ_NOTICE))
         response = await backend.search(*target, query, list(tags), limit, SharingPolicy.named(memory_sharing))
         return _json_result(response)
+
+    # Claude's memory tool (memory_20250818), in its own module.
+    register_memory_tool(
+        server, backend, lambda ctx: resolve_target(ctx.headers, auth, default_instance_id), result_for_error
+    )
 
     return server

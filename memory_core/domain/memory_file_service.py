@@ -1,0 +1,341 @@
+"""Claude's memory tool over memory-core: the file view of a user's memory, under custody.
+
+How /memories maps onto the storage model (docs/memory-tool.md has the whole design):
+
+- A file's text is a ``MemoryEntry`` in the caller's own memory: user scope, or,
+  below /memories/agent, the calling agent's scope. get_memory, export and
+  search see it like any append (reason "memory file <path>", tag ``memory-file``).
+- Which entry is which file lives in one *file index* record per user
+  (partition ``(instance_id, upn)``): paths, directories, entry ids and content
+  hashes. Every command reads the index with its etag and commits with it, so
+  concurrent commands on one user's files are serialized: a loser re-reads and
+  re-applies, and no write is lost.
+- Entries no file names (appended through MCP or REST) show as
+  /memories/appended/<entry id>.md (/memories/agent/appended/... for the agent's).
+- An edit stores a new version, then retires the old one. Retiring erases
+  nothing the user wrote when the new version keeps the old text (insert, a
+  replacement that contains what it replaces, a move between scopes); otherwise
+  it is a deletion and follows MEMORY_DELETION_MODE through ``MemoryService.forget``:
+  under operator approval the old version is hidden at once and the answer says
+  that its deletion is pending.
+- Every write goes through ``MemoryService.append`` (size limit, secret scan,
+  audit with the content's SHA-256); every command that changes something leaves
+  a ``memory_file`` audit event naming the command, the path and the hashes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memory_core.domain import memory_paths as texts
+from memory_core.domain.audit import AuditAction
+from memory_core.domain.errors import Conflict, InvalidInput, MemoryCoreError, NotFound
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.memory_files import (
+    AGENT_DIR,
+    APPENDED_DIR,
+    FailedWithSideEffect,
+    FileNode,
+    Namespace,
+    Outcome,
+    Retire,
+    command_paths,
+    is_agent_path,
+    parents,
+    run,
+)
+from memory_core.domain.memory_paths import parse_path
+from memory_core.domain.models import ProfileKey, Scope, ScopeState, sha256_hex
+from memory_core.domain.records import Partition, Record
+from memory_core.domain.service import MemoryService, PendingDeletion, WriteOptions
+from memory_core.domain.store import MemoryStore
+
+INDEX_KIND = "memory_file_index"
+INDEX_ID = "files"
+FILE_TAG = "memory-file"
+MAX_FILES = 2000
+# Whitespace-only text cannot be an entry (appends refuse it); it is kept in the index, up to this size.
+MAX_INLINE_BYTES = 4096
+_ATTEMPTS = 12
+
+
+@dataclass(frozen=True, slots=True)
+class FileAnswer:
+    """The text the model sees, and the deletion requests it opened (empty unless pending approval)."""
+
+    text: str
+    pending_request_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    record: Record | None
+    namespace: Namespace
+    states: dict[bool, ScopeState]  # agent_scope -> state
+
+
+class MemoryFiles:
+    """The six memory_20250818 commands for an authenticated caller.
+
+    ``execute`` answers the reference backend's text, or raises a ``MemoryCoreError``
+    whose message is the reference's error text (``InvalidInput``, ``NotFound``,
+    ``Conflict``), or the service's own (``PayloadTooLarge``, ``SecretDetected``,
+    ``Forbidden``, ``Unavailable``).
+    """
+
+    def __init__(self, service: MemoryService, *, on_commit: Callable[[], None] | None = None) -> None:
+        self._service = service
+        self._store: MemoryStore = service.store
+        self._on_commit = on_commit  # tests: widen the race window between reading and committing
+
+    def execute(
+        self,
+        caller: Caller,
+        instance_id: str,
+        agent: AgentContext | None,
+        command: Mapping[str, Any],
+        *,
+        session_id: str | None = None,
+        operation_id: str | None = None,
+    ) -> FileAnswer:
+        cmd = dict(command)
+        for path in command_paths(cmd):
+            target = parse_path(path)
+            if agent is None and (target.parts[:1] == (AGENT_DIR,)):
+                raise texts.agent_required(path)
+        if agent is not None:
+            self._service.agent_settings.enforce(caller, instance_id, agent.object_id, Scope.AGENT)
+        for _ in range(_ATTEMPTS):
+            snapshot = self._snapshot(caller, instance_id, agent)
+            side_effect: MemoryCoreError | None = None
+            try:
+                outcome = run(snapshot.namespace, cmd)
+            except FailedWithSideEffect as failed:
+                outcome = Outcome("", failed.namespace)
+                side_effect = failed.error  # type: ignore[assignment]
+            if not outcome.changed:
+                return FileAnswer(outcome.answer)
+            try:
+                committed = self._commit(caller, instance_id, agent, snapshot, outcome, session_id, operation_id)
+            except Conflict as race:
+                if race.code == "index_changed":
+                    continue
+                raise
+            if side_effect is not None:
+                raise side_effect
+            return self._finish(caller, instance_id, agent, cmd, outcome, committed)
+        raise Conflict("the memory files kept changing during this command; retry", code="conflict")
+
+    # -- reading -------------------------------------------------------------------
+
+    def _keys(self, caller: Caller, instance_id: str, agent: AgentContext | None) -> dict[bool, ProfileKey]:
+        keys = {False: ProfileKey(instance_id, caller.upn, Scope.USER)}
+        if agent is not None:
+            keys[True] = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent.object_id)
+        return keys
+
+    def _snapshot(self, caller: Caller, instance_id: str, agent: AgentContext | None) -> _Snapshot:
+        record = self._store.get_record(Partition(instance_id, caller.upn), INDEX_KIND, INDEX_ID)
+        keys = self._keys(caller, instance_id, agent)
+        states = dict(zip(keys, self._store.load(list(keys.values())), strict=True))
+        data = record.data if record else {}
+        retiring = set(data.get("retiring") or [])
+        ns = Namespace()
+        for agent_scope, state in states.items():
+            tree = _tree(data, agent.object_id if agent_scope and agent else None)
+            mount = AGENT_DIR + "/" if agent_scope else ""
+            visible = {e.id: e for e in state.visible_entries() if e.author_upn == caller.upn}
+            named: set[str] = set()
+            for rel, slot in tree["files"].items():
+                entry_id = slot.get("entry_id")
+                if entry_id is None:
+                    ns.files[mount + rel] = FileNode(str(slot.get("text") or ""))
+                elif entry_id in visible:
+                    ns.files[mount + rel] = FileNode(visible[entry_id].content_markdown, entry_id)
+                    named.add(entry_id)
+            for entry in visible.values():
+                if entry.id not in named and entry.id not in retiring and entry.content_markdown.strip():
+                    ns.files[f"{mount}{APPENDED_DIR}/{entry.id}.md"] = FileNode(entry.content_markdown, entry.id, True)
+            ns.dirs.update(mount + d if d else AGENT_DIR for d in tree["dirs"])
+            if agent_scope and any(p.startswith(mount) for p in ns.files):
+                ns.dirs.add(AGENT_DIR)
+        for rel in list(ns.files):
+            ns.dirs.update(parents(rel))
+        return _Snapshot(record, ns, states)
+
+    # -- committing ------------------------------------------------------------------
+
+    def _commit(
+        self,
+        caller: Caller,
+        instance_id: str,
+        agent: AgentContext | None,
+        snapshot: _Snapshot,
+        outcome: Outcome,
+        session_id: str | None,
+        operation_id: str | None,
+    ) -> Namespace:
+        """Store new versions, then swap the index in one conditional write. ``Conflict("index_changed")`` on a race."""
+        after = outcome.namespace
+        assert after is not None
+        if len(after.files) > MAX_FILES:
+            raise InvalidInput(f"memory holds at most {MAX_FILES} files; delete some first", code="too_many_files")
+        stored: list[tuple[bool, str]] = []
+        try:
+            for rel in outcome.written:
+                node = after.files[rel]
+                agent_scope = is_agent_path(rel)
+                if node.text.strip():
+                    view = self._service.append(
+                        caller, instance_id, Scope.AGENT if agent_scope else Scope.USER, agent, node.text,
+                        WriteOptions(reason=f"memory file {texts.ROOT}/{rel}", session_id=session_id,
+                                     operation_id=operation_id, tags=(FILE_TAG,)),
+                    )
+                    assert view.entry_id is not None
+                    stored.append((agent_scope, view.entry_id))
+                    after.files[rel] = FileNode(node.text, view.entry_id)
+                elif len(node.text.encode("utf-8")) > MAX_INLINE_BYTES:
+                    raise InvalidInput(
+                        f"a memory file of only whitespace is limited to {MAX_INLINE_BYTES} bytes", code="invalid_input"
+                    )
+            if self._on_commit is not None:
+                self._on_commit()
+            self._save_index(caller, instance_id, agent, snapshot, after, outcome.retired)
+        except BaseException:
+            self._withdraw(caller, instance_id, agent, stored)
+            raise
+        return after
+
+    def _save_index(
+        self,
+        caller: Caller,
+        instance_id: str,
+        agent: AgentContext | None,
+        snapshot: _Snapshot,
+        after: Namespace,
+        retired: tuple[Retire, ...],
+    ) -> None:
+        data: dict[str, Any] = dict(snapshot.record.data) if snapshot.record else {"version": 1}
+        agents: dict[str, Any] = dict(data.get("agents") or {})
+        for agent_scope, state in snapshot.states.items():
+            held = {e.id for e in state.entries} - {e.id for e in state.visible_entries()}
+            old_tree = _tree(data, agent.object_id if agent_scope and agent else None)
+            tree = _tree_of(after, agent_scope)
+            # A file hidden by a pending deletion (a clear, a forget) keeps its place: rejection restores it.
+            for rel, slot in old_tree["files"].items():
+                if slot.get("entry_id") in held and rel not in tree["files"]:
+                    tree["files"][rel] = slot
+            if agent_scope and agent is not None:
+                agents[agent.object_id] = tree
+            else:
+                data["user"] = tree
+        data["agents"] = agents
+        # Old versions being retired stay out of the file view between this write and their removal.
+        still_there = {e.id for state in snapshot.states.values() for e in state.visible_entries()}
+        data["retiring"] = sorted(
+            {i for i in data.get("retiring") or [] if i in still_there} | {r.entry_id for r in retired}
+        )
+        partition = Partition(instance_id, caller.upn)
+        try:
+            if snapshot.record is None:
+                self._store.create_record(Record(partition, INDEX_KIND, INDEX_ID, data))
+            else:
+                self._store.put_record(Record(partition, INDEX_KIND, INDEX_ID, data, snapshot.record.etag))
+        except Conflict as race:
+            raise Conflict("the memory file index changed", code="index_changed") from race
+
+    def _withdraw(
+        self, caller: Caller, instance_id: str, agent: AgentContext | None, stored: list[tuple[bool, str]]
+    ) -> None:
+        """Erase versions this attempt stored but never published (it lost a race or failed): audited."""
+        keys = self._keys(caller, instance_id, agent)
+        for agent_scope, entry_id in stored:
+            self._store.delete_entries(keys[agent_scope], [entry_id])
+            self._service.audit.record(
+                AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
+                scope=keys[agent_scope].scope.value, agent_object_id=keys[agent_scope].agent_object_id,
+                entry_id=entry_id, detail="withdrawn: an unpublished version of a command that is retried or failed",
+            )
+
+    def _finish(
+        self,
+        caller: Caller,
+        instance_id: str,
+        agent: AgentContext | None,
+        command: dict[str, Any],
+        outcome: Outcome,
+        after: Namespace,
+    ) -> FileAnswer:
+        pending: list[str] = []
+        for retire in outcome.retired:
+            request_id = self._retire(caller, instance_id, agent, retire)
+            if request_id:
+                pending.append(request_id)
+        for rel in outcome.audit_paths:
+            node = after.files.get(rel)
+            self._service.audit.record(
+                AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
+                scope=(Scope.AGENT if is_agent_path(rel) else Scope.USER).value,
+                agent_object_id=agent.object_id if agent and is_agent_path(rel) else None,
+                entry_id=node.entry_id if node else None,
+                content_sha256=sha256_hex(node.text) if node else None,
+                byte_count=len(node.text.encode("utf-8")) if node else None,
+                detail=_audit_detail(command, rel, outcome.retired),
+            )
+        if not pending:
+            return FileAnswer(outcome.answer)
+        if command["command"] == "delete":
+            return FileAnswer(texts.deleted_pending(str(command["path"]), pending), tuple(pending))
+        return FileAnswer(outcome.answer + texts.pending_note(pending), tuple(pending))
+
+    def _retire(self, caller: Caller, instance_id: str, agent: AgentContext | None, retire: Retire) -> str | None:
+        """Remove an old version; answers the deletion request id when it awaits an operator."""
+        key = self._keys(caller, instance_id, agent)[retire.agent_scope]
+        if retire.removes_content:
+            try:
+                outcome = self._service.forget(caller, instance_id, retire.entry_id)
+            except NotFound:
+                return None  # already gone (a concurrent delete, a clear)
+            return outcome.request_id if isinstance(outcome, PendingDeletion) else None
+        entry = self._store.get_entry(instance_id, caller.upn, retire.entry_id)
+        self._store.delete_entries(key, [retire.entry_id])
+        self._service.audit.record(
+            AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
+            scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=retire.entry_id,
+            content_sha256=entry.content_sha256 if entry else None,
+            detail="superseded: its whole text is kept in the file's new version",
+        )
+        return None
+
+
+def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...]) -> str:
+    old = ", ".join(r.entry_id for r in retired) or "none"
+    return f"{command['command']} {texts.ROOT}/{rel} (replaced entries: {old})"
+
+
+def _tree(data: Mapping[str, Any], agent_object_id: str | None) -> dict[str, Any]:
+    raw = (data.get("agents") or {}).get(agent_object_id) if agent_object_id else data.get("user")
+    raw = raw or {}
+    return {"files": dict(raw.get("files") or {}), "dirs": list(raw.get("dirs") or [])}
+
+
+def _tree_of(ns: Namespace, agent_scope: bool) -> dict[str, Any]:
+    """The index tree of one scope: its non-derived files and its directories ("" is the agent mount)."""
+    mount = AGENT_DIR + "/" if agent_scope else ""
+    files: dict[str, Any] = {}
+    for rel, node in ns.files.items():
+        if is_agent_path(rel) != agent_scope or node.derived:
+            continue
+        local = rel[len(mount):]
+        files[local] = (
+            {"entry_id": node.entry_id, "sha256": sha256_hex(node.text)}
+            if node.entry_id
+            else {"entry_id": None, "text": node.text, "sha256": sha256_hex(node.text)}
+        )
+    if agent_scope:
+        dirs = sorted("" if d == AGENT_DIR else d[len(mount):] for d in ns.dirs if is_agent_path(d))
+    else:
+        dirs = sorted(d for d in ns.dirs if not is_agent_path(d))
+    return {"files": files, "dirs": dirs}

@@ -1,0 +1,228 @@
+"""Paths under /memories and the exact texts of Claude's memory tool (``memory_20250818``).
+
+The texts are those of the anthropic SDK's reference backend
+(``anthropic/lib/tools/_beta_builtin_memory_tool.py``,
+``BetaLocalFilesystemMemoryTool``): models are trained on them, so they are
+reproduced character for character. Only custody adds words of its own
+(``pending_note``, ``deleted_pending``).
+
+Path rules are stricter than the reference's: under ``/memories``; no ``..``,
+``.`` or empty segments (one trailing ``/`` is allowed, as for a directory);
+no control characters; NFC-normalized; at most ``MAX_PATH_CHARS`` characters
+and ``MAX_SEGMENT_BYTES`` UTF-8 bytes per segment. A rejected path gets the
+reference's own refusal text.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory_core.domain.errors import Conflict, InvalidInput, NotFound
+
+ROOT = "/memories"
+MAX_PATH_CHARS = 1024
+MAX_SEGMENT_BYTES = 255
+MAX_LINES = 999999
+LINE_NUMBER_WIDTH = len(str(MAX_LINES))
+# What the reference shows for a directory: the st_size of a directory on ext4 (4096 bytes).
+DIRECTORY_SIZE = "4K"
+# Unicode categories refused in a path: controls (C0, DEL, C1), surrogates, line/paragraph separators.
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPath:
+    """A validated path: ``given`` as the model sent it (echoed in answers), ``parts`` NFC segments below /memories."""
+
+    given: str
+    parts: tuple[str, ...]
+
+    @property
+    def is_root(self) -> bool:
+        return not self.parts
+
+    @property
+    def rel(self) -> str:
+        """The path below /memories, "" for the root."""
+        return "/".join(self.parts)
+
+
+def parse_path(path: str) -> MemoryPath:
+    """Validate ``path``; ``InvalidInput`` with the reference's text when it is refused."""
+    if not path.startswith(ROOT):
+        raise InvalidInput(f"Path must start with /memories, got: {path}", code="invalid_path")
+    normalized = unicodedata.normalize("NFC", path)
+    rest = normalized[len(ROOT):]
+    if rest.endswith("/"):
+        rest = rest[:-1]
+    parts = tuple(rest.split("/")[1:]) if rest else ()
+    if (
+        (rest and not rest.startswith("/"))
+        or len(normalized) > MAX_PATH_CHARS
+        or any(part in ("", ".", "..") for part in parts)
+        or any(len(part.encode("utf-8")) > MAX_SEGMENT_BYTES for part in parts)
+        or any(unicodedata.category(ch) in _REFUSED_CATEGORIES for ch in normalized)
+    ):
+        raise InvalidInput(f"Path {path} would escape /memories directory", code="invalid_path")
+    return MemoryPath(path, parts)
+
+
+# -- the reference's texts ---------------------------------------------------------
+
+
+def created(path: str) -> str:
+    return f"File created successfully at: {path}"
+
+
+def deleted(path: str) -> str:
+    return f"Successfully deleted {path}"
+
+
+def renamed(old: str, new: str) -> str:
+    return f"Successfully renamed {old} to {new}"
+
+
+def inserted(path: str) -> str:
+    return f"The file {path} has been edited."
+
+
+def not_found(path: str) -> NotFound:
+    """view, str_replace and insert on a missing path."""
+    return NotFound(f"The path {path} does not exist. Please provide a valid path.", code="path_not_found")
+
+
+def not_found_short(path: str) -> NotFound:
+    """delete and rename of a missing path (the reference's shorter text)."""
+    return NotFound(f"The path {path} does not exist", code="path_not_found")
+
+
+def not_a_file(path: str) -> InvalidInput:
+    return InvalidInput(f"The path {path} is not a file.", code="not_a_file")
+
+
+def already_exists(path: str) -> Conflict:
+    return Conflict(f"File {path} already exists", code="already_exists")
+
+
+def destination_exists(path: str) -> Conflict:
+    return Conflict(f"The destination {path} already exists", code="already_exists")
+
+
+def root_undeletable() -> InvalidInput:
+    return InvalidInput("Cannot delete the /memories directory itself", code="root_refused")
+
+
+def root_unrenamable() -> InvalidInput:
+    return InvalidInput("Cannot rename the /memories directory itself", code="root_refused")
+
+
+def no_match(old_str: str, path: str) -> InvalidInput:
+    return InvalidInput(
+        f"No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}.", code="no_match"
+    )
+
+
+def not_unique(old_str: str, lines: Sequence[int], path: str) -> InvalidInput:
+    del path  # the reference does not name the file here
+    return InvalidInput(
+        f"No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: "
+        f"{', '.join(map(str, lines))}. Please ensure it is unique",
+        code="not_unique",
+    )
+
+
+def insert_out_of_range(insert_line: int, line_count: int) -> InvalidInput:
+    return InvalidInput(
+        f"Invalid `insert_line` parameter: {insert_line}. It should be within the range [0, {line_count}].",
+        code="invalid_insert_line",
+    )
+
+
+def too_many_lines(path: str) -> InvalidInput:
+    return InvalidInput(f"File {path} exceeds maximum line limit of 999,999 lines.", code="too_many_lines")
+
+
+# -- texts of memory-core's own (no reference equivalent) -----------------------------
+
+
+def parent_not_directory(path: str) -> InvalidInput:
+    """Writing below a file (the reference fails with an operating-system error here)."""
+    return InvalidInput(f"The path {path} cannot be created: a parent of it is a file.", code="parent_is_file")
+
+
+def move_into_itself(old: str, new: str) -> InvalidInput:
+    """Renaming a directory into itself (the reference fails with an operating-system error here)."""
+    return InvalidInput(f"Cannot move {old} into itself ({new}).", code="move_into_itself")
+
+
+def agent_required(path: str) -> InvalidInput:
+    return InvalidInput(
+        f"The path {path} holds the calling agent's own memory, and this call names no agent.",
+        code="agent_required",
+    )
+
+
+def pending_note(request_ids: Sequence[str]) -> str:
+    """Added to an edit's answer when the text it replaced awaits an operator's approval to be erased."""
+    return (
+        "\n\nNote: the replaced content is hidden from memory now; its deletion is pending operator approval "
+        f"(request {', '.join(request_ids)})."
+    )
+
+
+def deleted_pending(path: str, request_ids: Sequence[str]) -> str:
+    """The answer to a delete whose content awaits an operator's approval to be erased."""
+    return (
+        f"Deleted {path} from memory: it is hidden now, and the deletion is pending operator approval "
+        f"(request {', '.join(request_ids)}). Until an operator approves, the content is kept but not shown."
+    )
+
+
+# -- the view format ---------------------------------------------------------------
+
+
+def format_file_size(byte_count: int) -> str:
+    """The reference's human-readable size: 0B, 512B, 1.5K, 2M."""
+    if byte_count == 0:
+        return "0B"
+    sizes = ["B", "K", "M", "G"]
+    i = min((byte_count.bit_length() - 1) // 10, len(sizes) - 1)
+    size = byte_count / (1024**i)
+    return f"{int(size)}{sizes[i]}" if size == int(size) else f"{size:.1f}{sizes[i]}"
+
+
+def numbered(lines: Sequence[str], first: int) -> str:
+    return "\n".join(f"{str(i + first).rjust(LINE_NUMBER_WIDTH)}\t{line}" for i, line in enumerate(lines))
+
+
+def file_view(path: str, content: str, view_range: Sequence[int] | None) -> str:
+    """A file with line numbers, optionally a ``[start, end]`` range (end -1: to the last line)."""
+    lines = content.split("\n")
+    if len(lines) > MAX_LINES:
+        raise too_many_lines(path)
+    shown, first = lines, 1
+    if view_range and len(view_range) == 2:
+        start = max(1, view_range[0]) - 1
+        end = len(lines) if view_range[1] == -1 else view_range[1]
+        shown, first = lines[start:end], start + 1
+    return f"Here's the content of {path} with line numbers:\n" + numbered(shown, first)
+
+
+def directory_view(path: str, items: Sequence[tuple[str, str]]) -> str:
+    """A directory listing: ``items`` are (size, relative path) pairs in listing order."""
+    header = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
+    lines = [f"{DIRECTORY_SIZE}\t{path}", *(f"{size}\t{path}/{rel}" for size, rel in items)]
+    return f"{header}\n" + "\n".join(lines)
+
+
+def edit_snippet(new_content: str, changed_line_index: int) -> str:
+    """str_replace's answer: the changed line with two lines of context on each side."""
+    new_lines = new_content.split("\n")
+    start = max(0, changed_line_index - 2)
+    end = min(len(new_lines), changed_line_index + 3)
+    snippet = [f"{str(n).rjust(LINE_NUMBER_WIDTH)}\t{new_lines[n - 1]}" for n in range(start + 1, end + 1)]
+    return "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" + "\n".join(
+        snippet
+    )
