@@ -29,6 +29,7 @@ TOOL_ARGUMENTS: dict[str, dict[str, Any]] = {
     "append_memory": {"scope": "user", "memory": "- mcp identity fact"},
     "clear_memory": {"scope": "user", "confirm": True},
     "search_memory": {"query": "identity", "scope": "user"},
+    "memory": {"command": "view", "path": "/memories"},
 }
 TOOLS = list(TOOL_NAMES)
 

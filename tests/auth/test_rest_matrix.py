@@ -83,6 +83,14 @@ class Context:
             entries = http.get(f"/instances/{self.instance}/memory/entries", params={"scope": "user"}).json()
         return entries["entries"][-1]["id"]
 
+    def memory_file(self) -> str:
+        """A memory-tool file of the caller's own, holding "matrix fact"."""
+        path = f"/memories/matrix-{uuid.uuid4().hex[:8]}.md"
+        with httpx.Client(base_url=self.server.api, headers=self.headers) as http:
+            http.post(f"/instances/{self.instance}/memory/files/create",
+                      json={"command": "create", "path": path, "file_text": "matrix fact\n"}).raise_for_status()
+        return path
+
     def pending_request_id(self) -> str:
         """A deletion request waiting for an operator (the owner forgets an entry)."""
         headers = self.owner_headers or self.headers
@@ -115,6 +123,16 @@ SAMPLES: dict[str, Sample] = {
     "get_agent_settings": lambda c: ({}, {"agentObjectId": AGENT}, None),
     "put_agent_settings": lambda c: ({}, {"agentObjectId": AGENT}, {"enabled": True}),
     "import_legacy": lambda c: ({}, {}, {"scope": "user", "content_markdown": "- legacy fact"}),
+    "view_file": lambda c: ({}, {}, {"command": "view", "path": "/memories"}),
+    "create_file": lambda c: ({}, {}, {"command": "create", "path": f"/memories/m-{uuid.uuid4().hex}.md",
+                                       "file_text": "matrix fact"}),
+    "str_replace_file": lambda c: ({}, {}, {"command": "str_replace", "path": c.memory_file(), "old_str": "fact",
+                                            "new_str": "fact, edited"}),
+    "insert_file": lambda c: ({}, {}, {"command": "insert", "path": c.memory_file(), "insert_line": 0,
+                                       "insert_text": "first"}),
+    "delete_file": lambda c: ({}, {}, {"command": "delete", "path": c.memory_file()}),
+    "rename_file": lambda c: ({}, {}, {"command": "rename", "old_path": c.memory_file(),
+                                       "new_path": f"/memories/moved-{uuid.uuid4().hex}.md"}),
 }
 
 

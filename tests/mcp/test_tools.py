@@ -32,10 +32,10 @@ def _upn() -> str:
 
 
 async def test_lists_exactly_the_memory_tools(mcp_target: McpTarget) -> None:
-    """tools/list answers get_memory, append_memory, clear_memory and search_memory, and nothing else."""
+    """tools/list answers get_memory, append_memory, clear_memory, search_memory and memory, and nothing else."""
     async with mcp_session(mcp_target.url, mcp_headers(mcp_target.key)) as session:
         tools = (await session.list_tools()).tools
-    assert sorted(t.name for t in tools) == ["append_memory", "clear_memory", "get_memory", "search_memory"]
+    assert sorted(t.name for t in tools) == ["append_memory", "clear_memory", "get_memory", "memory", "search_memory"]
 
 
 async def test_get_memory_takes_an_optional_scope_defaulting_to_combined(mcp_target: McpTarget) -> None:
@@ -297,7 +297,7 @@ async def test_a_2026_protocol_client_calls_the_tools(mcp_target: McpTarget, ins
             names = sorted(t.name for t in (await client.list_tools()).tools)
             appended = await client.call_tool("append_memory", {"scope": "user", "memory": "- modern"})
             read = await client.call_tool("get_memory", {"scope": "user"})
-    assert names == ["append_memory", "clear_memory", "get_memory", "search_memory"]
+    assert names == ["append_memory", "clear_memory", "get_memory", "memory", "search_memory"]
     assert not appended.is_error
     assert "- modern" in text(read)
 
