@@ -141,7 +141,6 @@ class MemoryFiles:
         keys = self._keys(caller, instance_id, agent)
         states = dict(zip(keys, self._store.load(list(keys.values())), strict=True))
         data = record.data if record else {}
-        retiring = set(data.get("retiring") or [])
         ns = Namespace()
         for agent_scope, state in states.items():
             tree = _tree(data, agent.object_id if agent_scope and agent else None)
@@ -156,7 +155,7 @@ class MemoryFiles:
                     ns.files[mount + rel] = FileNode(visible[entry_id].content_markdown, entry_id)
                     named.add(entry_id)
             for entry in visible.values():
-                if entry.id not in named and entry.id not in retiring and entry.content_markdown.strip():
+                if entry.id not in named and entry.content_markdown.strip():
                     ns.files[f"{mount}{APPENDED_DIR}/{entry.id}.md"] = FileNode(entry.content_markdown, entry.id, True)
             ns.dirs.update(mount + d if d else AGENT_DIR for d in tree["dirs"])
             if agent_scope and any(p.startswith(mount) for p in ns.files):
@@ -202,7 +201,7 @@ class MemoryFiles:
                     )
             if self._on_commit is not None:
                 self._on_commit()
-            self._save_index(caller, instance_id, agent, snapshot, after, outcome.retired)
+            self._save_index(caller, instance_id, agent, snapshot, after)
         except BaseException:
             self._withdraw(caller, instance_id, agent, stored)
             raise
@@ -215,7 +214,6 @@ class MemoryFiles:
         agent: AgentContext | None,
         snapshot: _Snapshot,
         after: Namespace,
-        retired: tuple[Retire, ...],
     ) -> None:
         data: dict[str, Any] = dict(snapshot.record.data) if snapshot.record else {"version": 1}
         agents: dict[str, Any] = dict(data.get("agents") or {})
@@ -232,11 +230,6 @@ class MemoryFiles:
             else:
                 data["user"] = tree
         data["agents"] = agents
-        # Old versions being retired stay out of the file view between this write and their removal.
-        still_there = {e.id for state in snapshot.states.values() for e in state.visible_entries()}
-        data["retiring"] = sorted(
-            {i for i in data.get("retiring") or [] if i in still_there} | {r.entry_id for r in retired}
-        )
         partition = Partition(instance_id, caller.upn)
         try:
             if snapshot.record is None:
@@ -335,7 +328,8 @@ def _tree_of(ns: Namespace, agent_scope: bool) -> dict[str, Any]:
             else {"entry_id": None, "text": node.text, "sha256": sha256_hex(node.text)}
         )
     if agent_scope:
-        dirs = sorted("" if d == AGENT_DIR else d[len(mount):] for d in ns.dirs if is_agent_path(d))
+        dirs = ["" if d == AGENT_DIR else d[len(mount):] for d in ns.dirs if is_agent_path(d)]
     else:
-        dirs = sorted(d for d in ns.dirs if not is_agent_path(d))
-    return {"files": files, "dirs": dirs}
+        dirs = [d for d in ns.dirs if not is_agent_path(d)]
+    # appended/ is shown while something is in it; it is never kept as a directory of its own.
+    return {"files": files, "dirs": sorted(d for d in dirs if d != APPENDED_DIR)}

@@ -145,3 +145,41 @@ def test_concurrent_appends_are_all_kept(store: MemoryStore) -> None:
     for t in threads:
         t.join()
     assert {e.id for e in store.load([key])[0].entries} == {e.id for e in entries}
+
+
+# -- create_record: create only when absent (the memory tool's file index) -------------------------
+
+
+def test_create_record_creates_once_then_conflicts(store: MemoryStore) -> None:
+    from memory_core.domain.records import Partition, Record
+
+    partition = Partition(f"inst-{uuid.uuid4().hex[:8]}", "alex@contoso.com")
+    created = store.create_record(Record(partition, "memory_file_index", "files", {"n": 1}))
+    assert created.etag
+    with pytest.raises(Conflict):
+        store.create_record(Record(partition, "memory_file_index", "files", {"n": 2}))
+    stored = store.get_record(partition, "memory_file_index", "files")
+    assert stored is not None and stored.data == {"n": 1} and stored.etag == created.etag
+
+
+def test_concurrent_create_record_has_exactly_one_winner(store: MemoryStore) -> None:
+    from memory_core.domain.records import Partition, Record
+
+    partition = Partition(f"inst-{uuid.uuid4().hex[:8]}", "alex@contoso.com")
+    barrier = threading.Barrier(6)
+    outcomes: list[str] = []
+
+    def create(n: int) -> None:
+        barrier.wait()
+        try:
+            store.create_record(Record(partition, "memory_file_index", "files", {"n": n}))
+            outcomes.append("created")
+        except Conflict:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["conflict"] * 5 + ["created"]

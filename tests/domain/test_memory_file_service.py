@@ -1,0 +1,167 @@
+"""The file view of memory under custody: one memory with two views, secrets, audit, races, agent scope.
+
+A real SQLite store and the real secret scanner; the race test interleaves two real
+threads at the commit point.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.audit import AuditAction
+from memory_core.domain.errors import InvalidInput, NotFound, SecretDetected
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.memory_file_service import MemoryFiles
+from memory_core.domain.models import Scope, sha256_hex
+from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
+from memory_core.secrets import SecretScanner
+
+ALEX = Caller(upn="alex@contoso.com")
+AGENT = AgentContext("/instances/i/agents/travel", "Travel")
+INSTANCE = "inst"
+
+
+@pytest.fixture(params=[DeletionMode.IMMEDIATE, DeletionMode.OPERATOR_APPROVAL])
+def service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryService]:
+    store = SqliteMemoryStore(tmp_path / "files.sqlite3")
+    yield MemoryService(store, deletion_mode=request.param, scanner=SecretScanner())
+    store.close()
+
+
+def run(service: MemoryService, agent: AgentContext | None = None, **command: object) -> str:
+    return MemoryFiles(service).execute(ALEX, INSTANCE, agent, command).text
+
+
+def test_a_file_is_an_entry_of_the_users_memory(service: MemoryService) -> None:
+    run(service, command="create", path="/memories/prefs.md", file_text="prefers aisle seats\n")
+    document = service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
+    assert "prefers aisle seats" in document and "reason: memory file /memories/prefs.md" in document
+    assert [hit.entry.content_markdown for hit in service.search(ALEX, INSTANCE, Scope.USER, None, "aisle")] == [
+        "prefers aisle seats\n"]
+
+
+def test_an_append_is_a_file_under_appended(service: MemoryService) -> None:
+    view = service.append(ALEX, INSTANCE, Scope.USER, None, "- likes window views")
+    listing = run(service, command="view", path="/memories")
+    assert f"/memories/appended/{view.entry_id}.md" in listing
+    assert "- likes window views" in run(service, command="view", path=f"/memories/appended/{view.entry_id}.md")
+
+
+def test_editing_an_append_keeps_one_version(service: MemoryService) -> None:
+    view = service.append(ALEX, INSTANCE, Scope.USER, None, "- likes window views")
+    path = f"/memories/appended/{view.entry_id}.md"
+    run(service, command="str_replace", path=path, old_str="window views", new_str="window views and legroom")
+    document = service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
+    assert document.count("likes window views") == 1 and "legroom" in document
+
+
+def test_agent_memory_is_mounted_at_memories_agent(service: MemoryService) -> None:
+    run(service, AGENT, command="create", path="/memories/agent/trips.md", file_text="Lisbon in May\n")
+    assert "Lisbon" in service.get(ALEX, INSTANCE, Scope.AGENT, AGENT).content_markdown
+    assert "Lisbon" not in service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
+    other = AgentContext("/instances/i/agents/benefits", "Benefits")
+    assert "agent/" not in run(service, other, command="view", path="/memories")
+    # Moving a file out of the agent's folder stores its text in user memory; nothing is erased.
+    answer = run(service, AGENT, command="rename", old_path="/memories/agent/trips.md", new_path="/memories/trips.md")
+    assert answer == "Successfully renamed /memories/agent/trips.md to /memories/trips.md"
+    assert "Lisbon" in service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
+    assert "Lisbon" not in service.get(ALEX, INSTANCE, Scope.AGENT, AGENT).content_markdown
+
+
+def test_the_agent_folder_needs_an_agent(service: MemoryService) -> None:
+    with pytest.raises(InvalidInput, match="names no agent"):
+        run(service, command="create", path="/memories/agent/x.md", file_text="x")
+
+
+def test_a_secret_is_refused_and_nothing_is_stored(service: MemoryService) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    with pytest.raises(SecretDetected):
+        run(service, command="create", path="/memories/keys.md", file_text=f"github token {token}\n")
+    with pytest.raises(NotFound):
+        run(service, command="view", path="/memories/keys.md")
+    run(service, command="create", path="/memories/ok.md", file_text="fine\n")
+    with pytest.raises(SecretDetected):
+        run(service, command="str_replace", path="/memories/ok.md", old_str="fine", new_str=token)
+    assert "fine" in run(service, command="view", path="/memories/ok.md")
+    assert token not in service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
+
+
+def test_every_change_is_audited_with_content_hashes(service: MemoryService) -> None:
+    run(service, command="create", path="/memories/a.md", file_text="zebra\n")
+    run(service, command="insert", path="/memories/a.md", insert_line=1, insert_text="okapi")
+    run(service, command="rename", old_path="/memories/a.md", new_path="/memories/b.md")
+    run(service, command="delete", path="/memories/b.md")
+    events = [e for e in service.audit_trail(INSTANCE, ALEX.upn) if e.action is AuditAction.MEMORY_FILE]
+    details = [e.detail or "" for e in events]
+    assert [d.split(" ")[0] for d in details if not d.startswith("superseded")] == [
+        "create", "insert", "rename", "delete"]
+    create, insert = (e for e in events if (e.detail or "").startswith(("create", "insert")))
+    assert create.content_sha256 == sha256_hex("zebra\n") and insert.content_sha256 == sha256_hex("zebra\nokapi\n")
+    assert all("zebra" not in d and "okapi" not in d for d in details)  # hashes and paths, never the content
+
+
+def test_a_deletion_follows_the_deletion_mode(service: MemoryService) -> None:
+    run(service, command="create", path="/memories/old.md", file_text="old plan\n")
+    files = MemoryFiles(service)
+    answer = files.execute(ALEX, INSTANCE, None, {"command": "delete", "path": "/memories/old.md"})
+    assert "old plan" not in service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown  # hidden at once
+    pending = service.custody.list(INSTANCE)
+    if answer.pending_request_ids:
+        assert "pending operator approval" in answer.text
+        assert [r.id for r in pending] == list(answer.pending_request_ids)
+        # The operator rejects: the file comes back where it was.
+        service.custody.reject("olivia", INSTANCE, answer.pending_request_ids[0], "keep it")
+        assert "old plan" in run(service, command="view", path="/memories/appended/" + _only_entry(service) + ".md")
+    else:
+        assert answer.text == "Successfully deleted /memories/old.md" and pending == []
+
+
+def _only_entry(service: MemoryService) -> str:
+    (entry,) = service.entries(ALEX, INSTANCE, Scope.USER, None)
+    return entry.id
+
+
+def test_a_clear_hides_files_and_its_rejection_restores_them(service: MemoryService) -> None:
+    run(service, command="create", path="/memories/keep.md", file_text="keep me\n")
+    outcome = service.clear(ALEX, INSTANCE, Scope.USER, None, confirm=True)
+    with pytest.raises(NotFound):
+        run(service, command="view", path="/memories/keep.md")
+    run(service, command="create", path="/memories/other.md", file_text="written meanwhile\n")
+    if isinstance(outcome, PendingDeletion):
+        service.custody.reject("olivia", INSTANCE, outcome.request_id, "mistake")
+        assert "keep me" in run(service, command="view", path="/memories/keep.md")
+        assert "written meanwhile" in run(service, command="view", path="/memories/other.md")
+
+
+def test_a_command_that_loses_a_race_is_reapplied_not_lost(service: MemoryService) -> None:
+    """Thread A reads, then waits at its commit while thread B commits; A retries on B's result."""
+    run(service, command="create", path="/memories/race.md", file_text="a\nb\n")
+    at_commit, b_done = threading.Event(), threading.Event()
+
+    def pause_once() -> None:
+        if not at_commit.is_set():
+            at_commit.set()
+            b_done.wait(10)
+
+    slow = MemoryFiles(service, on_commit=pause_once)
+    answers: list[str] = []
+    thread = threading.Thread(target=lambda: answers.append(slow.execute(
+        ALEX, INSTANCE, None, {"command": "str_replace", "path": "/memories/race.md", "old_str": "a",
+                               "new_str": "a (edited by A)"}).text))
+    thread.start()
+    assert at_commit.wait(10)
+    run(service, command="insert", path="/memories/race.md", insert_line=2, insert_text="c (inserted by B)")
+    b_done.set()
+    thread.join(10)
+    assert answers and answers[0].startswith("The memory file has been edited.")
+    content = run(service, command="view", path="/memories/race.md")
+    assert "a (edited by A)" in content and "c (inserted by B)" in content
+    withdrawn = [e for e in service.audit_trail(INSTANCE, ALEX.upn) if (e.detail or "").startswith("withdrawn")]
+    assert len(withdrawn) == 1
+    document = service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
+    assert document.count("c (inserted by B)") == 1
