@@ -16,42 +16,42 @@ from memory_core.api.schemas import AgentObjectId
 ShortText = Annotated[str, Field(max_length=1024)]
 
 
-class _Command(BaseModel):
+class CommandBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ViewCommand(_Command):
+class ViewCommand(CommandBody):
     command: Literal["view"]
     path: str = Field(description="A directory or file under /memories")
     view_range: list[int] | None = Field(default=None, description="[start, end] lines, 1-based; end -1 is the last")
 
 
-class CreateCommand(_Command):
+class CreateCommand(CommandBody):
     command: Literal["create"]
     path: str
     file_text: str
 
 
-class StrReplaceCommand(_Command):
+class StrReplaceCommand(CommandBody):
     command: Literal["str_replace"]
     path: str
     old_str: str
     new_str: str
 
 
-class InsertCommand(_Command):
+class InsertCommand(CommandBody):
     command: Literal["insert"]
     path: str
     insert_line: int
     insert_text: str
 
 
-class DeleteCommand(_Command):
+class DeleteCommand(CommandBody):
     command: Literal["delete"]
     path: str
 
 
-class RenameCommand(_Command):
+class RenameCommand(CommandBody):
     command: Literal["rename"]
     old_path: str
     new_path: str
@@ -62,7 +62,7 @@ MemoryCommand = Annotated[
     Field(discriminator="command"),
 ]
 COMMAND_ADAPTER: TypeAdapter[Any] = TypeAdapter(MemoryCommand)
-COMMAND_MODELS: dict[str, type[_Command]] = {
+COMMAND_MODELS: dict[str, type[CommandBody]] = {
     "view": ViewCommand, "create": CreateCommand, "str_replace": StrReplaceCommand,
     "insert": InsertCommand, "delete": DeleteCommand, "rename": RenameCommand,
 }
@@ -93,8 +93,8 @@ class MemoryFileQuery(BaseModel):
     """Which agent is calling (optional): its own memory is mounted at /memories/agent."""
 
     model_config = ConfigDict(extra="ignore")
-    agentObjectId: AgentObjectId | None = None  # noqa: N815 - the public query name
-    agentName: ShortText | None = None  # noqa: N815
+    agentObjectId: AgentObjectId | None = None
+    agentName: ShortText | None = None
 
 
 class MemoryFileResponse(BaseModel):

@@ -32,7 +32,7 @@ from memory_core.api.memory_file_schemas import (
     RenameCommand,
     StrReplaceCommand,
     ViewCommand,
-    _Command,
+    CommandBody,
 )
 from memory_core.composition import runtime
 from memory_core.domain.identity import AgentContext
@@ -57,7 +57,7 @@ def answer_response(answer: FileAnswer) -> func.HttpResponse:
     return json_response(MemoryFileResponse(result=answer.text))
 
 
-def _run(req: func.HttpRequest, model: type[_Command]) -> func.HttpResponse:
+def _run(req: func.HttpRequest, model: type[CommandBody]) -> func.HttpResponse:
     rt = runtime()
     caller = rt.auth.user(req.headers)
     query = parse_query(req, MemoryFileQuery)
@@ -73,7 +73,7 @@ def _run(req: func.HttpRequest, model: type[_Command]) -> func.HttpResponse:
     return answer_response(files.execute(caller, instance, agent, command))
 
 
-def _spec(model: type[_Command], summary: str) -> EndpointSpec:
+def _spec(model: type[CommandBody], summary: str) -> EndpointSpec:
     return EndpointSpec(
         summary=summary, tag=TAG, body=model, query=MemoryFileQuery, response=MemoryFileResponse,
         errors=_ERRORS, description=_DESCRIPTION,

@@ -137,9 +137,19 @@ class MemoryFiles:
         return keys
 
     def _snapshot(self, caller: Caller, instance_id: str, agent: AgentContext | None) -> _Snapshot:
-        record = self._store.get_record(Partition(instance_id, caller.upn), INDEX_KIND, INDEX_ID)
         keys = self._keys(caller, instance_id, agent)
-        states = dict(zip(keys, self._store.load(list(keys.values())), strict=True))
+        partition = Partition(instance_id, caller.upn)
+        record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
+        for _ in range(_ATTEMPTS):
+            states = dict(zip(keys, self._store.load(list(keys.values())), strict=True))
+            # The index and the entries are two reads: if the index did not change around the entries'
+            # read, every entry it names was stored before it (a commit stores them first) and is in it.
+            again = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
+            if (again.etag if again else None) == (record.etag if record else None):
+                break
+            record = again
+        else:
+            raise Conflict("the memory files kept changing during this command; retry", code="conflict")
         data = record.data if record else {}
         ns = Namespace()
         for agent_scope, state in states.items():

@@ -84,11 +84,11 @@ class Namespace:
             [d for d in self.dirs if d.startswith(prefix) and d != rel],
         )
 
-    def make_dirs(self, rel: str) -> None:
-        """mkdir -p of ``rel``; ``InvalidInput`` when a file stands in the way."""
+    def make_dirs(self, rel: str, shown: str) -> None:
+        """mkdir -p of ``rel``; ``InvalidInput`` naming ``shown`` when a file stands in the way."""
         for ancestor in [*parents(rel), rel] if rel else []:
             if ancestor in self.files:
-                raise texts.parent_not_directory(rel)
+                raise texts.parent_not_directory(shown)
             self.dirs.add(ancestor)
 
 
@@ -158,7 +158,7 @@ def create(ns: Namespace, path: str, file_text: str) -> Outcome:
     rel = target.rel
     after = ns.copy()
     if not target.is_root:
-        after.make_dirs("/".join(target.parts[:-1]))
+        after.make_dirs("/".join(target.parts[:-1]), path)
     if after.exists(rel):
         # The reference has made the parents by now; a failed create keeps them.
         raise texts.already_exists(path)
@@ -254,7 +254,7 @@ def rename(ns: Namespace, old_path: str, new_path: str) -> Outcome:
     if ns.exists(new.rel):
         raise texts.destination_exists(new_path)
     after = ns.copy()
-    after.make_dirs("/".join(new.parts[:-1]))
+    after.make_dirs("/".join(new.parts[:-1]), new_path)
     if old.rel in ns.files:
         moves = [(old.rel, new.rel)]
         dirs: list[str] = []

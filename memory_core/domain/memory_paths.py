@@ -55,8 +55,7 @@ def parse_path(path: str) -> MemoryPath:
         raise InvalidInput(f"Path must start with /memories, got: {path}", code="invalid_path")
     normalized = unicodedata.normalize("NFC", path)
     rest = normalized[len(ROOT):]
-    if rest.endswith("/"):
-        rest = rest[:-1]
+    rest = rest.removesuffix("/")
     parts = tuple(rest.split("/")[1:]) if rest else ()
     if (
         (rest and not rest.startswith("/"))

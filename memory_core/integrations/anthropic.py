@@ -26,13 +26,17 @@ import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Union
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 try:
-    from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
+    from anthropic.lib.tools import (
+        BetaAbstractMemoryTool,
+        BetaAsyncAbstractMemoryTool,
+        ToolError,
+    )
     from anthropic.types.beta import (
         BetaMemoryTool20250818CreateCommand,
         BetaMemoryTool20250818DeleteCommand,
@@ -50,16 +54,16 @@ __all__ = ["AsyncMemoryCoreMemoryTool", "MemoryCoreMemoryTool"]
 
 log = logging.getLogger("memory_core.integrations.anthropic")
 
-TokenSource = Union[str, Callable[[], str]]
-AsyncTokenSource = Union[str, Callable[[], str], Callable[[], Awaitable[str]]]
-AnyCommand = Union[
-    BetaMemoryTool20250818ViewCommand,
-    BetaMemoryTool20250818CreateCommand,
-    BetaMemoryTool20250818StrReplaceCommand,
-    BetaMemoryTool20250818InsertCommand,
-    BetaMemoryTool20250818DeleteCommand,
-    BetaMemoryTool20250818RenameCommand,
-]
+TokenSource = str | Callable[[], str]
+AsyncTokenSource = str | Callable[[], str] | Callable[[], Awaitable[str]]
+AnyCommand = (
+    BetaMemoryTool20250818ViewCommand
+    | BetaMemoryTool20250818CreateCommand
+    | BetaMemoryTool20250818StrReplaceCommand
+    | BetaMemoryTool20250818InsertCommand
+    | BetaMemoryTool20250818DeleteCommand
+    | BetaMemoryTool20250818RenameCommand
+)
 
 
 class _Connection:

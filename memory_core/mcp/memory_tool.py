@@ -17,7 +17,12 @@ from pydantic import Field, ValidationError
 
 from memory_core.api.memory_file_schemas import COMMAND_ADAPTER, command_input_schema
 from memory_core.domain.errors import InvalidInput
-from memory_core.domain.modes import MEMORY_MODE_HEADER, OFF_READ_NOTICE, OFF_WRITE_NOTICE, memory_is_off
+from memory_core.domain.modes import (
+    MEMORY_MODE_HEADER,
+    OFF_READ_NOTICE,
+    OFF_WRITE_NOTICE,
+    memory_is_off,
+)
 from memory_core.mcp.backend import CallTarget, MemoryBackend
 
 TOOL_NAME = "memory"
@@ -82,6 +87,6 @@ def register_memory_tool(
         )
 
     # Publish the memory_20250818 command schema itself (the signature above only receives it).
-    tool = server._tool_manager.get_tool(TOOL_NAME)  # noqa: SLF001 - mcp is pinned to 2.x
+    tool = server._tool_manager.get_tool(TOOL_NAME)
     assert tool is not None
     tool.parameters = command_input_schema()

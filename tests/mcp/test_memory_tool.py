@@ -18,7 +18,13 @@ from pydantic import TypeAdapter
 from memory_core.api.memory_file_schemas import command_input_schema
 from tests.mcp.client import mcp_headers, mcp_session
 from tests.mcp.conftest import McpTarget
-from tests.memory_tool.script import SCRIPT, Answer, mismatches, reference_answers, sendable
+from tests.memory_tool.script import (
+    SCRIPT,
+    Answer,
+    mismatches,
+    reference_answers,
+    sendable,
+)
 from tests.support.local_server import USER_KEY, RunningServer
 
 pytestmark = pytest.mark.anyio

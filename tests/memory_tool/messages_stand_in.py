@@ -49,7 +49,7 @@ def messages_stand_in(turns: list[list[dict[str, Any]]]) -> Iterator[MessagesSta
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             with lock:
                 stand_in.requests.append(body)

@@ -15,8 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.integrations.anthropic import AsyncMemoryCoreMemoryTool, MemoryCoreMemoryTool
-from tests.memory_tool.script import SCRIPT, Answer, mismatches, reference_answers, sendable
+from memory_core.integrations.anthropic import (
+    AsyncMemoryCoreMemoryTool,
+    MemoryCoreMemoryTool,
+)
+from tests.memory_tool.script import (
+    SCRIPT,
+    Answer,
+    mismatches,
+    reference_answers,
+    sendable,
+)
 from tests.support.local_server import USER_KEY, RunningServer
 
 

@@ -15,7 +15,10 @@ from typing import Any
 import pytest
 from anthropic import Anthropic, AsyncAnthropic
 
-from memory_core.integrations.anthropic import AsyncMemoryCoreMemoryTool, MemoryCoreMemoryTool
+from memory_core.integrations.anthropic import (
+    AsyncMemoryCoreMemoryTool,
+    MemoryCoreMemoryTool,
+)
 from tests.memory_tool.messages_stand_in import messages_stand_in
 from tests.support.local_server import USER_KEY, RunningServer
 
