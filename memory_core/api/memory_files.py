@@ -5,25 +5,19 @@ exactly as Claude sends it in a ``tool_use`` block and answers
 ``{"result": <the text for the model>}``; a refusal is the usual error body
 whose ``message`` is the reference backend's text. The calling agent, if any,
 comes in the query (``agentObjectId``, ``agentName``), as for GET memory.
+Every function goes through the edge (``memory_core.edge``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import azure.functions as func
-
-from memory_core.api.http import (
-    EndpointSpec,
-    endpoint,
-    instance_id,
-    json_response,
-    memory_off,
-    parse_body,
-    parse_query,
-    request_body_limit,
-)
-from memory_core.api.memory_file_schemas import (
+from memory_core.domain.identity import AgentContext
+from memory_core.domain.memory_file_service import FileAnswer, MemoryFiles
+from memory_core.domain.modes import OFF_READ_NOTICE, OFF_WRITE_NOTICE
+from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response
+from memory_core.wire.memory_files import (
+    CommandBody,
     CreateCommand,
     DeleteCommand,
     InsertCommand,
@@ -32,12 +26,7 @@ from memory_core.api.memory_file_schemas import (
     RenameCommand,
     StrReplaceCommand,
     ViewCommand,
-    CommandBody,
 )
-from memory_core.composition import runtime
-from memory_core.domain.identity import AgentContext
-from memory_core.domain.memory_file_service import FileAnswer, MemoryFiles
-from memory_core.domain.modes import OFF_READ_NOTICE, OFF_WRITE_NOTICE
 
 TAG = "memory tool"
 _ERRORS = (400, 401, 403, 404, 409, 413, 422)
@@ -48,63 +37,61 @@ _DESCRIPTION = (
 )
 
 
-def answer_response(answer: FileAnswer) -> func.HttpResponse:
+def response_of(answer: FileAnswer) -> MemoryFileResponse:
     if answer.pending_request_ids:
-        body = MemoryFileResponse(
+        return MemoryFileResponse(
             result=answer.text, status="pending_approval", request_ids=list(answer.pending_request_ids)
         )
-        return json_response(body, 202)
-    return json_response(MemoryFileResponse(result=answer.text))
+    return MemoryFileResponse(result=answer.text)
 
 
-def _run(req: func.HttpRequest, model: type[CommandBody]) -> func.HttpResponse:
-    rt = runtime()
-    caller = rt.auth.user(req.headers)
-    query = parse_query(req, MemoryFileQuery)
-    command: dict[str, Any] = parse_body(
-        req, model, request_body_limit(rt.settings.memory_max_write_bytes)
-    ).model_dump(exclude_none=True)
-    instance = instance_id(req)
-    if memory_off(req):
-        notice = OFF_READ_NOTICE if command["command"] == "view" else OFF_WRITE_NOTICE
-        return json_response(MemoryFileResponse(result=notice))
+def _run(call: Call, model: type[CommandBody]) -> Any:
+    query = call.query(MemoryFileQuery)
+    command: dict[str, Any] = call.body(model).model_dump(exclude_none=True)
     agent = AgentContext(query.agentObjectId, query.agentName) if query.agentObjectId else None
-    files = MemoryFiles(rt.service)
-    return answer_response(files.execute(caller, instance, agent, command))
+    answer = MemoryFiles(call.runtime.service).execute(call.caller, call.instance_id, agent, command)
+    response = response_of(answer)
+    return json_response(response, 202) if answer.pending_request_ids else response
+
+
+def _off(call: Call) -> MemoryFileResponse:
+    """X-MEMORY-MODE: off: a view reads nothing and a change stores nothing, and the answer says so."""
+    return MemoryFileResponse(result=OFF_READ_NOTICE if isinstance(call.parsed_body, ViewCommand) else OFF_WRITE_NOTICE)
 
 
 def _spec(model: type[CommandBody], summary: str) -> EndpointSpec:
     return EndpointSpec(
-        summary=summary, tag=TAG, body=model, query=MemoryFileQuery, response=MemoryFileResponse,
-        errors=_ERRORS, description=_DESCRIPTION,
+        summary=summary, tag=TAG, access=Access.USER, body=model, query=MemoryFileQuery,
+        response=MemoryFileResponse, statuses={202: MemoryFileResponse}, errors=_ERRORS,
+        description=_DESCRIPTION, memory_off=_off,
     )
 
 
 @endpoint(_spec(ViewCommand, "Memory tool: view a directory listing or a file with line numbers"))
-def view_file(req: func.HttpRequest) -> func.HttpResponse:
-    return _run(req, ViewCommand)
+def view_file(call: Call) -> Any:
+    return _run(call, ViewCommand)
 
 
 @endpoint(_spec(CreateCommand, "Memory tool: create a file (never overwrites)"))
-def create_file(req: func.HttpRequest) -> func.HttpResponse:
-    return _run(req, CreateCommand)
+def create_file(call: Call) -> Any:
+    return _run(call, CreateCommand)
 
 
 @endpoint(_spec(StrReplaceCommand, "Memory tool: replace one unique occurrence of text in a file"))
-def str_replace_file(req: func.HttpRequest) -> func.HttpResponse:
-    return _run(req, StrReplaceCommand)
+def str_replace_file(call: Call) -> Any:
+    return _run(call, StrReplaceCommand)
 
 
 @endpoint(_spec(InsertCommand, "Memory tool: insert text at a line"))
-def insert_file(req: func.HttpRequest) -> func.HttpResponse:
-    return _run(req, InsertCommand)
+def insert_file(call: Call) -> Any:
+    return _run(call, InsertCommand)
 
 
 @endpoint(_spec(DeleteCommand, "Memory tool: delete a file or directory (under MEMORY_DELETION_MODE)"))
-def delete_file(req: func.HttpRequest) -> func.HttpResponse:
-    return _run(req, DeleteCommand)
+def delete_file(call: Call) -> Any:
+    return _run(call, DeleteCommand)
 
 
 @endpoint(_spec(RenameCommand, "Memory tool: rename or move a file or directory (never overwrites)"))
-def rename_file(req: func.HttpRequest) -> func.HttpResponse:
-    return _run(req, RenameCommand)
+def rename_file(call: Call) -> Any:
+    return _run(call, RenameCommand)

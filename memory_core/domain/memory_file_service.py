@@ -255,11 +255,9 @@ class MemoryFiles:
         """Erase versions this attempt stored but never published (it lost a race or failed): audited."""
         keys = self._keys(caller, instance_id, agent)
         for agent_scope, entry_id in stored:
-            self._store.delete_entries(keys[agent_scope], [entry_id])
-            self._service.audit.record(
-                AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
-                scope=keys[agent_scope].scope.value, agent_object_id=keys[agent_scope].agent_object_id,
-                entry_id=entry_id, detail="withdrawn: an unpublished version of a command that is retried or failed",
+            self._service.drop_version(
+                caller, keys[agent_scope], entry_id,
+                "withdrawn: an unpublished version of a command that is retried or failed",
             )
 
     def _finish(
@@ -302,13 +300,8 @@ class MemoryFiles:
             except NotFound:
                 return None  # already gone (a concurrent delete, a clear)
             return outcome.request_id if isinstance(outcome, PendingDeletion) else None
-        entry = self._store.get_entry(instance_id, caller.upn, retire.entry_id)
-        self._store.delete_entries(key, [retire.entry_id])
-        self._service.audit.record(
-            AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
-            scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=retire.entry_id,
-            content_sha256=entry.content_sha256 if entry else None,
-            detail="superseded: its whole text is kept in the file's new version",
+        self._service.drop_version(
+            caller, key, retire.entry_id, "superseded: its whole text is kept in the file's new version"
         )
         return None
 

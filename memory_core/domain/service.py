@@ -355,6 +355,23 @@ class MemoryService:
         self._audit_write(AuditAction.FORGET, caller, entry)
         return Forgotten(entry.id)
 
+    def drop_version(self, caller: Caller, key: ProfileKey, entry_id: str, detail: str) -> None:
+        """Erase one of the caller's entries whose text is not lost by it, in any deletion mode.
+
+        Only for the memory tool's file versions (``memory_file_service``): a version superseded by
+        one that keeps its whole text (an insert, a replacement that keeps what it replaces, a move
+        between scopes), or a version a command stored but never published because it lost a race.
+        Text that would be lost goes through ``forget`` instead. Audited ``memory_file`` with the
+        entry's SHA-256 and ``detail``; a missing entry is fine.
+        """
+        entry = self._store.get_entry(key.instance_id, caller.upn, entry_id)
+        self._store.delete_entries(key, [entry_id])
+        self.audit.record(
+            AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=key.instance_id, upn=caller.upn,
+            scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=entry_id,
+            content_sha256=entry.content_sha256 if entry else None, detail=detail,
+        )
+
     def search(
         self,
         caller: Caller,

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from memory_core.wire.custody import PendingDeletionResponse, SearchHitModel, SearchResponse
 from memory_core.wire.memory import MemoryResponse
-from memory_core.api.memory_file_schemas import MemoryFileResponse
+from memory_core.wire.memory_files import MemoryFileResponse
 from memory_core.domain.errors import (
     Conflict,
     ConfigurationError,

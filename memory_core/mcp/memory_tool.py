@@ -15,7 +15,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from memory_core.api.memory_file_schemas import COMMAND_ADAPTER, command_input_schema
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.modes import (
     MEMORY_MODE_HEADER,
@@ -24,6 +23,7 @@ from memory_core.domain.modes import (
     memory_is_off,
 )
 from memory_core.mcp.backend import CallTarget, MemoryBackend
+from memory_core.wire.memory_files import COMMAND_ADAPTER, command_input_schema
 
 TOOL_NAME = "memory"
 DESCRIPTION = (

@@ -15,7 +15,7 @@ import pytest
 from anthropic.types.beta import BetaMemoryTool20250818Command
 from pydantic import TypeAdapter
 
-from memory_core.api.memory_file_schemas import command_input_schema
+from memory_core.wire.memory_files import command_input_schema
 from tests.mcp.client import mcp_headers, mcp_session
 from tests.mcp.conftest import McpTarget
 from tests.memory_tool.script import (

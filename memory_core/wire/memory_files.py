@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from memory_core.api.schemas import AgentObjectId
+from memory_core.wire.memory import AgentObjectId
 
 ShortText = Annotated[str, Field(max_length=1024)]
 
