@@ -9,7 +9,9 @@ every route passes the same edge (docs/architecture.md).
 import azure.functions as func
 
 from memory_core.api import entries, memory_files, operator, rest
+from memory_core.api import scopes as agent_scopes
 from memory_core.api.openapi import openapi_endpoint
+from memory_core.console import handler as console
 from memory_core.edge import EdgeApp
 from memory_core.mcp import transport as mcp_transport
 
@@ -27,6 +29,7 @@ app.route(route="instances/{instanceId}/memory/entries", methods=["GET"])(entrie
 app.route(route="instances/{instanceId}/memory/entries/{entryId}", methods=["DELETE"])(entries.forget_entry)
 app.route(route="instances/{instanceId}/memory/search", methods=["GET"])(entries.search_memory)
 app.route(route="instances/{instanceId}/memory/audit", methods=["GET"])(entries.read_own_audit)
+app.route(route="instances/{instanceId}/memory/agents", methods=["GET"])(agent_scopes.list_agents)
 
 # Claude's memory tool (memory_20250818): one function per command over the file view of memory
 app.route(route="instances/{instanceId}/memory/files/view", methods=["POST"])(memory_files.view_file)
@@ -60,3 +63,7 @@ app.timer_trigger(schedule="%MEMORY_SWEEP_SCHEDULE%", arg_name="timer", run_on_s
 
 # The API's own description
 app.route(route="openapi.json", methods=["GET"])(openapi_endpoint(app))
+
+# The web console (docs/console.md): the page, its public config and its versioned assets; no credential
+app.route(route="console", methods=["GET"])(console.console_page)
+app.route(route="console/{*path}", methods=["GET"])(console.console_asset)

@@ -70,6 +70,11 @@ class Settings(BaseSettings):
     memory_identity_ca_bundle: str | None = None
     website_auth_enabled: str | None = None
 
+    # The web console (memory_core/console; docs/console.md). Public values only: the console's
+    # SPA client ID and the API scope it requests in mode entra.
+    memory_console_client_id: str | None = Field(default=None, max_length=256)
+    memory_console_api_scope: str | None = Field(default=None, max_length=512)
+
     @field_validator(
         "memory_api_keys", "memory_operator_keys", "memory_allowed_hosts", "memory_mcp_allowed_hosts", mode="before"
     )

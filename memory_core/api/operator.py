@@ -15,6 +15,7 @@ from memory_core.domain.deletion import PENDING_MESSAGE, DeletionStatus
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, InvalidCallerId, caller_upn
 from memory_core.domain.models import Scope
+from memory_core.domain.overview import request_entry_count
 from memory_core.domain.service import PendingDeletion
 from memory_core.edge import SMALL_BODY_BYTES, Access, Call, EndpointSpec, endpoint, json_response
 from memory_core.wire.custody import (
@@ -53,7 +54,10 @@ def list_deletions(call: Call) -> DeletionListResponse:
     query = call.query(DeletionsQuery)
     status = DeletionStatus(query.status) if query.status else None
     requests = call.runtime.service.custody.list(call.instance_id, status)
-    return DeletionListResponse(requests=[DeletionRequestModel.from_request(r) for r in requests])
+    return DeletionListResponse(requests=[
+        DeletionRequestModel.from_request(r).model_copy(update={"entry_count": request_entry_count(call.runtime.store, r)})
+        for r in requests
+    ])
 
 
 @endpoint(EndpointSpec(summary="Approve a pending deletion request (the sweep erases it)", tag=OPERATOR,

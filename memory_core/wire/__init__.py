@@ -2,6 +2,7 @@
 
 - ``memory``: the CoreAPI memory endpoints' requests and answers;
 - ``custody``: entries, search, audit, deletions and operator documents;
+- ``agents``: the agents that keep memory about a caller (the console's agent list);
 - ``errors``: the one error document ``{"error": {"code", "message", "details"}}``;
 - ``json_text``: the one strict JSON decoder for untrusted text.
 

@@ -179,6 +179,7 @@ class DeletionRequestModel(BaseModel):
     executed_on: datetime | None
     erased_entries: int | None
     erased_profiles: int | None
+    entry_count: int | None = Field(default=None, description="Entries the request hides or erased (listings only)")
 
     @classmethod
     def from_request(cls, r: DeletionRequest) -> DeletionRequestModel:

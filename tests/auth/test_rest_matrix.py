@@ -55,7 +55,7 @@ def _routes() -> list[Route]:
     return found
 
 
-PUBLIC = {"openapi"}
+PUBLIC = {"openapi", "console_page", "console_asset"}
 """Routes that take no credential."""
 MCP = {"mcp"}
 """The MCP endpoint: its tools authorize each call (tests/auth/test_mcp_identity.py)."""
@@ -114,6 +114,7 @@ SAMPLES: dict[str, Sample] = {
     "forget_entry": lambda c: ({"entryId": c.entry_id()}, {}, None),
     "search_memory": lambda c: ({}, {"q": "matrix", "scope": "user"}, None),
     "read_own_audit": lambda c: ({}, {}, None),
+    "list_agents": lambda c: ({}, {}, None),
     "list_deletions": lambda c: ({}, {"status": "pending"}, None),
     "approve_deletion": lambda c: ({"requestId": c.pending_request_id()}, {}, None),
     "reject_deletion": lambda c: ({"requestId": c.pending_request_id()}, {}, {"reason": "not verified"}),

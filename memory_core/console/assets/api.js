@@ -1,0 +1,109 @@
+// The console's only way to the CoreAPI. Every call carries the signed-in credential in
+// headers (never in a URL); every body is JSON sent as application/json, so a cross-site
+// form can never make one of these calls.
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+// Names a listing may use for "there is more": the first one present is followed.
+const NEXT_TOKEN_FIELDS = ["continuation", "continuation_token", "continuationToken", "next", "next_token"];
+const MAX_PAGES = 50;
+
+export function nextToken(page) {
+  for (const name of NEXT_TOKEN_FIELDS) {
+    const value = page && page[name];
+    if (typeof value === "string" && value) return value;
+  }
+  return null;
+}
+
+export class Api {
+  /**
+   * @param {string} base   the API root, e.g. "/api"
+   * @param {() => Promise<Record<string,string>>} credential  headers naming the caller
+   */
+  constructor(base, credential) {
+    this.base = base;
+    this.credential = credential;
+    this.instance = "default";
+  }
+
+  url(path, query) {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query || {})) {
+      if (v !== undefined && v !== null && v !== "") params.set(k, v);
+    }
+    const qs = params.toString();
+    return `${this.base}/instances/${encodeURIComponent(this.instance)}${path}${qs ? `?${qs}` : ""}`;
+  }
+
+  async request(method, path, { query, body, credential } = {}) {
+    const headers = { Accept: "application/json", ...(await (credential || this.credential)()) };
+    const init = { method, headers, credentials: "same-origin", cache: "no-store", redirect: "error" };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch(this.url(path, query), init);
+    } catch (error) {
+      throw new ApiError(0, "network", "The service could not be reached. Check your connection and try again.");
+    }
+    return response;
+  }
+
+  async json(method, path, options) {
+    const response = await this.request(method, path, options);
+    const text = await response.text();
+    let data = null;
+    try { data = text ? JSON.parse(text) : null; } catch { data = null; }
+    if (!response.ok) {
+      const err = (data && data.error) || {};
+      throw new ApiError(response.status, err.code || `http_${response.status}`,
+        err.message || `The service answered ${response.status}.`);
+    }
+    return { status: response.status, data };
+  }
+
+  async get(path, query, credential) {
+    return (await this.json("GET", path, { query, credential })).data;
+  }
+
+  async send(method, path, body, credential) {
+    return this.json(method, path, { body: body === undefined ? {} : body, credential });
+  }
+
+  /** Every item of a listing, following continuation tokens when the API pages it. */
+  async list(path, query, itemsField, credential) {
+    const items = [];
+    let token = null;
+    let first = null;
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const data = await this.get(path, token ? { ...query, continuation: token } : query, credential);
+      if (!first) first = data;
+      items.push(...((data && data[itemsField]) || []));
+      token = nextToken(data);
+      if (!token) break;
+    }
+    return { ...first, [itemsField]: items };
+  }
+
+  /** The raw text of a download (export), with the file name the API proposes. */
+  async download(path, query) {
+    const response = await this.request("GET", path, { query });
+    if (!response.ok) {
+      let message = `The service answered ${response.status}.`;
+      try { message = (await response.json()).error.message || message; } catch { /* not JSON */ }
+      throw new ApiError(response.status, "export_failed", message);
+    }
+    const disposition = response.headers.get("Content-Disposition") || "";
+    const match = disposition.match(/filename="([^"]+)"/);
+    return { text: await response.text(), filename: match ? match[1] : "memory.md" };
+  }
+}

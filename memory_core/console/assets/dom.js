@@ -1,0 +1,65 @@
+// Building DOM nodes without ever parsing HTML: every string becomes text.
+// Nothing in the console hands a string to an HTML parser (tests/console/test_serving.py checks).
+
+/**
+ * h("button", {class: "primary", onclick: fn, "aria-label": "x"}, "text", childNode, [more])
+ * Attributes named on* become event listeners; strings are always text nodes.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on") && typeof value === "function") {
+      el.addEventListener(name.slice(2), value);
+    } else if (name === "class") {
+      el.className = value;
+    } else if (name === "dataset") {
+      Object.assign(el.dataset, value);
+    } else if (name === "value" || name === "checked") {
+      el[name] = value;
+    } else {
+      el.setAttribute(name, value === true ? "" : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+export function clear(el) {
+  while (el.firstChild) el.removeChild(el.firstChild);
+  return el;
+}
+
+export function replace(el, ...children) {
+  return append(clear(el), children);
+}
+
+export function formatTime(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+let ids = 0;
+export function uid(prefix = "id") {
+  ids += 1;
+  return `${prefix}-${ids}`;
+}
+
+/** A labelled form field: returns [wrapper, control]. */
+export function field(label, control, hint) {
+  const id = control.id || uid("f");
+  control.id = id;
+  const hintEl = hint ? h("span", { class: "hint", id: `${id}-hint` }, hint) : null;
+  if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
+  return [h("div", { class: "field" }, h("label", { for: id }, label), control, hintEl), control];
+}

@@ -1,0 +1,187 @@
+// The operator's view: deletion requests to decide, any user's audit trail, agent settings,
+// and the sweep. Operator routes take an operator key or the operator app role.
+
+import { ApiError } from "./api.js";
+import { h, replace, field, formatTime } from "./dom.js";
+import { auditTable } from "./person.js";
+import { announce, busy, confirmAction } from "./ui.js";
+
+export class OperatorView {
+  constructor(api, session, config) {
+    this.api = api;
+    this.session = session;
+    this.config = config;
+    this.status = "pending";
+  }
+
+  get credential() {
+    return () => this.session.operatorHeaders();
+  }
+
+  async show() {
+    const root = h("div", {});
+    root.append(this.keyPanel());
+    let requests;
+    try {
+      requests = await this.api.list("/operator/deletions", { status: this.status === "all" ? "" : this.status },
+        "requests", this.credential);
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+        root.append(h("p", { class: "notice", id: "operator-refused" },
+          `Operator access needs an operator key or the ${this.config.operator_role} role. The service said: ${error.message}`));
+        return root;
+      }
+      throw error;
+    }
+    root.append(this.deletionsSection(requests.requests || []), this.sweepSection(), this.auditSection(), this.settingsSection());
+    return root;
+  }
+
+  keyPanel() {
+    const [keyField, key] = field("Operator key", h("input", { type: "password", id: "operator-key", autocomplete: "off",
+      value: this.session.operatorKey }), `Leave empty to use your sign-in's ${this.config.operator_role} role.`);
+    const form = h("form", { class: "panel row", id: "operator-key-form", "aria-label": "Operator credential" },
+      keyField, h("button", { type: "submit" }, "Use key"));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.session.setOperatorKey(key.value.trim());
+      announce(key.value.trim() ? "Operator key set for this tab." : "Operator key removed.");
+      this.refresh();
+    });
+    return form;
+  }
+
+  refresh() {
+    document.getElementById("tab-operator")?.click();
+  }
+
+  deletionsSection(requests) {
+    const select = h("select", { id: "deletion-status" },
+      ["pending", "approved", "rejected", "executed", "all"].map((s) => h("option", { value: s, selected: s === this.status }, s)));
+    select.addEventListener("change", () => { this.status = select.value; this.refresh(); });
+    const [statusField] = field("Show", select);
+    const table = requests.length ? h("table", { id: "deletions" },
+      h("caption", { class: "visually-hidden" }, "Deletion requests"),
+      h("thead", {}, h("tr", {}, ["Who", "Asked by", "When", "What", "Entries", "Status", "Decision"].map((c) => h("th", { scope: "col" }, c)))),
+      h("tbody", {}, requests.map((r) => this.requestRow(r))))
+      : h("p", { class: "empty", id: "no-deletions" }, `No ${this.status === "all" ? "" : `${this.status} `}deletion requests.`);
+    return h("section", { "aria-labelledby": "deletions-title" },
+      h("h2", { id: "deletions-title" }, "Deletion requests"), statusField, table);
+  }
+
+  requestRow(r) {
+    const what = r.kind === "purge" ? "all memory"
+      : `${r.kind} ${r.scope || ""}${r.agent_object_id ? ` (${r.agent_object_id})` : ""}`;
+    const decision = r.status === "pending" ? h("div", { class: "actions" },
+      h("button", { type: "button", class: "primary", "aria-label": `Approve ${r.kind} for ${r.upn}`,
+        onclick: (e) => this.approve(r, e.currentTarget) }, "Approve"),
+      h("button", { type: "button", class: "danger", "aria-label": `Reject ${r.kind} for ${r.upn}`,
+        onclick: (e) => this.reject(r, e.currentTarget) }, "Reject"))
+      : h("span", {}, r.decided_by ? `${r.decided_by}, ${formatTime(r.decided_on)}` : "", r.reason ? ` \u2014 ${r.reason}` : "");
+    return h("tr", { dataset: { requestId: r.id } },
+      h("td", {}, r.upn), h("td", {}, r.requested_by), h("td", {}, h("time", { datetime: r.requested_on }, formatTime(r.requested_on))),
+      h("td", {}, what), h("td", {}, r.entry_count == null ? "\u2014" : String(r.entry_count)), h("td", {}, r.status), h("td", {}, decision));
+  }
+
+  async approve(r, button) {
+    const ok = await confirmAction({ title: "Approve this deletion?",
+      text: `${r.upn}'s ${r.kind === "purge" ? "whole memory" : r.kind} will be erased by the next sweep. This cannot be undone.`,
+      ok: "Approve" });
+    if (!ok) return;
+    await busy(button, async () => {
+      await this.api.send("POST", `/operator/deletions/${encodeURIComponent(r.id)}/approve`, {}, this.credential);
+      announce(`Approved. The sweep erases it; run it now below or wait for the schedule.`);
+      this.refresh();
+    });
+  }
+
+  async reject(r, button) {
+    const [reasonField] = field("Reason (shown in the audit trail)", h("textarea", { name: "reason", id: "reject-reason", required: true }));
+    const answer = await confirmAction({ title: "Reject this deletion?",
+      text: `${r.upn}'s memory shows again.`, ok: "Reject", extra: [reasonField], danger: false });
+    if (!answer) return;
+    await busy(button, async () => {
+      await this.api.send("POST", `/operator/deletions/${encodeURIComponent(r.id)}/reject`, { reason: answer.reason }, this.credential);
+      announce("Rejected. The memory shows again.");
+      this.refresh();
+    });
+  }
+
+  sweepSection() {
+    const result = h("div", { id: "sweep-result", "aria-live": "polite" });
+    return h("section", { "aria-labelledby": "sweep-title" },
+      h("h2", { id: "sweep-title" }, "Sweep"),
+      h("p", { class: "muted" }, "The sweep erases every approved request. It also runs on its schedule."),
+      h("button", { type: "button", id: "run-sweep", onclick: (e) => busy(e.currentTarget, async () => {
+        const { data } = await this.api.send("POST", "/operator/sweep", {}, this.credential);
+        const executed = data.executed || [];
+        const erased = executed.reduce((n, r) => n + (r.erased_entries || 0), 0);
+        replace(result, h("p", { class: "success" }, `The sweep executed ${executed.length} request${executed.length === 1 ? "" : "s"} `
+          + `and erased ${erased} entr${erased === 1 ? "y" : "ies"}.`),
+        executed.length ? h("ul", {}, executed.map((r) => h("li", {}, `${r.kind} for ${r.upn}: ${r.erased_entries ?? 0} entries`))) : null);
+      }) }, "Run the sweep now"),
+      result);
+  }
+
+  auditSection() {
+    const [upnField, upn] = field("User (UPN)", h("input", { type: "text", id: "audit-upn", required: true }));
+    const out = h("div", { id: "operator-audit" });
+    const form = h("form", { class: "panel", "aria-label": "Audit trail of a user" },
+      h("div", { class: "row" }, upnField, h("button", { type: "submit" }, "Show audit trail")));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (!upn.value.trim()) { upn.focus(); return; }
+      busy(form.querySelector("button"), async () => {
+        const page = await this.api.list("/operator/audit", { upn: upn.value.trim() }, "events", this.credential);
+        replace(out, h("h3", {}, `Audit trail of ${page.upn}`), auditTable(page.events || [], "operator-audit-table"));
+      });
+    });
+    return h("section", { "aria-labelledby": "op-audit-title" }, h("h2", { id: "op-audit-title" }, "Audit trail per user"), form, out);
+  }
+
+  settingsSection() {
+    const [agentField, agent] = field("Agent object ID", h("input", { type: "text", id: "settings-agent", required: true }));
+    const out = h("div", { id: "agent-settings" });
+    const form = h("form", { class: "panel", "aria-label": "Agent settings lookup" },
+      h("div", { class: "row" }, agentField, h("button", { type: "submit" }, "Load settings")));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (!agent.value.trim()) { agent.focus(); return; }
+      busy(form.querySelector("button"), async () => {
+        const settings = await this.api.get("/operator/agent-settings", { agentObjectId: agent.value.trim() }, this.credential);
+        replace(out, this.settingsForm(settings));
+        out.querySelector("input")?.focus();
+      });
+    });
+    return h("section", { "aria-labelledby": "settings-title" }, h("h2", { id: "settings-title" }, "Agent settings"), form, out);
+  }
+
+  settingsForm(s) {
+    const enabled = h("input", { type: "checkbox", id: "set-enabled", checked: s.enabled });
+    const auto = h("input", { type: "checkbox", id: "set-auto", checked: s.auto_append });
+    const scope = h("select", { id: "set-scope" }, ["user", "agent"].map((v) => h("option", { value: v, selected: s.default_write_scope === v }, v)));
+    const [scopeField] = field("Default write scope", scope);
+    const [policyField, policy] = field("Policy instructions", h("textarea", { id: "set-policy", value: s.policy_instructions || "" }));
+    const [groupsField, groups] = field("Allowed group IDs", h("input", { type: "text", id: "set-groups",
+      value: (s.allowed_group_ids || []).join(", ") }), "Comma-separated. Empty: every user may use agent scope.");
+    const form = h("form", { id: "settings-form", "aria-label": `Settings of ${s.agent_object_id}` },
+      h("h3", {}, `Settings of ${s.agent_object_id}`),
+      h("div", {}, enabled, h("label", { for: enabled.id }, " Memory on for this agent")),
+      h("div", {}, auto, h("label", { for: auto.id }, " Append automatically")),
+      scopeField, policyField, groupsField,
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save settings")));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      busy(form.querySelector("button[type=submit]"), async () => {
+        const ids = groups.value.split(",").map((g) => g.trim()).filter(Boolean);
+        const query = new URLSearchParams({ agentObjectId: s.agent_object_id }).toString();
+        await this.api.send("PUT", `/operator/agent-settings?${query}`, {
+          enabled: enabled.checked, auto_append: auto.checked, default_write_scope: scope.value,
+          policy_instructions: policy.value || null, allowed_group_ids: ids.length ? ids : null,
+        }, this.credential);
+        announce("Settings saved.");
+      });
+    });
+    return form;
+  }
+}

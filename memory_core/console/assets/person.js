@@ -1,0 +1,294 @@
+// The person's view: their own memory only (the API decides whose memory from the sign-in).
+
+import { h, replace, field, formatTime, uid } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+import { announce, busy, confirmAction } from "./ui.js";
+
+const REQUESTED = new Set(["forget_requested", "clear_requested", "purge_requested"]);
+const ACTION_LABELS = {
+  append: "Added", import: "Imported", clear: "Cleared", forget: "Forgot",
+  clear_requested: "Asked to clear", forget_requested: "Asked to forget", purge_requested: "Erasure of everything requested",
+  deletion_approved: "Deletion approved", deletion_rejected: "Deletion rejected", deletion_executed: "Deletion carried out",
+  write_rejected: "Write refused",
+};
+
+export const MEMORY_OFF_TEXT = "An agent can switch memory off for a conversation (a \u201ctemporary chat\u201d) by sending "
+  + "X-MEMORY-MODE: off. Then nothing is read from your memory and nothing new is stored, and the agent is told so. "
+  + "Operators can also switch memory off for one agent. What is already stored stays here, and you can still see, "
+  + "export and forget it.";
+
+export class PersonView {
+  constructor(api, config) {
+    this.api = api;
+    this.config = config;
+    this.scope = { kind: "user" };
+    this.onChange = () => {};
+  }
+
+  // -- the memory tab ---------------------------------------------------------------------------
+
+  async showMemory() {
+    const [agentsPage, audit] = await Promise.all([
+      this.api.get("/memory/agents"),
+      this.api.list("/memory/audit", {}, "events").catch(() => ({ events: [] })),
+    ]);
+    const agents = agentsPage.agents || [];
+    if (this.scope.kind === "agent" && !agents.some((a) => a.agent_object_id === this.scope.id)) {
+      this.scope = { kind: "user" };
+    }
+    const root = h("div", { class: "layout" });
+    const nav = h("nav", { "aria-label": "Whose memory" },
+      h("h2", {}, "Memory"),
+      h("ul", { class: "scopes" },
+        this.scopeButton({ kind: "user" }, "About me (all agents)", null),
+        agents.map((a) => this.scopeButton({ kind: "agent", id: a.agent_object_id, name: a.agent_name },
+          a.agent_name || a.agent_object_id, a.entry_count))),
+      agents.length ? null : h("p", { class: "muted" }, "No agent keeps its own memory about you yet."),
+      h("details", { class: "panel" }, h("summary", {}, "What is \u201cmemory off\u201d?"), h("p", {}, MEMORY_OFF_TEXT)));
+    const section = h("section", { "aria-labelledby": "scope-title" });
+    root.append(nav, section);
+    await this.renderScope(section, pendingRequests(audit.events || []));
+    return root;
+  }
+
+  scopeButton(scope, label, count) {
+    const current = this.scope.kind === scope.kind && this.scope.id === scope.id;
+    return h("li", {}, h("button", {
+      type: "button", "aria-current": current ? "true" : "false",
+      dataset: { scope: scope.kind === "user" ? "user" : `agent:${scope.id}` },
+      onclick: () => { this.scope = scope; this.onChange(); },
+    }, label, count === null ? null : h("span", { class: "count" }, h("span", { class: "visually-hidden" }, ", entries: "), String(count))));
+  }
+
+  get scopeQuery() {
+    return this.scope.kind === "user" ? { scope: "user" } : { scope: "agent", agentObjectId: this.scope.id };
+  }
+
+  get scopeBody() {
+    return this.scope.kind === "user" ? { scope: "user" } : { scope: "agent", agent_object_id: this.scope.id };
+  }
+
+  get scopeLabel() {
+    return this.scope.kind === "user" ? "your user memory" : `the memory of ${this.scope.name || this.scope.id}`;
+  }
+
+  async renderScope(section, pending) {
+    const title = this.scope.kind === "user" ? "About me" : `Agent: ${this.scope.name || this.scope.id}`;
+    const entriesPage = await this.api.list("/memory/entries", this.scopeQuery, "entries");
+    const entries = (entriesPage.entries || []).slice().reverse();
+    const results = h("div", { id: "search-results", "aria-live": "polite" });
+    replace(section,
+      h("h2", { id: "scope-title" }, title),
+      h("p", { class: "muted" }, this.scope.kind === "user"
+        ? "Facts and preferences every agent may use when it helps you."
+        : "What this agent keeps for itself about you. Other agents do not see it."),
+      pending.length ? pendingPanel(pending) : null,
+      entriesPage.notice ? h("p", { class: "notice" }, entriesPage.notice) : null,
+      this.searchForm(entries, results),
+      results,
+      h("h3", {}, `Entries (${entries.length})`),
+      entries.length ? h("ul", { class: "entries", id: "entries" }, entries.map((e) => this.entryItem(e)))
+        : h("div", { class: "empty", id: "empty-state" },
+          h("p", {}, "Nothing is remembered here."),
+          h("p", {}, "When an agent remembers something about you, it appears here. You can also add a note yourself below.")),
+      this.addForm(),
+      this.transferPanel(entries.length));
+  }
+
+  entryItem(entry) {
+    const agent = entry.agent ? (entry.agent.name || entry.agent.object_id) : null;
+    const mine = !entry.share || entry.share === "private";
+    return h("li", { class: "entry", dataset: { entryId: entry.id } },
+      h("div", { class: "meta" },
+        h("time", { datetime: entry.created_on }, formatTime(entry.created_on)),
+        agent ? h("span", {}, "Agent: ", agent) : h("span", {}, "Added directly"),
+        mine ? null : h("span", {}, `Shared (${entry.share}) by `, entry.author?.upn || "unknown"),
+        (entry.tags || []).length ? h("span", {}, h("span", { class: "visually-hidden" }, "Tags: "),
+          entry.tags.map((t) => h("span", { class: "tag" }, t))) : null),
+      renderMarkdown(entry.content_markdown),
+      h("div", { class: "actions" }, h("button", {
+        type: "button", class: "danger", "aria-label": `Forget the entry from ${formatTime(entry.created_on)}`,
+        onclick: (event) => this.forget(entry, event.currentTarget),
+      }, "Forget")));
+  }
+
+  async forget(entry, button) {
+    const ok = await confirmAction({
+      title: "Forget this entry?",
+      text: this.config.deletion_mode === "immediate"
+        ? "It is erased now and cannot be recovered."
+        : "It disappears from your memory now. An operator approves the erasure; until then it is hidden, not yet erased.",
+      ok: "Forget",
+    });
+    if (!ok) return;
+    await busy(button, async () => {
+      const { status, data } = await this.api.send("DELETE", `/memory/entries/${encodeURIComponent(entry.id)}`);
+      announce(status === 202 ? "Forgetting requested: hidden now, waiting for an operator's approval." : "Forgotten.");
+      if (data?.status === "not_stored") announce(data.message);
+      this.onChange();
+    });
+  }
+
+  searchForm(entries, results) {
+    const tags = [...new Set(entries.flatMap((e) => e.tags || []))].sort();
+    const [qField, q] = field("Search", h("input", { type: "search", name: "q", id: "search-q" }));
+    const tagBoxes = tags.map((t) => h("label", { class: "tag-choice" },
+      h("input", { type: "checkbox", name: "tag", value: t }), " ", t));
+    const form = h("form", { class: "panel", role: "search", id: "search-form", "aria-label": "Search this memory" },
+      h("div", { class: "row" }, qField, h("button", { type: "submit", class: "primary" }, "Search")),
+      tags.length ? h("fieldset", {}, h("legend", {}, "Only entries with all of these tags"), tagBoxes) : null);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const chosen = tagBoxes.map((l) => l.querySelector("input")).filter((i) => i.checked).map((i) => i.value);
+      busy(form.querySelector("button"), async () => {
+        const page = await this.api.get("/memory/search", { ...this.scopeQuery, q: q.value, tags: chosen.join(","), limit: 50 });
+        const hits = page.hits || [];
+        replace(results, h("h3", {}, `Search results (${hits.length})`),
+          hits.length ? h("ul", { class: "entries" }, hits.map((hit) => this.entryItem(hit.entry)))
+            : h("p", { class: "empty" }, "No entry matches."));
+      });
+    });
+    return form;
+  }
+
+  addForm() {
+    const [textField, text] = field("Remember this", h("textarea", { name: "content", id: "add-text", required: true }),
+      "Markdown. Secrets such as passwords and keys are refused.");
+    const [tagsField, tags] = field("Tags", h("input", { type: "text", name: "tags", id: "add-tags" }), "Comma-separated, optional.");
+    const form = h("form", { class: "panel", id: "add-form", "aria-labelledby": "add-title" },
+      h("h3", { id: "add-title" }, `Add to ${this.scopeLabel}`), textField, tagsField,
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Add")));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (!text.value.trim()) { announce("Write something to remember first.", { error: true }); text.focus(); return; }
+      busy(form.querySelector("button"), async () => {
+        const tagList = tags.value.split(",").map((t) => t.trim()).filter(Boolean);
+        const { data } = await this.api.send("POST", "/memory/append",
+          { ...this.scopeBody, content_markdown: text.value, tags: tagList, reason: "added in the memory console" });
+        announce(data?.status === "not_stored" ? data.message : "Added.");
+        this.onChange();
+      });
+    });
+    return form;
+  }
+
+  transferPanel(count) {
+    const file = h("input", { type: "file", id: "import-file", accept: ".md,.markdown,.txt,text/markdown,text/plain" });
+    const [fileField] = field("Markdown file", file);
+    const mode = uid("mode");
+    const append = h("input", { type: "radio", name: mode, value: "append", id: `${mode}-append`, checked: true });
+    const replaceRadio = h("input", { type: "radio", name: mode, value: "replace", id: `${mode}-replace` });
+    const importForm = h("form", { id: "import-form" },
+      fileField,
+      h("fieldset", {}, h("legend", {}, "How to import"),
+        h("div", {}, append, h("label", { for: append.id }, " Add to what is remembered")),
+        h("div", {}, replaceRadio, h("label", { for: replaceRadio.id }, " Replace what is remembered"))),
+      h("div", { class: "actions" }, h("button", { type: "submit" }, "Import")));
+    importForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.importFile(file, replaceRadio.checked ? "replace" : "append", importForm.querySelector("button"));
+    });
+    return h("section", { class: "panel", "aria-labelledby": "transfer-title" },
+      h("h3", { id: "transfer-title" }, "Export, import, clear"),
+      h("div", { class: "actions" },
+        h("button", { type: "button", id: "export", onclick: (e) => this.exportScope(e.currentTarget) }, "Export as .md"),
+        h("button", { type: "button", id: "clear-scope", class: "danger", disabled: count === 0,
+          onclick: (e) => this.clearScope(e.currentTarget) }, "Clear all of it")),
+      importForm);
+  }
+
+  async exportScope(button) {
+    await busy(button, async () => {
+      const { text, filename } = await this.api.download("/memory/export", this.scopeQuery);
+      const url = URL.createObjectURL(new Blob([text], { type: "text/markdown;charset=utf-8" }));
+      const link = h("a", { href: url, download: filename, class: "visually-hidden" }, "download");
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+      announce(`Exported ${filename}.`);
+    });
+  }
+
+  async importFile(input, mode, button) {
+    const file = input.files && input.files[0];
+    if (!file) { announce("Choose a markdown file to import.", { error: true }); input.focus(); return; }
+    if (file.size > (this.config.max_write_bytes || 65536)) {
+      announce(`The file is ${file.size} bytes; the limit is ${this.config.max_write_bytes} bytes.`, { error: true });
+      return;
+    }
+    if (mode === "replace") {
+      const ok = await confirmAction({ title: `Replace ${this.scopeLabel}?`,
+        text: "Everything remembered here now is replaced by the file. Under operator approval the old memory is hidden until an operator decides.",
+        ok: "Replace" });
+      if (!ok) return;
+    }
+    await busy(button, async () => {
+      const content = await file.text();
+      const { status, data } = await this.api.send("POST", "/memory/import", { ...this.scopeBody, content_markdown: content, mode });
+      announce(status === 202 ? "Import done; the replaced memory is hidden, waiting for an operator's approval."
+        : data?.status === "not_stored" ? data.message : `Imported ${file.name}.`);
+      this.onChange();
+    });
+  }
+
+  async clearScope(button) {
+    const ok = await confirmAction({ title: `Clear ${this.scopeLabel}?`,
+      text: this.config.deletion_mode === "immediate" ? "Every entry here is erased now."
+        : "Every entry here disappears now. An operator approves the erasure; until then it is hidden, not yet erased.",
+      ok: "Clear" });
+    if (!ok) return;
+    await busy(button, async () => {
+      const { status } = await this.api.send("POST", "/memory/clear", { ...this.scopeBody, confirm: true });
+      announce(status === 202 ? "Clearing requested: hidden now, waiting for an operator's approval." : "Cleared.");
+      this.onChange();
+    });
+  }
+
+  // -- the audit tab ----------------------------------------------------------------------------
+
+  async showAudit() {
+    const page = await this.api.list("/memory/audit", {}, "events");
+    return h("section", { "aria-labelledby": "audit-title" },
+      h("h2", { id: "audit-title" }, "My audit trail"),
+      h("p", { class: "muted" }, "Every change to your memory, newest first. The trail records what happened, never the content."),
+      auditTable(page.events || [], "own-audit"));
+  }
+}
+
+/** Deletion requests the user made that no operator has finished with yet (from their own audit trail). */
+export function pendingRequests(events) {
+  const state = new Map();
+  for (const e of events) {
+    if (!e.request_id) continue;
+    if (REQUESTED.has(e.action)) state.set(e.request_id, { ...e, status: "pending" });
+    else if (e.action === "deletion_approved" && state.has(e.request_id)) state.get(e.request_id).status = "approved";
+    else if (e.action === "deletion_rejected" || e.action === "deletion_executed") state.delete(e.request_id);
+  }
+  return [...state.values()];
+}
+
+function pendingPanel(pending) {
+  return h("div", { class: "notice", id: "pending", role: "note" },
+    h("strong", {}, `${pending.length} deletion${pending.length === 1 ? "" : "s"} waiting for an operator`),
+    h("p", {}, "What you asked to forget is already hidden from you and from every agent. An operator approves the erasure, "
+      + "or rejects it and the memory shows again."),
+    h("ul", {}, pending.map((p) => h("li", {}, `${ACTION_LABELS[p.action] || p.action} `,
+      p.scope ? `(${p.scope}${p.agent_object_id ? `: ${p.agent_object_id}` : ""}) ` : "",
+      `on ${formatTime(p.time)}: `, p.status === "approved" ? "approved, erasure under way" : "pending approval"))));
+}
+
+export function auditTable(events, id) {
+  if (!events.length) return h("p", { class: "empty", id }, "No changes recorded yet.");
+  const rows = events.slice().reverse().map((e) => h("tr", {},
+    h("td", {}, h("time", { datetime: e.time }, formatTime(e.time))),
+    h("td", {}, ACTION_LABELS[e.action] || e.action),
+    h("td", {}, e.actor),
+    h("td", {}, e.scope || ""),
+    h("td", {}, e.agent_object_id || ""),
+    h("td", {}, e.detail || (e.byte_count != null ? `${e.byte_count} bytes` : ""))));
+  return h("table", { id },
+    h("caption", { class: "visually-hidden" }, "Audit events"),
+    h("thead", {}, h("tr", {}, ["Time", "What", "Who", "Scope", "Agent", "Detail"].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, rows));
+}

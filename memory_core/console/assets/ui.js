@@ -1,0 +1,72 @@
+// Shared page furniture: the status line and the confirmation dialog.
+
+import { replace } from "./dom.js";
+
+let statusTimer = null;
+
+/** Announce a short message (role=status); errors stay until the next message. */
+export function announce(message, { error = false } = {}) {
+  const status = document.getElementById("status");
+  status.className = error ? "status error-status" : "status";
+  status.textContent = message;
+  clearTimeout(statusTimer);
+  if (!error) statusTimer = setTimeout(() => { status.textContent = ""; }, 6000);
+}
+
+/**
+ * A modal confirmation (native <dialog>: focus is trapped, Escape cancels).
+ * Resolves to false on cancel; to true, or to the extra inputs' values when ``extra`` is given.
+ */
+export function confirmAction({ title, text, ok = "Confirm", extra = [], danger = true }) {
+  const dialog = document.getElementById("confirm");
+  const form = document.getElementById("confirm-form");
+  document.getElementById("confirm-title").textContent = title;
+  document.getElementById("confirm-text").textContent = text;
+  const okButton = document.getElementById("confirm-ok");
+  okButton.textContent = ok;
+  okButton.className = danger ? "danger" : "primary";
+  replace(document.getElementById("confirm-extra"), extra);
+  const opener = document.activeElement;
+  return new Promise((resolve) => {
+    const finish = (value) => {
+      form.removeEventListener("submit", onSubmit);
+      cancel.removeEventListener("click", onCancel);
+      dialog.removeEventListener("cancel", onCancel);
+      if (dialog.open) dialog.close();
+      if (opener && opener.isConnected) opener.focus();
+      resolve(value);
+    };
+    const onSubmit = (event) => {
+      event.preventDefault();
+      const required = extra.flatMap((el) => [...el.querySelectorAll("[required]")]);
+      if (required.some((el) => !el.value.trim())) {
+        required.find((el) => !el.value.trim()).focus();
+        return;
+      }
+      finish(extra.length ? Object.fromEntries(
+        extra.flatMap((el) => [...el.querySelectorAll("input, textarea, select")]).map((el) => [el.name, el.value]),
+      ) : true);
+    };
+    const onCancel = (event) => { event.preventDefault(); finish(false); };
+    const cancel = document.getElementById("confirm-cancel");
+    form.addEventListener("submit", onSubmit);
+    cancel.addEventListener("click", onCancel);
+    dialog.addEventListener("cancel", onCancel);
+    dialog.showModal();
+    const first = dialog.querySelector("#confirm-extra input, #confirm-extra textarea") || cancel;
+    first.focus();
+  });
+}
+
+/** Run an action on a button, disabling it meanwhile and reporting a failure. */
+export async function busy(button, action) {
+  if (button) button.disabled = true;
+  try {
+    return await action();
+  } catch (error) {
+    announce(error.message || String(error), { error: true });
+    return undefined;
+  } finally {
+    if (button) button.disabled = false;
+  }
+}

@@ -1,0 +1,196 @@
+"""A person, in real headless Chromium, sees, adds, searches, exports, imports and forgets their memory."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.console.browser import find, session_storage, status_says, text_appears, wait_for, wait_idle
+from tests.console.conftest import open_console, screenshot_dir
+from tests.support.local_server import RunningServer
+
+TRAVEL = "agent-travel-7"
+
+
+def _entries_text(driver: WebDriver) -> str:
+    found = driver.find_elements(By.CSS_SELECTOR, "#entries")
+    return found[0].text if found else ""
+
+
+def _add(driver: WebDriver, text: str, tags: str = "") -> None:
+    find(driver, "#add-text").send_keys(text)
+    if tags:
+        find(driver, "#add-tags").send_keys(tags)
+    find(driver, "#add-form button[type=submit]").click()
+    status_says(driver, "Added.")
+    text_appears(driver, "#entries", text.lstrip("- ").replace("**", ""))
+    wait_idle(driver)
+
+
+def _confirm(driver: WebDriver, button_text: str) -> None:
+    dialog = find(driver, "dialog#confirm[open]")
+    ok = dialog.find_element(By.ID, "confirm-ok")
+    assert ok.text == button_text
+    ok.click()
+
+
+def _wait_download(folder: Path, suffix: str, since: float) -> Path:
+    def done(_: object) -> Path | bool:
+        files = [p for p in folder.glob(f"*{suffix}") if p.stat().st_mtime >= since - 1]
+        return files[0] if files else False
+    return wait_for(None, done)  # type: ignore[arg-type]
+
+
+def test_an_empty_memory_says_so_and_explains_memory_off(browser: WebDriver, console_server: RunningServer,
+                                                           instance: str) -> None:
+    open_console(browser, console_server, instance)
+    empty = find(browser, "#empty-state")
+    assert "Nothing is remembered here" in empty.text
+    assert "No agent keeps its own memory about you yet" in browser.find_element(By.ID, "main").text
+    browser.find_element(By.CSS_SELECTOR, "details summary").click()
+    assert "X-MEMORY-MODE: off" in browser.find_element(By.CSS_SELECTOR, "details").text
+    assert find(browser, "#signed-in-as").text == "local@localhost"
+
+
+def test_a_person_adds_searches_exports_imports_and_forgets(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+    download_dir: Path, tmp_path: Path,
+) -> None:
+    local_api.post("/memory/append", json={"scope": "agent", "agent_object_id": TRAVEL, "agent_name": "Travel desk",
+                                           "content_markdown": "- prefers a window seat", "tags": ["travel"]}
+                   ).raise_for_status()
+    open_console(browser, console_server, instance)
+
+    # add
+    _add(browser, "- prefers **green tea** in the morning", "food, drinks")
+    _add(browser, "- lives in Lisbon", "home")
+    entries = _entries_text(browser)
+    assert "green tea" in entries and "Lisbon" in entries and "food" in entries and "home" in entries
+    assert browser.find_element(By.CSS_SELECTOR, "#entries strong").text == "green tea"  # markdown rendered
+
+    # search by words, then by tag alone
+    find(browser, "#search-q").send_keys("tea")
+    find(browser, "#search-form button[type=submit]").click()
+    results = text_appears(browser, "#search-results", "Search results (1)")
+    assert "green tea" in results.text and "Lisbon" not in results.text
+    find(browser, "#search-q").clear()
+    browser.find_element(By.CSS_SELECTOR, "#search-form input[value=home]").click()
+    browser.find_element(By.CSS_SELECTOR, "#search-form button[type=submit]").click()
+    results = text_appears(browser, "#search-results", "Lisbon")
+    assert "green tea" not in results.text
+
+    # export: the browser downloads the scope as markdown
+    since = time.time()
+    find(browser, "#export").click()
+    exported = _wait_download(download_dir, ".md", since)
+    time.sleep(0.2)
+    content = exported.read_text()
+    assert "green tea" in content and "Lisbon" in content
+    status_says(browser, f"Exported {exported.name}")
+
+    # import (append) from a file
+    upload = tmp_path / "notes.md"
+    upload.write_text("- allergic to peanuts\n")
+    find(browser, "#import-file").send_keys(str(upload))
+    find(browser, "#import-form button[type=submit]").click()
+    status_says(browser, "Imported notes.md")
+    text_appears(browser, "#entries", "allergic to peanuts")
+    wait_idle(browser)
+
+    # forget: confirmation, then the entry is gone at once and the pending state shows
+    lisbon = [li for li in browser.find_elements(By.CSS_SELECTOR, "#entries .entry") if "Lisbon" in li.text][0]
+    lisbon.find_element(By.CSS_SELECTOR, "button.danger").click()
+    _confirm(browser, "Forget")
+    status_says(browser, "waiting for an operator's approval")
+    pending = text_appears(browser, "#pending", "1 deletion waiting for an operator")
+    assert "pending approval" in pending.text
+    wait_idle(browser)
+    assert "Lisbon" not in _entries_text(browser)
+    assert "Lisbon" not in local_api.get("/memory", params={"scope": "user"}).json()["content_markdown"]
+
+    # the agent's own memory, then clearing it
+    find(browser, f'button[data-scope="agent:{TRAVEL}"]').click()
+    text_appears(browser, "#scope-title", "Agent: Travel desk")
+    entry = text_appears(browser, "#entries", "window seat")
+    assert "Agent: Travel desk" in entry.text and "travel" in entry.text
+    wait_idle(browser)
+    find(browser, "#clear-scope").click()
+    _confirm(browser, "Clear")
+    status_says(browser, "Clearing requested")
+    find(browser, "#empty-state")
+    assert local_api.get("/memory/entries", params={"scope": "agent", "agentObjectId": TRAVEL}).json()["entries"] == []
+    browser.save_screenshot(str(screenshot_dir() / "console-person-agent.png"))
+
+    # the own audit trail
+    browser.find_element(By.ID, "tab-audit").click()
+    audit = find(browser, "#own-audit")
+    for action in ("Added", "Imported", "Asked to forget", "Asked to clear"):
+        assert action in audit.text
+    assert "green tea" not in audit.text  # the trail is content-free
+
+
+def test_import_replace_needs_confirmation_and_replaces(browser: WebDriver, console_server: RunningServer,
+                                                        instance: str, local_api: httpx.Client,
+                                                        tmp_path: Path) -> None:
+    local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- old fact"}).raise_for_status()
+    open_console(browser, console_server, instance)
+    upload = tmp_path / "fresh.md"
+    upload.write_text("- fresh fact\n")
+    find(browser, "#import-file").send_keys(str(upload))
+    browser.find_element(By.CSS_SELECTOR, "#import-form input[value=replace]").click()
+    browser.find_element(By.CSS_SELECTOR, "#import-form button[type=submit]").click()
+    find(browser, "dialog#confirm[open] #confirm-cancel").click()  # cancel: nothing happens
+    assert "old fact" in local_api.get("/memory", params={"scope": "user"}).json()["content_markdown"]
+    browser.find_element(By.CSS_SELECTOR, "#import-form button[type=submit]").click()
+    _confirm(browser, "Replace")
+    text_appears(browser, "#entries", "fresh fact")
+    wait_idle(browser)
+    assert "old fact" not in _entries_text(browser)
+    document = local_api.get("/memory", params={"scope": "user"}).json()["content_markdown"]
+    assert "fresh fact" in document and "old fact" not in document
+
+
+def test_the_person_view_screenshot(browser: WebDriver, console_server: RunningServer, instance: str,
+                                    local_api: httpx.Client) -> None:
+    """The screenshot shown in docs/console.md (CONSOLE_SCREENSHOT_DIR=docs/img refreshes it)."""
+    for text, tags in (("- prefers **green tea**, never coffee", ["food"]),
+                       ("- works from Lisbon; meetings after 10:00 *local time*", ["work", "schedule"])):
+        local_api.post("/memory/append", json={"scope": "user", "content_markdown": text, "tags": tags}).raise_for_status()
+    local_api.post("/memory/append", json={"scope": "agent", "agent_object_id": TRAVEL, "agent_name": "Travel desk",
+                                           "content_markdown": "- prefers a window seat"}).raise_for_status()
+    open_console(browser, console_server, instance)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#entries .entry")) == 2
+    browser.save_screenshot(str(screenshot_dir() / "console-person.png"))
+
+
+def test_key_mode_signs_in_with_a_form_and_keeps_the_key_out_of_urls(tmp_path: Path, browser: WebDriver) -> None:
+    from tests.support.local_server import USER_KEY, running_server
+
+    with running_server(tmp_path, {"MEMORY_AUTH_MODE": "key"}) as server:
+        browser.get(f"{server.api}/console")
+        browser.execute_script("sessionStorage.clear()")
+        browser.get(f"{server.api}/console")
+        find(browser, "#key-form")
+        assert "developers" in browser.find_element(By.ID, "key-form").text
+        find(browser, "#key-form input[name=key]").send_keys(USER_KEY)
+        browser.find_element(By.CSS_SELECTOR, "#key-form input[name=upn]").send_keys("dana@contoso.com")
+        inst = browser.find_element(By.CSS_SELECTOR, "#key-form input[name=instance]")
+        inst.clear()
+        inst.send_keys("key-instance")
+        browser.find_element(By.CSS_SELECTOR, "#key-form button[type=submit]").click()
+        assert find(browser, "#signed-in-as").text == "dana@contoso.com"
+        find(browser, "#empty-state")
+        assert USER_KEY not in browser.current_url
+        stored = session_storage(browser)
+        assert USER_KEY in stored["memory-core.console.key"]
+        _add(browser, "- written by dana")
+        with httpx.Client(base_url=f"{server.api}/instances/key-instance",
+                          headers={"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"upn": "dana@contoso.com"}'}) as api:
+            assert "written by dana" in api.get("/memory", params={"scope": "user"}).json()["content_markdown"]
+        find(browser, "#sign-out").click()
+        find(browser, "#key-form")
+        assert "memory-core.console.key" not in session_storage(browser)
