@@ -42,11 +42,14 @@ export function replace(el, ...children) {
   return append(clear(el), children);
 }
 
+// One formatter for the page: building one per call costs more than the rest of an entry's rendering.
+const TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
 export function formatTime(iso) {
   if (!iso) return "";
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return String(iso);
-  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  return TIME_FORMAT.format(d);
 }
 
 let ids = 0;

@@ -28,13 +28,16 @@ export class PersonView {
   // -- the memory tab ---------------------------------------------------------------------------
 
   async showMemory() {
-    const [agentsPage, audit] = await Promise.all([
+    // The three reads go out together; the entries are read for the scope shown last time.
+    const [agentsPage, audit, entriesPage] = await Promise.all([
       this.api.get("/memory/agents"),
       this.api.list("/memory/audit", {}, "events").catch(() => ({ events: [] })),
+      this.api.list("/memory/entries", this.scopeQuery, "entries"),
     ]);
     const agents = agentsPage.agents || [];
     if (this.scope.kind === "agent" && !agents.some((a) => a.agent_object_id === this.scope.id)) {
       this.scope = { kind: "user" };
+      return this.showMemory();
     }
     const root = h("div", { class: "layout" });
     const nav = h("nav", { "aria-label": "Whose memory" },
@@ -47,7 +50,7 @@ export class PersonView {
       h("details", { class: "panel" }, h("summary", {}, "What is \u201cmemory off\u201d?"), h("p", {}, MEMORY_OFF_TEXT)));
     const section = h("section", { "aria-labelledby": "scope-title" });
     root.append(nav, section);
-    await this.renderScope(section, pendingRequests(audit.events || []));
+    this.renderScope(section, pendingRequests(audit.events || []), entriesPage);
     return root;
   }
 
@@ -72,9 +75,8 @@ export class PersonView {
     return this.scope.kind === "user" ? "your user memory" : `the memory of ${this.scope.name || this.scope.id}`;
   }
 
-  async renderScope(section, pending) {
+  renderScope(section, pending, entriesPage) {
     const title = this.scope.kind === "user" ? "About me" : `Agent: ${this.scope.name || this.scope.id}`;
-    const entriesPage = await this.api.list("/memory/entries", this.scopeQuery, "entries");
     const entries = (entriesPage.entries || []).slice().reverse();
     const results = h("div", { id: "search-results", "aria-live": "polite" });
     replace(section,

@@ -1,0 +1,122 @@
+"""An operator, in real headless Chromium, decides deletions, runs the sweep, reads audits, edits agent settings."""
+
+from __future__ import annotations
+
+import httpx
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.console.browser import find, status_says, text_appears, wait_for, wait_idle
+from tests.console.conftest import open_console, screenshot_dir
+from tests.support.local_server import OPERATOR_KEY, RunningServer
+
+AGENT = "agent-helpdesk-3"
+
+
+def _open_operator(browser: WebDriver, server: RunningServer, instance: str, key: str | None = OPERATOR_KEY) -> None:
+    open_console(browser, server, instance, operator_key=key)
+    browser.find_element(By.ID, "tab-operator").click()
+    find(browser, "#operator-key-form")
+    wait_idle(browser)
+
+
+def _row(browser: WebDriver, request_id: str):  # type: ignore[no-untyped-def]
+    return find(browser, f'#deletions tr[data-request-id="{request_id}"]')
+
+
+def _seed_requests(local_api: httpx.Client) -> tuple[str, str]:
+    """The local user forgets one entry and clears an agent scope of two: two pending requests."""
+    local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- keep me"}).raise_for_status()
+    forget_me = local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- forget me"}).json()
+    for text in ("- agent note one", "- agent note two"):
+        local_api.post("/memory/append", json={"scope": "agent", "agent_object_id": AGENT, "agent_name": "Helpdesk",
+                                               "content_markdown": text}).raise_for_status()
+    forget = local_api.delete(f"/memory/entries/{forget_me['entry_id']}")
+    clear = local_api.post("/memory/clear", json={"scope": "agent", "agent_object_id": AGENT, "confirm": True})
+    assert forget.status_code == clear.status_code == 202
+    return forget.json()["request_id"], clear.json()["request_id"]
+
+
+def test_an_operator_approves_and_rejects_then_sweeps(browser: WebDriver, console_server: RunningServer,
+                                                      instance: str, local_api: httpx.Client,
+                                                      operator_api: httpx.Client) -> None:
+    forget_id, clear_id = _seed_requests(local_api)
+    _open_operator(browser, console_server, instance)
+
+    forget_row, clear_row = _row(browser, forget_id), _row(browser, clear_id)
+    assert "local@localhost" in forget_row.text and "forget user" in forget_row.text
+    cells = [c.text for c in clear_row.find_elements(By.TAG_NAME, "td")]
+    assert cells[0] == "local@localhost" and cells[3] == f"clear agent ({AGENT})" and cells[4] == "2"
+    assert forget_row.find_elements(By.TAG_NAME, "td")[4].text == "1"
+    browser.save_screenshot(str(screenshot_dir() / "console-operator.png"))
+
+    # approve the forget
+    forget_row.find_element(By.XPATH, ".//button[text()='Approve']").click()
+    find(browser, "dialog#confirm[open] #confirm-ok").click()
+    status_says(browser, "Approved")
+    wait_for(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, f'tr[data-request-id="{forget_id}"]'))
+    wait_idle(browser)
+
+    # reject the clear, with a reason (required)
+    _row(browser, clear_id).find_element(By.XPATH, ".//button[text()='Reject']").click()
+    find(browser, "dialog#confirm[open] #confirm-ok").click()  # no reason yet: the dialog stays
+    assert browser.find_element(By.ID, "confirm").get_attribute("open") is not None
+    find(browser, "#reject-reason").send_keys("the user asked to keep it after all")
+    browser.find_element(By.ID, "confirm-ok").click()
+    status_says(browser, "Rejected")
+    find(browser, "#no-deletions")
+    wait_idle(browser)
+    rejected = operator_api.get("/operator/deletions", params={"status": "rejected"}).json()["requests"]
+    assert [(r["id"], r["reason"]) for r in rejected] == [(clear_id, "the user asked to keep it after all")]
+    agent_entries = local_api.get("/memory/entries", params={"scope": "agent", "agentObjectId": AGENT}).json()
+    assert len(agent_entries["entries"]) == 2  # rejected: the memory shows again
+
+    # the sweep erases the approved one and says so
+    find(browser, "#run-sweep").click()
+    result = text_appears(browser, "#sweep-result", "executed 1 request")
+    assert "erased 1 entry" in result.text
+    executed = operator_api.get("/operator/deletions", params={"status": "executed"}).json()["requests"]
+    assert [r["id"] for r in executed] == [forget_id]
+
+    # the listing of decided requests shows who decided and why
+    from selenium.webdriver.support.select import Select
+    Select(find(browser, "#deletion-status")).select_by_value("rejected")
+    row = _row(browser, clear_id)
+    assert "operator-key" in row.text and "keep it after all" in row.text
+
+    # the audit trail of the user
+    wait_idle(browser)
+    find(browser, "#audit-upn").send_keys("local@localhost")
+    browser.find_element(By.XPATH, "//button[text()='Show audit trail']").click()
+    audit = find(browser, "#operator-audit-table")
+    for action in ("Asked to forget", "Asked to clear", "Deletion approved", "Deletion rejected", "Deletion carried out"):
+        assert action in audit.text
+
+
+def test_an_operator_edits_agent_settings(browser: WebDriver, console_server: RunningServer, instance: str,
+                                          operator_api: httpx.Client) -> None:
+    _open_operator(browser, console_server, instance)
+    find(browser, "#settings-agent").send_keys(AGENT)
+    browser.find_element(By.XPATH, "//button[text()='Load settings']").click()
+    enabled = find(browser, "#set-enabled")
+    assert enabled.is_selected()
+    enabled.click()
+    browser.find_element(By.ID, "set-policy").send_keys("Only remember travel preferences.")
+    browser.find_element(By.ID, "set-groups").send_keys("group-a, group-b")
+    browser.find_element(By.CSS_SELECTOR, "#settings-form button[type=submit]").click()
+    status_says(browser, "Settings saved.")
+    saved = operator_api.get("/operator/agent-settings", params={"agentObjectId": AGENT}).json()
+    assert saved["enabled"] is False
+    assert saved["policy_instructions"] == "Only remember travel preferences."
+    assert saved["allowed_group_ids"] == ["group-a", "group-b"]
+
+
+def test_without_an_operator_credential_the_operator_view_says_what_opens_it(
+    browser: WebDriver, console_server: RunningServer, instance: str,
+) -> None:
+    _open_operator(browser, console_server, instance, key=None)
+    refused = find(browser, "#operator-refused")
+    assert "operator key" in refused.text and "Memory.Operator" in refused.text
+    assert not browser.find_elements(By.ID, "deletions")
+    _open_operator(browser, console_server, instance, key="not-the-key")
+    assert "invalid API key" in find(browser, "#operator-refused").text
