@@ -147,6 +147,8 @@ def test_import_replace_needs_confirmation_and_replaces(browser: WebDriver, cons
     assert "old fact" in local_api.get("/memory", params={"scope": "user"}).json()["content_markdown"]
     browser.find_element(By.CSS_SELECTOR, "#import-form button[type=submit]").click()
     _confirm(browser, "Replace")
+    status_says(browser, "waiting for an operator's approval")  # custody: the replaced memory is held, not erased
+    text_appears(browser, "#pending", "Replaced by an import")
     text_appears(browser, "#entries", "fresh fact")
     wait_idle(browser)
     assert "old fact" not in _entries_text(browser)

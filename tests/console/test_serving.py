@@ -7,6 +7,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.console.browser import browser_log, csp_violations, find
 
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, running_server
 
@@ -89,7 +93,8 @@ def test_the_console_needs_no_credential_but_the_api_still_does(tmp_path: Path) 
         assert httpx.get(f"{server.api}/instances/i/memory/agents").status_code == 401
 
 
-def test_entra_mode_publishes_the_spa_registration_and_allows_only_the_authority(tmp_path: Path) -> None:
+def test_entra_mode_publishes_the_spa_registration_and_allows_only_the_authority(tmp_path: Path,
+                                                                              browser: WebDriver) -> None:
     env = {
         "MEMORY_AUTH_MODE": "entra",
         "MEMORY_ENTRA_TENANT_ID": "11111111-2222-3333-4444-555555555555",
@@ -107,6 +112,18 @@ def test_entra_mode_publishes_the_spa_registration_and_allows_only_the_authority
         policy = httpx.get(f"{server.api}/console").headers["content-security-policy"]
         assert "connect-src 'self' https://login.microsoftonline.com" in policy
         assert "frame-src https://login.microsoftonline.com" in policy
+        # In the browser: MSAL.js loads (only in this mode) and the page offers Microsoft sign-in.
+        browser.get(f"{server.api}/console")
+        assert find(browser, "#signin-entra").text == "Sign in with Microsoft"
+        assert browser.execute_script("return typeof window.msal?.PublicClientApplication") == "function"
+        assert csp_violations(browser_log(browser)) == []
+
+
+def test_other_modes_never_load_msal(console_server: RunningServer, browser: WebDriver) -> None:
+    browser.get(f"{console_server.api}/console")
+    find(browser, "#scope-title")
+    assert browser.execute_script("return typeof window.msal") == "undefined"
+    assert not browser.find_elements(By.CSS_SELECTOR, "script[src*=vendor]")
 
 
 def test_the_vendored_library_keeps_its_licence() -> None:

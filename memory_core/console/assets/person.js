@@ -4,10 +4,10 @@ import { h, replace, field, formatTime, uid } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { announce, busy, confirmAction } from "./ui.js";
 
-const REQUESTED = new Set(["forget_requested", "clear_requested", "purge_requested"]);
+const REQUESTED = new Set(["forget_requested", "clear_requested", "purge_requested", "replace_requested"]);
 const ACTION_LABELS = {
   append: "Added", import: "Imported", clear: "Cleared", forget: "Forgot",
-  clear_requested: "Asked to clear", forget_requested: "Asked to forget", purge_requested: "Erasure of everything requested",
+  clear_requested: "Asked to clear", replace_requested: "Replaced by an import", forget_requested: "Asked to forget", purge_requested: "Erasure of everything requested",
   deletion_approved: "Deletion approved", deletion_rejected: "Deletion rejected", deletion_executed: "Deletion carried out",
   write_rejected: "Write refused",
 };
