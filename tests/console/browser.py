@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -73,8 +74,8 @@ def text_appears(driver: WebDriver, css: str, text: str, timeout: float = WAIT_S
             try:
                 if text in el.text:
                     return el
-            except Exception:  # noqa: BLE001 - re-rendered between find and read
-                continue
+            except StaleElementReferenceException:  # re-rendered between find and read
+                pass
         return False
     return wait_for(driver, present, timeout)
 

@@ -102,7 +102,7 @@ def test_a_person_adds_searches_exports_imports_and_forgets(
     wait_idle(browser)
 
     # forget: confirmation, then the entry is gone at once and the pending state shows
-    lisbon = [li for li in browser.find_elements(By.CSS_SELECTOR, "#entries .entry") if "Lisbon" in li.text][0]
+    lisbon = next(li for li in browser.find_elements(By.CSS_SELECTOR, "#entries .entry") if "Lisbon" in li.text)
     lisbon.find_element(By.CSS_SELECTOR, "button.danger").click()
     _confirm(browser, "Forget")
     status_says(browser, "waiting for an operator's approval")

@@ -87,7 +87,7 @@ def test_stored_payloads_never_run(browser: WebDriver, console_server: RunningSe
     text_appears(browser, "#search-results", "Search results")
     _assert_nothing_ran(browser)
 
-    agent = [b for b in browser.find_elements(By.CSS_SELECTOR, ".scopes button") if "script" in b.text][0]
+    agent = next(b for b in browser.find_elements(By.CSS_SELECTOR, ".scopes button") if "script" in b.text)
     assert agent.text.startswith("<script>window.__xss=21</script>")
     agent.click()
     text_appears(browser, "#scope-title", "<script>window.__xss=21</script>")
