@@ -101,6 +101,7 @@ function showConsole(main, session, config, api) {
     { id: "tab-operator", label: "Operator", view: () => operator.show() },
   ];
   let current = tabs[0];
+  let renders = 0;
   const nav = document.getElementById("tabs");
   nav.hidden = false;
   const list = h("div", { role: "tablist", "aria-label": "Console sections" });
@@ -127,11 +128,16 @@ function showConsole(main, session, config, api) {
     }
     main.setAttribute("aria-labelledby", tab.id);
     replace(main, h("p", { class: "muted" }, "Loading…"));
+    // Only the newest selection may render: a slower view chosen earlier must not replace it.
+    const turn = ++renders;
     try {
-      replace(main, await tab.view());
+      const view = await tab.view();
+      if (turn !== renders) return;
+      replace(main, view);
       // Marked on the frame after the view is in the DOM: what the first-paint test measures.
       requestAnimationFrame(() => performance.mark("console:view-shown"));
     } catch (error) {
+      if (turn !== renders) return;
       const signIn = error instanceof ApiError && error.status === 401;
       replace(main, h("p", { class: "error", role: "alert" }, signIn
         ? `You are not signed in, or your sign-in was refused: ${error.message}`
