@@ -32,8 +32,9 @@ from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeS
 from memory_core.domain.rendering import TITLES, render_combined, render_entry
 from memory_core.domain.views import ScopeRead, newest_agent_name
 
-MAX_CACHED_ENTRIES = 200_000
-"""Entries held by all snapshots of a process together; the least recently read go first."""
+MAX_CACHED_CHARS = 64 * 1024 * 1024
+"""Characters of rendered memory held by all snapshots of a process together; the least
+recently read go first (one 10,000-entry memory is about 1.4 million)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,53 +77,61 @@ class ChangeStamps(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ScopeSnapshot:
-    """One scope as a viewer reads it: state (profile, holds), visible entries, rendered document."""
+    """One scope as a viewer reads it: state (profile, holds), rendered document, newest visible entry.
+
+    Only the document and the newest entry are kept (not every entry), so a snapshot costs
+    about the size of the text it answers.
+    """
 
     state: ScopeState
-    visible: list[MemoryEntry]
-    sections: list[str]
     document: str
+    last_entry: MemoryEntry | None
     entry_agent_name: str | None
 
     @staticmethod
     def build(state: ScopeState, viewer: str) -> ScopeSnapshot:
         visible = state.visible_entries()
-        return ScopeSnapshot.of(state, visible, _sections(visible, viewer), newest_agent_name(visible))
+        sections = _sections(visible, viewer)
+        document = "\n\n".join([TITLES[state.key.scope], *sections]) + "\n" if sections else ""
+        return ScopeSnapshot.of(state, document, visible[-1] if visible else None, newest_agent_name(visible))
 
     @staticmethod
     def of(
-        state: ScopeState, visible: list[MemoryEntry], sections: list[str], entry_agent_name: str | None = None
+        state: ScopeState, document: str, last_entry: MemoryEntry | None, entry_agent_name: str | None
     ) -> ScopeSnapshot:
-        """``state`` keeps only the profile and holds: ``visible`` is what the snapshot shows.
-
-        ``entry_agent_name`` is the newest agent name of the entries before ``visible``'s
-        last ones were added (extension), so only new entries are scanned.
-        """
-        document = "\n\n".join([TITLES[state.key.scope], *sections]) + "\n" if sections else ""
-        slim = ScopeState(state.key, state.profile, [], state.holds)
-        return ScopeSnapshot(slim, visible, sections, document, entry_agent_name)
+        """``state`` keeps only the profile and holds."""
+        return ScopeSnapshot(ScopeState(state.key, state.profile, [], state.holds), document, last_entry,
+                             entry_agent_name)
 
     def as_read(self) -> ScopeRead:
-        return ScopeRead(self.state.key, self.state.profile, self.visible, self.document, self.entry_agent_name)
+        return ScopeRead(self.state.key, self.state.profile, self.last_entry, self.document, self.entry_agent_name)
 
     def extended(self, added: ScopeState, viewer: str) -> ScopeSnapshot | None:
         """This snapshot with ``added``'s entries appended, or None when they need a rebuild.
 
         A rebuild is needed when an added entry is a replace (it restarts the document) or
-        sorts before the last visible entry (a write whose clock ran behind).
+        sorts before the newest visible entry (a write whose clock ran behind).
         """
         new = sorted(added.entries, key=lambda e: e.sort_key)
         if not new:
-            return ScopeSnapshot.of(added, self.visible, self.sections, self.entry_agent_name)
+            return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name)
         if any(e.kind is EntryKind.REPLACE for e in new):
             return None
-        if self.visible and new[0].sort_key <= self.visible[-1].sort_key:
+        if self.last_entry is not None and new[0].sort_key <= self.last_entry.sort_key:
             return None
         # The profile and holds are the ones just read: only entries were added since the
         # snapshot, so they are also the ones it was built with, and they decide visibility.
         shown = ScopeState(added.key, added.profile, new, added.holds).visible_entries()
-        return ScopeSnapshot.of(added, [*self.visible, *shown], [*self.sections, *_sections(shown, viewer)],
-                                newest_agent_name(shown, self.entry_agent_name))
+        if not shown:
+            return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name)
+        sections = _sections(shown, viewer)
+        if not sections:
+            document = self.document
+        elif self.document:
+            document = self.document + "\n" + "\n\n".join(sections) + "\n"
+        else:
+            document = "\n\n".join([TITLES[added.key.scope], *sections]) + "\n"
+        return ScopeSnapshot.of(added, document, shown[-1], newest_agent_name(shown, self.entry_agent_name))
 
 
 def _sections(entries: Sequence[MemoryEntry], viewer: str) -> list[str]:
@@ -145,15 +154,17 @@ class Snapshots:
 
     @property
     def size(self) -> int:
-        return sum(len(s.visible) for s in self.scopes) or 1
+        """Characters held: the documents, and the combined one once rendered."""
+        held = sum(len(s.document) for s in self.scopes)
+        return held * 2 if "combined" in self.__dict__ and len(self.scopes) > 1 else held or 1
 
 
 class SnapshotCache:
     """Per-process snapshots of the reads of one store, one per (profiles read, viewer). Thread-safe."""
 
-    def __init__(self, store: ChangeStamps, max_entries: int = MAX_CACHED_ENTRIES) -> None:
+    def __init__(self, store: ChangeStamps, max_chars: int = MAX_CACHED_CHARS) -> None:
         self._store = store
-        self._max_entries = max_entries
+        self._max_chars = max_chars
         self._cached: OrderedDict[tuple[tuple[ProfileKey, ...], str], Snapshots] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
@@ -201,6 +212,6 @@ class SnapshotCache:
                 self._held -= previous.size
             self._cached[slot] = cached
             self._held += cached.size
-            while self._held > self._max_entries and len(self._cached) > 1:
+            while self._held > self._max_chars and len(self._cached) > 1:
                 _, evicted = self._cached.popitem(last=False)
                 self._held -= evicted.size

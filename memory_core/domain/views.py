@@ -89,24 +89,20 @@ class WriteOptions:
 
 @dataclass(frozen=True, slots=True)
 class ScopeRead:
-    """One scope as a read shows it: its profile, the visible entries (oldest first), the rendered document."""
+    """One scope as a read shows it: its profile, its newest visible entry, the rendered document."""
 
     key: ProfileKey
     profile: MemoryProfile | None
-    visible: Sequence[MemoryEntry]
+    last_entry: MemoryEntry | None
     document: str
     entry_agent_name: str | None = None
     """The newest visible entry's agent name (None: none has one)."""
 
-    @staticmethod
-    def of(key: ProfileKey, profile: MemoryProfile | None, visible: Sequence[MemoryEntry], document: str) -> ScopeRead:
-        return ScopeRead(key, profile, visible, document, newest_agent_name(visible))
-
     @property
     def updated_on(self) -> datetime | None:
         moments = [self.profile.updated_on] if self.profile else []
-        if self.visible:
-            moments.append(self.visible[-1].created_on)
+        if self.last_entry is not None:
+            moments.append(self.last_entry.created_on)
         return max(moments) if moments else None
 
     def agent_name(self, agent: AgentContext | None) -> str | None:

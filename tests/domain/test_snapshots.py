@@ -34,7 +34,7 @@ from memory_core.domain.service import (
     WriteOptions,
 )
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
 BEA = Caller(upn="bea@contoso.com", name="Bea")
@@ -200,3 +200,15 @@ def test_any_sequence_of_writes_reads_the_same_as_rendering_from_scratch(world: 
             mode = ImportMode.REPLACE if action == "replace" else ImportMode.APPEND
             service.import_markdown(ALEX, "i", Scope.USER, None, f"- imported {step}", mode)
         world.assert_fresh()
+
+
+def test_the_snapshots_held_are_bounded_by_their_text(world: World) -> None:
+    """Past its budget the cache lets the least recently read go, and reads stay exact."""
+    world.cached._snapshots = SnapshotCache(world.stores[0], max_chars=2_000)
+    users = [Caller(upn=f"user{i}@contoso.com") for i in range(6)]
+    for user in users:
+        world.other.append(user, "i", Scope.USER, None, "- " + "x" * 500)
+        assert world.cached.get(user, "i", Scope.USER, None) == world.truth.get(user, "i", Scope.USER, None)
+    held = world.cached._snapshots._cached
+    assert 1 <= len(held) <= 3 and sum(s.size for s in held.values()) <= 2_000
+    assert world.cached.get(users[0], "i", Scope.USER, None) == world.truth.get(users[0], "i", Scope.USER, None)
