@@ -5,7 +5,7 @@
 #
 # When the resource group carries the tag memory-core-tenant=NAME (deploy.sh created it),
 # the whole group is deleted. Otherwise (a group someone else made) only the resources
-# named in the tenant file are deleted, one by one. Running it again is a no-op.
+# named in the tenant file (the managed identity included) are deleted, one by one. Running it again is a no-op.
 set -euo pipefail
 
 # shellcheck source=lib/common.sh source-path=SCRIPTDIR
@@ -75,6 +75,9 @@ else
   fi
   if az_show storage account show --resource-group "$RESOURCE_GROUP" --name "$STORAGE_ACCOUNT"; then
     az_run storage account delete --resource-group "$RESOURCE_GROUP" --name "$STORAGE_ACCOUNT" --yes
+  fi
+  if az_show identity show --resource-group "$RESOURCE_GROUP" --name "$MANAGED_IDENTITY"; then
+    az_run identity delete --resource-group "$RESOURCE_GROUP" --name "$MANAGED_IDENTITY"
   fi
   if az_show monitor app-insights component show --resource-group "$RESOURCE_GROUP" --app "$APP_INSIGHTS"; then
     az_run monitor app-insights component delete --resource-group "$RESOURCE_GROUP" --app "$APP_INSIGHTS"

@@ -8,13 +8,25 @@ INFRA_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REPO_ROOT=$(cd "$INFRA_DIR/.." && pwd)
 HELPERS="$INFRA_DIR/lib/helpers.py"
 
-WHAT_IF=0      # 1: print every az command instead of running it
+WHAT_IF=0      # 1: print every changing az command instead of running it
+WHAT_IF_READS=0  # 1 (deploy.sh --what-if): read-only show/list calls still run, so the plan compares with Azure
 AZ_OUT=""      # JSON output of the last az_show / az_json call
 AZ_EXTRA=()    # appended to every az call (--subscription ...)
 TMP_DIR=""
 
 # App settings whose values are secrets: generated, never printed, never put on a command line.
 SECRET_SETTINGS=(MEMORY_API_KEYS MEMORY_OPERATOR_KEYS)
+# Secrets the operator sets on the app once (docs/deploy.md); a tenant file refuses them.
+OPERATOR_SECRETS=(COSMOS_KEY MEMORY_COREAPI_KEY MEMORY_OBO_CLIENT_SECRET AzureWebJobsStorage)
+
+# The app's identity settings (memory_core/settings.py, docs/identity.md): optional app settings,
+# set when the tenant file gives a value and removed when it no longer does.
+IDENTITY_SETTINGS=(
+  MEMORY_ENTRA_TENANT_ID MEMORY_ENTRA_AUDIENCE MEMORY_ENTRA_JWKS_URL MEMORY_ENTRA_AUTHORITY_HOST
+  MEMORY_OBO_CLIENT_ID MEMORY_COREAPI_SCOPE
+  MEMORY_PLATFORM_ISSUER MEMORY_PLATFORM_JWKS_URL MEMORY_PLATFORM_AUDIENCE
+  MEMORY_OPERATOR_ROLE MEMORY_IDENTITY_CA_BUNDLE
+)
 
 # Keys a tenant file may set. Everything else is refused, and so are secrets.
 TENANT_KEYS=(
@@ -22,17 +34,21 @@ TENANT_KEYS=(
   COSMOS_ACCOUNT STORAGE_ACCOUNT FUNCTION_APP APP_INSIGHTS LOG_ANALYTICS_WORKSPACE
   COSMOS_CAPACITY_MODE COSMOS_AUTOSCALE_MAX_THROUGHPUT COSMOS_CONSISTENCY_LEVEL COSMOS_DISABLE_LOCAL_AUTH
   COSMOS_DATABASE COSMOS_CONTAINER
-  FUNCTION_INSTANCE_MEMORY FUNCTION_MAX_INSTANCES STORAGE_DISABLE_SHARED_KEY PACKAGE_INCLUDE
+  FUNCTION_INSTANCE_MEMORY FUNCTION_MAX_INSTANCES FUNCTION_HTTP_CONCURRENCY FUNCTION_ALWAYS_READY
+  MANAGED_IDENTITY STORAGE_DISABLE_SHARED_KEY PACKAGE_INCLUDE
   MEMORY_DEFAULT_INSTANCE_ID MEMORY_DELETION_MODE MEMORY_SWEEP_SCHEDULE MEMORY_AUTH_MODE
   MEMORY_SHARING_DEFAULT_POLICY MEMORY_SHARING_ALLOW_OVERRIDE MEMORY_MAX_WRITE_BYTES
-  MEMORY_MCP_ALLOWED_HOSTS MEMORY_ENTRA_TENANT_ID MEMORY_ENTRA_AUDIENCE
-  MEMORY_COREAPI_BASE_URL COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT
+  MEMORY_MCP_ALLOWED_HOSTS MEMORY_COREAPI_BASE_URL COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT
+  "${IDENTITY_SETTINGS[@]}"
 )
 
 # Cosmos DB Built-in Data Contributor (data plane).
 COSMOS_DATA_CONTRIBUTOR_ROLE="00000000-0000-0000-0000-000000000002"
 # Storage Blob Data Owner (Azure RBAC): identity-based AzureWebJobsStorage and deployment storage.
 STORAGE_BLOB_DATA_OWNER_ROLE="b7e6dc6d-f1e8-4753-8033-0f276bb0955b"
+# Monitoring Metrics Publisher (Azure RBAC): Entra-authenticated Application Insights ingestion
+# (https://learn.microsoft.com/azure/azure-monitor/app/azure-ad-authentication).
+MONITORING_METRICS_PUBLISHER_ROLE="3913510d-42f4-4e42-8a64-420c390055eb"
 # The largest MEMORY_MAX_WRITE_BYTES on Cosmos DB: COSMOS_MAX_WRITE_BYTES in
 # memory_core/adapters/cosmos_documents.py (the app refuses more at start; a test keeps the two equal).
 COSMOS_MAX_WRITE_BYTES=262144
@@ -45,6 +61,13 @@ log()  { printf '%s\n' "$*" >&2; }
 step() { printf '==> %s\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 note() { if (( WHAT_IF )); then printf '# %s\n' "$*"; else log "    $*"; fi; }
+# plan ACTION WHAT [DIFFERENCE]: what a step does to one resource, on one line:
+# create / update (with the difference) / unchanged. --what-if prints it on stdout.
+plan() {
+  local line
+  printf -v line '%-9s %s%s' "$1:" "$2" "${3:+ ($3)}"
+  if (( WHAT_IF )); then printf '# %s\n' "$line"; else log "    $line"; fi
+}
 
 # -S: the helpers need only the standard library, and skipping site start-up makes each call ~5x faster.
 helper() { python3 -S "$HELPERS" "$@"; }
@@ -122,14 +145,25 @@ az_run_retry() {
   done
 }
 
+# True when a read in --what-if mode should really run: deploy.sh's what-if reads Azure,
+# except where an argument is a <placeholder> for something the plan would create first.
+reads_for_real() {
+  local word
+  (( ! WHAT_IF )) && return 0
+  (( WHAT_IF_READS )) || return 1
+  for word in "$@"; do [[ $word == *"<"*">"* ]] && return 1; done
+  return 0
+}
+
 # Read a resource that may not exist. Returns 0 and sets AZ_OUT to its JSON when it
 # exists, 1 when Azure says it does not; any other failure stops the script.
-# In --what-if mode the command is printed and the resource is treated as missing.
+# In --what-if mode the read runs when reads_for_real allows; otherwise the resource is
+# treated as missing.
 az_show() {
   local args=("$@" ${AZ_EXTRA[@]+"${AZ_EXTRA[@]}"} --output json) rc=0
   AZ_OUT=""
-  if (( WHAT_IF )); then
-    print_cmd "${args[@]}"
+  if ! reads_for_real "${args[@]}"; then
+    if (( ! WHAT_IF_READS )); then print_cmd "${args[@]}"; fi  # reads of what is still to be created: not shown
     return 1
   fi
   AZ_OUT=$(az "${args[@]}" 2>"$TMP_DIR/az.err") || rc=$?
@@ -151,12 +185,16 @@ az_json() {
   local default=$1
   shift
   local args=("$@" ${AZ_EXTRA[@]+"${AZ_EXTRA[@]}"} --output json) rc=0
-  if (( WHAT_IF )); then
-    print_cmd "${args[@]}"
+  if ! reads_for_real "${args[@]}"; then
+    if (( ! WHAT_IF_READS )); then print_cmd "${args[@]}"; fi
     AZ_OUT=$default
     return 0
   fi
   AZ_OUT=$(az "${args[@]}" 2>"$TMP_DIR/az.err") || rc=$?
+  if (( rc != 0 && WHAT_IF )) && { (( rc == 3 )) || grep -qiE 'not ?found|could not be found|does not exist' "$TMP_DIR/az.err"; }; then
+    AZ_OUT=$default  # what-if: the parent is still to be created, so there is nothing to list yet
+    return 0
+  fi
   if (( rc != 0 )); then
     cat "$TMP_DIR/az.err" >&2
     die "az command failed (exit $rc): $(print_cmd "${args[@]}")"
@@ -205,7 +243,7 @@ load_tenant() {
       value=${value%%[[:space:]]#*}
       value=${value%"${value##*[![:space:]]}"}
     fi
-    if is_secret_setting "$key" || [[ $key == COSMOS_KEY || $key == MEMORY_COREAPI_KEY || $key == AzureWebJobsStorage ]]; then
+    if is_secret_setting "$key" || [[ " ${OPERATOR_SECRETS[*]} " == *" $key "* ]]; then
       die "$TENANT_FILE:$n: $key is a secret and must not be in a tenant file (deploy.sh generates keys; rotate them with infra/rotate-keys.sh)"
     fi
     known=0
@@ -224,11 +262,14 @@ load_tenant() {
   : "${COSMOS_CAPACITY_MODE:=serverless}"
   : "${COSMOS_AUTOSCALE_MAX_THROUGHPUT:=1000}"
   : "${COSMOS_CONSISTENCY_LEVEL:=Session}"
-  : "${COSMOS_DISABLE_LOCAL_AUTH:=false}"
+  : "${COSMOS_DISABLE_LOCAL_AUTH:=true}"
   : "${COSMOS_DATABASE:=memory}"
   : "${COSMOS_CONTAINER:=Memories}"
   : "${FUNCTION_INSTANCE_MEMORY:=2048}"
   : "${FUNCTION_MAX_INSTANCES:=100}"
+  : "${FUNCTION_HTTP_CONCURRENCY:=16}"
+  : "${FUNCTION_ALWAYS_READY:=0}"
+  : "${MANAGED_IDENTITY:=id-memory-$name}"
   : "${STORAGE_DISABLE_SHARED_KEY:=true}"
   : "${PACKAGE_INCLUDE:=function_app.py host.json requirements.txt memory_core}"
   : "${MEMORY_DEFAULT_INSTANCE_ID:=$name}"
@@ -266,12 +307,23 @@ validate_tenant() {
   check COSMOS_DATABASE "$COSMOS_DATABASE" '^[A-Za-z0-9_-]{1,255}$' "letters, digits, _ and -"
   check COSMOS_CONTAINER "$COSMOS_CONTAINER" '^[A-Za-z0-9_-]{1,255}$' "letters, digits, _ and -"
   check FUNCTION_INSTANCE_MEMORY "$FUNCTION_INSTANCE_MEMORY" '^(512|2048|4096)$' "512, 2048 or 4096"
-  check FUNCTION_MAX_INSTANCES "$FUNCTION_MAX_INSTANCES" "$int" "a whole number"
+  # Flex Consumption limits: 40-1000 instances, HTTP concurrency 1-1000 per instance
+  # (https://learn.microsoft.com/azure/azure-functions/flex-consumption-how-to#set-http-concurrency-limits).
+  check FUNCTION_MAX_INSTANCES "$FUNCTION_MAX_INSTANCES" "$int" "a whole number from 40 to 1000"
+  (( FUNCTION_MAX_INSTANCES >= 40 && FUNCTION_MAX_INSTANCES <= 1000 )) ||
+    die "$TENANT_FILE: FUNCTION_MAX_INSTANCES=$FUNCTION_MAX_INSTANCES is not valid: a whole number from 40 to 1000"
+  check FUNCTION_HTTP_CONCURRENCY "$FUNCTION_HTTP_CONCURRENCY" '^[1-9][0-9]{0,3}$' "a whole number from 1 to 1000"
+  (( FUNCTION_HTTP_CONCURRENCY <= 1000 )) ||
+    die "$TENANT_FILE: FUNCTION_HTTP_CONCURRENCY=$FUNCTION_HTTP_CONCURRENCY is not valid: a whole number from 1 to 1000"
+  check FUNCTION_ALWAYS_READY "$FUNCTION_ALWAYS_READY" '^[0-9]{1,3}$' "a whole number of instances, 0 for none"
+  (( FUNCTION_ALWAYS_READY <= FUNCTION_MAX_INSTANCES )) ||
+    die "$TENANT_FILE: FUNCTION_ALWAYS_READY=$FUNCTION_ALWAYS_READY is more than FUNCTION_MAX_INSTANCES=$FUNCTION_MAX_INSTANCES"
+  check MANAGED_IDENTITY "$MANAGED_IDENTITY" '^[A-Za-z0-9][-A-Za-z0-9_]{2,127}$' "3-128 letters, digits, - and _"
   check STORAGE_DISABLE_SHARED_KEY "$STORAGE_DISABLE_SHARED_KEY" "$bool" "true or false"
   check MEMORY_DEFAULT_INSTANCE_ID "$MEMORY_DEFAULT_INSTANCE_ID" '^[^,[:space:]]+$' "a non-empty id without spaces or commas"
   check MEMORY_DELETION_MODE "$MEMORY_DELETION_MODE" '^(operator_approval|immediate)$' "operator_approval or immediate"
   check MEMORY_SWEEP_SCHEDULE "$MEMORY_SWEEP_SCHEDULE" '^[^[:space:]]+( [^[:space:]]+){5}$' "an NCRONTAB expression with six fields, e.g. '0 */5 * * * *'"
-  check MEMORY_AUTH_MODE "$MEMORY_AUTH_MODE" '^(local|key|entra|platform|easyauth)(,(local|key|entra|platform|easyauth))*$' "a comma list of local, key, entra, platform, easyauth"
+  check MEMORY_AUTH_MODE "$MEMORY_AUTH_MODE" '^(local|key|entra|platform|easyauth)(,(local|key|entra|platform|easyauth))*$' "a comma list of key, entra, platform, easyauth"
   check MEMORY_SHARING_DEFAULT_POLICY "$MEMORY_SHARING_DEFAULT_POLICY" '^(private|team|legacy)$' "private, team or legacy"
   check MEMORY_SHARING_ALLOW_OVERRIDE "$MEMORY_SHARING_ALLOW_OVERRIDE" "$bool" "true or false"
   check MEMORY_MAX_WRITE_BYTES "$MEMORY_MAX_WRITE_BYTES" '^[1-9][0-9]{0,7}$' "a positive whole number of bytes, at most $COSMOS_MAX_WRITE_BYTES"
@@ -287,9 +339,41 @@ validate_tenant() {
   if [[ -n $MEMORY_MCP_ALLOWED_HOSTS ]]; then
     check MEMORY_MCP_ALLOWED_HOSTS "$MEMORY_MCP_ALLOWED_HOSTS" '^[A-Za-z0-9.:*-]+(,[A-Za-z0-9.:*-]+)*$' "a comma list of host names"
   fi
+  validate_identity
+}
+
+# The identity settings, checked as the app checks them at start (memory_core/identity/config.py),
+# so a tenant that the app would refuse never gets deployed.
+validate_identity() {
+  local guid='^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+  local https='^https://[^[:space:],/]+(/[^[:space:],]*)?$' word='^[^[:space:],]+$' list='^[^[:space:],]+(,[^[:space:],]+)*$'
+  local name mode
+  if [[ -n $MEMORY_ENTRA_TENANT_ID ]]; then check MEMORY_ENTRA_TENANT_ID "$MEMORY_ENTRA_TENANT_ID" "$guid" "the directory (tenant) ID, a GUID"; fi
+  if [[ -n $MEMORY_ENTRA_AUDIENCE ]]; then check MEMORY_ENTRA_AUDIENCE "$MEMORY_ENTRA_AUDIENCE" "$list" "a comma list of audiences, e.g. api://memory"; fi
+  if [[ -n $MEMORY_OBO_CLIENT_ID ]]; then check MEMORY_OBO_CLIENT_ID "$MEMORY_OBO_CLIENT_ID" "$guid" "the application (client) ID, a GUID"; fi
+  for name in MEMORY_ENTRA_JWKS_URL MEMORY_ENTRA_AUTHORITY_HOST MEMORY_PLATFORM_JWKS_URL; do
+    if [[ -n ${!name} ]]; then check "$name" "${!name}" "$https" "an https URL"; fi
+  done
+  for name in MEMORY_COREAPI_SCOPE MEMORY_PLATFORM_ISSUER MEMORY_PLATFORM_AUDIENCE MEMORY_IDENTITY_CA_BUNDLE; do
+    if [[ -n ${!name} ]]; then check "$name" "${!name}" "$word" "one value without spaces or commas"; fi
+  done
+  if [[ -n $MEMORY_OPERATOR_ROLE ]]; then
+    check MEMORY_OPERATOR_ROLE "$MEMORY_OPERATOR_ROLE" '^[^[:space:],]{1,256}$' "an app role name, 1-256 characters"
+  fi
   for mode in ${MEMORY_AUTH_MODE//,/ }; do
-    if [[ $mode == entra && -z $MEMORY_ENTRA_TENANT_ID ]]; then
-      die "$TENANT_FILE: MEMORY_AUTH_MODE includes entra, so MEMORY_ENTRA_TENANT_ID is required"
-    fi
+    case $mode in
+      local)
+        die "$TENANT_FILE: MEMORY_AUTH_MODE=local is refused on Azure (the app trusts loopback callers only under python -m memory_core serve)" ;;
+      entra)
+        [[ -n $MEMORY_ENTRA_TENANT_ID && -n $MEMORY_ENTRA_AUDIENCE ]] ||
+          die "$TENANT_FILE: MEMORY_AUTH_MODE includes entra, so MEMORY_ENTRA_TENANT_ID and MEMORY_ENTRA_AUDIENCE are required"
+        if [[ -n $MEMORY_COREAPI_BASE_URL ]]; then
+          [[ -n $MEMORY_OBO_CLIENT_ID && -n $MEMORY_COREAPI_SCOPE ]] ||
+            die "$TENANT_FILE: MEMORY_AUTH_MODE=entra with MEMORY_COREAPI_BASE_URL needs MEMORY_OBO_CLIENT_ID and MEMORY_COREAPI_SCOPE (and MEMORY_OBO_CLIENT_SECRET set on the app, see docs/deploy.md)"
+        fi ;;
+      platform)
+        [[ -n $MEMORY_PLATFORM_ISSUER && -n $MEMORY_PLATFORM_JWKS_URL ]] ||
+          die "$TENANT_FILE: MEMORY_AUTH_MODE includes platform, so MEMORY_PLATFORM_ISSUER and MEMORY_PLATFORM_JWKS_URL are required" ;;
+    esac
   done
 }

@@ -141,6 +141,68 @@ def cmd_has_principal(args: list[str]) -> None:
     sys.exit(0 if any(str(i.get("principalId", "")).lower() == principal for i in items) else 1)
 
 
+def cmd_user_identities(args: list[str]) -> None:
+    """user-identities: function app JSON on stdin -> resource ids of its user-assigned identities."""
+    app = _stdin_json() or {}
+    identities = (app.get("identity") or {}).get("userAssignedIdentities") or {}
+    print(" ".join(sorted(identities)))
+
+
+def cmd_scale_state(args: list[str]) -> None:
+    """scale-state: `az functionapp scale config show` JSON on stdin ->
+    "MEMORY_MB MAX_INSTANCES HTTP_CONCURRENCY ALWAYS_READY_HTTP" ("default" where Azure has no value)."""
+    scale = _stdin_json() or {}
+    scale = scale.get("scaleAndConcurrency", scale)  # the whole functionAppConfig also works
+    http = ((scale.get("triggers") or {}).get("http") or {}).get("perInstanceConcurrency")
+    ready = next((r.get("instanceCount", 0) for r in scale.get("alwaysReady") or [] if r.get("name") == "http"), 0)
+    values = (scale.get("instanceMemoryMB"), scale.get("maximumInstanceCount"), http, ready)
+    print(" ".join("default" if v is None else str(v) for v in values))
+
+
+def _short(value) -> str:
+    text = "null" if value is None else json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
+def _deltas(items, prefix: str = ""):
+    for item in items or []:
+        path = f"{prefix}{item.get('path', '')}"
+        kind = item.get("propertyChangeType", "")
+        if item.get("children"):
+            yield from _deltas(item["children"], path + ".")
+        elif kind != "NoEffect":
+            yield f"{path}: {_short(item.get('before'))} -> {_short(item.get('after'))}"
+
+
+def cmd_what_if_plan(args: list[str]) -> None:
+    """what-if-plan: `az deployment group what-if --no-pretty-print -o json` on stdin -> one plan line per resource;
+    exit 0 when something would change, 1 when nothing would.
+
+    changeType (https://learn.microsoft.com/azure/azure-resource-manager/templates/deploy-what-if#change-types):
+    Create -> create, Modify -> update with each property difference, NoChange/Ignore -> unchanged,
+    Delete -> delete (never with the Incremental mode deploy.sh uses), Deploy/Unsupported -> update, unknown.
+    """
+    result = _stdin_json() or {}
+    if result.get("status") not in (None, "Succeeded"):
+        error = (result.get("error") or {}).get("message", "")
+        print(f"# what-if failed: {result.get('status')} {error}")
+        return  # unknown: treated as a change, so the deployment runs and reports the error
+    names = {"Create": "create", "Modify": "update", "NoChange": "unchanged", "Ignore": "unchanged",
+             "Delete": "delete", "Deploy": "update", "Unsupported": "update"}
+    changed = False
+    for change in result.get("changes") or []:
+        rid = change.get("resourceId", "")
+        parts = rid.split("/")
+        what = "/".join(parts[-4:]) if "/providers/" in rid else rid
+        action = names.get(change.get("changeType", ""), "update")
+        detail = "; ".join(_deltas(change.get("delta"))) if action == "update" else ""
+        if change.get("changeType") in ("Deploy", "Unsupported"):
+            detail = "ARM cannot predict the difference"
+        changed = changed or action != "unchanged"
+        print(f"# {action + ':':<9} {what}" + (f" ({detail})" if detail else ""))
+    sys.exit(0 if changed else 1)
+
+
 def cmd_settings_nul(args: list[str]) -> None:
     """settings-nul: app settings list on stdin -> NAME=VALUE records separated by NUL."""
     out = sys.stdout
@@ -211,6 +273,31 @@ def cmd_rotate_status(args: list[str]) -> None:
         print("no rotation in progress")
 
 
+def cmd_smoke_credentials(args: list[str]) -> None:
+    """smoke-credentials OUTFILE: app settings on stdin -> {api_key, operator_key} (first of each
+    list) in OUTFILE (mode 0600); exit 3 when the app has no caller key."""
+    current = _settings_dict(_stdin_json())
+    api = _split_keys(current.get("MEMORY_API_KEYS", ""))
+    operator = _split_keys(current.get("MEMORY_OPERATOR_KEYS", ""))
+    _write_private_json(args[0], {"api_key": api[0] if api else "", "operator_key": operator[0] if operator else ""})
+    if not api:
+        sys.exit(3)
+
+
+def cmd_smoke_bearer(args: list[str]) -> None:
+    """smoke-bearer OUTFILE: `az account get-access-token` JSON on stdin -> bearer added to OUTFILE (0600)."""
+    token = (_stdin_json() or {}).get("accessToken")
+    if not token:
+        _die("az account get-access-token returned no accessToken", 3)
+    try:
+        with open(args[0], encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        data = {}
+    data["bearer"] = token
+    _write_private_json(args[0], data)
+
+
 # --------------------------------------------------------------------- hashing & package
 def cmd_digest(args: list[str]) -> None:
     """digest ITEM...: SHA-256 over files (file:PATH) and literal strings (anything else)."""
@@ -273,10 +360,15 @@ COMMANDS = {
     "has-sql-role": cmd_has_sql_role,
     "has-principal": cmd_has_principal,
     "settings-nul": cmd_settings_nul,
+    "user-identities": cmd_user_identities,
+    "scale-state": cmd_scale_state,
+    "what-if-plan": cmd_what_if_plan,
     "gen-secrets": cmd_gen_secrets,
     "rotate-add": cmd_rotate_add,
     "rotate-finish": cmd_rotate_finish,
     "rotate-status": cmd_rotate_status,
+    "smoke-credentials": cmd_smoke_credentials,
+    "smoke-bearer": cmd_smoke_bearer,
     "digest": cmd_digest,
     "package": cmd_package,
 }

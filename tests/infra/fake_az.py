@@ -31,7 +31,8 @@ TENANT_ID = "99999999-8888-7777-6666-555555555555"
 FAKE_STORAGE_KEY = "ZmFrZS1zdG9yYWdlLWtleQ=="
 
 # Options that take no value.
-FLAGS = {"--yes", "-y", "--no-wait", "--only-show-errors", "--debug", "--verbose"}
+FLAGS = {"--yes", "-y", "--no-wait", "--only-show-errors", "--debug", "--verbose", "--help", "-h",
+         "--no-pretty-print"}
 SHORT = {"-g": "--resource-group", "-n": "--name", "-o": "--output", "-l": "--location", "-y": "--yes"}
 
 
@@ -100,7 +101,7 @@ class State:
         else:
             self.data = {}
         for key in ("groups", "workspaces", "components", "cosmos", "deployments", "storage", "apps",
-                    "sql_role_assignments", "role_assignments"):
+                    "sql_role_assignments", "role_assignments", "identities"):
             self.data.setdefault(key, {})
 
     def save(self) -> None:
@@ -128,6 +129,19 @@ def account_show(state, opts):
     if os.environ.get("FAKE_AZ_LOGGED_OUT"):
         raise AzError("Please run 'az login' to setup account.", 1)
     return {"id": SUBSCRIPTION, "name": "fake-subscription", "tenantId": TENANT_ID, "user": {"name": "tester"}}
+
+
+def access_token(state, opts):
+    """az account get-access-token --scope: a token for the signed-in user. The tests mint a real
+    RS256 token (tests/auth/idp.py) and hand it over in FAKE_AZ_ACCESS_TOKEN."""
+    scope = one(opts, "--scope")
+    token = os.environ.get("FAKE_AZ_ACCESS_TOKEN")
+    if not token:
+        raise AzError(f"AADSTS500011: The resource principal named {scope} was not found in the tenant.", 1)
+    with open(os.environ["FAKE_AZ_LOG"] + ".scopes", "a", encoding="utf-8") as fh:
+        fh.write(scope + "\n")
+    return {"accessToken": token, "expiresOn": "2099-01-01 00:00:00.000000", "subscription": SUBSCRIPTION,
+            "tenant": TENANT_ID, "tokenType": "Bearer"}
 
 
 def extension_show(state, opts):
@@ -160,7 +174,7 @@ def group_delete(state, opts):
         raise AzError("Are you sure you want to perform this operation? (y/n): can't prompt without --yes", 1)
     need_group(state, rg)
     del state["groups"][rg.lower()]
-    for table in ("workspaces", "components", "cosmos", "deployments", "storage", "apps"):
+    for table in ("workspaces", "components", "cosmos", "deployments", "storage", "apps", "identities"):
         for k in [k for k in state[table] if k.startswith(rg.lower() + "/")]:
             del state[table][k]
     return None
@@ -234,6 +248,8 @@ def cosmos_show(state, opts):
 
 def cosmos_create(state, opts):
     rg, name = one(opts, "--resource-group"), one(opts, "--name")
+    if "--disable-local-auth" in opts and os.environ.get("FAKE_AZ_OLD_CLI"):
+        raise AzError("unrecognized arguments: --disable-local-auth", 2)
     need_group(state, rg)
     locations = opts.get("--locations") or []
     region = next((l.split("=", 1)[1] for l in locations if l.startswith("regionName=")), None)
@@ -244,7 +260,8 @@ def cosmos_create(state, opts):
             "kind": one(opts, "--kind", required=False, default="GlobalDocumentDB"),
             "documentEndpoint": f"https://{name}.documents.azure.com:443/", "capabilities": caps,
             "consistencyPolicy": {"defaultConsistencyLevel": one(opts, "--default-consistency-level", False, "Session")},
-            "locations": [{"locationName": region, "failoverPriority": 0}], "disableLocalAuth": False,
+            "locations": [{"locationName": region, "failoverPriority": 0}],
+            "disableLocalAuth": one(opts, "--disable-local-auth", False, "false") == "true",
             "provisioningState": "Succeeded", "databases": {}}
     state["cosmos"][key(rg, name)] = item
     return cosmos_public(item)
@@ -316,18 +333,8 @@ def _template_value(value, params):
     return value
 
 
-def deployment_show(state, opts):
-    rg, name = one(opts, "--resource-group"), one(opts, "--name")
-    item = state["deployments"].get(key(rg, name))
-    if not item:
-        raise AzError(f"(DeploymentNotFound) Deployment '{name}' could not be found.", 3)
-    return item
-
-
-def deployment_create(state, opts):
-    """Apply the Cosmos SQL template: the only ARM template the scripts deploy."""
-    rg, name = one(opts, "--resource-group"), one(opts, "--name")
-    need_group(state, rg)
+def _load_template(opts):
+    """The --template-file and its --parameters, checked as ARM checks them."""
     template = json.loads(Path(one(opts, "--template-file")).read_text())
     if not template.get("$schema", "").endswith("deploymentTemplate.json#"):
         raise AzError("InvalidTemplate: missing deployment template $schema", 1)
@@ -343,6 +350,22 @@ def deployment_create(state, opts):
     missing = [p for p, v in params.items() if v is None]
     if missing:
         raise AzError(f"InvalidTemplate: missing parameters {missing}", 1)
+    return template, params
+
+
+def deployment_show(state, opts):
+    rg, name = one(opts, "--resource-group"), one(opts, "--name")
+    item = state["deployments"].get(key(rg, name))
+    if not item:
+        raise AzError(f"(DeploymentNotFound) Deployment '{name}' could not be found.", 3)
+    return item
+
+
+def deployment_create(state, opts):
+    """Apply the Cosmos SQL template: the only ARM template the scripts deploy."""
+    rg, name = one(opts, "--resource-group"), one(opts, "--name")
+    need_group(state, rg)
+    template, params = _load_template(opts)
     account = cosmos_account(state, rg, params["accountName"])
     for res in template["resources"]:
         props = res["properties"]
@@ -374,6 +397,56 @@ def deployment_create(state, opts):
     return item
 
 
+def _what_if_delta(before, after, path=""):
+    """ARM what-if's property changes between two JSON values (Create/Delete/Modify per leaf)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = []
+        for k in sorted(set(before) | set(after)):
+            sub = f"{path}.{k}" if path else k
+            if k not in before:
+                out.append({"path": sub, "propertyChangeType": "Create", "after": after[k]})
+            elif k not in after:
+                out.append({"path": sub, "propertyChangeType": "Delete", "before": before[k]})
+            else:
+                out.extend(_what_if_delta(before[k], after[k], sub))
+        return out
+    if before != after:
+        return [{"path": path, "propertyChangeType": "Modify", "before": before, "after": after}]
+    return []
+
+
+def deployment_what_if(state, opts):
+    """az deployment group what-if --no-pretty-print: the changes the Cosmos SQL template would make."""
+    rg = one(opts, "--resource-group")
+    need_group(state, rg)
+    if "--no-pretty-print" not in opts:
+        raise AzError("fake az: only --no-pretty-print (JSON) what-if output is emulated", 2)
+    template, params = _load_template(opts)
+    account = cosmos_account(state, rg, params["accountName"])
+    changes = []
+    for res in template["resources"]:
+        props = _template_value(res["properties"], params)
+        if res["type"] == "Microsoft.DocumentDB/databaseAccounts/sqlDatabases":
+            db = props["resource"]["id"]
+            rid = f"{account['id']}/sqlDatabases/{db}"
+            exists = db in account["databases"]
+            changes.append({"resourceId": rid, "changeType": "NoChange" if exists else "Create",
+                            "after": {"properties": props}, "delta": []})
+        else:
+            db, cname = params["databaseName"], props["resource"]["id"]
+            rid = f"{account['id']}/sqlDatabases/{db}/containers/{cname}"
+            existing = account["databases"].get(db, {"containers": {}})["containers"].get(cname)
+            if existing is None:
+                changes.append({"resourceId": rid, "changeType": "Create", "after": {"properties": props}, "delta": []})
+                continue
+            before = {"resource": existing["resource"]}
+            after = {"resource": props["resource"]}
+            delta = _what_if_delta(before, after, "properties")
+            changes.append({"resourceId": rid, "changeType": "Modify" if delta else "NoChange",
+                            "before": {"properties": before}, "after": {"properties": after}, "delta": delta})
+    return {"status": "Succeeded", "changes": changes}
+
+
 def storage_show(state, opts):
     rg, name = one(opts, "--resource-group"), one(opts, "--name")
     item = state["storage"].get(key(rg, name))
@@ -388,7 +461,10 @@ def storage_create(state, opts):
     item = {"id": f"{rg_id(rg)}/providers/Microsoft.Storage/storageAccounts/{name}", "name": name,
             "location": one(opts, "--location"), "sku": {"name": one(opts, "--sku")}, "kind": one(opts, "--kind"),
             "allowBlobPublicAccess": one(opts, "--allow-blob-public-access") == "true",
-            "minimumTlsVersion": one(opts, "--min-tls-version"), "allowSharedKeyAccess": None}
+            "minimumTlsVersion": one(opts, "--min-tls-version"),
+            # az reports null until allowSharedKeyAccess has been set explicitly.
+            "allowSharedKeyAccess": (None if "--allow-shared-key-access" not in opts
+                                     else one(opts, "--allow-shared-key-access") == "true")}
     state["storage"][key(rg, name)] = item
     return item
 
@@ -403,6 +479,48 @@ def storage_update(state, opts):
 def storage_delete(state, opts):
     storage_show(state, opts)
     del state["storage"][key(one(opts, "--resource-group"), one(opts, "--name"))]
+
+
+def identity_get(state, rg, name):
+    item = state["identities"].get(key(rg, name))
+    if not item:
+        raise not_found(f"Microsoft.ManagedIdentity/userAssignedIdentities/{name}")
+    return item
+
+
+def uai_show(state, opts):
+    return identity_get(state, one(opts, "--resource-group"), one(opts, "--name"))
+
+
+def uai_create(state, opts):
+    rg, name = one(opts, "--resource-group"), one(opts, "--name")
+    need_group(state, rg)
+    item = {"id": f"{rg_id(rg)}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}", "name": name,
+            "location": one(opts, "--location"), "principalId": str(uuid.uuid4()), "clientId": str(uuid.uuid4()),
+            "tenantId": TENANT_ID, "resourceGroup": rg}
+    state["identities"][key(rg, name)] = item
+    return item
+
+
+def uai_delete(state, opts):
+    uai_show(state, opts)
+    del state["identities"][key(one(opts, "--resource-group"), one(opts, "--name"))]
+
+
+def _uai_by_id(state, rid):
+    for item in state["identities"].values():
+        if item["id"].lower() == rid.lower():
+            return item
+    raise AzError(f"(ResourceNotFound) identity {rid} not found", 1)
+
+
+def _add_user_identity(app, uai):
+    identity = app["identity"] or {"type": "UserAssigned", "userAssignedIdentities": {}}
+    if identity["type"] == "SystemAssigned":
+        identity = {**identity, "type": "SystemAssigned, UserAssigned", "userAssignedIdentities": {}}
+    identity.setdefault("userAssignedIdentities", {})[uai["id"]] = {"principalId": uai["principalId"],
+                                                                    "clientId": uai["clientId"]}
+    app["identity"] = identity
 
 
 def app_get(state, opts):
@@ -441,8 +559,18 @@ def functionapp_create(state, opts):
             raise AzError(f"Application Insights {ai} not found", 1)
         settings["APPLICATIONINSIGHTS_CONNECTION_STRING"] = component["connectionString"]
     identity = None
-    if "--assign-identity" in opts:
-        identity = {"type": "SystemAssigned", "principalId": str(uuid.uuid4()), "tenantId": TENANT_ID}
+    for assigned in opts.get("--assign-identity", []):
+        if assigned == "[system]":
+            identity = {"type": "SystemAssigned", "principalId": str(uuid.uuid4()), "tenantId": TENANT_ID}
+    auth_type = one(opts, "--deployment-storage-auth-type", False, "StorageAccountConnectionString")
+    auth_value = one(opts, "--deployment-storage-auth-value", False)
+    if auth_type == "UserAssignedIdentity":
+        # The CLI reference: the value is the user-assigned identity's resource id.
+        if not auth_value or auth_value not in opts.get("--assign-identity", []):
+            raise AzError("--deployment-storage-auth-value must name a user-assigned identity assigned to the app", 2)
+        _uai_by_id(state, auth_value)
+    elif auth_type == "StorageAccountConnectionString" and storage.get("allowSharedKeyAccess") is False:
+        raise AzError("Key based authentication is not permitted on this storage account.", 1)
     item = {"id": f"{rg_id(rg)}/providers/Microsoft.Web/sites/{name}", "name": name, "kind": "functionapp,linux",
             "defaultHostName": f"{name}.azurewebsites.net", "state": "Running", "identity": identity,
             "resourceGroup": rg, "settings": settings, "package_sha256": None, "deployments": 0,
@@ -451,8 +579,10 @@ def functionapp_create(state, opts):
                                       "instanceMemoryMB": int(one(opts, "--instance-memory", False, "2048")),
                                       "maximumInstanceCount": int(one(opts, "--maximum-instance-count", False, "100"))},
                                   "deployment": {"storage": {"authentication": {
-                                      "type": one(opts, "--deployment-storage-auth-type", False,
-                                                  "StorageAccountConnectionString")}}}}}
+                                      "type": auth_type, "userAssignedIdentityResourceId": auth_value}}}}}
+    for assigned in opts.get("--assign-identity", []):
+        if assigned != "[system]":
+            _add_user_identity(item, _uai_by_id(state, assigned))
     state["apps"][key(rg, name)] = item
     return app_public(item)
 
@@ -468,6 +598,10 @@ def identity_show(state, opts):
 
 def identity_assign(state, opts):
     app = app_get(state, opts)
+    if opts.get("--identities"):
+        for rid in opts["--identities"]:
+            _add_user_identity(app, _uai_by_id(state, rid))
+        return app["identity"]
     if not app["identity"]:
         app["identity"] = {"type": "SystemAssigned", "principalId": str(uuid.uuid4()), "tenantId": TENANT_ID}
     return app["identity"]
@@ -522,6 +656,51 @@ def config_zip(state, opts):
     return None
 
 
+def _scale(app):
+    return app["functionAppConfig"]["scaleAndConcurrency"]
+
+
+def scale_show(state, opts):
+    return _scale(app_get(state, opts))
+
+
+def scale_set(state, opts):
+    """az functionapp scale config set: only what is passed changes."""
+    scale = _scale(app_get(state, opts))
+    if "--instance-memory" in opts:
+        memory = int(one(opts, "--instance-memory"))
+        if memory not in (512, 2048, 4096):
+            raise AzError(f"Invalid instance memory {memory}", 1)
+        scale["instanceMemoryMB"] = memory
+    if "--maximum-instance-count" in opts:
+        scale["maximumInstanceCount"] = int(one(opts, "--maximum-instance-count"))
+    if "--trigger-type" in opts:
+        if one(opts, "--trigger-type") != "http":
+            raise AzError("fake az: only --trigger-type http is emulated", 2)
+        settings = dict(v.split("=", 1) for v in opts.get("--trigger-settings", []))
+        if set(settings) != {"perInstanceConcurrency"}:
+            raise AzError(f"fake az: trigger settings {sorted(settings)} are not emulated", 2)
+        scale["triggers"] = {"http": {"perInstanceConcurrency": int(settings["perInstanceConcurrency"])}}
+    return scale
+
+
+def always_ready_set(state, opts):
+    scale = _scale(app_get(state, opts))
+    ready = {r["name"]: r for r in scale.get("alwaysReady") or []}
+    for pair in opts.get("--settings", []):
+        name, count = pair.split("=", 1)
+        ready[name] = {"name": name, "instanceCount": int(count)}
+    scale["alwaysReady"] = list(ready.values())
+    return scale
+
+
+def always_ready_delete(state, opts):
+    scale = _scale(app_get(state, opts))
+    names = set(opts.get("--setting-names", []))
+    scale["alwaysReady"] = [r for r in scale.get("alwaysReady") or [] if r["name"] not in names]
+    return scale
+
+
 def role_list(state, opts):
     role, scope = one(opts, "--role"), one(opts, "--scope")
     assignee = one(opts, "--assignee", required=False)
@@ -557,6 +736,7 @@ def resource_update(state, opts):
 COMMANDS = {
     ("account", "show"): account_show,
     ("extension", "show"): extension_show,
+    ("account", "get-access-token"): access_token,
     ("group", "show"): group_show,
     ("group", "create"): group_create,
     ("group", "delete"): group_delete,
@@ -575,6 +755,14 @@ COMMANDS = {
     ("cosmosdb", "sql", "role", "assignment", "create"): sql_role_create,
     ("deployment", "group", "show"): deployment_show,
     ("deployment", "group", "create"): deployment_create,
+    ("deployment", "group", "what-if"): deployment_what_if,
+    ("identity", "show"): uai_show,
+    ("identity", "create"): uai_create,
+    ("identity", "delete"): uai_delete,
+    ("functionapp", "scale", "config", "show"): scale_show,
+    ("functionapp", "scale", "config", "set"): scale_set,
+    ("functionapp", "scale", "config", "always-ready", "set"): always_ready_set,
+    ("functionapp", "scale", "config", "always-ready", "delete"): always_ready_delete,
     ("storage", "account", "show"): storage_show,
     ("storage", "account", "create"): storage_create,
     ("storage", "account", "update"): storage_update,
@@ -592,6 +780,21 @@ COMMANDS = {
     ("role", "assignment", "create"): role_create,
     ("resource", "update"): resource_update,
 }
+
+def help_text(words: list[str]) -> int:
+    """`az ... --help`: the options of the emulated commands that the scripts probe for.
+
+    ``az cosmosdb create --disable-local-auth`` arrived with Azure/azure-cli#32530;
+    FAKE_AZ_OLD_CLI stands for a CLI from before it.
+    """
+    lines = [f"Command\n    az {' '.join(words)}\n\nArguments"]
+    if words == ["cosmosdb", "create"]:
+        lines += ["    --name -n", "    --resource-group -g", "    --capabilities", "    --locations"]
+        if not os.environ.get("FAKE_AZ_OLD_CLI"):
+            lines.append("    --disable-local-auth  : Disable local authentication (keys) for data plane access.")
+    print("\n".join(lines))
+    return 0
+
 
 # Options every command accepts.
 GLOBAL_OPTIONS = {"--output", "--subscription", "--only-show-errors", "--debug", "--verbose"}
@@ -611,6 +814,8 @@ def main(argv: list[str]) -> int:
         handler = COMMANDS.get(tuple(words))
         if handler is None:
             raise AzError(f"fake az: '{' '.join(words)}' is not emulated", 2)
+        if "--help" in opts:
+            return help_text(words)
         if words[0] == "extension" and "--subscription" in opts:
             raise AzError("unrecognized arguments: --subscription", 2)
         output = one(opts, "--output", required=False, default="json")

@@ -57,7 +57,8 @@ def option(argv: list[str], name: str) -> list[str]:
 
 
 def is_changing(argv: list[str]) -> bool:
-    return bool(CHANGING_WORDS & set(command_words(argv)))
+    """Whether a recorded call changes Azure (`--help` and `what-if` only read)."""
+    return "--help" not in argv and bool(CHANGING_WORDS & set(command_words(argv)))
 
 
 class AzureEnv:
@@ -117,8 +118,10 @@ class AzureEnv:
                                  f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}")
         return proc
 
-    def deploy(self, *args: str, tenant: str = "acme", check: bool = True) -> subprocess.CompletedProcess:
-        return self.run("deploy.sh", "--tenant", tenant, *args, check=check)
+    def deploy(self, *args: str, tenant: str = "acme", check: bool = True, smoke: bool = False) -> subprocess.CompletedProcess:
+        """deploy.sh; the smoke test is skipped unless asked for (it needs a server to call)."""
+        extra = () if smoke else ("--no-smoke",)
+        return self.run("deploy.sh", "--tenant", tenant, *args, *extra, check=check)
 
     # ----------------------------------------------------------------- inspecting
     def calls(self) -> list[list[str]]:
@@ -148,4 +151,4 @@ class AzureEnv:
     def find(self, *words: str, calls: list[list[str]] | None = None) -> list[int]:
         """Indexes of the recorded calls whose command words are exactly `words`."""
         calls = self.calls() if calls is None else calls
-        return [i for i, argv in enumerate(calls) if command_words(argv) == list(words)]
+        return [i for i, argv in enumerate(calls) if command_words(argv) == list(words) and "--help" not in argv]

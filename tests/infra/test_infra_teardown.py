@@ -27,7 +27,7 @@ def test_teardown_of_untagged_group_deletes_only_the_tenant_resources(deployed):
     azure.run("teardown.sh", "--tenant", "acme", "--yes")
     state = azure.state()
     assert "rg-memory-acme" in state["groups"]
-    assert not any(state[t] for t in ("apps", "cosmos", "storage", "components", "workspaces"))
+    assert not any(state[t] for t in ("apps", "cosmos", "storage", "components", "workspaces", "identities"))
     assert not azure.find("group", "delete")
 
 

@@ -6,21 +6,76 @@ cannot run here; these tests check that a bad tenant file stops before it is cal
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
 
-from tests.infra.infra_support import INFRA
+from tests.infra.infra_support import INFRA, is_changing
 
 
-def test_example_tenant_file_is_valid(azure):
-    """infra/tenants/example.env parses, validates and yields a what-if plan."""
+@pytest.mark.parametrize("tenant", ["example", "example-entra"])
+def test_example_tenant_files_are_valid(azure, tenant):
+    """The example tenant files (key mode and entra mode) parse, validate and yield a what-if plan."""
     env = azure.env
     del env["MEMORY_TENANTS_DIR"]
-    proc = subprocess.run(["bash", str(INFRA / "deploy.sh"), "--tenant", "example", "--what-if",
+    proc = subprocess.run(["bash", str(INFRA / "deploy.sh"), "--tenant", tenant, "--what-if",
                            "--app-dir", str(azure.app_dir)], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "az group create --name rg-memory-example" in proc.stdout
+    assert f"az group create --name rg-memory-{tenant}" in proc.stdout
+    assert not [c for c in azure.calls() if is_changing(c)]
+    if tenant == "example-entra":
+        assert "MEMORY_AUTH_MODE=entra,key" in proc.stdout and "MEMORY_ENTRA_AUDIENCE=api://memory-core" in proc.stdout
+
+
+def test_every_identity_setting_of_the_app_is_a_tenant_option():
+    """Each identity setting the app reads (memory_core/settings.py) is a tenant-file key or a
+    secret the tenant file refuses, so a new identity setting cannot be forgotten here."""
+    from memory_core.settings import Settings
+
+    common = (INFRA / "lib" / "common.sh").read_text()
+    identity_fields = [name.upper() for name in Settings.model_fields
+                       if name.startswith(("memory_entra_", "memory_obo_", "memory_platform_", "memory_auth_",
+                                           "memory_coreapi_", "memory_operator_role", "memory_identity_"))]
+    assert "MEMORY_ENTRA_TENANT_ID" in identity_fields and "MEMORY_OBO_CLIENT_SECRET" in identity_fields
+    for name in identity_fields:
+        assert re.search(rf"\b{name}\b", common), f"{name} is neither a tenant option nor a refused secret"
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"MEMORY_AUTH_MODE": "local"},
+        {"MEMORY_AUTH_MODE": "entra", "MEMORY_ENTRA_TENANT_ID": "72f988bf-86f1-41af-91ab-2d7cd011db47"},
+        {"MEMORY_AUTH_MODE": "entra", "MEMORY_ENTRA_TENANT_ID": "contoso", "MEMORY_ENTRA_AUDIENCE": "api://m"},
+        {"MEMORY_AUTH_MODE": "platform", "MEMORY_PLATFORM_ISSUER": "https://p.example.com/"},
+        {"MEMORY_AUTH_MODE": "key", "MEMORY_PLATFORM_JWKS_URL": "http://p.example.com/jwks"},
+        {"MEMORY_AUTH_MODE": "key", "MEMORY_OBO_CLIENT_ID": "not-a-guid"},
+        {"MEMORY_AUTH_MODE": "entra,key", "MEMORY_ENTRA_TENANT_ID": "72f988bf-86f1-41af-91ab-2d7cd011db47",
+         "MEMORY_ENTRA_AUDIENCE": "api://m", "MEMORY_COREAPI_BASE_URL": "https://core.example.com"},
+        {"FUNCTION_HTTP_CONCURRENCY": "0"},
+        {"FUNCTION_HTTP_CONCURRENCY": "1001"},
+        {"FUNCTION_MAX_INSTANCES": "10"},
+        {"FUNCTION_ALWAYS_READY": "many"},
+    ],
+    ids=lambda s: "-".join(f"{k}={v}" for k, v in s.items())[:80],
+)
+def test_identity_and_scale_values_are_checked_like_the_app_checks_them(azure, setting):
+    """Identity settings the app would refuse at start, and scale values Flex Consumption
+    would refuse, stop the run before any az call, naming the setting at fault."""
+    azure.write_tenant("acme", **setting)
+    proc = azure.deploy(check=False)
+    assert proc.returncode != 0
+    assert re.search(r"MEMORY_\w+|FUNCTION_\w+", proc.stderr.split("error:", 1)[1])
+    assert azure.calls() == []
+
+
+@pytest.mark.parametrize("line", ["MEMORY_OBO_CLIENT_SECRET=abc", "AzureWebJobsStorage=DefaultEndpointsProtocol=https"])
+def test_identity_secrets_are_refused_in_tenant_files(azure, line):
+    """The OBO client secret and storage connection strings never go in a tenant file."""
+    azure.write_tenant("acme", text=line + "\n")
+    proc = azure.deploy(check=False)
+    assert proc.returncode != 0 and "secret" in proc.stderr
     assert azure.calls() == []
 
 

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Proof of life for a deployed memory-core app; run by infra/smoke.sh (standard library only).
+
+Checks, each reported with its latency:
+
+1. the OpenAPI document (``GET /api/openapi.json``);
+2. an authenticated append, read and clear round trip on a throwaway instance id
+   (``smoke-<random>``); under operator approval the clear is approved and swept with an
+   operator key, so the throwaway memory does not stay behind;
+3. MCP at ``/api/mcp``: ``server/discover``, ``tools/list`` and an authenticated
+   ``tools/call get_memory`` in the 2026-07-28 protocol era (one self-describing request
+   each), then ``initialize`` and ``tools/list`` in the 2025-06-18 era older clients speak.
+
+Credentials come from a 0600 JSON file (``api_key``, ``operator_key`` or ``bearer``), never
+from the command line. Exit status: 0 when every check passed, 1 otherwise.
+
+Usage: smoke.py --base-url URL --credentials FILE [--timeout SECONDS] [--upn UPN]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+import time
+import urllib.error
+import urllib.request
+
+MODERN = "2026-07-28"
+LEGACY = "2025-06-18"
+EXPECTED_TOOLS = {"get_memory", "append_memory", "clear_memory"}
+
+
+class CheckFailed(Exception):
+    pass
+
+
+class Smoke:
+    def __init__(self, base_url: str, credentials: dict, timeout: float, upn: str) -> None:
+        self.api = base_url.rstrip("/") + "/api"
+        self.credentials = credentials
+        self.timeout = timeout
+        self.upn = upn
+        self.instance = "smoke-" + secrets.token_hex(6)
+        self.failures = 0
+
+    # ------------------------------------------------------------------ HTTP
+    def _auth(self, operator: bool = False) -> dict[str, str]:
+        headers = {"X-USER-IDENTITY": json.dumps({"upn": self.upn, "name": "memory-core smoke test"})}
+        if operator and self.credentials.get("operator_key"):
+            headers["X-API-KEY"] = self.credentials["operator_key"]
+        elif self.credentials.get("api_key"):
+            headers["X-API-KEY"] = self.credentials["api_key"]
+        elif self.credentials.get("bearer"):
+            headers["Authorization"] = "Bearer " + self.credentials["bearer"]
+        return headers
+
+    def request(self, method: str, path: str, body=None, headers: dict | None = None) -> tuple[int, dict, bytes]:
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        sent = {"Accept": "application/json", **(headers or {})}
+        if data is not None:
+            sent["Content-Type"] = "application/json"
+        req = urllib.request.Request(self.api + path, data=data, method=method, headers=sent)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return resp.status, dict(resp.headers), resp.read()
+        except urllib.error.HTTPError as err:
+            return err.code, dict(err.headers or {}), err.read()
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            raise CheckFailed(f"{method} {path}: {getattr(err, 'reason', err)}") from None
+
+    def json_of(self, status: int, body: bytes, what: str, ok=(200,)) -> dict:
+        if status not in ok:
+            raise CheckFailed(f"{what}: HTTP {status} {body[:300].decode('utf-8', 'replace')}")
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise CheckFailed(f"{what}: the answer is not JSON: {body[:200]!r}") from None
+
+    def mcp(self, method: str, params: dict, era: str, session: str | None = None) -> tuple[dict, dict]:
+        headers = {**self._auth(), "X-INSTANCE-ID": self.instance, "Accept": "application/json, text/event-stream",
+                   "MCP-Protocol-Version": era}
+        if era == MODERN:
+            # 2026-07-28: every request describes itself (no initialize, no session).
+            headers["MCP-Method"] = method
+            if "name" in params:  # name-bearing methods (tools/call) repeat the name in a header
+                headers["MCP-Name"] = params["name"]
+            params = {**params, "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                                          "io.modelcontextprotocol/clientInfo": {"name": "memory-core-smoke",
+                                                                                 "version": "1"},
+                                          "io.modelcontextprotocol/clientCapabilities": {}}}
+        if session:
+            headers["Mcp-Session-Id"] = session
+        status, resp_headers, body = self.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": method,
+                                                                    "params": params}, headers)
+        if status != 200:
+            raise CheckFailed(f"MCP {method} ({era}): HTTP {status} {body[:300].decode('utf-8', 'replace')}")
+        text = body.decode("utf-8", "replace")
+        if "text/event-stream" in {k.lower(): v for k, v in resp_headers.items()}.get("content-type", ""):
+            data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+            text = data[-1] if data else ""
+        try:
+            message = json.loads(text)
+        except ValueError:
+            raise CheckFailed(f"MCP {method} ({era}): the answer is not JSON-RPC: {text[:200]!r}") from None
+        if "error" in message:
+            raise CheckFailed(f"MCP {method} ({era}): {message['error']}")
+        lowered = {k.lower(): v for k, v in resp_headers.items()}
+        return message.get("result") or {}, lowered
+
+    # ------------------------------------------------------------------ checks
+    def check(self, name: str, fn) -> None:
+        started = time.perf_counter()
+        try:
+            detail = fn()
+        except CheckFailed as err:
+            self.failures += 1
+            print(f"FAIL  {1000 * (time.perf_counter() - started):7.0f} ms  {name}: {err}", flush=True)
+            return
+        print(f"ok    {1000 * (time.perf_counter() - started):7.0f} ms  {name}{': ' + detail if detail else ''}",
+              flush=True)
+
+    def openapi(self) -> str:
+        status, _, body = self.request("GET", "/openapi.json")
+        doc = self.json_of(status, body, "GET /api/openapi.json")
+        if not str(doc.get("openapi", "")).startswith("3.") or not doc.get("paths"):
+            raise CheckFailed("GET /api/openapi.json is not an OpenAPI 3 document with paths")
+        return f"OpenAPI {doc['openapi']}, {len(doc['paths'])} paths"
+
+    def append(self) -> str:
+        self.nonce = "smoke-" + secrets.token_hex(8)
+        body = {"scope": "user", "content_markdown": f"- {self.nonce}", "reason": "infra/smoke.sh"}
+        status, _, raw = self.request("POST", f"/instances/{self.instance}/memory/append", body, self._auth())
+        self.json_of(status, raw, "append", ok=(200, 201))
+        return f"instance {self.instance}"
+
+    def read(self, expect_nonce: bool = True) -> str:
+        status, _, raw = self.request("GET", f"/instances/{self.instance}/memory?scope=user", headers=self._auth())
+        doc = self.json_of(status, raw, "read")
+        present = self.nonce in json.dumps(doc)
+        if present != expect_nonce:
+            raise CheckFailed("the appended memory is missing" if expect_nonce else "the memory is still there")
+        return ""
+
+    def clear(self) -> str:
+        status, _, raw = self.request("POST", f"/instances/{self.instance}/memory/clear",
+                                      {"scope": "user", "confirm": True}, self._auth())
+        doc = self.json_of(status, raw, "clear", ok=(200, 202))
+        if status == 200:
+            return "cleared at once (immediate deletion mode)"
+        if not self.credentials.get("operator_key"):
+            return "pending operator approval (no operator key to approve it)"
+        op = self._auth(operator=True)
+        request_id = doc.get("request_id")
+        status, _, raw = self.request("POST", f"/instances/{self.instance}/operator/deletions/{request_id}/approve",
+                                      {}, op)
+        self.json_of(status, raw, "approve the deletion")
+        status, _, raw = self.request("POST", f"/instances/{self.instance}/operator/sweep", {}, op)
+        self.json_of(status, raw, "sweep")
+        return "approved and swept with the operator key"
+
+    def discover(self) -> str:
+        result, _ = self.mcp("server/discover", {}, MODERN)
+        if "tools" not in (result.get("capabilities") or {}):
+            raise CheckFailed(f"server/discover lists no tools capability: {result}")
+        versions = result.get("supportedVersions") or result.get("supported_versions") or []
+        return f"protocol {MODERN}" + (f", versions {', '.join(versions)}" if versions else "")
+
+    def tools(self, era: str, session: str | None = None) -> str:
+        result, _ = self.mcp("tools/list", {}, era, session)
+        names = {t.get("name") for t in result.get("tools") or []}
+        if not EXPECTED_TOOLS <= names:
+            raise CheckFailed(f"tools/list ({era}) lacks {sorted(EXPECTED_TOOLS - names)}; it lists {sorted(names)}")
+        return ", ".join(sorted(names))
+
+    def call_get_memory(self) -> str:
+        # discover and tools/list may be open to anyone; a tool call proves the MCP credentials.
+        result, _ = self.mcp("tools/call", {"name": "get_memory", "arguments": {"scope": "user"}}, MODERN)
+        if result.get("isError"):
+            text = " ".join(c.get("text", "") for c in result.get("content") or [])
+            raise CheckFailed(f"tools/call get_memory answered an error: {text[:300]}")
+        return "authenticated tool call"
+
+    def initialize(self) -> str:
+        result, headers = self.mcp("initialize", {"protocolVersion": LEGACY, "capabilities": {},
+                                                  "clientInfo": {"name": "memory-core-smoke", "version": "1"}}, LEGACY)
+        self.session = headers.get("mcp-session-id")
+        return f"protocol {result.get('protocolVersion')}, server {(result.get('serverInfo') or {}).get('name')}"
+
+    def run(self) -> int:
+        print(f"smoke test of {self.api} (throwaway instance {self.instance})", flush=True)
+        self.nonce = ""
+        self.session = None
+        self.check("OpenAPI document", self.openapi)
+        self.check("append (authenticated)", self.append)
+        self.check("read back", self.read)
+        self.check("clear", self.clear)
+        self.check("read after clear", lambda: self.read(expect_nonce=False))
+        self.check(f"MCP server/discover ({MODERN})", self.discover)
+        self.check(f"MCP tools/list ({MODERN})", lambda: self.tools(MODERN))
+        self.check(f"MCP tools/call get_memory ({MODERN})", self.call_get_memory)
+        self.check(f"MCP initialize ({LEGACY})", self.initialize)
+        self.check(f"MCP tools/list ({LEGACY})", lambda: self.tools(LEGACY, self.session))
+        print("smoke test passed" if not self.failures else f"smoke test FAILED: {self.failures} check(s)", flush=True)
+        return 1 if self.failures else 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--credentials", required=True, help="JSON file: api_key, operator_key or bearer")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (a cold start is slow)")
+    parser.add_argument("--upn", default="memory-smoke@smoke.invalid")
+    args = parser.parse_args(argv)
+    with open(args.credentials, encoding="utf-8") as fh:
+        credentials = json.load(fh)
+    return Smoke(args.base_url, credentials, args.timeout, args.upn).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
