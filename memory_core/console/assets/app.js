@@ -88,7 +88,7 @@ function showConsole(main, session, config, api) {
   });
   instField.classList.add("inline-field");
   replace(who,
-    session.who ? h("span", {}, "Signed in as ", h("strong", { id: "signed-in-as" }, session.who)) : null,
+    h("span", { id: "signed-in", hidden: !session.who }, "Signed in as ", h("strong", { id: "signed-in-as" }, session.who)),
     instField,
     session.mode === "local" ? null
       : h("button", { type: "button", id: "sign-out", onclick: async () => { await session.signOut(); location.reload(); } }, "Sign out"));
@@ -145,6 +145,11 @@ function showConsole(main, session, config, api) {
     }
   }
   person.onChange = () => selectTab(current);
+  // In modes easyauth and entra the page cannot know the UPN the API resolves; the API says it.
+  person.onIdentity = (upn) => {
+    document.getElementById("signed-in-as").textContent = upn;
+    document.getElementById("signed-in").hidden = false;
+  };
   selectTab(tabs[0]);
 }
 

@@ -23,6 +23,7 @@ export class PersonView {
     this.config = config;
     this.scope = { kind: "user" };
     this.onChange = () => {};
+    this.onIdentity = () => {};
   }
 
   // -- the memory tab ---------------------------------------------------------------------------
@@ -35,6 +36,7 @@ export class PersonView {
       this.api.list("/memory/entries", this.scopeQuery, "entries"),
     ]);
     const agents = agentsPage.agents || [];
+    if (agentsPage.upn) this.onIdentity(agentsPage.upn);  // who the API says the caller is
     if (this.scope.kind === "agent" && !agents.some((a) => a.agent_object_id === this.scope.id)) {
       this.scope = { kind: "user" };
       return this.showMemory();
