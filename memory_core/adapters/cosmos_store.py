@@ -55,8 +55,9 @@ from azure.cosmos.exceptions import CosmosClientTimeoutError, CosmosResourceExis
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters.cosmos_calls import CallMetrics, Calls, Meter, ProfileCache
 from memory_core.domain.errors import Conflict, MemoryCoreError, PayloadTooLarge, Unavailable
-from memory_core.domain.models import Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
+from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 
 if TYPE_CHECKING:
     from memory_core.settings import Settings
@@ -83,6 +84,10 @@ _LOAD = (
 _LOAD_PARTITION = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND (c.type = @profile OR c.type = @entry OR c.record_kind = @hold)"
+)
+_LOAD_HEADS = (
+    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND ((c.type = @profile AND ARRAY_CONTAINS(@profile_ids, c.profile_id)) OR c.record_kind = @hold)"
 )
 _EXISTING_ENTRY_IDS = (
     "SELECT VALUE c.id FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
@@ -191,6 +196,51 @@ class CosmosMemoryStore:
             items = calls.query(_LOAD_PARTITION, params, [instance_id, upn])
         keys = {docs.key_of_item(i) for i in items if i.get("type") in (docs.PROFILE, docs.ENTRY)}
         return self._states(sorted(keys, key=lambda k: k.profile_id), items) if keys else []
+
+    def load_heads(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
+        if not keys:
+            return []
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        if any(k.instance_id != instance_id or k.upn != upn for k in keys):
+            raise ValueError("load_heads takes keys of one (instance_id, upn) partition")
+        params = {
+            "@instance_id": instance_id, "@upn": upn, "@profile": docs.PROFILE,
+            "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)), "@hold": RecordKind.HOLD,
+        }
+        with self._operation("load_heads") as calls:
+            items = calls.query(_LOAD_HEADS, params, [instance_id, upn])
+        return self._states(keys, items)
+
+    def newest_entries(
+        self, window: EntryWindow, limit: int, *, cursor: PageCursor | None = None, kind: EntryKind | None = None
+    ) -> list[MemoryEntry]:
+        if limit <= 0:
+            return []
+        where, params = _window_filter(window)
+        if kind is not None:
+            where += " AND c.kind = @kind"
+            params["@kind"] = kind.value
+        if cursor is not None:
+            where += (" AND (c.created_on < @cursor_at OR (c.created_on = @cursor_at"
+                      " AND NOT ARRAY_CONTAINS(@cursor_seen, c.id)))")
+            params["@cursor_at"] = docs.iso(cursor.created_on)
+            params["@cursor_seen"] = sorted(docs.entry_item_id(i) for i in cursor.seen_ids)
+        # One field in ORDER BY: the container's range index serves it (no composite
+        # index needed); equal timestamps are kept apart by the cursor's seen ids.
+        sql = f"SELECT TOP {int(limit)} * FROM c WHERE {where} ORDER BY c.created_on DESC"
+        with self._operation("newest_entries") as calls:
+            items = calls.query(sql, params, [window.key.instance_id, window.key.upn])
+        entries = [docs.entry_from_item(window.key, i) for i in items]
+        entries.sort(key=lambda e: e.sort_key, reverse=True)
+        return entries
+
+    def count_entries(self, window: EntryWindow) -> EntryCount:
+        where, params = _window_filter(window)
+        sql = f"SELECT COUNT(1) AS n, MIN(c.created_on) AS oldest FROM c WHERE {where}"
+        with self._operation("count_entries") as calls:
+            rows = calls.query(sql, params, [window.key.instance_id, window.key.upn])
+        row = rows[0] if rows else {}
+        return EntryCount(int(row.get("n") or 0), docs.parse_time(row.get("oldest")))
 
     def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
         item_id = docs.entry_item_id(entry_id)
@@ -470,6 +520,27 @@ class CosmosMemoryStore:
                 self._profiles.put(profile)
             states.append(ScopeState(key, profile, found, holds))
         return states
+
+
+def _window_filter(window: EntryWindow) -> tuple[str, dict[str, Any]]:
+    """The WHERE clause (and its parameters) selecting the entry items of ``window`` in its partition."""
+    key = window.key
+    where = ("c.instance_id = @instance_id AND c.upn = @upn AND c.type = @entry"
+             " AND c.profile_id = @profile_id")
+    params: dict[str, Any] = {
+        "@instance_id": key.instance_id, "@upn": key.upn, "@entry": docs.ENTRY, "@profile_id": key.profile_id,
+    }
+    if window.after is not None:
+        where += " AND c.created_on > @after"
+        params["@after"] = docs.iso(window.after)
+    if window.start is not None:
+        where += " AND (c.created_on > @start_at OR (c.created_on = @start_at AND c.id >= @start_id))"
+        params["@start_at"] = docs.iso(window.start[0])
+        params["@start_id"] = docs.entry_item_id(window.start[1])
+    if window.excluded_ids:
+        where += " AND NOT ARRAY_CONTAINS(@excluded, c.id)"
+        params["@excluded"] = sorted(docs.entry_item_id(i) for i in window.excluded_ids)
+    return where, params
 
 
 def _same_partition_key(found: Mapping[str, Any]) -> bool:

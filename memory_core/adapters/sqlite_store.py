@@ -30,6 +30,7 @@ from memory_core.adapters.sqlite_stamps import STAMP_SQL, STAMPS_SCHEMA
 from memory_core.domain.errors import Conflict, Unavailable
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
+from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 from memory_core.domain.models import (
     EntryKind,
     Hold,
@@ -279,6 +280,44 @@ class SqliteMemoryStore:
         )
         return tuple(Hold.from_data(json.loads(row[0])) for row in rows)
 
+    def load_heads(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
+        if not keys:
+            return []
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        ids = [k.profile_id for k in keys]
+        profiles = self._read(
+            f"SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id IN ({','.join('?' * len(ids))})",
+            [instance_id, upn, *ids],
+        )
+        holds = self._holds(instance_id, upn)
+        by_id = {k.profile_id: k for k in keys}
+        profile_of = {row["profile_id"]: self._profile(by_id[row["profile_id"]], row) for row in profiles}
+        return [ScopeState(k, profile_of.get(k.profile_id), [], holds) for k in keys]
+
+    def newest_entries(
+        self, window: EntryWindow, limit: int, *, cursor: PageCursor | None = None, kind: EntryKind | None = None
+    ) -> list[MemoryEntry]:
+        where, params = _window_filter(window)
+        if kind is not None:
+            where += " AND kind=?"
+            params.append(kind.value)
+        if cursor is not None:
+            at = _iso(cursor.created_on)
+            where += " AND (created_on<? OR (created_on=? AND id NOT IN (SELECT value FROM json_each(?))))"
+            params += [at, at, json.dumps(sorted(cursor.seen_ids))]
+        # The (instance_id, upn, profile_id, created_on) index serves the order, so
+        # SQLite reads ``limit`` rows from its end, whatever the profile holds.
+        rows = self._read(
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY created_on DESC, id DESC LIMIT ?",
+            [*params, max(0, limit)],
+        )
+        return [self._entry(window.key, row) for row in rows]
+
+    def count_entries(self, window: EntryWindow) -> EntryCount:
+        where, params = _window_filter(window)
+        ((count, oldest),) = self._read(f"SELECT COUNT(*), MIN(created_on) FROM entries WHERE {where}", params)
+        return EntryCount(int(count), _parse(oldest))
+
     def load_partition(self, instance_id: str, upn: str) -> list[ScopeState]:
         rows = self._read(
             "SELECT profile_id, scope, agent_object_id FROM profiles WHERE instance_id=? AND upn=?"
@@ -519,6 +558,24 @@ class SqliteMemoryStore:
             share=_SHARES[share],
             content_sha256=sha,
         )
+
+
+def _window_filter(window: EntryWindow) -> tuple[str, list[object]]:
+    """The WHERE clause (and its parameters) selecting the entries of ``window``."""
+    key = window.key
+    where = "instance_id=? AND upn=? AND profile_id=?"
+    params: list[object] = [key.instance_id, key.upn, key.profile_id]
+    if window.after is not None:
+        where += " AND created_on>?"
+        params.append(_iso(window.after))
+    if window.start is not None:
+        at = _iso(window.start[0])
+        where += " AND (created_on>? OR (created_on=? AND id>=?))"
+        params += [at, at, window.start[1]]
+    if window.excluded_ids:
+        where += " AND id NOT IN (SELECT value FROM json_each(?))"
+        params.append(json.dumps(sorted(window.excluded_ids)))
+    return where, params
 
 
 __all__ = ["SqliteMemoryStore"]

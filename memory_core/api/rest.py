@@ -58,16 +58,20 @@ def _empty_export(call: Call) -> func.HttpResponse:
         errors=(400, 401, 403),
         description="combined is user memory then agent memory, assembled at read time. "
         "Empty content_markdown when nothing is stored. 403 sharing_override_forbidden when "
-        "memorySharing is sent and MEMORY_SHARING_ALLOW_OVERRIDE is not true.",
+        "memorySharing is sent and MEMORY_SHARING_ALLOW_OVERRIDE is not true. With maxChars, the newest "
+        "memory that fits in that many characters, and a budget report of what was left out (docs/budgets.md).",
         memory_off=lambda call: _empty_memory(call, call.query(MemoryQuery)),
     )
 )
 def get_memory(call: Call) -> MemoryResponse:
     query = call.query(MemoryQuery)
-    view = call.runtime.service.get(
-        call.caller, call.instance_id, Scope(query.scope), _agent(query.agentObjectId, query.agentName),
-        SharingPolicy.named(query.memorySharing),
-    )
+    agent, sharing = _agent(query.agentObjectId, query.agentName), SharingPolicy.named(query.memorySharing)
+    if query.maxChars is not None:
+        view = call.runtime.service.get_within(
+            call.caller, call.instance_id, Scope(query.scope), agent, query.maxChars, sharing
+        )
+    else:
+        view = call.runtime.service.get(call.caller, call.instance_id, Scope(query.scope), agent, sharing)
     return MemoryResponse.from_view(view)
 
 

@@ -8,10 +8,45 @@ contract suite in ``tests/contract`` runs against every implementation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
-from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, ScopeState
+from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.records import Partition, Record
+
+
+@dataclass(frozen=True, slots=True)
+class EntryWindow:
+    """The entries of one profile that a newest-first read may see.
+
+    An entry is in the window when it was created strictly after ``after`` (the
+    clear watermark, hold watermarks), its ``(created_on, id)`` is at or after
+    ``start`` (the newest replace, which starts the document anew), and its id is
+    not in ``excluded_ids`` (entries held one by one).
+    """
+
+    key: ProfileKey
+    after: datetime | None = None
+    start: tuple[datetime, str] | None = None
+    excluded_ids: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class PageCursor:
+    """Where the next newest-first page starts: entries created before ``created_on``,
+    or at it but not among ``seen_ids`` (so equal timestamps are neither lost nor repeated)."""
+
+    created_on: datetime
+    seen_ids: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class EntryCount:
+    """How many entries a window holds, and when the oldest of them was created."""
+
+    count: int
+    oldest: datetime | None
 
 
 class MemoryStore(Protocol):
@@ -37,6 +72,27 @@ class MemoryStore(Protocol):
 
     def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
         """One entry of the owner's partition, or None."""
+        ...
+
+    def load_heads(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
+        """Like ``load`` but without entries: profiles and the partition's holds (``entries`` is empty).
+
+        One query on Cosmos DB; what a budgeted read starts from.
+        """
+        ...
+
+    def newest_entries(
+        self, window: EntryWindow, limit: int, *, cursor: PageCursor | None = None, kind: EntryKind | None = None
+    ) -> list[MemoryEntry]:
+        """Up to ``limit`` entries of ``window`` (of ``kind``, when given), newest first, from ``cursor`` on.
+
+        One bounded query (``ORDER BY created_on DESC`` with ``LIMIT``/``TOP``): the
+        work is proportional to ``limit``, not to the number of entries stored.
+        """
+        ...
+
+    def count_entries(self, window: EntryWindow) -> EntryCount:
+        """The number of entries in ``window`` and the oldest one's ``created_on`` (one aggregate query)."""
         ...
 
     def delete_profile(self, key: ProfileKey) -> None:

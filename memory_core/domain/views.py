@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
+from memory_core.domain.budget import BudgetReport
 from memory_core.domain.deletion import PENDING_MESSAGE
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState, Share
@@ -67,6 +68,7 @@ class MemoryView:
     entry_id: str | None = None
     # Set when the write also filed a deletion request (import replace under operator approval).
     pending: PendingDeletion | None = None
+    budget: BudgetReport | None = None  # set on a budgeted read: what was shown and left out
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,8 +97,11 @@ class CallTarget:
 class MemoryBackend(Protocol):
     """The three operations the MCP tools need. Failures raise ``MemoryCoreError``."""
 
-    async def get(self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None) -> MemoryResponse:
-        """The rendered memory of ``scope`` (empty content when nothing is stored)."""
+    async def get(
+        self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None, max_chars: int | None = None
+    ) -> MemoryResponse:
+        """The rendered memory of ``scope`` (empty content when nothing is stored); with ``max_chars``,
+        the newest memory that fits, and the budget report (``MemoryService.get_within``)."""
         ...
 
     async def append(
@@ -137,11 +140,13 @@ class InProcessBackend:
     def __init__(self, service: MemoryService) -> None:
         self._service = service
 
-    async def get(self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None) -> MemoryResponse:
-        view = await anyio.to_thread.run_sync(
-            functools.partial(self._service.get, target.caller, target.instance_id, scope, target.agent, sharing)
-        )
-        return MemoryResponse.from_view(view)
+    async def get(
+        self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None, max_chars: int | None = None
+    ) -> MemoryResponse:
+        args = (target.caller, target.instance_id, scope, target.agent)
+        read = (functools.partial(self._service.get_within, *args, max_chars, sharing) if max_chars is not None
+                else functools.partial(self._service.get, *args, sharing))
+        return MemoryResponse.from_view(await anyio.to_thread.run_sync(read))
 
     async def append(
         self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None, share: Share = Share.PRIVATE
@@ -311,8 +316,12 @@ class CoreApiBackend:
         exchange = OnBehalfOfExchange.from_settings(settings) if AuthMode.ENTRA in modes else None
         return cls(settings.memory_coreapi_base_url or "", key if needs_key or key else None, token_exchange=exchange)
 
-    async def get(self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None) -> MemoryResponse:
+    async def get(
+        self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None, max_chars: int | None = None
+    ) -> MemoryResponse:
         params = {"scope": scope.value}
+        if max_chars is not None:
+            params["maxChars"] = str(max_chars)
         if sharing is not None:
             params["memorySharing"] = sharing.value
         if target.agent is not None:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from memory_core import __version__
 from memory_core.edge.errors import internal_error
+from memory_core.wire.budget import MAX_BUDGET_CHARS
 from memory_core.wire.custody import SearchResponse
 from memory_core.wire.memory import InstanceId, MemoryResponse, NotStoredResponse
 from memory_core.domain.modes import MEMORY_MODE_HEADER, OFF_READ_NOTICE, OFF_WRITE_NOTICE, memory_is_off
@@ -104,6 +105,12 @@ def _memory_off(ctx: Context) -> bool:
     """X-MEMORY-MODE: off (the temporary chat): nothing is read or stored, and the answer says so."""
     return memory_is_off((ctx.headers or {}).get(MEMORY_MODE_HEADER))
 Reason = Annotated[str | None, Field(description="Optional provenance note", max_length=MAX_SHORT_TEXT)]
+DEFAULT_MAX_CHARS = 16_000
+MaxChars = Annotated[
+    int,
+    Field(description=f"Most characters of memory to answer (newest first); default {DEFAULT_MAX_CHARS}. "
+          "0 answers only the note on what is stored.", ge=0, le=MAX_BUDGET_CHARS),
+]
 Confirm = Annotated[
     bool,
     Field(description="Must be true. Use only when the user explicitly asks to forget/reset memory."),
@@ -292,17 +299,24 @@ def build_server(
 
     @server.tool(
         description="Read the user's saved memory as markdown: user memory, this agent's memory, or both "
-        "(combined, the default; user memory alone when no agent is configured). Empty when nothing is saved.",
+        "(combined, the default; user memory alone when no agent is configured). Empty when nothing is saved. "
+        f"Answers at most max_chars characters (default {DEFAULT_MAX_CHARS}) of memory, newest entries first "
+        "(combined: split evenly between user and agent memory); a closing note says how many older entries "
+        "were left out and their dates. For more, call again with a larger max_chars, or use search_memory "
+        "to find older memories by words.",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
     async def get_memory(
-        ctx: Context, scope: GetScope = "combined", memory_sharing: MemorySharing = None
+        ctx: Context, scope: GetScope = "combined", memory_sharing: MemorySharing = None,
+        max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> CallToolResult:
         target = target_for(ctx, Scope(scope))
         if _memory_off(ctx):
             return _markdown_result(OFF_READ_NOTICE)
-        response = await backend.get(*target, SharingPolicy.named(memory_sharing))
-        return _markdown_result(response.content_markdown)
+        response = await backend.get(*target, SharingPolicy.named(memory_sharing), max_chars)
+        # The note about what the budget left out follows the memory, outside the budget.
+        notes = [response.content_markdown.rstrip("\n")] if response.content_markdown else []
+        return _markdown_result("\n\n".join([*notes, response.notice]) if response.notice else response.content_markdown)
 
     @server.tool(
         description="Append durable user memory. Use scope=user for all agents or scope=agent for this "

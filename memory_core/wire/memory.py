@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from memory_core.wire.budget import MAX_BUDGET_CHARS, BudgetModel, omission_notice
 from memory_core.domain.models import Scope, Share
 from memory_core.domain.service import ImportMode, MemoryView
 
@@ -70,6 +71,13 @@ class MemoryQuery(_Request):
     memorySharing: SharingName | None = Field(  # noqa: N815
         default=None, description="Per-call sharing policy; 403 unless MEMORY_SHARING_ALLOW_OVERRIDE=true"
     )
+    maxChars: int | None = Field(  # noqa: N815
+        default=None, ge=0, le=MAX_BUDGET_CHARS,
+        description="A budget in characters (Unicode code points): the newest entries of each scope that fit "
+        "(combined: split evenly between user and agent memory), in the usual order; the answer's budget and "
+        "notice say how many older entries were left out, their dates, and how to reach them. "
+        "Absent: everything. See docs/budgets.md",
+    )
 
 
 class ExportQuery(_Request):
@@ -95,7 +103,11 @@ class MemoryResponse(BaseModel):
     updated_on: datetime | None
     entry_id: str | None = Field(default=None, description="Set on append: the id of the stored entry")
     memory_mode: Literal["on", "off"] = "on"
-    notice: str | None = Field(default=None, description="Set when X-MEMORY-MODE: off made the read empty")
+    notice: str | None = Field(
+        default=None,
+        description="Set when X-MEMORY-MODE: off made the read empty, or when a budget (maxChars) left entries out",
+    )
+    budget: BudgetModel | None = Field(default=None, description="Set on a read with maxChars")
 
     @classmethod
     def from_view(cls, view: MemoryView) -> MemoryResponse:
@@ -110,6 +122,8 @@ class MemoryResponse(BaseModel):
             created_on=view.created_on,
             updated_on=view.updated_on,
             entry_id=view.entry_id,
+            budget=BudgetModel.from_report(view.budget) if view.budget else None,
+            notice=omission_notice(view.budget) if view.budget else None,
         )
 
 

@@ -39,12 +39,15 @@ async def test_lists_exactly_the_memory_tools(mcp_target: McpTarget) -> None:
 
 
 async def test_get_memory_takes_an_optional_scope_defaulting_to_combined(mcp_target: McpTarget) -> None:
-    """get_memory takes scope (user, agent or combined, default combined, described as in the seed) and an
-    optional memory_sharing policy override."""
+    """get_memory takes scope (user, agent or combined, default combined, described as in the seed), an
+    optional memory_sharing policy override and a max_chars budget whose default the description states."""
     async with mcp_session(mcp_target.url, mcp_headers(mcp_target.key)) as session:
         tool = next(t for t in (await session.list_tools()).tools if t.name == "get_memory")
     schema = tool.input_schema
-    assert list(schema["properties"]) == ["scope", "memory_sharing"]
+    assert list(schema["properties"]) == ["scope", "memory_sharing", "max_chars"]
+    assert schema["properties"]["max_chars"]["default"] == 16000
+    assert schema["properties"]["max_chars"]["minimum"] == 0
+    assert "default 16000" in (tool.description or "") and "larger max_chars" in (tool.description or "")
     assert schema["properties"]["scope"]["enum"] == ["user", "agent", "combined"]
     assert schema["properties"]["scope"]["default"] == "combined"
     assert schema["properties"]["scope"]["description"] == (
