@@ -1,0 +1,219 @@
+"""Budgeted reads (MemoryService.get_within): the fill rule, its edges, Unicode, and custody, on the SQLite store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.budget import cut_section
+from memory_core.domain.errors import InvalidInput
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import MemoryEntry, Scope, Share
+from memory_core.domain.rendering import render_scope
+from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
+from memory_core.domain.sharing import SharingPolicy
+
+ALEX = Caller(upn="alex@contoso.com", name="Alex", user_name="alex")
+SAM = Caller(upn="sam@contoso.com", name="Sam", user_name="sam")
+AGENT = AgentContext("/agents/benefits", "Benefits Assistant")
+MARKER = "[memory-core: entry cut to fit the budget;"
+# Characters a careless cut would split: a surrogate-pair emoji, a ZWJ family, a flag,
+# combining accents, a CJK line, and a CRLF line end.
+TRICKY = ["- 🎉 party", "- 👨‍👩‍👧‍👦 family", "- 🇳🇴 flag", "- e\u0301te\u0301 accents", "- 東京に住んでいます", "- crlf line\r\n- next"]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(milliseconds=1)
+        return self.now
+
+
+def _service(path: Path, mode: DeletionMode = DeletionMode.IMMEDIATE, **kw: object) -> MemoryService:
+    return MemoryService(SqliteMemoryStore(path), clock=Clock(), deletion_mode=mode, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[MemoryService]:
+    yield _service(tmp_path / "m.sqlite3")
+
+
+def _oracle(scope: Scope, entries: list[MemoryEntry], budget: int) -> str:
+    """The reference rule, written plainly: the longest newest suffix whose document fits."""
+    for count in range(len(entries), -1, -1):
+        document = render_scope(scope, entries[len(entries) - count:], viewer=ALEX.upn)
+        if len(document) <= budget:
+            return document
+    return ""
+
+
+def _fill_user(service: MemoryService, texts: list[str]) -> list[MemoryEntry]:
+    for text in texts:
+        service.append(ALEX, "i", Scope.USER, None, text)
+    return service.entries(ALEX, "i", Scope.USER, None)
+
+
+def test_a_budget_large_enough_answers_exactly_the_unbudgeted_document(service: MemoryService) -> None:
+    """With room for everything, a budgeted read is the plain read, and nothing is reported left out."""
+    for n in range(5):
+        service.append(ALEX, "i", Scope.USER, None, f"- fact {n}")
+        service.append(ALEX, "i", Scope.AGENT, AGENT, f"- agent fact {n}")
+    full = service.get(ALEX, "i", Scope.COMBINED, AGENT).content_markdown
+    view = service.get_within(ALEX, "i", Scope.COMBINED, AGENT, len(full))
+    assert view.content_markdown == full
+    assert view.budget is not None and view.budget.omitted_entries == 0 and view.budget.shown_entries == 10
+
+
+def test_every_budget_keeps_the_newest_whole_entries_and_counts_the_rest_exactly(service: MemoryService) -> None:
+    """For every budget from 0 to the full length: the longest newest run of whole entries that fits, no
+    longer than the budget, and an exact count and date range of the older entries left out."""
+    entries = _fill_user(service, [f"- fact {n}: {'x' * (n % 7)}" for n in range(12)] + TRICKY)
+    full = service.get(ALEX, "i", Scope.USER, None).content_markdown
+    for budget in range(0, len(full) + 2):
+        view = service.get_within(ALEX, "i", Scope.USER, None, budget)
+        assert view.budget is not None
+        (report,) = view.budget.scopes
+        assert len(view.content_markdown) <= budget
+        if report.cut_entry_id is None:
+            assert view.content_markdown == _oracle(Scope.USER, entries, budget), budget
+        assert report.shown_entries + report.omitted_entries == len(entries)
+        left_out = entries[: report.omitted_entries]
+        if left_out:
+            assert (report.omitted_from, report.omitted_to) == (left_out[0].created_on, left_out[-1].created_on)
+        else:
+            assert report.omitted_from is None and report.omitted_to is None
+
+
+def test_a_budget_never_splits_a_character_or_a_line(service: MemoryService) -> None:
+    """Every line answered, at any budget, is a whole line of the full document (or the cut marker), so no
+    code point, surrogate pair, grapheme cluster or CRLF pair is ever split."""
+    _fill_user(service, ["- " + "🎉👨‍👩‍👧‍👦🇳🇴e\u0301" * 3 + "\r\n- second 東京\n- third"] * 2 + TRICKY)
+    full_lines = set(service.get(ALEX, "i", Scope.USER, None).content_markdown.split("\n"))
+    full_length = len(service.get(ALEX, "i", Scope.USER, None).content_markdown)
+    for budget in range(0, full_length + 1):
+        content = service.get_within(ALEX, "i", Scope.USER, None, budget).content_markdown
+        for line in content.split("\n"):
+            assert line in full_lines or line.startswith(MARKER), (budget, line)
+        content.encode("utf-8")  # no lone surrogate
+
+
+def test_budget_zero_shows_nothing_and_counts_everything(service: MemoryService) -> None:
+    """maxChars=0 answers no markdown; the report still counts every entry and its dates."""
+    entries = _fill_user(service, ["- a", "- b", "- c"])
+    view = service.get_within(ALEX, "i", Scope.USER, None, 0)
+    assert view.content_markdown == "" and view.budget is not None
+    assert view.budget.omitted_entries == 3 and view.budget.shown_entries == 0
+    assert view.budget.omitted_from == entries[0].created_on and view.budget.omitted_to == entries[-1].created_on
+
+
+def test_a_budget_smaller_than_one_entry_shows_nothing(service: MemoryService) -> None:
+    """Less room than the title, the newest heading and its first line: nothing is shown, all is counted."""
+    _fill_user(service, ["- a short fact", "- the newest fact"])
+    view = service.get_within(ALEX, "i", Scope.USER, None, 40)
+    assert view.content_markdown == "" and view.budget is not None and view.budget.omitted_entries == 2
+
+
+def test_an_entry_larger_than_the_budget_is_shown_in_whole_lines_and_marked(service: MemoryService) -> None:
+    """When the newest entry alone is larger than the budget, its heading and first whole lines are shown,
+    then a marker line; it counts as shown (cut), and every older entry is counted as left out."""
+    lines = [f"- line {n} of a long imported document" for n in range(200)]
+    _fill_user(service, ["- older fact", "\n".join(lines)])
+    view = service.get_within(ALEX, "i", Scope.USER, None, 500)
+    content = view.content_markdown
+    assert len(content) <= 500 and view.budget is not None
+    assert content.startswith("# User memory\n\n## Appended ") and "- line 0 of a long" in content
+    assert content.rstrip("\n").split("\n")[-1].startswith(MARKER) and "of 202 lines shown]" in content
+    (report,) = view.budget.scopes
+    assert report.cut_entry_id is not None and report.shown_entries == 1 and report.omitted_entries == 1
+
+
+def test_one_line_longer_than_the_budget_is_never_split() -> None:
+    """A section whose first line of text does not fit is not shown at all."""
+    section = "## Appended 2026-03-01 12:00:00 UTC\n\n- " + "🎉" * 100
+    assert cut_section(section, 90) is None
+    assert cut_section(section, 300) is not None
+
+
+def test_combined_splits_evenly_and_hands_on_an_unused_share(service: MemoryService) -> None:
+    """Much user memory and little agent memory: agent memory is shown whole and user memory takes the rest;
+    with much of both, each gets about half."""
+    for n in range(200):
+        service.append(ALEX, "i", Scope.USER, None, f"- user fact {n}")
+    service.append(ALEX, "i", Scope.AGENT, AGENT, "- the only agent fact")
+    view = service.get_within(ALEX, "i", Scope.COMBINED, AGENT, 2000)
+    assert view.budget is not None
+    user, agent = view.budget.scopes
+    assert agent.shown_entries == 1 and agent.omitted_entries == 0
+    assert user.omitted_entries == 200 - user.shown_entries and 1900 <= len(view.content_markdown) <= 2000
+    for n in range(200):
+        service.append(ALEX, "i", Scope.AGENT, AGENT, f"- agent fact {n}")
+    view = service.get_within(ALEX, "i", Scope.COMBINED, AGENT, 2000)
+    assert view.budget is not None
+    user_doc, agent_doc = view.content_markdown.split("# Agent memory")
+    assert abs(len(user_doc) - len(agent_doc)) < 100 and len(view.content_markdown) <= 2000
+    assert "- agent fact 199" in agent_doc and "- user fact 199" in user_doc
+
+
+def test_combined_with_one_scope_empty_gives_the_other_the_whole_budget(service: MemoryService) -> None:
+    for n in range(50):
+        service.append(ALEX, "i", Scope.AGENT, AGENT, f"- agent fact {n}")
+    view = service.get_within(ALEX, "i", Scope.COMBINED, AGENT, 1000)
+    assert view.content_markdown == _oracle(Scope.AGENT, service.entries(ALEX, "i", Scope.AGENT, AGENT), 1000)
+
+
+def test_holds_clears_and_replace_are_honoured_like_the_plain_read(tmp_path: Path) -> None:
+    """Entries hidden by a pending clear, a pending forget (user memory) or a replace import (agent memory)
+    are neither shown nor counted."""
+    service = _service(tmp_path / "c.sqlite3", DeletionMode.OPERATOR_APPROVAL)
+    for n in range(10):
+        service.append(ALEX, "i", Scope.USER, None, f"- before clear {n}")
+        service.append(ALEX, "i", Scope.AGENT, AGENT, f"- before replace {n}")
+    service.clear(ALEX, "i", Scope.USER, None, confirm=True)  # hidden at once, pending approval
+    service.import_markdown(ALEX, "i", Scope.AGENT, AGENT, "- replaced", ImportMode.REPLACE)
+    for n in range(10):
+        service.append(ALEX, "i", Scope.USER, None, f"- after {n}")
+        service.append(ALEX, "i", Scope.AGENT, AGENT, f"- agent after {n}")
+    service.forget(ALEX, "i", service.entries(ALEX, "i", Scope.USER, None)[-1].id)  # pending approval
+    user = service.entries(ALEX, "i", Scope.USER, None)
+    agent = service.entries(ALEX, "i", Scope.AGENT, AGENT)
+    assert len(user) == 9 and "after 9" not in str(user) and "before" not in str(user)
+    assert len(agent) == 11 and "before" not in str(agent)
+    for budget in (0, 150, 400, 10_000):
+        for scope, visible in ((Scope.USER, user), (Scope.AGENT, agent)):
+            view = service.get_within(ALEX, "i", scope, AGENT, budget)
+            assert view.content_markdown == _oracle(scope, visible, budget)
+            assert view.budget is not None and view.budget.shown_entries + view.budget.omitted_entries == len(visible)
+        combined = service.get_within(ALEX, "i", Scope.COMBINED, AGENT, budget)
+        assert combined.budget is not None
+        assert [s.shown_entries + s.omitted_entries for s in combined.budget.scopes] == [9, 11]
+
+
+def test_an_empty_replace_starts_an_empty_document(service: MemoryService) -> None:
+    _fill_user(service, ["- old"])
+    service.import_markdown(ALEX, "i", Scope.USER, None, "", ImportMode.REPLACE)
+    view = service.get_within(ALEX, "i", Scope.USER, None, 0)
+    assert view.content_markdown == "" and view.budget is not None and view.budget.omitted_entries == 0
+
+
+def test_team_reads_merge_shared_entries_under_the_same_rule(tmp_path: Path) -> None:
+    service = _service(tmp_path / "t.sqlite3", allow_sharing_override=True)
+    for n in range(5):
+        service.append(SAM, "i", Scope.USER, None, f"- sam shares {n}", WriteOptions(share=Share.TEAM))
+        service.append(ALEX, "i", Scope.USER, None, f"- alex fact {n}")
+    visible = service.entries(ALEX, "i", Scope.USER, None, SharingPolicy.TEAM)
+    assert len(visible) == 10
+    for budget in (0, 300, 10_000):
+        view = service.get_within(ALEX, "i", Scope.USER, None, budget, SharingPolicy.TEAM)
+        assert view.content_markdown == _oracle(Scope.USER, visible, budget)
+
+
+def test_a_negative_budget_is_refused(service: MemoryService) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        service.get_within(ALEX, "i", Scope.USER, None, -1)
+    assert raised.value.code == "invalid_budget"
