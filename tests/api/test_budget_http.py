@@ -10,7 +10,7 @@ import pytest
 from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.rendering import format_time
 from tests.support.local_server import RunningServer
-from tests.support.seeding import CORRECTION, make_entries, memory_with_correction, seed_server
+from tests.support.seeding import CORRECTION, make_entries, memory_with_correction, seeded_server
 
 UPN = "alex@contoso.com"
 AGENT = "/instances/i/providers/FoundationaLLM.Agent/agents/benefits-assistant"
@@ -22,10 +22,8 @@ def test_the_newest_correction_of_10000_entries_reaches_the_reader(
     """A 4,000-character combined read of 10,000 user entries answers the newest one (a correction), not the
     oldest, and states exactly how many older entries were left out, their dates, and how to reach them."""
     user = memory_with_correction(ProfileKey(instance_id, UPN, Scope.USER))
-    seed_server(server, request, user)
     agent = make_entries(ProfileKey(instance_id, UPN, Scope.AGENT, AGENT), 3, agent_name="Benefits Assistant")
-    seed_server(server, request, agent)
-    with server.client(UPN) as http:
+    with seeded_server(server, request, user, agent), server.client(UPN) as http:
         response = http.get(f"/instances/{instance_id}/memory",
                             params={"scope": "combined", "agentObjectId": AGENT, "maxChars": "4000"})
     assert response.status_code == 200, response.text

@@ -94,7 +94,8 @@ def test_empty_memory_is_stated_as_empty_not_unavailable(harness: Callable[..., 
     (block,) = h.model.last.blocks(MEMORY_BLOCK_TAG)
     assert "holds no stored memory" in block
     assert h.model.last.blocks(UNAVAILABLE_BLOCK_TAG) == []
-    assert h.state["last_recall"] == {"status": "ok", "retrieval": "combined", "empty": True}
+    assert h.state["last_recall"] == {"status": "ok", "retrieval": "combined", "empty": True,
+                                      "shown_entries": 0, "omitted_entries": 0}
 
 
 def test_search_mode_sends_only_memory_matching_the_latest_user_input(harness: Callable[..., Harness]) -> None:

@@ -11,7 +11,7 @@ from memory_core.domain.rendering import format_time
 from memory_core.mcp.tools import DEFAULT_MAX_CHARS
 from tests.mcp.client import AGENT_A, call, mcp_headers, text
 from tests.mcp.conftest import McpTarget
-from tests.support.seeding import CORRECTION, memory_with_correction, seed_server
+from tests.support.seeding import CORRECTION, memory_with_correction, seeded_server
 
 pytestmark = pytest.mark.anyio
 UPN = "alex@contoso.com"
@@ -24,9 +24,9 @@ async def test_default_budget_brings_the_newest_correction_of_10000_entries(
     """get_memory with no arguments answers at most the default budget of memory, newest first: the correction
     that is the newest of 10,000 entries is there, and the closing note counts the entries left out exactly."""
     user = memory_with_correction(ProfileKey(instance_id, UPN, Scope.USER))
-    seed_server(mcp_target.store, request, user)
     headers = mcp_headers(mcp_target.key, UPN, agent=AGENT_A, instance=instance_id)
-    result = await call(mcp_target.url, headers, "get_memory")
+    with seeded_server(mcp_target.store, request, user):
+        result = await call(mcp_target.url, headers, "get_memory")
     assert not result.is_error
     answer = text(result)
     note = NOTE.search(answer)

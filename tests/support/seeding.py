@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from datetime import UTC, datetime, timedelta
@@ -43,7 +44,12 @@ def make_entries(
 
 def seed(store: MemoryStore, entries: list[MemoryEntry], cosmos: CosmosServer | None = None,
          database: str = "memory", container: str = "Memories") -> None:
-    """Store ``entries`` (all of one key); with ``cosmos``, in batches through the SDK."""
+    """Store ``entries`` (all of one key); with ``cosmos``, in batches through the SDK.
+
+    The Cosmos test server scans its whole container for every query, so a test that
+    seeds thousands of entries there removes them afterwards (``unseed``) to keep
+    the rest of the suite fast.
+    """
     if not entries:
         return
     key = entries[0].key
@@ -72,6 +78,37 @@ def memory_with_correction(key: ProfileKey, count: int = 10_000) -> list[MemoryE
     """``count`` entries of ``key`` whose oldest says Bergen and whose newest is the correction."""
     entries = make_entries(key, count, text=lambda n: "- I live in Bergen." if n == 0 else fact(n))
     return [*entries[:-1], replace(entries[-1], content_markdown=CORRECTION)]
+
+
+def unseed(cosmos: CosmosServer, entries: list[MemoryEntry], database: str = "memory",
+           container: str = "Memories") -> None:
+    """Remove seeded entries from the Cosmos test server (transactional batches of 100 deletes)."""
+    if not entries:
+        return
+    key = entries[0].key
+    client = cosmos.client()
+    try:
+        proxy = client.get_database_client(database).get_container_client(container)
+        ids = [docs.entry_item_id(e.id) for e in entries]
+        for at in range(0, len(ids), 100):
+            proxy.execute_item_batch([("delete", (i,)) for i in ids[at:at + 100]],
+                                     partition_key=[key.instance_id, key.upn])
+    finally:
+        client.close()
+
+
+@contextmanager
+def seeded_server(server: RunningServer, request: pytest.FixtureRequest, *batches: list[MemoryEntry]) -> Iterator[None]:
+    """``seed_server`` for the block; on a Cosmos-backed server the entries are removed afterwards."""
+    for entries in batches:
+        seed_server(server, request, entries)
+    try:
+        yield
+    finally:
+        if server.env.get("MEMORY_STORE") == "cosmos":
+            account = request.getfixturevalue("cosmos_account")
+            for entries in batches:
+                unseed(account, entries)
 
 
 def seed_server(server: RunningServer, request: pytest.FixtureRequest, entries: list[MemoryEntry]) -> None:
