@@ -42,7 +42,7 @@ from memory_core.domain.models import (
     Share,
 )
 
-_SCHEMA_VERSION = 3  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps)
+_SCHEMA_VERSION = 4  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
     instance_id TEXT NOT NULL,
@@ -81,6 +81,8 @@ CREATE TABLE IF NOT EXISTS entries (
     PRIMARY KEY (instance_id, upn, id)
 );
 CREATE INDEX IF NOT EXISTS entries_by_profile ON entries (instance_id, upn, profile_id, created_on);
+-- A budgeted read looks up a profile's newest replace entry without reading the others (version 3).
+CREATE INDEX IF NOT EXISTS entries_by_kind ON entries (instance_id, upn, profile_id, kind, created_on);
 CREATE TABLE IF NOT EXISTS records (
     instance_id TEXT NOT NULL,
     owner TEXT NOT NULL,

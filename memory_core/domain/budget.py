@@ -90,6 +90,19 @@ class BudgetReport:
 class NewestFirst:
     """The visible entries of one scope, newest first, with their exact count."""
 
+    _sections: dict[int, str]
+
+    def section(self, index: int, viewer: str | None) -> str | None:
+        """The ``index``-th newest entry rendered as a section (kept: a combined fill renders a scope twice)."""
+        if not hasattr(self, "_sections"):
+            self._sections = {}
+        if index not in self._sections:
+            entry = self.at(index)
+            if entry is None:
+                return None
+            self._sections[index] = render_entry(entry, viewer)
+        return self._sections[index]
+
     def at(self, index: int) -> MemoryEntry | None:
         """The ``index``-th newest visible entry with content, or None past the oldest."""
         raise NotImplementedError
@@ -246,22 +259,22 @@ def fill_scope(scope: Scope, source: NewestFirst, budget: int, viewer: str | Non
     used = 0
     index = 0
     while True:
-        entry = source.at(index)
-        if entry is None:
+        section = source.section(index, viewer)
+        if section is None:
             return ScopeFill(scope, tuple(reversed(newest_first)), used, index, None)
-        section = render_entry(entry, viewer)
         added = len(section) + 2 + (0 if newest_first else overhead)
         if used + added > budget:
             break
         newest_first.append(section)
         used += added
         index += 1
+    left_out = source.at(index)
     if newest_first:
-        return ScopeFill(scope, tuple(reversed(newest_first)), used, index, entry)
+        return ScopeFill(scope, tuple(reversed(newest_first)), used, index, left_out)
     partial = cut_section(section, budget - overhead - 2)
-    if partial is None:
-        return ScopeFill(scope, (), 0, 0, entry)
-    return ScopeFill(scope, (partial,), overhead + 2 + len(partial), 1, source.at(1), entry.id)
+    if partial is None or left_out is None:
+        return ScopeFill(scope, (), 0, 0, left_out)
+    return ScopeFill(scope, (partial,), overhead + 2 + len(partial), 1, source.at(1), left_out.id)
 
 
 def cut_section(section: str, room: int) -> str | None:

@@ -13,16 +13,7 @@ from datetime import datetime, timedelta
 
 from memory_core.domain.agent_settings import AgentSettingsBook
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
-from memory_core.domain.budget import (
-    BudgetReport,
-    ListedEntries,
-    NewestFirst,
-    StoredEntries,
-    fill_combined,
-    fill_scope,
-    newest_agent_name,
-    page_size_for,
-)
+from memory_core.domain.budgeted_read import read_within
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
@@ -199,52 +190,7 @@ class MemoryService:
                     ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)]
         else:
             keys = [self._key(caller, instance_id, scope, agent)]
-        states, sources = self._newest_first(caller.upn, keys, self._policy(sharing), page_size_for(max_chars))
-        if scope is Scope.COMBINED:
-            fills = fill_combined(sources[0], sources[1], max_chars, caller.upn)
-            content = render_combined(fills[0].document(), fills[1].document())
-        else:
-            fills = (fill_scope(scope, sources[0], max_chars, caller.upn),)
-            content = fills[0].document()
-        report = BudgetReport(max_chars, len(content), tuple(f.report(s) for f, s in zip(fills, sources, strict=True)))
-        profiles = [state.profile for state in states if state.profile]
-        newest = [e.created_on for e in (source.at(0) for source in sources) if e is not None]
-        moments = [p.updated_on for p in profiles] + newest
-        agent_state = states[-1] if keys[-1].scope is Scope.AGENT else None
-        agent_name = None
-        if agent_state is not None:
-            agent_name = (newest_agent_name(fills[-1], sources[-1])
-                          or (agent_state.profile.agent_name if agent_state.profile else None)
-                          or (agent.name if agent else None))
-        first = states[0].profile
-        return MemoryView(
-            scope=scope,
-            upn=caller.upn,
-            name=(first.name if first and scope is not Scope.COMBINED else None) or caller.name,
-            user_name=(first.user_name if first and scope is not Scope.COMBINED else None) or caller.user_name,
-            agent_object_id=keys[-1].agent_object_id,
-            agent_name=agent_name,
-            content_markdown=content,
-            created_on=min(p.created_on for p in profiles) if profiles else None,
-            updated_on=max(moments) if moments else None,
-            budget=report,
-        )
-
-    def _newest_first(
-        self, viewer: str, keys: Sequence[ProfileKey], policy: SharingPolicy, page_size: int
-    ) -> tuple[list[ScopeState], list[NewestFirst]]:
-        """Each key's state (without entries) and its visible entries newest first.
-
-        Private reads page through the store; reads that merge shared entries, or meet
-        a hold a window cannot express, read the scopes in full.
-        """
-        if not policy.shares_read():
-            states = self._store.load_heads(keys)
-            stored = [StoredEntries.of(self._store, state, page_size) for state in states]
-            if all(source is not None for source in stored):
-                return states, [s for s in stored if s is not None]
-        visible = visible_scopes(self._store, viewer, keys, policy)
-        return [state for state, _ in visible], [ListedEntries(entries) for _, entries in visible]
+        return read_within(self._store, caller, scope, keys, agent, max_chars, self._policy(sharing))
 
     def export(
         self,
