@@ -193,7 +193,11 @@ class StoredEntries(NewestFirst):
                 if entry.content_markdown.strip():
                     self._fetched.append(entry)
                 return
-            self._fetched.append(entry)
+            if entry.content_markdown.strip():
+                self._fetched.append(entry)
+            else:
+                # An empty import under approval renders nothing: neither shown nor counted.
+                self._window = replace(self._window, excluded_ids=self._window.excluded_ids | {entry.id})
 
     def _start_at(self, replace_entry: MemoryEntry) -> None:
         """The document starts at ``replace_entry``; an empty replace itself shows nothing."""

@@ -217,3 +217,21 @@ def test_a_negative_budget_is_refused(service: MemoryService) -> None:
     with pytest.raises(InvalidInput) as raised:
         service.get_within(ALEX, "i", Scope.USER, None, -1)
     assert raised.value.code == "invalid_budget"
+
+
+@pytest.mark.parametrize("text", ["- the replacement", ""])
+def test_a_replace_held_for_approval_reads_like_the_plain_read(tmp_path: Path, text: str) -> None:
+    """An import replace under operator approval (held until approved) is budgeted like the plain read shows it."""
+    service = _service(tmp_path / "h.sqlite3", DeletionMode.OPERATOR_APPROVAL)
+    for n in range(10):
+        service.append(ALEX, "i", Scope.USER, None, f"- before {n}")
+    service.import_markdown(ALEX, "i", Scope.USER, None, text, ImportMode.REPLACE)
+    for n in range(3):
+        service.append(ALEX, "i", Scope.USER, None, f"- after {n}")
+    visible = [e for e in service.entries(ALEX, "i", Scope.USER, None) if e.content_markdown.strip()]
+    for budget in (0, 120, 10_000):
+        view = service.get_within(ALEX, "i", Scope.USER, None, budget)
+        assert view.content_markdown == _oracle(Scope.USER, visible, budget)
+        assert view.budget is not None and view.budget.shown_entries + view.budget.omitted_entries == len(visible)
+    assert service.get_within(ALEX, "i", Scope.USER, None, 10_000).content_markdown == (
+        service.get(ALEX, "i", Scope.USER, None).content_markdown)
