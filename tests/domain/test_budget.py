@@ -235,3 +235,27 @@ def test_a_replace_held_for_approval_reads_like_the_plain_read(tmp_path: Path, t
         assert view.budget is not None and view.budget.shown_entries + view.budget.omitted_entries == len(visible)
     assert service.get_within(ALEX, "i", Scope.USER, None, 10_000).content_markdown == (
         service.get(ALEX, "i", Scope.USER, None).content_markdown)
+
+
+def test_an_older_sqlite_store_gains_the_kind_index_on_open(tmp_path: Path) -> None:
+    """A database from before budgeted reads (schema 3) gets the index the newest-replace look-up uses."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    SqliteMemoryStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("DROP INDEX entries_by_kind")
+    db.execute("PRAGMA user_version=3")
+    db.commit()
+    db.close()
+    SqliteMemoryStore(path).close()
+    db = sqlite3.connect(path)
+    try:
+        names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        assert "entries_by_kind" in names
+        plan = " ".join(str(row) for row in db.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM entries WHERE instance_id=? AND upn=? AND profile_id=? AND kind=?"
+            " ORDER BY created_on DESC LIMIT 1", ["i", "u", "p", "replace"]))
+        assert "entries_by_kind" in plan
+    finally:
+        db.close()
