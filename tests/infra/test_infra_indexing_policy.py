@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 import json
 import re
+from typing import Any
+
 import pytest
 
 from tests.infra.infra_support import INFRA, REPO
@@ -27,7 +29,7 @@ ANY = "\x00"
 SYSTEM_PATHS = {("id",), ("_ts",)}
 _REF = re.compile(r"\bc((?:\.[A-Za-z_][A-Za-z0-9_]*|\[\"[^\"]*\"\])+)")
 _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[\"([^\"]*)\"\]")
-_FULL_TEXT_CALL = re.compile(r"\b(FullText(?:Contains|ContainsAll|ContainsAny|Score))\s*\(\s*c((?:\.[A-Za-z_]\w*)+)", re.I)
+_FULL_TEXT_CALL = re.compile(r"\b(FullText(?:Contains|ContainsAll|ContainsAny|Score))\s*\(\s*c((?:\.[A-Za-z_]\w*)+)", re.IGNORECASE)
 
 
 def _container() -> dict:
@@ -45,7 +47,7 @@ def _render(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else ANY for v in node.values)
+        return "".join(str(v.value) if isinstance(v, ast.Constant) else ANY for v in node.values)
     return None
 
 
@@ -78,7 +80,7 @@ def _path_of(ref: str) -> tuple[str, ...]:
     return tuple(a or b for a, b in _SEGMENT.findall(ref))
 
 
-def query_fields(sql: str) -> dict[str, set[tuple[str, ...]]]:
+def query_fields(sql: str) -> dict[str, Any]:
     """Fields a query filters on ("filter"), sorts on ("order") or full-text searches ("full_text")."""
     full_text = {_path_of(m.group(2)) for m in _FULL_TEXT_CALL.finditer(sql)}
     plain = _FULL_TEXT_CALL.sub(" ", sql)
@@ -87,14 +89,14 @@ def query_fields(sql: str) -> dict[str, set[tuple[str, ...]]]:
     filtered = where[select_end.end():] if select_end else where  # the projection is not a filter
     return {
         "filter": {_path_of(m.group(1)) for m in _REF.finditer(filtered)},
-        "order": [_path_of(m.group(1)) for m in _REF.finditer(order)],  # type: ignore[dict-item]
+        "order": [_path_of(m.group(1)) for m in _REF.finditer(order)],
         "full_text": full_text,
     }
 
 
 def _split_order(sql: str) -> tuple[str, str]:
     """(everything before ORDER BY, the ORDER BY list)."""
-    parts = re.split(r"\bORDER\s+BY\b", sql, maxsplit=1, flags=re.I)
+    parts = re.split(r"\bORDER\s+BY\b", sql, maxsplit=1, flags=re.IGNORECASE)
     return (parts[0], parts[1]) if len(parts) == 2 else (parts[0], "")
 
 

@@ -20,7 +20,7 @@ def test_example_tenant_files_are_valid(azure, tenant):
     env = azure.env
     del env["MEMORY_TENANTS_DIR"]
     proc = subprocess.run(["bash", str(INFRA / "deploy.sh"), "--tenant", tenant, "--what-if",
-                           "--app-dir", str(azure.app_dir)], env=env, capture_output=True, text=True)
+                           "--app-dir", str(azure.app_dir)], env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert f"az group create --name rg-memory-{tenant}" in proc.stdout
     assert not [c for c in azure.calls() if is_changing(c)]

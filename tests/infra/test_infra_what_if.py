@@ -91,7 +91,7 @@ def test_what_if_shows_drift_with_the_difference(deployed):
     state["storage"]["rg-memory-acme/stmemoryacme"]["allowSharedKeyAccess"] = True
     azure.save_state(state)
     proc = azure.deploy("--what-if")
-    plan = dict((what.split(" (")[0], (action, what)) for action, what in _plan(proc.stdout))
+    plan = {what.split(" (")[0]: (action, what) for action, what in _plan(proc.stdout)}
     action, line = plan["sqlDatabases/memory/containers/Memories"]
     assert action == "update"
     assert "properties.resource.indexingPolicy.includedPaths" in line and "properties.resource.defaultTtl: 3600 -> -1" in line
