@@ -196,3 +196,33 @@ def test_key_mode_signs_in_with_a_form_and_keeps_the_key_out_of_urls(tmp_path: P
         find(browser, "#sign-out").click()
         find(browser, "#key-form")
         assert "memory-core.console.key" not in session_storage(browser)
+
+
+def test_entries_shared_by_others_show_their_author_and_cannot_be_forgotten_here(tmp_path: Path,
+                                                                                 browser: WebDriver) -> None:
+    from tests.support.local_server import USER_KEY, running_server
+
+    env = {"MEMORY_AUTH_MODE": "key", "MEMORY_SHARING_DEFAULT_POLICY": "team"}
+    with running_server(tmp_path, env) as server:
+        with server.client("bob@contoso.com") as bob, server.client("alex@contoso.com") as alex:
+            bob.post("/instances/team/memory/append", json={"scope": "user", "share": "team",
+                                                            "content_markdown": "- the team's standup is at 9:30"}
+                     ).raise_for_status()
+            alex.post("/instances/team/memory/append", json={"scope": "user", "share": "team",
+                                                             "content_markdown": "- alex shares this"}
+                      ).raise_for_status()
+        browser.get(f"{server.api}/console")
+        browser.execute_script(
+            "sessionStorage.clear(); sessionStorage.setItem('memory-core.console.instance', 'team');"
+            "sessionStorage.setItem('memory-core.console.key', JSON.stringify({key: arguments[0], upn: arguments[1]}));",
+            USER_KEY, "alex@contoso.com")
+        browser.get(f"{server.api}/console")
+        find(browser, "#entries")
+        wait_idle(browser)
+        items = browser.find_elements(By.CSS_SELECTOR, "#entries .entry")
+        bobs = next(li for li in items if "standup" in li.text)
+        own = next(li for li in items if "alex shares this" in li.text)
+        assert "Shared (team) by bob@contoso.com" in bobs.text
+        assert bobs.find_elements(By.CSS_SELECTOR, "button") == []
+        assert "Shared (team)" in own.text and "by " not in own.text
+        assert own.find_elements(By.CSS_SELECTOR, "button.danger")

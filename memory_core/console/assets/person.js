@@ -36,7 +36,8 @@ export class PersonView {
       this.api.list("/memory/entries", this.scopeQuery, "entries"),
     ]);
     const agents = agentsPage.agents || [];
-    if (agentsPage.upn) this.onIdentity(agentsPage.upn);  // who the API says the caller is
+    this.upn = agentsPage.upn || null;
+    if (this.upn) this.onIdentity(this.upn);  // who the API says the caller is
     if (this.scope.kind === "agent" && !agents.some((a) => a.agent_object_id === this.scope.id)) {
       this.scope = { kind: "user" };
       return this.showMemory();
@@ -101,19 +102,24 @@ export class PersonView {
 
   entryItem(entry) {
     const agent = entry.agent ? (entry.agent.name || entry.agent.object_id) : null;
-    const mine = !entry.share || entry.share === "private";
+    // Under a team or legacy sharing policy the list holds entries others wrote: they show their
+    // author and cannot be forgotten from here (only their author, or an operator, can).
+    const author = entry.author?.upn;
+    const mine = !author || !this.upn || author === this.upn;
+    const shared = entry.share && entry.share !== "private";
     return h("li", { class: "entry", dataset: { entryId: entry.id } },
       h("div", { class: "meta" },
         h("time", { datetime: entry.created_on }, formatTime(entry.created_on)),
         agent ? h("span", {}, "Agent: ", agent) : h("span", {}, "Added directly"),
-        mine ? null : h("span", {}, `Shared (${entry.share}) by `, entry.author?.upn || "unknown"),
+        mine ? (shared ? h("span", {}, `Shared (${entry.share})`) : null)
+          : h("span", { class: "author" }, `Shared (${entry.share || "team"}) by `, author || "a former author"),
         (entry.tags || []).length ? h("span", {}, h("span", { class: "visually-hidden" }, "Tags: "),
           entry.tags.map((t) => h("span", { class: "tag" }, t))) : null),
       renderMarkdown(entry.content_markdown),
-      h("div", { class: "actions" }, h("button", {
+      mine ? h("div", { class: "actions" }, h("button", {
         type: "button", class: "danger", "aria-label": `Forget the entry from ${formatTime(entry.created_on)}`,
         onclick: (event) => this.forget(entry, event.currentTarget),
-      }, "Forget")));
+      }, "Forget")) : null);
   }
 
   async forget(entry, button) {
