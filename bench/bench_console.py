@@ -28,10 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
+import httpx
 
-from tests.console.browser import chromium, find, wait_for  # noqa: E402
-from tests.support.local_server import running_server  # noqa: E402
+from tests.console.browser import chromium, find, wait_for
+from tests.support.local_server import running_server
 
 ASSETS = ROOT / "memory_core" / "console" / "assets"
 

@@ -9,7 +9,14 @@ import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from tests.console.browser import find, session_storage, status_says, text_appears, wait_for, wait_idle
+from tests.console.browser import (
+    find,
+    session_storage,
+    status_says,
+    text_appears,
+    wait_for,
+    wait_idle,
+)
 from tests.console.conftest import open_console, screenshot_dir
 from tests.support.local_server import RunningServer
 

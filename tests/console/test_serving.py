@@ -11,7 +11,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.console.browser import browser_log, csp_violations, find
-from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, running_server
+from tests.support.local_server import (
+    OPERATOR_KEY,
+    USER_KEY,
+    RunningServer,
+    running_server,
+)
 
 ASSETS = Path(__file__).resolve().parents[2] / "memory_core" / "console" / "assets"
 

@@ -16,7 +16,14 @@ from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from tests.console.browser import browser_log, csp_violations, find, text_appears, wait_for, wait_idle
+from tests.console.browser import (
+    browser_log,
+    csp_violations,
+    find,
+    text_appears,
+    wait_for,
+    wait_idle,
+)
 from tests.console.conftest import open_console
 from tests.support.local_server import OPERATOR_KEY, RunningServer
 
