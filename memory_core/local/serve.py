@@ -86,6 +86,7 @@ def serve(host: str, port: int, app_dir: Path) -> int:
     base = f"http://{host if ':' not in host else f'[{host}]'}:{port}/{prefix}"
     print(f"memory-core serving function_app.py on {base}/ (store: {rt.settings.memory_store})")
     print(f"  settings from: {local.path or 'environment only'}")
+    print(f"  web console: {base}/console")
     for route in host_app.routes:
         print(f"  {'|'.join(sorted(route.methods)):<16} {route.template}")
     for timer in timers:
