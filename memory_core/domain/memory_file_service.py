@@ -31,7 +31,7 @@ from typing import Any
 
 from memory_core.domain import memory_paths as texts
 from memory_core.domain.audit import AuditAction
-from memory_core.domain.errors import Conflict, InvalidInput, MemoryCoreError, NotFound
+from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, MemoryCoreError, NotFound
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import (
     AGENT_DIR,
@@ -101,12 +101,18 @@ class MemoryFiles:
         operation_id: str | None = None,
     ) -> FileAnswer:
         cmd = dict(command)
-        for path in command_paths(cmd):
-            target = parse_path(path)
-            if agent is None and (target.parts[:1] == (AGENT_DIR,)):
-                raise texts.agent_required(path)
+        agent_paths = [p for p in command_paths(cmd) if parse_path(p).parts[:1] == (AGENT_DIR,)]
         if agent is not None:
-            self._service.agent_settings.enforce(caller, instance_id, agent.object_id, Scope.AGENT)
+            book = self._service.agent_settings
+            book.enforce(caller, instance_id, agent.object_id, Scope.USER)  # a disabled agent: Forbidden
+            try:
+                book.enforce(caller, instance_id, agent.object_id, Scope.AGENT)
+            except Forbidden:
+                if agent_paths:
+                    raise
+                agent = None  # a caller outside the agent's groups sees user memory only
+        if agent is None and agent_paths:
+            raise texts.agent_required(agent_paths[0])
         for _ in range(_ATTEMPTS):
             snapshot = self._snapshot(caller, instance_id, agent)
             side_effect: MemoryCoreError | None = None
@@ -189,7 +195,7 @@ class MemoryFiles:
         """Store new versions, then swap the index in one conditional write. ``Conflict("index_changed")`` on a race."""
         after = outcome.namespace
         assert after is not None
-        if len(after.files) > MAX_FILES:
+        if sum(not node.derived for node in after.files.values()) > MAX_FILES:
             raise InvalidInput(f"memory holds at most {MAX_FILES} files; delete some first", code="too_many_files")
         stored: list[tuple[bool, str]] = []
         try:

@@ -165,3 +165,23 @@ def test_a_command_that_loses_a_race_is_reapplied_not_lost(service: MemoryServic
     assert len(withdrawn) == 1
     document = service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
     assert document.count("c (inserted by B)") == 1
+
+
+def test_operator_agent_settings_apply(service: MemoryService) -> None:
+    """A disabled agent gets nothing; a caller outside the agent's groups gets user memory only."""
+    from memory_core.domain.agent_settings import AgentSettings
+    from memory_core.domain.errors import Forbidden
+
+    run(service, AGENT, command="create", path="/memories/agent/a.md", file_text="agent fact\n")
+    service.agent_settings.put(INSTANCE, AgentSettings(AGENT.object_id, allowed_group_ids=("g-travel",)))
+    outsider = Caller(upn="alex@contoso.com", group_ids=("g-other",))
+    files = MemoryFiles(service)
+    listing = files.execute(outsider, INSTANCE, AGENT, {"command": "view", "path": "/memories"}).text
+    assert "agent/" not in listing
+    with pytest.raises(Forbidden):
+        files.execute(outsider, INSTANCE, AGENT, {"command": "view", "path": "/memories/agent/a.md"})
+    member = Caller(upn="alex@contoso.com", group_ids=("g-travel",))
+    assert "agent fact" in files.execute(member, INSTANCE, AGENT, {"command": "view", "path": "/memories/agent/a.md"}).text
+    service.agent_settings.put(INSTANCE, AgentSettings(AGENT.object_id, enabled=False))
+    with pytest.raises(Forbidden):
+        files.execute(member, INSTANCE, AGENT, {"command": "view", "path": "/memories"})
