@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool  # noqa: E402
+from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
 
-from memory_core.integrations.anthropic import MemoryCoreMemoryTool  # noqa: E402
-from tests.support.local_server import USER_KEY, running_server  # noqa: E402
+from memory_core.integrations.anthropic import MemoryCoreMemoryTool
+from tests.support.local_server import USER_KEY, running_server
 
 UPN = "bench@contoso.com"
 

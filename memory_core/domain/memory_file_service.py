@@ -31,7 +31,13 @@ from typing import Any
 
 from memory_core.domain import memory_paths as texts
 from memory_core.domain.audit import AuditAction
-from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, MemoryCoreError, NotFound
+from memory_core.domain.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    MemoryCoreError,
+    NotFound,
+)
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import (
     AGENT_DIR,
