@@ -84,7 +84,7 @@ def main() -> None:
                                   "file_text": f"fact {n}\n"})
             timed = commands(remote.call, args.runs)
             with server.client(UPN) as http:
-                timed["REST append (for scale)"] = median_ms(lambda n: http.post(
+                timed["REST append (for scale)"] = median_ms(lambda n, instance=instance: http.post(
                     f"/instances/{instance}/memory/append",
                     json={"scope": "user", "content_markdown": f"- fact {n}"}).raise_for_status(), args.runs)
             rows.append(("memory-core, HTTP", count, timed))
