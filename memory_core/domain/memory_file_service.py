@@ -119,6 +119,10 @@ class MemoryFiles:
                 agent = None  # a caller outside the agent's groups sees user memory only
         if agent is None and agent_paths:
             raise texts.agent_required(agent_paths[0])
+        # A name is stored too (in the file index): it is screened like content.
+        for key in ("path", "new_path"):
+            if cmd["command"] in ("create", "rename") and key in cmd:
+                self._service.screen(caller, ProfileKey(instance_id, caller.upn, Scope.USER), str(cmd[key]))
         for _ in range(_ATTEMPTS):
             snapshot = self._snapshot(caller, instance_id, agent)
             side_effect: MemoryCoreError | None = None
@@ -319,8 +323,9 @@ class MemoryFiles:
 
 
 def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...]) -> str:
+    """The command, the path's SHA-256 (a name is the user's words too: the trail keeps no text), what it replaced."""
     old = ", ".join(r.entry_id for r in retired) or "none"
-    return f"{command['command']} {texts.ROOT}/{rel} (replaced entries: {old})"
+    return f"{command['command']} path-sha256:{sha256_hex(texts.ROOT + '/' + rel)} (replaced entries: {old})"
 
 
 def _tree(data: Mapping[str, Any], agent_object_id: str | None) -> dict[str, Any]:

@@ -384,6 +384,13 @@ class MemoryService:
         self._audit_write(AuditAction.FORGET, caller, entry)
         return Forgotten(entry.id)
 
+    def screen(self, caller: Caller, key: ProfileKey, text: str) -> None:
+        """Refuse ``text`` that looks like a secret, as a write would (``SecretDetected``, audited).
+
+        For what is stored beside content rather than as an entry: the memory tool's file names.
+        """
+        self._screen_for_secrets(caller, key, text, WriteOptions())
+
     def drop_version(self, caller: Caller, key: ProfileKey, entry_id: str, detail: str) -> None:
         """Erase one of the caller's entries whose text is not lost by it, in any deletion mode.
 

@@ -185,3 +185,21 @@ def test_operator_agent_settings_apply(service: MemoryService) -> None:
     service.agent_settings.put(INSTANCE, AgentSettings(AGENT.object_id, enabled=False))
     with pytest.raises(Forbidden):
         files.execute(member, INSTANCE, AGENT, {"command": "view", "path": "/memories"})
+
+
+def test_a_secret_in_a_file_name_is_refused(service: MemoryService) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    with pytest.raises(SecretDetected):
+        run(service, command="create", path=f"/memories/{token}.md", file_text="x\n")
+    run(service, command="create", path="/memories/plain.md", file_text="x\n")
+    with pytest.raises(SecretDetected):
+        run(service, command="rename", old_path="/memories/plain.md", new_path=f"/memories/{token}.md")
+    assert token not in run(service, command="view", path="/memories")
+
+
+def test_the_audit_trail_keeps_no_file_names(service: MemoryService) -> None:
+    run(service, command="create", path="/memories/diagnosis-zebra.md", file_text="x\n")
+    run(service, command="delete", path="/memories/diagnosis-zebra.md")
+    events = service.audit_trail(INSTANCE, ALEX.upn)
+    assert all("zebra" not in (e.detail or "") for e in events)
+    assert any(f"path-sha256:{sha256_hex('/memories/diagnosis-zebra.md')}" in (e.detail or "") for e in events)
