@@ -203,3 +203,57 @@ def test_the_audit_trail_keeps_no_file_names(service: MemoryService) -> None:
     events = service.audit_trail(INSTANCE, ALEX.upn)
     assert all("zebra" not in (e.detail or "") for e in events)
     assert any(f"path-sha256:{sha256_hex('/memories/diagnosis-zebra.md')}" in (e.detail or "") for e in events)
+
+
+class _DyingStore:
+    """Delegates to a real store until ``die_at`` names a call; from then on every write fails,
+    as if the process had died there (nothing after it reaches the store)."""
+
+    WRITES = {"append", "put_record", "create_record", "delete_entries", "save_profile", "delete_record"}
+
+    def __init__(self, store: SqliteMemoryStore, die_at: str, after: int = 0) -> None:
+        self._store, self._die_at, self._left, self.dead = store, die_at, after, False
+
+    def __getattr__(self, name: str) -> object:
+        real = getattr(self._store, name)
+        if name not in self.WRITES:
+            return real
+
+        def write(*args: object, **kwargs: object) -> object:
+            if not self.dead and name == self._die_at and not (
+                name == "put_record" and args and getattr(args[0], "kind", "") == "audit"
+            ):
+                if self._left == 0:
+                    self.dead = True
+                else:
+                    self._left -= 1
+            if self.dead:
+                raise RuntimeError(f"crashed at {name}")
+            return real(*args, **kwargs)
+
+        return write
+
+
+@pytest.mark.parametrize("die_at", ["put_record", "delete_entries"])
+def test_a_crash_between_writes_loses_nothing(tmp_path: Path, die_at: str) -> None:
+    """A crash before the index write (put_record) or before the old version goes (delete_entries):
+    afterwards the file reads as one of its two versions and no text is lost; a version no file
+    names shows under /memories/appended/, as docs/memory-tool.md says."""
+    real = SqliteMemoryStore(tmp_path / "crash.sqlite3")
+    healthy = MemoryService(real, deletion_mode=DeletionMode.IMMEDIATE, scanner=SecretScanner())
+    run(healthy, command="create", path="/memories/plan.md", file_text="first line\n")
+    dying = _DyingStore(real, die_at)
+    crashing = MemoryService(dying, deletion_mode=DeletionMode.IMMEDIATE, scanner=SecretScanner())  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="crashed"):
+        run(crashing, command="insert", path="/memories/plan.md", insert_line=1, insert_text="second line")
+    after = MemoryService(real, deletion_mode=DeletionMode.IMMEDIATE, scanner=SecretScanner())
+    shown = run(after, command="view", path="/memories/plan.md")
+    document = after.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
+    assert "first line" in shown and "first line" in document
+    listing = run(after, command="view", path="/memories")
+    if die_at == "put_record":
+        assert "second line" not in shown and "/memories/appended/" in listing  # the unpublished version
+    else:
+        assert "second line" in shown and "/memories/appended/" in listing  # the old version, not yet retired
+    assert "second line" in document
+    real.close()
