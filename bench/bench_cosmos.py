@@ -42,12 +42,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory_core.adapters.cosmos_store import CosmosMemoryStore  # noqa: E402
-from memory_core.adapters.sqlite_store import SqliteMemoryStore  # noqa: E402
-from memory_core.domain.identity import AgentContext, Caller  # noqa: E402
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope  # noqa: E402
-from memory_core.domain.service import DeletionMode, ImportMode, MemoryService  # noqa: E402
-from memory_core.domain.store import MemoryStore  # noqa: E402
+from memory_core.adapters.cosmos_store import CosmosMemoryStore
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
+from memory_core.domain.service import DeletionMode, ImportMode, MemoryService
+from memory_core.domain.store import MemoryStore
 
 UPN = "bench@contoso.com"
 AGENT_ID = "/instances/bench/agents/assistant"

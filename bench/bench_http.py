@@ -26,11 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory_core.adapters.sqlite_store import SqliteMemoryStore  # noqa: E402
-from memory_core.domain.identity import AgentContext, Caller  # noqa: E402
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope  # noqa: E402
-from memory_core.domain.service import MemoryService  # noqa: E402
-from tests.support.local_server import running_server  # noqa: E402
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
+from memory_core.domain.service import MemoryService
+from tests.support.local_server import running_server
 
 UPN = "bench@contoso.com"
 AGENT = "/instances/bench/agents/assistant"

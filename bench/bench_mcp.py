@@ -32,19 +32,19 @@ import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpx  # noqa: E402
-import httpx2  # noqa: E402
-from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+import httpx
+import httpx2
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.local_server import USER_KEY, RunningServer, identity, running_server  # noqa: E402
+from tests.support.local_server import USER_KEY, RunningServer, identity, running_server
 
 INSTANCE = "bench-mcp"
 LINE = "- The user prefers concise answers with Markdown tables for comparisons of plans."

@@ -19,13 +19,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_http import UPN, p, preload, timed  # noqa: E402
+from bench_http import UPN, p, preload, timed
 
-from memory_core.adapters.sqlite_store import SqliteMemoryStore  # noqa: E402
-from memory_core.domain.identity import Caller  # noqa: E402
-from memory_core.domain.models import Scope  # noqa: E402
-from memory_core.domain.service import MemoryService  # noqa: E402
-from tests.support.local_server import running_server  # noqa: E402
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import Scope
+from memory_core.domain.service import MemoryService
+from tests.support.local_server import running_server
 
 
 def main() -> None:

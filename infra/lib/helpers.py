@@ -237,7 +237,7 @@ def cmd_rotate_add(args: list[str]) -> None:
         )
     keys = _split_keys(current.get(setting, ""))
     new_key = secrets.token_hex(32)
-    _write_private_json(out_settings, {setting: ",".join(keys + [new_key]), marker: _fingerprint(new_key)})
+    _write_private_json(out_settings, {setting: ",".join([*keys, new_key]), marker: _fingerprint(new_key)})
     fd = os.open(out_key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(new_key + "\n")

@@ -28,7 +28,7 @@ def functions_of(app: func.FunctionApp) -> list[Function]:
             app.functions_bindings = seen
 
 
-def http_methods(trigger: Trigger) -> list[str]:
+def http_methods(trigger: Trigger | None) -> list[str]:
     """The HTTP methods an httpTrigger accepts (GET and POST when none are listed)."""
     methods = getattr(trigger, "methods", None) or ["GET", "POST"]
     return [str(getattr(m, "value", m)).upper() for m in methods]

@@ -45,7 +45,7 @@ def _http_functions(app: func.FunctionApp) -> list[tuple[str, list[str], Handler
         trigger = function.get_trigger()
         if getattr(trigger, "type", None) != "httpTrigger":
             continue
-        route = getattr(trigger, "route", None) or function.get_function_name()
+        route = str(getattr(trigger, "route", None) or function.get_function_name())
         found.append((route, http_methods(trigger), function.get_user_function()))
     return found
 

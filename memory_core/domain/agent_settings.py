@@ -84,10 +84,10 @@ class AgentSettingsBook:
         settings = self.get(instance_id, agent_object_id)
         if not settings.enabled:
             raise Forbidden("memory is disabled for this agent by the operator", code="agent_memory_disabled")
-        if scope is not Scope.USER and settings.allowed_group_ids is not None:
-            if not set(caller.group_ids) & set(settings.allowed_group_ids):
-                raise Forbidden(
-                    "this agent's memory is limited to certain groups, and the caller is in none of them",
-                    code="agent_group_forbidden",
-                )
+        allowed = settings.allowed_group_ids
+        if scope is not Scope.USER and allowed is not None and not set(caller.group_ids) & set(allowed):
+            raise Forbidden(
+                "this agent's memory is limited to certain groups, and the caller is in none of them",
+                code="agent_group_forbidden",
+            )
         return settings

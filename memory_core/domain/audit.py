@@ -58,7 +58,7 @@ class AuditEvent:
 
     @staticmethod
     def from_data(data: dict[str, Any]) -> AuditEvent:
-        fields = {k: data.get(k) for k in AuditEvent.__dataclass_fields__}
+        fields: dict[str, Any] = {k: data.get(k) for k in AuditEvent.__dataclass_fields__}
         fields["time"] = datetime.fromisoformat(str(data["time"]))
         fields["action"] = AuditAction(str(data["action"]))
         return AuditEvent(**fields)

@@ -16,6 +16,7 @@ is never executed twice with different results.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -122,7 +123,7 @@ class CustodyService:
                                       shared_hold.to_data()))
         self._audit.record(action, actor=request.requested_by, instance_id=request.instance_id, upn=request.upn,
                            scope=request.scope, agent_object_id=request.agent_object_id, request_id=request.id,
-                           **audit_fields)  # type: ignore[arg-type]
+                           **audit_fields)
 
     # -- operator decisions -----------------------------------------------------
 
@@ -167,7 +168,7 @@ class CustodyService:
 
     # -- the sweep ------------------------------------------------------------------
 
-    def sweep(self, actor: str = "sweep", instance_id: str | None = None) -> list[DeletionRequest]:
+    def sweep(self, actor: str = "sweep", instance_id: str | None = None) -> builtins.list[DeletionRequest]:
         """Execute every approved request (of one instance, or all); returns those executed."""
         where = {"status": DeletionStatus.APPROVED.value}
         if instance_id is not None:

@@ -180,7 +180,7 @@ class Hold:
             profile_ids=tuple(profile_ids) if profile_ids is not None else None,
             watermark=datetime.fromisoformat(watermark) if watermark else None,
             entry_ids=tuple(data.get("entry_ids") or ()),
-            author_upn=data.get("author_upn"),  # type: ignore[arg-type]
+            author_upn=data.get("author_upn"),
         )
 
     def covers(self, entry: MemoryEntry) -> bool:

@@ -318,7 +318,7 @@ def endpoint(spec: EndpointSpec) -> Callable[[Callable[..., Any]], HttpFunction]
                     if call.memory_off and spec.memory_off is not None:
                         return _response(spec.memory_off(call), spec)
                     return _response(await async_handler(call), spec)
-                except Exception as error:  # noqa: BLE001 - the single mapping point
+                except Exception as error:
                     return response_for_error(error)
 
             function: HttpFunction = serve_async
@@ -333,7 +333,7 @@ def endpoint(spec: EndpointSpec) -> Callable[[Callable[..., Any]], HttpFunction]
                         return _options(spec)
                     call = admit(spec, req, composition.runtime())
                     return _response(_handled(spec, call, sync_handler), spec)
-                except Exception as error:  # noqa: BLE001 - the single mapping point
+                except Exception as error:
                     return response_for_error(error)
 
             function = serve

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 from typing import TYPE_CHECKING
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from memory_core.domain.errors import ConfigurationError
@@ -147,7 +148,7 @@ def onward_problems(settings: Settings, modes: frozenset[AuthMode]) -> list[str]
 def build_authenticator(settings: Settings) -> Authenticator:
     """The authenticator MEMORY_AUTH_MODE selects. ``ConfigurationError`` for unusable settings."""
     modes = auth_modes(settings)
-    builders = {
+    builders: dict[AuthMode, Callable[[Settings], CredentialPath]] = {
         AuthMode.ENTRA: _entra_path,
         AuthMode.PLATFORM: _platform_path,
         AuthMode.EASYAUTH: _easyauth_path,

@@ -17,8 +17,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from memory_core.domain.identity import Caller
-from memory_core.domain.identity import InvalidCallerId, caller_upn
+from memory_core.domain.identity import Caller, InvalidCallerId, caller_upn
 from memory_core.identity.errors import CredentialRejected
 from memory_core.identity.headers import CLIENT_PRINCIPAL_HEADER, present
 from memory_core.identity.model import Authentication
@@ -73,7 +72,8 @@ def principal_caller(document: Mapping[str, Any]) -> tuple[Caller, frozenset[str
         upn = caller_upn(raw_upn)
     except InvalidCallerId as error:
         raise _rejected(f"upn claim: {error}") from None
-    role_type = document.get("role_typ") if isinstance(document.get("role_typ"), str) else DEFAULT_ROLE_TYPE
+    declared_role_type = document.get("role_typ")
+    role_type = declared_role_type if isinstance(declared_role_type, str) else DEFAULT_ROLE_TYPE
     roles = frozenset(values.get(role_type, []) + values.get("roles", []))
     caller = Caller(
         upn=upn,

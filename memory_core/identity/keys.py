@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memory_core.domain.identity import Caller
-from memory_core.domain.identity import InvalidCallerId, caller_upn
+from memory_core.domain.identity import Caller, InvalidCallerId, caller_upn
 from memory_core.identity.errors import CredentialRejected
 from memory_core.identity.headers import API_KEY_HEADER, USER_IDENTITY_HEADER, header
 from memory_core.identity.model import Authentication

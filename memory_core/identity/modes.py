@@ -7,10 +7,10 @@ Kept free of heavy imports: ``memory_core.settings`` validates the setting with
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import Enum
+from enum import StrEnum
 
 
-class AuthMode(str, Enum):
+class AuthMode(StrEnum):
     """One accepted credential path (a value of MEMORY_AUTH_MODE)."""
 
     LOCAL = "local"

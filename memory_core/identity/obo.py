@@ -163,7 +163,7 @@ class OnBehalfOfExchange:
             raise Unavailable("the identity provider cannot be reached; retry later") from None
         except MemoryCoreError:
             raise
-        except Exception as error:  # noqa: BLE001 - MSAL raises ValueError/RuntimeError on discovery failures
+        except Exception as error:
             log.error("on-behalf-of exchange failed: %r", error)
             raise TokenExchangeFailed(
                 "the token exchange for the CoreAPI failed; the operator can find the cause in the service log"

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from memory_core.domain.errors import Unavailable
-from memory_core.domain.identity import Caller
-from memory_core.domain.identity import InvalidCallerId, caller_upn
+from memory_core.domain.identity import Caller, InvalidCallerId, caller_upn
 from memory_core.identity.errors import EXPIRED_TOKEN, INVALID_TOKEN, CredentialRejected
 from memory_core.identity.headers import (
     MAX_CREDENTIAL_CHARS,

@@ -74,13 +74,14 @@ def http_routes(app: func.FunctionApp, prefix: str) -> list[_Route]:
         if getattr(trigger, "type", None) != "httpTrigger":
             continue
         handler = function.get_user_function()
+        route = str(getattr(trigger, "route", None) or function.get_function_name())
         methods = frozenset(http_methods(trigger))
         params = inspect.signature(handler).parameters
         routes.append(
             _Route(
-                name=function.get_function_name(),
-                template=f"/{prefix.strip('/')}/{getattr(trigger, 'route', None) or function.get_function_name()}",
-                pattern=compile_route(getattr(trigger, "route", None) or function.get_function_name(), prefix),
+                name=str(function.get_function_name()),
+                template=f"/{prefix.strip('/')}/{route}",
+                pattern=compile_route(route, prefix),
                 methods=methods,
                 handler=handler,
                 is_async=inspect.iscoroutinefunction(inspect.unwrap(handler)),
@@ -156,7 +157,7 @@ class FunctionHost:
         request = _request(scope, method, body, {k: v for k, v in match.groupdict().items() if v is not None})
         try:
             response = await self._invoke(route, request)
-        except Exception as error:  # noqa: BLE001 - what the Functions host answers for an unhandled error
+        except Exception as error:
             log.exception("function %s failed", route.name, exc_info=error)
             response = error_response(500, "internal_error", "internal error")
         await _send(send, response, head=method == "HEAD")

@@ -17,8 +17,8 @@ from memory_core.composition import reset_runtime, runtime
 from memory_core.domain.errors import ConfigurationError
 from memory_core.identity import declare_listen_address
 from memory_core.local.host import FunctionHost
-from memory_core.local.timers import timer_functions
 from memory_core.local.settings_file import apply_to_environment, read_local_settings
+from memory_core.local.timers import timer_functions
 
 log = logging.getLogger("memory_core.local")
 
@@ -33,7 +33,7 @@ def is_loopback(host: str) -> bool:
         addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
     except OSError:
         return False
-    return bool(addresses) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
+    return bool(addresses) and all(ipaddress.ip_address(str(a).split("%")[0]).is_loopback for a in addresses)
 
 
 def route_prefix(app_dir: Path) -> str:

@@ -62,12 +62,12 @@ def timer_functions(app: func.FunctionApp, environ: Mapping[str, str] | None = N
     env = os.environ if environ is None else environ
     timers = []
     for function in functions_of(app):
-        trigger = function.get_trigger()
+        trigger: Any = function.get_trigger()
         if getattr(trigger, "type", None) != "timerTrigger":
             continue
         timers.append(
             TimerFunction(
-                name=function.get_function_name(),
+                name=str(function.get_function_name()),
                 schedule=resolve_schedule(str(trigger.schedule), env),
                 handler=function.get_user_function(),
                 arg_name=trigger.name,
@@ -87,5 +87,5 @@ async def run_timer(timer: TimerFunction, clock: Callable[[], datetime] = lambda
                 await timer.handler(request)
             else:
                 await anyio.to_thread.run_sync(timer.handler, request)
-        except Exception:  # noqa: BLE001 - the host logs a failed run and keeps the schedule
+        except Exception:
             log.exception("timer function %s failed", timer.name)

@@ -30,12 +30,9 @@ import anyio.to_thread
 import httpx
 from pydantic import BaseModel
 
-from memory_core.wire.custody import PendingDeletionResponse, SearchHitModel, SearchResponse
-from memory_core.wire.memory import MemoryResponse
-from memory_core.wire.memory_files import MemoryFileResponse
 from memory_core.domain.errors import (
-    Conflict,
     ConfigurationError,
+    Conflict,
     Forbidden,
     InvalidInput,
     MemoryCoreError,
@@ -45,9 +42,8 @@ from memory_core.domain.errors import (
     Unavailable,
 )
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import Scope
-from memory_core.domain.models import Share
 from memory_core.domain.memory_file_service import MemoryFiles
+from memory_core.domain.models import Scope, Share
 from memory_core.domain.service import MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.identity import (
@@ -61,6 +57,9 @@ from memory_core.identity.config import auth_modes, onward_problems
 from memory_core.identity.obo import OnBehalfOfExchange
 from memory_core.mcp.guidance import AgentGuidance
 from memory_core.settings import Settings
+from memory_core.wire.custody import PendingDeletionResponse, SearchHitModel, SearchResponse
+from memory_core.wire.memory import MemoryResponse
+from memory_core.wire.memory_files import MemoryFileResponse
 
 log = logging.getLogger("memory_core.mcp")
 
@@ -406,10 +405,10 @@ class CoreApiBackend:
             log.warning("CoreAPI %s %s failed: %r", method, path, error)
             raise Unavailable("the CoreAPI cannot be reached; retry later") from None
         if not response.is_success:
-            error = error_from_response(response)
-            if isinstance(error, Unauthenticated):
-                log.warning("the CoreAPI refused this server's credentials: %s", error.message)
-            raise error
+            failure = error_from_response(response)
+            if isinstance(failure, Unauthenticated):
+                log.warning("the CoreAPI refused this server's credentials: %s", failure.message)
+            raise failure
         return response
 
 

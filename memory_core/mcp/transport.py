@@ -159,7 +159,7 @@ def _guidance_reader(
             return None
         try:
             return await backend.guidance(instance, agent)
-        except Exception:  # noqa: BLE001 - guidance is advice; a failure leaves the defaults
+        except Exception:
             logging.getLogger("memory_core.mcp").warning("agent settings unavailable for guidance", exc_info=True)
             return None
 
@@ -209,7 +209,7 @@ class FunctionsMcpEndpoint:
         try:
             middleware = await self._started()
             return await middleware.handle_async(req, context)
-        except Exception as error:  # noqa: BLE001 - nothing escapes as a stack trace
+        except Exception as error:
             return response_for_error(error)
 
     async def aclose(self) -> None:

@@ -90,12 +90,7 @@ def lower_same_length(text: str) -> str:
 # Value heuristics shared by the detectors below.
 
 _PLACEHOLDER_WORDS = frozenset(
-    """
-    password passwd pass pwd secret token apikey api_key api-key changeme change_me change-me
-    redacted removed hidden example placeholder username user none null nil undefined empty
-    yourpassword your_password your-password mypassword my_password secretpassword your_api_key
-    your-api-key yourapikey your_token your-token xxxxxxxx notasecret not-a-secret
-    """.split()
+    ["password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "changeme", "change_me", "change-me", "redacted", "removed", "hidden", "example", "placeholder", "username", "user", "none", "null", "nil", "undefined", "empty", "yourpassword", "your_password", "your-password", "mypassword", "my_password", "secretpassword", "your_api_key", "your-api-key", "yourapikey", "your_token", "your-token", "xxxxxxxx", "notasecret", "not-a-secret"]
 )
 _PLACEHOLDER_START = ("<", "{", "[", "$", "%", "(", "@@", "__")
 _MASK_CHARS = frozenset("*xX.•#-_?")
@@ -257,11 +252,7 @@ def has_private_key(text: str, lowered: str = "") -> bool:
 # times faster than letting a case-insensitive regex try every position.
 
 _DB_SCHEMES = frozenset(
-    """
-    postgres postgresql mysql mysqlx mariadb mongodb mongodb+srv redis rediss amqp amqps mssql
-    sqlserver oracle cockroachdb clickhouse cassandra neo4j neo4j+s bolt couchbase couchbases
-    snowflake db2 memcached elasticsearch nats kafka mqtt mqtts
-    """.split()
+    ["postgres", "postgresql", "mysql", "mysqlx", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss", "amqp", "amqps", "mssql", "sqlserver", "oracle", "cockroachdb", "clickhouse", "cassandra", "neo4j", "neo4j+s", "bolt", "couchbase", "couchbases", "snowflake", "db2", "memcached", "elasticsearch", "nats", "kafka", "mqtt", "mqtts"]
 )
 _SCHEME_BEFORE = re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{1,20}\Z")
 # After "://": user:password@host. Userinfo cannot contain "/" (RFC 3986), so

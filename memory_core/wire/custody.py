@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_validator
 
-from memory_core.wire.memory import AgentObjectId, ReadScope, SharingName, WriteScope
 from memory_core.domain.agent_settings import AgentSettings
 from memory_core.domain.audit import AuditEvent
 from memory_core.domain.deletion import DeletionRequest
 from memory_core.domain.models import MemoryEntry
 from memory_core.domain.search import SearchHit
 from memory_core.domain.service import PendingDeletion
+from memory_core.wire.memory import AgentObjectId, ReadScope, SharingName, WriteScope
 
 
 class _Query(BaseModel):
@@ -82,8 +82,8 @@ class EntryModel(BaseModel):
 
 class EntriesQuery(_Query):
     scope: ReadScope
-    agentObjectId: AgentObjectId | None = None  # noqa: N815
-    memorySharing: SharingName | None = None  # noqa: N815
+    agentObjectId: AgentObjectId | None = None
+    memorySharing: SharingName | None = None
 
 
 class EntriesResponse(BaseModel):
@@ -95,10 +95,10 @@ class EntriesResponse(BaseModel):
 class SearchQuery(_Query):
     q: Annotated[str, StringConstraints(max_length=1024)] = ""
     scope: ReadScope = "user"
-    agentObjectId: AgentObjectId | None = None  # noqa: N815
+    agentObjectId: AgentObjectId | None = None
     tags: Annotated[str, StringConstraints(max_length=4096)] = Field(default="", description="Comma-separated; all must match")
     limit: int = Field(default=10, ge=1, le=100)
-    memorySharing: SharingName | None = None  # noqa: N815
+    memorySharing: SharingName | None = None
 
     @field_validator("q")
     @classmethod
@@ -226,15 +226,15 @@ class LegacyImportResponse(BaseModel):
 
 
 class AgentSettingsQuery(_Query):
-    agentObjectId: AgentObjectId  # noqa: N815
+    agentObjectId: AgentObjectId
 
 
 class AgentSettingsBody(BaseModel):
     """PUT /operator/agent-settings: the whole settings of one agent."""
 
     model_config = ConfigDict(extra="forbid")
-    enabled: bool = True
-    auto_append: bool = False
+    enabled: StrictBool = True
+    auto_append: StrictBool = False
     default_write_scope: WriteScope = "user"
     policy_instructions: Annotated[str, StringConstraints(max_length=8192)] | None = None
     allowed_group_ids: list[Annotated[str, StringConstraints(min_length=1, max_length=256)]] | None = Field(

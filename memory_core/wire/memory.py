@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from memory_core.wire.budget import MAX_BUDGET_CHARS, BudgetModel, omission_notice
 from memory_core.domain.models import Scope, Share
@@ -13,7 +13,8 @@ from memory_core.domain.service import ImportMode, MemoryView
 
 INSTANCE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 InstanceId = Annotated[str, StringConstraints(pattern=INSTANCE_ID_PATTERN)]
-AgentObjectId = Annotated[str, StringConstraints(min_length=1, max_length=1024, strip_whitespace=True)]
+# No surrounding whitespace: what the document says is what is accepted (no silent trimming).
+AgentObjectId = Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^\S(?:.*\S)?$")]
 ShortText = Annotated[str, StringConstraints(max_length=1024)]
 Tag = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 
@@ -47,7 +48,7 @@ class ClearMemoryRequest(_Request):
 
     scope: WriteScope
     agent_object_id: AgentObjectId | None = None
-    confirm: bool = Field(default=False, description="Must be true")
+    confirm: StrictBool = Field(default=False, description="Must be true (a JSON boolean)")
 
 
 class ImportMemoryRequest(_Request):
@@ -66,9 +67,9 @@ class MemoryQuery(_Request):
     """Query parameters of GET /memory."""
 
     scope: ReadScope
-    agentObjectId: AgentObjectId | None = None  # noqa: N815 - the public query name
-    agentName: ShortText | None = None  # noqa: N815
-    memorySharing: SharingName | None = Field(  # noqa: N815
+    agentObjectId: AgentObjectId | None = None
+    agentName: ShortText | None = None
+    memorySharing: SharingName | None = Field(
         default=None, description="Per-call sharing policy; 403 unless MEMORY_SHARING_ALLOW_OVERRIDE=true"
     )
     maxChars: int | None = Field(  # noqa: N815
@@ -84,9 +85,9 @@ class ExportQuery(_Request):
     """Query parameters of GET /memory/export."""
 
     scope: WriteScope
-    agentObjectId: AgentObjectId | None = None  # noqa: N815
-    agentName: ShortText | None = None  # noqa: N815
-    memorySharing: SharingName | None = None  # noqa: N815
+    agentObjectId: AgentObjectId | None = None
+    agentName: ShortText | None = None
+    memorySharing: SharingName | None = None
 
 
 class MemoryResponse(BaseModel):

@@ -196,8 +196,8 @@ class _LoopbackServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = _serve
-            do_POST = _serve
+            do_GET = _serve  # noqa: N815 - BaseHTTPRequestHandler's method names
+            do_POST = _serve  # noqa: N815
 
             def log_message(self, *args: Any) -> None:
                 return None

@@ -153,13 +153,13 @@ def test_json_with_a_charset_or_a_json_suffix_is_json(sqlite_server: RunningServ
 # -- 3. bodies: declared length first, before authentication -------------------------
 
 
-def _raw_request(server: RunningServer, head: bytes, body_chunks: Iterator[bytes] = iter(())) -> bytes:
+def _raw_request(server: RunningServer, head: bytes, body_chunks: Iterator[bytes] | None = None) -> bytes:
     """Send a raw HTTP/1.1 request; stop sending when the server answers or closes. Returns the answer."""
     host, port = server.base_url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(head)
         try:
-            for chunk in body_chunks:
+            for chunk in body_chunks or ():
                 sock.sendall(chunk)
         except (BrokenPipeError, ConnectionResetError):
             pass
@@ -266,3 +266,29 @@ def test_options_on_mcp_advertises_post_only(sqlite_server: RunningServer) -> No
     assert response.status_code == 204
     assert response.headers["allow"] == "POST, OPTIONS"
     assert httpx.options(f"{sqlite_server.api}/mcp", headers={"Origin": "https://evil.example"}).status_code == 403
+
+
+# -- 6. the OpenAPI findings -----------------------------------------------------------
+
+
+def test_booleans_are_json_booleans(sqlite_server: RunningServer, instance_id: str) -> None:
+    """"auto_append": 0 and "confirm": 1 answer 400: a boolean is true or false."""
+    with httpx.Client(base_url=sqlite_server.api, headers={"X-API-KEY": OPERATOR_KEY}) as http:
+        settings = http.put(f"/instances/{instance_id}/operator/agent-settings", params={"agentObjectId": "a1"},
+                            json={"auto_append": 0})
+    with sqlite_server.client() as http:
+        clear = http.post(f"/instances/{instance_id}/memory/clear", json={"scope": "user", "confirm": 1})
+    assert (settings.status_code, clear.status_code) == (400, 400)
+
+
+def test_the_document_lists_what_the_service_answers(sqlite_server: RunningServer) -> None:
+    """202 on clear, 403 on the reads, 400 on the sweep, and the instanceId pattern are documented."""
+    paths = httpx.get(f"{sqlite_server.api}/openapi.json").json()["paths"]
+    base = "/api/instances/{instanceId}"
+    assert "202" in paths[f"{base}/memory/clear"]["post"]["responses"]
+    for read in ("memory", "memory/export", "memory/entries", "memory/search"):
+        assert "403" in paths[f"{base}/{read}"]["get"]["responses"], read
+    assert "400" in paths[f"{base}/operator/sweep"]["post"]["responses"]
+    parameter = paths[f"{base}/memory"]["get"]["parameters"][0]
+    assert parameter["name"] == "instanceId" and parameter["schema"]["pattern"].startswith("^")
+    assert "/api/mcp" not in paths

@@ -252,7 +252,7 @@ def cosmos_create(state, opts):
         raise AzError("unrecognized arguments: --disable-local-auth", 2)
     need_group(state, rg)
     locations = opts.get("--locations") or []
-    region = next((l.split("=", 1)[1] for l in locations if l.startswith("regionName=")), None)
+    region = next((loc.split("=", 1)[1] for loc in locations if loc.startswith("regionName=")), None)
     if not region:
         raise AzError("--locations needs regionName=...", 2)
     caps = [{"name": c} for c in opts.get("--capabilities", [])]

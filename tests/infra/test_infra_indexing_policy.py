@@ -130,7 +130,7 @@ def range_indexed(policy: dict, field: tuple[str, ...]) -> bool:
     rules += [(_pattern(p["path"]), False) for p in policy.get("excludedPaths", [])]
     if ANY in field:
         parent = field[: field.index(ANY)]
-        for (segments, subtree), included in rules:
+        for (segments, _subtree), included in rules:
             if not included and segments[: len(parent)] == parent and len(segments) > len(parent):
                 return False  # something under the parent is excluded
         field = parent

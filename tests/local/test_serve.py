@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memory_core.domain.errors import ConfigurationError
 from memory_core.local.host import compile_route
 from memory_core.local.timers import resolve_schedule
-from memory_core.domain.errors import ConfigurationError
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, free_port, running_server
 
 

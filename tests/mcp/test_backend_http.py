@@ -10,8 +10,6 @@ import httpx
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.wire.custody import PendingDeletionResponse
-from memory_core.wire.memory import MemoryResponse
 from memory_core.auth import parse_identity
 from memory_core.domain.errors import (
     ConfigurationError,
@@ -24,6 +22,8 @@ from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import ProfileKey, Scope
 from memory_core.mcp.backend import CallTarget, CoreApiBackend, CoreApiFailure, error_from_response
 from memory_core.settings import Settings
+from memory_core.wire.custody import PendingDeletionResponse
+from memory_core.wire.memory import MemoryResponse
 from tests.mcp.client import AGENT_A
 from tests.support.local_server import USER_KEY, RunningServer, free_port, identity
 

@@ -12,11 +12,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.wire.memory import MemoryResponse
 from memory_core.auth import KeyAuthenticator
 from memory_core.domain.service import MemoryService
 from memory_core.mcp.backend import InProcessBackend
 from memory_core.mcp.tools import INSTRUCTIONS, build_server
+from memory_core.wire.memory import MemoryResponse
 from tests.mcp.client import AGENT_A, AGENT_B, call, initialize, mcp_headers, mcp_session, text
 from tests.mcp.conftest import DEFAULT_INSTANCE, FRONT_KEY, McpTarget
 from tests.support.local_server import RunningServer

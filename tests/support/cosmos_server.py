@@ -59,9 +59,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 __all__ = [
     "COSMOS_SERVER_DIR",
@@ -122,7 +123,7 @@ def make_localhost_cert(directory: os.PathLike[str] | str) -> tuple[str, str]:
             x509.NameAttribute(NameOID.COMMON_NAME, "localhost"),
         ]
     )
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     public_key = key.public_key()
     cert = (
         x509.CertificateBuilder()
@@ -404,7 +405,7 @@ def _read_port_line(process: subprocess.Popen, timeout: float) -> dict[str, Any]
 def _wait_until_answering(endpoint: str, ca_bundle: str, process, deadline: float) -> None:
     """Poll ``GET /`` (the database-account read) over verified TLS."""
     context = ssl.create_default_context(cafile=ca_bundle)
-    last_error: Optional[BaseException] = None
+    last_error: BaseException | None = None
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise CosmosServerError(f"server exited with code {process.returncode}")
