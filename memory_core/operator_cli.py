@@ -1,21 +1,25 @@
 """``python -m memory_core operator ...``: list, approve and reject deletions over HTTP.
 
 It talks to a running service (local or deployed) with an operator key, so an
-operator needs no access to the store. Exit codes follow the one error table
+operator needs no access to the store, through the one CoreAPI client
+(memory_core.client). Exit codes follow the one error table
 (memory_core.edge.errors.EXIT_CODES).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import asyncio
 import os
 import sys
 from typing import Any
 
-import httpx
+from pydantic import BaseModel
 
-from memory_core.edge.errors import exit_code_for
+from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
+from memory_core.domain.errors import MemoryCoreError
+from memory_core.edge.errors import exit_code_for, status_for
+from memory_core.wire.custody import DeletionListResponse
 
 
 def add_parser(commands: Any) -> None:
@@ -44,33 +48,40 @@ def run(args: argparse.Namespace) -> int:
     if not key:
         print("memory-core operator: give --key or set MEMORY_OPERATOR_KEY", file=sys.stderr)
         return 2
-    root = f"{base}/api/instances/{args.instance}/operator"
-    calls: dict[str, tuple[str, str, dict[str, Any]]] = {
-        "list": ("GET", "/deletions", {"params": {"status": args.status} if getattr(args, "status", None) else {}}),
-        "approve": ("POST", f"/deletions/{getattr(args, 'request_id', '')}/approve", {}),
-        "reject": ("POST", f"/deletions/{getattr(args, 'request_id', '')}/reject",
-                   {"json": {"reason": getattr(args, "reason", "")}}),
-        "purge": ("POST", "/purges", {"json": {"upn": getattr(args, "upn", "")}}),
-        "sweep": ("POST", "/sweep", {}),
-        "audit": ("GET", "/audit", {"params": {"upn": getattr(args, "upn", "")}}),
-    }
-    method, path, options = calls[args.action]
     try:
-        response = httpx.request(method, root + path, headers={"X-API-KEY": key}, timeout=60, **options)
-    except httpx.HTTPError as e:
-        print(f"memory-core operator: cannot reach {base}: {e}", file=sys.stderr)
+        answer = asyncio.run(_call(f"{base}/api", {"X-API-KEY": key}, args))
+    except CoreApiUnreachable as error:
+        print(f"memory-core operator: cannot reach {base}: {error.__cause__ or error.message}", file=sys.stderr)
         return exit_code_for(503)
-    body = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
-    if response.status_code >= 400:
-        message = body.get("error", {}).get("message", response.text[:200]) if isinstance(body, dict) else response.text
-        print(f"memory-core operator: {response.status_code}: {message}", file=sys.stderr)
-        return exit_code_for(response.status_code)
-    if args.action == "list":
-        rows = body.get("requests", [])
-        for r in rows:
-            target = r.get("entry_id") or r.get("scope") or "all"
-            print(f"{r['id']}  {r['status']:<9} {r['kind']:<6} {r['upn']}  {target}  requested {r['requested_on']}")
-        print(f"{len(rows)} request(s)")
+    except MemoryCoreError as error:
+        status = http_status_of(error) or status_for(error)
+        print(f"memory-core operator: {status}: {error.message}", file=sys.stderr)
+        return exit_code_for(status)
+    if isinstance(answer, DeletionListResponse):
+        for r in answer.requests:
+            target = r.entry_id or r.scope or "all"
+            print(f"{r.id}  {r.status:<9} {r.kind:<6} {r.upn}  {target}  requested {r.requested_on.isoformat()}")
+        print(f"{len(answer.requests)} request(s)")
     else:
-        print(json.dumps(body, indent=2))
+        print(answer.model_dump_json(indent=2))
     return 0
+
+
+async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> BaseModel:
+    """The action's answer from the CoreAPI at ``api``; the domain's errors as the CoreAPI answered them."""
+    client = CoreApiClient(api, timeout_seconds=60)
+    instance = args.instance
+    try:
+        if args.action == "list":
+            return await client.list_deletions(instance, headers, getattr(args, "status", None))
+        if args.action == "approve":
+            return await client.approve(instance, headers, args.request_id)
+        if args.action == "reject":
+            return await client.reject(instance, headers, args.request_id, args.reason)
+        if args.action == "purge":
+            return await client.purge(instance, headers, args.upn)
+        if args.action == "sweep":
+            return await client.sweep(instance, headers)
+        return await client.audit(instance, headers, args.upn)
+    finally:
+        await client.aclose()

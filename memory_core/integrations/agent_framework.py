@@ -55,6 +55,8 @@ except ImportError as error:  # pragma: no cover - depends on the optional extra
         "pip install -r requirements-agent-framework.txt"
     ) from error
 
+from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
+from memory_core.domain.errors import MemoryCoreError
 from memory_core.domain.tags import agent_tag, session_tag
 
 __all__ = [
@@ -63,9 +65,9 @@ __all__ = [
     "PENDING_APPROVAL_MESSAGE",
     "UNAVAILABLE_BLOCK_TAG",
     "ChatSummarySource",
+    "MemType",
     "MemoryCoreConfigurationError",
     "MemoryCoreContextProvider",
-    "MemType",
     "Persist",
     "Retrieval",
     "WriteScope",
@@ -78,7 +80,7 @@ Retrieval = Literal["combined", "search", "auto"]
 Persist = Literal["none", "remember", "chat_summary"]
 WriteScope = Literal["user", "agent"]
 MemType = Literal["procedural", "user-profile", "chat-summary"]
-ChatSummarySource = Callable[[SessionContext], "str | None | Awaitable[str | None]"]
+ChatSummarySource = Callable[[SessionContext], "str | Awaitable[str | None] | None"]
 """Called in ``after_run`` with the run's context (input and response); answers the
 summary to store, or ``None``/``""`` to store nothing. May be sync or async."""
 BearerTokenSource = str | Callable[[], "str | Awaitable[str]"]
@@ -107,8 +109,7 @@ _QUESTION_START = re.compile(r"^(?:when|what|how|why|who|whom|where|which|if|whe
 _VAGUE_TARGETS = frozenset({"it", "this", "that", "them", "me", "him", "her", "it all", "about it"})
 _WORD = re.compile(r"[\w']+")
 _STOPWORDS = frozenset(
-    "the and for that this with about from into your you our are was were what which have has had not "
-    "but any all its it's i'm i've know".split()
+    ["the", "and", "for", "that", "this", "with", "about", "from", "into", "your", "you", "our", "are", "was", "were", "what", "which", "have", "has", "had", "not", "but", "any", "all", "its", "it's", "i'm", "i've", "know"]
 )
 _LOG_PHASES = {"recall": "reading memory", "forget": "requesting deletion", "write": "storing memory"}
 
@@ -243,6 +244,8 @@ class MemoryCoreContextProvider(ContextProvider):
         if not 0 <= max_memory_chars <= MAX_MEMORY_CHARS:
             raise MemoryCoreConfigurationError(f"max_memory_chars must be between 0 and {MAX_MEMORY_CHARS}")
         self._memory_url = f"{base_url.rstrip('/')}/instances/{quote(instance_id, safe='')}/memory"
+        self._base_url = base_url.rstrip("/")
+        self._instance_id = instance_id
         self._api_key = api_key
         self._user_identity = _identity(user_identity) if user_identity is not None else None
         self._bearer_token = bearer_token
@@ -343,6 +346,11 @@ class MemoryCoreContextProvider(ContextProvider):
     async def _recall(self, http: httpx.AsyncClient, target: _Target, user_text: str) -> dict[str, Any]:
         if self.retrieval == "search":
             reply = await self._search(http, target, user_text)
+    async def _recall(self, http: CoreApiClient, target: _Target, user_text: str) -> dict[str, Any]:
+        agent_param = {"agentObjectId": target.agent_object_id}
+        if self.retrieval == "combined":
+            reply = await self._call(http, target, "GET", "", "recall",
+                                     params={"scope": "combined", **agent_param})
             if not reply.ok:
                 return {"status": "unavailable", "reason": reply.reason()}
             texts = [str(hit["entry"]["content_markdown"]).strip() for hit in reply.body.get("hits", [])]
@@ -379,7 +387,7 @@ class MemoryCoreContextProvider(ContextProvider):
             "q": user_text[:1024], "scope": "combined", "limit": str(self._search_limit),
             "agentObjectId": target.agent_object_id})
 
-    async def _forget(self, http: httpx.AsyncClient, target: _Target, what: str) -> dict[str, Any]:
+    async def _forget(self, http: CoreApiClient, target: _Target, what: str) -> dict[str, Any]:
         if _FORGET_EVERYTHING.match(what):
             results = [await self._clear(http, target, "user")]
             results.append(await self._clear(http, target, "agent"))
@@ -394,13 +402,13 @@ class MemoryCoreContextProvider(ContextProvider):
         reply = await self._call(http, target, "DELETE", f"/entries/{quote(entry_id, safe='')}", "forget")
         return {"target": "entry", "results": [_deletion_outcome(reply, entry_id=entry_id)]}
 
-    async def _clear(self, http: httpx.AsyncClient, target: _Target, scope: WriteScope) -> dict[str, Any]:
+    async def _clear(self, http: CoreApiClient, target: _Target, scope: WriteScope) -> dict[str, Any]:
         body = {"scope": scope, "agent_object_id": target.agent_object_id, "confirm": True}
         reply = await self._call(http, target, "POST", "/clear", "forget", json_body=body)
         return {"scope": scope, **_deletion_outcome(reply)}
 
     async def _append(
-        self, http: httpx.AsyncClient, target: _Target, kind: str, scope: WriteScope, mem_type: str,
+        self, http: CoreApiClient, target: _Target, kind: str, scope: WriteScope, mem_type: str,
         content: str, reason: str,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -424,7 +432,7 @@ class MemoryCoreContextProvider(ContextProvider):
 
     async def _call(
         self,
-        http: httpx.AsyncClient,
+        http: CoreApiClient,
         target: _Target,
         method: str,
         suffix: str,
@@ -433,33 +441,31 @@ class MemoryCoreContextProvider(ContextProvider):
         params: Mapping[str, str] | None = None,
         json_body: Mapping[str, Any] | None = None,
     ) -> _Reply:
-        """One request. Never raises for transport or HTTP errors; logs them (no content, no secrets)."""
-        url = self._memory_url + suffix
+        """One request through the CoreAPI client. Never raises for transport or HTTP errors; logs them
+        (no content, no secrets)."""
+        path = CoreApiClient.memory_path(self._instance_id, suffix)
         try:
-            response = await http.request(method, url, params=params, json=json_body, headers=target.headers,
-                                          timeout=self._timeout)
-        except httpx.HTTPError as error:
-            log.warning("memory-core unreachable while %s (%s %s): %s", _LOG_PHASES[phase], method, url,
-                        type(error).__name__)
-            return _Reply(None, message=f"the memory service could not be reached ({type(error).__name__})")
+            response = await http.send(method, path, target.headers, params=params, json=json_body,
+                                       timeout=self._timeout)
+        except CoreApiUnreachable as error:
+            cause = type(error.__cause__).__name__ if error.__cause__ is not None else "no answer"
+            log.warning("memory-core unreachable while %s (%s %s): %s", _LOG_PHASES[phase], method, path, cause)
+            return _Reply(None, message=f"the memory service could not be reached ({cause})")
+        except MemoryCoreError as error:
+            reply = _Reply(http_status_of(error) or 500, None, error.code, error.message)
+            if reply.status in (401, 403):
+                log.error("memory-core refused the credentials while %s: %s", _LOG_PHASES[phase], reply.reason())
+            elif (reply.status or 500) >= 500:
+                log.warning("memory-core failed while %s: %s", _LOG_PHASES[phase], reply.reason())
+            return reply
         try:
             body = response.json()
         except ValueError:
             body = None
-        if response.is_success:
-            if not isinstance(body, dict):
-                log.error("memory-core answered %s %s with a body that is not a JSON object", method, url)
-                return _Reply(None, message="the memory service answered with an unreadable body")
-            return _Reply(response.status_code, body)
-        error = body.get("error") if isinstance(body, dict) else None
-        code = error.get("code") if isinstance(error, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
-        reply = _Reply(response.status_code, body, code, message)
-        if response.status_code in (401, 403):
-            log.error("memory-core refused the credentials while %s: %s", _LOG_PHASES[phase], reply.reason())
-        elif response.status_code >= 500:
-            log.warning("memory-core failed while %s: %s", _LOG_PHASES[phase], reply.reason())
-        return reply
+        if not isinstance(body, dict):
+            log.error("memory-core answered %s %s with a body that is not a JSON object", method, path)
+            return _Reply(None, message="the memory service answered with an unreadable body")
+        return _Reply(response.status_code, body)
 
     async def _guarded(self, phase: str, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         """``work``'s outcome; an unexpected error is logged and becomes a failure outcome."""
@@ -499,12 +505,12 @@ class MemoryCoreContextProvider(ContextProvider):
         return {"X-API-KEY": self._api_key, "X-USER-IDENTITY": json.dumps(identity)}
 
     @asynccontextmanager
-    async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
+    async def _http(self) -> AsyncIterator[CoreApiClient]:
         if self._http_client is not None:
-            yield self._http_client
+            yield CoreApiClient(self._base_url, http=self._http_client)
             return
         async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
-            yield client
+            yield CoreApiClient(self._base_url, http=client)
 
     async def _summary(self, context: SessionContext) -> str | None:
         assert self._chat_summary is not None

@@ -21,26 +21,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
-from urllib.parse import quote
 
 import anyio.to_thread
-import httpx
-from pydantic import BaseModel
 
-from memory_core.domain.errors import (
-    ConfigurationError,
-    Conflict,
-    Forbidden,
-    InvalidInput,
-    MemoryCoreError,
-    NotFound,
-    PayloadTooLarge,
-    Unauthenticated,
-    Unavailable,
-)
+from memory_core.client import DEFAULT_TIMEOUT_SECONDS, CoreApiClient, CoreApiFailure
+from memory_core.domain.errors import ConfigurationError, Forbidden, Unauthenticated
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import Scope, Share
@@ -63,9 +51,7 @@ from memory_core.wire.memory_files import MemoryFileResponse
 
 log = logging.getLogger("memory_core.mcp")
 
-M = TypeVar("M", bound=BaseModel)
-
-DEFAULT_TIMEOUT_SECONDS = 30.0
+T = TypeVar("T")
 
 ClearAnswer = MemoryResponse | PendingDeletionResponse
 """A clear answers the emptied scope, or (under operator approval) the pending deletion request."""
@@ -213,68 +199,6 @@ class InProcessBackend:
         return None
 
 
-class CoreApiFailure(MemoryCoreError):
-    """The CoreAPI failed in a way the error family has no class for (reported as HTTP 500)."""
-
-    code = "coreapi_error"
-
-
-# The base class of each status the CoreAPI answers (see memory_core.edge.errors);
-# the CoreAPI's own code and message are kept on the error.
-_ERROR_BY_STATUS: dict[int, type[MemoryCoreError]] = {
-    400: InvalidInput,
-    401: Unauthenticated,
-    403: Forbidden,
-    404: NotFound,
-    409: Conflict,
-    413: PayloadTooLarge,
-    422: InvalidInput,
-}
-
-
-def _retry_after(response: httpx.Response) -> int:
-    try:
-        return max(1, int(response.headers.get("retry-after", "5")))
-    except ValueError:
-        return 5
-
-
-def _error_body(response: httpx.Response) -> tuple[str, str] | None:
-    """(code, message) of a CoreAPI error answer {"error": {"code", "message"}}, else None."""
-    try:
-        document = response.json()
-    except ValueError:
-        return None
-    error = document.get("error") if isinstance(document, dict) else None
-    if not isinstance(error, dict):
-        return None
-    code, message = error.get("code"), error.get("message")
-    if not isinstance(code, str) or not isinstance(message, str) or not message:
-        return None
-    return code, message
-
-
-def error_from_response(response: httpx.Response) -> MemoryCoreError:
-    """The domain error a CoreAPI error answer stands for, with the CoreAPI's own code and message.
-
-    A 503 keeps its Retry-After; a status outside the error family, or an
-    answer without the CoreAPI error body, becomes ``CoreApiFailure`` (or
-    ``Unavailable`` for a gateway's 502/503/504), never the body's raw text.
-    """
-    status = response.status_code
-    body = _error_body(response)
-    if body is None:
-        if status in (502, 503, 504):
-            return Unavailable(
-                f"the CoreAPI answered HTTP {status}; retry later", retry_after_seconds=_retry_after(response)
-            )
-        return CoreApiFailure(f"the CoreAPI answered HTTP {status} without an error description")
-    code, message = body
-    if status == 503:
-        return Unavailable(message, code=code, retry_after_seconds=_retry_after(response))
-    return _ERROR_BY_STATUS.get(status, CoreApiFailure)(message, code=code)
-
-
 class CoreApiBackend:
     """A CoreAPI with the memory contract, over HTTP (one pooled client per process)."""
 
@@ -293,14 +217,10 @@ class CoreApiBackend:
             raise ConfigurationError(
                 "invalid configuration: MEMORY_COREAPI_KEY is required when MEMORY_COREAPI_BASE_URL is set"
             )
-        self.base_url = base_url.rstrip("/")
+        self._client = CoreApiClient(base_url, timeout_seconds=timeout_seconds)
+        self.base_url = self._client.base_url
         self._api_key = api_key
         self._token_exchange = token_exchange
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
-            timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
-            follow_redirects=False,
-        )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CoreApiBackend:
@@ -327,7 +247,7 @@ class CoreApiBackend:
             params["agentObjectId"] = target.agent.object_id
             if target.agent.name:
                 params["agentName"] = target.agent.name
-        return _memory_response(await self._call("GET", target, "", params=params))
+        return await self._call(target, lambda headers: self._client.get_memory(target.instance_id, headers, params))
 
     async def append(
         self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None, share: Share = Share.PRIVATE
@@ -343,16 +263,13 @@ class CoreApiBackend:
             "operation_id": target.operation_id,
         }
         sent = {k: v for k, v in body.items() if v is not None}
-        return _memory_response(await self._call("POST", target, "/append", json=sent))
+        return await self._call(target, lambda headers: self._client.append(target.instance_id, headers, sent))
 
     async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> ClearAnswer:
         body: dict[str, Any] = {"scope": scope.value, "confirm": confirm}
         if target.agent is not None:
             body["agent_object_id"] = target.agent.object_id
-        response = await self._call("POST", target, "/clear", json=body)
-        if response.status_code == 202:
-            return _parsed(response, PendingDeletionResponse)
-        return _memory_response(response)
+        return await self._call(target, lambda headers: self._client.clear(target.instance_id, headers, body))
 
     async def search(
         self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int,
@@ -365,7 +282,7 @@ class CoreApiBackend:
             params["tags"] = ",".join(tags)
         if target.agent is not None:
             params["agentObjectId"] = target.agent.object_id
-        return _parsed(await self._call("GET", target, "/search", params=params), SearchResponse)
+        return await self._call(target, lambda headers: self._client.search(target.instance_id, headers, params))
 
     async def memory_command(self, target: CallTarget, command: dict[str, Any]) -> MemoryFileResponse:
         params: dict[str, str] = {}
@@ -384,32 +301,15 @@ class CoreApiBackend:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def _call(
-        self,
-        method: str,
-        target: CallTarget,
-        suffix: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        json: Mapping[str, Any] | None = None,
-    ) -> httpx.Response:
-        """The CoreAPI's 2xx answer; any other answer raised as the error it stands for."""
-        path = f"/instances/{quote(target.instance_id, safe='')}/memory{suffix}"
+    async def _call(self, target: CallTarget, request: Callable[[dict[str, str]], Awaitable[T]]) -> T:
+        """``request`` with the caller's credential headers; the CoreAPI's errors raised as domain errors
+        (``memory_core.client``), a refusal of this server's own credentials logged."""
         headers = await self._credential_headers(target)
         try:
-            response = await self._client.request(method, path, params=params, json=json, headers=headers)
-        except httpx.TimeoutException as error:
-            log.warning("CoreAPI %s %s timed out: %r", method, path, error)
-            raise Unavailable("the CoreAPI did not answer in time; retry later") from None
-        except httpx.HTTPError as error:
-            log.warning("CoreAPI %s %s failed: %r", method, path, error)
-            raise Unavailable("the CoreAPI cannot be reached; retry later") from None
-        if not response.is_success:
-            failure = error_from_response(response)
-            if isinstance(failure, Unauthenticated):
-                log.warning("the CoreAPI refused this server's credentials: %s", failure.message)
-            raise failure
-        return response
+            return await request(headers)
+        except Unauthenticated as failure:
+            log.warning("the CoreAPI refused this server's credentials: %s", failure.message)
+            raise
 
 
     async def _credential_headers(self, target: CallTarget) -> dict[str, str]:
@@ -433,19 +333,6 @@ class CoreApiBackend:
         if not self._api_key:
             raise CoreApiFailure("this MCP server has no MEMORY_COREAPI_KEY to call the CoreAPI for key callers")
         return {API_KEY_HEADER: self._api_key, USER_IDENTITY_HEADER: target.identity_header}
-
-
-def _parsed(response: httpx.Response, model: type[M]) -> M:
-    try:
-        return model.model_validate(response.json())
-    except ValueError:  # not JSON, or not the model (pydantic's ValidationError is a ValueError)
-        raise CoreApiFailure(
-            f"the CoreAPI answered HTTP {response.status_code} with a body that is not a {model.__name__}"
-        ) from None
-
-
-def _memory_response(response: httpx.Response) -> MemoryResponse:
-    return _parsed(response, MemoryResponse)
 
 
 def build_backend(settings: Settings, service: MemoryService) -> MemoryBackend:

@@ -11,6 +11,7 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.auth import parse_identity
+from memory_core.client import CoreApiFailure, error_from_response
 from memory_core.domain.errors import (
     ConfigurationError,
     InvalidInput,
@@ -20,7 +21,7 @@ from memory_core.domain.errors import (
 )
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import ProfileKey, Scope
-from memory_core.mcp.backend import CallTarget, CoreApiBackend, CoreApiFailure, error_from_response
+from memory_core.mcp.backend import CallTarget, CoreApiBackend
 from memory_core.settings import Settings
 from memory_core.wire.custody import PendingDeletionResponse
 from memory_core.wire.memory import MemoryResponse

@@ -1,0 +1,275 @@
+"""One typed client of the CoreAPI over HTTP.
+
+The MCP server's remote backend (``mcp/backend.py``), the Agent Framework
+provider (``integrations/agent_framework.py``) and the operator command line
+(``operator_cli.py``) all call the CoreAPI through ``CoreApiClient``, and
+``error_from_response`` is the one place an error answer becomes the domain's
+error: the CoreAPI's own code and message are kept, and ``http_status`` on the
+raised error is the status the CoreAPI answered.
+
+The client sends whatever credential headers the caller gives it; it never
+invents an identity.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel
+
+from memory_core.domain.errors import (
+    ConfigurationError,
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    MemoryCoreError,
+    NotFound,
+    PayloadTooLarge,
+    Unauthenticated,
+    Unavailable,
+    UnsupportedMediaType,
+)
+from memory_core.wire.custody import (
+    AuditResponse,
+    DeletionListResponse,
+    DeletionRequestModel,
+    ForgottenResponse,
+    PendingDeletionResponse,
+    SearchResponse,
+    SweepResponse,
+)
+from memory_core.wire.memory import MemoryResponse
+
+log = logging.getLogger("memory_core.client")
+
+M = TypeVar("M", bound=BaseModel)
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+
+
+class CoreApiFailure(MemoryCoreError):
+    """The CoreAPI failed in a way the error family has no class for (reported as HTTP 500)."""
+
+    code = "coreapi_error"
+
+
+class CoreApiUnreachable(Unavailable):
+    """No HTTP answer arrived: the CoreAPI could not be reached or did not answer in time.
+
+    ``__cause__`` is the transport's own error (its class name is safe to report).
+    """
+
+    code = "coreapi_unreachable"
+
+
+# The base class of each status the CoreAPI answers (see memory_core.edge.errors).
+_ERROR_BY_STATUS: dict[int, type[MemoryCoreError]] = {
+    400: InvalidInput,
+    401: Unauthenticated,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    413: PayloadTooLarge,
+    415: UnsupportedMediaType,
+    422: InvalidInput,
+}
+
+
+def _retry_after(response: httpx.Response) -> int:
+    try:
+        return max(1, int(response.headers.get("retry-after", "5")))
+    except ValueError:
+        return 5
+
+
+def _error_body(response: httpx.Response) -> tuple[str, str] | None:
+    """(code, message) of a CoreAPI error answer {"error": {"code", "message"}}, else None."""
+    try:
+        document = response.json()
+    except ValueError:
+        return None
+    error = document.get("error") if isinstance(document, dict) else None
+    if not isinstance(error, dict):
+        return None
+    code, message = error.get("code"), error.get("message")
+    if not isinstance(code, str) or not isinstance(message, str) or not message:
+        return None
+    return code, message
+
+
+def error_from_response(response: httpx.Response) -> MemoryCoreError:
+    """The domain error a CoreAPI error answer stands for, with the CoreAPI's own code and message.
+
+    A 503 keeps its Retry-After; a status outside the error family, or an
+    answer without the CoreAPI error body, becomes ``CoreApiFailure`` (or
+    ``Unavailable`` for a gateway's 502/503/504), never the body's raw text.
+    The answered status is kept as ``http_status`` on the error.
+    """
+    status = response.status_code
+    body = _error_body(response)
+    error: MemoryCoreError
+    if body is None:
+        if status in (502, 503, 504):
+            error = Unavailable(
+                f"the CoreAPI answered HTTP {status}; retry later", retry_after_seconds=_retry_after(response)
+            )
+        else:
+            error = CoreApiFailure(f"the CoreAPI answered HTTP {status} without an error description")
+    else:
+        code, message = body
+        if status == 503:
+            error = Unavailable(message, code=code, retry_after_seconds=_retry_after(response))
+        else:
+            error = _ERROR_BY_STATUS.get(status, CoreApiFailure)(message, code=code)
+    error.http_status = status  # type: ignore[attr-defined]
+    return error
+
+
+def http_status_of(error: MemoryCoreError) -> int | None:
+    """The status the CoreAPI answered for ``error`` (None when no answer arrived)."""
+    status = getattr(error, "http_status", None)
+    return status if isinstance(status, int) else None
+
+
+def parsed(response: httpx.Response, model: type[M]) -> M:
+    """``response``'s body as ``model``; ``CoreApiFailure`` when it is not one."""
+    try:
+        return model.model_validate(response.json())
+    except ValueError:  # not JSON, or not the model (pydantic's ValidationError is a ValueError)
+        raise CoreApiFailure(
+            f"the CoreAPI answered HTTP {response.status_code} with a body that is not a {model.__name__}"
+        ) from None
+
+
+class CoreApiClient:
+    """The CoreAPI at ``base_url`` (what ``/instances/...`` hangs off, e.g. ``https://app/api``), over one
+    pooled HTTP client (``http``, when given, is the caller's and is not closed here).
+
+    Every method takes the credential headers to send and raises the domain's
+    errors: ``error_from_response`` for an error answer, ``CoreApiUnreachable``
+    when no answer arrived.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        http: httpx.AsyncClient | None = None,
+    ) -> None:
+        if not base_url.lower().startswith(("http://", "https://")):
+            raise ConfigurationError("invalid configuration: the CoreAPI base URL must be an http(s) URL")
+        self.base_url = base_url.rstrip("/")
+        self._owns_http = http is None
+        self._http = http or httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)), follow_redirects=False
+        )
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    # -- the one request path ------------------------------------------------------
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        *,
+        params: Mapping[str, str] | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+    ) -> httpx.Response:
+        """The 2xx answer to ``method`` ``path`` (under ``base_url``); any other answer raised as its domain error."""
+        url = self.base_url + path
+        extra: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
+        try:
+            response = await self._http.request(method, url, params=params, json=json, headers=dict(headers),
+                                                **extra)
+        except httpx.TimeoutException as error:
+            log.warning("CoreAPI %s %s timed out: %r", method, path, error)
+            raise CoreApiUnreachable("the CoreAPI did not answer in time; retry later") from error
+        except httpx.HTTPError as error:
+            log.warning("CoreAPI %s %s failed: %r", method, path, error)
+            raise CoreApiUnreachable("the CoreAPI cannot be reached; retry later") from error
+        if not response.is_success:
+            raise error_from_response(response)
+        return response
+
+    # -- memory ---------------------------------------------------------------------
+
+    @staticmethod
+    def memory_path(instance_id: str, suffix: str = "") -> str:
+        return f"/instances/{quote(instance_id, safe='')}/memory{suffix}"
+
+    async def get_memory(
+        self, instance_id: str, headers: Mapping[str, str], params: Mapping[str, str]
+    ) -> MemoryResponse:
+        """GET memory with ``params`` (scope, agentObjectId, agentName, memorySharing)."""
+        return parsed(await self.send("GET", self.memory_path(instance_id), headers, params=params), MemoryResponse)
+
+    async def append(self, instance_id: str, headers: Mapping[str, str], body: Mapping[str, Any]) -> MemoryResponse:
+        response = await self.send("POST", self.memory_path(instance_id, "/append"), headers, json=dict(body))
+        return parsed(response, MemoryResponse)
+
+    async def clear(
+        self, instance_id: str, headers: Mapping[str, str], body: Mapping[str, Any]
+    ) -> MemoryResponse | PendingDeletionResponse:
+        """The emptied scope (200), or the pending deletion request (202, under operator approval)."""
+        response = await self.send("POST", self.memory_path(instance_id, "/clear"), headers, json=dict(body))
+        if response.status_code == 202:
+            return parsed(response, PendingDeletionResponse)
+        return parsed(response, MemoryResponse)
+
+    async def search(self, instance_id: str, headers: Mapping[str, str], params: Mapping[str, str]) -> SearchResponse:
+        response = await self.send("GET", self.memory_path(instance_id, "/search"), headers, params=params)
+        return parsed(response, SearchResponse)
+
+    async def forget(
+        self, instance_id: str, headers: Mapping[str, str], entry_id: str
+    ) -> PendingDeletionResponse | ForgottenResponse:
+        """The pending deletion request (202), or the erased entry (200, immediate deletion)."""
+        path = self.memory_path(instance_id, f"/entries/{quote(entry_id, safe='')}")
+        response = await self.send("DELETE", path, headers)
+        if response.status_code == 202:
+            return parsed(response, PendingDeletionResponse)
+        return parsed(response, ForgottenResponse)
+
+    # -- operator -------------------------------------------------------------------
+
+    @staticmethod
+    def operator_path(instance_id: str, suffix: str) -> str:
+        return f"/instances/{quote(instance_id, safe='')}/operator{suffix}"
+
+    async def list_deletions(
+        self, instance_id: str, headers: Mapping[str, str], status: str | None = None
+    ) -> DeletionListResponse:
+        params = {"status": status} if status else None
+        response = await self.send("GET", self.operator_path(instance_id, "/deletions"), headers, params=params)
+        return parsed(response, DeletionListResponse)
+
+    async def approve(self, instance_id: str, headers: Mapping[str, str], request_id: str) -> DeletionRequestModel:
+        path = self.operator_path(instance_id, f"/deletions/{quote(request_id, safe='')}/approve")
+        return parsed(await self.send("POST", path, headers), DeletionRequestModel)
+
+    async def reject(
+        self, instance_id: str, headers: Mapping[str, str], request_id: str, reason: str
+    ) -> DeletionRequestModel:
+        path = self.operator_path(instance_id, f"/deletions/{quote(request_id, safe='')}/reject")
+        return parsed(await self.send("POST", path, headers, json={"reason": reason}), DeletionRequestModel)
+
+    async def purge(self, instance_id: str, headers: Mapping[str, str], upn: str) -> PendingDeletionResponse:
+        response = await self.send("POST", self.operator_path(instance_id, "/purges"), headers, json={"upn": upn})
+        return parsed(response, PendingDeletionResponse)
+
+    async def sweep(self, instance_id: str, headers: Mapping[str, str]) -> SweepResponse:
+        return parsed(await self.send("POST", self.operator_path(instance_id, "/sweep"), headers), SweepResponse)
+
+    async def audit(self, instance_id: str, headers: Mapping[str, str], upn: str) -> AuditResponse:
+        response = await self.send("GET", self.operator_path(instance_id, "/audit"), headers, params={"upn": upn})
+        return parsed(response, AuditResponse)

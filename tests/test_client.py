@@ -1,0 +1,64 @@
+"""The one CoreAPI client against `serve`: typed answers, and error answers as the domain's errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
+from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
+from memory_core.wire.custody import DeletionListResponse, PendingDeletionResponse
+from memory_core.wire.memory import MemoryResponse
+from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, free_port, identity
+
+pytestmark = pytest.mark.anyio
+USER = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity("client@contoso.com")}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_typed_answers_for_users_and_operators(sqlite_server: RunningServer, instance_id: str) -> None:
+    """append, read and clear answer the wire models; the clear waits for approval and shows in the list."""
+    client = CoreApiClient(sqlite_server.api)
+    try:
+        appended = await client.append(instance_id, USER, {"scope": "user", "content_markdown": "- likes tea"})
+        read = await client.get_memory(instance_id, USER, {"scope": "user"})
+        cleared = await client.clear(instance_id, USER, {"scope": "user", "confirm": True})
+        listed = await client.list_deletions(instance_id, {"X-API-KEY": OPERATOR_KEY}, "pending")
+    finally:
+        await client.aclose()
+    assert isinstance(appended, MemoryResponse) and appended.entry_id
+    assert "likes tea" in read.content_markdown
+    assert isinstance(cleared, PendingDeletionResponse)
+    assert isinstance(listed, DeletionListResponse) and [r.id for r in listed.requests] == [cleared.request_id]
+
+
+async def test_error_answers_keep_code_message_and_status(sqlite_server: RunningServer, instance_id: str) -> None:
+    """A user key on an operator route is Forbidden (403); a secret is refused with 422 secret_detected."""
+    client = CoreApiClient(sqlite_server.api)
+    try:
+        with pytest.raises(Forbidden) as forbidden:
+            await client.sweep(instance_id, {"X-API-KEY": USER_KEY})
+        with pytest.raises(InvalidInput) as refused:
+            await client.append(instance_id, USER, {"scope": "user",
+                                                    "content_markdown": "key AKIAIOSFODNN7EXAMPLE0 secret"})
+        with pytest.raises(NotFound):
+            await client.forget(instance_id, USER, "no-such-entry")
+    finally:
+        await client.aclose()
+    assert http_status_of(forbidden.value) == 403
+    assert (refused.value.code, http_status_of(refused.value)) == ("secret_detected", 422)
+
+
+async def test_no_answer_is_unreachable_with_the_transport_error_as_cause() -> None:
+    """A closed port raises CoreApiUnreachable (503 to callers), caused by the transport's error."""
+    client = CoreApiClient(f"http://127.0.0.1:{free_port()}/api", timeout_seconds=5)
+    try:
+        with pytest.raises(CoreApiUnreachable) as raised:
+            await client.get_memory("i1", USER, {"scope": "user"})
+    finally:
+        await client.aclose()
+    assert raised.value.__cause__ is not None
+    assert http_status_of(raised.value) is None
