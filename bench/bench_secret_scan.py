@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory_core.secrets import SecretScanner  # noqa: E402
-from tests.secrets.corpus.fake_secrets import FAKE_SECRETS  # noqa: E402
+from memory_core.secrets import SecretScanner
+from tests.secrets.corpus.fake_secrets import FAKE_SECRETS
 
 CORPUS = ROOT / "tests" / "secrets" / "corpus" / "ordinary_memory.txt"
 

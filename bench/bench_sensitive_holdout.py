@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory_core.secrets import SecretScanner  # noqa: E402
-from tests.secrets.corpus.sensitive_values import HELD_OUT, TUNE, Labelled  # noqa: E402
+from memory_core.secrets import SecretScanner
+from tests.secrets.corpus.sensitive_values import HELD_OUT, TUNE, Labelled
 
 
 def report(name: str, items: list[Labelled], scanner: SecretScanner) -> None:

@@ -15,8 +15,8 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from memory_core.adapters.sqlite_fulltext import (
     FULLTEXT_SCHEMA,
@@ -41,6 +41,8 @@ from memory_core.domain.models import (
     ScopeState,
     Share,
 )
+from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 
 _SCHEMA_VERSION = 4  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind
 _SCHEMA = """

@@ -18,12 +18,12 @@ from memory_core.domain.custody import CustodyService
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import (
+    SHARED_OWNER,
     EntryKind,
     MemoryEntry,
     MemoryProfile,
     ProfileKey,
     Scope,
-    SHARED_OWNER,
     ScopeState,
     Share,
     sha256_hex,
@@ -33,10 +33,10 @@ from memory_core.domain.rendering import render_combined, render_scope, strip_ti
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.sharing import SharingPolicy, resolve_policy
 from memory_core.domain.snapshots import ChangeStamps, SnapshotCache
-from memory_core.domain.visibility import visible_matches, visible_scopes
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.tags import normalize_tags
 from memory_core.domain.views import (
+    REPLACE_PENDING_MESSAGE,
     ContentScanner,
     DeletionMode,
     ExportDocument,
@@ -44,7 +44,6 @@ from memory_core.domain.views import (
     ImportMode,
     MemoryView,
     PendingDeletion,
-    REPLACE_PENDING_MESSAGE,
     WriteOptions,
     agent_name_of,
     export_filename,
@@ -54,6 +53,7 @@ from memory_core.domain.views import (
     utc_now,
     written_view,
 )
+from memory_core.domain.visibility import visible_matches, visible_scopes
 
 _PROFILE_WRITE_ATTEMPTS = 8
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from memory_core.domain.errors import ConfigurationError
