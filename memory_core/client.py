@@ -43,6 +43,7 @@ from memory_core.wire.custody import (
     SweepResponse,
 )
 from memory_core.wire.memory import MemoryResponse
+from memory_core.wire.memory_files import MemoryFileResponse
 
 log = logging.getLogger("memory_core.client")
 
@@ -239,6 +240,14 @@ class CoreApiClient:
         if response.status_code == 202:
             return parsed(response, PendingDeletionResponse)
         return parsed(response, ForgottenResponse)
+
+    async def memory_command(
+        self, instance_id: str, headers: Mapping[str, str], command: Mapping[str, Any], params: Mapping[str, str]
+    ) -> MemoryFileResponse:
+        """One memory-tool command (view, create, str_replace, ...) on the /memories file view."""
+        path = self.memory_path(instance_id, f"/files/{quote(str(command['command']), safe='')}")
+        response = await self.send("POST", path, headers, params=params, json=dict(command))
+        return parsed(response, MemoryFileResponse)
 
     # -- operator -------------------------------------------------------------------
 

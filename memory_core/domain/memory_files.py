@@ -321,7 +321,7 @@ def run(ns: Namespace, command: dict[str, object]) -> Outcome:
 
 
 def _view_range(value: object) -> list[int] | None:
-    return [int(v) for v in value] if isinstance(value, Iterable) else None  # type: ignore[call-overload]
+    return [int(v) for v in value] if isinstance(value, Iterable) else None
 
 
 def command_paths(command: dict[str, object]) -> list[str]:

@@ -290,8 +290,9 @@ class CoreApiBackend:
             params["agentObjectId"] = target.agent.object_id
             if target.agent.name:
                 params["agentName"] = target.agent.name
-        suffix = f"/files/{quote(str(command['command']), safe='')}"
-        return _parsed(await self._call("POST", target, suffix, params=params, json=command), MemoryFileResponse)
+        return await self._call(
+            target, lambda headers: self._client.memory_command(target.instance_id, headers, command, params)
+        )
 
     async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
         # Agent settings are an operator resource of the remote CoreAPI; the MCP

@@ -80,7 +80,7 @@ def register_memory_tool(
                 return CallToolResult(content=[TextContent(
                     type="text", text=OFF_READ_NOTICE if command == "view" else OFF_WRITE_NOTICE)])
             answer = await backend.memory_command(target, parsed.model_dump(exclude_none=True))
-        except Exception as error:  # noqa: BLE001 - the single mapping point
+        except Exception as error:
             return on_error(error)
         return CallToolResult(
             content=[TextContent(type="text", text=answer.result)], structured_content=answer.model_dump(mode="json")
