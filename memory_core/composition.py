@@ -1,7 +1,9 @@
-"""The composition root: builds the service and its adapters from settings, once per process.
+"""The composition root: builds the service, its adapters and the MCP endpoint, once per process.
 
-Entry points call ``runtime()``; nothing is built at import time, so importing
-``function_app`` neither reads the environment nor opens a connection.
+Entry points call ``runtime()`` (and the MCP function ``mcp_endpoint()``);
+nothing is built at import time, so importing ``function_app`` neither reads
+the environment nor opens a connection. This module holds the process's only
+state: the runtime, the MCP endpoint, and the address `serve` listens on.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from memory_core.domain.store import MemoryStore
 from memory_core.edge.names import AppNames
 from memory_core.identity import Authenticator, build_authenticator
 
-if TYPE_CHECKING:  # pydantic-settings loads on the first request, not at import (cold start)
+if TYPE_CHECKING:  # pydantic-settings and the MCP SDK load on first use, not at import (cold start)
+    from memory_core.mcp.backend import MemoryBackend
+    from memory_core.mcp.transport import FunctionsMcpEndpoint
     from memory_core.settings import Settings
 
 
@@ -32,8 +36,17 @@ class Runtime:
     """The host names the edge accepts in Host and Origin."""
 
 
+@dataclass
+class _Process:
+    """What this process has built, and where `serve` said it listens."""
+
+    listen_address: str | None = None
+    runtime: Runtime | None = None
+    mcp: FunctionsMcpEndpoint | None = None
+
+
 _lock = threading.Lock()
-_runtime: Runtime | None = None
+_process = _Process()
 
 
 def build_store(settings: Settings) -> MemoryStore:
@@ -47,10 +60,12 @@ def build_store(settings: Settings) -> MemoryStore:
     return SqliteMemoryStore(settings.memory_sqlite_path)
 
 
-def build_runtime(settings: Settings) -> Runtime:
+def build_runtime(settings: Settings, *, listen_address: str | None = None) -> Runtime:
+    """Everything from ``settings``. ``listen_address``: where `serve` listens (local mode needs loopback)."""
     from memory_core.secrets import SecretScanner
 
-    auth = build_authenticator(settings)  # before the store: a refused identity setting opens nothing
+    # before the store: a refused identity setting opens nothing
+    auth = build_authenticator(settings, listen_address=listen_address)
     store = build_store(settings)
     return Runtime(
         settings=settings,
@@ -68,22 +83,55 @@ def build_runtime(settings: Settings) -> Runtime:
     )
 
 
+def build_mcp_backend(rt: Runtime) -> MemoryBackend:
+    """Where the MCP tools read and write: a remote CoreAPI (MEMORY_COREAPI_BASE_URL) or this process's service."""
+    from memory_core.mcp.backend import CoreApiBackend, InProcessBackend
+
+    if rt.settings.memory_coreapi_base_url:
+        return CoreApiBackend.from_settings(rt.settings)
+    return InProcessBackend(rt.service)
+
+
+def declare_listen_address(host: str | None) -> None:
+    """Record the address this process serves HTTP on (`python -m memory_core serve`, before the runtime)."""
+    with _lock:
+        _process.listen_address = host
+
+
 def runtime() -> Runtime:
     """The process-wide runtime, built on first use from the environment."""
-    global _runtime
-    if _runtime is None:
+    built = _process.runtime
+    if built is None:
         with _lock:
-            if _runtime is None:
+            if _process.runtime is None:
                 from memory_core.settings import load_settings
 
-                _runtime = build_runtime(load_settings())
-    return _runtime
+                _process.runtime = build_runtime(load_settings(), listen_address=_process.listen_address)
+            built = _process.runtime
+    return built
+
+
+def mcp_endpoint() -> FunctionsMcpEndpoint:
+    """The process-wide MCP endpoint over ``runtime()``; its app is built on the first MCP request."""
+    endpoint = _process.mcp
+    if endpoint is None:
+        with _lock:
+            if _process.mcp is None:
+                from memory_core.mcp.transport import FunctionsMcpEndpoint
+
+                _process.mcp = FunctionsMcpEndpoint(runtime, build_mcp_backend)
+            endpoint = _process.mcp
+    return endpoint
+
+
+def is_built() -> bool:
+    """Whether anything was built yet (the runtime or the MCP app)."""
+    return _process.runtime is not None or (_process.mcp is not None and _process.mcp.is_built)
 
 
 def reset_runtime() -> None:
     """Close and forget the runtime (tests and the local host's shutdown)."""
-    global _runtime
     with _lock:
-        if _runtime is not None:
-            _runtime.store.close()
-        _runtime = None
+        if _process.runtime is not None:
+            _process.runtime.store.close()
+        _process.runtime = None

@@ -1,19 +1,51 @@
 """Settings: every environment variable the service reads, validated once at start.
 
-Nothing reads the environment anywhere else. ``load_settings`` turns a bad value
-into a ``ConfigurationError`` whose message names the variable.
+Nothing reads the environment anywhere else. Each value is checked on its own
+(field validators) and every rule between settings is checked in the model
+(``Settings._cross_checks``), so a ``Settings`` object is usable as it is.
+``load_settings`` and ``settings_from`` turn a bad value into a
+``ConfigurationError`` whose message names the variables.
+
+This module imports nothing of memory_core but the error family: identity,
+the stores and the edge depend on it, never the reverse.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from memory_core.domain.errors import ConfigurationError
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
+
+AUTH_MODES: tuple[str, ...] = ("local", "key", "entra", "platform", "easyauth")
+"""The values of MEMORY_AUTH_MODE (memory_core.identity.modes.AuthMode)."""
+AUTH_MODE_PRECEDENCE: tuple[str, ...] = ("entra", "platform", "easyauth", "key", "local")
+"""The order credential paths are tried in; the first whose credential is present decides."""
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+_GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def parse_auth_modes(values: tuple[str, ...]) -> tuple[str, ...]:
+    """The named modes in precedence order, lower case. ``ValueError`` for an unknown or empty list."""
+    known = ", ".join(AUTH_MODES)
+    chosen: set[str] = set()
+    for raw in values:
+        name = raw.strip().lower()
+        if not name:
+            continue
+        if name not in AUTH_MODES:
+            raise ValueError(f"unknown mode {raw.strip()[:40]!r}; use a comma list of {known}")
+        chosen.add(name)
+    if not chosen:
+        raise ValueError(f"name at least one mode: a comma list of {known}")
+    return tuple(m for m in AUTH_MODE_PRECEDENCE if m in chosen)
 
 
 def _split(value: object) -> object:
@@ -53,8 +85,7 @@ class Settings(BaseSettings):
     memory_coreapi_base_url: str | None = None
     memory_coreapi_key: SecretStr | None = None
 
-    # Identity (memory_core.identity; docs/identity.md). Cross-setting checks run when the
-    # authenticator is built (memory_core.identity.config), still at start.
+    # Identity (memory_core.identity; docs/identity.md); the rules between them are in _cross_checks.
     memory_auth_mode: CommaList = ("key",)
     memory_entra_tenant_id: str | None = None
     memory_entra_audience: CommaList = ()
@@ -90,9 +121,7 @@ class Settings(BaseSettings):
     @field_validator("memory_auth_mode")
     @classmethod
     def _auth_modes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from memory_core.identity.modes import ordered, parse_modes
-
-        return tuple(mode.value for mode in ordered(parse_modes(value)))
+        return parse_auth_modes(value)
 
     @field_validator("memory_sweep_schedule")
     @classmethod
@@ -107,31 +136,108 @@ class Settings(BaseSettings):
         return value.strip().lower() if isinstance(value, str) else value
 
 
+    @model_validator(mode="after")
+    def _cross_checks(self) -> Settings:
+        """Every rule between settings; one ``ValueError`` listing all that are broken."""
+        problems = [*self._store_problems(), *self._identity_problems(), *self.onward_problems()]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def _store_problems(self) -> list[str]:
+        if self.memory_store != "cosmos":
+            return []
+        if not self.cosmos_endpoint:
+            return ["COSMOS_ENDPOINT is required when MEMORY_STORE=cosmos"]
+        from memory_core.adapters.cosmos_documents import COSMOS_MAX_WRITE_BYTES  # standard library only
+
+        if self.memory_max_write_bytes > COSMOS_MAX_WRITE_BYTES:
+            return [
+                f"MEMORY_MAX_WRITE_BYTES={self.memory_max_write_bytes} is more than a Cosmos DB item can hold with "
+                f"MEMORY_STORE=cosmos: at most {COSMOS_MAX_WRITE_BYTES} (2 MB per item, content escaped at worst, "
+                "the other fields)"
+            ]
+        return []
+
+    def _identity_problems(self) -> list[str]:
+        modes = set(self.memory_auth_mode)
+        problems: list[str] = []
+        if "entra" in modes:
+            tenant = (self.memory_entra_tenant_id or "").strip()
+            if not tenant or not any(a.strip() for a in self.memory_entra_audience):
+                problems.append("MEMORY_AUTH_MODE=entra needs MEMORY_ENTRA_TENANT_ID and MEMORY_ENTRA_AUDIENCE")
+            elif not _GUID.match(tenant):
+                problems.append("MEMORY_ENTRA_TENANT_ID must be the directory (tenant) ID, a GUID")
+        if "platform" in modes and not (
+            (self.memory_platform_issuer or "").strip() and (self.memory_platform_jwks_url or "").strip()
+        ):
+            problems.append("MEMORY_AUTH_MODE=platform needs MEMORY_PLATFORM_ISSUER and MEMORY_PLATFORM_JWKS_URL")
+        if "easyauth" in modes and (self.website_auth_enabled or "").strip().lower() != "true":
+            problems.append(
+                "MEMORY_AUTH_MODE=easyauth needs App Service authentication turned on for this app "
+                "(WEBSITE_AUTH_ENABLED is not true): without it X-MS-CLIENT-PRINCIPAL could be sent by anyone"
+            )
+        deployed = self.deployed_host
+        if "local" in modes and deployed:
+            problems.append(f"MEMORY_AUTH_MODE=local is refused on a deployed app (WEBSITE_HOSTNAME={deployed})")
+        return problems
+
+    def onward_problems(self) -> list[str]:
+        """What the MCP endpoint lacks to call a remote CoreAPI (MEMORY_COREAPI_BASE_URL) for its modes."""
+        if not self.memory_coreapi_base_url or "entra" not in self.memory_auth_mode:
+            return []
+        problems = []
+        missing = [
+            name
+            for name, value in (
+                ("MEMORY_OBO_CLIENT_ID", self.memory_obo_client_id),
+                ("MEMORY_OBO_CLIENT_SECRET", self.memory_obo_client_secret),
+                ("MEMORY_COREAPI_SCOPE", self.memory_coreapi_scope),
+            )
+            if not value
+        ]
+        if missing:
+            problems.append(
+                f"MEMORY_AUTH_MODE=entra with MEMORY_COREAPI_BASE_URL needs {', '.join(missing)} "
+                "(the token is exchanged on behalf of the user, never passed through)"
+            )
+        if not (self.memory_entra_authority_host or "").lower().startswith("https://"):
+            problems.append("MEMORY_ENTRA_AUTHORITY_HOST must be an https URL")
+        return problems
+
+    @property
+    def deployed_host(self) -> str | None:
+        """WEBSITE_HOSTNAME when it names a host other than this machine (the app runs in Azure)."""
+        raw = (self.website_hostname or "").strip().lower()
+        if not raw:
+            return None
+        name = raw.split("://", 1)[-1].split("/", 1)[0]
+        host = name[1 : name.find("]")] if name.startswith("[") else name.rsplit(":", 1)[0]
+        return None if host in LOOPBACK_HOSTS else raw
+
     @property
     def allowed_hosts(self) -> tuple[str, ...]:
         """The app's extra host names: MEMORY_ALLOWED_HOSTS, then MEMORY_MCP_ALLOWED_HOSTS."""
         return tuple(dict.fromkeys((*self.memory_allowed_hosts, *self.memory_mcp_allowed_hosts)))
 
 
+def _problem(error: Any) -> str:
+    where = ".".join(str(p) for p in error["loc"]).upper()
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+
+
+def settings_from(values: Mapping[str, Any] | None = None) -> Settings:
+    """Settings from ``values`` (field names, any case) over the environment, or the environment alone.
+
+    Raises ``ConfigurationError`` naming every broken setting.
+    """
+    try:
+        return Settings(**{k.lower(): v for k, v in (values or {}).items()})
+    except ValidationError as e:
+        raise ConfigurationError(f"invalid configuration: {'; '.join(_problem(err) for err in e.errors())}") from None
+
+
 def load_settings() -> Settings:
     """Read and validate the environment. Raises ``ConfigurationError`` naming the setting."""
-    try:
-        settings = Settings()
-    except ValidationError as e:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']).upper()}: {err['msg']}" for err in e.errors()
-        )
-        raise ConfigurationError(f"invalid configuration: {problems}") from None
-    if settings.memory_store == "cosmos" and not settings.cosmos_endpoint:
-        raise ConfigurationError("invalid configuration: COSMOS_ENDPOINT is required when MEMORY_STORE=cosmos")
-    if settings.memory_store == "cosmos":
-        # Standard library only: the item layout's limits, not the Cosmos SDK.
-        from memory_core.adapters.cosmos_documents import COSMOS_MAX_WRITE_BYTES
-
-        if settings.memory_max_write_bytes > COSMOS_MAX_WRITE_BYTES:
-            raise ConfigurationError(
-                f"invalid configuration: MEMORY_MAX_WRITE_BYTES={settings.memory_max_write_bytes} is more than a "
-                f"Cosmos DB item can hold with MEMORY_STORE=cosmos: at most {COSMOS_MAX_WRITE_BYTES} "
-                "(2 MB per item, content escaped at worst, the other fields)"
-            )
-    return settings
+    return settings_from()

@@ -28,7 +28,7 @@ from memory_core.identity.keys import (
     key_matches,
     parse_identity,
 )
-from memory_core.identity.local import LOCAL_CALLER, declare_listen_address
+from memory_core.identity.local import LOCAL_CALLER
 from memory_core.identity.model import Authentication
 from memory_core.identity.modes import AuthMode
 
@@ -47,7 +47,6 @@ __all__ = [
     "NotPermitted",
     "UserIdentityHeader",
     "build_authenticator",
-    "declare_listen_address",
     "identity_json",
     "key_matches",
     "parse_identity",

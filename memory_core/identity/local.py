@@ -1,7 +1,8 @@
 """Local mode: one local user, no headers, and only on a loopback listen address.
 
 Only ``python -m memory_core serve`` knows the address it listens on; it
-declares it with ``declare_listen_address`` before the runtime is built. Under
+declares it to the composition root (``composition.declare_listen_address``)
+before the runtime is built, which hands it to ``build_authenticator``. Under
 any other host (the Functions host, Core Tools) nothing is declared, so local
 mode is refused at start.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import threading
 from collections.abc import Mapping
 
 from memory_core.domain.identity import Caller
@@ -19,22 +19,6 @@ from memory_core.identity.modes import AuthMode
 
 LOCAL_UPN = "local@localhost"
 LOCAL_CALLER = Caller(upn=LOCAL_UPN, name="Local user", user_name=LOCAL_UPN)
-
-_lock = threading.Lock()
-_listen_address: str | None = None
-
-
-def declare_listen_address(host: str | None) -> None:
-    """Record the address this process serves HTTP on (the local server calls this at start)."""
-    global _listen_address
-    with _lock:
-        _listen_address = host
-
-
-def listen_address() -> str | None:
-    with _lock:
-        return _listen_address
-
 
 def is_loopback(host: str) -> bool:
     """True for 127.0.0.0/8, ::1 and names that resolve only to them."""

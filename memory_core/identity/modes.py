@@ -1,12 +1,11 @@
 """MEMORY_AUTH_MODE: which credential paths a deployment accepts.
 
-Kept free of heavy imports: ``memory_core.settings`` validates the setting with
-``parse_modes`` while the environment is read.
+The setting itself is parsed and validated by ``memory_core.settings`` (which
+imports nothing of identity); this module gives the names their meaning.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from enum import StrEnum
 
 
@@ -32,27 +31,5 @@ PRECEDENCE: tuple[AuthMode, ...] = (
     AuthMode.KEY,
     AuthMode.LOCAL,
 )
-"""The order paths are tried in; the first whose credential is present decides."""
-
-
-def parse_modes(values: Iterable[str]) -> frozenset[AuthMode]:
-    """The modes named in ``values`` (case-insensitive). ``ValueError`` for an unknown or empty list."""
-    modes: set[AuthMode] = set()
-    known = ", ".join(m.value for m in AuthMode)
-    for raw in values:
-        name = raw.strip().lower()
-        if not name:
-            continue
-        try:
-            modes.add(AuthMode(name))
-        except ValueError:
-            raise ValueError(f"unknown mode {raw.strip()[:40]!r}; use a comma list of {known}") from None
-    if not modes:
-        raise ValueError(f"name at least one mode: a comma list of {known}")
-    return frozenset(modes)
-
-
-def ordered(modes: Iterable[AuthMode]) -> tuple[AuthMode, ...]:
-    """``modes`` in precedence order."""
-    chosen = set(modes)
-    return tuple(m for m in PRECEDENCE if m in chosen)
+"""The order paths are tried in; the first whose credential is present decides (the same order as
+``memory_core.settings.AUTH_MODE_PRECEDENCE``, which validates the setting; a test keeps them equal)."""

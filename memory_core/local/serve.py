@@ -13,9 +13,8 @@ from pathlib import Path
 import azure.functions as func
 import uvicorn
 
-from memory_core.composition import reset_runtime, runtime
+from memory_core.composition import declare_listen_address, reset_runtime, runtime
 from memory_core.domain.errors import ConfigurationError
-from memory_core.identity import declare_listen_address
 from memory_core.local.host import FunctionHost
 from memory_core.local.settings_file import apply_to_environment, read_local_settings
 from memory_core.local.timers import timer_functions

@@ -41,7 +41,7 @@ from memory_core.identity import (
     Authentication,
     AuthMode,
 )
-from memory_core.identity.config import auth_modes, onward_problems
+from memory_core.identity.config import auth_modes
 from memory_core.identity.obo import OnBehalfOfExchange
 from memory_core.mcp.guidance import AgentGuidance
 from memory_core.settings import Settings
@@ -226,10 +226,7 @@ class CoreApiBackend:
     def from_settings(cls, settings: Settings) -> CoreApiBackend:
         """From MEMORY_COREAPI_BASE_URL, MEMORY_COREAPI_KEY (modes key, local) and the on-behalf-of
         settings (mode entra); ``ConfigurationError`` when unusable."""
-        modes = auth_modes(settings)
-        problems = onward_problems(settings, modes)
-        if problems:
-            raise ConfigurationError(f"invalid configuration: {'; '.join(problems)}")
+        modes = auth_modes(settings)  # the on-behalf-of settings were checked with the settings
         key = settings.memory_coreapi_key.get_secret_value() if settings.memory_coreapi_key else ""
         needs_key = bool(modes & {AuthMode.KEY, AuthMode.LOCAL})
         exchange = OnBehalfOfExchange.from_settings(settings) if AuthMode.ENTRA in modes else None
@@ -334,10 +331,3 @@ class CoreApiBackend:
         if not self._api_key:
             raise CoreApiFailure("this MCP server has no MEMORY_COREAPI_KEY to call the CoreAPI for key callers")
         return {API_KEY_HEADER: self._api_key, USER_IDENTITY_HEADER: target.identity_header}
-
-
-def build_backend(settings: Settings, service: MemoryService) -> MemoryBackend:
-    """The backend settings select: a CoreAPI when MEMORY_COREAPI_BASE_URL is set, else in process."""
-    if settings.memory_coreapi_base_url:
-        return CoreApiBackend.from_settings(settings)
-    return InProcessBackend(service)

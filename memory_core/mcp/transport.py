@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import azure.functions as func
 
-from memory_core.composition import Runtime, runtime
+from memory_core import composition
+from memory_core.composition import Runtime
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, write_body_limit
 from memory_core.edge.errors import response_for_error
 from memory_core.edge.names import LOOPBACK_NAMES, AppNames, is_local
@@ -174,8 +175,14 @@ class FunctionsMcpEndpoint:
     incident id and is retried on the next request.
     """
 
-    def __init__(self, runtime_factory: Callable[[], Runtime] = runtime) -> None:
+    def __init__(
+        self,
+        runtime_factory: Callable[[], Runtime] = composition.runtime,
+        backend_factory: Callable[[Runtime], MemoryBackend] = composition.build_mcp_backend,
+    ) -> None:
+        """``runtime_factory`` and ``backend_factory`` come from the composition root (tests pass their own)."""
         self._runtime_factory = runtime_factory
+        self._backend_factory = backend_factory
         self._middleware: func.AsgiMiddleware | None = None
         self._backend: MemoryBackend | None = None
         self._lock: asyncio.Lock | None = None
@@ -192,10 +199,8 @@ class FunctionsMcpEndpoint:
             self._lock = asyncio.Lock()
         async with self._lock:
             if self._middleware is None:
-                from memory_core.mcp.backend import build_backend
-
                 rt = self._runtime_factory()
-                backend = build_backend(rt.settings, rt.service)
+                backend = self._backend_factory(rt)
                 middleware = func.AsgiMiddleware(build_asgi_app(rt.settings, backend, rt.auth))
                 if not await middleware.notify_startup():
                     await backend.aclose()
@@ -222,14 +227,6 @@ class FunctionsMcpEndpoint:
             await backend.aclose()
 
 
-_endpoint = FunctionsMcpEndpoint()
-
-
-def default_endpoint() -> FunctionsMcpEndpoint:
-    """The process-wide endpoint behind ``mcp``."""
-    return _endpoint
-
-
 @endpoint(EndpointSpec(summary="The hosted MCP endpoint", tag="mcp", access=Access.PER_MESSAGE,
                        body_limit=write_body_limit, methods=("POST",), in_openapi=False))
 async def mcp(call: Call) -> func.HttpResponse:
@@ -239,4 +236,4 @@ async def mcp(call: Call) -> func.HttpResponse:
     ``Allow: POST, OPTIONS``; a Host or Origin that is not this app's answers
     421 or 403 (the edge).
     """
-    return await _endpoint(call.request, call.context)
+    return await composition.mcp_endpoint()(call.request, call.context)

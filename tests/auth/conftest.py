@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memory_core.settings import Settings
+from memory_core.settings import Settings, settings_from
 from tests.auth.idp import (
     CORE_AUDIENCE,
     CORE_SCOPE,
@@ -151,8 +151,8 @@ def identity_settings(jwks: JwksServer, **overrides: Any) -> dict[str, str]:
 
 
 def settings_of(env: dict[str, str]) -> Settings:
-    """Settings from an environment dict (names as environment variables)."""
-    return Settings(**{k.lower(): v for k, v in env.items()})
+    """Settings from an environment dict (names as environment variables); ``ConfigurationError`` as at start."""
+    return settings_from(env)
 
 
 @pytest.fixture(scope="session")

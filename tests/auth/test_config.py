@@ -10,27 +10,19 @@ from pathlib import Path
 import pytest
 
 from memory_core.domain.errors import ConfigurationError
-from memory_core.identity import AuthMode, build_authenticator, declare_listen_address
-from memory_core.identity.local import listen_address
+from memory_core.identity import AuthMode, build_authenticator
+from memory_core.identity.modes import PRECEDENCE
 from memory_core.mcp.backend import CoreApiBackend
-from memory_core.settings import load_settings
+from memory_core.settings import AUTH_MODE_PRECEDENCE, AUTH_MODES, load_settings
 from tests.auth.conftest import identity_settings, settings_of
 from tests.auth.idp import CORE_SCOPE, OBO_CLIENT_ID, OBO_CLIENT_SECRET, JwksServer
 from tests.support.local_server import PROJECT_ROOT, free_port
 
 
-def _refusal(env: dict[str, str]) -> str:
+def _refusal(env: dict[str, str], listen_address: str | None = None) -> str:
     with pytest.raises(ConfigurationError) as caught:
-        build_authenticator(settings_of(env))
+        build_authenticator(settings_of(env), listen_address=listen_address)
     return str(caught.value)
-
-
-@pytest.fixture
-def listen_on():  # type: ignore[no-untyped-def]
-    """Declare a listen address for the test and restore the previous one after."""
-    before = listen_address()
-    yield declare_listen_address
-    declare_listen_address(before)
 
 
 def test_default_mode_is_key(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,29 +86,39 @@ def test_easyauth_needs_app_service_authentication() -> None:
     assert "WEBSITE_AUTH_ENABLED" in _refusal({"MEMORY_AUTH_MODE": "easyauth"})
 
 
-def test_local_mode_is_refused_when_the_listen_address_is_unknown(listen_on) -> None:  # type: ignore[no-untyped-def]
+def test_local_mode_is_refused_when_the_listen_address_is_unknown() -> None:
     """Outside `python -m memory_core serve` (the Functions host, Core Tools) local mode is refused."""
-    listen_on(None)
-    assert "MEMORY_AUTH_MODE=local" in _refusal({"MEMORY_AUTH_MODE": "local"})
+    assert "MEMORY_AUTH_MODE=local" in _refusal({"MEMORY_AUTH_MODE": "local"}, listen_address=None)
 
 
-def test_local_mode_is_refused_off_loopback(listen_on) -> None:  # type: ignore[no-untyped-def]
+def test_local_mode_is_refused_off_loopback() -> None:
     """Local mode on 0.0.0.0 is refused."""
-    listen_on("0.0.0.0")
-    assert "not on loopback" in _refusal({"MEMORY_AUTH_MODE": "local"})
+    assert "not on loopback" in _refusal({"MEMORY_AUTH_MODE": "local"}, listen_address="0.0.0.0")
 
 
-def test_local_mode_is_refused_on_a_deployed_app(listen_on) -> None:  # type: ignore[no-untyped-def]
-    """With WEBSITE_HOSTNAME naming an Azure host, local mode is refused even on loopback."""
-    listen_on("127.0.0.1")
-    message = _refusal({"MEMORY_AUTH_MODE": "local", "WEBSITE_HOSTNAME": "func-memory.azurewebsites.net"})
-    assert "WEBSITE_HOSTNAME" in message
+def test_local_mode_is_refused_on_a_deployed_app() -> None:
+    """With WEBSITE_HOSTNAME naming an Azure host, local mode is refused even on loopback (by the settings)."""
+    env = {"MEMORY_AUTH_MODE": "local", "WEBSITE_HOSTNAME": "func-memory.azurewebsites.net"}
+    assert "WEBSITE_HOSTNAME" in _refusal(env, listen_address="127.0.0.1")
 
 
-def test_local_mode_is_accepted_on_loopback(listen_on) -> None:  # type: ignore[no-untyped-def]
+def test_local_mode_is_accepted_on_loopback() -> None:
     """Local mode on 127.0.0.1 builds, and names the local user without headers."""
-    listen_on("127.0.0.1")
-    assert build_authenticator(settings_of({"MEMORY_AUTH_MODE": "local"})).user({}).upn == "local@localhost"
+    auth = build_authenticator(settings_of({"MEMORY_AUTH_MODE": "local"}), listen_address="127.0.0.1")
+    assert auth.user({}).upn == "local@localhost"
+
+
+def test_auth_mode_names_and_precedence_agree_with_the_settings() -> None:
+    """The settings model validates MEMORY_AUTH_MODE with the same names and order identity uses."""
+    assert {m.value for m in AuthMode} == set(AUTH_MODES)
+    assert tuple(m.value for m in PRECEDENCE) == AUTH_MODE_PRECEDENCE
+
+
+def test_settings_import_nothing_of_identity() -> None:
+    """The settings<->identity import cycle is gone: loading the settings loads no identity module."""
+    code = "import sys\nimport memory_core.settings\nassert not [m for m in sys.modules if m.startswith('memory_core.identity')]"
+    completed = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
 
 
 def test_entra_with_a_remote_coreapi_needs_the_exchange_settings(jwks: JwksServer) -> None:
