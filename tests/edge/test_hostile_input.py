@@ -292,3 +292,15 @@ def test_the_document_lists_what_the_service_answers(sqlite_server: RunningServe
     parameter = paths[f"{base}/memory"]["get"]["parameters"][0]
     assert parameter["name"] == "instanceId" and parameter["schema"]["pattern"].startswith("^")
     assert "/api/mcp" not in paths
+
+
+def test_a_lone_surrogate_in_an_mcp_tool_call_is_a_parse_error(sqlite_server: RunningServer, instance_id: str) -> None:
+    """Over MCP the same text is refused before any tool runs (JSON-RPC parse error, 400), and nothing is stored."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "MCP-Protocol-Version": "2025-11-25", "X-INSTANCE-ID": instance_id, **_headers(False)}
+    body = (b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "append_memory", '
+            b'"arguments": {"scope": "user", "memory": "- \\ud800"}}}')
+    response = httpx.post(f"{sqlite_server.api}/mcp", content=body, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700
+    assert _memory(sqlite_server, instance_id, "alex@contoso.com") == ""
