@@ -170,7 +170,7 @@ class Smoke:
     def tools(self, era: str, session: str | None = None) -> str:
         result, _ = self.mcp("tools/list", {}, era, session)
         names = {t.get("name") for t in result.get("tools") or []}
-        if not EXPECTED_TOOLS <= names:
+        if not names >= EXPECTED_TOOLS:
             raise CheckFailed(f"tools/list ({era}) lacks {sorted(EXPECTED_TOOLS - names)}; it lists {sorted(names)}")
         return ", ".join(sorted(names))
 
