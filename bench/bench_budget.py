@@ -29,14 +29,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory_core.adapters.cosmos_store import CosmosMemoryStore  # noqa: E402
-from memory_core.adapters.sqlite_store import SqliteMemoryStore  # noqa: E402
-from memory_core.domain.identity import AgentContext, Caller  # noqa: E402
-from memory_core.domain.models import ProfileKey, Scope  # noqa: E402
-from memory_core.domain.service import MemoryService  # noqa: E402
-from memory_core.domain.store import MemoryStore  # noqa: E402
-from tests.contract.test_budget_cost import CountingStore, round_trips  # noqa: E402
-from tests.support.seeding import make_entries, seed  # noqa: E402
+from memory_core.adapters.cosmos_store import CosmosMemoryStore
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import ProfileKey, Scope
+from memory_core.domain.service import MemoryService
+from memory_core.domain.store import MemoryStore
+from tests.contract.test_budget_cost import CountingStore, round_trips
+from tests.support.seeding import make_entries, seed
 
 CALLER = Caller("bench@contoso.com", "Bench", "bench")
 AGENT = AgentContext("/instances/bench/agents/assistant", "Assistant")

@@ -28,9 +28,6 @@ from memory_core.adapters.sqlite_fulltext import (
 )
 from memory_core.adapters.sqlite_stamps import STAMP_SQL, STAMPS_SCHEMA
 from memory_core.domain.errors import Conflict, Unavailable
-from memory_core.domain.records import Partition, Record, RecordKind
-from memory_core.domain.snapshots import PartitionStamp, StampedLoad
-from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 from memory_core.domain.models import (
     EntryKind,
     Hold,
@@ -43,6 +40,7 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
+from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 
 _SCHEMA_VERSION = 4  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind
 _SCHEMA = """

@@ -343,14 +343,9 @@ class MemoryCoreContextProvider(ContextProvider):
 
     # -- service calls ----------------------------------------------------------
 
-    async def _recall(self, http: httpx.AsyncClient, target: _Target, user_text: str) -> dict[str, Any]:
+    async def _recall(self, http: CoreApiClient, target: _Target, user_text: str) -> dict[str, Any]:
         if self.retrieval == "search":
             reply = await self._search(http, target, user_text)
-    async def _recall(self, http: CoreApiClient, target: _Target, user_text: str) -> dict[str, Any]:
-        agent_param = {"agentObjectId": target.agent_object_id}
-        if self.retrieval == "combined":
-            reply = await self._call(http, target, "GET", "", "recall",
-                                     params={"scope": "combined", **agent_param})
             if not reply.ok:
                 return {"status": "unavailable", "reason": reply.reason()}
             texts = [str(hit["entry"]["content_markdown"]).strip() for hit in reply.body.get("hits", [])]
@@ -382,7 +377,7 @@ class MemoryCoreContextProvider(ContextProvider):
                 outcome["budget"]["search_hits_added"] = 0
         return outcome
 
-    async def _search(self, http: httpx.AsyncClient, target: _Target, user_text: str) -> _Reply:
+    async def _search(self, http: CoreApiClient, target: _Target, user_text: str) -> _Reply:
         return await self._call(http, target, "GET", "/search", "recall", params={
             "q": user_text[:1024], "scope": "combined", "limit": str(self._search_limit),
             "agentObjectId": target.agent_object_id})

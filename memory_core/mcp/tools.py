@@ -35,11 +35,6 @@ from mcp_types import Tool as MCPTool
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from memory_core import __version__
-from memory_core.edge.errors import internal_error
-from memory_core.wire.budget import MAX_BUDGET_CHARS
-from memory_core.wire.custody import SearchResponse
-from memory_core.wire.memory import InstanceId, MemoryResponse, NotStoredResponse
-from memory_core.domain.modes import MEMORY_MODE_HEADER, OFF_READ_NOTICE, OFF_WRITE_NOTICE, memory_is_off
 from memory_core.domain.errors import InvalidInput, MemoryCoreError
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope, Share
@@ -50,6 +45,7 @@ from memory_core.identity import Authenticator, AuthMode, identity_json
 from memory_core.mcp.backend import CallTarget, MemoryBackend
 from memory_core.mcp.guidance import CURRENT_GUIDANCE, append_description, instructions_for
 from memory_core.mcp.memory_tool import register_memory_tool
+from memory_core.wire.budget import MAX_BUDGET_CHARS
 from memory_core.wire.custody import SearchResponse
 from memory_core.wire.memory import InstanceId, MemoryResponse, NotStoredResponse
 
@@ -261,7 +257,7 @@ def _instructions_follow_the_agent(server: MCPServer) -> None:
     starts (each request, in stateless mode); a property on a per-server
     subclass answers the base text plus the guidance of the current request.
     """
-    low = server._lowlevel_server
+    low = server._lowlevel_server  # private API: mcp is pinned to 2.x (requirements.txt)
     base = low.instructions or ""
     low.__class__ = type(
         "AgentAwareLowLevelServer",

@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
-from memory_core.wire.budget import MAX_BUDGET_CHARS, BudgetModel, omission_notice
 from memory_core.domain.models import Scope, Share
 from memory_core.domain.service import ImportMode, MemoryView
+from memory_core.wire.budget import MAX_BUDGET_CHARS, BudgetModel, omission_notice
 
 INSTANCE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 InstanceId = Annotated[str, StringConstraints(pattern=INSTANCE_ID_PATTERN)]
@@ -72,7 +72,7 @@ class MemoryQuery(_Request):
     memorySharing: SharingName | None = Field(
         default=None, description="Per-call sharing policy; 403 unless MEMORY_SHARING_ALLOW_OVERRIDE=true"
     )
-    maxChars: int | None = Field(  # noqa: N815
+    maxChars: int | None = Field(
         default=None, ge=0, le=MAX_BUDGET_CHARS,
         description="A budget in characters (Unicode code points): the newest entries of each scope that fit "
         "(combined: split evenly between user and agent memory), in the usual order; the answer's budget and "

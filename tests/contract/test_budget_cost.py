@@ -70,7 +70,7 @@ def round_trips(store: MemoryStore, cost: Cost) -> Iterator[None]:
         cost.round_trips = metrics.round_trips
         return
     assert isinstance(store, SqliteMemoryStore)
-    connection = store._connection()  # noqa: SLF001 - the test counts the statements this thread runs
+    connection = store._connection()
 
     def statement(sql: str) -> None:
         cost.round_trips += 1

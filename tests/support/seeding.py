@@ -8,12 +8,12 @@ batches of 100 creates through the real SDK, the same item layout the store writ
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from datetime import UTC, datetime, timedelta
 
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
