@@ -14,6 +14,7 @@ from memory_core.api.openapi import openapi_endpoint
 from memory_core.console import handler as console
 from memory_core.edge import EdgeApp
 from memory_core.mcp import transport as mcp_transport
+from memory_core.mcp.authorization import METADATA_ROUTE, oauth_protected_resource
 
 app = EdgeApp(http_auth_level=func.AuthLevel.ANONYMOUS)
 
@@ -57,6 +58,8 @@ app.route(route="instances/{instanceId}/operator/legacy-imports", methods=["POST
 # The hosted MCP endpoint (streamable HTTP, stateless); it serves POST (and OPTIONS);
 # GET and DELETE are routed so that the app answers them 405, as the protocol asks
 app.route(route="mcp", methods=["POST", "OPTIONS", "GET", "DELETE"])(mcp_transport.mcp)
+# Its OAuth protected resource metadata (RFC 9728), named by every 401 from /api/mcp in entra mode
+app.route(route=METADATA_ROUTE, methods=["GET"])(oauth_protected_resource)
 
 # The deletion sweep, on MEMORY_SWEEP_SCHEDULE (NCRONTAB)
 app.timer_trigger(schedule="%MEMORY_SWEEP_SCHEDULE%", arg_name="timer", run_on_startup=False)(operator.sweep_timer)

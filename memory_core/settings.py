@@ -91,6 +91,8 @@ class Settings(BaseSettings):
     memory_entra_audience: CommaList = ()
     memory_entra_jwks_url: str | None = None
     memory_entra_authority_host: str = "https://login.microsoftonline.com"
+    # Scopes MCP clients ask for, published in the MCP endpoint's OAuth metadata (memory_core.mcp.authorization)
+    memory_entra_scopes: CommaList = ()
     memory_obo_client_id: str | None = None
     memory_obo_client_secret: SecretStr | None = None
     memory_coreapi_scope: str | None = None
@@ -113,7 +115,7 @@ class Settings(BaseSettings):
     def _comma_separated(cls, value: object) -> object:
         return _split(value)
 
-    @field_validator("memory_auth_mode", "memory_entra_audience", mode="before")
+    @field_validator("memory_auth_mode", "memory_entra_audience", "memory_entra_scopes", mode="before")
     @classmethod
     def _identity_lists(cls, value: object) -> object:
         return _split(value)

@@ -266,6 +266,29 @@ def _instructions_follow_the_agent(server: MCPServer) -> None:
     )
 
 
+UNSERVED_METHODS = (
+    "prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read",
+    "resources/subscribe", "resources/unsubscribe", "subscriptions/listen",
+)
+"""Methods this server does not serve; they answer JSON-RPC -32601 (method not found)."""
+
+
+def _serve_only_tools(server: MCPServer) -> None:
+    """Advertise and serve tools only, with no change notifications.
+
+    A stateless, scaled-out endpoint behind the Functions HTTP bridge (which
+    buffers whole responses) can deliver no list-changed or resource-updated
+    event, so it offers none: capabilities are ``{"tools": {"listChanged":
+    false}}`` in every protocol era, and ``subscriptions/listen`` is refused
+    with method-not-found instead of opening a stream that would never end.
+    Tool descriptions that follow the agent's settings are computed on each
+    tools/list; they are not a change event. There are no prompts or resources.
+    """
+    handlers = server._lowlevel_server._request_handlers  # noqa: SLF001 - mcp is pinned to 2.x; see requirements.txt
+    for method in UNSERVED_METHODS:
+        handlers.pop(method, None)
+
+
 @contextmanager
 def _root_logging_kept() -> Iterator[None]:
     """MCPServer() calls logging.basicConfig(); leave the host's root logger as it was."""
@@ -289,9 +312,12 @@ def build_server(
             description="Personalized memory for AI agents: user and agent memory as markdown.",
             instructions=INSTRUCTIONS,
             version=__version__,
+            # No subscriptions/listen: see _serve_only_tools.
+            subscriptions=False,
         )
 
     _instructions_follow_the_agent(server)
+    _serve_only_tools(server)
 
     def target_for(ctx: Context, scope: Scope) -> tuple[CallTarget, Scope]:
         target = resolve_target(ctx.headers, auth, default_instance_id)

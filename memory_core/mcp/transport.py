@@ -2,12 +2,16 @@
 
 - ``mcp``: the Azure Function, behind the edge (``memory_core.edge``) like
   every route: body limit, Host and Origin, JSON content type, one error
-  mapping. Callers authenticate per tool call (``Access.PER_MESSAGE``).
+  mapping (``Access.PER_MESSAGE``: the edge leaves authentication to the
+  endpoint, which checks the caller on every request before the protocol
+  runs and answers a JSON-RPC 401 carrying the OAuth discovery challenge).
 - ``security_settings``: the SDK's DNS-rebinding protection stays on as a
   second line, built from the edge's own list of the app's names.
-- ``McpHttpApp``: the outer ASGI app. POST carries the protocol; every other
-  method answers 405 at once (a stateless server offers no stream to resume,
-  and the SDK's GET would otherwise wait for one). A trailing slash is accepted.
+- ``build_asgi_app``: the SDK's app behind ``memory_core.mcp.front.McpHttpApp``:
+  POST only (405 otherwise), Host/Origin again, the body bounded and checked
+  as JSON-RPC without echoing it, the caller authenticated (401 with
+  ``WWW-Authenticate``) before the agent's guidance is read, and every request
+  answered within a time bound.
 - ``FunctionsMcpEndpoint`` and ``mcp``: the Functions glue. The ASGI app is
   built on the first request from ``composition.runtime()`` (nothing at import
   time) and its lifespan, which the SDK's session manager needs, is started
@@ -20,7 +24,6 @@ and nothing is kept between requests.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -32,20 +35,18 @@ from memory_core.composition import Runtime
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, write_body_limit
 from memory_core.edge.errors import response_for_error
 from memory_core.edge.names import LOOPBACK_NAMES, AppNames, is_local
-from memory_core.mcp.guidance import CURRENT_GUIDANCE, AgentGuidance
+from memory_core.mcp.guidance import AgentGuidance
 
 # The MCP SDK, the tools and the backend load on the first MCP request, not at
 # import: the SDK alone costs about 0.35 s, paid by every cold instance (issue #15).
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
-    from starlette.types import ASGIApp, Receive, Scope, Send
 
     from memory_core.identity import Authenticator
     from memory_core.mcp.backend import MemoryBackend
+    from memory_core.mcp.front import McpHttpApp
     from memory_core.settings import Settings
 
-INVALID_REQUEST = -32600
-"""JSON-RPC's "Invalid Request" code (``mcp_types.INVALID_REQUEST``), kept here so a 405 needs no SDK."""
 
 log = logging.getLogger("memory_core.mcp")
 
@@ -78,62 +79,15 @@ def max_request_bytes(settings: Settings) -> int:
     return write_body_limit(settings)
 
 
-async def _send_json(send: Send, status: int, document: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> None:
-    body = json.dumps(document).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-class McpHttpApp:
-    """POST-only front of the SDK's streamable HTTP app, at whatever path it is mounted."""
-
-    def __init__(
-        self,
-        inner: ASGIApp,
-        path: str = MCP_PATH,
-        guidance: Callable[[Mapping[str, str]], Awaitable[AgentGuidance | None]] | None = None,
-    ) -> None:
-        self._inner = inner
-        self._path = path
-        self._guidance = guidance
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            if scope["method"].upper() != "POST":
-                error = {
-                    "jsonrpc": "2.0",
-                    "id": None,
-                    "error": {
-                        "code": INVALID_REQUEST,
-                        "message": "Method Not Allowed: this stateless MCP endpoint takes POST only",
-                    },
-                }
-                await _send_json(send, 405, error, [(b"allow", b"POST")])
-                return
-            scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
-            if self._guidance is not None:
-                headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-                token = CURRENT_GUIDANCE.set(await self._guidance(headers))
-                try:
-                    await self._inner(scope, receive, send)
-                finally:
-                    CURRENT_GUIDANCE.reset(token)
-                return
-        await self._inner(scope, receive, send)
-
-
 def build_asgi_app(settings: Settings, backend: MemoryBackend, auth: Authenticator) -> McpHttpApp:
-    """The whole MCP HTTP app: tools over ``backend``, stateless JSON streamable HTTP, POST only."""
+    """The whole MCP HTTP app: tools over ``backend``, stateless JSON streamable HTTP, POST only.
+
+    In front of the SDK, ``McpHttpApp`` authenticates every request with ``auth`` (a 401 names the
+    OAuth metadata in entra mode), reads the agent's guidance only after that, and bounds each
+    request in time.
+    """
+    from memory_core.mcp.authorization import with_resource_metadata
+    from memory_core.mcp.front import McpHttpApp, origin_of_scope
     from memory_core.mcp.tools import build_server
 
     mcp_logger = logging.getLogger("mcp")
@@ -147,7 +101,14 @@ def build_asgi_app(settings: Settings, backend: MemoryBackend, auth: Authenticat
         transport_security=security_settings(settings),
         max_request_body_size=max_request_bytes(settings),
     )
-    return McpHttpApp(inner, guidance=_guidance_reader(settings, backend))
+    return McpHttpApp(
+        inner,
+        guidance=_guidance_reader(settings, backend),
+        authenticate=auth.authenticate,
+        challenge=lambda scope, challenge: with_resource_metadata(challenge, settings, origin_of_scope(scope)),
+        security=security_settings(settings),
+        max_body_bytes=max_request_bytes(settings),
+    )
 
 
 def _guidance_reader(

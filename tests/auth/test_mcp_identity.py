@@ -24,6 +24,14 @@ from tests.support.local_server import USER_KEY, RunningServer, identity
 
 pytestmark = pytest.mark.anyio
 
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+}
+
 TOOL_ARGUMENTS: dict[str, dict[str, Any]] = {
     "get_memory": {"scope": "user"},
     "append_memory": {"scope": "user", "memory": "- mcp identity fact"},
@@ -66,31 +74,40 @@ def test_every_tool_has_sample_arguments() -> None:
     assert [tool for tool in TOOLS if tool not in TOOL_ARGUMENTS] == []
 
 
-@pytest.mark.parametrize("tool", TOOLS)
-async def test_no_credential_is_an_unauthenticated_tool_error(identity_server: RunningServer, tool: str) -> None:
-    """Without a credential every tool answers the REST API's 401 error: missing credential."""
-    result = await call(_url(identity_server), {"X-INSTANCE-ID": _instance()}, tool, _arguments(tool))
-    error = _error(result)
-    assert error["code"] == "unauthenticated" and error["message"].startswith("missing credential")
+async def _refusal(server: RunningServer, headers: dict[str, str]) -> tuple[int, str, str]:
+    """(status, WWW-Authenticate, message) of an initialize: credentials are checked before the protocol runs."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        response = await http.post(_url(server), json=INITIALIZE, headers={**ACCEPT, **headers})
+    assert response.json()["error"]["code"] == -32001, response.text
+    return response.status_code, response.headers.get("www-authenticate", ""), response.json()["error"]["message"]
 
 
-@pytest.mark.parametrize("tool", TOOLS)
-async def test_forged_token_is_an_invalid_token_tool_error(identity_server: RunningServer, tool: str,
-                                                           tokens: Tokens) -> None:
-    """A bearer token with a tampered payload is "invalid token" on every tool."""
+def _metadata_url(server: RunningServer) -> str:
+    return f"{server.api}/.well-known/oauth-protected-resource/mcp"
+
+
+async def test_no_credential_is_refused_before_anything_is_read(identity_server: RunningServer) -> None:
+    """Without a credential, initialize answers 401 "missing credential" and names the OAuth metadata."""
+    status, challenge, message = await _refusal(identity_server, {"X-INSTANCE-ID": _instance()})
+    assert status == 401 and message.startswith("missing credential")
+    assert challenge.startswith(f'Bearer resource_metadata="{_metadata_url(identity_server)}", scope="')
+    assert 'ApiKey header="X-API-KEY"' in challenge and "PlatformIdentity" in challenge
+
+
+async def test_forged_token_is_refused_as_invalid_token(identity_server: RunningServer, tokens: Tokens) -> None:
+    """A bearer token with a tampered payload answers 401 "invalid token", with the Bearer error and metadata."""
     header, _, signature = tokens.entra(ALEX).split(".")
     payload = tokens.entra(BOB).split(".")[1]
     headers = {"Authorization": f"Bearer {header}.{payload}.{signature}", "X-INSTANCE-ID": _instance()}
-    assert _error(await call(_url(identity_server), headers, tool, _arguments(tool))) == {
-        "code": "invalid_token", "message": "invalid token"}
+    status, challenge, message = await _refusal(identity_server, headers)
+    assert (status, message) == (401, "invalid token")
+    assert 'error="invalid_token"' in challenge and f'resource_metadata="{_metadata_url(identity_server)}"' in challenge
 
 
-@pytest.mark.parametrize("tool", TOOLS)
-async def test_expired_token_is_an_expired_token_tool_error(identity_server: RunningServer, tool: str,
-                                                            tokens: Tokens) -> None:
-    """An expired bearer token is "expired token" on every tool."""
+async def test_expired_token_is_refused_as_expired_token(identity_server: RunningServer, tokens: Tokens) -> None:
+    """An expired bearer token answers 401 "expired token"."""
     headers = {**tokens.bearer(ALEX, exp=1, iat=0, nbf=0), "X-INSTANCE-ID": _instance()}
-    assert _error(await call(_url(identity_server), headers, tool, _arguments(tool)))["message"] == "expired token"
+    assert (await _refusal(identity_server, headers))[::2] == (401, "expired token")
 
 
 @pytest.mark.parametrize("caller", list(CALLERS))
@@ -173,12 +190,13 @@ async def test_front_forwards_the_platform_context_as_it_is(mcp_front: RunningSe
 
 
 async def test_front_refuses_a_token_for_the_coreapi(mcp_front: RunningServer, tokens: Tokens) -> None:
-    """The front accepts only tokens for its own audience: a CoreAPI token is "invalid token"."""
+    """The front accepts only tokens for its own audience: a CoreAPI token answers 401 "invalid token"."""
     headers = {**tokens.bearer(ALEX), "X-INSTANCE-ID": _instance()}
-    assert _error(await call(_url(mcp_front), headers, "get_memory", {"scope": "user"}))["message"] == "invalid token"
+    assert (await _refusal(mcp_front, headers))[::2] == (401, "invalid token")
 
 
 async def test_front_without_key_mode_refuses_raw_identity_headers(mcp_front: RunningServer) -> None:
-    """A front that accepts tokens only does not believe X-API-KEY + X-USER-IDENTITY."""
+    """A front that accepts tokens only does not believe X-API-KEY + X-USER-IDENTITY: 401, no ApiKey challenge."""
     headers = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity(ALEX), "X-INSTANCE-ID": _instance()}
-    assert _error(await call(_url(mcp_front), headers, "get_memory", {"scope": "user"}))["code"] == "unauthenticated"
+    status, challenge, _ = await _refusal(mcp_front, headers)
+    assert status == 401 and "ApiKey" not in challenge and "resource_metadata=" in challenge

@@ -15,6 +15,14 @@ from tests.support.local_server import USER_KEY, identity
 
 pytestmark = pytest.mark.anyio
 
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+}
+
 
 def _rest_error(response: httpx.Response) -> tuple[str, str]:
     assert response.status_code >= 400
@@ -28,39 +36,62 @@ def _assert_tool_error(result: object, code: str, message: str) -> None:
     assert result.structured_content == {"error": {"code": code, "message": message}}  # type: ignore[attr-defined]
 
 
-async def test_missing_api_key_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
-    """Without X-API-KEY a tool answers the REST API's 401 message."""
+async def _refused_at_the_door(url: str, headers: dict[str, str]) -> tuple[int, str, str]:
+    """(HTTP status, WWW-Authenticate, JSON-RPC message) of an initialize, checked as the official client sees it.
+
+    Authentication runs before the protocol: the client cannot even initialize,
+    and it raises the server's message.
+    """
+    with pytest.raises(BaseExceptionGroup) as raised:
+        async with mcp_session(url, headers):
+            pass
+    assert raised.group_contains(MCPError, depth=None)
+    async with httpx.AsyncClient(timeout=10) as http:
+        response = await http.post(url, json=INITIALIZE, headers={**ACCEPT, **headers})
+    error = response.json()["error"]
+    assert error["code"] == -32001 and response.json()["id"] == 1
+    return response.status_code, response.headers.get("www-authenticate", ""), error["message"]
+
+
+async def test_missing_api_key_is_refused_with_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """Without X-API-KEY the endpoint answers 401 with the REST API's message and challenge."""
     with httpx.Client(base_url=mcp_target.store.api, headers={"X-USER-IDENTITY": identity("a@contoso.com")}) as rest:
-        code, message = _rest_error(rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}))
-    result = await call(mcp_target.url, mcp_headers(None, instance=instance_id), "get_memory", {"scope": "user"})
-    assert message == "missing X-API-KEY header"
-    _assert_tool_error(result, code, message)
+        rest_response = rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"})
+    _, message = _rest_error(rest_response)
+    status, challenge, mcp_message = await _refused_at_the_door(mcp_target.url, mcp_headers(None, instance=instance_id))
+    assert (status, mcp_message) == (401, "missing X-API-KEY header") and message == mcp_message
+    assert challenge == rest_response.headers["www-authenticate"] == 'ApiKey header="X-API-KEY"'
 
 
-async def test_wrong_api_key_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
-    """A wrong X-API-KEY answers the REST API's "invalid API key"."""
+async def test_wrong_api_key_is_refused_with_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """A wrong X-API-KEY answers 401 "invalid API key", as REST does."""
     with mcp_target.store.client(key="wrong-key") as rest:
-        code, message = _rest_error(rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}))
-    result = await call(mcp_target.url, mcp_headers("wrong-key", instance=instance_id), "get_memory", {"scope": "user"})
-    _assert_tool_error(result, code, message)
+        _, message = _rest_error(rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}))
+    status, _, mcp_message = await _refused_at_the_door(mcp_target.url, mcp_headers("wrong-key", instance=instance_id))
+    assert (status, mcp_message) == (401, message)
 
 
-async def test_missing_user_identity_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
-    """Without X-USER-IDENTITY a tool answers the REST API's 401 message."""
+async def test_missing_user_identity_is_refused_with_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """Without X-USER-IDENTITY the endpoint answers 401 with the REST API's message."""
     with mcp_target.store.client(None) as rest:
-        code, message = _rest_error(rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}))
-    result = await call(mcp_target.url, mcp_headers(mcp_target.key, None, instance=instance_id), "get_memory",
-                        {"scope": "user"})
-    _assert_tool_error(result, code, message)
+        _, message = _rest_error(rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}))
+    status, _, mcp_message = await _refused_at_the_door(
+        mcp_target.url, mcp_headers(mcp_target.key, None, instance=instance_id)
+    )
+    assert (status, mcp_message) == (401, message)
 
 
-async def test_unusable_user_identity_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
-    """An X-USER-IDENTITY without a upn answers the REST API's message."""
+async def test_unusable_user_identity_is_refused_with_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """An X-USER-IDENTITY without a upn is refused with the REST API's status and message."""
     bad = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"name": "no upn"}'}
     with httpx.Client(base_url=mcp_target.store.api, headers=bad) as rest:
-        code, message = _rest_error(rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}))
+        rest_response = rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"})
+    _, message = _rest_error(rest_response)
     headers = {**mcp_headers(mcp_target.key, None, instance=instance_id), "X-USER-IDENTITY": '{"name": "no upn"}'}
-    _assert_tool_error(await call(mcp_target.url, headers, "get_memory", {"scope": "user"}), code, message)
+    async with httpx.AsyncClient(timeout=10) as http:
+        response = await http.post(mcp_target.url, json=INITIALIZE, headers={**ACCEPT, **headers})
+    assert response.status_code == rest_response.status_code
+    assert response.json()["error"]["message"] == message
 
 
 async def test_agent_scope_without_agent_header_is_a_clear_error(mcp_target: McpTarget, instance_id: str) -> None:
@@ -159,12 +190,14 @@ async def test_errors_carry_no_stack_trace(mcp_target: McpTarget) -> None:
     results = [
         await call(mcp_target.url, mcp_headers(mcp_target.key, instance=f"i-{uuid.uuid4().hex[:6]}"), "append_memory",
                    {"scope": "agent", "memory": "- x"}),
-        await call(mcp_target.url, mcp_headers(None), "get_memory"),
         await call(mcp_target.url, mcp_headers(mcp_target.key, agent=AGENT_A), "append_memory", {"scope": 3}),
     ]
     for result in results:
         assert result.is_error
         assert "Traceback" not in text(result) and ".py" not in text(result)
+    async with httpx.AsyncClient(timeout=10) as http:
+        refused = await http.post(mcp_target.url, json=INITIALIZE, headers={**ACCEPT, **mcp_headers(None)})
+    assert refused.status_code == 401 and "Traceback" not in refused.text and ".py" not in refused.text
 
 
 async def test_over_long_agent_header_is_a_clear_error(mcp_target: McpTarget, instance_id: str) -> None:

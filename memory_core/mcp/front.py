@@ -1,0 +1,242 @@
+"""The front of the MCP SDK's streamable HTTP app: every rule that holds before the protocol runs.
+
+``McpHttpApp`` wraps the SDK's app (see its docstring for the order of the
+rules). It is loaded with the SDK on the first MCP request, never at import
+of ``function_app`` (``memory_core.mcp.transport`` imports it lazily).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, jsonrpc_message_adapter
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memory_core.domain.errors import MemoryCoreError
+from memory_core.edge.errors import status_for
+from memory_core.mcp.guidance import CURRENT_GUIDANCE, AgentGuidance
+from memory_core.mcp.transport import MCP_PATH
+
+log = logging.getLogger("memory_core.mcp")
+
+
+
+async def _send_json(send: Send, status: int, document: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> None:
+    body = json.dumps(document).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+REQUEST_TIME_LIMIT_SECONDS = 30.0
+"""Every MCP request is answered within this bound (a tool call normally takes milliseconds).
+
+It stays well under the Functions timeout, so a stuck store call cannot hold a
+worker until the host kills it."""
+
+UNAUTHENTICATED = -32001
+"""JSON-RPC code of a 401: in the implementation-defined server-error range, as other MCP servers use it."""
+
+
+def jsonrpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def envelope_error(body: bytes) -> tuple[Any, str] | None:
+    """(id, message) when ``body`` is JSON but not a JSON-RPC message; None otherwise.
+
+    The message names where and what is wrong, never the value found there: the
+    SDK's own message for this case carries pydantic's ``input_value``, which
+    would echo a caller's secret back. A body that is not JSON at all is left to
+    the SDK (a -32700 parse error, which carries no input).
+    """
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    try:
+        jsonrpc_message_adapter.validate_python(decoded, by_name=False)
+    except ValidationError as error:
+        first = error.errors(include_input=False, include_url=False, include_context=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "message"
+        request_id = decoded.get("id") if isinstance(decoded, dict) else None
+        if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+            request_id = None
+        return request_id, f"Invalid Request: not a JSON-RPC 2.0 message ({where}: {first['msg']})"
+    except RecursionError:
+        return None, "Invalid Request: the message is nested too deeply"
+    return None
+
+
+def _request_id(body: bytes) -> Any:
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    found = decoded.get("id") if isinstance(decoded, dict) else None
+    return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, or None once it exceeds ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A receive that yields the already-read ``body`` once, then defers to the server's."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class McpHttpApp:
+    """The front of the SDK's streamable HTTP app: every rule that holds before the protocol runs.
+
+    For each request, in this order:
+
+    1. anything but POST answers 405 (a stateless server has no stream to
+       resume and no session to end);
+    2. a Host or Origin that is not this app's answers 421 or 403 (the SDK's
+       DNS-rebinding check, applied before anything else is read);
+    3. a body over ``max_body_bytes`` answers 413; JSON that is not a JSON-RPC
+       message answers 400 without echoing any value;
+    4. the caller is authenticated (``authenticate``): a missing or bad
+       credential answers 401 with ``WWW-Authenticate`` (``challenge`` may
+       extend it, e.g. with the OAuth resource metadata URL). Nothing about
+       the agent, not even its guidance, is read before this succeeds;
+    5. the agent's guidance is read and the SDK answers, within
+       ``time_limit`` seconds; past it the request answers 503 (JSON-RPC
+       internal error) and its work is cancelled.
+    """
+
+    def __init__(
+        self,
+        inner: ASGIApp,
+        path: str = MCP_PATH,
+        guidance: Callable[[Mapping[str, str]], Awaitable[AgentGuidance | None]] | None = None,
+        *,
+        authenticate: Callable[[Mapping[str, str]], object] | None = None,
+        challenge: Callable[[Scope, str], str] | None = None,
+        security: TransportSecuritySettings | None = None,
+        max_body_bytes: int = 1024 * 1024,
+        time_limit: float = REQUEST_TIME_LIMIT_SECONDS,
+    ) -> None:
+        self._inner = inner
+        self._path = path
+        self._guidance = guidance
+        self._authenticate = authenticate
+        self._challenge = challenge
+        self._security = TransportSecurityMiddleware(security) if security is not None else None
+        self._max_body_bytes = max_body_bytes
+        self._time_limit = time_limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._inner(scope, receive, send)
+            return
+        if scope["method"].upper() != "POST":
+            error = jsonrpc_error(None, INVALID_REQUEST, "Method Not Allowed: this stateless MCP endpoint takes POST only")
+            await _send_json(send, 405, error, [(b"allow", b"POST")])
+            return
+        if self._security is not None:
+            refusal = await self._security.validate_request(Request(scope), is_post=True)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        body = await _read_body(receive, self._max_body_bytes)
+        if body is None:
+            message = f"Payload Too Large: the request body exceeds {self._max_body_bytes} bytes"
+            await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, message), [])
+            return
+        invalid = envelope_error(body)
+        if invalid is not None:
+            await _send_json(send, 400, jsonrpc_error(invalid[0], INVALID_REQUEST, invalid[1]), [])
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if self._authenticate is not None:
+            try:
+                self._authenticate(headers)
+            except MemoryCoreError as error:
+                await self._refuse_caller(scope, send, body, error)
+                return
+        scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
+        token = CURRENT_GUIDANCE.set(await self._guidance(headers) if self._guidance is not None else None)
+        try:
+            await self._answer_in_time(scope, _replaying(body, receive), send, body)
+        finally:
+            CURRENT_GUIDANCE.reset(token)
+
+    async def _refuse_caller(self, scope: Scope, send: Send, body: bytes, error: MemoryCoreError) -> None:
+        """401 (with the challenge) for a missing or bad credential; the mapped status for an unusable one."""
+        status = status_for(error)
+        if status != 401:
+            await _send_json(send, status, jsonrpc_error(_request_id(body), INVALID_REQUEST, error.message), [])
+            return
+        challenge = getattr(error, "challenge", None) or 'ApiKey header="X-API-KEY"'
+        if self._challenge is not None:
+            challenge = self._challenge(scope, challenge)
+        document = jsonrpc_error(_request_id(body), UNAUTHENTICATED, error.message)
+        await _send_json(send, 401, document, [(b"www-authenticate", challenge.encode("latin-1", "replace"))])
+
+    async def _answer_in_time(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        with anyio.move_on_after(self._time_limit) as bound:
+            await self._inner(scope, receive, tracking_send)
+        if bound.cancelled_caught:
+            log.warning("MCP request cancelled after %.0f s", self._time_limit)
+            if not started:
+                message = f"the request did not finish within {self._time_limit:g} s; retry later"
+                await _send_json(send, 503, jsonrpc_error(_request_id(body), INTERNAL_ERROR, message),
+                                 [(b"retry-after", b"1")])
+
+
+def origin_of_scope(scope: Scope) -> str:
+    """``scheme://host`` of a request whose Host has already been checked against this app's names."""
+    host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"host"), "")
+    if not host and scope.get("server"):
+        name, port = scope["server"]
+        host = f"{name}:{port}"
+    return f"{scope.get('scheme', 'https')}://{host or 'localhost'}"
