@@ -21,6 +21,9 @@ from memory_core.local.timers import timer_functions
 
 log = logging.getLogger("memory_core.local")
 
+SHUTDOWN_GRACE_SECONDS = 3
+"""On SIGTERM/SIGINT, requests still open after this long are cancelled, so serve exits within about 5 s."""
+
 
 def is_loopback(host: str) -> bool:
     """True for 127.0.0.0/8, ::1 and names that resolve only to them."""
@@ -98,7 +101,10 @@ def serve(host: str, port: int, app_dir: Path) -> int:
             f"-H 'X-USER-IDENTITY: {identity}' '{base}/instances/local/memory?scope=user'"
         )
     sys.stdout.flush()
-    config = uvicorn.Config(host_app, host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        host_app, host=host, port=port, log_level="warning", lifespan="on",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+    )
     try:
         uvicorn.Server(config).run()
     finally:
