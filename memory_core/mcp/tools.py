@@ -324,12 +324,14 @@ def build_server(
         return target, _effective_scope(target, scope)
 
     @server.tool(
-        description="Read the user's saved memory as markdown: user memory, this agent's memory, or both "
-        "(combined, the default; user memory alone when no agent is configured). Empty when nothing is saved. "
+        description="Recall what the user asked you to remember: call it at the start of a conversation, or "
+        "whenever their preferences, profile or past corrections would change your answer. Answers the saved "
+        "memory as markdown: user memory, this agent's memory, or both (combined, the default; user memory "
+        "alone when no agent is configured). Empty when nothing is saved. "
         f"Answers at most max_chars characters (default {DEFAULT_MAX_CHARS}) of memory, newest entries first "
         "(combined: split evenly between user and agent memory); a closing note says how many older entries "
-        "were left out and their dates. For more, call again with a larger max_chars, or use search_memory "
-        "to find older memories by words.",
+        "were left out and their dates. For more, call again with a larger max_chars; to find one fact in a "
+        "long memory, use search_memory instead.",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
     async def get_memory(
@@ -345,8 +347,11 @@ def build_server(
         return _markdown_result("\n\n".join([*notes, response.notice]) if response.notice else response.content_markdown)
 
     @server.tool(
-        description="Append durable user memory. Use scope=user for all agents or scope=agent for this "
-        "agent only. Answers JSON: the memory's metadata and the section just added.",
+        description="Save something worth remembering in later conversations: a durable preference, a user "
+        "profile detail, a repeated correction or a long-lived fact. Do not save secrets, credentials, one-off "
+        "requests or sensitive personal details unless the user explicitly asks. Use scope=user for what helps "
+        "every agent, scope=agent for what only this agent needs. Answers JSON: the memory's metadata and the "
+        "section just added.",
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
         ),
@@ -367,8 +372,9 @@ def build_server(
         return _json_result(response)
 
     @server.tool(
-        description="Clear the selected memory scope; the memory profile is kept. Refuses unless "
-        "confirm=true: use only when the user explicitly asks to forget/reset memory. Answers JSON: the "
+        description="Forget everything saved in one scope, only when the user explicitly asks you to forget "
+        "or reset their memory (never to tidy up). The memory profile is kept. Refuses unless confirm=true. "
+        "Answers JSON: the "
         "emptied scope, or, where deletions need operator approval, "
         '{"status": "pending_approval", "request_id", "message"} (the memory is hidden at once).',
         annotations=ToolAnnotations(
@@ -383,9 +389,11 @@ def build_server(
         return _json_result(response)
 
     @server.tool(
-        description="Search the user's saved memory by words (lexical BM25 ranking, best first). "
+        description="Look up specific saved memories by words when you need one fact rather than the whole "
+        "memory (lexical BM25 ranking, best first). "
         '"combined" (the default) searches user + this agent\'s memory; "user" cross-agent memory only; '
-        '"agent" this agent only. Optional tags (e.g. mem_type:user-profile) must all match.',
+        '"agent" this agent only. Optional tags (e.g. mem_type:user-profile) must all match. Answers JSON: '
+        "the hits, each with its score and entry.",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
     async def search_memory(
@@ -395,7 +403,7 @@ def build_server(
         tags: Annotated[list[str], Field(description="Tags every hit must carry", max_length=32)] = [],  # noqa: B006
         limit: Annotated[int, Field(description="Most hits to return", ge=1, le=100)] = 10,
         memory_sharing: MemorySharing = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, SearchResponse]:
         target = target_for(ctx, Scope(scope))
         if _memory_off(ctx):
             return _json_result(SearchResponse(query=query, hits=[], notice=OFF_READ_NOTICE))

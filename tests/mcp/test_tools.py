@@ -16,6 +16,7 @@ from memory_core.auth import KeyAuthenticator
 from memory_core.domain.service import MemoryService
 from memory_core.mcp.backend import InProcessBackend
 from memory_core.mcp.tools import INSTRUCTIONS, build_server
+from memory_core.wire.custody import SearchResponse
 from memory_core.wire.memory import MemoryResponse
 from tests.mcp.client import AGENT_A, AGENT_B, call, initialize, mcp_headers, mcp_session, text
 from tests.mcp.conftest import DEFAULT_INSTANCE, FRONT_KEY, McpTarget
@@ -101,6 +102,43 @@ async def test_clear_declares_no_output_schema(mcp_target: McpTarget) -> None:
     async with mcp_session(mcp_target.url, mcp_headers(mcp_target.key)) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
     assert tools["clear_memory"].output_schema is None
+
+
+async def test_annotations_tell_clients_which_tools_read_and_which_destroy(mcp_target: McpTarget) -> None:
+    """get and search are read-only; clear is destructive (and idempotent); append writes without destroying."""
+    async with mcp_session(mcp_target.url, mcp_headers(mcp_target.key)) as session:
+        hints = {t.name: t.annotations for t in (await session.list_tools()).tools}
+    assert hints["get_memory"].read_only_hint is True and hints["search_memory"].read_only_hint is True
+    assert hints["clear_memory"].destructive_hint is True and hints["clear_memory"].read_only_hint is False
+    assert hints["append_memory"].read_only_hint is False and hints["append_memory"].destructive_hint is False
+    assert all(h.open_world_hint is False for h in hints.values())
+
+
+async def test_descriptions_say_when_to_use_each_tool(mcp_target: McpTarget) -> None:
+    """Each description tells the model when to call the tool, not only what it does."""
+    async with mcp_session(mcp_target.url, mcp_headers(mcp_target.key)) as session:
+        described = {t.name: t.description or "" for t in (await session.list_tools()).tools}
+    assert "start of a conversation" in described["get_memory"]
+    assert "Do not save secrets" in described["append_memory"]
+    assert "only when the user explicitly asks" in described["clear_memory"]
+    assert "one fact" in described["search_memory"] and "search_memory" in described["get_memory"]
+
+
+async def test_search_declares_its_hits_as_output_and_answers_them_structured(
+    mcp_target: McpTarget, instance_id: str
+) -> None:
+    """search_memory publishes SearchResponse as its outputSchema, and its structuredContent matches it."""
+    headers = mcp_headers(mcp_target.key, upn=_upn(), instance=instance_id)
+    async with mcp_session(mcp_target.url, headers) as session:
+        tool = next(t for t in (await session.list_tools()).tools if t.name == "search_memory")
+        await session.call_tool("append_memory", {"scope": "user", "memory": "- allergic to peanuts"})
+        result = await session.call_tool("search_memory", {"query": "peanuts", "scope": "user"})
+    assert set(tool.output_schema["properties"]) == {"query", "hits", "notice"}
+    assert tool.output_schema["required"] == ["query", "hits"]
+    assert not result.is_error
+    found = SearchResponse.model_validate(result.structured_content)
+    assert found.query == "peanuts" and "peanuts" in found.hits[0].entry.content_markdown
+    assert json.loads(text(result)) == result.structured_content
 
 
 async def test_instructions_carry_the_recommended_memory_policy(mcp_target: McpTarget) -> None:
