@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import time
+import uuid
+from typing import Any
 
+import anyio
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from memory_core.mcp.transport import is_local, security_settings
+from memory_core.mcp.transport import McpHttpApp, is_local, security_settings
 from memory_core.settings import Settings
 from tests.mcp.client import mcp_headers, mcp_session
-from tests.support.local_server import USER_KEY, RunningServer
+from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INITIALIZE = {
@@ -142,3 +145,75 @@ def test_malformed_json_is_a_json_rpc_parse_error(core_server: RunningServer) ->
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32700
     assert "Traceback" not in response.text
+
+
+# -- before the protocol runs --------------------------------------------------
+
+
+def test_no_policy_instructions_reach_a_caller_without_a_credential(core_server: RunningServer) -> None:
+    """The agent's policy_instructions answer only an authenticated initialize; without a key it is 401 and nothing."""
+    instance, agent = f"guard-{uuid.uuid4().hex[:8]}", f"/agents/guarded-{uuid.uuid4().hex[:6]}"
+    policy = f"Confidential policy {uuid.uuid4().hex}"
+    put = httpx.put(f"{core_server.api}/instances/{instance}/operator/agent-settings", params={"agentObjectId": agent},
+                    headers={"X-API-KEY": OPERATOR_KEY}, json={"policy_instructions": policy}, timeout=10)
+    assert put.status_code == 200, put.text
+    agent_headers = {"X-AGENT-OBJECT-ID": agent, "X-INSTANCE-ID": instance}
+    stranger = httpx.post(f"{core_server.api}/mcp", json=INITIALIZE, headers={**ACCEPT, **agent_headers}, timeout=10)
+    assert stranger.status_code == 401 and policy not in stranger.text
+    caller = _post(core_server, INITIALIZE, **agent_headers)
+    assert caller.status_code == 200 and policy in caller.json()["result"]["instructions"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"jsonrpc": "2.0", "id": 1, "method": 12345, "params": {"token": "sk-live-SECRET-1"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": "sk-live-SECRET-2"},
+        [{"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"x": "sk-live-SECRET-3"}}],
+        {"jsonrpc": "1.0", "id": 4, "method": "sk-live-SECRET-4"},
+    ],
+)
+def test_json_that_is_not_json_rpc_is_refused_without_echoing_values(core_server: RunningServer, body: object) -> None:
+    """A malformed JSON-RPC message answers 400 -32600 naming where it is wrong, never the values it holds."""
+    response = _post(core_server, body, **{"MCP-Protocol-Version": "2025-11-25"})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32600
+    assert "SECRET" not in response.text and "input_value" not in response.text
+
+
+@pytest.mark.anyio
+async def test_a_request_that_outlives_the_bound_is_answered_and_cancelled() -> None:
+    """Past the time limit the request answers 503 (JSON-RPC internal error, its id) and the work is cancelled."""
+    cancelled = anyio.Event()
+
+    async def never_answers(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await receive()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+
+    app = McpHttpApp(never_answers, time_limit=0.3)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+        started = time.monotonic()
+        response = await http.post("/api/mcp", json={**INITIALIZE, "id": 42}, headers=ACCEPT)
+    assert time.monotonic() - started < 2
+    assert response.status_code == 503 and response.headers["retry-after"] == "1"
+    assert response.json()["id"] == 42 and response.json()["error"]["code"] == -32603
+    assert cancelled.is_set()
+
+
+@pytest.mark.anyio
+async def test_an_oversized_body_is_refused_before_it_is_parsed() -> None:
+    """A body over the limit answers 413 as a JSON-RPC error, and the SDK never sees it."""
+    reached: list[bool] = []
+
+    async def inner(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        reached.append(True)
+
+    app = McpHttpApp(inner, max_body_bytes=1000)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        response = await http.post("/api/mcp", content=b"x" * 1001, headers=ACCEPT)
+    assert response.status_code == 413 and response.json()["error"]["code"] == -32600
+    assert reached == []
