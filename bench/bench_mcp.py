@@ -114,7 +114,9 @@ async def bench_backend(
     async with (
         httpx.AsyncClient(base_url=rest_server.api, headers={"X-API-KEY": USER_KEY}, timeout=30) as rest,
         httpx.AsyncClient(headers=raw_headers, timeout=30) as raw,
-        httpx2.AsyncClient(headers={"X-API-KEY": key, "X-INSTANCE-ID": INSTANCE}, timeout=httpx2.Timeout(30, read=60))
+        # initialize needs a credential too (the endpoint authenticates every request); each call then names its user
+        httpx2.AsyncClient(headers={"X-API-KEY": key, "X-INSTANCE-ID": INSTANCE, "X-USER-IDENTITY": identity(upn["mcp"])},
+                           timeout=httpx2.Timeout(30, read=60))
         as http,
         streamable_http_client(mcp_url, http_client=http) as (read, write),
         ClientSession(read, write) as session,

@@ -55,10 +55,10 @@ def _routes() -> list[Route]:
     return found
 
 
-PUBLIC = {"openapi", "console_page", "console_asset"}
+PUBLIC = {"openapi", "console_page", "console_asset", "oauth_protected_resource"}
 """Routes that take no credential."""
 MCP = {"mcp"}
-"""The MCP endpoint: its tools authorize each call (tests/auth/test_mcp_identity.py)."""
+"""The MCP endpoint: it authenticates every request before the protocol runs (tests/auth/test_mcp_identity.py)."""
 ROUTES = [r for r in _routes() if r.name not in PUBLIC | MCP]
 USER_ROUTES = [r for r in ROUTES if not r.is_operator]
 OPERATOR_ROUTES = [r for r in ROUTES if r.is_operator]

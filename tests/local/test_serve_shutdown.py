@@ -50,7 +50,7 @@ def test_sigterm_stops_serve_promptly_with_a_connected_client_and_open_requests(
                     sock.close()
                 try:
                     await asyncio.wait_for(tool.close(), 5)
-                except (Exception, asyncio.TimeoutError):  # noqa: BLE001 - the server is gone; closing may fail
+                except (TimeoutError, Exception):  # noqa: BLE001 - the server is gone; closing may fail
                     pass
             return stopped_after
 

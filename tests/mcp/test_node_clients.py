@@ -23,7 +23,12 @@ from pathlib import Path
 import pytest
 
 from tests.mcp.client import mcp_headers
-from tests.support.local_server import PROJECT_ROOT, USER_KEY, RunningServer, running_server
+from tests.support.local_server import (
+    PROJECT_ROOT,
+    USER_KEY,
+    RunningServer,
+    running_server,
+)
 
 NODE_PROJECT = PROJECT_ROOT / "tests" / "mcp_node"
 NODE_BIN = NODE_PROJECT / "node_modules" / "node" / "bin"
