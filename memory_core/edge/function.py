@@ -61,7 +61,8 @@ class Access(Enum):
     PUBLIC = "public"
     """No credential: documents anyone may read (the OpenAPI document, static pages, OAuth metadata)."""
     PER_MESSAGE = "per_message"
-    """The MCP endpoint: each tool call authenticates with the same Authenticator, inside the protocol."""
+    """The MCP endpoint: it authenticates every request itself, with the same Authenticator, before the protocol
+    runs, so its 401 is a JSON-RPC error whose challenge names the OAuth metadata (memory_core.mcp.transport)."""
 
 
 def request_body_limit(max_write_bytes: int) -> int:

@@ -36,10 +36,11 @@ def test_every_http_function_of_the_app_declares_its_access() -> None:
 
 
 def test_a_public_route_is_declared_public() -> None:
-    """The OpenAPI document and the web console's page and assets are the app's public routes, and say so."""
+    """The OpenAPI document, the web console's page and assets, and the MCP endpoint's OAuth metadata are the
+    app's public routes, and say so."""
     publics = [f.get_function_name() for f in functions_of(function_app.app)
                if (s := spec_of(f.get_user_function())) is not None and s.access is Access.PUBLIC]
-    assert sorted(publics) == ["console_asset", "console_page", "openapi"]
+    assert sorted(publics) == ["console_asset", "console_page", "oauth_protected_resource", "openapi"]
 
 
 def test_the_worker_sees_the_binding_names() -> None:
