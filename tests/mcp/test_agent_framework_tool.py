@@ -27,6 +27,7 @@ from agent_framework import (
     Message,
 )
 
+from memory_core.mcp.tools import TOOL_NAMES
 from tests.mcp.client import AGENT_A, mcp_headers
 from tests.mcp.conftest import McpTarget
 
@@ -86,7 +87,7 @@ async def test_agent_run_appends_then_reads_memory_through_the_mcp_tool(mcp_targ
     async with asyncio.timeout(TIME_LIMIT):
         async with tool:
             assert tool.is_connected
-            assert {"get_memory", "append_memory", "clear_memory", "search_memory"} <= {f.name for f in tool.functions}
+            assert {f.name for f in tool.functions} == set(TOOL_NAMES)
             agent = Agent(client=model, instructions="You are a travel assistant.", tools=[tool])
             response = await agent.run("Remember that I prefer aisle seats.")
 

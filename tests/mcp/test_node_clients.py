@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from memory_core.mcp.tools import TOOL_NAMES
 from tests.mcp.client import mcp_headers
 from tests.support.local_server import (
     PROJECT_ROOT,
@@ -88,13 +89,13 @@ def _inspector(server: RunningServer, tmp_path: Path, headers: dict[str, str], *
 
 
 def test_inspector_cli_lists_and_calls_the_tools(core_server: RunningServer, tmp_path: Path) -> None:
-    """Inspector CLI: tools/list shows the four tools with annotations; append then get round-trips over HTTP."""
+    """Inspector CLI: tools/list shows every tool with annotations; append then get round-trips over HTTP."""
     instance = f"inspector-{uuid.uuid4().hex[:8]}"
     fact = f"- prefers green tea {uuid.uuid4().hex[:6]}"
     headers = mcp_headers(USER_KEY, instance=instance)
     listed = _inspector(core_server, tmp_path, headers, "--method", "tools/list")
     tools = {tool["name"]: tool for tool in listed["tools"]}
-    assert set(tools) == {"get_memory", "append_memory", "clear_memory", "search_memory"}
+    assert set(tools) == set(TOOL_NAMES)
     assert tools["clear_memory"]["annotations"]["destructiveHint"] is True
     assert "outputSchema" in tools["search_memory"]
     appended = _inspector(core_server, tmp_path, headers, "--method", "tools/call", "--tool-name", "append_memory",

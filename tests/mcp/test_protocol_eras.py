@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import listen
 from mcp.shared.exceptions import MCPError
 
+from memory_core.mcp.tools import TOOL_NAMES
 from tests.mcp.client import mcp_headers
 from tests.mcp.conftest import McpTarget
 from tests.support.local_server import USER_KEY, RunningServer
@@ -79,7 +80,7 @@ async def test_handshake_era_lists_and_calls_tools(mcp_target: McpTarget, instan
         assert result.protocol_version == era
         assert result.capabilities.model_dump(by_alias=True, exclude_none=True) == TOOLS_ONLY
         names = {tool.name for tool in (await session.list_tools()).tools}
-        assert {"get_memory", "append_memory", "clear_memory", "search_memory"} <= names
+        assert names == set(TOOL_NAMES)
         appended = await session.call_tool("append_memory", {"scope": "user", "memory": fact})
         assert not appended.is_error and fact in appended.structured_content["content_markdown"]
         got = await session.call_tool("get_memory", {"scope": "user"})

@@ -11,7 +11,8 @@ import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from memory_core.mcp.transport import McpHttpApp, is_local, security_settings
+from memory_core.mcp.front import McpHttpApp
+from memory_core.mcp.transport import is_local, security_settings
 from memory_core.settings import Settings
 from tests.mcp.client import mcp_headers, mcp_session
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer
