@@ -29,7 +29,7 @@ import azure.functions as func
 
 from memory_core.domain.errors import NotFound
 from memory_core.edge import Access, Call, EndpointSpec, endpoint
-from memory_core.identity.modes import AuthMode, parse_modes
+from memory_core.identity.modes import AuthMode
 from memory_core.settings import Settings
 
 METADATA_ROUTE = ".well-known/oauth-protected-resource/mcp"
@@ -39,10 +39,7 @@ MCP_ROUTE = "mcp"
 
 
 def entra_enabled(settings: Settings) -> bool:
-    try:
-        return AuthMode.ENTRA in parse_modes(settings.memory_auth_mode)
-    except ValueError:
-        return False
+    return AuthMode.ENTRA.value in settings.memory_auth_mode  # validated and lower-cased by Settings
 
 
 def authorization_server(settings: Settings) -> str:

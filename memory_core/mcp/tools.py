@@ -284,7 +284,7 @@ def _serve_only_tools(server: MCPServer) -> None:
     Tool descriptions that follow the agent's settings are computed on each
     tools/list; they are not a change event. There are no prompts or resources.
     """
-    handlers = server._lowlevel_server._request_handlers  # noqa: SLF001 - mcp is pinned to 2.x; see requirements.txt
+    handlers = server._lowlevel_server._request_handlers  # private: mcp is pinned to 2.x; see requirements.txt
     for method in UNSERVED_METHODS:
         handlers.pop(method, None)
 
