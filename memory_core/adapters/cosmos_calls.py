@@ -176,6 +176,15 @@ class Calls:
                 raise
             return False
 
+    def batch(self, operations: Sequence[tuple[str, tuple[Any, ...]]], pk: list[str], *, what: str) -> list[Any]:
+        """Run ``operations`` as one transactional batch (all or nothing); a 409 in it is ``Conflict``."""
+        try:
+            return list(self.container.execute_item_batch(operations, partition_key=pk, timeout=self._timeout()))
+        except CosmosBatchOperationError as e:
+            if e.status_code == 409:
+                raise Conflict(f"{what} already exists") from e
+            raise
+
     def delete_batch(self, item_ids: Sequence[str], pk: list[str]) -> int:
         """Delete up to 100 items of one partition in one transactional batch; returns the count erased."""
         try:

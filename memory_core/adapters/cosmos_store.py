@@ -266,6 +266,23 @@ class CosmosMemoryStore:
                 raise Conflict(f"a memory entry with id {entry.id} already exists") from e
         return stored
 
+    def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:
+        if profile.key != entry.key:
+            raise ValueError("append takes an entry of the profile's key")
+        key = entry.key
+        if any((r.partition.instance_id, r.partition.owner) != (key.instance_id, key.upn) for r in records):
+            raise ValueError("append_with_records takes records of the entry's partition")
+        if not records:
+            return self.append(profile, entry)
+        operations = [("create", (docs.entry_item(entry),))]
+        operations += [("upsert", (docs.record_item(r),)) for r in records]
+        with self._operation("append_with_records") as calls:
+            stored = self._profiles.get(profile.key) or self._ensure_profile(calls, profile)
+            # One transactional batch in the user's partition: the entry and its
+            # audit event are committed together or not at all.
+            calls.batch(operations, [key.instance_id, key.upn], what=f"memory entry {entry.id}")
+        return stored
+
     def save_profile(self, profile: MemoryProfile) -> MemoryProfile:
         item = docs.profile_item(profile)
         with self._operation("save_profile") as calls:

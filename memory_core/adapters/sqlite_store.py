@@ -418,7 +418,16 @@ class SqliteMemoryStore:
             )
 
     def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
+        return self.append_with_records(profile, entry, ())
+
+    def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:
         key = entry.key
+        rows = []
+        for record in records:
+            if (record.partition.instance_id, record.partition.owner) != (key.instance_id, key.upn):
+                raise ValueError("append_with_records takes records of the entry's partition")
+            rows.append((key.instance_id, key.upn, record.kind, record.id,
+                         json.dumps(record.data, separators=(",", ":"), sort_keys=True), uuid.uuid4().hex))
         with self._write() as db:
             db.execute(
                 "INSERT OR IGNORE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -447,6 +456,8 @@ class SqliteMemoryStore:
                     entry.content_sha256,
                 ),
             )
+            # In the entry's transaction: a crash leaves both or neither.
+            db.executemany("INSERT OR REPLACE INTO records VALUES (?,?,?,?,?,?)", rows)
             row = db.execute(
                 "SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
                 (key.instance_id, key.upn, key.profile_id),

@@ -72,11 +72,20 @@ class AuditTrail:
         self._clock = clock
 
     def record(self, action: AuditAction, *, actor: str, instance_id: str, upn: str, **fields: Any) -> AuditEvent:
+        """Write one event on its own (for changes that are not an entry write)."""
+        event, record = self.event(action, actor=actor, instance_id=instance_id, upn=upn, **fields)
+        self._store.put_record(record)
+        return event
+
+    def event(
+        self, action: AuditAction, *, actor: str, instance_id: str, upn: str, **fields: Any
+    ) -> tuple[AuditEvent, Record]:
+        """An event and the record that stores it, not yet written: the caller writes it
+        atomically with the change it describes (``MemoryStore.append_with_records``)."""
         event = AuditEvent(time=self._clock(), actor=actor, action=action, instance_id=instance_id, upn=upn, **fields)
         # Ids sort by time, so a partition's trail reads back in order.
         record_id = f"{event.time.isoformat()}~{uuid.uuid4().hex[:12]}"
-        self._store.put_record(Record(Partition(instance_id, upn), RecordKind.AUDIT, record_id, event.to_data()))
-        return event
+        return event, Record(Partition(instance_id, upn), RecordKind.AUDIT, record_id, event.to_data())
 
     def read(self, instance_id: str, upn: str, limit: int = 1000) -> list[AuditEvent]:
         """The newest ``limit`` events of one user's trail, oldest first."""

@@ -223,9 +223,10 @@ class MemoryService:
         """
         key = self._key(caller, instance_id, self._write_scope(scope, "append"), agent)
         entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.APPEND, options)
-        profile = self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+        profile = self._append_audited(
+            AuditAction.APPEND, caller, self._seed_profile(caller, key, agent, options, entry.created_on), entry
+        )
         self._share(entry)
-        self._audit_write(AuditAction.APPEND, caller, entry)
         return written_view(caller, key, profile, entry)
 
     def import_markdown(
@@ -249,9 +250,10 @@ class MemoryService:
         key = self._key(caller, instance_id, self._write_scope(scope, "import"), agent)
         if mode is ImportMode.APPEND:
             entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.IMPORT, options)
-            self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+            self._append_audited(
+                AuditAction.IMPORT, caller, self._seed_profile(caller, key, agent, options, entry.created_on), entry
+            )
             self._share(entry)
-            self._audit_write(AuditAction.IMPORT, caller, entry)
         elif self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
             return self._replace_pending(caller, key, agent, content_markdown, options)
         else:
@@ -260,8 +262,8 @@ class MemoryService:
             entry = self._new_entry(caller, key, agent, body, EntryKind.REPLACE, options, allow_empty=True)
             # The replace entry alone switches what readers see; the watermark and
             # the purge after it only reclaim space, so a crash between them loses nothing.
-            self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
-            self._audit_write(AuditAction.IMPORT, caller, entry, detail="replace")
+            self._append_audited(AuditAction.IMPORT, caller,
+                                 self._seed_profile(caller, key, agent, options, entry.created_on), entry, "replace")
             watermark = entry.created_on - timedelta(microseconds=1)
             self._advance_watermark(key, watermark, entry.created_on)
             self._store.delete_entries(key, [e.id for e in before.entries if e.created_on <= watermark])
@@ -287,9 +289,10 @@ class MemoryService:
         # content hidden and a request an operator can decide, never old and new mixed.
         request = self.custody.request_replace(caller.upn, key, entry.created_on - timedelta(microseconds=1))
         if body.strip():
-            self._store.append(self._seed_profile(caller, key, agent, options, entry.created_on), entry)
+            self._append_audited(AuditAction.IMPORT, caller,
+                                 self._seed_profile(caller, key, agent, options, entry.created_on), entry,
+                                 f"replace pending request {request.id}")
             self._share(entry)
-            self._audit_write(AuditAction.IMPORT, caller, entry, detail=f"replace pending request {request.id}")
         view = self.get(caller, key.instance_id, key.scope, agent)
         return replace(view, pending=PendingDeletion(request.id, REPLACE_PENDING_MESSAGE))
 
@@ -334,12 +337,9 @@ class MemoryService:
         key = ProfileKey(instance_id, SHARED_OWNER, write_scope, agent.object_id if agent and write_scope is Scope.AGENT else None)
         nobody = Caller(upn="")
         entry = self._new_entry(nobody, key, agent, content_markdown, EntryKind.IMPORT, WriteOptions(share=Share.LEGACY))
-        self._store.append(MemoryProfile(key, None, None, None, entry.created_on, entry.created_on), entry)
-        self.audit.record(
-            AuditAction.IMPORT, actor=operator, instance_id=instance_id, upn=SHARED_OWNER, scope=key.scope.value,
-            agent_object_id=key.agent_object_id, entry_id=entry.id, content_sha256=entry.content_sha256,
-            byte_count=len(content_markdown.encode("utf-8")), detail="legacy",
-        )
+        _, event = self.audit.event(AuditAction.IMPORT, actor=operator, **self._audit_fields(entry), detail="legacy")
+        seed = MemoryProfile(key, None, None, None, entry.created_on, entry.created_on)
+        self._store.append_with_records(seed, entry, [event])
         return entry
 
     # -- entries, forget, search, audit -----------------------------------------
@@ -535,12 +535,23 @@ class MemoryService:
         raise SecretDetected(detectors)
 
     def _audit_write(self, action: AuditAction, caller: Caller, entry: MemoryEntry, detail: str | None = None) -> None:
-        self.audit.record(
-            action, actor=caller.upn, instance_id=entry.key.instance_id, upn=entry.key.upn,
-            scope=entry.key.scope.value, agent_object_id=entry.key.agent_object_id, session_id=entry.session_id,
-            operation_id=entry.operation_id, entry_id=entry.id, content_sha256=entry.content_sha256,
-            byte_count=len(entry.content_markdown.encode("utf-8")), detail=detail,
-        )
+        self.audit.record(action, actor=caller.upn, **self._audit_fields(entry), detail=detail)
+
+    def _append_audited(
+        self, action: AuditAction, caller: Caller, seed: MemoryProfile, entry: MemoryEntry, detail: str | None = None
+    ) -> MemoryProfile:
+        """Store ``entry`` and its audit event atomically: neither exists without the other."""
+        _, event = self.audit.event(action, actor=caller.upn, **self._audit_fields(entry), detail=detail)
+        return self._store.append_with_records(seed, entry, [event])
+
+    @staticmethod
+    def _audit_fields(entry: MemoryEntry) -> dict[str, Any]:
+        return {
+            "instance_id": entry.key.instance_id, "upn": entry.key.upn, "scope": entry.key.scope.value,
+            "agent_object_id": entry.key.agent_object_id, "session_id": entry.session_id,
+            "operation_id": entry.operation_id, "entry_id": entry.id, "content_sha256": entry.content_sha256,
+            "byte_count": len(entry.content_markdown.encode("utf-8")),
+        }
 
     @staticmethod
     def _seed_profile(

@@ -131,6 +131,16 @@ class MemoryStore(Protocol):
         """
         ...
 
+    def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:
+        """``append``, and write ``records`` (put semantics, no etag) in the same atomic unit.
+
+        Every record must live in the entry's partition ``(instance_id, upn)``. Either
+        the entry and every record are stored, or none is: one SQLite transaction, one
+        Cosmos DB transactional batch. Creating a missing profile may happen before
+        (a profile without entries reads as empty). ``ValueError`` for a record elsewhere.
+        """
+        ...
+
     def save_profile(self, profile: MemoryProfile) -> MemoryProfile:
         """Create or replace a profile record.
 
