@@ -14,6 +14,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,17 @@ def _statements(script: str) -> list[str]:
     return [s for s in statements if s]
 
 
+@dataclass(eq=False)  # measurements are told apart by identity
+class SqliteMetrics:
+    """What a block of store calls cost: statements sent to SQLite (each read or write
+    transaction is one round trip), rows read back, and SQLite virtual-machine
+    steps in units of 100 instructions (the work of scans and index seeks)."""
+
+    round_trips: int = 0
+    rows: int = 0
+    vm_steps: int = 0
+
+
 def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="microseconds")
 
@@ -137,6 +149,34 @@ class SqliteMemoryStore:
             self._connection()  # creates the schema, so a bad path fails at start
         except (sqlite3.Error, OSError) as e:
             raise Unavailable(f"the SQLite store at {self._path} cannot be opened: {e}") from e
+
+    # -- measuring ------------------------------------------------------------
+
+    @contextmanager
+    def measure(self) -> Iterator[SqliteMetrics]:
+        """Count the round trips, rows and VM steps of every call this thread makes inside the block."""
+        metrics = SqliteMetrics()
+        stack: list[SqliteMetrics] = self._local.__dict__.setdefault("measuring", [])
+        stack.append(metrics)
+        db = self._connection()
+
+        def step() -> int:
+            for open_metrics in stack:
+                open_metrics.vm_steps += 1
+            return 0
+
+        db.set_progress_handler(step, 100)
+        try:
+            yield metrics
+        finally:
+            stack.remove(metrics)
+            if not stack:
+                db.set_progress_handler(None, 0)
+
+    def _count(self, rows: int) -> None:
+        for metrics in self._local.__dict__.get("measuring", ()):
+            metrics.round_trips += 1
+            metrics.rows += rows
 
     # -- connection handling ------------------------------------------------
 
@@ -169,6 +209,7 @@ class SqliteMemoryStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         try:
             db = self._connection()
+            self._count(0)
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
@@ -181,9 +222,11 @@ class SqliteMemoryStore:
 
     def _read(self, sql: str, params: Sequence[object]) -> list[Any]:
         try:
-            return self._connection().execute(sql, params).fetchall()
+            rows = self._connection().execute(sql, params).fetchall()
         except sqlite3.Error as e:
             raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+        self._count(len(rows))
+        return rows
 
     # -- MemoryStore --------------------------------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 from datetime import datetime, timedelta
 
 from memory_core.domain.agent_settings import AgentSettingsBook

@@ -8,9 +8,10 @@ contract suite in ``tests/contract`` runs against every implementation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.records import Partition, Record
@@ -152,6 +153,14 @@ class MemoryStore(Protocol):
 
     def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
         """Erase the named entries of ``key``; missing ids are ignored. Returns the count erased."""
+        ...
+
+    def measure(self) -> AbstractContextManager[Any]:
+        """Count the work of every call this thread makes inside the block.
+
+        Yields an object with at least ``round_trips`` (requests to the backend,
+        retries included); tests and benchmarks read it.
+        """
         ...
 
     def close(self) -> None:

@@ -25,7 +25,13 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.audit import AuditAction
 from memory_core.domain.errors import Conflict
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
+from memory_core.domain.models import (
+    EntryKind,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Scope,
+)
 from memory_core.domain.records import Partition, RecordKind
 from memory_core.domain.service import DeletionMode, MemoryService
 from tests.adapters.cosmos_support import cosmos_store
@@ -66,7 +72,7 @@ def test_sqlite_process_killed_mid_write_leaves_neither(point: str, tmp_path: Pa
     path = tmp_path / "crash.sqlite3"
     child = subprocess.run(
         [sys.executable, "-c", _CHILD.format(root=str(ROOT), path=str(path), trigger=CRASH_POINTS[point])],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True, text=True, timeout=60, check=False,
     )
     assert child.returncode == 137, child.stderr
     assert "completed" not in child.stdout

@@ -1,33 +1,32 @@
-"""The custody half of the store Protocol on Cosmos DB: records, holds, partition loads, single entries.
+"""The custody half of the store contract: records, holds, partition loads, single entries.
 
-The store contract suite covers profiles and entries; these cases cover the
-rest of the Protocol for CosmosMemoryStore against the Cosmos protocol server.
+``test_store_contract.py`` covers profiles and entries; these cases cover the
+rest of the MemoryStore Protocol, on every store (the ``store`` fixture of
+``conftest.py``: SQLite, and Cosmos DB through the real SDK against the Cosmos
+protocol server).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
 
-from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.domain.errors import Conflict
-from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope
+from memory_core.domain.models import (
+    EntryKind,
+    Hold,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Scope,
+)
 from memory_core.domain.records import Partition, Record, RecordKind
-from tests.adapters.cosmos_support import cosmos_store
-from tests.support.cosmos_server import CosmosServer
+from memory_core.domain.store import MemoryStore
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 UPN = "alex@contoso.com"
-
-
-@pytest.fixture
-def store(cosmos_account: CosmosServer) -> Iterator[CosmosMemoryStore]:
-    s = cosmos_store(cosmos_account)
-    yield s
-    s.close()
 
 
 @pytest.fixture
@@ -35,13 +34,21 @@ def partition() -> Partition:
     return Partition(f"rec-{uuid.uuid4().hex[:8]}", UPN)
 
 
-def _append(store: CosmosMemoryStore, key: ProfileKey, text: str = "- fact") -> MemoryEntry:
+# Statements per call: Cosmos DB answers each in one query (its round-trip target);
+# SQLite reads profiles, entries and holds with one statement each, in process.
+ROUND_TRIPS = {
+    "load": {"CosmosMemoryStore": 1, "SqliteMemoryStore": 3},
+    "load_partition": {"CosmosMemoryStore": 1, "SqliteMemoryStore": 4},
+}
+
+
+def _append(store: MemoryStore, key: ProfileKey, text: str = "- fact") -> MemoryEntry:
     entry = MemoryEntry(uuid.uuid4().hex, key, text, EntryKind.APPEND, T0, key.upn)
     store.append(MemoryProfile(key, "Alex", "alex", None, T0, T0), entry)
     return entry
 
 
-def test_a_record_round_trips_with_an_id_cosmos_could_not_hold(store: CosmosMemoryStore, partition: Partition) -> None:
+def test_a_record_round_trips_with_an_id_cosmos_could_not_hold(store: MemoryStore, partition: Partition) -> None:
     """A record whose id has '/', '+' and ':' is stored, read back equal, and carries an etag."""
     record = Record(partition, RecordKind.AUDIT, "2026-01-02T03:04:05+00:00~a/b", {"action": "append", "n": 1})
     stored = store.put_record(record)
@@ -49,7 +56,7 @@ def test_a_record_round_trips_with_an_id_cosmos_could_not_hold(store: CosmosMemo
     assert store.get_record(partition, RecordKind.AUDIT, record.id) == stored
 
 
-def test_a_record_write_with_a_stale_etag_conflicts(store: CosmosMemoryStore, partition: Partition) -> None:
+def test_a_record_write_with_a_stale_etag_conflicts(store: MemoryStore, partition: Partition) -> None:
     """put_record with the etag it was read with succeeds once; the old etag then conflicts."""
     first = store.put_record(Record(partition, RecordKind.HOLD, "r1", {"v": 1}))
     second = store.put_record(Record(partition, RecordKind.HOLD, "r1", {"v": 2}, first.etag))
@@ -59,7 +66,7 @@ def test_a_record_write_with_a_stale_etag_conflicts(store: CosmosMemoryStore, pa
 
 
 def test_a_record_write_with_an_etag_for_a_gone_record_conflicts(
-    store: CosmosMemoryStore, partition: Partition
+    store: MemoryStore, partition: Partition
 ) -> None:
     """Replacing a record that was deleted meanwhile raises Conflict rather than recreating it."""
     stored = store.put_record(Record(partition, RecordKind.HOLD, "r1", {}))
@@ -68,7 +75,7 @@ def test_a_record_write_with_an_etag_for_a_gone_record_conflicts(
         store.put_record(Record(partition, RecordKind.HOLD, "r1", {}, stored.etag))
 
 
-def test_query_records_filters_orders_and_limits(store: CosmosMemoryStore, partition: Partition) -> None:
+def test_query_records_filters_orders_and_limits(store: MemoryStore, partition: Partition) -> None:
     """query_records answers one kind of one partition, matching where, ordered by id, up to limit."""
     other = Partition(partition.instance_id, "blake@contoso.com")
     for record_id, status in (("c", "approved"), ("a", "approved"), ("b", "pending")):
@@ -80,7 +87,7 @@ def test_query_records_filters_orders_and_limits(store: CosmosMemoryStore, parti
     assert [r.id for r in store.query_records(partition, RecordKind.DELETION_REQUEST, limit=2)] == ["a", "b"]
 
 
-def test_delete_record_says_whether_it_was_there(store: CosmosMemoryStore, partition: Partition) -> None:
+def test_delete_record_says_whether_it_was_there(store: MemoryStore, partition: Partition) -> None:
     """delete_record answers True for a stored record and False once it is gone."""
     store.put_record(Record(partition, RecordKind.HOLD, "r1", {}))
     assert store.delete_record(partition, RecordKind.HOLD, "r1") is True
@@ -88,7 +95,7 @@ def test_delete_record_says_whether_it_was_there(store: CosmosMemoryStore, parti
     assert store.get_record(partition, RecordKind.HOLD, "r1") is None
 
 
-def test_holds_load_with_the_scopes_in_the_same_query(store: CosmosMemoryStore, partition: Partition) -> None:
+def test_holds_load_with_the_scopes_in_the_same_query(store: MemoryStore, partition: Partition) -> None:
     """A hold in the owner's partition comes back in every ScopeState of a load, still one round trip."""
     user = ProfileKey(partition.instance_id, UPN, Scope.USER)
     agent = ProfileKey(partition.instance_id, UPN, Scope.AGENT, "/agents/a")
@@ -98,12 +105,12 @@ def test_holds_load_with_the_scopes_in_the_same_query(store: CosmosMemoryStore, 
     store.put_record(Record(partition, RecordKind.AUDIT, "not-a-hold", {}))
     with store.measure() as metrics:
         states = store.load([user, agent])
-    assert metrics.round_trips == 1
+    assert metrics.round_trips == ROUND_TRIPS["load"][type(store).__name__]
     assert [s.holds for s in states] == [(hold,), (hold,)]
     assert states[0].visible_entries() == []
 
 
-def test_load_partition_lists_every_profile_of_the_owner(store: CosmosMemoryStore, partition: Partition) -> None:
+def test_load_partition_lists_every_profile_of_the_owner(store: MemoryStore, partition: Partition) -> None:
     """load_partition answers each scope of the owner with its entries, ordered by profile id, in one query."""
     user = ProfileKey(partition.instance_id, UPN, Scope.USER)
     agent = ProfileKey(partition.instance_id, UPN, Scope.AGENT, "/agents/a")
@@ -113,13 +120,13 @@ def test_load_partition_lists_every_profile_of_the_owner(store: CosmosMemoryStor
     store.put_record(Record(partition, RecordKind.AUDIT, "a1", {}))
     with store.measure() as metrics:
         states = store.load_partition(partition.instance_id, UPN)
-    assert metrics.round_trips == 1
+    assert metrics.round_trips == ROUND_TRIPS["load_partition"][type(store).__name__]
     assert [s.key for s in states] == sorted([user, agent], key=lambda k: k.profile_id)
     assert sorted(e.content_markdown for s in states for e in s.entries) == ["- agent", "- user"]
     assert store.load_partition(partition.instance_id, "nobody@contoso.com") == []
 
 
-def test_get_entry_finds_an_entry_with_its_scope(store: CosmosMemoryStore, partition: Partition) -> None:
+def test_get_entry_finds_an_entry_with_its_scope(store: MemoryStore, partition: Partition) -> None:
     """get_entry answers the entry with its own profile key, or None for an unknown id."""
     agent = ProfileKey(partition.instance_id, UPN, Scope.AGENT, "/agents/a")
     entry = _append(store, agent)
@@ -128,7 +135,7 @@ def test_get_entry_finds_an_entry_with_its_scope(store: CosmosMemoryStore, parti
     assert store.get_entry(partition.instance_id, "blake@contoso.com", entry.id) is None
 
 
-def test_after_delete_profile_the_next_append_creates_it_again(store: CosmosMemoryStore, partition: Partition) -> None:
+def test_after_delete_profile_the_next_append_creates_it_again(store: MemoryStore, partition: Partition) -> None:
     """delete_profile erases the profile (missing is fine) and forgets it, so an append recreates it."""
     key = ProfileKey(partition.instance_id, UPN, Scope.USER)
     _append(store, key)
@@ -140,7 +147,7 @@ def test_after_delete_profile_the_next_append_creates_it_again(store: CosmosMemo
 
 
 def test_one_record_id_under_two_owners_of_an_instance_keeps_both(
-    store: CosmosMemoryStore, partition: Partition
+    store: MemoryStore, partition: Partition
 ) -> None:
     """A deletion request's holds share an id in the user's and the ~shared partition; both are kept."""
     shared = Partition(partition.instance_id, "~shared")
