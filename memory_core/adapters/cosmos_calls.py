@@ -129,15 +129,17 @@ class Calls:
         # The SDK's own retries (429, connection) stop when this runs out.
         return max(0.5, self._deadline - time.monotonic())
 
-    def query(self, sql: str, params: Mapping[str, Any], pk: list[str]) -> list[Any]:
+    def query(self, sql: str, params: Mapping[str, Any], pk: list[str] | None) -> list[Any]:
+        """Every item ``sql`` answers in partition ``pk`` (None: a cross-partition query)."""
         # max_item_count=-1: the service fills each page up to 4 MB, so a scope is one page.
+        scope: dict[str, Any] = {"partition_key": pk} if pk is not None else {"enable_cross_partition_query": True}
         return list(
             self.container.query_items(
                 sql,
                 parameters=[{"name": n, "value": v} for n, v in params.items()],
-                partition_key=pk,
                 max_item_count=-1,
                 timeout=self._timeout(),
+                **scope,
             )
         )
 

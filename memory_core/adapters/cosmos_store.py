@@ -348,17 +348,45 @@ class CosmosMemoryStore:
     def query_records(
         self, partition: Partition, kind: str, where: Mapping[str, str] | None = None, limit: int | None = None
     ) -> list[Record]:
-        sql = "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.record_kind = @kind"
-        params: dict[str, Any] = {"@instance_id": partition.instance_id, "@upn": partition.owner, "@kind": kind}
-        for n, (name, value) in enumerate((where or {}).items()):
-            if not name.isidentifier():
-                raise ValueError(f"not a field name: {name!r}")
-            sql += f' AND c.data["{name}"] = @w{n}'
-            params[f"@w{n}"] = value
+        if limit is not None:
+            return self.page_records(partition, kind, limit=limit, where=where)
+        sql, params = _records_query(partition.instance_id, partition.owner, kind, where)
         with self._operation("query_records") as calls:
             items = calls.query(sql, params, [partition.instance_id, partition.owner])
-        records = sorted((docs.record_from_item(partition, i) for i in items), key=lambda r: r.id)
-        return records[:limit] if limit is not None else records
+        return sorted((docs.record_from_item(partition, i) for i in items), key=lambda r: r.id)
+
+    def page_records(
+        self,
+        partition: Partition,
+        kind: str,
+        *,
+        limit: int,
+        where: Mapping[str, str] | None = None,
+        after: str | None = None,
+        descending: bool = False,
+    ) -> list[Record]:
+        if limit < 1:
+            return []
+        sql, params = _records_query(partition.instance_id, partition.owner, kind, where)
+        if after is not None:
+            sql += " AND c.id < @after" if descending else " AND c.id > @after"
+            params["@after"] = docs.record_item_id(partition, kind, after)
+        # TOP and a single-field ORDER BY on c.id, which every indexing policy
+        # indexes: the query reads only the items it answers. Within one partition
+        # and kind, item ids are one prefix plus the record id, kept as is for the
+        # characters paged ids use (letters, digits, - _ . ~ : +), so they sort alike.
+        sql = sql.replace("SELECT *", f"SELECT TOP {int(limit)} *", 1)
+        sql += " ORDER BY c.id DESC" if descending else " ORDER BY c.id"
+        with self._operation("page_records") as calls:
+            items = calls.query(sql, params, [partition.instance_id, partition.owner])
+        return [docs.record_from_item(partition, i) for i in items]
+
+    def query_records_of_owner(self, owner: str, kind: str, where: Mapping[str, str] | None = None) -> list[Record]:
+        sql, params = _records_query(None, owner, kind, where)
+        with self._operation("query_records_of_owner") as calls:
+            items = calls.query(sql, params, None)
+        records = [docs.record_from_item(Partition(i["instance_id"], owner), i) for i in items]
+        return sorted(records, key=lambda r: (r.partition.instance_id, r.id))
 
     def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
         item_id = docs.record_item_id(partition, kind, record_id)
@@ -558,6 +586,23 @@ def _window_filter(window: EntryWindow) -> tuple[str, dict[str, Any]]:
         where += " AND NOT ARRAY_CONTAINS(@excluded, c.id)"
         params["@excluded"] = sorted(docs.entry_item_id(i) for i in window.excluded_ids)
     return where, params
+
+
+def _records_query(
+    instance_id: str | None, owner: str, kind: str, where: Mapping[str, str] | None
+) -> tuple[str, dict[str, Any]]:
+    """SELECT * of the records of ``kind`` under ``owner`` (in one instance unless None) matching ``where``."""
+    sql = "SELECT * FROM c WHERE c.upn = @upn AND c.record_kind = @kind"
+    params: dict[str, Any] = {"@upn": owner, "@kind": kind}
+    if instance_id is not None:
+        sql = "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.record_kind = @kind"
+        params["@instance_id"] = instance_id
+    for n, (name, value) in enumerate((where or {}).items()):
+        if not name.isidentifier():
+            raise ValueError(f"not a field name: {name!r}")
+        sql += f' AND c.data["{name}"] = @w{n}'
+        params[f"@w{n}"] = value
+    return sql, params
 
 
 def _same_partition_key(found: Mapping[str, Any]) -> bool:

@@ -120,11 +120,21 @@ def _statements(script: str) -> list[str]:
 class SqliteMetrics:
     """What a block of store calls cost: statements sent to SQLite (each read or write
     transaction is one round trip), rows read back, and SQLite virtual-machine
-    steps in units of 100 instructions (the work of scans and index seeks)."""
+    instructions executed (the work of scans and index seeks)."""
 
     round_trips: int = 0
     rows: int = 0
     vm_steps: int = 0
+
+
+def _json_filters(where: Mapping[str, str] | None, params: list[object]) -> str:
+    sql = ""
+    for name, value in (where or {}).items():
+        if not name.isidentifier():
+            raise ValueError(f"not a field name: {name!r}")
+        sql += f" AND json_extract(data, '$.{name}')=?"
+        params.append(value)
+    return sql
 
 
 def _iso(moment: datetime) -> str:
@@ -165,7 +175,7 @@ class SqliteMemoryStore:
                 open_metrics.vm_steps += 1
             return 0
 
-        db.set_progress_handler(step, 100)
+        db.set_progress_handler(step, 1)
         try:
             yield metrics
         finally:
@@ -437,18 +447,50 @@ class SqliteMemoryStore:
     def query_records(
         self, partition: Partition, kind: str, where: Mapping[str, str] | None = None, limit: int | None = None
     ) -> list[Record]:
+        return self._select_records(partition, kind, where, None, limit, descending=False)
+
+    def page_records(
+        self,
+        partition: Partition,
+        kind: str,
+        *,
+        limit: int,
+        where: Mapping[str, str] | None = None,
+        after: str | None = None,
+        descending: bool = False,
+    ) -> list[Record]:
+        return self._select_records(partition, kind, where, after, limit, descending=descending)
+
+    def _select_records(
+        self,
+        partition: Partition,
+        kind: str,
+        where: Mapping[str, str] | None,
+        after: str | None,
+        limit: int | None,
+        *,
+        descending: bool,
+    ) -> list[Record]:
+        # The primary key (instance_id, owner, kind, id) serves the filter, the
+        # order and the keyset position: SQLite reads only the rows it answers
+        # (plus those a ``where`` skips).
         sql = "SELECT id, data, etag FROM records WHERE instance_id=? AND owner=? AND kind=?"
         params: list[object] = [partition.instance_id, partition.owner, kind]
-        for name, value in (where or {}).items():
-            if not name.isidentifier():
-                raise ValueError(f"not a field name: {name!r}")
-            sql += f" AND json_extract(data, '$.{name}')=?"
-            params.append(value)
-        sql += " ORDER BY id"
+        sql += _json_filters(where, params)
+        if after is not None:
+            sql += " AND id < ?" if descending else " AND id > ?"
+            params.append(after)
+        sql += " ORDER BY id DESC" if descending else " ORDER BY id"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
         return [Record(partition, kind, row[0], json.loads(row[1]), row[2]) for row in self._read(sql, params)]
+
+    def query_records_of_owner(self, owner: str, kind: str, where: Mapping[str, str] | None = None) -> list[Record]:
+        params: list[object] = [owner, kind]
+        sql = "SELECT instance_id, id, data, etag FROM records WHERE owner=? AND kind=?" + _json_filters(where, params)
+        rows = self._read(sql + " ORDER BY instance_id, id", params)
+        return [Record(Partition(row[0], owner), kind, row[1], json.loads(row[2]), row[3]) for row in rows]
 
     def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
         with self._write() as db:

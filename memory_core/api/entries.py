@@ -14,7 +14,7 @@ from memory_core.domain.service import PendingDeletion
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response, not_stored
 from memory_core.wire.custody import (
-    AuditEventModel,
+    AuditQuery,
     AuditResponse,
     EntriesQuery,
     EntriesResponse,
@@ -34,17 +34,18 @@ def _agent(object_id: str | None) -> AgentContext | None:
     return AgentContext(object_id) if object_id else None
 
 
-@endpoint(EndpointSpec(summary="List the visible entries of a scope", tag=MEMORY, access=Access.USER,
-                       query=EntriesQuery, response=EntriesResponse, errors=(400, 401, 403),
+@endpoint(EndpointSpec(summary="List the visible entries of a scope, a page at a time", tag=MEMORY,
+                       access=Access.USER, query=EntriesQuery, response=EntriesResponse, errors=(400, 401, 403),
                        memory_off=lambda call: EntriesResponse(scope=call.query(EntriesQuery).scope, entries=[],
                                                                notice=OFF_READ_NOTICE)))
 def list_entries(call: Call) -> EntriesResponse:
     query = call.query(EntriesQuery)
-    entries = call.runtime.service.entries(
+    page = call.runtime.service.entries_page(
         call.caller, call.instance_id, Scope(query.scope), _agent(query.agentObjectId),
-        SharingPolicy.named(query.memorySharing),
+        SharingPolicy.named(query.memorySharing), limit=query.limit, continuation=query.continuation,
     )
-    return EntriesResponse(scope=query.scope, entries=[EntryModel.from_entry(e) for e in entries])
+    return EntriesResponse(scope=query.scope, entries=[EntryModel.from_entry(e) for e in page.items],
+                           continuation=page.continuation)
 
 
 @endpoint(EndpointSpec(summary="Forget one entry (pending operator approval unless deletion is immediate)",
@@ -73,8 +74,10 @@ def search_memory(call: Call) -> SearchResponse:
     return SearchResponse(query=query.q, hits=[SearchHitModel.from_hit(h) for h in hits])
 
 
-@endpoint(EndpointSpec(summary="The caller's own audit trail", tag=MEMORY, access=Access.USER,
-                       response=AuditResponse))
+@endpoint(EndpointSpec(summary="The caller's own audit trail, a page at a time", tag=MEMORY, access=Access.USER,
+                       query=AuditQuery, response=AuditResponse))
 def read_own_audit(call: Call) -> AuditResponse:
-    events = call.runtime.service.audit_trail(call.instance_id, call.caller.upn)
-    return AuditResponse(upn=call.caller.upn, events=[AuditEventModel.from_event(e) for e in events])
+    query = call.query(AuditQuery)
+    page = call.runtime.service.audit_page(call.instance_id, call.caller.upn, limit=query.limit,
+                                           continuation=query.continuation, newest_first=query.order == "newest_first")
+    return AuditResponse.from_page(call.caller.upn, page)

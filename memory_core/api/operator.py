@@ -22,7 +22,6 @@ from memory_core.wire.custody import (
     AgentSettingsBody,
     AgentSettingsModel,
     AgentSettingsQuery,
-    AuditEventModel,
     AuditResponse,
     DeletionListResponse,
     DeletionRequestModel,
@@ -53,11 +52,12 @@ def _user(raw: str) -> str:
 def list_deletions(call: Call) -> DeletionListResponse:
     query = call.query(DeletionsQuery)
     status = DeletionStatus(query.status) if query.status else None
-    requests = call.runtime.service.custody.list(call.instance_id, status)
+    page = call.runtime.service.custody.page(call.instance_id, status, limit=query.limit,
+                                             continuation=query.continuation)
     return DeletionListResponse(requests=[
         DeletionRequestModel.from_request(r).model_copy(update={"entry_count": request_entry_count(call.runtime.store, r)})
-        for r in requests
-    ])
+        for r in page.items
+    ], continuation=page.continuation)
 
 
 @endpoint(EndpointSpec(summary="Approve a pending deletion request (the sweep erases it)", tag=OPERATOR,
@@ -94,12 +94,14 @@ def run_sweep(call: Call) -> SweepResponse:
     return SweepResponse(executed=[DeletionRequestModel.from_request(r) for r in executed])
 
 
-@endpoint(EndpointSpec(summary="Read one user's audit trail", tag=OPERATOR, access=Access.OPERATOR,
+@endpoint(EndpointSpec(summary="Read one user's audit trail, a page at a time", tag=OPERATOR, access=Access.OPERATOR,
                        query=OperatorAuditQuery, response=AuditResponse, errors=(400, 401, 403)))
 def read_audit(call: Call) -> AuditResponse:
-    upn = _user(call.query(OperatorAuditQuery).upn)
-    events = call.runtime.service.audit_trail(call.instance_id, upn)
-    return AuditResponse(upn=upn, events=[AuditEventModel.from_event(e) for e in events])
+    query = call.query(OperatorAuditQuery)
+    upn = _user(query.upn)
+    page = call.runtime.service.audit_page(call.instance_id, upn, limit=query.limit, continuation=query.continuation,
+                                           newest_first=query.order == "newest_first")
+    return AuditResponse.from_page(upn, page)
 
 
 @endpoint(EndpointSpec(summary="Read an agent's memory settings", tag=OPERATOR, access=Access.OPERATOR,

@@ -13,6 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
 
@@ -88,6 +89,20 @@ class AuditTrail:
         return event, Record(Partition(instance_id, upn), RecordKind.AUDIT, record_id, event.to_data())
 
     def read(self, instance_id: str, upn: str, limit: int = 1000) -> list[AuditEvent]:
-        """The newest ``limit`` events of one user's trail, oldest first."""
-        records = self._store.query_records(Partition(instance_id, upn), RecordKind.AUDIT)
-        return [AuditEvent.from_data(r.data) for r in records[-limit:]]
+        """The newest ``limit`` events of one user's trail, oldest first (one bounded query)."""
+        records = self._store.page_records(Partition(instance_id, upn), RecordKind.AUDIT, limit=limit, descending=True)
+        return [AuditEvent.from_data(r.data) for r in reversed(records)]
+
+    def page(
+        self, instance_id: str, upn: str, *, limit: int, continuation: str | None = None, newest_first: bool = False
+    ) -> Page[AuditEvent]:
+        """One page of one user's trail, oldest (or newest) first: one query of at most ``limit`` + 1
+        records, whatever the trail's length. ``InvalidInput`` for a foreign continuation token."""
+        listing = "audit:newest" if newest_first else "audit:oldest"
+        position = decode_token(listing, continuation)
+        records = self._store.page_records(
+            Partition(instance_id, upn), RecordKind.AUDIT, limit=check_page_size(limit) + 1,
+            after=position[0] if position else None, descending=newest_first,
+        )
+        token = encode_token(listing, [records[limit - 1].id]) if len(records) > limit else None
+        return Page([AuditEvent.from_data(r.data) for r in records[:limit]], token)

@@ -25,7 +25,8 @@ from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
-from memory_core.domain.records import DELETIONS, Partition, Record, RecordKind
+from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
+from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.store import MemoryStore
 
 SweepFault = Callable[[str, DeletionRequest], None]
@@ -128,17 +129,35 @@ class CustodyService:
     # -- operator decisions -----------------------------------------------------
 
     def list(self, instance_id: str, status: DeletionStatus | None = None) -> list[DeletionRequest]:
-        where = {"instance_id": instance_id}
-        if status is not None:
-            where["status"] = status.value
-        records = self._store.query_records(DELETIONS, RecordKind.DELETION_REQUEST, where)
-        return sorted((DeletionRequest.from_record(r) for r in records), key=lambda r: (r.requested_on, r.id))
+        """Every request of the instance (with ``status``), oldest first. Unbounded: prefer ``page``."""
+        where = {"status": status.value} if status is not None else None
+        records = self._store.query_records(deletions_partition(instance_id), RecordKind.DELETION_REQUEST, where)
+        return [DeletionRequest.from_record(r) for r in records]
+
+    def page(
+        self, instance_id: str, status: DeletionStatus | None, *, limit: int, continuation: str | None = None
+    ) -> Page[DeletionRequest]:
+        """One page of the instance's requests (with ``status``), oldest first: one query.
+
+        ``InvalidInput`` for a continuation token another listing made.
+        """
+        listing = f"deletions:{status.value if status else 'all'}"
+        position = decode_token(listing, continuation)
+        records = self._store.page_records(
+            deletions_partition(instance_id), RecordKind.DELETION_REQUEST, limit=check_page_size(limit) + 1,
+            where={"status": status.value} if status is not None else None,
+            after=position[0] if position else None,
+        )
+        token = encode_token(listing, [records[limit - 1].id]) if len(records) > limit else None
+        return Page([DeletionRequest.from_record(r) for r in records[:limit]], token)
 
     def get(self, instance_id: str, request_id: str) -> DeletionRequest:
-        record = self._store.get_record(DELETIONS, RecordKind.DELETION_REQUEST, request_id)
-        if record is None or record.data.get("instance_id") != instance_id:
+        records = self._store.query_records(
+            deletions_partition(instance_id), RecordKind.DELETION_REQUEST, {"id": request_id}, limit=1
+        )
+        if not records:
             raise NotFound(f"no deletion request {request_id} in instance {instance_id}")
-        return DeletionRequest.from_record(record)
+        return DeletionRequest.from_record(records[0])
 
     def approve(self, operator: str, instance_id: str, request_id: str) -> DeletionRequest:
         """Hand a pending request to the sweep. ``Conflict`` unless it is pending."""
@@ -172,8 +191,9 @@ class CustodyService:
         """Execute every approved request (of one instance, or all); returns those executed."""
         where = {"status": DeletionStatus.APPROVED.value}
         if instance_id is not None:
-            where["instance_id"] = instance_id
-        records = self._store.query_records(DELETIONS, RecordKind.DELETION_REQUEST, where)
+            records = self._store.query_records(deletions_partition(instance_id), RecordKind.DELETION_REQUEST, where)
+        else:  # the scheduled sweep: every instance, one cross-partition query
+            records = self._store.query_records_of_owner(DELETIONS_OWNER, RecordKind.DELETION_REQUEST, where)
         approved = sorted((DeletionRequest.from_record(r) for r in records), key=lambda r: (r.decided_on or r.requested_on, r.id))
         executed = []
         for request in approved:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from memory_core.domain.records import DELETIONS, Record, RecordKind
+from memory_core.domain.records import Record, RecordKind, deletions_partition
 
 
 class DeletionKind(StrEnum):
@@ -83,7 +83,13 @@ class DeletionRequest:
             "erased_entries": self.erased_entries,
             "erased_profiles": self.erased_profiles,
         }
-        return Record(DELETIONS, RecordKind.DELETION_REQUEST, self.id, data, self.etag)
+        return Record(deletions_partition(self.instance_id), RecordKind.DELETION_REQUEST, self.record_id, data,
+                      self.etag)
+
+    @property
+    def record_id(self) -> str:
+        """The stored record's id: the request time first, so a partition's records sort by age."""
+        return f"{self.requested_on.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')}~{self.id}"
 
     @staticmethod
     def from_record(record: Record) -> DeletionRequest:

@@ -42,4 +42,9 @@ class Record:
     etag: str | None = None
 
 
-DELETIONS = Partition(SYSTEM_INSTANCE, DELETIONS_OWNER)
+def deletions_partition(instance_id: str) -> Partition:
+    """Where an instance's deletion requests live: one partition per instance, so no
+    partition collects every instance's requests, and an instance's listing (pending
+    ones included) is one single-partition query per page. Finished requests expire
+    (``MEMORY_DELETION_RETENTION_DAYS``), so the partition does not grow forever."""
+    return Partition(instance_id, DELETIONS_OWNER)

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from memory_core.domain.agent_settings import AgentSettingsBook
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
@@ -30,6 +30,7 @@ from memory_core.domain.models import (
     sha256_hex,
     shared_copy_id,
 )
+from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.rendering import render_combined, render_scope, strip_title
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.sharing import SharingPolicy, resolve_policy
@@ -369,6 +370,41 @@ class MemoryService:
                     ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)]
         return [self._key(caller, instance_id, scope, agent)]
 
+    def entries_page(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        sharing: SharingPolicy | None = None,
+        *,
+        limit: int,
+        continuation: str | None = None,
+    ) -> Page[MemoryEntry]:
+        """One page of ``entries``: user before agent (combined), then oldest first.
+
+        Keyset pages: walking every page gives every entry visible throughout the
+        walk exactly once. Each page reads the scope's visible entries (as a get
+        does) and answers ``limit`` of them. ``InvalidInput`` for a foreign token.
+        """
+        listing = f"entries:{scope.value}"
+        position = decode_token(listing, continuation)
+        check_page_size(limit)
+        ordered = sorted(
+            ((_entry_position(e), e) for e in self.entries(caller, instance_id, scope, agent, sharing)),
+            key=lambda pair: pair[0],
+        )
+        after = tuple(position) if position else None
+        rest = [pair for pair in ordered if after is None or pair[0] > after]
+        token = encode_token(listing, list(rest[limit - 1][0])) if len(rest) > limit else None
+        return Page([e for _, e in rest[:limit]], token)
+
+    def audit_page(
+        self, instance_id: str, upn: str, *, limit: int, continuation: str | None = None, newest_first: bool = False
+    ) -> Page[AuditEvent]:
+        """One page of one user's audit trail (see ``AuditTrail.page``)."""
+        return self.audit.page(instance_id, upn, limit=limit, continuation=continuation, newest_first=newest_first)
+
     def forget(self, caller: Caller, instance_id: str, entry_id: str) -> PendingDeletion | Forgotten:
         """Forget one of the caller's visible entries. ``NotFound`` when there is none by that id."""
         entry = self._store.get_entry(instance_id, caller.upn, entry_id)
@@ -590,6 +626,12 @@ class MemoryService:
             except Conflict:
                 continue
         raise Conflict("the memory profile kept changing during the write; retry")
+
+
+def _entry_position(entry: MemoryEntry) -> tuple[str, str, str]:
+    """An entry's place in a listing: user scope before agent scope, then time, then id."""
+    rank = "0" if entry.key.scope is Scope.USER else "1"
+    return rank, entry.created_on.astimezone(UTC).isoformat(timespec="microseconds"), entry.id
 
 
 __all__: Sequence[str] = (

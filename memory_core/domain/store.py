@@ -117,7 +117,36 @@ class MemoryStore(Protocol):
     def query_records(
         self, partition: Partition, kind: str, where: Mapping[str, str] | None = None, limit: int | None = None
     ) -> list[Record]:
-        """Records of ``kind`` in ``partition`` whose top-level ``data`` fields equal ``where``, ordered by id."""
+        """Records of ``kind`` in ``partition`` whose top-level ``data`` fields equal ``where``, ordered by id.
+
+        With ``limit``, the first ``limit`` of them, limited in the query itself.
+        """
+        ...
+
+    def page_records(
+        self,
+        partition: Partition,
+        kind: str,
+        *,
+        limit: int,
+        where: Mapping[str, str] | None = None,
+        after: str | None = None,
+        descending: bool = False,
+    ) -> list[Record]:
+        """Up to ``limit`` records of ``kind`` in ``partition`` matching ``where``, ordered by id
+        (descending when asked), starting after id ``after`` in that order.
+
+        One query whose limit and order the backend applies (``TOP``/``ORDER BY`` on
+        Cosmos DB, ``LIMIT`` on SQLite), so its cost does not grow with the partition.
+        """
+        ...
+
+    def query_records_of_owner(self, owner: str, kind: str, where: Mapping[str, str] | None = None) -> list[Record]:
+        """Records of ``kind`` under partition owner ``owner`` in every instance (one cross-partition query).
+
+        For the scheduled sweep only, which must find approved deletion requests
+        in every instance; everything else stays inside one partition.
+        """
         ...
 
     def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:

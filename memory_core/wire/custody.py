@@ -11,6 +11,7 @@ from memory_core.domain.agent_settings import AgentSettings
 from memory_core.domain.audit import AuditEvent
 from memory_core.domain.deletion import DeletionRequest
 from memory_core.domain.models import MemoryEntry
+from memory_core.domain.paging import MAX_PAGE_SIZE, MAX_TOKEN_CHARS, Page
 from memory_core.domain.search import SearchHit
 from memory_core.domain.service import PendingDeletion
 from memory_core.wire.memory import AgentObjectId, ReadScope, SharingName, WriteScope
@@ -18,6 +19,18 @@ from memory_core.wire.memory import AgentObjectId, ReadScope, SharingName, Write
 
 class _Query(BaseModel):
     model_config = ConfigDict(extra="ignore")
+
+
+class PageQuery(_Query):
+    """Paging of a listing: keyset pages, so a deep page costs what the first does."""
+
+    limit: int = Field(default=MAX_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE, description="Items per page (1-1000)")
+    continuation: Annotated[str, StringConstraints(max_length=MAX_TOKEN_CHARS)] | None = Field(
+        default=None, description="The previous page's continuation; omit it for the first page"
+    )
+
+
+_CONTINUATION = Field(default=None, description="Set when more items follow: pass it as ?continuation= for the next page")
 
 
 class PendingDeletionResponse(BaseModel):
@@ -80,7 +93,7 @@ class EntryModel(BaseModel):
         )
 
 
-class EntriesQuery(_Query):
+class EntriesQuery(PageQuery):
     scope: ReadScope
     agentObjectId: AgentObjectId | None = None
     memorySharing: SharingName | None = None
@@ -89,6 +102,7 @@ class EntriesQuery(_Query):
 class EntriesResponse(BaseModel):
     scope: str
     entries: list[EntryModel]
+    continuation: str | None = _CONTINUATION
     notice: str | None = None
 
 
@@ -152,13 +166,22 @@ class AuditEventModel(BaseModel):
 class AuditResponse(BaseModel):
     upn: str
     events: list[AuditEventModel]
+    continuation: str | None = _CONTINUATION
+
+    @classmethod
+    def from_page(cls, upn: str, page: Page[AuditEvent]) -> AuditResponse:
+        return cls(upn=upn, events=[AuditEventModel.from_event(e) for e in page.items], continuation=page.continuation)
 
 
-class OperatorAuditQuery(_Query):
+class AuditQuery(PageQuery):
+    order: Literal["oldest_first", "newest_first"] = "oldest_first"
+
+
+class OperatorAuditQuery(AuditQuery):
     upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)]
 
 
-class DeletionsQuery(_Query):
+class DeletionsQuery(PageQuery):
     status: Literal["pending", "approved", "rejected", "executed"] | None = None
 
 
@@ -193,6 +216,7 @@ class DeletionRequestModel(BaseModel):
 
 class DeletionListResponse(BaseModel):
     requests: list[DeletionRequestModel]
+    continuation: str | None = _CONTINUATION
 
 
 class RejectRequest(BaseModel):

@@ -1,0 +1,104 @@
+"""A page of records costs the same store work however many records the partition holds.
+
+Issue #14's acceptance: an audit read at 100,000 events costs what it costs at
+100. SQLite: statements, rows read back and VM steps (SQLite's own measure of
+the work of scans and seeks) are counted by ``SqliteMemoryStore.measure()``.
+Cosmos DB: round trips and the items answered; the test server scans every item
+of the container for any query, so its latency and flat 1 RU say nothing here -
+what the app controls and this shows is one TOP/ORDER BY query per page (a real
+account serves it from the index: docs/cosmos.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory_core.adapters import cosmos_documents as docs
+from memory_core.adapters.cosmos_store import CosmosMemoryStore
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.audit import AuditAction, AuditEvent
+from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.service import MemoryService
+from tests.adapters.cosmos_support import cosmos_store
+from tests.support.cosmos_server import CosmosServer
+
+UPN = "alex@contoso.com"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _events(instance: str, count: int) -> list[Record]:
+    records = []
+    for n in range(count):
+        event = AuditEvent(T0 + timedelta(microseconds=n), UPN, AuditAction.APPEND, instance, UPN, entry_id=f"e{n}")
+        records.append(Record(Partition(instance, UPN), RecordKind.AUDIT,
+                              f"{event.time.isoformat()}~{n:012x}", event.to_data()))
+    return records
+
+
+def _seed_sqlite(path: Path, records: list[Record]) -> None:
+    # Written in one transaction straight into the store's table: 100,000 events
+    # one put_record at a time would dominate the test's run time.
+    with sqlite3.connect(path) as db:
+        db.executemany(
+            "INSERT INTO records VALUES (?,?,?,?,?,?)",
+            [(r.partition.instance_id, r.partition.owner, r.kind, r.id, json.dumps(r.data), "etag") for r in records],
+        )
+
+
+def _page_cost(store: SqliteMemoryStore | CosmosMemoryStore, instance: str, **paging: object) -> tuple[object, int]:
+    service = MemoryService(store)
+    with store.measure() as metrics:
+        page = service.audit_page(instance, UPN, limit=100, **paging)  # type: ignore[arg-type]
+    return metrics, len(page.items)
+
+
+def test_sqlite_audit_page_at_100000_events_costs_what_it_costs_at_100(tmp_path: Path) -> None:
+    """One statement, a page of rows and (within 10%) the same VM steps at 100 and at 100,000 events,
+    for the first page, a deep page, and newest first."""
+    store = SqliteMemoryStore(tmp_path / "bounded.sqlite3")
+    try:
+        _seed_sqlite(tmp_path / "bounded.sqlite3", _events("small", 100) + _events("large", 100_000))
+        deep = MemoryService(store).audit_page("large", UPN, limit=100)
+        for paging in ({}, {"newest_first": True}):
+            small, small_items = _page_cost(store, "small", **paging)
+            large, large_items = _page_cost(store, "large", **paging)
+            print(f"\n{paging}: 100 events {small}; 100,000 events {large}")
+            assert small_items == large_items == 100
+            # One statement each; rows: the page, plus the one that shows more follow where more do.
+            assert (small.round_trips, small.rows, large.round_trips, large.rows) == (1, 100, 1, 101)  # type: ignore[attr-defined]
+            assert large.vm_steps <= small.vm_steps * 1.1 + 2  # type: ignore[attr-defined]
+        deeper, _ = _page_cost(store, "large", continuation=deep.continuation)
+        assert (deeper.round_trips, deeper.rows) == (1, 101)  # type: ignore[attr-defined]
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def cosmos(cosmos_account: CosmosServer) -> Iterator[CosmosMemoryStore]:
+    store = cosmos_store(cosmos_account)
+    yield store
+    store.close()
+
+
+def test_cosmos_audit_page_is_one_query_whatever_the_trail(cosmos: CosmosMemoryStore) -> None:
+    """One round trip answering 101 items (a page and one to know more follow) at 100 and at 3,000 events."""
+    small, large = f"small-{uuid.uuid4().hex[:6]}", f"large-{uuid.uuid4().hex[:6]}"
+    with cosmos._operation("seed") as calls:  # noqa: SLF001 - bulk fixture: 100 creates per batch
+        for instance, count in ((small, 100), (large, 3_000)):
+            items = [docs.record_item(r) for r in _events(instance, count)]
+            for at in range(0, count, 100):
+                calls.batch([("create", (i,)) for i in items[at:at + 100]], [instance, UPN], what="seed")
+    for paging in ({}, {"newest_first": True}):
+        small_cost, small_items = _page_cost(cosmos, small, **paging)
+        large_cost, large_items = _page_cost(cosmos, large, **paging)
+        assert small_items == large_items == 100
+        assert small_cost.round_trips == large_cost.round_trips == 1  # type: ignore[attr-defined]
+    events = MemoryService(cosmos).audit_page(large, UPN, limit=100, newest_first=True).items
+    assert [e.entry_id for e in events] == [f"e{n}" for n in range(2_999, 2_899, -1)]
