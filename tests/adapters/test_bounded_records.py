@@ -90,7 +90,7 @@ def cosmos(cosmos_account: CosmosServer) -> Iterator[CosmosMemoryStore]:
 def test_cosmos_audit_page_is_one_query_whatever_the_trail(cosmos: CosmosMemoryStore) -> None:
     """One round trip answering 101 items (a page and one to know more follow) at 100 and at 3,000 events."""
     small, large = f"small-{uuid.uuid4().hex[:6]}", f"large-{uuid.uuid4().hex[:6]}"
-    with cosmos._operation("seed") as calls:  # noqa: SLF001 - bulk fixture: 100 creates per batch
+    with cosmos._operation("seed") as calls:
         for instance, count in ((small, 100), (large, 3_000)):
             items = [docs.record_item(r) for r in _events(instance, count)]
             for at in range(0, count, 100):

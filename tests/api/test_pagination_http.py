@@ -17,10 +17,16 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.adapters import cosmos_documents as docs
+from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
+from memory_core.domain.models import (
+    EntryKind,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Scope,
+)
 from memory_core.domain.store import MemoryStore
 from memory_core.settings import Settings
 from tests.support.local_server import OPERATOR_KEY, RunningServer
@@ -52,7 +58,7 @@ def _seed_entries(store: MemoryStore, instance: str, count: int) -> None:
     store.append(MemoryProfile(key, "Alex", UPN, None, T0, T0), entries[0])
     if isinstance(store, CosmosMemoryStore):
         # 100 creates per transactional batch: the only way to write 10,000 items to the test server quickly.
-        with store._operation("seed") as calls:  # noqa: SLF001 - test fixture writing in bulk
+        with store._operation("seed") as calls:
             for at in range(1, count, 100):
                 calls.batch([("create", (docs.entry_item(e),)) for e in entries[at:at + 100]], [instance, UPN],
                             what="seed")
