@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from memory_core.domain.service import DeletionMode, MemoryService
@@ -77,6 +78,8 @@ def build_runtime(settings: Settings, *, listen_address: str | None = None) -> R
             scanner=SecretScanner(),
             default_sharing=SharingPolicy(settings.memory_sharing_default_policy),
             allow_sharing_override=settings.memory_sharing_allow_override,
+            audit_retention=_days(settings.memory_audit_retention_days),
+            finished_deletion_retention=_days(settings.memory_deletion_retention_days),
         ),
         auth=auth,
         names=AppNames.from_settings(settings),
@@ -96,6 +99,10 @@ def declare_listen_address(host: str | None) -> None:
     """Record the address this process serves HTTP on (`python -m memory_core serve`, before the runtime)."""
     with _lock:
         _process.listen_address = host
+
+
+def _days(days: int | None) -> timedelta | None:
+    return timedelta(days=days) if days is not None else None
 
 
 def runtime() -> Runtime:

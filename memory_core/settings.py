@@ -67,6 +67,10 @@ class Settings(BaseSettings):
     memory_default_instance_id: str | None = None
     memory_deletion_mode: Literal["operator_approval", "immediate"] = "operator_approval"
     memory_sweep_schedule: str = "0 */5 * * * *"
+    # Retention (days; unset: keep forever). Audit events, and executed or rejected
+    # deletion requests; memory, holds and undecided requests never expire.
+    memory_audit_retention_days: int | None = Field(default=None, ge=1, le=36500)
+    memory_deletion_retention_days: int | None = Field(default=None, ge=1, le=36500)
     memory_sharing_default_policy: Literal["private", "team", "legacy"] = "private"
     memory_sharing_allow_override: bool = False
 

@@ -18,6 +18,7 @@ Times are ISO 8601 strings in UTC with microseconds and a ``Z``
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -201,7 +202,18 @@ def record_item(record: Record) -> dict[str, Any]:
         "record_kind": record.kind,
         "record_id": record.id,
         "data": record.data,
+        **_ttl(record.expires_on),
     }
+
+
+def _ttl(expires_on: datetime | None) -> dict[str, int]:
+    """Cosmos DB's per-item ``ttl``: seconds from this write (the item's ``_ts``) to ``expires_on``.
+
+    No ``ttl`` means never (the container's defaultTtl is -1: on, nothing expires by default).
+    """
+    if expires_on is None:
+        return {}
+    return {"ttl": max(1, math.ceil((expires_on - datetime.now(UTC)).total_seconds()))}
 
 
 def record_from_item(partition: Partition, item: Mapping[str, Any]) -> Record:

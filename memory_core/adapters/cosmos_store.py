@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import logging
 import math
+from datetime import datetime
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -387,6 +388,9 @@ class CosmosMemoryStore:
             items = calls.query(sql, params, None)
         records = [docs.record_from_item(Partition(i["instance_id"], owner), i) for i in items]
         return sorted(records, key=lambda r: (r.partition.instance_id, r.id))
+
+    def erase_expired_records(self, now: datetime) -> int:
+        return 0  # Cosmos DB erases items whose ttl has run out (the container has defaultTtl -1)
 
     def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
         item_id = docs.record_item_id(partition, kind, record_id)

@@ -43,7 +43,8 @@ from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 
-_SCHEMA_VERSION = 4  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind
+_SCHEMA_VERSION = 5  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
+# 5: records.expires_on (retention)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
     instance_id TEXT NOT NULL,
@@ -91,9 +92,14 @@ CREATE TABLE IF NOT EXISTS records (
     id TEXT NOT NULL,
     data TEXT NOT NULL,
     etag TEXT NOT NULL,
+    expires_on TEXT,
     PRIMARY KEY (instance_id, owner, kind, id)
 );
+CREATE INDEX IF NOT EXISTS records_by_expiry ON records (expires_on) WHERE expires_on IS NOT NULL;
 """
+_RECORD_INSERT = (
+    "INSERT OR REPLACE INTO records (instance_id, owner, kind, id, data, etag, expires_on) VALUES (?,?,?,?,?,?,?)"
+)
 
 
 # Read by position: sqlite3.Row lookups by name dominate the cost of a large read.
@@ -201,6 +207,8 @@ class SqliteMemoryStore:
             if version < _SCHEMA_VERSION:
                 db.execute("BEGIN IMMEDIATE")
                 try:
+                    if 0 < version < 5 and "expires_on" not in {r[1] for r in db.execute("PRAGMA table_info(records)")}:
+                        db.execute("ALTER TABLE records ADD COLUMN expires_on TEXT")  # records may expire (retention)
                     for statement in _statements(_SCHEMA + FULLTEXT_SCHEMA + STAMPS_SCHEMA):
                         db.execute(statement)
                     if 0 < version < 3:
@@ -409,19 +417,18 @@ class SqliteMemoryStore:
         p = record.partition
         etag = uuid.uuid4().hex
         data = json.dumps(record.data, separators=(",", ":"), sort_keys=True)
+        expires = _iso(record.expires_on) if record.expires_on else None
         with self._write() as db:
             if record.etag is not None:
                 changed = db.execute(
-                    "UPDATE records SET data=?, etag=? WHERE instance_id=? AND owner=? AND kind=? AND id=? AND etag=?",
-                    (data, etag, p.instance_id, p.owner, record.kind, record.id, record.etag),
+                    "UPDATE records SET data=?, etag=?, expires_on=?"
+                    " WHERE instance_id=? AND owner=? AND kind=? AND id=? AND etag=?",
+                    (data, etag, expires, p.instance_id, p.owner, record.kind, record.id, record.etag),
                 ).rowcount
                 if changed != 1:
                     raise Conflict(f"the {record.kind} record changed since it was read")
             else:
-                db.execute(
-                    "INSERT OR REPLACE INTO records VALUES (?,?,?,?,?,?)",
-                    (p.instance_id, p.owner, record.kind, record.id, data, etag),
-                )
+                db.execute(_RECORD_INSERT, (p.instance_id, p.owner, record.kind, record.id, data, etag, expires))
         return Record(p, record.kind, record.id, record.data, etag)
 
     def create_record(self, record: Record) -> Record:
@@ -430,8 +437,10 @@ class SqliteMemoryStore:
         data = json.dumps(record.data, separators=(",", ":"), sort_keys=True)
         with self._write() as db:
             created = db.execute(
-                "INSERT OR IGNORE INTO records VALUES (?,?,?,?,?,?)",
-                (p.instance_id, p.owner, record.kind, record.id, data, etag),
+                "INSERT OR IGNORE INTO records (instance_id, owner, kind, id, data, etag, expires_on)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (p.instance_id, p.owner, record.kind, record.id, data, etag,
+                 _iso(record.expires_on) if record.expires_on else None),
             ).rowcount
             if created != 1:
                 raise Conflict(f"the {record.kind} record already exists")
@@ -492,6 +501,13 @@ class SqliteMemoryStore:
         rows = self._read(sql + " ORDER BY instance_id, id", params)
         return [Record(Partition(row[0], owner), kind, row[1], json.loads(row[2]), row[3]) for row in rows]
 
+    def erase_expired_records(self, now: datetime) -> int:
+        # The sweep step that stands in for Cosmos DB's ttl; served by records_by_expiry.
+        with self._write() as db:
+            return db.execute(
+                "DELETE FROM records WHERE expires_on IS NOT NULL AND expires_on <= ?", (_iso(now),)
+            ).rowcount
+
     def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
         with self._write() as db:
             return (
@@ -512,7 +528,8 @@ class SqliteMemoryStore:
             if (record.partition.instance_id, record.partition.owner) != (key.instance_id, key.upn):
                 raise ValueError("append_with_records takes records of the entry's partition")
             rows.append((key.instance_id, key.upn, record.kind, record.id,
-                         json.dumps(record.data, separators=(",", ":"), sort_keys=True), uuid.uuid4().hex))
+                         json.dumps(record.data, separators=(",", ":"), sort_keys=True), uuid.uuid4().hex,
+                         _iso(record.expires_on) if record.expires_on else None))
         with self._write() as db:
             db.execute(
                 "INSERT OR IGNORE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -542,7 +559,7 @@ class SqliteMemoryStore:
                 ),
             )
             # In the entry's transaction: a crash leaves both or neither.
-            db.executemany("INSERT OR REPLACE INTO records VALUES (?,?,?,?,?,?)", rows)
+            db.executemany(_RECORD_INSERT, rows)
             row = db.execute(
                 "SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
                 (key.instance_id, key.upn, key.profile_id),

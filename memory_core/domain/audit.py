@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -68,9 +68,13 @@ class AuditEvent:
 class AuditTrail:
     """Appends events to, and reads them from, each user's partition."""
 
-    def __init__(self, store: MemoryStore, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self, store: MemoryStore, clock: Callable[[], datetime], retention: timedelta | None = None
+    ) -> None:
+        """``retention``: how long an event is kept (None: forever, the default)."""
         self._store = store
         self._clock = clock
+        self._retention = retention
 
     def record(self, action: AuditAction, *, actor: str, instance_id: str, upn: str, **fields: Any) -> AuditEvent:
         """Write one event on its own (for changes that are not an entry write)."""
@@ -86,7 +90,9 @@ class AuditTrail:
         event = AuditEvent(time=self._clock(), actor=actor, action=action, instance_id=instance_id, upn=upn, **fields)
         # Ids sort by time, so a partition's trail reads back in order.
         record_id = f"{event.time.isoformat()}~{uuid.uuid4().hex[:12]}"
-        return event, Record(Partition(instance_id, upn), RecordKind.AUDIT, record_id, event.to_data())
+        expires = event.time + self._retention if self._retention is not None else None
+        return event, Record(Partition(instance_id, upn), RecordKind.AUDIT, record_id, event.to_data(),
+                             expires_on=expires)
 
     def read(self, instance_id: str, upn: str, limit: int = 1000) -> list[AuditEvent]:
         """The newest ``limit`` events of one user's trail, oldest first (one bounded query)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
@@ -47,8 +47,13 @@ class CustodyService:
         clock: Callable[[], datetime],
         new_id: Callable[[], str],
         fault: SweepFault = _no_fault,
+        finished_retention: timedelta | None = None,
     ) -> None:
+        """``finished_retention``: how long executed and rejected requests are kept (None: forever).
+
+        Pending and approved requests, and holds, never expire."""
         self._store = store
+        self._finished_retention = finished_retention
         self._audit = audit
         self._clock = clock
         self._new_id = new_id
@@ -182,7 +187,7 @@ class CustodyService:
         if request.status is not DeletionStatus.PENDING:
             raise Conflict(f"deletion request {request_id} is {request.status.value}, not pending", code="not_pending")
         decided = request.with_status(status, decided_by=operator, decided_on=self._clock(), reason=reason)
-        stored = self._store.put_record(decided.to_record())  # etag: a concurrent decision conflicts
+        stored = self._store.put_record(self._retained(decided))  # etag: a concurrent decision conflicts
         return replace(decided, etag=stored.etag)
 
     # -- the sweep ------------------------------------------------------------------
@@ -201,6 +206,8 @@ class CustodyService:
                 executed.append(self._execute(actor, request))
             except Conflict:
                 continue  # another sweep got there first; the next run sees its result
+        # Retention's sweep step (SQLite; Cosmos DB expires items by their ttl itself).
+        self._store.erase_expired_records(self._clock())
         return executed
 
     def _execute(self, actor: str, request: DeletionRequest) -> DeletionRequest:
@@ -218,12 +225,20 @@ class CustodyService:
         self._unhold(request)
         self._fault("unheld", request)
         done = request.with_status(DeletionStatus.EXECUTED, executed_on=self._clock())
-        stored = self._store.put_record(done.to_record())
+        stored = self._store.put_record(self._retained(done))
         self._audit.record(AuditAction.DELETION_EXECUTED, actor=actor, instance_id=request.instance_id,
                            upn=request.upn, scope=request.scope, agent_object_id=request.agent_object_id,
                            request_id=request.id,
                            detail=f"erased {done.erased_entries} entries, {done.erased_profiles} profiles")
         return replace(done, etag=stored.etag)
+
+    def _retained(self, request: DeletionRequest) -> Record:
+        """The request's record, expiring after the retention once it is finished."""
+        record = request.to_record()
+        finished = request.status in (DeletionStatus.EXECUTED, DeletionStatus.REJECTED)
+        if not finished or self._finished_retention is None:
+            return record
+        return replace(record, expires_on=self._clock() + self._finished_retention)
 
     def _plan(self, request: DeletionRequest) -> DeletionRequest:
         hold = Hold(request.id, request.profile_ids, request.watermark,

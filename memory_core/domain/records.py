@@ -9,6 +9,7 @@ single-partition query.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from memory_core.domain.identity import internal_owner
@@ -33,13 +34,20 @@ class Partition:
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """A JSON document. ``etag`` is set by the store on read and write."""
+    """A JSON document. ``etag`` is set by the store on read and write.
+
+    ``expires_on`` (None: never) is when the store may erase it: Cosmos DB by the
+    item's own ``ttl``, SQLite at the next sweep after that moment. Only audit
+    events and finished deletion requests carry one (retention); holds, pending
+    and approved requests never do. Stores do not hand it back on read.
+    """
 
     partition: Partition
     kind: str
     id: str
     data: dict[str, Any] = field(default_factory=dict)
     etag: str | None = None
+    expires_on: datetime | None = None
 
 
 def deletions_partition(instance_id: str) -> Partition:

@@ -74,6 +74,8 @@ class MemoryService:
         scanner: ContentScanner | None = None,
         default_sharing: SharingPolicy = SharingPolicy.PRIVATE,
         allow_sharing_override: bool = False,
+        audit_retention: timedelta | None = None,
+        finished_deletion_retention: timedelta | None = None,
     ) -> None:
         self._store = store
         self._max_write_bytes = max_write_bytes
@@ -83,9 +85,10 @@ class MemoryService:
         self._scanner = scanner
         self._default_sharing = default_sharing
         self._allow_sharing_override = allow_sharing_override
-        self.audit = AuditTrail(store, clock)
+        self.audit = AuditTrail(store, clock, audit_retention)
         self.agent_settings = AgentSettingsBook(store)
-        self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id)
+        self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id,
+                                      finished_retention=finished_deletion_retention)
         # Reads answered from snapshots the store re-checks on every read (stores that stamp writes).
         self._snapshots = SnapshotCache(store) if isinstance(store, ChangeStamps) else None
 

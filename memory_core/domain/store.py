@@ -149,6 +149,13 @@ class MemoryStore(Protocol):
         """
         ...
 
+    def erase_expired_records(self, now: datetime) -> int:
+        """Erase records whose ``expires_on`` is at or before ``now``; the count erased.
+
+        A store whose backend expires items itself (Cosmos DB's per-item ``ttl``) erases nothing here.
+        """
+        ...
+
     def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
         """Erase a record; False when it was not there."""
         ...

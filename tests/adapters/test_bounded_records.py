@@ -47,7 +47,7 @@ def _seed_sqlite(path: Path, records: list[Record]) -> None:
     # one put_record at a time would dominate the test's run time.
     with sqlite3.connect(path) as db:
         db.executemany(
-            "INSERT INTO records VALUES (?,?,?,?,?,?)",
+            "INSERT INTO records (instance_id, owner, kind, id, data, etag) VALUES (?,?,?,?,?,?)",
             [(r.partition.instance_id, r.partition.owner, r.kind, r.id, json.dumps(r.data), "etag") for r in records],
         )
 
