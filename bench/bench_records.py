@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory_core.adapters.sqlite_store import SqliteMemoryStore  # noqa: E402
-from memory_core.domain.audit import AuditAction, AuditEvent  # noqa: E402
-from memory_core.domain.records import Partition, RecordKind  # noqa: E402
-from memory_core.domain.service import MemoryService  # noqa: E402
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.audit import AuditAction, AuditEvent
+from memory_core.domain.records import Partition, RecordKind
+from memory_core.domain.service import MemoryService
 
 UPN = "alex@contoso.com"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -65,10 +65,11 @@ def main() -> None:
         for size in sizes:
             instance = f"i{size}"
             cases = {
-                "page of 100, oldest first": lambda: service.audit_page(instance, UPN, limit=100),
-                "page of 100, newest first": lambda: service.audit_page(instance, UPN, limit=100, newest_first=True),
-                "whole trail (before: every read)": lambda: store.query_records(Partition(instance, UPN),
-                                                                               RecordKind.AUDIT),
+                "page of 100, oldest first": lambda i=instance: service.audit_page(i, UPN, limit=100),
+                "page of 100, newest first": lambda i=instance: service.audit_page(i, UPN, limit=100,
+                                                                                   newest_first=True),
+                "whole trail (before: every read)": lambda i=instance: store.query_records(Partition(i, UPN),
+                                                                                         RecordKind.AUDIT),
             }
             for name, fn in cases.items():
                 with store.measure() as cost:
