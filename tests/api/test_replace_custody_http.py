@@ -113,3 +113,17 @@ def test_openapi_documents_the_202_of_import(server: RunningServer) -> None:
     assert responses["202"]["content"] == responses["200"]["content"]
     schema = document["components"]["schemas"]["ImportMemoryResponse"]["properties"]
     assert {"status", "request_id", "message"} <= set(schema)
+
+
+def test_card_numbers_and_ssns_are_refused_at_the_door(server: RunningServer, instance_id: str) -> None:
+    """The issue's card write, dashed and Amex-grouped cards and an SSN: 422, nothing stored, never echoed."""
+    writes = ["- My card number is 4111 1111 1111 1111", "- card 5555-5555-5555-4444 exp 09/28",
+              "- amex 3782 822463 10005", "- My SSN is 536-22-1234"]
+    with server.client() as http:
+        answers = [http.post(f"/instances/{instance_id}/memory/append",
+                             json={"scope": "user", "content_markdown": text}) for text in writes]
+        stored = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
+    assert [a.status_code for a in answers] == [422] * 4
+    assert all(a.json()["error"]["code"] == "secret_detected" for a in answers)
+    assert "4111" not in answers[0].text and "536-22" not in answers[3].text
+    assert stored == []
