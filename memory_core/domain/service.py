@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from memory_core.domain.agent_settings import AgentSettingsBook
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
