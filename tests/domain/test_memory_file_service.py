@@ -209,7 +209,7 @@ class _DyingStore:
     """Delegates to a real store until ``die_at`` names a call; from then on every write fails,
     as if the process had died there (nothing after it reaches the store)."""
 
-    WRITES = frozenset({"append", "put_record", "create_record", "delete_entries", "save_profile", "delete_record"})
+    WRITES = frozenset({"append", "put_record", "create_record", "delete_entries", "save_profile", "delete_record", "append_with_records", "erase_expired_records"})
 
     def __init__(self, store: SqliteMemoryStore, die_at: str, after: int = 0) -> None:
         self._store, self._die_at, self._left, self.dead = store, die_at, after, False
