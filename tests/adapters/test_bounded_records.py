@@ -95,10 +95,18 @@ def test_cosmos_audit_page_is_one_query_whatever_the_trail(cosmos: CosmosMemoryS
             items = [docs.record_item(r) for r in _events(instance, count)]
             for at in range(0, count, 100):
                 calls.batch([("create", (i,)) for i in items[at:at + 100]], [instance, UPN], what="seed")
-    for paging in ({}, {"newest_first": True}):
-        small_cost, small_items = _page_cost(cosmos, small, **paging)
-        large_cost, large_items = _page_cost(cosmos, large, **paging)
-        assert small_items == large_items == 100
-        assert small_cost.round_trips == large_cost.round_trips == 1  # type: ignore[attr-defined]
-    events = MemoryService(cosmos).audit_page(large, UPN, limit=100, newest_first=True).items
-    assert [e.entry_id for e in events] == [f"e{n}" for n in range(2_999, 2_899, -1)]
+    try:
+        for paging in ({}, {"newest_first": True}):
+            small_cost, small_items = _page_cost(cosmos, small, **paging)
+            large_cost, large_items = _page_cost(cosmos, large, **paging)
+            assert small_items == large_items == 100
+            assert small_cost.round_trips == large_cost.round_trips == 1  # type: ignore[attr-defined]
+        events = MemoryService(cosmos).audit_page(large, UPN, limit=100, newest_first=True).items
+        assert [e.entry_id for e in events] == [f"e{n}" for n in range(2_999, 2_899, -1)]
+    finally:
+        # The Cosmos test server scans its whole container on every query: leave nothing behind.
+        with cosmos._operation("unseed") as calls:
+            for instance, count in ((small, 100), (large, 3_000)):
+                ids = [docs.record_item(r)["id"] for r in _events(instance, count)]
+                for at in range(0, count, 100):
+                    calls.batch([("delete", (i,)) for i in ids[at:at + 100]], [instance, UPN], what="unseed")
