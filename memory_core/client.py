@@ -87,7 +87,7 @@ def _retry_after(response: httpx.Response) -> int:
         return 5
 
 
-def _error_body(response: httpx.Response) -> tuple[str, str] | None:
+def error_body(response: httpx.Response) -> tuple[str, str] | None:
     """(code, message) of a CoreAPI error answer {"error": {"code", "message"}}, else None."""
     try:
         document = response.json()
@@ -111,7 +111,7 @@ def error_from_response(response: httpx.Response) -> MemoryCoreError:
     The answered status is kept as ``http_status`` on the error.
     """
     status = response.status_code
-    body = _error_body(response)
+    body = error_body(response)
     error: MemoryCoreError
     if body is None:
         if status in (502, 503, 504):

@@ -31,6 +31,8 @@ from urllib.parse import quote
 
 import httpx
 
+from memory_core.client import error_body
+
 try:
     from anthropic.lib.tools import (
         BetaAbstractMemoryTool,
@@ -108,15 +110,15 @@ class _Connection:
     @staticmethod
     def answer(response: httpx.Response) -> str:
         """The ``result`` of a 2xx answer; otherwise a ``ToolError`` carrying the service's message."""
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if response.is_success and isinstance(body, dict) and isinstance(body.get("result"), str):
-            return body["result"]
-        message = None
-        if isinstance(body, dict) and isinstance(body.get("error"), dict):
-            message = body["error"].get("message")
+        if response.is_success:
+            try:
+                body = response.json()
+            except ValueError:
+                body = None
+            if isinstance(body, dict) and isinstance(body.get("result"), str):
+                return body["result"]
+        error = error_body(response)  # the one reading of CoreAPI error bodies (memory_core.client)
+        message = error[1] if error else None
         if response.status_code in (401, 403) or response.status_code >= 500:
             log.warning("memory-core answered HTTP %s: %s", response.status_code, message)
         raise ToolError(str(message) if message else f"memory-core answered HTTP {response.status_code}")
