@@ -22,6 +22,7 @@ import anyio.to_thread
 import azure.functions as func
 
 from memory_core.api.function_table import functions_of, http_methods
+from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import error_response
 from memory_core.edge.function import body_limit_of
 from memory_core.local.timers import TimerFunction, run_timer
@@ -150,7 +151,7 @@ class FunctionHost:
         if declared is not None and declared > limit:
             await _send(send, _too_large(limit), head=method == "HEAD")
             return
-        body = await _read_body(receive, limit)
+        body = await read_bounded_body(receive, limit)
         if body is None:
             await _send(send, _too_large(limit), head=method == "HEAD")
             return
@@ -201,24 +202,6 @@ def _too_large(limit: int) -> func.HttpResponse:
         413, "payload_too_large", f"request body is larger than this endpoint accepts ({limit} bytes)",
         headers={"Connection": "close"},
     )
-
-
-async def _read_body(receive: ASGIReceive, limit: int) -> bytes | None:
-    """The whole body, or None as soon as it passes ``limit`` bytes (the rest is never read)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
 
 
 async def _send(send: ASGISend, response: func.HttpResponse, *, head: bool = False) -> None:

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory_core.domain.errors import MemoryCoreError
+from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import status_for
 from memory_core.mcp.guidance import CURRENT_GUIDANCE, AgentGuidance
 from memory_core.mcp.transport import MCP_PATH
@@ -93,24 +94,6 @@ def _request_id(body: bytes) -> Any:
     return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole request body, or None once it exceeds ``limit`` bytes."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
 def _replaying(body: bytes, receive: Receive) -> Receive:
     """A receive that yields the already-read ``body`` once, then defers to the server's."""
     sent = False
@@ -179,7 +162,7 @@ class McpHttpApp:
             if refusal is not None:
                 await refusal(scope, receive, send)
                 return
-        body = await _read_body(receive, self._max_body_bytes)
+        body = await read_bounded_body(receive, self._max_body_bytes)
         if body is None:
             message = f"Payload Too Large: the request body exceeds {self._max_body_bytes} bytes"
             await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, message), [])
