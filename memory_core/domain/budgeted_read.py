@@ -7,11 +7,13 @@ does the rest (the rule itself is in ``memory_core.domain.budget``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from memory_core.domain.budget import (
     BudgetReport,
     ListedEntries,
     NewestFirst,
+    ScopeBudget,
     ScopeFill,
     StoredEntries,
     fill_combined,
@@ -23,6 +25,7 @@ from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import render_combined
 from memory_core.domain.sharing import SharingPolicy
+from memory_core.domain.snapshots import Snapshots, snapshot_view
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import MemoryView
 from memory_core.domain.visibility import visible_scopes
@@ -69,6 +72,25 @@ def read_within(
         updated_on=max(moments) if moments else None,
         budget=report,
     )
+
+
+def within_snapshots(
+    caller: Caller, scope: Scope, snapshots: Snapshots | None, agent: AgentContext | None, max_chars: int
+) -> MemoryView | None:
+    """``read_within``'s answer taken from current ``snapshots``, when the whole memory fits ``max_chars``.
+
+    None when there are no snapshots or the memory does not fit (the budget's fill must choose
+    what to leave out: ``read_within`` does). When everything fits the fill shows every entry,
+    so the answer is the full read with a report that leaves nothing out.
+    """
+    if snapshots is None:
+        return None
+    view = snapshot_view(caller, scope, snapshots, agent)
+    if len(view.content_markdown) > max_chars:
+        return None
+    report = BudgetReport(max_chars, len(view.content_markdown),
+                          tuple(ScopeBudget(s.state.key.scope, s.sections, 0) for s in snapshots.scopes))
+    return replace(view, budget=report)
 
 
 def newest_first(

@@ -14,7 +14,7 @@ from typing import Any
 
 from memory_core.domain.agent_settings import AgentSettingsBook
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
-from memory_core.domain.budgeted_read import read_within
+from memory_core.domain.budgeted_read import read_within, within_snapshots
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
@@ -34,7 +34,7 @@ from memory_core.domain.paging import Page, check_page_size, decode_token, encod
 from memory_core.domain.rendering import render_combined, render_scope, strip_title
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.sharing import SharingPolicy, resolve_policy
-from memory_core.domain.snapshots import ChangeStamps, SnapshotCache
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, snapshot_view
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.tags import normalize_tags
 from memory_core.domain.views import (
@@ -150,24 +150,7 @@ class MemoryService:
     ) -> MemoryView:
         """A private read answered from the store-checked snapshots (``domain.snapshots``)."""
         assert self._snapshots is not None
-        snapshots = self._snapshots.read(keys, caller.upn)
-        reads = [s.as_read() for s in snapshots.scopes]
-        if scope is not Scope.COMBINED:
-            return read_view(caller, reads[0], agent)
-        user, agent_read = reads
-        created = [r.profile.created_on for r in reads if r.profile]
-        updated = [u for u in (user.updated_on, agent_read.updated_on) if u]
-        return MemoryView(
-            scope=Scope.COMBINED,
-            upn=caller.upn,
-            name=caller.name,
-            user_name=caller.user_name,
-            agent_object_id=agent_read.key.agent_object_id,
-            agent_name=agent_read.agent_name(agent),
-            content_markdown=snapshots.combined,
-            created_on=min(created) if created else None,
-            updated_on=max(updated) if updated else None,
-        )
+        return snapshot_view(caller, scope, self._snapshots.read(keys, caller.upn), agent)
 
     def get_within(
         self,
@@ -188,14 +171,19 @@ class MemoryService:
         """
         if max_chars < 0:
             raise InvalidInput("the budget (maxChars) must be 0 or more characters", code="invalid_budget")
-        if scope is Scope.COMBINED:
-            agent_ctx = self._require_agent(scope, agent)
-            self._guard(caller, instance_id, scope, agent_ctx)
-            keys = [ProfileKey(instance_id, caller.upn, Scope.USER),
-                    ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)]
-        else:
-            keys = [self._key(caller, instance_id, scope, agent)]
-        return read_within(self._store, caller, scope, keys, agent, max_chars, self._policy(sharing))
+        keys = self._read_keys(caller, instance_id, scope, agent)
+        policy = self._policy(sharing)
+        snapshots = self._snapshots if not policy.shares_read() else None
+        if snapshots is not None:
+            # A memory that fits the budget whole is answered from its snapshot (one stamp read);
+            # ``peek`` never loads a memory in full, so the read's store work stays bounded.
+            fitted = within_snapshots(caller, scope, snapshots.peek(keys, caller.upn), agent, max_chars)
+            if fitted is not None:
+                return fitted
+        view = read_within(self._store, caller, scope, keys, agent, max_chars, policy)
+        if snapshots is not None and view.budget is not None and view.budget.omitted_entries == 0:
+            snapshots.read(keys, caller.upn)  # it all fit, so the snapshot is small: keep one for the next read
+        return view
 
     def export(
         self,

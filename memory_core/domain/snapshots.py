@@ -28,9 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState
+from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import TITLES, render_combined, render_entry
-from memory_core.domain.views import ScopeRead, newest_agent_name
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.views import MemoryView, ScopeRead, newest_agent_name, read_view
 
 MAX_CACHED_CHARS = 64 * 1024 * 1024
 """Characters of rendered memory held by all snapshots of a process together; the least
@@ -87,21 +88,25 @@ class ScopeSnapshot:
     document: str
     last_entry: MemoryEntry | None
     entry_agent_name: str | None
+    sections: int = 0
+    """How many entries the document shows (what a budgeted read that fits reports as shown)."""
 
     @staticmethod
     def build(state: ScopeState, viewer: str) -> ScopeSnapshot:
         visible = state.visible_entries()
         sections = _sections(visible, viewer)
         document = "\n\n".join([TITLES[state.key.scope], *sections]) + "\n" if sections else ""
-        return ScopeSnapshot.of(state, document, visible[-1] if visible else None, newest_agent_name(visible))
+        return ScopeSnapshot.of(state, document, visible[-1] if visible else None, newest_agent_name(visible),
+                                len(sections))
 
     @staticmethod
     def of(
-        state: ScopeState, document: str, last_entry: MemoryEntry | None, entry_agent_name: str | None
+        state: ScopeState, document: str, last_entry: MemoryEntry | None, entry_agent_name: str | None,
+        sections: int,
     ) -> ScopeSnapshot:
         """``state`` keeps only the profile and holds."""
         return ScopeSnapshot(ScopeState(state.key, state.profile, [], state.holds), document, last_entry,
-                             entry_agent_name)
+                             entry_agent_name, sections)
 
     def as_read(self) -> ScopeRead:
         return ScopeRead(self.state.key, self.state.profile, self.last_entry, self.document, self.entry_agent_name)
@@ -114,7 +119,7 @@ class ScopeSnapshot:
         """
         new = sorted(added.entries, key=lambda e: e.sort_key)
         if not new:
-            return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name)
+            return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name, self.sections)
         if any(e.kind is EntryKind.REPLACE for e in new):
             return None
         if self.last_entry is not None and new[0].sort_key <= self.last_entry.sort_key:
@@ -123,7 +128,7 @@ class ScopeSnapshot:
         # snapshot, so they are also the ones it was built with, and they decide visibility.
         shown = ScopeState(added.key, added.profile, new, added.holds).visible_entries()
         if not shown:
-            return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name)
+            return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name, self.sections)
         sections = _sections(shown, viewer)
         if not sections:
             document = self.document
@@ -131,7 +136,8 @@ class ScopeSnapshot:
             document = self.document + "\n" + "\n\n".join(sections) + "\n"
         else:
             document = "\n\n".join([TITLES[added.key.scope], *sections]) + "\n"
-        return ScopeSnapshot.of(added, document, shown[-1], newest_agent_name(shown, self.entry_agent_name))
+        return ScopeSnapshot.of(added, document, shown[-1], newest_agent_name(shown, self.entry_agent_name),
+                                self.sections + len(sections))
 
 
 def _sections(entries: Sequence[MemoryEntry], viewer: str) -> list[str]:
@@ -173,24 +179,37 @@ class SnapshotCache:
 
     def read(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots:
         """The snapshots of ``keys`` (one partition, the viewer's own) as of this read, in key order."""
+        current = self.peek(keys, viewer)
+        if current is not None:
+            return current
         slot = (tuple(keys), viewer)
-        with self._lock:
-            cached = self._cached.get(slot)
-        if cached is not None:
-            stamp = self._store.partition_stamp(keys[0].instance_id, keys[0].upn)
-            if stamp == cached.stamp:
-                self._keep(slot, cached)
-                return cached
-            if stamp.only_added_since(cached.stamp):
-                extended = self._extend(keys, viewer, cached)
-                if extended is not None:
-                    self._keep(slot, extended)
-                    return extended
         loaded = self._store.load_since(keys, None)
         fresh = Snapshots(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
         self.rebuilds += 1
         self._keep(slot, fresh)
         return fresh
+
+    def peek(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots | None:
+        """As ``read``, but None instead of loading ``keys`` in full when no snapshot can be kept current.
+
+        Costs one stamp read, plus the entries added since when only entries were added.
+        A budgeted read uses it: its own store work is bounded, a rebuild is not.
+        """
+        slot = (tuple(keys), viewer)
+        with self._lock:
+            cached = self._cached.get(slot)
+        if cached is None:
+            return None
+        stamp = self._store.partition_stamp(keys[0].instance_id, keys[0].upn)
+        if stamp == cached.stamp:
+            self._keep(slot, cached)
+            return cached
+        if stamp.only_added_since(cached.stamp):
+            extended = self._extend(keys, viewer, cached)
+            if extended is not None:
+                self._keep(slot, extended)
+                return extended
+        return None
 
     def _extend(self, keys: Sequence[ProfileKey], viewer: str, cached: Snapshots) -> Snapshots | None:
         loaded = self._store.load_since(keys, cached.sequence)
@@ -215,3 +234,24 @@ class SnapshotCache:
             while self._held > self._max_chars and len(self._cached) > 1:
                 _, evicted = self._cached.popitem(last=False)
                 self._held -= evicted.size
+
+
+def snapshot_view(caller: Caller, scope: Scope, snapshots: Snapshots, agent: AgentContext | None) -> MemoryView:
+    """What a private read of ``scope`` answers, from the snapshots of its keys (user then agent for combined)."""
+    reads = [s.as_read() for s in snapshots.scopes]
+    if scope is not Scope.COMBINED:
+        return read_view(caller, reads[0], agent)
+    user, agent_read = reads
+    created = [r.profile.created_on for r in reads if r.profile]
+    updated = [u for u in (user.updated_on, agent_read.updated_on) if u]
+    return MemoryView(
+        scope=Scope.COMBINED,
+        upn=caller.upn,
+        name=caller.name,
+        user_name=caller.user_name,
+        agent_object_id=agent_read.key.agent_object_id,
+        agent_name=agent_read.agent_name(agent),
+        content_markdown=snapshots.combined,
+        created_on=min(created) if created else None,
+        updated_on=max(updated) if updated else None,
+    )

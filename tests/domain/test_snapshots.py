@@ -40,6 +40,7 @@ ALEX = Caller(upn="alex@contoso.com", name="Alex")
 BEA = Caller(upn="bea@contoso.com", name="Bea")
 AGENT = AgentContext("/agents/benefits", "Benefits")
 SCOPES = [(Scope.USER, None), (Scope.AGENT, AGENT), (Scope.COMBINED, AGENT)]
+BUDGETS = (0, 120, 400, 16_000)
 
 
 class Unstamped:
@@ -63,8 +64,12 @@ class World:
     stores: list[SqliteMemoryStore]
 
     def assert_fresh(self, caller: Caller = ALEX) -> None:
+        """Full reads, and budgeted reads large enough to fit (answered from snapshots) or not, match."""
         for scope, agent in SCOPES:
             assert self.cached.get(caller, "i", scope, agent) == self.truth.get(caller, "i", scope, agent), scope
+            for budget in BUDGETS:
+                cached = self.cached.get_within(caller, "i", scope, agent, budget)
+                assert cached == self.truth.get_within(caller, "i", scope, agent, budget), (scope, budget)
 
 
 @pytest.fixture(params=[DeletionMode.OPERATOR_APPROVAL, DeletionMode.IMMEDIATE])
@@ -212,3 +217,32 @@ def test_the_snapshots_held_are_bounded_by_their_text(world: World) -> None:
     held = world.cached._snapshots._cached
     assert 1 <= len(held) <= 3 and sum(s.size for s in held.values()) <= 2_000
     assert world.cached.get(users[0], "i", Scope.USER, None) == world.truth.get(users[0], "i", Scope.USER, None)
+
+
+def test_a_budgeted_read_of_a_memory_that_fits_is_one_stamp_read(world: World) -> None:
+    """Once a small memory was read, a budgeted read of it costs one statement, and sees writes at once."""
+    for i in range(10):
+        world.cached.append(ALEX, "i", Scope.USER, None, f"- fact {i}")
+    first = world.cached.get_within(ALEX, "i", Scope.USER, None, 16_000)  # fills, then keeps a snapshot
+    assert first.budget is not None and first.budget.shown_entries == 10 and first.budget.omitted_entries == 0
+    with world.stores[0].measure() as cost:
+        again = world.cached.get_within(ALEX, "i", Scope.USER, None, 16_000)
+    assert again == first and cost.round_trips == 1
+    world.other.append(ALEX, "i", Scope.USER, None, "- from another process")
+    grown = world.cached.get_within(ALEX, "i", Scope.USER, None, 16_000)
+    assert "from another process" in grown.content_markdown and grown.budget and grown.budget.shown_entries == 11
+    world.assert_fresh()
+
+
+def test_a_budgeted_read_never_loads_a_memory_too_large_for_its_budget_in_full(world: World) -> None:
+    """A memory over the budget is filled from the store page by page: no snapshot is built for it."""
+    for i in range(300):
+        world.cached.append(ALEX, "i", Scope.USER, None, f"- a longer fact, number {i}, about plans and tables")
+    snapshots = world.cached._snapshots
+    assert snapshots is not None
+    rebuilds = snapshots.rebuilds
+    with world.stores[0].measure() as cost:
+        view = world.cached.get_within(ALEX, "i", Scope.USER, None, 2_000)
+    assert view.budget is not None and view.budget.omitted_entries > 0
+    assert snapshots.rebuilds == rebuilds and cost.rows < 300
+    world.assert_fresh()
