@@ -49,7 +49,6 @@ from memory_core.domain.views import (
     WriteOptions,
     agent_name_of,
     export_filename,
-    read_view,
     scope_view,
     updated_on_of,
     utc_now,

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import TITLES, render_combined, render_entry
-from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.views import MemoryView, ScopeRead, newest_agent_name, read_view
 
 MAX_CACHED_CHARS = 64 * 1024 * 1024
