@@ -22,8 +22,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import status_for
+from memory_core.mcp.exchange import SingleExchange
 from memory_core.mcp.guidance import CURRENT_GUIDANCE, AgentGuidance
 from memory_core.mcp.transport import MCP_PATH
+from memory_core.wire import json_text
 
 log = logging.getLogger("memory_core.mcp")
 
@@ -59,17 +61,33 @@ def jsonrpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def envelope_error(body: bytes) -> tuple[Any, str] | None:
+_NOT_JSON = object()
+
+
+def decode(body: bytes) -> Any:
+    """The body as JSON (the project's strict decoder), or ``_NOT_JSON``.
+
+    What the strict decoder refuses (unpaired surrogates, deep nesting) is left to
+    the SDK, which answers it as a parse error.
+    """
+    try:
+        return json_text.loads(body)
+    except ValueError:
+        return _NOT_JSON
+
+
+def envelope_error(body: bytes, decoded: Any = _NOT_JSON) -> tuple[Any, str] | None:
     """(id, message) when ``body`` is JSON but not a JSON-RPC message; None otherwise.
 
     The message names where and what is wrong, never the value found there: the
     SDK's own message for this case carries pydantic's ``input_value``, which
     would echo a caller's secret back. A body that is not JSON at all is left to
-    the SDK (a -32700 parse error, which carries no input).
+    the SDK (a -32700 parse error, which carries no input). ``decoded``: the body
+    already decoded, when the caller has it.
     """
-    try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
+    if decoded is _NOT_JSON:
+        decoded = decode(body)
+    if decoded is _NOT_JSON:
         return None
     try:
         jsonrpc_message_adapter.validate_python(decoded, by_name=False)
@@ -125,7 +143,9 @@ class McpHttpApp:
        the agent, not even its guidance, is read before this succeeds;
     5. the agent's guidance is read and the SDK answers, within
        ``time_limit`` seconds; past it the request answers 503 (JSON-RPC
-       internal error) and its work is cancelled.
+       internal error) and its work is cancelled. A handshake-era request
+       that ``exchange`` accepts is answered by it (the SDK's single-exchange
+       kernel, without a per-request session); anything else by ``inner``.
     """
 
     def __init__(
@@ -139,7 +159,10 @@ class McpHttpApp:
         security: TransportSecuritySettings | None = None,
         max_body_bytes: int = 1024 * 1024,
         time_limit: float = REQUEST_TIME_LIMIT_SECONDS,
+        exchange: SingleExchange | None = None,
     ) -> None:
+        """``exchange`` answers the requests it accepts without ``inner`` (``memory_core.mcp.exchange``)."""
+        self._exchange = exchange
         self._inner = inner
         self._path = path
         self._guidance = guidance
@@ -167,7 +190,8 @@ class McpHttpApp:
             message = f"Payload Too Large: the request body exceeds {self._max_body_bytes} bytes"
             await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, message), [])
             return
-        invalid = envelope_error(body)
+        decoded = decode(body)
+        invalid = envelope_error(body, decoded)
         if invalid is not None:
             await _send_json(send, 400, jsonrpc_error(invalid[0], INVALID_REQUEST, invalid[1]), [])
             return
@@ -181,7 +205,10 @@ class McpHttpApp:
         scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
         token = CURRENT_GUIDANCE.set(await self._guidance(headers) if self._guidance is not None else None)
         try:
-            await self._answer_in_time(scope, _replaying(body, receive), send, body)
+            if self._exchange is not None and self._exchange.accepts(decoded, headers):
+                await self._answer_in_time(send, body, lambda out: self._single_exchange(decoded, headers, scope, out))
+            else:
+                await self._answer_in_time(send, body, lambda out: self._inner(scope, _replaying(body, receive), out))
         finally:
             CURRENT_GUIDANCE.reset(token)
 
@@ -197,7 +224,19 @@ class McpHttpApp:
         document = jsonrpc_error(_request_id(body), UNAUTHENTICATED, error.message)
         await _send_json(send, 401, document, [(b"www-authenticate", challenge.encode("latin-1", "replace"))])
 
-    async def _answer_in_time(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
+    async def _single_exchange(self, message: dict[str, Any], headers: Mapping[str, str], scope: Scope,
+                               send: Send) -> None:
+        assert self._exchange is not None
+        reply = await self._exchange.answer(message, headers, scope)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(reply)).encode())]})
+        await send({"type": "http.response.body", "body": reply})
+
+    async def _answer_in_time(self, send: Send, body: bytes, answer: Callable[[Send], Awaitable[None]]) -> None:
+        """Run ``answer`` (it sends the whole response through the send it is given) within the time limit.
+
+        Past the limit its work is cancelled and, if nothing was sent yet, the answer is a 503.
+        """
         started = False
 
         async def tracking_send(message: Message) -> None:
@@ -207,7 +246,7 @@ class McpHttpApp:
             await send(message)
 
         with anyio.move_on_after(self._time_limit) as bound:
-            await self._inner(scope, receive, tracking_send)
+            await answer(tracking_send)
         if bound.cancelled_caught:
             log.warning("MCP request cancelled after %.0f s", self._time_limit)
             if not started:

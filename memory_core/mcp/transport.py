@@ -79,14 +79,19 @@ def max_request_bytes(settings: Settings) -> int:
     return write_body_limit(settings)
 
 
-def build_asgi_app(settings: Settings, backend: MemoryBackend, auth: Authenticator) -> McpHttpApp:
+def build_asgi_app(
+    settings: Settings, backend: MemoryBackend, auth: Authenticator, *, single_exchange: bool = True
+) -> McpHttpApp:
     """The whole MCP HTTP app: tools over ``backend``, stateless JSON streamable HTTP, POST only.
 
     In front of the SDK, ``McpHttpApp`` authenticates every request with ``auth`` (a 401 names the
     OAuth metadata in entra mode), reads the agent's guidance only after that, and bounds each
-    request in time.
+    request in time. With ``single_exchange`` (the default) a handshake-era request is answered
+    by ``memory_core.mcp.exchange`` without a per-request SDK session; False sends every request
+    through the SDK's app (tests compare the two).
     """
     from memory_core.mcp.authorization import with_resource_metadata
+    from memory_core.mcp.exchange import SingleExchange
     from memory_core.mcp.front import McpHttpApp, origin_of_scope
     from memory_core.mcp.tools import build_server
 
@@ -101,8 +106,11 @@ def build_asgi_app(settings: Settings, backend: MemoryBackend, auth: Authenticat
         transport_security=security_settings(settings),
         max_request_body_size=max_request_bytes(settings),
     )
+    low = server._lowlevel_server  # private API: mcp is pinned to 2.x (requirements.txt)
+    exchange = SingleExchange(low, lambda: low.session_manager._lifespan_state) if single_exchange else None
     return McpHttpApp(
         inner,
+        exchange=exchange,
         guidance=_guidance_reader(settings, backend),
         authenticate=auth.authenticate,
         challenge=lambda scope, challenge: with_resource_metadata(challenge, settings, origin_of_scope(scope)),
@@ -140,8 +148,14 @@ class FunctionsMcpEndpoint:
         self,
         runtime_factory: Callable[[], Runtime] = composition.runtime,
         backend_factory: Callable[[Runtime], MemoryBackend] = composition.build_mcp_backend,
+        *,
+        single_exchange: bool = True,
     ) -> None:
-        """``runtime_factory`` and ``backend_factory`` come from the composition root (tests pass their own)."""
+        """``runtime_factory`` and ``backend_factory`` come from the composition root (tests pass their own).
+
+        ``single_exchange``: as ``build_asgi_app``'s.
+        """
+        self._single_exchange = single_exchange
         self._runtime_factory = runtime_factory
         self._backend_factory = backend_factory
         self._middleware: func.AsgiMiddleware | None = None
@@ -162,7 +176,8 @@ class FunctionsMcpEndpoint:
             if self._middleware is None:
                 rt = self._runtime_factory()
                 backend = self._backend_factory(rt)
-                middleware = func.AsgiMiddleware(build_asgi_app(rt.settings, backend, rt.auth))
+                middleware = func.AsgiMiddleware(
+                    build_asgi_app(rt.settings, backend, rt.auth, single_exchange=self._single_exchange))
                 if not await middleware.notify_startup():
                     await backend.aclose()
                     raise RuntimeError("the MCP server's ASGI lifespan did not start")
