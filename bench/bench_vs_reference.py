@@ -19,15 +19,23 @@ For each memory size N (facts already stored):
   (``forget`` under MEMORY_DELETION_MODE=immediate; ``delete_observations``),
   so both memories stay at N facts throughout.
 
-It prints a markdown table of p50 and p99 (ms) and the p50 ratio
-(memory-core / reference; at or below 1.0 memory-core is at least as fast), and
-writes a PNG plot of p50 against memory size (docs/images/bench_vs_reference.png).
+A third server runs beside them: bench/zero_work_mcp.py, which answers every
+call with the bytes memory-core gave for it and does nothing else, on the same
+uvicorn. Driven by the same client, it is the floor of memory-core's column: what
+the official client's streamable-HTTP transport costs by itself.
+
+It prints a markdown table of p50 and p99 (ms), the p50 ratio
+(memory-core / reference; at or below 1.0 memory-core is at least as fast) and
+the zero-work server's p50, and writes a PNG plot of p50 against memory size
+(docs/images/bench_vs_reference.png).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import platform
 import shutil
@@ -36,7 +44,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +58,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.local_server import USER_KEY, identity, running_server
+from tests.support.local_server import USER_KEY, free_port, identity, running_server
 
 REFERENCE_DIR = ROOT / "bench" / "reference_server"
 REFERENCE_ENTRY = REFERENCE_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
@@ -65,6 +73,7 @@ class Row:
     size: int
     memory_core: list[float]
     reference: list[float]
+    floor: list[float]
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -104,6 +113,51 @@ async def timed_round_robin(
     return samples
 
 
+async def recorded_answers(core_url: str, headers: dict[str, str], path: Path) -> None:
+    """memory-core's own results for the calls the benchmark makes, for the zero-work server to replay."""
+    sent = {**headers, "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    calls = {
+        "initialize": {"method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                          "clientInfo": {"name": "bench", "version": "0"}}},
+        "tools/list": {"method": "tools/list"},
+        "get_memory": {"method": "tools/call", "params": {"name": "get_memory", "arguments": {"scope": "user"}}},
+        "append_memory": {"method": "tools/call", "params": {"name": "append_memory",
+                                                             "arguments": {"scope": "user", "memory": f"- {FACT} (new)"}}},
+    }
+    answers = {}
+    async with httpx.AsyncClient(headers=sent, timeout=60) as http:
+        for key, call in calls.items():
+            response = await http.post(f"{core_url}/api/mcp", json={"jsonrpc": "2.0", "id": 1, **call})
+            response.raise_for_status()
+            answers[key] = response.json()["result"]
+        entry_id = answers["append_memory"]["structuredContent"]["entry_id"]
+        (await http.delete(f"{core_url}/api/instances/{INSTANCE}/memory/entries/{entry_id}")).raise_for_status()
+    path.write_text(json.dumps(answers), encoding="utf-8")
+
+
+@contextlib.contextmanager
+def zero_work_server(answers: Path) -> Iterator[str]:
+    """bench/zero_work_mcp.py on a free loopback port, until the block ends; yields its MCP URL."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_work_mcp.py"), "--port", str(port),
+                                "--answers", str(answers)])
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, timeout=2)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the zero-work MCP server did not start") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
 async def bench_size(size: int, args: argparse.Namespace, core_url: str, entry: Path, tmp: Path) -> list[Row]:
     upn = f"bench-{size}-{uuid.uuid4().hex[:8]}@contoso.com"
     headers = {"X-API-KEY": USER_KEY, "X-INSTANCE-ID": INSTANCE, "X-USER-IDENTITY": identity(upn)}
@@ -111,6 +165,20 @@ async def bench_size(size: int, args: argparse.Namespace, core_url: str, entry: 
         command="node", args=[str(entry)], env={"MEMORY_FILE_PATH": str(tmp / f"reference-{size}.jsonl")}
     )
     print(f"{size} facts: preloading both servers...", file=sys.stderr, flush=True)
+    facts = [f"{FACT} ({i})" for i in range(size)]
+    async with httpx.AsyncClient(base_url=f"{core_url}/api", headers=headers, timeout=60) as rest:
+        for fact in facts:
+            response = await rest.post(f"/instances/{INSTANCE}/memory/append",
+                                       json={"scope": "user", "content_markdown": f"- {fact}"})
+            response.raise_for_status()
+    answers = tmp / f"answers-{size}.json"
+    await recorded_answers(core_url, headers, answers)
+    with zero_work_server(answers) as floor_url:
+        return await timed_size(size, args, core_url, floor_url, headers, params, facts)
+
+
+async def timed_size(size: int, args: argparse.Namespace, core_url: str, floor_url: str, headers: dict[str, str],
+                     params: StdioServerParameters, facts: list[str]) -> list[Row]:
     async with (
         httpx.AsyncClient(base_url=f"{core_url}/api", headers=headers, timeout=60) as rest,
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120)) as http,
@@ -118,14 +186,13 @@ async def bench_size(size: int, args: argparse.Namespace, core_url: str, entry: 
         ClientSession(core_read, core_write) as core,
         stdio_client(params) as (ref_read, ref_write),
         ClientSession(ref_read, ref_write) as reference,
+        httpx2.AsyncClient(timeout=httpx2.Timeout(60, read=120)) as floor_http,
+        streamable_http_client(floor_url, http_client=floor_http) as (floor_read, floor_write),
+        ClientSession(floor_read, floor_write) as floor,
     ):
         await core.initialize()
         await reference.initialize()
-        facts = [f"{FACT} ({i})" for i in range(size)]
-        for fact in facts:
-            response = await rest.post(f"/instances/{INSTANCE}/memory/append",
-                                       json={"scope": "user", "content_markdown": f"- {fact}"})
-            response.raise_for_status()
+        await floor.initialize()
         checked(await reference.call_tool(
             "create_entities",
             {"entities": [{"name": "user", "entityType": "person", "observations": facts}]},
@@ -161,26 +228,39 @@ async def bench_size(size: int, args: argparse.Namespace, core_url: str, entry: 
             checked(await reference.call_tool("delete_observations", {"deletions": [deletion]}), "delete_observations")
             return elapsed
 
+        async def floor_read_call() -> float:
+            start = time.perf_counter()
+            checked(await floor.call_tool("get_memory", {"scope": "user"}), "get_memory (zero-work)")
+            return (time.perf_counter() - start) * 1000
+
+        async def floor_append_call() -> float:
+            start = time.perf_counter()
+            checked(await floor.call_tool("append_memory", {"scope": "user", "memory": f"- {FACT} (new)"}),
+                    "append_memory (zero-work)")
+            return (time.perf_counter() - start) * 1000
+
         rows = []
-        for operation, calls in (("read", [core_read_call, reference_read_call]),
-                                 ("append", [core_append_call, reference_append_call])):
+        for operation, calls in (("read", [core_read_call, reference_read_call, floor_read_call]),
+                                 ("append", [core_append_call, reference_append_call, floor_append_call])):
             print(f"{size} facts: timing {operation}...", file=sys.stderr, flush=True)
-            core_ms, reference_ms = await timed_round_robin(args.iterations, args.warmup, calls)
-            rows.append(Row(operation, size, core_ms, reference_ms))
+            core_ms, reference_ms, floor_ms = await timed_round_robin(args.iterations, args.warmup, calls)
+            rows.append(Row(operation, size, core_ms, reference_ms, floor_ms))
         return rows
 
 
 def table(rows: list[Row]) -> str:
     lines = [
         ("| operation | facts stored | memory-core p50 ms | memory-core p99 ms | reference p50 ms | reference p99 ms "
-        "| ratio (p50) |"),
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| ratio (p50) | zero-work HTTP server p50 ms | its ratio to the reference |"),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         core50, ref50 = percentile(row.memory_core, 0.5), percentile(row.reference, 0.5)
+        floor50 = percentile(row.floor, 0.5)
         lines.append(
             f"| {row.operation} | {row.size:,} | {core50:.2f} | {percentile(row.memory_core, 0.99):.2f} | "
-            f"{ref50:.2f} | {percentile(row.reference, 0.99):.2f} | {core50 / ref50:.2f} |"
+            f"{ref50:.2f} | {percentile(row.reference, 0.99):.2f} | {core50 / ref50:.2f} | "
+            f"{floor50:.2f} | {floor50 / ref50:.2f} |"
         )
     return "\n".join(lines)
 
@@ -199,6 +279,8 @@ def plot(rows: list[Row], path: Path) -> None:
                   color="tab:blue", label=f"memory-core {operation}")
         axes.plot(sizes, [percentile(r.reference, 0.5) for r in mine], marker=marker, linestyle=linestyle,
                   color="tab:orange", label=f"reference server {operation}")
+        axes.plot(sizes, [percentile(r.floor, 0.5) for r in mine], marker=marker, linestyle=linestyle,
+                  color="tab:gray", label=f"zero-work HTTP server {operation}")
     axes.set_xscale("log")
     axes.set_xlabel("facts stored")
     axes.set_ylabel("p50 latency through MCP (ms)")
