@@ -22,8 +22,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import status_for
+from memory_core.identity.model import Authentication
+from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
 from memory_core.mcp.exchange import SingleExchange
-from memory_core.mcp.guidance import CURRENT_GUIDANCE, AgentGuidance
+from memory_core.mcp.guidance import AgentGuidance
 from memory_core.mcp.transport import MCP_PATH
 from memory_core.wire import json_text
 
@@ -140,7 +142,8 @@ class McpHttpApp:
     4. the caller is authenticated (``authenticate``): a missing or bad
        credential answers 401 with ``WWW-Authenticate`` (``challenge`` may
        extend it, e.g. with the OAuth resource metadata URL). Nothing about
-       the agent, not even its guidance, is read before this succeeds;
+       the agent, not even its guidance, is read before this succeeds. The
+       result is the request's ``CURRENT_AUTHENTICATION``, which the tools use;
     5. the agent's guidance is read and the SDK answers, within
        ``time_limit`` seconds; past it the request answers 503 (JSON-RPC
        internal error) and its work is cancelled. A handshake-era request
@@ -154,7 +157,7 @@ class McpHttpApp:
         path: str = MCP_PATH,
         guidance: Callable[[Mapping[str, str]], Awaitable[AgentGuidance | None]] | None = None,
         *,
-        authenticate: Callable[[Mapping[str, str]], object] | None = None,
+        authenticate: Callable[[Mapping[str, str]], Authentication] | None = None,
         challenge: Callable[[Scope, str], str] | None = None,
         security: TransportSecuritySettings | None = None,
         max_body_bytes: int = 1024 * 1024,
@@ -196,13 +199,15 @@ class McpHttpApp:
             await _send_json(send, 400, jsonrpc_error(invalid[0], INVALID_REQUEST, invalid[1]), [])
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        authentication = None
         if self._authenticate is not None:
             try:
-                self._authenticate(headers)
+                authentication = self._authenticate(headers)
             except MemoryCoreError as error:
                 await self._refuse_caller(scope, send, body, error)
                 return
         scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
+        caller_token = CURRENT_AUTHENTICATION.set(authentication)
         token = CURRENT_GUIDANCE.set(await self._guidance(headers) if self._guidance is not None else None)
         try:
             if self._exchange is not None and self._exchange.accepts(decoded, headers):
@@ -211,6 +216,7 @@ class McpHttpApp:
                 await self._answer_in_time(send, body, lambda out: self._inner(scope, _replaying(body, receive), out))
         finally:
             CURRENT_GUIDANCE.reset(token)
+            CURRENT_AUTHENTICATION.reset(caller_token)
 
     async def _refuse_caller(self, scope: Scope, send: Send, body: bytes, error: MemoryCoreError) -> None:
         """401 (with the challenge) for a missing or bad credential; the mapped status for an unusable one."""

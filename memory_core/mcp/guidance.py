@@ -1,13 +1,13 @@
 """Per-agent guidance for MCP clients: the operator's agent settings in instructions and tool descriptions.
 
-The transport resolves the calling agent's settings once per request and puts
-them in a context variable; the server's instructions and its tools/list read
-them from there, so one stateless server answers every agent in its own words.
+The front resolves the calling agent's settings once per request and puts
+them in a context variable (``memory_core.mcp.context.CURRENT_GUIDANCE``); the
+server's instructions and its tools/list read them from there, so one stateless
+server answers every agent in its own words.
 """
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 
@@ -16,9 +16,6 @@ class AgentGuidance:
     policy_instructions: str | None
     auto_append: bool
     default_write_scope: str
-
-
-CURRENT_GUIDANCE: ContextVar[AgentGuidance | None] = ContextVar("memory_core_mcp_guidance", default=None)
 
 
 def instructions_for(base: str, guidance: AgentGuidance | None) -> str:

@@ -43,7 +43,8 @@ from memory_core.domain.sharing import SharingPolicy
 from memory_core.edge.errors import internal_error
 from memory_core.identity import Authenticator, AuthMode, identity_json
 from memory_core.mcp.backend import CallTarget, MemoryBackend
-from memory_core.mcp.guidance import CURRENT_GUIDANCE, append_description, instructions_for
+from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
+from memory_core.mcp.guidance import append_description, instructions_for
 from memory_core.mcp.memory_tool import register_memory_tool
 from memory_core.wire.budget import MAX_BUDGET_CHARS
 from memory_core.wire.custody import SearchResponse
@@ -135,11 +136,12 @@ def resolve_target(
 
     The caller is authenticated exactly as for REST (any credential MEMORY_AUTH_MODE
     accepts: bearer token, platform identity context, App Service principal, key,
-    local). Raises ``Unauthenticated`` as the REST API does, and ``InvalidInput``
-    for an unusable instance or an over-long header.
+    local), or is the one the front already authenticated from these same headers
+    (``CURRENT_AUTHENTICATION``). Raises ``Unauthenticated`` as the REST API does,
+    and ``InvalidInput`` for an unusable instance or an over-long header.
     """
     headers = headers if headers is not None else {}
-    authentication = auth.authenticate(headers)
+    authentication = CURRENT_AUTHENTICATION.get() or auth.authenticate(headers)
     caller = authentication.caller
     instance = (headers.get(INSTANCE_ID_HEADER) or "").strip() or (default_instance_id or "").strip()
     if not instance:

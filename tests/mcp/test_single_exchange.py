@@ -209,3 +209,25 @@ async def test_the_fast_path_is_bound_in_time_too() -> None:
     assert time.monotonic() - started < 2
     assert response.status_code == 503 and response.json()["id"] == 9
     assert cancelled.is_set()
+
+
+@pytest.mark.parametrize("path", ["single exchange", "SDK app"])
+async def test_the_credential_is_checked_once_per_call(
+    endpoints: tuple[FunctionsMcpEndpoint, FunctionsMcpEndpoint], runtime: Runtime, monkeypatch: pytest.MonkeyPatch,
+    path: str,
+) -> None:
+    """The front authenticates; the tool reuses that caller instead of verifying the credential again."""
+    endpoint = endpoints[0] if path == "single exchange" else endpoints[1]
+    checks: list[str] = []
+    authenticate = runtime.auth.authenticate
+
+    def counting(headers: Any) -> Any:
+        checks.append("checked")
+        return authenticate(headers)
+
+    monkeypatch.setattr(runtime.auth, "authenticate", counting)
+    await endpoint(_request(_call("append_memory", {"scope": "user", "memory": "- once"})))
+    checks.clear()
+    status, _, body = _answer(await endpoint(_request(_call("get_memory", {"scope": "user"}))))
+    assert status == 200 and "- once" in body["result"]["content"][0]["text"]
+    assert checks == ["checked"]
