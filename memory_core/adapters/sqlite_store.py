@@ -19,14 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory_core.adapters.sqlite_fulltext import (
-    FULLTEXT_SCHEMA,
-    REBUILD_SQL,
-    match_expression,
-    matches_sql,
-    replaces_sql,
-    scope_token,
-)
+from memory_core.adapters.sqlite_fulltext import DROP_SQL, FULLTEXT_SCHEMA, REBUILD_SQL, page_of_matches, replaces_sql
 from memory_core.adapters.sqlite_stamps import STAMP_SQL, STAMPS_SCHEMA
 from memory_core.domain.errors import Conflict, Unavailable
 from memory_core.domain.models import (
@@ -43,8 +36,8 @@ from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 
-_SCHEMA_VERSION = 5  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
-# 5: records.expires_on (retention)
+_SCHEMA_VERSION = 6  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
+# 5: records.expires_on (retention); 6: the FTS5 index keyed by time (sqlite_fulltext)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
     instance_id TEXT NOT NULL,
@@ -209,10 +202,13 @@ class SqliteMemoryStore:
                 try:
                     if 0 < version < 5 and "expires_on" not in {r[1] for r in db.execute("PRAGMA table_info(records)")}:
                         db.execute("ALTER TABLE records ADD COLUMN expires_on TEXT")  # records may expire (retention)
+                    if 0 < version < 6:
+                        for statement in _statements(DROP_SQL):  # an index of an older layout, if any
+                            db.execute(statement)
                     for statement in _statements(_SCHEMA + FULLTEXT_SCHEMA + STAMPS_SCHEMA):
                         db.execute(statement)
-                    if 0 < version < 3:
-                        db.execute(REBUILD_SQL)  # index what an older store holds
+                    if 0 < version < 6:
+                        db.execute(REBUILD_SQL)  # index what an older store holds, in this layout
                     db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
                 except BaseException:
                     db.execute("ROLLBACK")
@@ -319,18 +315,28 @@ class SqliteMemoryStore:
         self, keys: Sequence[ProfileKey], terms: Sequence[str], *, skip: int = 0, take: int | None = None
     ) -> list[tuple[ScopeState, dict[str, float]]]:
         """``FullTextIndex``: a page of the FTS5 matches of ``terms`` in ``keys`` (one partition), with
-        the profiles, holds and replace entries that decide which of them are visible."""
+        the profiles, holds and replace entries that decide which of them are visible.
+
+        One read transaction: the page, and the state that decides its visibility, come from
+        one snapshot of the store."""
         if not keys or not terms:
             return [(ScopeState(k, None), {}) for k in keys]
         instance_id, upn = keys[0].instance_id, keys[0].upn
         ids = [k.profile_id for k in keys]
-        matched = self._read(
-            matches_sql(_ENTRY_COLUMNS, len(ids)),
-            [match_expression([scope_token(instance_id, upn, pid) for pid in ids], terms), instance_id, upn, *ids,
-             -1 if take is None else take, skip],
-        )
-        replaces = self._read(replaces_sql(_ENTRY_COLUMNS, len(ids)), [instance_id, upn, *ids])
-        states = self._states(keys, self._profiles(keys), [*(row[:-1] for row in matched), *replaces])
+        db = self._connection()
+        try:
+            db.execute("BEGIN")
+            try:
+                matched = page_of_matches(db, _ENTRY_COLUMNS, (instance_id, upn, ids), terms, skip, take)
+                replaces = db.execute(replaces_sql(_ENTRY_COLUMNS, len(ids)), [instance_id, upn, *ids]).fetchall()
+                profiles = self._profiles(keys)
+                states = self._states(keys, profiles, [*(row[:-1] for row in matched), *replaces])
+            finally:
+                db.execute("COMMIT")
+        except sqlite3.Error as e:
+            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+        self._count(len(matched))
+        self._count(len(replaces))
         scores: dict[str, dict[str, float]] = {pid: {} for pid in ids}
         for row in matched:
             scores[row[1]][row[0]] = float(row[-1])

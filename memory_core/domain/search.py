@@ -109,8 +109,13 @@ def rank_matches(
 
 
 def best_first(hits: list[SearchHit]) -> list[SearchHit]:
-    # Scores compare at 9 significant digits, so float noise never reorders equal matches.
-    return sorted(hits, key=lambda h: (-float(f"{h.score:.9g}"), -h.entry.created_on.timestamp(), h.entry.id))
+    """Score descending, then newest first, then id: the one order every page of a search follows.
+
+    Scores compare exactly, as an index orders them: equal documents score bit-identically
+    (one formula, one corpus per query), so no rounding is needed to see them as ties, and
+    rounding would reorder matches an index pages through by exact score.
+    """
+    return sorted(hits, key=lambda h: (-h.score, -h.entry.created_on.timestamp(), h.entry.id))
 
 
 def newest_first(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:

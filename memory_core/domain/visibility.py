@@ -66,6 +66,8 @@ def _best_visible(
     limit: int,
     shown: Callable[[MemoryEntry], bool],
 ) -> list[SearchHit]:
+    # Pages double: an index scores every match for each page, so when most of the best
+    # matches are hidden or lack the tags, doubling keeps the pages read logarithmic.
     page = max(4 * limit, 50)
     hits: list[SearchHit] = []
     skip = 0
@@ -81,4 +83,5 @@ def _best_visible(
         if matched < page:
             break
         skip += page
+        page *= 2
     return hits
