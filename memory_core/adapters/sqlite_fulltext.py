@@ -214,9 +214,8 @@ def _domain_order(entry_columns: str) -> Callable[[Sequence[Any]], list[Any]]:
     id_at, created_at = 1 + names.index("id"), 1 + names.index("created_on")
 
     def in_order(rows: Sequence[Any]) -> list[Any]:
-        by_id = sorted(rows, key=lambda row: row[id_at])
-        by_time = sorted(by_id, key=lambda row: datetime.fromisoformat(row[created_at]), reverse=True)
-        return sorted(by_time, key=lambda row: row[-1], reverse=True)
+        # The keys of domain.search.best_first: -score, -timestamp, id.
+        return sorted(rows, key=lambda row: (-row[-1], -datetime.fromisoformat(row[created_at]).timestamp(), row[id_at]))
 
     return in_order
 
