@@ -66,9 +66,11 @@ def _best_visible(
     limit: int,
     shown: Callable[[MemoryEntry], bool],
 ) -> list[SearchHit]:
-    # Pages double: an index scores every match for each page, so when most of the best
-    # matches are hidden or lack the tags, doubling keeps the pages read logarithmic.
-    page = max(4 * limit, 50)
+    # The first page is twice the limit: most matches are visible, and every entry of a page
+    # is built in full. Pages then double: an index scores every match for each page, so when
+    # most of the best matches are hidden or lack the tags, doubling keeps the pages read
+    # logarithmic in the matches skipped, not linear.
+    page = max(2 * limit, 20)
     hits: list[SearchHit] = []
     skip = 0
     while len(hits) < limit:
