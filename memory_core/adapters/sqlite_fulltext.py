@@ -24,7 +24,6 @@ straddles the edge of the rows fetched.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -141,8 +140,12 @@ def _matches_sql(entry_columns: str, profile_count: int, *, bucket: bool) -> str
     )
 
 
+Read = Callable[[str, Sequence[object]], list[Any]]
+"""Runs one statement and returns its rows (the store's, so it counts and translates errors)."""
+
+
 def page_of_matches(
-    db: sqlite3.Connection,
+    read: Read,
     entry_columns: str,
     keys: tuple[str, str, Sequence[str]],
     terms: Sequence[str],
@@ -153,7 +156,7 @@ def page_of_matches(
 
     ``keys`` is (instance_id, upn, profile ids). The order is the domain's: score
     descending, then newest first, then id; so consecutive pages neither repeat nor skip a
-    match. Run it inside one read transaction: a re-read bucket must score as the window did.
+    match. ``read`` must run inside one read transaction: a re-read bucket must score as the window did.
     """
     instance_id, upn, ids = keys
     match = match_expression([scope_token(instance_id, upn, pid) for pid in ids], terms)
@@ -161,10 +164,10 @@ def page_of_matches(
     window_sql = _matches_sql(entry_columns, len(ids), bucket=False)
     in_order = _domain_order(entry_columns)
     if take is None:
-        return [row[1:] for row in in_order(db.execute(window_sql, [match, -1, skip, *tail]).fetchall())]
+        return [row[1:] for row in in_order(read(window_sql, [match, -1, skip, *tail]))]
     start = max(0, skip - _WINDOW_MARGIN)
     wanted = skip - start + take + _WINDOW_MARGIN
-    rows = db.execute(window_sql, [match, wanted, start, *tail]).fetchall()
+    rows = read(window_sql, [match, wanted, start, *tail])
     runs = _runs(rows)
     page: list[Any] = []
     position = start
@@ -176,7 +179,7 @@ def page_of_matches(
         open_left = index == 0 and start > 0
         open_right = index == len(runs) - 1 and len(rows) == wanted
         if open_left or open_right:
-            whole = _bucket(db, entry_columns, len(ids), match, tail, run[0])
+            whole = _bucket(read, entry_columns, len(ids), match, tail, run[0])
             if open_left:
                 first -= sum(1 for row in whole if row[0] < run[0][0])
             run = whole
@@ -198,12 +201,11 @@ def _runs(rows: Sequence[Any]) -> list[list[Any]]:
     return runs
 
 
-def _bucket(db: sqlite3.Connection, entry_columns: str, profile_count: int, match: str, tail: Sequence[str],
+def _bucket(read: Read, entry_columns: str, profile_count: int, match: str, tail: Sequence[str],
             sample: Any) -> list[Any]:
     """Every match in ``sample``'s bucket with ``sample``'s score, in key order."""
     low = (sample[0] >> _ROWID_BITS) << _ROWID_BITS
-    rows = db.execute(_matches_sql(entry_columns, profile_count, bucket=True),
-                      [match, low, low + (1 << _ROWID_BITS) - 1, *tail]).fetchall()
+    rows = read(_matches_sql(entry_columns, profile_count, bucket=True), [match, low, low + (1 << _ROWID_BITS) - 1, *tail])
     return [row for row in rows if row[-1] == sample[-1]]
 
 

@@ -326,17 +326,17 @@ class SqliteMemoryStore:
         db = self._connection()
         try:
             db.execute("BEGIN")
-            try:
-                matched = page_of_matches(db, _ENTRY_COLUMNS, (instance_id, upn, ids), terms, skip, take)
-                replaces = db.execute(replaces_sql(_ENTRY_COLUMNS, len(ids)), [instance_id, upn, *ids]).fetchall()
-                profiles = self._profiles(keys)
-                states = self._states(keys, profiles, [*(row[:-1] for row in matched), *replaces])
-            finally:
-                db.execute("COMMIT")
         except sqlite3.Error as e:
             raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
-        self._count(len(matched))
-        self._count(len(replaces))
+        try:
+            matched = page_of_matches(self._read, _ENTRY_COLUMNS, (instance_id, upn, ids), terms, skip, take)
+            replaces = self._read(replaces_sql(_ENTRY_COLUMNS, len(ids)), [instance_id, upn, *ids])
+            states = self._states(keys, self._profiles(keys), [*(row[:-1] for row in matched), *replaces])
+        finally:
+            try:
+                db.execute("COMMIT")
+            except sqlite3.Error as e:
+                raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
         scores: dict[str, dict[str, float]] = {pid: {} for pid in ids}
         for row in matched:
             scores[row[1]][row[0]] = float(row[-1])
