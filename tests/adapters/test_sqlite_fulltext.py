@@ -218,3 +218,15 @@ def test_team_shared_ties_follow_the_sharing_policy(store: SqliteMemoryStore) ->
     assert len(seen) == 60 + shared_by_alex
     assert len({h.entry.id for h in seen}) == len(seen)
     assert sum(h.entry.author_upn == ALEX.upn for h in seen) == shared_by_alex
+
+
+def test_a_search_reads_back_one_window_of_matches_not_every_match(store: SqliteMemoryStore) -> None:
+    """Every match is scored inside FTS5, but only a page and its margins come back to Python."""
+    service = _frozen_service(store)
+    for n in range(400):
+        _append(store, KEY, f"e{n:03d}", "kiwi fruit", T0 + timedelta(seconds=n))
+    with store.measure() as cost:
+        hits = service.search(ALEX, "i", Scope.USER, None, "kiwi", limit=10)
+    assert [h.entry.id for h in hits] == [f"e{n:03d}" for n in range(399, 389, -1)]
+    assert cost.round_trips == 4  # matches, replace entries, profiles, holds
+    assert cost.rows <= 20 + 32 + 1  # the first page (twice the limit), the margin past it, the profile
