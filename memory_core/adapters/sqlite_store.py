@@ -311,32 +311,44 @@ class SqliteMemoryStore:
             ScopeState(k, profile_of.get(k.profile_id), list(entries_of[k.profile_id].values()), holds) for k in keys
         ]
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """``FullTextIndex``: one read transaction for the block (WAL: writers go on, this thread
+        reads the state of its first read). Nested blocks join the outer one."""
+        depth = self._local.__dict__.get("snapshot_depth", 0)
+        db = self._connection()
+        if depth == 0:
+            try:
+                db.execute("BEGIN")
+            except sqlite3.Error as e:
+                raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+        self._local.snapshot_depth = depth + 1
+        try:
+            yield
+        finally:
+            self._local.snapshot_depth = depth
+            if depth == 0:
+                try:
+                    db.execute("COMMIT")
+                except sqlite3.Error as e:
+                    raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+
     def search_index(
         self, keys: Sequence[ProfileKey], terms: Sequence[str], *, skip: int = 0, take: int | None = None
     ) -> list[tuple[ScopeState, dict[str, float]]]:
         """``FullTextIndex``: a page of the FTS5 matches of ``terms`` in ``keys`` (one partition), with
         the profiles, holds and replace entries that decide which of them are visible.
 
-        One read transaction: the page, and the state that decides its visibility, come from
-        one snapshot of the store."""
+        One read transaction (``snapshot``): the page, and the state that decides its visibility,
+        come from one state of the store."""
         if not keys or not terms:
             return [(ScopeState(k, None), {}) for k in keys]
         instance_id, upn = keys[0].instance_id, keys[0].upn
         ids = [k.profile_id for k in keys]
-        db = self._connection()
-        try:
-            db.execute("BEGIN")
-        except sqlite3.Error as e:
-            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
-        try:
+        with self.snapshot():
             matched = page_of_matches(self._read, _ENTRY_COLUMNS, (instance_id, upn, ids), terms, skip, take)
             replaces = self._read(replaces_sql(_ENTRY_COLUMNS, len(ids)), [instance_id, upn, *ids])
             states = self._states(keys, self._profiles(keys), [*(row[:-1] for row in matched), *replaces])
-        finally:
-            try:
-                db.execute("COMMIT")
-            except sqlite3.Error as e:
-                raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
         scores: dict[str, dict[str, float]] = {pid: {} for pid in ids}
         for row in matched:
             scores[row[1]][row[0]] = float(row[-1])

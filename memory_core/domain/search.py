@@ -16,6 +16,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -59,6 +60,15 @@ class FullTextIndex(Protocol):
         carries the profile and holds as ``load`` does; its entries are the page's matches plus
         every replace entry of the profile, which is all ``ScopeState.visible_entries`` needs
         to decide which of the matches are visible.
+        """
+        ...
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """A block whose ``search_index`` calls all read one state of the store.
+
+        Pages of one search must come from one snapshot: a write between two pages would
+        otherwise shift the matches under ``skip`` (one skipped, or one seen twice), and
+        would change every score (BM25 weighs terms by the whole corpus).
         """
         ...
 

@@ -51,10 +51,11 @@ def visible_matches(
     costs the pages needed for ``limit`` visible hits, not every entry.
     """
     shares = policy.shares_read()
-    hits = _best_visible(index, keys, terms, tags, limit, lambda e: True)
-    if shares:
-        hits += _best_visible(index, [key.shared() for key in keys], terms, tags, limit,
-                              lambda e: e.share in shares and e.author_upn != viewer_upn)
+    with index.snapshot():  # every page, own and shared, from one state of the store
+        hits = _best_visible(index, keys, terms, tags, limit, lambda e: True)
+        if shares:
+            hits += _best_visible(index, [key.shared() for key in keys], terms, tags, limit,
+                                  lambda e: e.share in shares and e.author_upn != viewer_upn)
     return best_first(hits)[:limit]
 
 

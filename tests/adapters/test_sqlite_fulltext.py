@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from itertools import count
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, Share
+from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState, Share
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 
@@ -168,7 +169,7 @@ def test_a_store_of_the_previous_layout_is_reindexed_on_open(tmp_path: Path) -> 
 # -- through the service: ties, holds and sharing on the index's pages ------------------------------------
 
 
-def _frozen_service(store: SqliteMemoryStore, policy: SharingPolicy = SharingPolicy.PRIVATE,
+def _frozen_service(store: Any, policy: SharingPolicy = SharingPolicy.PRIVATE,
                     ids: Callable[[], str] | None = None) -> MemoryService:
     numbers = count()
     return MemoryService(store, clock=lambda: T0, new_id=ids or (lambda: f"id-{next(numbers):04d}"),
@@ -230,3 +231,41 @@ def test_a_search_reads_back_one_window_of_matches_not_every_match(store: Sqlite
     assert [h.entry.id for h in hits] == [f"e{n:03d}" for n in range(399, 389, -1)]
     assert cost.round_trips == 4  # matches, replace entries, profiles, holds
     assert cost.rows <= 20 + 32 + 1  # the first page (twice the limit), the margin past it, the profile
+
+
+class WritesBetweenPages:
+    """The store, but another process deletes the best match right after the first page is read."""
+
+    def __init__(self, inner: SqliteMemoryStore) -> None:
+        self.inner = inner
+        self.pages = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def search_index(self, *args: Any, **kwargs: Any) -> list[tuple[ScopeState, dict[str, float]]]:
+        found = self.inner.search_index(*args, **kwargs)
+        self.pages += 1
+        if self.pages == 1:
+            best = next(iter(found[0][1]))
+            db = sqlite3.connect(self.inner._path)
+            db.execute("DELETE FROM entries WHERE id=?", (best,))
+            db.commit()
+            db.close()
+        return found
+
+
+def test_the_pages_of_one_search_read_one_state_of_the_store(store: SqliteMemoryStore) -> None:
+    """A write between two pages must not shift the second: the match that would slide from the
+    second page onto the first (already read) would be lost."""
+    service = _frozen_service(store)
+    for n in range(20):  # exactly the first page (twice the limit), all hidden below
+        _append(store, KEY, f"hidden-{n:02d}", "olive olive olive", T0 - timedelta(seconds=n))
+    assert isinstance(service.clear(ALEX, "i", Scope.USER, None, confirm=True), PendingDeletion)
+    for n in range(30):
+        _append(store, KEY, f"shown-{n:02d}", "olive and many other words", T0 + timedelta(minutes=1, seconds=n))
+    expected = [f"shown-{n:02d}" for n in range(29, 19, -1)]
+    assert [h.entry.id for h in service.search(ALEX, "i", Scope.USER, None, "olive")] == expected
+    racing = WritesBetweenPages(store)
+    assert [h.entry.id for h in _frozen_service(racing).search(ALEX, "i", Scope.USER, None, "olive")] == expected
+    assert racing.pages == 2
