@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -269,3 +269,13 @@ def test_the_pages_of_one_search_read_one_state_of_the_store(store: SqliteMemory
     racing = WritesBetweenPages(store)
     assert [h.entry.id for h in _frozen_service(racing).search(ALEX, "i", Scope.USER, None, "olive")] == expected
     assert racing.pages == 2
+
+
+def test_times_with_other_offsets_order_by_the_instant(store: SqliteMemoryStore) -> None:
+    """10:00 at +05:00 is 05:00 UTC: older than 06:00 UTC, though its text sorts later."""
+    east = timezone(timedelta(hours=5))
+    _append(store, KEY, "east", "same words", datetime(2026, 3, 1, 10, 0, tzinfo=east))
+    _append(store, KEY, "utc", "same words", datetime(2026, 3, 1, 6, 0, tzinfo=UTC))
+    _append(store, KEY, "west", "same words", datetime(2026, 3, 1, 2, 0, tzinfo=timezone(timedelta(hours=-5))))
+    assert _page(store, [KEY], ["same"], 0, 10) == ["west", "utc", "east"]
+    assert [_page(store, [KEY], ["same"], skip, 1)[0] for skip in range(3)] == ["west", "utc", "east"]
