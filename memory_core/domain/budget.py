@@ -132,6 +132,43 @@ class ListedEntries(NewestFirst):
         return self._newest_first[-1].created_on if self._newest_first else None
 
 
+def entry_window(state: ScopeState) -> EntryWindow | None:
+    """The entries of ``state``'s profile its clear watermark and holds leave visible, before any replace.
+
+    ``state`` as ``load_heads`` reads it. None when a hold cannot be expressed as a
+    window (one limited to an author's copies): the scope must then be read in full.
+    """
+    after = state.profile.cleared_on if state.profile else None
+    excluded: set[str] = set()
+    for hold in state.holds:
+        if hold.profile_ids is not None and state.key.profile_id not in hold.profile_ids:
+            continue
+        if hold.author_upn is not None:
+            return None
+        if hold.watermark is not None and (after is None or hold.watermark > after):
+            after = hold.watermark
+        excluded.update(hold.entry_ids)
+    return EntryWindow(state.key, after=after, excluded_ids=frozenset(excluded))
+
+
+def is_visible(store: MemoryStore, entry: MemoryEntry) -> bool:
+    """Whether ``entry`` shows in its scope now (as ``ScopeState.visible_entries`` decides).
+
+    Bounded store work at any memory size: the profile and holds, then the newest
+    visible replace (an entry older than it no longer shows). Only a hold limited to
+    an author's copies makes it read the scope in full.
+    """
+    (head,) = store.load_heads([entry.key])
+    window = entry_window(head)
+    if window is None:
+        (state,) = store.load([entry.key])
+        return entry.id in {e.id for e in state.visible_entries()}
+    if (window.after is not None and entry.created_on <= window.after) or entry.id in window.excluded_ids:
+        return False
+    newest_replace = store.newest_entries(window, 1, kind=EntryKind.REPLACE)
+    return not newest_replace or entry.sort_key >= newest_replace[0].sort_key
+
+
 class StoredEntries(NewestFirst):
     """A scope's visible entries read page by page from the store, newest first.
 
@@ -154,17 +191,8 @@ class StoredEntries(NewestFirst):
     def of(cls, store: MemoryStore, state: ScopeState, page_size: int) -> StoredEntries | None:
         """The source for ``state`` (read by ``load_heads``); None when a hold cannot be
         expressed as a window (one limited to an author's copies)."""
-        after = state.profile.cleared_on if state.profile else None
-        excluded: set[str] = set()
-        for hold in state.holds:
-            if hold.profile_ids is not None and state.key.profile_id not in hold.profile_ids:
-                continue
-            if hold.author_upn is not None:
-                return None
-            if hold.watermark is not None and (after is None or hold.watermark > after):
-                after = hold.watermark
-            excluded.update(hold.entry_ids)
-        return cls(store, EntryWindow(state.key, after=after, excluded_ids=frozenset(excluded)), page_size)
+        window = entry_window(state)
+        return cls(store, window, page_size) if window is not None else None
 
     def at(self, index: int) -> MemoryEntry | None:
         while index >= len(self._fetched) and not self._exhausted:
@@ -329,5 +357,5 @@ def newest_agent_name(fill: ScopeFill, source: NewestFirst) -> str | None:
 
 __all__ = [
     "BudgetReport", "ListedEntries", "NewestFirst", "ScopeBudget", "ScopeFill", "StoredEntries", "cut_section",
-    "fill_combined", "fill_scope", "newest_agent_name", "page_size_for",
+    "entry_window", "fill_combined", "fill_scope", "is_visible", "newest_agent_name", "page_size_for",
 ]

@@ -14,6 +14,7 @@ from typing import Any
 
 from memory_core.domain.agent_settings import AgentSettingsBook
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
+from memory_core.domain.budget import is_visible
 from memory_core.domain.budgeted_read import read_within, within_snapshots
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, SecretDetected
@@ -398,10 +399,8 @@ class MemoryService:
     def forget(self, caller: Caller, instance_id: str, entry_id: str) -> PendingDeletion | Forgotten:
         """Forget one of the caller's visible entries. ``NotFound`` when there is none by that id."""
         entry = self._store.get_entry(instance_id, caller.upn, entry_id)
-        if entry is not None:
-            (state,) = self._store.load([entry.key])
-            if entry.id not in {e.id for e in state.visible_entries()}:
-                entry = None
+        if entry is not None and not is_visible(self._store, entry):
+            entry = None
         if entry is None:
             raise NotFound(f"no memory entry {entry_id}")
         if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
