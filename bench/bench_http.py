@@ -6,23 +6,41 @@ Run from the project root:
 
 It preloads one user's memory with N entries (user and agent scope) through
 SqliteMemoryStore, starts ``python -m memory_core serve`` on that database,
-then times get (user, agent, combined) and append over HTTP with one
-keep-alive client, and the same calls on MemoryService in process. It prints a
-markdown table of p50/p99 (ms), throughput and the HTTP/in-process ratio.
+then times get (user, agent, combined) and append four ways:
+
+- over HTTP, one keep-alive httpx client against ``serve``;
+- against bench/zero_work_http.py, which replays the very bytes ``serve``
+  answered and does nothing else (same uvicorn, same client): what the socket,
+  the HTTP server and the client cost by themselves;
+- the function in process: the same request as an ASGI call on ``FunctionHost``
+  (the local Functions host: the ASGI ↔ ``func.HttpRequest`` bridge, the edge,
+  authentication, the worker-thread hop, the service, the JSON answer), no socket;
+- ``MemoryService`` in process.
+
+It prints a markdown table of p50/p99 (ms), throughput and the ratios.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import json
+import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -30,7 +48,7 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
 from memory_core.domain.service import MemoryService
-from tests.support.local_server import running_server
+from tests.support.local_server import free_port, running_server
 
 UPN = "bench@contoso.com"
 AGENT = "/instances/bench/agents/assistant"
@@ -59,6 +77,82 @@ def timed(fn: Callable[[], object], iterations: int) -> list[float]:
     return samples
 
 
+@contextlib.contextmanager
+def zero_work_server(answers: dict[str, dict[str, Any]], tmp: Path) -> Iterator[str]:
+    """bench/zero_work_http.py replaying ``answers`` on a free port until the block ends; yields its base URL."""
+    path = tmp / "answers.json"
+    path.write_text(json.dumps(answers), encoding="utf-8")
+    port = free_port()
+    root = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen([sys.executable, str(root / "bench" / "zero_work_http.py"), "--port", str(port),
+                                "--answers", str(path)])
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(base, timeout=2)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the zero-work HTTP server did not start") from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+class FunctionInProcess:
+    """Requests as ASGI calls on the local Functions host (``FunctionHost``) in this process: no socket."""
+
+    def __init__(self, env: dict[str, str], headers: dict[str, str]) -> None:
+        os.environ.update({k: v for k, v in env.items() if k.startswith(("MEMORY_", "COSMOS_"))})
+        from memory_core.local.host import FunctionHost
+        from memory_core.local.serve import load_function_app
+
+        self._host = FunctionHost(load_function_app(Path(__file__).resolve().parents[1]))
+        self._headers = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        self._loop = asyncio.new_event_loop()
+
+    def timed(self, method: str, path: str, params: dict[str, str] | None, body: bytes, iterations: int) -> list[float]:
+        """Milliseconds per request, timed inside one running event loop (as the server runs them)."""
+        headers = [*self._headers, (b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+        scope = {"type": "http", "method": method, "path": f"/api{path}", "headers": headers, "scheme": "http",
+                 "query_string": urlencode(params or {}).encode(), "server": ("127.0.0.1", 80)}
+
+        async def once() -> None:
+            sent = False
+            status: list[int] = []
+
+            async def receive() -> dict[str, Any]:
+                nonlocal sent
+                if sent:
+                    await asyncio.sleep(3600)
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            async def send(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    status.append(message["status"])
+
+            await self._host(scope, receive, send)
+            if status != [200]:
+                raise RuntimeError(f"{method} {path} answered {status}")
+
+        async def run() -> list[float]:
+            for _ in range(min(20, iterations)):
+                await once()
+            samples = []
+            for _ in range(iterations):
+                started = time.perf_counter()
+                await once()
+                samples.append((time.perf_counter() - started) * 1000)
+            return samples
+
+        return self._loop.run_until_complete(run())
+
+
 def p(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -82,42 +176,60 @@ def main() -> None:
     rows = []
     with running_server(tmp, {"MEMORY_SQLITE_PATH": str(db)}) as server:
         with server.client(UPN) as http:
+            function = FunctionInProcess(server.env, dict(http.headers))
+            requests: dict[tuple[str, int], tuple[str, str, dict[str, str] | None, dict[str, Any] | None]] = {}
+            calls: dict[tuple[str, int], Callable[[], object]] = {}
             for size in sizes:
                 inst = f"bench-{size}"
-                ops: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
-                    "get user": (
-                        lambda: http.get(f"/instances/{inst}/memory", params={"scope": "user"}).raise_for_status(),
-                        lambda: service.get(caller, inst, Scope.USER, None),
-                    ),
-                    "get agent": (
-                        lambda: http.get(f"/instances/{inst}/memory",
-                                         params={"scope": "agent", "agentObjectId": AGENT}).raise_for_status(),
-                        lambda: service.get(caller, inst, Scope.AGENT, agent),
-                    ),
-                    "get combined": (
-                        lambda: http.get(f"/instances/{inst}/memory",
-                                         params={"scope": "combined", "agentObjectId": AGENT}).raise_for_status(),
-                        lambda: service.get(caller, inst, Scope.COMBINED, agent),
-                    ),
-                    "append": (
-                        lambda: http.post(f"/instances/{inst}/memory/append",
-                                          json={"scope": "user", "content_markdown": LINE}).raise_for_status(),
-                        lambda: service.append(caller, inst, Scope.USER, None, LINE),
-                    ),
-                }
-                for name, (over_http, in_process) in ops.items():
+                append_body = {"scope": "user", "content_markdown": LINE}
+                for name, method, path, params, body, in_process in (
+                    ("get user", "GET", f"/instances/{inst}/memory", {"scope": "user"}, None,
+                     lambda inst=inst: service.get(caller, inst, Scope.USER, None)),
+                    ("get agent", "GET", f"/instances/{inst}/memory", {"scope": "agent", "agentObjectId": AGENT}, None,
+                     lambda inst=inst: service.get(caller, inst, Scope.AGENT, agent)),
+                    ("get combined", "GET", f"/instances/{inst}/memory",
+                     {"scope": "combined", "agentObjectId": AGENT}, None,
+                     lambda inst=inst: service.get(caller, inst, Scope.COMBINED, agent)),
+                    ("append", "POST", f"/instances/{inst}/memory/append", None, append_body,
+                     lambda inst=inst: service.append(caller, inst, Scope.USER, None, LINE)),
+                ):
+                    requests[(name, size)] = (method, path, params, body)
+                    calls[(name, size)] = in_process
+            answers = {}
+            for method, path, params, body in requests.values():
+                response = http.request(method, path, params=params, json=body)
+                response.raise_for_status()
+                query = urlencode(params or {})
+                answers[f"{method} /api{path}" + (f"?{query}" if query else "")] = {
+                    "status": 200, "content_type": response.headers["content-type"], "body": response.text}
+            with zero_work_server(answers, tmp) as zero_base, httpx.Client(base_url=f"{zero_base}/api") as zero:
+                for (name, size), (method, path, params, body) in requests.items():
                     print(f"timing {name} at {size}...", file=sys.stderr, flush=True)
-                    h = timed(over_http, args.iterations)
-                    s = timed(in_process, args.iterations)
+                    h = timed(lambda: http.request(method, path, params=params, json=body).raise_for_status(),
+                              args.iterations)
+                    z = timed(lambda: zero.request(method, path, params=params, json=body).raise_for_status(),
+                              args.iterations)
+                    raw = json.dumps(body).encode() if body is not None else b""
+                    f = function.timed(method, path, params, raw, args.iterations)
+                    s = timed(calls[(name, size)], args.iterations)
                     rows.append((name, size, statistics.median(h), p(h, 0.99), 1000 / statistics.mean(h),
-                                 statistics.median(s), p(s, 0.99), statistics.median(h) / statistics.median(s)))
+                                 statistics.median(z), statistics.median(f), statistics.median(s)))
     store.close()
     print(f"\nMachine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
           f"{platform.system()}; iterations per row: {args.iterations}\n")
-    print("| operation | entries | HTTP p50 ms | HTTP p99 ms | HTTP ops/s | in-process p50 ms | in-process p99 ms | HTTP/in-process p50 |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, size, hp50, hp99, tput, sp50, sp99, ratio in rows:
-        print(f"| {name} | {size} | {hp50:.2f} | {hp99:.2f} | {tput:.0f} | {sp50:.3f} | {sp99:.3f} | {ratio:.1f}x |")
+    print("| operation | entries | HTTP p50 ms | HTTP p99 ms | HTTP ops/s | zero-work HTTP server p50 ms "
+          "| function in process p50 ms | service in process p50 ms | HTTP / zero-work | HTTP / function in process |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, size, hp50, hp99, tput, zp50, fp50, sp50 in rows:
+        print(f"| {name} | {size} | {hp50:.2f} | {hp99:.2f} | {tput:.0f} | {zp50:.2f} | {fp50:.3f} | {sp50:.3f} "
+              f"| {hp50 / zp50:.2f}x | {hp50 / fp50:.2f}x |")
+    gets = {(name, size): hp50 for name, size, hp50, *_ in rows}
+    for name in ("get user", "get agent", "get combined"):
+        measured = sorted(size for n, size in gets if n == name)
+        if len(measured) >= 2:
+            print(f"\n{name} p50 at {measured[-1]} / at {measured[0]}: "
+                  f"{gets[(name, measured[-1])] / gets[(name, measured[0])]:.2f}x", end="")
+    print()
     appends = {size: hp50 for name, size, hp50, *_ in rows if name == "append"}
     if len(appends) >= 2:
         small, large = min(appends), max(appends)
