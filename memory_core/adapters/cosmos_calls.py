@@ -17,11 +17,7 @@ from typing import Any
 
 from azure.core import MatchConditions
 from azure.cosmos import ContainerProxy
-from azure.cosmos.exceptions import (
-    CosmosAccessConditionFailedError,
-    CosmosBatchOperationError,
-    CosmosResourceNotFoundError,
-)
+from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
 
 from memory_core.domain.errors import Conflict
 from memory_core.domain.models import MemoryProfile, ProfileKey
@@ -178,28 +174,12 @@ class Calls:
                 raise
             return False
 
-    def batch(self, operations: Sequence[tuple[str, tuple[Any, ...]]], pk: list[str], *, what: str) -> list[Any]:
-        """Run ``operations`` as one transactional batch (all or nothing); a 409 in it is ``Conflict``."""
-        try:
-            return list(self.container.execute_item_batch(operations, partition_key=pk, timeout=self._timeout()))
-        except CosmosBatchOperationError as e:
-            if e.status_code == 409:
-                raise Conflict(f"{what} already exists") from e
-            raise
+    def execute_batch(self, operations: Sequence[tuple[Any, ...]], pk: list[str]) -> list[dict[str, Any]]:
+        """Run ``operations`` as one transactional batch in partition ``pk`` (all or nothing on Cosmos DB).
 
-    def delete_batch(self, item_ids: Sequence[str], pk: list[str]) -> int:
-        """Delete up to 100 items of one partition in one transactional batch; returns the count erased."""
-        try:
-            self.container.execute_item_batch(
-                [("delete", (i,)) for i in item_ids], partition_key=pk, timeout=self._timeout()
-            )
-            return len(item_ids)
-        except CosmosBatchOperationError as e:
-            if e.status_code != 404:
-                raise
-        # Something went since the caller looked (a concurrent erase): the batch
-        # was rolled back as a whole, so erase one by one, ignoring what is gone.
-        return sum(self.delete(i, pk) for i in item_ids)
+        Raises the SDK's ``CosmosBatchOperationError`` (``error_index``, ``status_code``) when one fails.
+        """
+        return list(self.container.execute_item_batch(operations, partition_key=pk, timeout=self._timeout()))
 
 
 def owner_missing(error: Any) -> bool:

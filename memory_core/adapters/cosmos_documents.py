@@ -34,6 +34,7 @@ ENTRY = "entry"
 RECORD = "record"
 
 ENTRY_ID_PREFIX = "entry:"
+SEQUENCE = "seq"  # an entry's place in its partition's write order (``cosmos_stamps``)
 
 # The largest item Cosmos DB stores: "2 MB (UTF-8 length of JSON representation)"
 # (https://learn.microsoft.com/azure/cosmos-db/concepts-limits#per-item-limits), read as
@@ -121,7 +122,9 @@ def entry_item_id(entry_id: str) -> str:
     return ENTRY_ID_PREFIX + entry_id
 
 
-def entry_item(entry: MemoryEntry) -> dict[str, Any]:
+def entry_item(entry: MemoryEntry, sequence: int | None = None) -> dict[str, Any]:
+    """The item of ``entry``; ``sequence`` is the partition sequence it is stored at
+    (``cosmos_stamps``), which later reads use to load only the entries after a snapshot."""
     item_id = entry_item_id(entry.id)
     if not is_valid_id(item_id):
         raise ValueError(f"entry id {entry.id!r} cannot be stored as a Cosmos DB item id")
@@ -147,7 +150,14 @@ def entry_item(entry: MemoryEntry) -> dict[str, Any]:
         "tags": list(entry.tags),
         "share": entry.share.value,
         "content_sha256": entry.content_sha256,
+        **({SEQUENCE: sequence} if sequence is not None else {}),
     }
+
+
+def sequence_of(item: Mapping[str, Any]) -> int:
+    """The partition sequence an entry item was stored at; 0 for one stored before stamps existed."""
+    value = item.get(SEQUENCE)
+    return int(value) if isinstance(value, int | float) else 0
 
 
 def entry_from_item(key: ProfileKey, item: Mapping[str, Any]) -> MemoryEntry:
@@ -237,4 +247,5 @@ __all__ = [
     "record_from_item",
     "record_item",
     "record_item_id",
+    "sequence_of",
 ]

@@ -40,6 +40,7 @@ trips and RU of a block of calls (the benchmark uses it).
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -55,9 +56,11 @@ from azure.cosmos.exceptions import CosmosClientTimeoutError, CosmosResourceExis
 
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters.cosmos_calls import CallMetrics, Calls, Meter, ProfileCache
+from memory_core.adapters.cosmos_stamps import STAMP, UNKNOWN, BatchRefused, Operation, Stamps
 from memory_core.domain.errors import Conflict, MemoryCoreError, PayloadTooLarge, Unavailable
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 
 if TYPE_CHECKING:
@@ -68,7 +71,7 @@ log = logging.getLogger("memory_core.adapters.cosmos")
 EXPECTED_PARTITION_KEY = {"paths": ["/instance_id", "/upn"], "kind": "MultiHash", "version": 2}
 PROVISION_COMMAND = "infra/deploy.sh --tenant <name>"
 
-_BATCH_LIMIT = 100  # operations per transactional batch (a Cosmos DB limit)
+_DELETES_PER_BATCH = 99  # a transactional batch holds 100 operations (a Cosmos DB limit), one is the stamp
 _IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
 _PROFILE_CACHE_SIZE = 4096
 _WRITE_ATTEMPTS = 3
@@ -78,9 +81,16 @@ _RETRY_AFTER_NOT_PROVISIONED = 60
 _RETRY_AFTER_ACCESS_DENIED = 60
 _SUB_STATUS_READ_SESSION_NOT_AVAILABLE = 1002
 
+# The partition's stamp rides along (a small item), so a write after a read knows its etag.
 _LOAD = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
-    " AND (ARRAY_CONTAINS(@profile_ids, c.profile_id) OR c.record_kind = @hold)"
+    " AND (ARRAY_CONTAINS(@profile_ids, c.profile_id) OR c.record_kind = @hold OR c.type = @stamp)"
+)
+# Profiles, holds and the entries stored after sequence @after (an extended snapshot).
+_LOAD_AFTER = (
+    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND ((ARRAY_CONTAINS(@profile_ids, c.profile_id) AND (c.type = @profile OR c.seq > @after))"
+    " OR c.record_kind = @hold)"
 )
 _LOAD_PARTITION = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
@@ -88,7 +98,8 @@ _LOAD_PARTITION = (
 )
 _LOAD_HEADS = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
-    " AND ((c.type = @profile AND ARRAY_CONTAINS(@profile_ids, c.profile_id)) OR c.record_kind = @hold)"
+    " AND ((c.type = @profile AND ARRAY_CONTAINS(@profile_ids, c.profile_id)) OR c.record_kind = @hold"
+    " OR c.type = @stamp)"
 )
 _EXISTING_ENTRY_IDS = (
     "SELECT VALUE c.id FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
@@ -122,6 +133,7 @@ class CosmosMemoryStore:
         self._operation_timeout = operation_timeout
         self._meter = Meter()
         self._profiles = ProfileCache(profile_cache_size)
+        self._stamps = Stamps()
         self._lock = threading.Lock()
         self._client: CosmosClient | None = None
         self._container: ContainerProxy | None = None
@@ -183,9 +195,11 @@ class CosmosMemoryStore:
             "@upn": upn,
             "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)),
             "@hold": RecordKind.HOLD,
+            "@stamp": STAMP,
         }
         with self._operation("load") as calls:
             items = calls.query(_LOAD, params, [instance_id, upn])
+        self._stamps.notice(items)
         return self._states(keys, items)
 
     def load_partition(self, instance_id: str, upn: str) -> list[ScopeState]:
@@ -207,10 +221,41 @@ class CosmosMemoryStore:
         params = {
             "@instance_id": instance_id, "@upn": upn, "@profile": docs.PROFILE,
             "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)), "@hold": RecordKind.HOLD,
+            "@stamp": STAMP,
         }
         with self._operation("load_heads") as calls:
             items = calls.query(_LOAD_HEADS, params, [instance_id, upn])
+        self._stamps.notice(items)
         return self._states(keys, items)
+
+    # -- ChangeStamps (domain.snapshots), kept by cosmos_stamps ----------------
+
+    def partition_stamp(self, instance_id: str, upn: str) -> PartitionStamp:
+        """The partition's stamp: one point read of a small item (about 1 RU)."""
+        with self._operation("partition_stamp") as calls:
+            stored = self._stamps.read(calls, instance_id, upn)
+        return stored.stamp if stored is not None else UNKNOWN
+
+    def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
+        """The stamp (point read, created when missing), then one query for profiles, holds and
+        entries (all, or those after sequence ``after``); entries past the stamp's sequence are
+        left for the next read, so what is loaded is at least everything the stamp counts."""
+        instance_id, upn = _partition_of(keys, "load_since")
+        params: dict[str, Any] = {
+            "@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD,
+            "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)),
+        }
+        if after is None:
+            sql = _LOAD
+            params["@stamp"] = STAMP
+        else:
+            sql = _LOAD_AFTER
+            params.update({"@profile": docs.PROFILE, "@after": after})
+        with self._operation("load_since") as calls:
+            stored = self._stamps.current(calls, instance_id, upn)
+            items = calls.query(sql, params, [instance_id, upn])
+        items = [i for i in items if i.get("type") != docs.ENTRY or docs.sequence_of(i) <= stored.sequence]
+        return StampedLoad(stored.stamp, stored.sequence, self._states(keys, items))
 
     def newest_entries(
         self, window: EntryWindow, limit: int, *, cursor: PageCursor | None = None, kind: EntryKind | None = None
@@ -254,18 +299,11 @@ class CosmosMemoryStore:
         return docs.entry_from_item(docs.key_of_item(item), item)
 
     # -- MemoryStore: writes --------------------------------------------------
+    # Every write that can change a read goes through ``self._stamps.write``: one
+    # transactional batch that also moves the partition's stamp (``cosmos_stamps``).
 
     def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
-        if profile.key != entry.key:
-            raise ValueError("append takes an entry of the profile's key")
-        item = docs.entry_item(entry)
-        with self._operation("append") as calls:
-            stored = self._profiles.get(profile.key) or self._ensure_profile(calls, profile)
-            try:
-                calls.create(item)
-            except CosmosResourceExistsError as e:
-                raise Conflict(f"a memory entry with id {entry.id} already exists") from e
-        return stored
+        return self.append_with_records(profile, entry, ())
 
     def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:
         if profile.key != entry.key:
@@ -273,33 +311,55 @@ class CosmosMemoryStore:
         key = entry.key
         if any((r.partition.instance_id, r.partition.owner) != (key.instance_id, key.upn) for r in records):
             raise ValueError("append_with_records takes records of the entry's partition")
-        if not records:
-            return self.append(profile, entry)
-        operations = [("create", (docs.entry_item(entry),))]
-        operations += [("upsert", (docs.record_item(r),)) for r in records]
-        with self._operation("append_with_records") as calls:
-            stored = self._profiles.get(profile.key) or self._ensure_profile(calls, profile)
-            # One transactional batch in the user's partition: the entry and its
-            # audit event are committed together or not at all.
-            calls.batch(operations, [key.instance_id, key.upn], what=f"memory entry {entry.id}")
-        return stored
+        docs.entry_item(entry)  # an id Cosmos DB cannot hold fails here, before any request
+        extra: list[Operation] = [("upsert", (docs.record_item(r),)) for r in records]
+        with self._operation("append_with_records" if records else "append") as calls:
+            for _ in range(_WRITE_ATTEMPTS):
+                stored = self._profiles.get(key) or self._read_profile(calls, key)
+                # A missing profile is created in the same batch: the entry, its audit
+                # event, the profile and the stamp commit together or not at all.
+                new: list[Operation] = [] if stored is not None else [("create", (docs.profile_item(profile),))]
+
+                def operations(first: int, new: list[Operation] = new) -> list[Operation]:
+                    return [*new, ("create", (docs.entry_item(entry, first),)), *extra]
+
+                try:
+                    results = self._stamps.write(calls, key.instance_id, key.upn, operations, inserts=1)
+                except BatchRefused as refused:
+                    if new and refused.index == 0 and refused.status == 409:
+                        continue  # a concurrent first append made the profile: read that one
+                    if refused.status == 409:
+                        raise Conflict(f"a memory entry with id {entry.id} already exists") from refused.error
+                    raise refused.error from None
+                if stored is None:
+                    stored = docs.profile_from_item(key, results[0]["resourceBody"])
+                    self._profiles.put(stored)
+                return stored
+        raise Conflict("the memory profile kept appearing and disappearing; retry")
 
     def save_profile(self, profile: MemoryProfile) -> MemoryProfile:
+        key = profile.key
         item = docs.profile_item(profile)
+        operation: Operation = (
+            ("upsert", (item,)) if profile.etag is None
+            else ("replace", (item["id"], item), {"if_match_etag": profile.etag})
+        )
         with self._operation("save_profile") as calls:
             try:
-                body = calls.write(item, profile.etag)
-            except Conflict:
-                self._profiles.discard(profile.key)
-                raise
-        stored = docs.profile_from_item(profile.key, body)
+                (result,) = self._stamps.write(calls, key.instance_id, key.upn, lambda _: [operation])
+            except BatchRefused as refused:
+                if refused.status in (404, 412):
+                    self._profiles.discard(key)
+                    raise Conflict("the stored profile changed or went since it was read") from refused.error
+                raise refused.error from None
+        stored = docs.profile_from_item(key, result["resourceBody"])
         self._profiles.put(stored)
         return stored
 
     def delete_profile(self, key: ProfileKey) -> None:
         self._profiles.discard(key)
         with self._operation("delete_profile") as calls:
-            calls.delete(key.profile_id, [key.instance_id, key.upn])
+            self._delete_items(calls, key.instance_id, key.upn, [key.profile_id])
 
     def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
         wanted = [docs.entry_item_id(e) for e in dict.fromkeys(entry_ids) if e]
@@ -311,32 +371,89 @@ class CosmosMemoryStore:
         with self._operation("delete_entries") as calls:
             for start in range(0, len(wanted), _IDS_PER_QUERY):
                 # Only ids still there go into a batch: a batch with a missing id
-                # fails as a whole, so this keeps the usual case at one batch per 100.
+                # fails as a whole, so this keeps the usual case at one batch per 99.
                 params = {
                     "@instance_id": key.instance_id, "@upn": key.upn, "@profile_id": key.profile_id,
                     "@entry": docs.ENTRY, "@ids": wanted[start:start + _IDS_PER_QUERY],
                 }
                 existing = calls.query(_EXISTING_ENTRY_IDS, params, pk)
-                for at in range(0, len(existing), _BATCH_LIMIT):
-                    deleted += calls.delete_batch(existing[at:at + _BATCH_LIMIT], pk)
+                for at in range(0, len(existing), _DELETES_PER_BATCH):
+                    deleted += self._delete_items(calls, key.instance_id, key.upn,
+                                                  existing[at:at + _DELETES_PER_BATCH], entries_of=key)
         return deleted
 
+    def _delete_items(
+        self, calls: Calls, instance_id: str, owner: str, item_ids: Sequence[str], entries_of: ProfileKey | None = None
+    ) -> int:
+        """Erase up to 99 items of one partition and move its stamp in one batch; the count erased.
+
+        An item already gone fails the whole batch (404): the ids still there (entries
+        of ``entries_of`` by query, else by point read) are erased in a new batch.
+        """
+        left = list(item_ids)
+        while left:
+            try:
+                self._stamps.write(calls, instance_id, owner, functools.partial(_deletes, left))
+                return len(left)
+            except BatchRefused as refused:
+                if refused.status != 404:
+                    raise refused.error from None
+            if entries_of is None:
+                left = [i for i in left if calls.read(i, [instance_id, owner]) is not None]
+            else:
+                params = {"@instance_id": instance_id, "@upn": owner, "@profile_id": entries_of.profile_id,
+                          "@entry": docs.ENTRY, "@ids": left}
+                left = calls.query(_EXISTING_ENTRY_IDS, params, [instance_id, owner])
+        return 0
+
+    def _read_profile(self, calls: Calls, key: ProfileKey) -> MemoryProfile | None:
+        """The stored profile of ``key`` (one point read), remembered; None when there is none."""
+        item = calls.read(key.profile_id, [key.instance_id, key.upn])
+        if item is None:
+            return None
+        stored = docs.profile_from_item(key, item)
+        self._profiles.put(stored)
+        return stored
+
     # -- MemoryStore: records -------------------------------------------------
+    # Holds decide what a read shows, so their writes move the stamp; other records do not.
 
     def put_record(self, record: Record) -> Record:
         item = docs.record_item(record)
+        if record.kind != RecordKind.HOLD:
+            with self._operation("put_record") as calls:
+                body = calls.write(item, record.etag)
+            return Record(record.partition, record.kind, record.id, record.data, body.get("_etag"))
+        operation: Operation = (
+            ("upsert", (item,)) if record.etag is None
+            else ("replace", (item["id"], item), {"if_match_etag": record.etag})
+        )
+        partition = record.partition
         with self._operation("put_record") as calls:
-            body = calls.write(item, record.etag)
-        return Record(record.partition, record.kind, record.id, record.data, body.get("_etag"))
+            try:
+                (result,) = self._stamps.write(calls, partition.instance_id, partition.owner, lambda _: [operation])
+            except BatchRefused as refused:
+                if refused.status in (404, 412):
+                    raise Conflict(f"the stored {record.kind} changed or went since it was read") from refused.error
+                raise refused.error from None
+        return Record(partition, record.kind, record.id, record.data, result["resourceBody"].get("_etag"))
 
     def create_record(self, record: Record) -> Record:
         item = docs.record_item(record)
+        partition = record.partition
         with self._operation("create_record") as calls:
             try:
-                body = calls.create(item)
-            except CosmosResourceExistsError as e:
+                if record.kind != RecordKind.HOLD:
+                    body = calls.create(item)
+                else:
+                    (result,) = self._stamps.write(calls, partition.instance_id, partition.owner,
+                                                   lambda _: [("create", (item,))])
+                    body = result["resourceBody"]
+            except (CosmosResourceExistsError, BatchRefused) as e:
+                if isinstance(e, BatchRefused) and e.status != 409:
+                    raise e.error from None
                 raise Conflict(f"the {record.kind} record already exists") from e
-        return Record(record.partition, record.kind, record.id, record.data, body.get("_etag"))
+        return Record(partition, record.kind, record.id, record.data, body.get("_etag"))
 
     def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
         item_id = docs.record_item_id(partition, kind, record_id)
@@ -397,7 +514,9 @@ class CosmosMemoryStore:
         if not docs.is_valid_id(item_id):
             return False
         with self._operation("delete_record") as calls:
-            return calls.delete(item_id, [partition.instance_id, partition.owner])
+            if kind != RecordKind.HOLD:
+                return calls.delete(item_id, [partition.instance_id, partition.owner])
+            return self._delete_items(calls, partition.instance_id, partition.owner, [item_id]) == 1
 
     def close(self) -> None:
         with self._lock:
@@ -522,23 +641,6 @@ class CosmosMemoryStore:
 
     # -- helpers ------------------------------------------------------------------
 
-    def _ensure_profile(self, calls: Calls, profile: MemoryProfile) -> MemoryProfile:
-        """The stored profile of ``profile.key``, created from ``profile`` when missing."""
-        key = profile.key
-        pk = [key.instance_id, key.upn]
-        for _ in range(_WRITE_ATTEMPTS):
-            # Read first: a profile usually exists already (made by another process).
-            item = calls.read(key.profile_id, pk)
-            if item is None:
-                try:
-                    item = calls.create(docs.profile_item(profile))
-                except CosmosResourceExistsError:
-                    continue  # a concurrent first append made it; read that one
-            stored = docs.profile_from_item(key, item)
-            self._profiles.put(stored)
-            return stored
-        raise Conflict("the memory profile kept appearing and disappearing; retry")
-
     def _states(self, keys: Sequence[ProfileKey], items: Sequence[Mapping[str, Any]]) -> list[ScopeState]:
         by_id = {k.profile_id: k for k in keys}
         profiles: dict[str, MemoryProfile] = {}
@@ -569,6 +671,20 @@ class CosmosMemoryStore:
                 self._profiles.put(profile)
             states.append(ScopeState(key, profile, found, holds))
         return states
+
+
+def _deletes(item_ids: Sequence[str], _first_sequence: int) -> list[Operation]:
+    return [("delete", (i,)) for i in item_ids]
+
+
+def _partition_of(keys: Sequence[ProfileKey], operation: str) -> tuple[str, str]:
+    """The one ``(instance_id, upn)`` partition of ``keys``; ``ValueError`` when there is none or several."""
+    if not keys:
+        raise ValueError(f"{operation} takes at least one key")
+    instance_id, upn = keys[0].instance_id, keys[0].upn
+    if any(k.instance_id != instance_id or k.upn != upn for k in keys):
+        raise ValueError(f"{operation} takes keys of one (instance_id, upn) partition")
+    return instance_id, upn
 
 
 def _window_filter(window: EntryWindow) -> tuple[str, dict[str, Any]]:

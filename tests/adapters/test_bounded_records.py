@@ -94,7 +94,7 @@ def test_cosmos_audit_page_is_one_query_whatever_the_trail(cosmos: CosmosMemoryS
         for instance, count in ((small, 100), (large, 3_000)):
             items = [docs.record_item(r) for r in _events(instance, count)]
             for at in range(0, count, 100):
-                calls.batch([("create", (i,)) for i in items[at:at + 100]], [instance, UPN], what="seed")
+                calls.execute_batch([("create", (i,)) for i in items[at:at + 100]], [instance, UPN])
     try:
         for paging in ({}, {"newest_first": True}):
             small_cost, small_items = _page_cost(cosmos, small, **paging)
@@ -109,4 +109,4 @@ def test_cosmos_audit_page_is_one_query_whatever_the_trail(cosmos: CosmosMemoryS
             for instance, count in ((small, 100), (large, 3_000)):
                 ids = [docs.record_item(r)["id"] for r in _events(instance, count)]
                 for at in range(0, count, 100):
-                    calls.batch([("delete", (i,)) for i in ids[at:at + 100]], [instance, UPN], what="unseed")
+                    calls.execute_batch([("delete", (i,)) for i in ids[at:at + 100]], [instance, UPN])

@@ -2,12 +2,15 @@
 
 Each case reads through a service whose snapshots are warm, changes memory some
 other way, and compares the next read with one rendered from scratch (the same
-store without stamps, so nothing is cached). The real SQLite store; no fakes.
+store without stamps, so nothing is cached). Both real stores, no fakes: SQLite
+(three stores on one file) and Cosmos DB (three stores, each with its own
+client and caches, on one container of the test server, made for the test).
 """
 
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -35,6 +38,8 @@ from memory_core.domain.service import (
 )
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, SnapshotCache
+from memory_core.domain.store import MemoryStore
+from tests.adapters.cosmos_support import DATABASE, cosmos_store, provision
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
 BEA = Caller(upn="bea@contoso.com", name="Bea")
@@ -46,7 +51,7 @@ BUDGETS = (0, 120, 400, 16_000)
 class Unstamped:
     """The same store without ``ChangeStamps``: every read loads and renders everything."""
 
-    def __init__(self, inner: SqliteMemoryStore) -> None:
+    def __init__(self, inner: MemoryStore) -> None:
         self.inner = inner
 
     def __getattr__(self, name: str) -> Any:
@@ -61,7 +66,7 @@ class World:
     cached: MemoryService  # this process: snapshots warm
     other: MemoryService  # another process on the same file
     truth: MemoryService  # renders from scratch
-    stores: list[SqliteMemoryStore]
+    stores: list[Any]
 
     def assert_fresh(self, caller: Caller = ALEX) -> None:
         """Full reads, and budgeted reads large enough to fit (answered from snapshots) or not, match."""
@@ -72,22 +77,39 @@ class World:
                 assert cached == self.truth.get_within(caller, "i", scope, agent, budget), (scope, budget)
 
 
+@pytest.fixture(params=["sqlite", "cosmos"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[Any]]:
+    """Three stores on the same data, as three processes would open it."""
+    if request.param == "sqlite":
+        opened: list[Any] = [SqliteMemoryStore(tmp_path / "m.sqlite3") for _ in range(3)]
+        yield opened
+    else:
+        account = request.getfixturevalue("cosmos_account")
+        container = f"snapshots-{uuid.uuid4().hex[:8]}"  # "i" and the callers are fixed: a container per test
+        provision(account, container=container)
+        opened = [cosmos_store(account, container=container) for _ in range(3)]
+        yield opened
+        client = account.client()
+        try:
+            client.get_database_client(DATABASE).delete_container(container)
+        finally:
+            client.close()
+    for store in opened:
+        store.close()
+
+
 @pytest.fixture(params=[DeletionMode.OPERATOR_APPROVAL, DeletionMode.IMMEDIATE])
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
-    path = tmp_path / "m.sqlite3"
-    stores = [SqliteMemoryStore(path) for _ in range(3)]
+def world(request: pytest.FixtureRequest, tmp_path: Path, stores: list[Any]) -> World:
     mode = request.param
     w = World(
-        path,
+        tmp_path,
         MemoryService(stores[0], deletion_mode=mode, allow_sharing_override=True),
         MemoryService(stores[1], deletion_mode=mode, allow_sharing_override=True),
         MemoryService(Unstamped(stores[2]), deletion_mode=mode, allow_sharing_override=True),
         stores,
     )
     assert isinstance(stores[0], ChangeStamps) and not isinstance(Unstamped(stores[2]), ChangeStamps)
-    yield w
-    for store in stores:
-        store.close()
+    return w
 
 
 def test_an_append_extends_the_snapshot_instead_of_rebuilding_it(world: World) -> None:
@@ -175,7 +197,8 @@ def test_any_sequence_of_writes_reads_the_same_as_rendering_from_scratch(world: 
     rng = random.Random(15)
     pending: list[str] = []
     entries: list[str] = []
-    for step in range(120):
+    # Fewer steps on the Cosmos test server (about 0.2 s a step there, with its scans and TLS handshakes).
+    for step in range(120 if isinstance(world.stores[0], SqliteMemoryStore) else 50):
         service = rng.choice([world.cached, world.other])
         action = rng.choice(["append", "append", "append", "agent", "forget", "clear", "decide", "replace", "import"])
         if action == "append":

@@ -2,11 +2,13 @@
 
 SQLite: the store's own ``append`` (about 2 s for 10,000). Cosmos DB: the first
 entry through the store (it creates the profile), the rest in transactional
-batches of 100 creates through the real SDK, the same item layout the store writes.
+batches of 99 creates and the partition stamp's move, the same items and stamp
+the store writes (``cosmos_stamps``).
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory_core.adapters import cosmos_documents as docs
+from memory_core.adapters.cosmos_stamps import Operation
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
 from memory_core.domain.store import MemoryStore
@@ -42,8 +45,7 @@ def make_entries(
     ]
 
 
-def seed(store: MemoryStore, entries: list[MemoryEntry], cosmos: CosmosServer | None = None,
-         database: str = "memory", container: str = "Memories") -> None:
+def seed(store: MemoryStore, entries: list[MemoryEntry], cosmos: CosmosServer | None = None) -> None:
     """Store ``entries`` (all of one key); with ``cosmos``, in batches through the SDK.
 
     The Cosmos test server scans its whole container for every query, so a test that
@@ -60,15 +62,37 @@ def seed(store: MemoryStore, entries: list[MemoryEntry], cosmos: CosmosServer | 
         for entry in entries[1:]:
             store.append(profile, entry)
         return
-    client = cosmos.client()
-    try:
-        proxy = client.get_database_client(database).get_container_client(container)
-        rest = [docs.entry_item(e) for e in entries[1:]]
-        for at in range(0, len(rest), 100):
-            proxy.execute_item_batch([("create", (item,)) for item in rest[at:at + 100]],
-                                     partition_key=[key.instance_id, key.upn])
-    finally:
-        client.close()
+    write_cosmos_entries(store, entries[1:])
+
+
+def write_cosmos_entries(store: CosmosMemoryStore, entries: list[MemoryEntry]) -> None:
+    """Create ``entries`` (all of one key) in transactional batches of 99 that move the partition's
+    stamp, as the store's own writes do, so a running server's read snapshots see them."""
+    _stamped_batches(store, entries, lambda first, chunk: [
+        ("create", (docs.entry_item(e, first + n),)) for n, e in enumerate(chunk)
+    ], inserts=True)
+
+
+def erase_cosmos_entries(store: CosmosMemoryStore, entries: list[MemoryEntry]) -> None:
+    """Erase ``entries`` (all of one key) in stamped transactional batches of 99."""
+    _stamped_batches(store, entries, lambda _, chunk: [("delete", (docs.entry_item_id(e.id),)) for e in chunk])
+
+
+def _stamped_batches(
+    store: CosmosMemoryStore,
+    entries: list[MemoryEntry],
+    operations: Callable[[int, list[MemoryEntry]], list[Operation]],
+    *,
+    inserts: bool = False,
+) -> None:
+    if not entries:
+        return
+    key = entries[0].key
+    with store._operation("seed") as calls:
+        for at in range(0, len(entries), 99):
+            chunk = entries[at:at + 99]
+            store._stamps.write(calls, key.instance_id, key.upn, functools.partial(operations, chunk=chunk),
+                                inserts=len(chunk) if inserts else 0)
 
 
 CORRECTION = "- Correction: I moved to Oslo in March; I no longer live in Bergen."
@@ -82,19 +106,14 @@ def memory_with_correction(key: ProfileKey, count: int = 10_000) -> list[MemoryE
 
 def unseed(cosmos: CosmosServer, entries: list[MemoryEntry], database: str = "memory",
            container: str = "Memories") -> None:
-    """Remove seeded entries from the Cosmos test server (transactional batches of 100 deletes)."""
-    if not entries:
-        return
-    key = entries[0].key
-    client = cosmos.client()
+    """Remove seeded entries from the Cosmos test server (stamped transactional batches of 99 deletes)."""
+    from tests.adapters.cosmos_support import cosmos_store
+
+    store = cosmos_store(cosmos, database, container)
     try:
-        proxy = client.get_database_client(database).get_container_client(container)
-        ids = [docs.entry_item_id(e.id) for e in entries]
-        for at in range(0, len(ids), 100):
-            proxy.execute_item_batch([("delete", (i,)) for i in ids[at:at + 100]],
-                                     partition_key=[key.instance_id, key.upn])
+        erase_cosmos_entries(store, entries)
     finally:
-        client.close()
+        store.close()
 
 
 @contextmanager
