@@ -1,0 +1,303 @@
+"""The Cosmos store's partition stamps (adapters/cosmos_stamps.py): what lets a read be one point read.
+
+A snapshot is answered only while the partition's stamp is the one it was built at,
+so a write that does not move the stamp would let a read show stale memory. These
+cases check that every write of the store moves it, that concurrent writers from two
+processes never lose a move, that data from before stamps is read in full, and that a
+write racing a read is neither lost nor shown twice. The real SDK against the Cosmos
+test server; "another process" is a second store with its own client and caches.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from memory_core.adapters import cosmos_documents as docs
+from memory_core.adapters.cosmos_stamps import UNKNOWN, stamp_item_id
+from memory_core.adapters.cosmos_store import CosmosMemoryStore
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
+from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.service import MemoryService
+from memory_core.domain.snapshots import ChangeStamps
+from memory_core.domain.store import MemoryStore
+from tests.adapters.cosmos_support import CONTAINER, DATABASE, cosmos_store
+from tests.support.cosmos_server import CosmosServer
+from tests.support.seeding import erase_cosmos_entries, make_entries, write_cosmos_entries
+
+ALEX = Caller(upn="alex@contoso.com", name="Alex")
+T0 = datetime(2026, 1, 2, tzinfo=UTC)
+
+
+def _key(instance: str | None = None) -> ProfileKey:
+    return ProfileKey(instance or f"stamps-{uuid.uuid4().hex[:8]}", ALEX.upn, Scope.USER)
+
+
+def _profile(key: ProfileKey) -> MemoryProfile:
+    return MemoryProfile(key, "Alex", "alex", None, T0, T0)
+
+
+def _entry(key: ProfileKey, text: str = "- fact", at: datetime = T0) -> MemoryEntry:
+    return MemoryEntry(uuid.uuid4().hex, key, text, EntryKind.APPEND, at, key.upn)
+
+
+def _hold(key: ProfileKey, hold_id: str = "h1") -> Record:
+    data = {"request_id": hold_id, "scope": "user", "agent_object_id": None, "entry_ids": None, "watermark": None}
+    return Record(Partition(key.instance_id, key.upn), RecordKind.HOLD, hold_id, data)
+
+
+class Unstamped:
+    """The store without ``ChangeStamps``: the service renders every read from scratch."""
+
+    def __init__(self, inner: CosmosMemoryStore) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("partition_stamp", "load_since"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+@pytest.fixture
+def stores(cosmos_account: CosmosServer) -> Iterator[list[CosmosMemoryStore]]:
+    """Three stores on the session's container, as three processes would have."""
+    opened = [cosmos_store(cosmos_account) for _ in range(3)]
+    yield opened
+    for store in opened:
+        store.close()
+
+
+@contextmanager
+def _raw_container(account: CosmosServer) -> Iterator[Any]:
+    """The container through the SDK directly: items written as no store of this version writes them."""
+    client = account.client()
+    try:
+        yield client.get_database_client(DATABASE).get_container_client(CONTAINER)
+    finally:
+        client.close()
+
+
+# -- every write moves the stamp; reads do not -----------------------------------------------
+
+WRITES: dict[str, Callable[[CosmosMemoryStore, ProfileKey, MemoryEntry], object]] = {
+    "append": lambda s, k, e: s.append(_profile(k), _entry(k)),
+    "append_with_records": lambda s, k, e: s.append_with_records(
+        _profile(k), _entry(k), [Record(Partition(k.instance_id, k.upn), RecordKind.AUDIT, uuid.uuid4().hex, {})]),
+    "save_profile": lambda s, k, e: s.save_profile(replace(s.load([k])[0].profile, cleared_on=T0)),  # type: ignore[arg-type]
+    "delete_profile": lambda s, k, e: s.delete_profile(k),
+    "delete_entries": lambda s, k, e: s.delete_entries(k, [e.id]),
+    "put_record": lambda s, k, e: s.put_record(_hold(k, "h2")),
+    "create_record": lambda s, k, e: s.create_record(_hold(k, "h2")),
+    "delete_record": lambda s, k, e: s.delete_record(Partition(k.instance_id, k.upn), RecordKind.HOLD, "h1"),
+}
+READS = {"load", "load_partition", "get_entry", "load_heads", "newest_entries", "count_entries", "get_record",
+         "query_records", "page_records", "query_records_of_owner", "partition_stamp", "load_since"}
+NEITHER = {"measure", "close", "erase_expired_records"}  # Cosmos DB expires records itself: erases nothing here
+
+
+def test_every_store_method_is_known_as_a_read_or_a_stamped_write() -> None:
+    """A method added to the store later must be sorted here (and a write given a case below)."""
+    protocol = {n for n, _ in inspect.getmembers(MemoryStore) if not n.startswith("_")}
+    protocol |= {n for n, _ in inspect.getmembers(ChangeStamps) if not n.startswith("_")}
+    public = {n for n, v in vars(CosmosMemoryStore).items() if not n.startswith("_") and callable(v)} - {"from_settings"}
+    assert protocol <= public
+    assert public == set(WRITES) | READS | NEITHER
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_every_write_moves_the_stamp(stores: list[CosmosMemoryStore], write: str) -> None:
+    """Appends count as inserts; every other write as a change that rebuilds snapshots."""
+    store = stores[0]
+    key = _key()
+    entry = _entry(key, "- there")
+    store.append(_profile(key), entry)
+    store.put_record(_hold(key))
+    before = stores[1].partition_stamp(key.instance_id, key.upn)
+    WRITES[write](store, key, entry)
+    after = stores[1].partition_stamp(key.instance_id, key.upn)
+    assert after.changes == before.changes + 1
+    assert after.inserts == before.inserts + (1 if write.startswith("append") else 0)
+
+
+def test_reads_and_other_records_leave_the_stamp_alone(stores: list[CosmosMemoryStore]) -> None:
+    store = stores[0]
+    key = _key()
+    store.append(_profile(key), _entry(key))
+    before = store.partition_stamp(key.instance_id, key.upn)
+    store.load([key])
+    store.load_since([key], None)
+    store.put_record(Record(Partition(key.instance_id, key.upn), RecordKind.AUDIT, "a1", {}))
+    assert store.partition_stamp(key.instance_id, key.upn) == before
+
+
+# -- concurrency: several processes, several threads -----------------------------------------
+
+
+def test_concurrent_appends_from_two_processes_lose_no_bump(
+    stores: list[CosmosMemoryStore], cosmos_account: CosmosServer
+) -> None:
+    """Two stores append from two threads each while a third reads: every append moves the stamp
+    once, takes its own sequence, and the reader ends on exactly the stored memory."""
+    key = _key()
+    stores[0].append(_profile(key), _entry(key, "- first"))
+    before = stores[0].partition_stamp(key.instance_id, key.upn)
+    reader = MemoryService(stores[2])
+    per_thread = 12
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def write(store: CosmosMemoryStore, name: str) -> None:
+        try:
+            for n in range(per_thread):
+                store.append(_profile(key), _entry(key, f"- {name} {n}", T0 + timedelta(seconds=n)))
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    def read() -> None:
+        while not done.is_set():
+            reader.get(ALEX, key.instance_id, Scope.USER, None)
+
+    writers = [threading.Thread(target=write, args=(s, f"{i}-{j}")) for i, s in enumerate(stores[:2]) for j in range(2)]
+    watcher = threading.Thread(target=read)
+    watcher.start()
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    done.set()
+    watcher.join()
+    assert errors == []
+    after = stores[1].partition_stamp(key.instance_id, key.upn)
+    assert (after.changes - before.changes, after.inserts - before.inserts) == (4 * per_thread, 4 * per_thread)
+    with _raw_container(cosmos_account) as container:
+        sequences = [i["seq"] for i in container.query_items(
+            "SELECT c.seq FROM c WHERE c.instance_id = @i AND c.upn = @u AND c.type = 'entry'",
+            parameters=[{"name": "@i", "value": key.instance_id}, {"name": "@u", "value": key.upn}],
+            partition_key=[key.instance_id, key.upn])]
+    assert sorted(sequences) == list(range(1, 4 * per_thread + 2))
+    document = reader.get(ALEX, key.instance_id, Scope.USER, None).content_markdown
+    truth = MemoryService(Unstamped(stores[1])).get(ALEX, key.instance_id, Scope.USER, None).content_markdown
+    assert document == truth
+    assert all(document.count(f"- {i}-{j} {n}\n") == 1 for i in range(2) for j in range(2) for n in range(per_thread))
+
+
+def test_a_writer_with_an_old_etag_retries_and_lands(stores: list[CosmosMemoryStore]) -> None:
+    """A process whose remembered stamp another process has moved gets 412, re-reads it and writes:
+    three round trips (the refused batch, the read, the batch), and nothing is lost."""
+    one, two = stores[0], stores[1]
+    key = _key()
+    one.append(_profile(key), _entry(key, "- one"))
+    two.append(_profile(key), _entry(key, "- two"))  # moves the stamp one remembers
+    with one.measure() as metrics:
+        one.append(_profile(key), _entry(key, "- one again"))
+    assert metrics.round_trips == 3
+    assert len(two.load([key])[0].entries) == 3
+
+
+# -- reads ------------------------------------------------------------------------------------
+
+
+def test_an_unchanged_get_is_one_point_read_whatever_the_memory_size(
+    stores: list[CosmosMemoryStore], cosmos_account: CosmosServer
+) -> None:
+    """The snapshot is answered after reading the stamp: one round trip at 10 and at 2,000 entries."""
+    service = MemoryService(stores[0])
+    small, large = _key(), _key()
+    seeded = make_entries(large, 2_000)
+    try:
+        stores[1].append(_profile(small), _entry(small))
+        stores[1].append(_profile(large), seeded[0])
+        write_cosmos_entries(stores[1], seeded[1:])
+        costs = []
+        for key in (small, large):
+            service.get(ALEX, key.instance_id, Scope.USER, None)
+            with stores[0].measure() as metrics:
+                view = service.get(ALEX, key.instance_id, Scope.USER, None)
+            costs.append((metrics.round_trips, metrics.request_charge))
+            assert view.content_markdown
+        assert costs[0] == costs[1] == (1, 1.0)
+        assert view.content_markdown.count("\n- fact ") == 2_000
+    finally:
+        erase_cosmos_entries(stores[1], seeded)
+
+
+def test_memory_from_before_stamps_is_read_in_full_and_then_stamped(
+    stores: list[CosmosMemoryStore], cosmos_account: CosmosServer
+) -> None:
+    """A partition without a stamp item (written by an earlier version): the first read loads it all
+    and creates the stamp; later appends extend the snapshot, and old entries count as sequence 0."""
+    key = _key()
+    old = make_entries(key, 3, start=T0)
+    with _raw_container(cosmos_account) as container:
+        container.create_item(docs.profile_item(_profile(key)))
+        for entry in old:
+            container.create_item(docs.entry_item(entry))  # no seq, no stamp: the layout before stamps
+    store = stores[0]
+    assert store.partition_stamp(key.instance_id, key.upn) == UNKNOWN
+    service = MemoryService(store)
+    first = service.get(ALEX, key.instance_id, Scope.USER, None).content_markdown
+    assert all(e.content_markdown in first for e in old)
+    assert store.partition_stamp(key.instance_id, key.upn) != UNKNOWN
+    service.append(ALEX, key.instance_id, Scope.USER, None, "- new")
+    second = service.get(ALEX, key.instance_id, Scope.USER, None).content_markdown
+    assert second == MemoryService(Unstamped(stores[1])).get(ALEX, key.instance_id, Scope.USER, None).content_markdown
+    assert second.count(old[0].content_markdown) == 1 and "- new" in second
+    assert service._snapshots is not None and service._snapshots.extensions == 1
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["first read", "extension"])
+def test_an_entry_stored_between_the_stamp_read_and_the_query_is_shown_once(
+    stores: list[CosmosMemoryStore], monkeypatch: pytest.MonkeyPatch, warm: bool
+) -> None:
+    """Another process commits an entry after a read has its stamp but before its query: that read
+    leaves the entry out (it is past the stamp's sequence), and the next read adds it, once."""
+    reading, writing = stores[0], stores[1]
+    key = _key()
+    service = MemoryService(reading)
+    writing.append(_profile(key), _entry(key, "- before"))
+    if warm:
+        service.get(ALEX, key.instance_id, Scope.USER, None)
+        writing.append(_profile(key), _entry(key, "- since", T0 + timedelta(seconds=1)))
+    original = reading._stamps.current
+    raced: list[bool] = []
+
+    def current_then_a_write(calls: Any, instance_id: str, owner: str) -> Any:
+        found = original(calls, instance_id, owner)
+        if not raced:
+            raced.append(True)
+            writing.append(_profile(key), _entry(key, "- racing", T0 + timedelta(seconds=2)))
+        return found
+
+    monkeypatch.setattr(reading._stamps, "current", current_then_a_write)
+    during = service.get(ALEX, key.instance_id, Scope.USER, None).content_markdown
+    after = service.get(ALEX, key.instance_id, Scope.USER, None).content_markdown
+    assert raced and "- racing" not in during
+    assert after.count("- racing") == 1
+    assert after == MemoryService(Unstamped(stores[2])).get(ALEX, key.instance_id, Scope.USER, None).content_markdown
+
+
+def test_a_stamp_made_again_never_matches_an_old_snapshot(
+    stores: list[CosmosMemoryStore], cosmos_account: CosmosServer
+) -> None:
+    """Should a stamp item ever be lost with the memory it counted, the one made again starts from the
+    clock, not from zero, so a snapshot built at the old one is not answered."""
+    key = _key()
+    service = MemoryService(stores[0])
+    gone = _entry(key, "- gone")
+    stores[1].append(_profile(key), gone)
+    assert "- gone" in service.get(ALEX, key.instance_id, Scope.USER, None).content_markdown
+    with _raw_container(cosmos_account) as container:
+        container.delete_item(stamp_item_id(key.upn), partition_key=[key.instance_id, key.upn])
+        container.delete_item(docs.entry_item_id(gone.id), partition_key=[key.instance_id, key.upn])
+    stores[1].append(_profile(key), _entry(key, "- kept"))
+    document = service.get(ALEX, key.instance_id, Scope.USER, None).content_markdown
+    assert "- gone" not in document and "- kept" in document
