@@ -11,8 +11,11 @@ starts ``python -m memory_core serve`` with MEMORY_STORE=cosmos on it, and times
 get (user, agent, combined) over HTTP with one keep-alive client, and the same
 calls on an in-process ``MemoryService`` over its own ``CosmosMemoryStore``
 (another process's view). For each in-process get it also counts the Cosmos
-round trips and RU (``CosmosMemoryStore.measure()``). Then one row per size times
-a get right after an append (the snapshot is extended by the new entry).
+round trips and RU (``CosmosMemoryStore.measure()``). Two more rows per size, in
+process: a get through the same store without stamps (every read loading and
+rendering everything, as before issue #15), and a get right after another
+process appended (the snapshot is extended by the new entry); both query the
+container, which the test server answers by scanning all of it.
 It prints a markdown table of p50/p99 (ms) and the 10,000/10 ratios.
 
 The test server charges a flat 1 RU per request; its latency is loopback to an
@@ -41,6 +44,7 @@ from memory_core.domain.service import MemoryService
 from tests.adapters.cosmos_support import cosmos_env, cosmos_store, provisioned_cosmos_server
 from tests.support.local_server import running_server
 from tests.support.seeding import make_entries, seed
+from tests.support.unstamped import Unstamped
 
 UPN = "bench@contoso.com"
 AGENT_ID = "/instances/bench/agents/assistant"
@@ -67,6 +71,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--sizes", default="10,10000")
+    parser.add_argument("--before-iterations", type=int, default=10,
+                        help="iterations of the rows that query the container (slow on the test server)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     caller = Caller(UPN, "Bench", "bench")
@@ -81,6 +87,7 @@ def main() -> None:
                 seed(writer, make_entries(key, size, text=lambda n: f"{LINE} ({n})", agent_name="Assistant"), account)
         store: CosmosMemoryStore = cosmos_store(account)
         service = MemoryService(store)
+        unstamped = MemoryService(Unstamped(store))
         with tempfile.TemporaryDirectory(prefix="memory-bench-") as tmp, \
                 running_server(Path(tmp), cosmos_env(account)) as server, server.client(UPN) as http:
             for size in sizes:
@@ -100,11 +107,19 @@ def main() -> None:
                     rows.append((name, size, statistics.median(over_http), p99(over_http),
                                  statistics.median(in_process), p99(in_process), metrics.round_trips,
                                  metrics.request_charge))
+                # Before: every read loads and renders everything (the same store without stamps).
+                print(f"timing get user without snapshots at {size}...", file=sys.stderr, flush=True)
+                before = timed(lambda: unstamped.get(caller, inst, Scope.USER, None), args.before_iterations)
+                with store.measure() as metrics:
+                    unstamped.get(caller, inst, Scope.USER, None)
+                rows.append(("get user, every read loading and rendering (before; in process only)", size,
+                             float("nan"), float("nan"), statistics.median(before), p99(before),
+                             metrics.round_trips, metrics.request_charge))
                 # A get after another process appended: the snapshot is extended, not rebuilt.
                 after_append: list[float] = []
                 trips = 0
                 charge = 0.0
-                for n in range(max(10, args.iterations // 10)):
+                for n in range(args.before_iterations):
                     writer.append(*_append(inst, n))
                     t = time.perf_counter()
                     with store.measure() as metrics:

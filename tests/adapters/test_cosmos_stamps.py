@@ -33,6 +33,7 @@ from memory_core.domain.store import MemoryStore
 from tests.adapters.cosmos_support import CONTAINER, DATABASE, cosmos_store
 from tests.support.cosmos_server import CosmosServer
 from tests.support.seeding import erase_cosmos_entries, make_entries, write_cosmos_entries
+from tests.support.unstamped import Unstamped
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
 T0 = datetime(2026, 1, 2, tzinfo=UTC)
@@ -53,18 +54,6 @@ def _entry(key: ProfileKey, text: str = "- fact", at: datetime = T0) -> MemoryEn
 def _hold(key: ProfileKey, hold_id: str = "h1") -> Record:
     data = {"request_id": hold_id, "scope": "user", "agent_object_id": None, "entry_ids": None, "watermark": None}
     return Record(Partition(key.instance_id, key.upn), RecordKind.HOLD, hold_id, data)
-
-
-class Unstamped:
-    """The store without ``ChangeStamps``: the service renders every read from scratch."""
-
-    def __init__(self, inner: CosmosMemoryStore) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("partition_stamp", "load_since"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
 
 @pytest.fixture

@@ -38,26 +38,14 @@ from memory_core.domain.service import (
 )
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, SnapshotCache
-from memory_core.domain.store import MemoryStore
 from tests.adapters.cosmos_support import DATABASE, cosmos_store, provision
+from tests.support.unstamped import Unstamped
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
 BEA = Caller(upn="bea@contoso.com", name="Bea")
 AGENT = AgentContext("/agents/benefits", "Benefits")
 SCOPES = [(Scope.USER, None), (Scope.AGENT, AGENT), (Scope.COMBINED, AGENT)]
 BUDGETS = (0, 120, 400, 16_000)
-
-
-class Unstamped:
-    """The same store without ``ChangeStamps``: every read loads and renders everything."""
-
-    def __init__(self, inner: MemoryStore) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("partition_stamp", "load_since"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
 
 @dataclass
