@@ -9,14 +9,19 @@ clause, so each operation stays inside one logical partition.
 
 Round trips are the cost, so:
 
-- ``load`` is one query (one page up to 4 MB of items); holds ride along;
-- ``append`` is one write once the profile is known to this process (an
-  in-process cache of profiles seen); the first append of a profile in a
-  process reads it first (and creates it when missing);
+- ``load`` is one query (one page up to 4 MB of items); holds and the
+  partition's stamp ride along;
+- the store stamps each partition (``ChangeStamps``, kept by
+  ``memory_core.adapters.cosmos_stamps``): every write that can change a read
+  (entries, profiles, holds) is one transactional batch that also moves the
+  stamp, so a service read whose snapshot is current costs one point read;
+- ``append`` is one batch once the profile and the stamp are known to this
+  process (in-process caches); the first append of a profile in a process
+  reads it first (and creates it in the batch when missing);
 - ``save_profile`` and ``put_record`` with an etag replace with If-Match, and
   a 412 becomes ``Conflict`` for the service to re-read and retry;
 - ``delete_entries`` is one query for the ids still there plus one
-  transactional batch per 100 deletes.
+  transactional batch per 99 deletes.
 
 The app never creates the database or the container (infra does: data-plane
 RBAC cannot). On first use the container's partition key is checked; when the
@@ -424,6 +429,7 @@ class CosmosMemoryStore:
             with self._operation("put_record") as calls:
                 body = calls.write(item, record.etag)
             return Record(record.partition, record.kind, record.id, record.data, body.get("_etag"))
+        _no_expiry(record)
         operation: Operation = (
             ("upsert", (item,)) if record.etag is None
             else ("replace", (item["id"], item), {"if_match_etag": record.etag})
@@ -446,6 +452,7 @@ class CosmosMemoryStore:
                 if record.kind != RecordKind.HOLD:
                     body = calls.create(item)
                 else:
+                    _no_expiry(record)
                     (result,) = self._stamps.write(calls, partition.instance_id, partition.owner,
                                                    lambda _: [("create", (item,))])
                     body = result["resourceBody"]
@@ -671,6 +678,12 @@ class CosmosMemoryStore:
                 self._profiles.put(profile)
             states.append(ScopeState(key, profile, found, holds))
         return states
+
+
+def _no_expiry(hold: Record) -> None:
+    """Refuse a hold with ``expires_on``: Cosmos DB would erase it on its own, without moving the stamp."""
+    if hold.expires_on is not None:
+        raise ValueError("a hold never expires (its erasure must move the partition's stamp)")
 
 
 def _deletes(item_ids: Sequence[str], _first_sequence: int) -> list[Operation]:
