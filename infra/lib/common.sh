@@ -302,7 +302,8 @@ validate_tenant() {
   check LOG_ANALYTICS_WORKSPACE "$LOG_ANALYTICS_WORKSPACE" '^[A-Za-z0-9][-A-Za-z0-9]{2,62}$' "4-63 letters, digits and -"
   check COSMOS_CAPACITY_MODE "$COSMOS_CAPACITY_MODE" '^(serverless|autoscale)$' "serverless or autoscale"
   check COSMOS_AUTOSCALE_MAX_THROUGHPUT "$COSMOS_AUTOSCALE_MAX_THROUGHPUT" '^[1-9][0-9]*000$' "a multiple of 1000, at least 1000"
-  check COSMOS_CONSISTENCY_LEVEL "$COSMOS_CONSISTENCY_LEVEL" '^(Eventual|ConsistentPrefix|Session|Strong)$' "Eventual, ConsistentPrefix, Session or Strong"
+  # Read snapshots need a stamp read and the query after it to see the same writes (docs/cosmos.md).
+  check COSMOS_CONSISTENCY_LEVEL "$COSMOS_CONSISTENCY_LEVEL" '^(Session|Strong)$' "Session or Strong (read snapshots need at least session consistency)"
   check COSMOS_DISABLE_LOCAL_AUTH "$COSMOS_DISABLE_LOCAL_AUTH" "$bool" "true or false"
   check COSMOS_DATABASE "$COSMOS_DATABASE" '^[A-Za-z0-9_-]{1,255}$' "letters, digits, _ and -"
   check COSMOS_CONTAINER "$COSMOS_CONTAINER" '^[A-Za-z0-9_-]{1,255}$' "letters, digits, _ and -"

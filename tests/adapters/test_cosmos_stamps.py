@@ -290,3 +290,13 @@ def test_a_stamp_made_again_never_matches_an_old_snapshot(
     stores[1].append(_profile(key), _entry(key, "- kept"))
     document = service.get(ALEX, key.instance_id, Scope.USER, None).content_markdown
     assert "- gone" not in document and "- kept" in document
+
+
+def test_a_hold_may_not_expire(stores: list[CosmosMemoryStore]) -> None:
+    """Cosmos DB would erase an expiring hold on its own, without moving the stamp: refused."""
+    key = _key()
+    expiring = replace(_hold(key), expires_on=datetime.now(UTC) + timedelta(days=1))
+    with pytest.raises(ValueError, match="never expires"):
+        stores[0].put_record(expiring)
+    with pytest.raises(ValueError, match="never expires"):
+        stores[0].create_record(expiring)
