@@ -32,10 +32,12 @@ _SUB_STATUS_OWNER_MISSING = 1003  # a 404 for the container or database, not the
 
 @dataclass(eq=False)  # measurements are told apart by identity, not by their counts
 class CallMetrics:
-    """HTTP round trips (every attempt, retries included) and request units of a block of calls."""
+    """HTTP round trips (every attempt, retries included), request units, and items read
+    (``rows``: items queries answered and point reads found) of a block of calls."""
 
     round_trips: int = 0
     request_charge: float = 0.0
+    rows: int = 0
 
 
 class Meter:
@@ -59,6 +61,10 @@ class Meter:
             yield metrics
         finally:
             stack.remove(metrics)
+
+    def count_rows(self, rows: int) -> None:
+        for metrics in self._open():
+            metrics.rows += rows
 
     def on_request(self, request: Any) -> None:
         for metrics in self._open():
@@ -117,9 +123,10 @@ class ProfileCache:
 class Calls:
     """The SDK calls of one store operation, each with the partition key and the time left."""
 
-    def __init__(self, container: ContainerProxy, deadline: float) -> None:
+    def __init__(self, container: ContainerProxy, deadline: float, meter: Meter | None = None) -> None:
         self.container = container
         self._deadline = deadline
+        self._meter = meter
 
     def _timeout(self) -> float:
         # The SDK's own retries (429, connection) stop when this runs out.
@@ -129,7 +136,7 @@ class Calls:
         """Every item ``sql`` answers in partition ``pk`` (None: a cross-partition query)."""
         # max_item_count=-1: the service fills each page up to 4 MB, so a scope is one page.
         scope: dict[str, Any] = {"partition_key": pk} if pk is not None else {"enable_cross_partition_query": True}
-        return list(
+        items = list(
             self.container.query_items(
                 sql,
                 parameters=[{"name": n, "value": v} for n, v in params.items()],
@@ -138,14 +145,22 @@ class Calls:
                 **scope,
             )
         )
+        self._count(len(items))
+        return items
 
     def read(self, item_id: str, pk: list[str]) -> dict[str, Any] | None:
         try:
-            return self.container.read_item(item_id, partition_key=pk, timeout=self._timeout())
+            item = self.container.read_item(item_id, partition_key=pk, timeout=self._timeout())
         except CosmosResourceNotFoundError as e:
             if owner_missing(e):
                 raise
             return None
+        self._count(1)
+        return item
+
+    def _count(self, rows: int) -> None:
+        if self._meter is not None:
+            self._meter.count_rows(rows)
 
     def create(self, item: dict[str, Any]) -> dict[str, Any]:
         return self.container.create_item(item, timeout=self._timeout())

@@ -184,7 +184,7 @@ class CosmosMemoryStore:
 
     @contextmanager
     def measure(self) -> Iterator[CallMetrics]:
-        """Count the round trips and RU of every Cosmos call this thread makes inside the block."""
+        """Count the round trips, RU and items read of every Cosmos call this thread makes inside the block."""
         with self._meter.measure() as metrics:
             yield metrics
 
@@ -584,7 +584,7 @@ class CosmosMemoryStore:
         deadline = time.monotonic() + self._operation_timeout
         with self._meter.measure() as metrics:
             try:
-                yield Calls(self._ready(deadline), deadline)
+                yield Calls(self._ready(deadline), deadline, self._meter)
             except AzureError as e:
                 translated = self._translate(name, e)
                 if translated is None:
