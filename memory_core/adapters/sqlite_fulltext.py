@@ -163,8 +163,8 @@ def page_of_matches(
     tail = [instance_id, upn, *ids]
     window_sql = _matches_sql(entry_columns, len(ids), bucket=False)
     in_order = _domain_order(entry_columns)
-    if take is None:
-        return [row[1:] for row in in_order(read(window_sql, [match, -1, skip, *tail]))]
+    if take is None:  # every match: sort them all here, then skip (an offset in key order could split a run)
+        return [row[1:] for row in in_order(read(window_sql, [match, -1, 0, *tail]))[skip:]]
     start = max(0, skip - _WINDOW_MARGIN)
     wanted = skip - start + take + _WINDOW_MARGIN
     rows = read(window_sql, [match, wanted, start, *tail])

@@ -279,3 +279,13 @@ def test_times_with_other_offsets_order_by_the_instant(store: SqliteMemoryStore)
     _append(store, KEY, "west", "same words", datetime(2026, 3, 1, 2, 0, tzinfo=timezone(timedelta(hours=-5))))
     assert _page(store, [KEY], ["same"], 0, 10) == ["west", "utc", "east"]
     assert [_page(store, [KEY], ["same"], skip, 1)[0] for skip in range(3)] == ["west", "utc", "east"]
+
+
+def test_every_match_after_a_skip_is_the_tail_of_the_order(store: SqliteMemoryStore) -> None:
+    _ties_everywhere(store, random.Random(5), KEY, 80)
+    expected = _domain_order(store, [KEY], ["olive"])
+    for skip in (1, 7, 40, 79, 80):
+        found = store.search_index([KEY], ["olive"], skip=skip)
+        entries = {e.id: e for state, _ in found for e in state.entries}
+        scores = found[0][1]
+        assert sorted(scores, key=lambda i: (-scores[i], -entries[i].created_on.timestamp(), i)) == expected[skip:]
