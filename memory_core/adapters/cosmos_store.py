@@ -37,8 +37,10 @@ account refuses (401/403, or no token) is ``Unavailable`` with code
 Cosmos error is a bug or a broken invariant and propagates to the generic
 internal-error mapping (HTTP 500 with an incident id).
 
-One ``CosmosClient`` per store, made on first use and reused; the composition
-root builds one store per process. Every HTTP call's request charge is logged
+One ``CosmosClient`` per store, made on first use and reused
+(``memory_core.adapters.cosmos_account``: the container check, the time budget
+and the error translation of every operation; ``cosmos_queries``: the SQL); the
+composition root builds one store per process. Every HTTP call's request charge is logged
 at DEBUG on ``memory_core.adapters.cosmos``; ``measure()`` gives the round
 trips and RU of a block of calls (the benchmark uses it).
 """
@@ -46,23 +48,20 @@ trips and RU of a block of calls (the benchmark uses it).
 from __future__ import annotations
 
 import functools
-import logging
-import math
-import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from azure.core.exceptions import AzureError, ClientAuthenticationError, ServiceRequestError, ServiceResponseError
-from azure.cosmos import ContainerProxy, CosmosClient, SSLConfiguration
-from azure.cosmos.exceptions import CosmosClientTimeoutError, CosmosResourceExistsError, CosmosResourceNotFoundError
+from azure.cosmos import SSLConfiguration
+from azure.cosmos.exceptions import CosmosResourceExistsError
 
 from memory_core.adapters import cosmos_documents as docs
+from memory_core.adapters import cosmos_queries as queries
+from memory_core.adapters.cosmos_account import EXPECTED_PARTITION_KEY, PROVISION_COMMAND, CosmosAccount
 from memory_core.adapters.cosmos_calls import CallMetrics, Calls, Meter, ProfileCache
 from memory_core.adapters.cosmos_stamps import STAMP, UNKNOWN, BatchRefused, Operation, Stamps
-from memory_core.domain.errors import Conflict, MemoryCoreError, PayloadTooLarge, Unavailable
+from memory_core.domain.errors import Conflict
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
@@ -71,47 +70,10 @@ from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 if TYPE_CHECKING:
     from memory_core.settings import Settings
 
-log = logging.getLogger("memory_core.adapters.cosmos")
-
-EXPECTED_PARTITION_KEY = {"paths": ["/instance_id", "/upn"], "kind": "MultiHash", "version": 2}
-PROVISION_COMMAND = "infra/deploy.sh --tenant <name>"
-
 _DELETES_PER_BATCH = 99  # a transactional batch holds 100 operations (a Cosmos DB limit), one is the stamp
 _IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
 _PROFILE_CACHE_SIZE = 4096
 _WRITE_ATTEMPTS = 3
-_TRANSIENT_STATUS = frozenset({408, 410, 429, 449, 502, 503, 504})
-_RETRY_AFTER_UNREACHABLE = 5
-_RETRY_AFTER_NOT_PROVISIONED = 60
-_RETRY_AFTER_ACCESS_DENIED = 60
-_SUB_STATUS_READ_SESSION_NOT_AVAILABLE = 1002
-
-# The partition's stamp rides along (a small item), so a write after a read knows its etag.
-_LOAD = (
-    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
-    " AND (ARRAY_CONTAINS(@profile_ids, c.profile_id) OR c.record_kind = @hold OR c.type = @stamp)"
-)
-# Profiles, holds and the entries stored after sequence @after (an extended snapshot). The
-# partition's other profiles and their new entries come too (a few items; ``_states`` drops
-# them): one flat OR, which the index serves and the test server's query engine runs quickly.
-_LOAD_AFTER = (
-    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
-    " AND (c.seq > @after OR c.type = @profile OR c.record_kind = @hold)"
-)
-_LOAD_PARTITION = (
-    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
-    " AND (c.type = @profile OR c.type = @entry OR c.record_kind = @hold)"
-)
-_LOAD_HEADS = (
-    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
-    " AND ((c.type = @profile AND ARRAY_CONTAINS(@profile_ids, c.profile_id)) OR c.record_kind = @hold"
-    " OR c.type = @stamp)"
-)
-_EXISTING_ENTRY_IDS = (
-    "SELECT VALUE c.id FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
-    " AND c.profile_id = @profile_id AND c.type = @entry AND ARRAY_CONTAINS(@ids, c.id)"
-)
-
 
 # -- the store ----------------------------------------------------------------
 
@@ -136,14 +98,12 @@ class CosmosMemoryStore:
         self.container_name = container
         self._credential = credential
         self._client_kwargs = dict(client_kwargs or {})
-        self._operation_timeout = operation_timeout
         self._meter = Meter()
+        self._account = CosmosAccount(endpoint, credential, database, container, client_kwargs=self._client_kwargs,
+                                      operation_timeout=operation_timeout, meter=self._meter)
+        self._operation = self._account.operation
         self._profiles = ProfileCache(profile_cache_size)
         self._stamps = Stamps()
-        self._lock = threading.Lock()
-        self._client: CosmosClient | None = None
-        self._container: ContainerProxy | None = None
-        self._closed = False
 
     @classmethod
     def from_settings(cls, settings: Settings, **client_overrides: Any) -> CosmosMemoryStore:
@@ -204,7 +164,7 @@ class CosmosMemoryStore:
             "@stamp": STAMP,
         }
         with self._operation("load") as calls:
-            items = calls.query(_LOAD, params, [instance_id, upn])
+            items = calls.query(queries.LOAD, params, [instance_id, upn])
         self._stamps.notice(items)
         return self._states(keys, items)
 
@@ -214,7 +174,7 @@ class CosmosMemoryStore:
             "@profile": docs.PROFILE, "@entry": docs.ENTRY, "@hold": RecordKind.HOLD,
         }
         with self._operation("load_partition") as calls:
-            items = calls.query(_LOAD_PARTITION, params, [instance_id, upn])
+            items = calls.query(queries.LOAD_PARTITION, params, [instance_id, upn])
         keys = {docs.key_of_item(i) for i in items if i.get("type") in (docs.PROFILE, docs.ENTRY)}
         return self._states(sorted(keys, key=lambda k: k.profile_id), items) if keys else []
 
@@ -230,7 +190,7 @@ class CosmosMemoryStore:
             "@stamp": STAMP,
         }
         with self._operation("load_heads") as calls:
-            items = calls.query(_LOAD_HEADS, params, [instance_id, upn])
+            items = calls.query(queries.LOAD_HEADS, params, [instance_id, upn])
         self._stamps.notice(items)
         return self._states(keys, items)
 
@@ -251,10 +211,10 @@ class CosmosMemoryStore:
             "@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD,
         }
         if after is None:
-            sql = _LOAD
+            sql = queries.LOAD
             params.update({"@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)), "@stamp": STAMP})
         else:
-            sql = _LOAD_AFTER
+            sql = queries.LOAD_AFTER
             params.update({"@profile": docs.PROFILE, "@after": after})
         with self._operation("load_since") as calls:
             stored = self._stamps.current(calls, instance_id, upn)
@@ -267,7 +227,7 @@ class CosmosMemoryStore:
     ) -> list[MemoryEntry]:
         if limit <= 0:
             return []
-        where, params = _window_filter(window)
+        where, params = queries.window_filter(window)
         if kind is not None:
             where += " AND c.kind = @kind"
             params["@kind"] = kind.value
@@ -286,7 +246,7 @@ class CosmosMemoryStore:
         return entries
 
     def count_entries(self, window: EntryWindow) -> EntryCount:
-        where, params = _window_filter(window)
+        where, params = queries.window_filter(window)
         sql = f"SELECT COUNT(1) AS n, MIN(c.created_on) AS oldest FROM c WHERE {where}"
         with self._operation("count_entries") as calls:
             rows = calls.query(sql, params, [window.key.instance_id, window.key.upn])
@@ -381,7 +341,7 @@ class CosmosMemoryStore:
                     "@instance_id": key.instance_id, "@upn": key.upn, "@profile_id": key.profile_id,
                     "@entry": docs.ENTRY, "@ids": wanted[start:start + _IDS_PER_QUERY],
                 }
-                existing = calls.query(_EXISTING_ENTRY_IDS, params, pk)
+                existing = calls.query(queries.EXISTING_ENTRY_IDS, params, pk)
                 for at in range(0, len(existing), _DELETES_PER_BATCH):
                     deleted += self._delete_items(calls, key.instance_id, key.upn,
                                                   existing[at:at + _DELETES_PER_BATCH], entries_of=key)
@@ -408,7 +368,7 @@ class CosmosMemoryStore:
             else:
                 params = {"@instance_id": instance_id, "@upn": owner, "@profile_id": entries_of.profile_id,
                           "@entry": docs.ENTRY, "@ids": left}
-                left = calls.query(_EXISTING_ENTRY_IDS, params, [instance_id, owner])
+                left = calls.query(queries.EXISTING_ENTRY_IDS, params, [instance_id, owner])
         return 0
 
     def _read_profile(self, calls: Calls, key: ProfileKey) -> MemoryProfile | None:
@@ -475,7 +435,7 @@ class CosmosMemoryStore:
     ) -> list[Record]:
         if limit is not None:
             return self.page_records(partition, kind, limit=limit, where=where)
-        sql, params = _records_query(partition.instance_id, partition.owner, kind, where)
+        sql, params = queries.records_query(partition.instance_id, partition.owner, kind, where)
         with self._operation("query_records") as calls:
             items = calls.query(sql, params, [partition.instance_id, partition.owner])
         return sorted((docs.record_from_item(partition, i) for i in items), key=lambda r: r.id)
@@ -492,7 +452,7 @@ class CosmosMemoryStore:
     ) -> list[Record]:
         if limit < 1:
             return []
-        sql, params = _records_query(partition.instance_id, partition.owner, kind, where)
+        sql, params = queries.records_query(partition.instance_id, partition.owner, kind, where)
         if after is not None:
             sql += " AND c.id < @after" if descending else " AND c.id > @after"
             params["@after"] = docs.record_item_id(partition, kind, after)
@@ -507,7 +467,7 @@ class CosmosMemoryStore:
         return [docs.record_from_item(partition, i) for i in items]
 
     def query_records_of_owner(self, owner: str, kind: str, where: Mapping[str, str] | None = None) -> list[Record]:
-        sql, params = _records_query(None, owner, kind, where)
+        sql, params = queries.records_query(None, owner, kind, where)
         with self._operation("query_records_of_owner") as calls:
             items = calls.query(sql, params, None)
         records = [docs.record_from_item(Partition(i["instance_id"], owner), i) for i in items]
@@ -526,125 +486,7 @@ class CosmosMemoryStore:
             return self._delete_items(calls, partition.instance_id, partition.owner, [item_id]) == 1
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            client, self._client, self._container = self._client, None, None
-        if client is not None:
-            client.close()
-
-    # -- first use: the client and the container check -------------------------
-
-    def _ready(self, deadline: float) -> ContainerProxy:
-        container = self._container
-        if container is not None:
-            return container
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the Cosmos DB store is closed")
-            if self._container is None:
-                if self._client is None:
-                    self._client = CosmosClient(
-                        self.endpoint,
-                        credential=self._credential,
-                        raw_request_hook=self._meter.on_request,
-                        raw_response_hook=self._meter.on_response,
-                        **self._client_kwargs,
-                    )
-                proxy = self._client.get_database_client(self.database_name).get_container_client(
-                    self.container_name
-                )
-                try:
-                    properties = proxy.read(timeout=max(0.5, deadline - time.monotonic()))
-                except CosmosResourceNotFoundError:
-                    raise self._not_provisioned("does not exist (or its database does not)") from None
-                found = properties.get("partitionKey") or {}
-                if not _same_partition_key(found):
-                    raise self._not_provisioned(
-                        f"has the partition key {found.get('paths')} (kind {found.get('kind')},"
-                        f" version {found.get('version')})"
-                    )
-                self._container = proxy
-            return self._container
-
-    def _not_provisioned(self, problem: str) -> Unavailable:
-        message = (
-            f"Cosmos DB container '{self.container_name}' in database '{self.database_name}' of account"
-            f" {self.endpoint} {problem}; memory-core needs the hierarchical partition key /instance_id then"
-            f" /upn (kind MultiHash, version 2). The app never creates databases or containers;"
-            f" create it with: {PROVISION_COMMAND}"
-        )
-        log.error("%s", message)
-        return Unavailable(message, code="store_not_provisioned", retry_after_seconds=_RETRY_AFTER_NOT_PROVISIONED)
-
-    # -- one operation: time budget, error translation, metrics, logging --------
-
-    @contextmanager
-    def _operation(self, name: str) -> Iterator[Calls]:
-        started = time.perf_counter()
-        deadline = time.monotonic() + self._operation_timeout
-        with self._meter.measure() as metrics:
-            try:
-                yield Calls(self._ready(deadline), deadline, self._meter)
-            except AzureError as e:
-                translated = self._translate(name, e)
-                if translated is None:
-                    raise
-                raise translated from e
-            finally:
-                log.debug(
-                    "cosmos %s: %d round trip(s), %.2f RU, %.1f ms",
-                    name, metrics.round_trips, metrics.request_charge, (time.perf_counter() - started) * 1000,
-                )
-
-    def _translate(self, operation: str, error: AzureError) -> MemoryCoreError | None:
-        """The domain error for a Cosmos failure, or None for one that is a bug (left to the 500 mapping)."""
-        status = getattr(error, "status_code", None)
-        if isinstance(status, int) and status:
-            sub_status = getattr(error, "sub_status", None)
-            # 404/1002: a replica behind the session token, still so after the SDK's retries.
-            transient = status in _TRANSIENT_STATUS or (
-                status == 404 and sub_status == _SUB_STATUS_READ_SESSION_NOT_AVAILABLE
-            )
-            if status == 404 and not transient:
-                # Item-level 404s are handled where they are expected; one that gets
-                # here means the container or database went away after the check.
-                with self._lock:
-                    self._container = None
-                return self._not_provisioned("was not found")
-            if transient:
-                log.warning("cosmos %s: HTTP %s (substatus %s) after the SDK's retries", operation, status, sub_status)
-                return Unavailable(
-                    f"the memory store is busy or unavailable (Cosmos DB answered {status}); retry later",
-                    retry_after_seconds=_retry_after(getattr(error, "headers", None)),
-                )
-            if status in (401, 403):
-                return self._access_denied(operation, f"HTTP {status}, substatus {sub_status}")
-            if status == 413:
-                return PayloadTooLarge("the write is larger than a Cosmos DB item may be (2 MB)")
-            return None
-        if isinstance(error, ClientAuthenticationError):
-            return self._access_denied(operation, type(error).__name__)
-        if isinstance(error, CosmosClientTimeoutError):
-            log.warning("cosmos %s: no answer within %.1f s, retries included", operation, self._operation_timeout)
-            return Unavailable(
-                "the memory store did not answer in time (Cosmos DB slow, throttling or unreachable); retry later",
-                retry_after_seconds=_RETRY_AFTER_UNREACHABLE,
-            )
-        if isinstance(error, (ServiceRequestError, ServiceResponseError)):
-            log.warning("cosmos %s: %s: %s", operation, type(error).__name__, error)
-            return Unavailable(
-                f"the memory store cannot be reached (Cosmos DB account {self.endpoint}); retry later",
-                retry_after_seconds=_RETRY_AFTER_UNREACHABLE,
-            )
-        return None
-
-    def _access_denied(self, operation: str, detail: str) -> Unavailable:
-        message = (
-            f"Cosmos DB account {self.endpoint} refused the service's credential ({detail}); the app's identity"
-            f" needs a data-plane role (Cosmos DB Built-in Data Contributor) on database '{self.database_name}'"
-        )
-        log.error("cosmos %s: %s", operation, message)
-        return Unavailable(message, code="store_access_denied", retry_after_seconds=_RETRY_AFTER_ACCESS_DENIED)
+        self._account.close()
 
     # -- helpers ------------------------------------------------------------------
 
@@ -698,61 +540,6 @@ def _partition_of(keys: Sequence[ProfileKey], operation: str) -> tuple[str, str]
     if any(k.instance_id != instance_id or k.upn != upn for k in keys):
         raise ValueError(f"{operation} takes keys of one (instance_id, upn) partition")
     return instance_id, upn
-
-
-def _window_filter(window: EntryWindow) -> tuple[str, dict[str, Any]]:
-    """The WHERE clause (and its parameters) selecting the entry items of ``window`` in its partition."""
-    key = window.key
-    where = ("c.instance_id = @instance_id AND c.upn = @upn AND c.type = @entry"
-             " AND c.profile_id = @profile_id")
-    params: dict[str, Any] = {
-        "@instance_id": key.instance_id, "@upn": key.upn, "@entry": docs.ENTRY, "@profile_id": key.profile_id,
-    }
-    if window.after is not None:
-        where += " AND c.created_on > @after"
-        params["@after"] = docs.iso(window.after)
-    if window.start is not None:
-        where += " AND (c.created_on > @start_at OR (c.created_on = @start_at AND c.id >= @start_id))"
-        params["@start_at"] = docs.iso(window.start[0])
-        params["@start_id"] = docs.entry_item_id(window.start[1])
-    if window.excluded_ids:
-        where += " AND NOT ARRAY_CONTAINS(@excluded, c.id)"
-        params["@excluded"] = sorted(docs.entry_item_id(i) for i in window.excluded_ids)
-    return where, params
-
-
-def _records_query(
-    instance_id: str | None, owner: str, kind: str, where: Mapping[str, str] | None
-) -> tuple[str, dict[str, Any]]:
-    """SELECT * of the records of ``kind`` under ``owner`` (in one instance unless None) matching ``where``."""
-    sql = "SELECT * FROM c WHERE c.upn = @upn AND c.record_kind = @kind"
-    params: dict[str, Any] = {"@upn": owner, "@kind": kind}
-    if instance_id is not None:
-        sql = "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.record_kind = @kind"
-        params["@instance_id"] = instance_id
-    for n, (name, value) in enumerate((where or {}).items()):
-        if not name.isidentifier():
-            raise ValueError(f"not a field name: {name!r}")
-        sql += f' AND c.data["{name}"] = @w{n}'
-        params[f"@w{n}"] = value
-    return sql, params
-
-
-def _same_partition_key(found: Mapping[str, Any]) -> bool:
-    return (
-        list(found.get("paths") or []) == EXPECTED_PARTITION_KEY["paths"]
-        and found.get("kind") == EXPECTED_PARTITION_KEY["kind"]
-        and found.get("version") == EXPECTED_PARTITION_KEY["version"]
-    )
-
-
-def _retry_after(headers: Mapping[str, str] | None) -> int:
-    """Seconds to wait: the server's x-ms-retry-after-ms when given, rounded up, at least 1."""
-    try:
-        ms = float((headers or {}).get("x-ms-retry-after-ms") or 0)
-    except (TypeError, ValueError):
-        ms = 0
-    return max(1, math.ceil(ms / 1000)) if ms > 0 else _RETRY_AFTER_UNREACHABLE
 
 
 __all__ = ["EXPECTED_PARTITION_KEY", "PROVISION_COMMAND", "CallMetrics", "CosmosMemoryStore"]

@@ -1,0 +1,79 @@
+"""The Cosmos SQL the store sends: item queries of one partition, and the filters they are built from.
+
+Every query filters on both partition key fields (``c.instance_id``, ``c.upn``) in
+its WHERE clause as well as naming the partition key, so the test server (which
+ignores the key on queries) answers like Cosmos DB. Every field filtered or sorted
+on must be in the container's indexing policy (tests/infra/test_infra_indexing_policy.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memory_core.adapters import cosmos_documents as docs
+from memory_core.domain.store import EntryWindow
+
+# The partition's stamp rides along (a small item), so a write after a read knows its etag.
+LOAD = (
+    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND (ARRAY_CONTAINS(@profile_ids, c.profile_id) OR c.record_kind = @hold OR c.type = @stamp)"
+)
+# Profiles, holds and the entries stored after sequence @after (an extended snapshot). The
+# partition's other profiles and their new entries come too (a few items; ``_states`` drops
+# them): one flat OR, which the index serves and the test server's query engine runs quickly.
+LOAD_AFTER = (
+    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND (c.seq > @after OR c.type = @profile OR c.record_kind = @hold)"
+)
+LOAD_PARTITION = (
+    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND (c.type = @profile OR c.type = @entry OR c.record_kind = @hold)"
+)
+LOAD_HEADS = (
+    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND ((c.type = @profile AND ARRAY_CONTAINS(@profile_ids, c.profile_id)) OR c.record_kind = @hold"
+    " OR c.type = @stamp)"
+)
+EXISTING_ENTRY_IDS = (
+    "SELECT VALUE c.id FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND c.profile_id = @profile_id AND c.type = @entry AND ARRAY_CONTAINS(@ids, c.id)"
+)
+
+
+def window_filter(window: EntryWindow) -> tuple[str, dict[str, Any]]:
+    """The WHERE clause (and its parameters) selecting the entry items of ``window`` in its partition."""
+    key = window.key
+    where = ("c.instance_id = @instance_id AND c.upn = @upn AND c.type = @entry"
+             " AND c.profile_id = @profile_id")
+    params: dict[str, Any] = {
+        "@instance_id": key.instance_id, "@upn": key.upn, "@entry": docs.ENTRY, "@profile_id": key.profile_id,
+    }
+    if window.after is not None:
+        where += " AND c.created_on > @after"
+        params["@after"] = docs.iso(window.after)
+    if window.start is not None:
+        where += " AND (c.created_on > @start_at OR (c.created_on = @start_at AND c.id >= @start_id))"
+        params["@start_at"] = docs.iso(window.start[0])
+        params["@start_id"] = docs.entry_item_id(window.start[1])
+    if window.excluded_ids:
+        where += " AND NOT ARRAY_CONTAINS(@excluded, c.id)"
+        params["@excluded"] = sorted(docs.entry_item_id(i) for i in window.excluded_ids)
+    return where, params
+
+
+def records_query(
+    instance_id: str | None, owner: str, kind: str, where: Mapping[str, str] | None
+) -> tuple[str, dict[str, Any]]:
+    """SELECT * of the records of ``kind`` under ``owner`` (in one instance unless None) matching ``where``."""
+    sql = "SELECT * FROM c WHERE c.upn = @upn AND c.record_kind = @kind"
+    params: dict[str, Any] = {"@upn": owner, "@kind": kind}
+    if instance_id is not None:
+        sql = "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.record_kind = @kind"
+        params["@instance_id"] = instance_id
+    for n, (name, value) in enumerate((where or {}).items()):
+        if not name.isidentifier():
+            raise ValueError(f"not a field name: {name!r}")
+        sql += f' AND c.data["{name}"] = @w{n}'
+        params[f"@w{n}"] = value
+    return sql, params
