@@ -63,6 +63,7 @@ snapshot is built at (those count from the clock), so the read loads everything.
 _ATTEMPTS = 16  # 412s in a row before giving up: only a write storm on one partition gets there
 _BACKOFF_CAP = 0.05  # seconds; the jitter lets contending writers take turns
 _CACHE_SIZE = 4096
+_CHECK_REUSED_WITHIN = 1.0  # seconds: a snapshot check and the load that follows it, on one thread
 _RETRY_AFTER_CONTENDED = 1
 
 Operation = tuple[Any, ...]
@@ -133,6 +134,7 @@ class Stamps:
         self._seen: OrderedDict[tuple[str, str], StoredStamp] = OrderedDict()
         self._size = cache_size
         self._lock = threading.Lock()
+        self._local = threading.local()
 
     # -- reads -------------------------------------------------------------------
 
@@ -144,8 +146,26 @@ class Stamps:
             return None
         return self._keep(instance_id, owner, item)
 
+    def check(self, calls: Calls, instance_id: str, owner: str) -> StoredStamp | None:
+        """As ``read``, for a read checking its snapshot: the ``current`` that follows on this thread
+        within a second (the load that rebuilds or extends it) takes this stamp instead of reading again."""
+        found = self.read(calls, instance_id, owner)
+        self._local.checked = (instance_id, owner, found, time.monotonic())
+        return found
+
     def current(self, calls: Calls, instance_id: str, owner: str) -> StoredStamp:
-        """The partition's stamp, created when it has none yet (data from before stamps)."""
+        """The partition's stamp, created when it has none yet (data from before stamps).
+
+        A stamp this thread's ``check`` read just before is taken as is: any stamp read before
+        the load's query is a correct label for what the query finds (it sees at least what that
+        read saw); an older one only makes the next read extend or rebuild sooner.
+        """
+        checked = getattr(self._local, "checked", None)
+        self._local.checked = None
+        if checked is not None and checked[:2] == (instance_id, owner) and checked[2] is not None \
+                and time.monotonic() - checked[3] < _CHECK_REUSED_WITHIN:
+            stored: StoredStamp = checked[2]
+            return stored
         for _ in range(_ATTEMPTS):
             found = self.read(calls, instance_id, owner)
             if found is not None:

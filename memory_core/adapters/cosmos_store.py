@@ -199,13 +199,14 @@ class CosmosMemoryStore:
     def partition_stamp(self, instance_id: str, upn: str) -> PartitionStamp:
         """The partition's stamp: one point read of a small item (about 1 RU)."""
         with self._operation("partition_stamp") as calls:
-            stored = self._stamps.read(calls, instance_id, upn)
+            stored = self._stamps.check(calls, instance_id, upn)
         return stored.stamp if stored is not None else UNKNOWN
 
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
-        """The stamp (point read, created when missing), then one query for profiles, holds and
-        entries (all, or those after sequence ``after``); entries past the stamp's sequence are
-        left for the next read, so what is loaded is at least everything the stamp counts."""
+        """The stamp (point read, created when missing; or the one ``partition_stamp`` read just
+        before on this thread), then one query for profiles, holds and entries (all, or those
+        after sequence ``after``); entries past the stamp's sequence are left for the next read,
+        so what is loaded is at least everything the stamp counts."""
         instance_id, upn = _partition_of(keys, "load_since")
         params: dict[str, Any] = {
             "@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD,

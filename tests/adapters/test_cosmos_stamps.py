@@ -219,6 +219,25 @@ def test_an_unchanged_get_is_one_point_read_whatever_the_memory_size(
         erase_cosmos_entries(stores[1], seeded)
 
 
+def test_a_get_after_another_process_appended_is_the_stamp_and_one_query(stores: list[CosmosMemoryStore]) -> None:
+    """The snapshot is extended: the stamp read that found the change labels the load, whose one
+    query brings only what is new; a change other than an append rebuilds with the same two."""
+    key = _key()
+    service = MemoryService(stores[0])
+    stores[1].append(_profile(key), _entry(key, "- first"))
+    service.get(ALEX, key.instance_id, Scope.USER, None)
+    stores[1].append(_profile(key), _entry(key, "- second", T0 + timedelta(seconds=1)))
+    with stores[0].measure() as extended:
+        view = service.get(ALEX, key.instance_id, Scope.USER, None)
+    assert "- second" in view.content_markdown
+    assert (extended.round_trips, extended.rows) == (2, 1 + 1 + 1)  # the stamp; the profile and the new entry
+    stores[1].put_record(_hold(key))
+    with stores[0].measure() as rebuilt:
+        service.get(ALEX, key.instance_id, Scope.USER, None)
+    assert rebuilt.round_trips == 2
+    assert service._snapshots is not None and service._snapshots.extensions == 1
+
+
 def test_memory_from_before_stamps_is_read_in_full_and_then_stamped(
     stores: list[CosmosMemoryStore], cosmos_account: CosmosServer
 ) -> None:
