@@ -11,7 +11,7 @@ starts ``python -m memory_core serve`` with MEMORY_STORE=cosmos on it, and times
 get (user, agent, combined) over HTTP with one keep-alive client, and the same
 calls on an in-process ``MemoryService`` over its own ``CosmosMemoryStore``
 (another process's view). For each in-process get it also counts the Cosmos
-round trips and RU (``CosmosMemoryStore.measure()``). Two more rows per size, in
+round trips, RU and items read (``CosmosMemoryStore.measure()``). Two more rows per size, in
 process: a get through the same store without stamps (every read loading and
 rendering everything, as before issue #15), and a get right after another
 process appended (the snapshot is extended by the new entry); both query the
@@ -77,7 +77,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     caller = Caller(UPN, "Bench", "bench")
     agent = AgentContext(AGENT_ID, "Assistant")
-    rows: list[tuple[str, int, float, float, float, float, int, float]] = []
+    rows: list[tuple[str, int, float, float, float, float, int, float, int]] = []
     with provisioned_cosmos_server() as account:
         writer = cosmos_store(account)
         for size in sizes:
@@ -106,7 +106,7 @@ def main() -> None:
                         service.get(caller, inst, scope, ctx)
                     rows.append((name, size, statistics.median(over_http), p99(over_http),
                                  statistics.median(in_process), p99(in_process), metrics.round_trips,
-                                 metrics.request_charge))
+                                 metrics.request_charge, metrics.rows))
                 # Before: every read loads and renders everything (the same store without stamps).
                 print(f"timing get user without snapshots at {size}...", file=sys.stderr, flush=True)
                 before = timed(lambda: unstamped.get(caller, inst, Scope.USER, None), args.before_iterations)
@@ -114,30 +114,29 @@ def main() -> None:
                     unstamped.get(caller, inst, Scope.USER, None)
                 rows.append(("get user, every read loading and rendering (before; in process only)", size,
                              float("nan"), float("nan"), statistics.median(before), p99(before),
-                             metrics.round_trips, metrics.request_charge))
+                             metrics.round_trips, metrics.request_charge, metrics.rows))
                 # A get after another process appended: the snapshot is extended, not rebuilt.
                 after_append: list[float] = []
-                trips = 0
-                charge = 0.0
+                trips, charge, items = 0, 0.0, 0
                 for n in range(args.before_iterations):
                     writer.append(*_append(inst, n))
                     t = time.perf_counter()
                     with store.measure() as metrics:
                         service.get(caller, inst, Scope.USER, None)
                     after_append.append((time.perf_counter() - t) * 1000)
-                    trips, charge = metrics.round_trips, metrics.request_charge
+                    trips, charge, items = metrics.round_trips, metrics.request_charge, metrics.rows
                 rows.append(("get user after an append (in process only)", size, float("nan"), float("nan"),
-                             statistics.median(after_append), p99(after_append), trips, charge))
+                             statistics.median(after_append), p99(after_append), trips, charge, items))
         store.close()
         writer.close()
     print(f"\nMachine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
           f"{platform.system()}; Cosmos: the test server on loopback; iterations per row: {args.iterations}\n")
     print("| operation | entries per scope | HTTP p50 ms | HTTP p99 ms | in-process p50 ms | in-process p99 ms"
-          " | Cosmos round trips | Cosmos RU |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, size, hp50, hp99, sp50, sp99, trips, charge in rows:
+          " | Cosmos round trips | Cosmos RU | items read |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, size, hp50, hp99, sp50, sp99, trips, charge, items in rows:
         http_cells = "- | -" if math.isnan(hp50) else f"{hp50:.2f} | {hp99:.2f}"
-        print(f"| {name} | {size} | {http_cells} | {sp50:.2f} | {sp99:.2f} | {trips} | {charge:.2f} |")
+        print(f"| {name} | {size} | {http_cells} | {sp50:.2f} | {sp99:.2f} | {trips} | {charge:.2f} | {items} |")
     if len(sizes) >= 2:
         small, large = min(sizes), max(sizes)
         print()
