@@ -35,7 +35,7 @@ from memory_core.domain.paging import Page, check_page_size, decode_token, encod
 from memory_core.domain.rendering import render_combined, render_scope, strip_title
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.sharing import SharingPolicy, resolve_policy
-from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, snapshot_view
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, StampedAnswers, snapshot_view
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.tags import normalize_tags
 from memory_core.domain.views import (
@@ -91,6 +91,8 @@ class MemoryService:
                                       finished_retention=finished_deletion_retention)
         # Reads answered from snapshots the store re-checks on every read (stores that stamp writes).
         self._snapshots = SnapshotCache(store) if isinstance(store, ChangeStamps) else None
+        # Budgeted reads of memories larger than the budget, kept while their partition is unchanged.
+        self._budgeted = StampedAnswers(store) if isinstance(store, ChangeStamps) else None
 
     @property
     def store(self) -> MemoryStore:
@@ -180,8 +182,13 @@ class MemoryService:
             fitted = within_snapshots(caller, scope, snapshots.peek(keys, caller.upn), agent, max_chars)
             if fitted is not None:
                 return fitted
-        view = read_within(self._store, caller, scope, keys, agent, max_chars, policy)
-        if snapshots is not None and view.budget is not None and view.budget.omitted_entries == 0:
+        if snapshots is None or self._budgeted is None:
+            return read_within(self._store, caller, scope, keys, agent, max_chars, policy)
+        view = self._budgeted.answer(
+            (caller, scope, tuple(keys), agent, max_chars), instance_id, caller.upn,
+            lambda: read_within(self._store, caller, scope, keys, agent, max_chars, policy),
+        )
+        if view.budget is not None and view.budget.omitted_entries == 0:
             snapshots.read(keys, caller.upn)  # it all fit, so the snapshot is small: keep one for the next read
         return view
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -234,6 +234,52 @@ class SnapshotCache:
             while self._held > self._max_chars and len(self._cached) > 1:
                 _, evicted = self._cached.popitem(last=False)
                 self._held -= evicted.size
+
+
+class StampedAnswers:
+    """Read answers kept while the store's stamp of their partition stays the same. Thread-safe.
+
+    For reads whose answer is bounded but not cheap to build (a budgeted read of a
+    memory larger than its budget pages the store and renders a budget's worth of
+    entries). An answer is reused only after the partition's stamp, read on this very
+    call, equals the one read before the answer was built, so any write since (from
+    any process) rebuilds it. ``key`` must name everything the answer depends on
+    besides the partition (the caller as authenticated, the scope, the agent, the budget).
+    The least recently used go first past ``max_chars`` characters of answers.
+    """
+
+    def __init__(self, store: ChangeStamps, max_chars: int = MAX_CACHED_CHARS // 4) -> None:
+        self._store = store
+        self._max_chars = max_chars
+        self._answers: OrderedDict[Hashable, tuple[PartitionStamp, MemoryView]] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+        self.builds = 0
+
+    def answer(self, key: Hashable, instance_id: str, upn: str, build: Callable[[], MemoryView]) -> MemoryView:
+        """The answer for ``key`` in partition ``(instance_id, upn)``: kept if its stamp is current, else ``build()``."""
+        stamp = self._store.partition_stamp(instance_id, upn)
+        with self._lock:
+            kept = self._answers.get(key)
+            if kept is not None and kept[0] == stamp:
+                self._answers.move_to_end(key)
+                return kept[1]
+        view = build()  # reads at or after ``stamp``: kept under the older stamp, it is rebuilt if they differ
+        self.builds += 1
+        with self._lock:
+            previous = self._answers.pop(key, None)
+            if previous is not None:
+                self._held -= _size(previous[1])
+            self._answers[key] = (stamp, view)
+            self._held += _size(view)
+            while self._held > self._max_chars and len(self._answers) > 1:
+                _, (_, evicted) = self._answers.popitem(last=False)
+                self._held -= _size(evicted)
+        return view
+
+
+def _size(view: MemoryView) -> int:
+    return len(view.content_markdown) + 1
 
 
 def snapshot_view(caller: Caller, scope: Scope, snapshots: Snapshots, agent: AgentContext | None) -> MemoryView:

@@ -257,3 +257,20 @@ def test_a_budgeted_read_never_loads_a_memory_too_large_for_its_budget_in_full(w
     assert view.budget is not None and view.budget.omitted_entries > 0
     assert snapshots.rebuilds == rebuilds and cost.rows < 300
     world.assert_fresh()
+
+
+def test_a_budgeted_read_of_an_unchanged_large_memory_is_kept_until_a_write(world: World) -> None:
+    """Over its budget, the same read again costs one stamp read; any write, from any process, rebuilds it."""
+    for i in range(300):
+        world.cached.append(ALEX, "i", Scope.USER, None, f"- a longer fact, number {i}, about plans and tables")
+    first = world.cached.get_within(ALEX, "i", Scope.USER, None, 2_000)
+    with world.stores[0].measure() as cost:
+        again = world.cached.get_within(ALEX, "i", Scope.USER, None, 2_000)
+    assert again == first and (cost.round_trips, cost.rows) == (1, 1)
+    world.other.append(ALEX, "i", Scope.USER, None, "- the newest fact, from another process")
+    assert "the newest fact" in world.cached.get_within(ALEX, "i", Scope.USER, None, 2_000).content_markdown
+    other_budget = world.cached.get_within(ALEX, "i", Scope.USER, None, 1_000)
+    assert len(other_budget.content_markdown) <= 1_000
+    bea = world.cached.get_within(BEA, "i", Scope.USER, None, 2_000)
+    assert "longer fact" not in bea.content_markdown
+    world.assert_fresh()
