@@ -9,7 +9,7 @@ SqliteMemoryStore, starts ``python -m memory_core serve`` on that database,
 then times get (user, agent, combined) and append four ways:
 
 - over HTTP, one keep-alive httpx client against ``serve``;
-- against bench/zero_work_http.py, which replays the very bytes ``serve``
+- against bench/zero_work.py, which replays the very bytes ``serve``
   answered and does nothing else (same uvicorn, same client): what the socket,
   the HTTP server and the client cost by themselves;
 - the function in process: the same request as an ASGI call on ``FunctionHost``
@@ -24,17 +24,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -44,11 +42,12 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import zero_work
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
 from memory_core.domain.service import MemoryService
-from tests.support.local_server import free_port, running_server
+from tests.support.local_server import running_server
 
 UPN = "bench@contoso.com"
 AGENT = "/instances/bench/agents/assistant"
@@ -75,32 +74,6 @@ def timed(fn: Callable[[], object], iterations: int) -> list[float]:
         fn()
         samples.append((time.perf_counter() - t) * 1000)
     return samples
-
-
-@contextlib.contextmanager
-def zero_work_server(answers: dict[str, dict[str, Any]], tmp: Path) -> Iterator[str]:
-    """bench/zero_work_http.py replaying ``answers`` on a free port until the block ends; yields its base URL."""
-    path = tmp / "answers.json"
-    path.write_text(json.dumps(answers), encoding="utf-8")
-    port = free_port()
-    root = Path(__file__).resolve().parents[1]
-    process = subprocess.Popen([sys.executable, str(root / "bench" / "zero_work_http.py"), "--port", str(port),
-                                "--answers", str(path)])
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(base, timeout=2)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("the zero-work HTTP server did not start") from None
-                time.sleep(0.1)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 class FunctionInProcess:
@@ -202,7 +175,7 @@ def main() -> None:
                 query = urlencode(params or {})
                 answers[f"{method} /api{path}" + (f"?{query}" if query else "")] = {
                     "status": 200, "content_type": response.headers["content-type"], "body": response.text}
-            with zero_work_server(answers, tmp) as zero_base, httpx.Client(base_url=f"{zero_base}/api") as zero:
+            with zero_work.running("http", answers, tmp) as zero_base, httpx.Client(base_url=f"{zero_base}/api") as zero:
                 for (name, size), (method, path, params, body) in requests.items():
                     print(f"timing {name} at {size}...", file=sys.stderr, flush=True)
                     h = timed(lambda: http.request(method, path, params=params, json=body).raise_for_status(),

@@ -19,7 +19,7 @@ For each memory size N (facts already stored):
   (``forget`` under MEMORY_DELETION_MODE=immediate; ``delete_observations``),
   so both memories stay at N facts throughout.
 
-A third server runs beside them: bench/zero_work_mcp.py, which answers every
+A third server runs beside them: bench/zero_work.py, which answers every
 call with the bytes memory-core gave for it and does nothing else, on the same
 uvicorn. Driven by the same client, it is the floor of memory-core's column: what
 the official client's streamable-HTTP transport costs by itself.
@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import json
 import os
 import platform
 import shutil
@@ -44,7 +42,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,7 +56,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.local_server import USER_KEY, free_port, identity, running_server
+from bench import zero_work
+from tests.support.local_server import USER_KEY, identity, running_server
 
 REFERENCE_DIR = ROOT / "bench" / "reference_server"
 REFERENCE_ENTRY = REFERENCE_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
@@ -113,7 +112,7 @@ async def timed_round_robin(
     return samples
 
 
-async def recorded_answers(core_url: str, headers: dict[str, str], path: Path) -> None:
+async def recorded_answers(core_url: str, headers: dict[str, str]) -> dict[str, Any]:
     """memory-core's own results for the calls the benchmark makes, for the zero-work server to replay."""
     sent = {**headers, "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
     calls = {
@@ -132,30 +131,7 @@ async def recorded_answers(core_url: str, headers: dict[str, str], path: Path) -
             answers[key] = response.json()["result"]
         entry_id = answers["append_memory"]["structuredContent"]["entry_id"]
         (await http.delete(f"{core_url}/api/instances/{INSTANCE}/memory/entries/{entry_id}")).raise_for_status()
-    path.write_text(json.dumps(answers), encoding="utf-8")
-
-
-@contextlib.contextmanager
-def zero_work_server(answers: Path) -> Iterator[str]:
-    """bench/zero_work_mcp.py on a free loopback port, until the block ends; yields its MCP URL."""
-    port = free_port()
-    process = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_work_mcp.py"), "--port", str(port),
-                                "--answers", str(answers)])
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, timeout=2)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("the zero-work MCP server did not start") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    return answers
 
 
 async def bench_size(size: int, args: argparse.Namespace, core_url: str, entry: Path, tmp: Path) -> list[Row]:
@@ -171,10 +147,9 @@ async def bench_size(size: int, args: argparse.Namespace, core_url: str, entry: 
             response = await rest.post(f"/instances/{INSTANCE}/memory/append",
                                        json={"scope": "user", "content_markdown": f"- {fact}"})
             response.raise_for_status()
-    answers = tmp / f"answers-{size}.json"
-    await recorded_answers(core_url, headers, answers)
-    with zero_work_server(answers) as floor_url:
-        return await timed_size(size, args, core_url, floor_url, headers, params, facts)
+    answers = await recorded_answers(core_url, headers)
+    with zero_work.running("mcp", answers, tmp) as floor_base:
+        return await timed_size(size, args, core_url, f"{floor_base}/mcp", headers, params, facts)
 
 
 async def timed_size(size: int, args: argparse.Namespace, core_url: str, floor_url: str, headers: dict[str, str],
