@@ -6,9 +6,10 @@ nothing in a request body decides whose memory is touched.
 
 from __future__ import annotations
 
+import bisect
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -91,8 +92,14 @@ class MemoryService:
                                       finished_retention=finished_deletion_retention)
         # Reads answered from snapshots the store re-checks on every read (stores that stamp writes).
         self._snapshots = SnapshotCache(store) if isinstance(store, ChangeStamps) else None
-        # Budgeted reads of memories larger than the budget, kept while their partition is unchanged.
-        self._budgeted = StampedAnswers(store) if isinstance(store, ChangeStamps) else None
+        # Budgeted reads of memories larger than the budget, and the listings entries pages are cut
+        # from, kept while their partition is unchanged.
+        self._budgeted: StampedAnswers[MemoryView] | None = None
+        self._listings: StampedAnswers[_Listing] | None = None
+        if isinstance(store, ChangeStamps):
+            self._budgeted = StampedAnswers(store, lambda view: len(view.content_markdown))
+            self._listings = StampedAnswers(
+                store, lambda listing: sum(len(e.content_markdown) + 200 for e in listing.entries))
 
     @property
     def store(self) -> MemoryStore:
@@ -382,20 +389,30 @@ class MemoryService:
         """One page of ``entries``: user before agent (combined), then oldest first.
 
         Keyset pages: walking every page gives every entry visible throughout the
-        walk exactly once. Each page reads the scope's visible entries (as a get
-        does) and answers ``limit`` of them. ``InvalidInput`` for a foreign token.
+        walk exactly once. A page is cut from the scope's visible entries in order; with
+        the private policy that listing is kept while the partition's stamp is unchanged,
+        so a walk reads the scope once (one stamp read a page after the first) unless a
+        write comes between pages. ``InvalidInput`` for a foreign token.
         """
-        listing = f"entries:{scope.value}"
-        position = decode_token(listing, continuation)
+        name = f"entries:{scope.value}"
+        position = decode_token(name, continuation)
         check_page_size(limit)
-        ordered = sorted(
-            ((_entry_position(e), e) for e in self.entries(caller, instance_id, scope, agent, sharing)),
-            key=lambda pair: pair[0],
-        )
-        after = tuple(position) if position else None
-        rest = [pair for pair in ordered if after is None or pair[0] > after]
-        token = encode_token(listing, list(rest[limit - 1][0])) if len(rest) > limit else None
-        return Page([e for _, e in rest[:limit]], token)
+        keys = self._read_keys(caller, instance_id, scope, agent)
+        policy = self._policy(sharing)
+
+        def build() -> _Listing:
+            visible = [e for _, entries in visible_scopes(self._store, caller.upn, keys, policy) for e in entries]
+            ordered = sorted(((_entry_position(e), e) for e in visible), key=lambda pair: pair[0])
+            return _Listing(tuple(p for p, _ in ordered), tuple(e for _, e in ordered))
+
+        # Walking a large memory page by page reads it once, not once per page, while nothing changes.
+        listing = (self._listings.answer(("entries", caller.upn, scope, tuple(keys)), instance_id, caller.upn, build)
+                   if self._listings is not None and not policy.shares_read() else build())
+        start = bisect.bisect_right(listing.positions, tuple(position)) if position else 0
+        page = listing.entries[start:start + limit]
+        more = len(listing.entries) > start + limit
+        token = encode_token(name, list(listing.positions[start + limit - 1])) if more else None
+        return Page(list(page), token)
 
     def audit_page(
         self, instance_id: str, upn: str, *, limit: int, continuation: str | None = None, newest_first: bool = False
@@ -622,6 +639,14 @@ class MemoryService:
             except Conflict:
                 continue
         raise Conflict("the memory profile kept changing during the write; retry")
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """A scope's visible entries in listing order, with each one's position (``_entry_position``)."""
+
+    positions: tuple[tuple[str, str, str], ...]
+    entries: tuple[MemoryEntry, ...]
 
 
 def _entry_position(entry: MemoryEntry) -> tuple[str, str, str]:

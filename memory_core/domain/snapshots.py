@@ -26,12 +26,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import TITLES, render_combined, render_entry
 from memory_core.domain.views import MemoryView, ScopeRead, newest_agent_name, read_view
+
+A = TypeVar("A")
 
 MAX_CACHED_CHARS = 64 * 1024 * 1024
 """Characters of rendered memory held by all snapshots of a process together; the least
@@ -236,27 +238,29 @@ class SnapshotCache:
                 self._held -= evicted.size
 
 
-class StampedAnswers:
+class StampedAnswers(Generic[A]):
     """Read answers kept while the store's stamp of their partition stays the same. Thread-safe.
 
-    For reads whose answer is bounded but not cheap to build (a budgeted read of a
-    memory larger than its budget pages the store and renders a budget's worth of
-    entries). An answer is reused only after the partition's stamp, read on this very
-    call, equals the one read before the answer was built, so any write since (from
-    any process) rebuilds it. ``key`` must name everything the answer depends on
-    besides the partition (the caller as authenticated, the scope, the agent, the budget).
-    The least recently used go first past ``max_chars`` characters of answers.
+    For reads whose answer is not cheap to build: a budgeted read of a memory larger
+    than its budget (a page of the store and a budget's worth of entries rendered), or
+    the ordered listing an entries page is cut from. An answer is reused only after the
+    partition's stamp, read on this very call, equals the one read before the answer was
+    built, so any write since (from any process) rebuilds it. ``key`` must name everything
+    the answer depends on besides the partition (the caller as authenticated, the scope,
+    the agent, the budget). The least recently used go first past ``max_chars``
+    characters of answers, as ``size`` counts them.
     """
 
-    def __init__(self, store: ChangeStamps, max_chars: int = MAX_CACHED_CHARS // 4) -> None:
+    def __init__(self, store: ChangeStamps, size: Callable[[A], int], max_chars: int = MAX_CACHED_CHARS // 4) -> None:
         self._store = store
+        self._size = size
         self._max_chars = max_chars
-        self._answers: OrderedDict[Hashable, tuple[PartitionStamp, MemoryView]] = OrderedDict()
+        self._answers: OrderedDict[Hashable, tuple[PartitionStamp, A, int]] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
         self.builds = 0
 
-    def answer(self, key: Hashable, instance_id: str, upn: str, build: Callable[[], MemoryView]) -> MemoryView:
+    def answer(self, key: Hashable, instance_id: str, upn: str, build: Callable[[], A]) -> A:
         """The answer for ``key`` in partition ``(instance_id, upn)``: kept if its stamp is current, else ``build()``."""
         stamp = self._store.partition_stamp(instance_id, upn)
         with self._lock:
@@ -264,22 +268,19 @@ class StampedAnswers:
             if kept is not None and kept[0] == stamp:
                 self._answers.move_to_end(key)
                 return kept[1]
-        view = build()  # reads at or after ``stamp``: kept under the older stamp, it is rebuilt if they differ
+        value = build()  # reads at or after ``stamp``: kept under the older stamp, it is rebuilt if they differ
+        size = self._size(value) + 1
         self.builds += 1
         with self._lock:
             previous = self._answers.pop(key, None)
             if previous is not None:
-                self._held -= _size(previous[1])
-            self._answers[key] = (stamp, view)
-            self._held += _size(view)
+                self._held -= previous[2]
+            self._answers[key] = (stamp, value, size)
+            self._held += size
             while self._held > self._max_chars and len(self._answers) > 1:
-                _, (_, evicted) = self._answers.popitem(last=False)
-                self._held -= _size(evicted)
-        return view
-
-
-def _size(view: MemoryView) -> int:
-    return len(view.content_markdown) + 1
+                _, (_, _, evicted) = self._answers.popitem(last=False)
+                self._held -= evicted
+        return value
 
 
 def snapshot_view(caller: Caller, scope: Scope, snapshots: Snapshots, agent: AgentContext | None) -> MemoryView:

@@ -57,12 +57,25 @@ class World:
     stores: list[Any]
 
     def assert_fresh(self, caller: Caller = ALEX) -> None:
-        """Full reads, and budgeted reads large enough to fit (answered from snapshots) or not, match."""
+        """Full reads, budgeted reads large enough to fit (answered from snapshots) or not, and entries pages match."""
         for scope, agent in SCOPES:
             assert self.cached.get(caller, "i", scope, agent) == self.truth.get(caller, "i", scope, agent), scope
             for budget in BUDGETS:
                 cached = self.cached.get_within(caller, "i", scope, agent, budget)
                 assert cached == self.truth.get_within(caller, "i", scope, agent, budget), (scope, budget)
+            assert _walk(self.cached, caller, scope, agent) == _walk(self.truth, caller, scope, agent), scope
+
+
+def _walk(service: MemoryService, caller: Caller, scope: Scope, agent: AgentContext | None) -> list[list[str]]:
+    """Every entries page (ids), five at a time, first to last."""
+    pages: list[list[str]] = []
+    token = None
+    while True:
+        page = service.entries_page(caller, "i", scope, agent, limit=5, continuation=token)
+        pages.append([e.id for e in page.items])
+        token = page.continuation
+        if token is None:
+            return pages
 
 
 @pytest.fixture(params=["sqlite", "cosmos"])
@@ -273,4 +286,24 @@ def test_a_budgeted_read_of_an_unchanged_large_memory_is_kept_until_a_write(worl
     assert len(other_budget.content_markdown) <= 1_000
     bea = world.cached.get_within(BEA, "i", Scope.USER, None, 2_000)
     assert "longer fact" not in bea.content_markdown
+    world.assert_fresh()
+
+
+def test_walking_the_entries_pages_of_a_large_memory_reads_it_once_until_a_write(world: World) -> None:
+    """Pages after the first are cut from the listing kept under the partition's stamp; a write shows at once."""
+    for i in range(60):
+        world.cached.append(ALEX, "i", Scope.USER, None, f"- fact {i}")
+    first = world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10)
+    with world.stores[0].measure() as cost:
+        second = world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10, continuation=first.continuation)
+    assert (cost.round_trips, cost.rows) == (1, 1)
+    assert [e.content_markdown for e in second.items] == [f"- fact {i}" for i in range(10, 20)]
+    world.other.append(ALEX, "i", Scope.USER, None, "- written by another process during the walk")
+    token, seen = second.continuation, [e.id for e in first.items + second.items]
+    while token is not None:
+        page = world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10, continuation=token)
+        seen += [e.id for e in page.items]
+        token = page.continuation
+    texts = {e.id: e.content_markdown for e in world.truth.entries(ALEX, "i", Scope.USER, None)}
+    assert sorted(seen) == sorted(texts) and len(seen) == len(set(seen)) == 61
     world.assert_fresh()
