@@ -183,17 +183,18 @@ class MemoryService:
         keys = self._read_keys(caller, instance_id, scope, agent)
         policy = self._policy(sharing)
         snapshots = self._snapshots if not policy.shares_read() else None
-        if snapshots is not None:
-            # A memory that fits the budget whole is answered from its snapshot (one stamp read);
-            # ``peek`` never loads a memory in full, so the read's store work stays bounded.
-            fitted = within_snapshots(caller, scope, snapshots.peek(keys, caller.upn), agent, max_chars)
-            if fitted is not None:
-                return fitted
         if snapshots is None or self._budgeted is None:
             return read_within(self._store, caller, scope, keys, agent, max_chars, policy)
+        # A memory that fits the budget whole is answered from its snapshot (one stamp read);
+        # ``peek`` never loads a memory in full, so the read's store work stays bounded.
+        current = snapshots.peek(keys, caller.upn)
+        fitted = within_snapshots(caller, scope, current, agent, max_chars)
+        if fitted is not None:
+            return fitted
         view = self._budgeted.answer(
             (caller, scope, tuple(keys), agent, max_chars), instance_id, caller.upn,
             lambda: read_within(self._store, caller, scope, keys, agent, max_chars, policy),
+            stamp=current.stamp if current is not None else None,
         )
         if view.budget is not None and view.budget.omitted_entries == 0:
             snapshots.read(keys, caller.upn)  # it all fit, so the snapshot is small: keep one for the next read

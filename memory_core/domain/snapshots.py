@@ -260,9 +260,15 @@ class StampedAnswers(Generic[A]):
         self._lock = threading.Lock()
         self.builds = 0
 
-    def answer(self, key: Hashable, instance_id: str, upn: str, build: Callable[[], A]) -> A:
-        """The answer for ``key`` in partition ``(instance_id, upn)``: kept if its stamp is current, else ``build()``."""
-        stamp = self._store.partition_stamp(instance_id, upn)
+    def answer(
+        self, key: Hashable, instance_id: str, upn: str, build: Callable[[], A], stamp: PartitionStamp | None = None
+    ) -> A:
+        """The answer for ``key`` in partition ``(instance_id, upn)``: kept if its stamp is current, else ``build()``.
+
+        ``stamp``: the partition's stamp when this call has just read it (a snapshot's), so it is not read twice.
+        """
+        if stamp is None:
+            stamp = self._store.partition_stamp(instance_id, upn)
         with self._lock:
             kept = self._answers.get(key)
             if kept is not None and kept[0] == stamp:

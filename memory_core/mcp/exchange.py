@@ -29,6 +29,7 @@ from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
 from mcp.server.runner import serve_one
 from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
@@ -38,9 +39,6 @@ from starlette.requests import Request
 from starlette.types import Scope
 
 log = logging.getLogger("memory_core.mcp")
-
-PROTOCOL_VERSION_HEADER = "mcp-protocol-version"
-
 
 @dataclass
 class _ExchangeContext:
@@ -94,7 +92,7 @@ class SingleExchange:
         """
         if not isinstance(message, dict) or "id" not in message or not isinstance(message.get("method"), str):
             return False
-        version = headers.get(PROTOCOL_VERSION_HEADER)
+        version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             return False  # the 2026-07-28 era (or a version to refuse): the SDK's own entry
         return message["method"] != "subscriptions/listen" and _accepts_json(headers.get("accept", ""))
@@ -107,7 +105,7 @@ class SingleExchange:
         """
         request_id: RequestId = message["id"]
         params = message.get("params")
-        connection = Connection.from_envelope(headers.get(PROTOCOL_VERSION_HEADER, DEFAULT_NEGOTIATED_VERSION),
+        connection = Connection.from_envelope(headers.get(MCP_PROTOCOL_VERSION_HEADER, DEFAULT_NEGOTIATED_VERSION),
                                               None, None)
         context = _ExchangeContext(request_id, ServerMessageMetadata(request_context=Request(scope)))
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}

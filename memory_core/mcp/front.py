@@ -34,7 +34,11 @@ log = logging.getLogger("memory_core.mcp")
 
 
 async def _send_json(send: Send, status: int, document: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> None:
-    body = json.dumps(document).encode()
+    await _send_body(send, status, json.dumps(document).encode(), headers)
+
+
+async def _send_body(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    """A whole JSON response: ``body`` already serialized."""
     await send(
         {
             "type": "http.response.start",
@@ -78,17 +82,14 @@ def decode(body: bytes) -> Any:
         return _NOT_JSON
 
 
-def envelope_error(body: bytes, decoded: Any = _NOT_JSON) -> tuple[Any, str] | None:
-    """(id, message) when ``body`` is JSON but not a JSON-RPC message; None otherwise.
+def envelope_error(decoded: Any) -> tuple[Any, str] | None:
+    """(id, message) when the body (``decoded`` by ``decode``) is JSON but not a JSON-RPC message; None otherwise.
 
     The message names where and what is wrong, never the value found there: the
     SDK's own message for this case carries pydantic's ``input_value``, which
     would echo a caller's secret back. A body that is not JSON at all is left to
-    the SDK (a -32700 parse error, which carries no input). ``decoded``: the body
-    already decoded, when the caller has it.
+    the SDK (a -32700 parse error, which carries no input).
     """
-    if decoded is _NOT_JSON:
-        decoded = decode(body)
     if decoded is _NOT_JSON:
         return None
     try:
@@ -96,20 +97,14 @@ def envelope_error(body: bytes, decoded: Any = _NOT_JSON) -> tuple[Any, str] | N
     except ValidationError as error:
         first = error.errors(include_input=False, include_url=False, include_context=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "message"
-        request_id = decoded.get("id") if isinstance(decoded, dict) else None
-        if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
-            request_id = None
-        return request_id, f"Invalid Request: not a JSON-RPC 2.0 message ({where}: {first['msg']})"
+        return request_id_of(decoded), f"Invalid Request: not a JSON-RPC 2.0 message ({where}: {first['msg']})"
     except RecursionError:
         return None, "Invalid Request: the message is nested too deeply"
     return None
 
 
-def _request_id(body: bytes) -> Any:
-    try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+def request_id_of(decoded: Any) -> Any:
+    """The request's id, for an error answering it: a string or an integer, else None."""
     found = decoded.get("id") if isinstance(decoded, dict) else None
     return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
 
@@ -194,7 +189,7 @@ class McpHttpApp:
             await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, message), [])
             return
         decoded = decode(body)
-        invalid = envelope_error(body, decoded)
+        invalid = envelope_error(decoded)
         if invalid is not None:
             await _send_json(send, 400, jsonrpc_error(invalid[0], INVALID_REQUEST, invalid[1]), [])
             return
@@ -204,41 +199,38 @@ class McpHttpApp:
             try:
                 authentication = self._authenticate(headers)
             except MemoryCoreError as error:
-                await self._refuse_caller(scope, send, body, error)
+                await self._refuse_caller(scope, send, decoded, error)
                 return
         scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
         caller_token = CURRENT_AUTHENTICATION.set(authentication)
         token = CURRENT_GUIDANCE.set(await self._guidance(headers) if self._guidance is not None else None)
         try:
             if self._exchange is not None and self._exchange.accepts(decoded, headers):
-                await self._answer_in_time(send, body, lambda out: self._single_exchange(decoded, headers, scope, out))
+                await self._answer_in_time(send, decoded, lambda out: self._single_exchange(decoded, headers, scope, out))
             else:
-                await self._answer_in_time(send, body, lambda out: self._inner(scope, _replaying(body, receive), out))
+                await self._answer_in_time(send, decoded, lambda out: self._inner(scope, _replaying(body, receive), out))
         finally:
             CURRENT_GUIDANCE.reset(token)
             CURRENT_AUTHENTICATION.reset(caller_token)
 
-    async def _refuse_caller(self, scope: Scope, send: Send, body: bytes, error: MemoryCoreError) -> None:
+    async def _refuse_caller(self, scope: Scope, send: Send, decoded: Any, error: MemoryCoreError) -> None:
         """401 (with the challenge) for a missing or bad credential; the mapped status for an unusable one."""
         status = status_for(error)
         if status != 401:
-            await _send_json(send, status, jsonrpc_error(_request_id(body), INVALID_REQUEST, error.message), [])
+            await _send_json(send, status, jsonrpc_error(request_id_of(decoded), INVALID_REQUEST, error.message), [])
             return
         challenge = getattr(error, "challenge", None) or 'ApiKey header="X-API-KEY"'
         if self._challenge is not None:
             challenge = self._challenge(scope, challenge)
-        document = jsonrpc_error(_request_id(body), UNAUTHENTICATED, error.message)
+        document = jsonrpc_error(request_id_of(decoded), UNAUTHENTICATED, error.message)
         await _send_json(send, 401, document, [(b"www-authenticate", challenge.encode("latin-1", "replace"))])
 
     async def _single_exchange(self, message: dict[str, Any], headers: Mapping[str, str], scope: Scope,
                                send: Send) -> None:
         assert self._exchange is not None
-        reply = await self._exchange.answer(message, headers, scope)
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(reply)).encode())]})
-        await send({"type": "http.response.body", "body": reply})
+        await _send_body(send, 200, await self._exchange.answer(message, headers, scope), [])
 
-    async def _answer_in_time(self, send: Send, body: bytes, answer: Callable[[Send], Awaitable[None]]) -> None:
+    async def _answer_in_time(self, send: Send, decoded: Any, answer: Callable[[Send], Awaitable[None]]) -> None:
         """Run ``answer`` (it sends the whole response through the send it is given) within the time limit.
 
         Past the limit its work is cancelled and, if nothing was sent yet, the answer is a 503.
@@ -257,7 +249,7 @@ class McpHttpApp:
             log.warning("MCP request cancelled after %.0f s", self._time_limit)
             if not started:
                 message = f"the request did not finish within {self._time_limit:g} s; retry later"
-                await _send_json(send, 503, jsonrpc_error(_request_id(body), INTERNAL_ERROR, message),
+                await _send_json(send, 503, jsonrpc_error(request_id_of(decoded), INTERNAL_ERROR, message),
                                  [(b"retry-after", b"1")])
 
 

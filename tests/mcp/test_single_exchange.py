@@ -35,11 +35,6 @@ ALEX = identity("alex@contoso.com")
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def runtime(tmp_path: Path) -> Any:
     rt = build_runtime(Settings(
         memory_store="sqlite", memory_sqlite_path=str(tmp_path / "m.sqlite3"), memory_api_keys=(KEY,),
