@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -52,7 +52,9 @@ class AuditEvent:
     detail: str | None = None
 
     def to_data(self) -> dict[str, Any]:
-        data = asdict(self)
+        # Every field is a str, int, None, datetime or enum: a shallow copy is the whole copy
+        # (dataclasses.asdict deep-copies each value, a tenth of an append's time in process).
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["time"] = self.time.isoformat()
         data["action"] = self.action.value
         return data
