@@ -46,6 +46,7 @@ from memory_core.mcp.backend import CallTarget, MemoryBackend
 from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
 from memory_core.mcp.guidance import append_description, instructions_for
 from memory_core.mcp.memory_tool import register_memory_tool
+from memory_core.mcp.output_schemas import compact
 from memory_core.wire.budget import MAX_BUDGET_CHARS
 from memory_core.wire.custody import SearchResponse
 from memory_core.wire.memory import InstanceId, MemoryResponse, NotStoredResponse
@@ -416,5 +417,16 @@ def build_server(
     register_memory_tool(
         server, backend, lambda ctx: resolve_target(ctx.headers, auth, default_instance_id), result_for_error
     )
-
+    _compact_output_schemas(server)
     return server
+
+
+def _compact_output_schemas(server: MCPServer) -> None:
+    """Publish each tool's output schema in its compact form (see output_schemas.compact).
+
+    Results are still checked against the pydantic model (``output_model``), not the schema.
+    """
+    for tool in server._tool_manager.list_tools():  # private: mcp is pinned to 2.x; see requirements.txt
+        metadata = tool.fn_metadata
+        if metadata.output_schema is not None:
+            metadata.output_schema = compact(metadata.output_schema)
