@@ -9,8 +9,8 @@ from __future__ import annotations
 import bisect
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from memory_core.domain.agent_settings import AgentSettingsBook
@@ -20,6 +20,7 @@ from memory_core.domain.budgeted_read import read_within, within_snapshots
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.listings import Listing, Listings
 from memory_core.domain.models import (
     SHARED_OWNER,
     EntryKind,
@@ -95,11 +96,10 @@ class MemoryService:
         # Budgeted reads of memories larger than the budget, and the listings entries pages are cut
         # from, kept while their partition is unchanged.
         self._budgeted: StampedAnswers[MemoryView] | None = None
-        self._listings: StampedAnswers[_Listing] | None = None
+        self._listings: Listings | None = None
         if isinstance(store, ChangeStamps):
             self._budgeted = StampedAnswers(store, lambda view: len(view.content_markdown))
-            self._listings = StampedAnswers(
-                store, lambda listing: sum(len(e.content_markdown) + 200 for e in listing.entries))
+            self._listings = Listings(store)
 
     @property
     def store(self) -> MemoryStore:
@@ -391,9 +391,10 @@ class MemoryService:
 
         Keyset pages: walking every page gives every entry visible throughout the
         walk exactly once. A page is cut from the scope's visible entries in order; with
-        the private policy that listing is kept while the partition's stamp is unchanged,
-        so a walk reads the scope once (one stamp read a page after the first) unless a
-        write comes between pages. ``InvalidInput`` for a foreign token.
+        the private policy that listing is kept while the partition's stamp is unchanged and
+        grown by the entries appended since (``listings.Listings``), so a walk reads the scope
+        once (one stamp read a page after the first) unless a write other than an append
+        comes between pages. ``InvalidInput`` for a foreign token.
         """
         name = f"entries:{scope.value}"
         position = decode_token(name, continuation)
@@ -401,14 +402,13 @@ class MemoryService:
         keys = self._read_keys(caller, instance_id, scope, agent)
         policy = self._policy(sharing)
 
-        def build() -> _Listing:
-            visible = [e for _, entries in visible_scopes(self._store, caller.upn, keys, policy) for e in entries]
-            ordered = sorted(((_entry_position(e), e) for e in visible), key=lambda pair: pair[0])
-            return _Listing(tuple(p for p, _ in ordered), tuple(e for _, e in ordered))
-
-        # Walking a large memory page by page reads it once, not once per page, while nothing changes.
-        listing = (self._listings.answer(("entries", caller.upn, scope, tuple(keys)), instance_id, caller.upn, build)
-                   if self._listings is not None and not policy.shares_read() else build())
+        # Walking a large memory page by page reads it once, not once per page, while nothing changes
+        # but appends.
+        if self._listings is not None and not policy.shares_read():
+            listing = self._listings.listing(("entries", caller.upn, scope, tuple(keys)), keys)
+        else:
+            listing = Listing.of([e for _, entries in visible_scopes(self._store, caller.upn, keys, policy)
+                                  for e in entries])
         start = bisect.bisect_right(listing.positions, tuple(position)) if position else 0
         page = listing.entries[start:start + limit]
         more = len(listing.entries) > start + limit
@@ -640,20 +640,6 @@ class MemoryService:
             except Conflict:
                 continue
         raise Conflict("the memory profile kept changing during the write; retry")
-
-
-@dataclass(frozen=True, slots=True)
-class _Listing:
-    """A scope's visible entries in listing order, with each one's position (``_entry_position``)."""
-
-    positions: tuple[tuple[str, str, str], ...]
-    entries: tuple[MemoryEntry, ...]
-
-
-def _entry_position(entry: MemoryEntry) -> tuple[str, str, str]:
-    """An entry's place in a listing: user scope before agent scope, then time, then id."""
-    rank = "0" if entry.key.scope is Scope.USER else "1"
-    return rank, entry.created_on.astimezone(UTC).isoformat(timespec="microseconds"), entry.id
 
 
 __all__: Sequence[str] = (

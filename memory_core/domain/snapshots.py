@@ -259,13 +259,18 @@ class StampedAnswers(Generic[A]):
         self._held = 0
         self._lock = threading.Lock()
         self.builds = 0
+        self.grown = 0
 
     def answer(
-        self, key: Hashable, instance_id: str, upn: str, build: Callable[[], A], stamp: PartitionStamp | None = None
+        self, key: Hashable, instance_id: str, upn: str, build: Callable[[], A], stamp: PartitionStamp | None = None,
+        *, grow: Callable[[A, PartitionStamp], A | None] | None = None,
     ) -> A:
         """The answer for ``key`` in partition ``(instance_id, upn)``: kept if its stamp is current, else ``build()``.
 
         ``stamp``: the partition's stamp when this call has just read it (a snapshot's), so it is not read twice.
+        ``grow(kept, kept_stamp)``: when only entries were added since the kept answer's stamp, the kept
+        answer brought up to date from those entries alone, or None to build instead. It must itself
+        confirm, from what it reads, that only inserts happened since ``kept_stamp``.
         """
         if stamp is None:
             stamp = self._store.partition_stamp(instance_id, upn)
@@ -274,9 +279,16 @@ class StampedAnswers(Generic[A]):
             if kept is not None and kept[0] == stamp:
                 self._answers.move_to_end(key)
                 return kept[1]
-        value = build()  # reads at or after ``stamp``: kept under the older stamp, it is rebuilt if they differ
+        # Whatever is built or grown reads at or after ``stamp``: kept under that older stamp, it is
+        # built or grown again at the next call if they differ.
+        value = grow(kept[1], kept[0]) if grow is not None and kept is not None and stamp.only_added_since(kept[0]) \
+            else None
+        if value is None:
+            value = build()
+            self.builds += 1
+        else:
+            self.grown += 1
         size = self._size(value) + 1
-        self.builds += 1
         with self._lock:
             previous = self._answers.pop(key, None)
             if previous is not None:

@@ -307,3 +307,57 @@ def test_walking_the_entries_pages_of_a_large_memory_reads_it_once_until_a_write
     texts = {e.id: e.content_markdown for e in world.truth.entries(ALEX, "i", Scope.USER, None)}
     assert sorted(seen) == sorted(texts) and len(seen) == len(set(seen)) == 61
     world.assert_fresh()
+
+
+def test_the_first_entries_page_after_an_append_reads_only_what_was_appended(world: World) -> None:
+    """A listing grows by the entries appended since (from any process) instead of reading the memory again."""
+    for i in range(60):
+        world.cached.append(ALEX, "i", Scope.AGENT if i % 2 else Scope.USER, AGENT if i % 2 else None, f"- f{i}")
+    world.cached.entries_page(ALEX, "i", Scope.COMBINED, AGENT, limit=10)
+    listings = world.cached._listings
+    assert listings is not None
+    builds = listings.builds
+    world.other.append(ALEX, "i", Scope.USER, None, "- appended elsewhere")
+    world.cached.append(ALEX, "i", Scope.AGENT, AGENT, "- appended here")
+    with world.stores[0].measure() as cost:
+        page = world.cached.entries_page(ALEX, "i", Scope.COMBINED, AGENT, limit=100)
+    assert listings.builds == builds and cost.rows < 10, cost
+    texts = [e.content_markdown for e in page.items]
+    assert texts.index("- appended elsewhere") < texts.index("- f1") < texts.index("- appended here") == len(texts) - 1
+    world.assert_fresh()
+
+
+def test_a_listing_is_built_again_when_an_append_could_fall_before_a_replace(world: World) -> None:
+    """An append older than the newest entry listed (a clock behind) or a replace is not grown into a listing."""
+    world.cached.append(ALEX, "i", Scope.USER, None, "- now")
+    world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10)
+    listings = world.cached._listings
+    assert listings is not None
+    builds = listings.builds
+    key = ProfileKey("i", ALEX.upn, Scope.USER)
+    past = datetime.now(UTC) - timedelta(hours=1)
+    world.stores[1].append(MemoryProfile(key, None, None, None, past, past),
+                           MemoryEntry("early", key, "- an hour ago", EntryKind.APPEND, past, ALEX.upn))
+    ids = [e.id for e in world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10).items]
+    assert ids[0] == "early" and listings.builds == builds + 1
+    world.other.import_markdown(ALEX, "i", Scope.USER, None, "- imported anew", ImportMode.REPLACE)
+    world.assert_fresh()
+
+
+def test_entries_added_behind_a_clear_or_after_a_stored_replace_list_as_a_full_read_would(world: World) -> None:
+    """Entries written straight to the store (as another process or an older version might) are listed exactly."""
+    key = ProfileKey("i", ALEX.upn, Scope.USER)
+    world.cached.append(ALEX, "i", Scope.USER, None, "- before the clear")
+    world.cached.clear(ALEX, "i", Scope.USER, None, confirm=True)
+    assert world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10).items == []
+    past = datetime.now(UTC) - timedelta(hours=1)
+    world.stores[1].append(MemoryProfile(key, None, None, None, past, past),
+                           MemoryEntry("behind", key, "- older than the clear", EntryKind.APPEND, past, ALEX.upn))
+    assert world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10).items == []
+    world.cached.append(ALEX, "i", Scope.USER, None, "- after the clear")
+    world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10)
+    now = datetime.now(UTC) + timedelta(seconds=1)
+    world.stores[1].append(MemoryProfile(key, None, None, None, now, now),
+                           MemoryEntry("anew", key, "- a replace", EntryKind.REPLACE, now, ALEX.upn))
+    assert [e.id for e in world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10).items] == ["anew"]
+    world.assert_fresh()
