@@ -23,11 +23,11 @@ under (nothing but inserts happened), so they decide whether each added entry sh
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
-from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
+from memory_core.domain.models import SHARED_OWNER, EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedAnswers
 
 Position = tuple[str, str, str]
@@ -113,3 +113,8 @@ class Listings:
             return kept.grown(loaded.states, loaded.sequence)
 
         return self._answers.answer(key, instance_id, upn, build, grow=grow)
+
+    def across(self, key: Hashable, keys: Sequence[ProfileKey], build: Callable[[], Listing]) -> Listing:
+        """A sharing read's listing (``keys`` merged with the instance's shared entries): ``build()``'s,
+        kept while neither the caller's partition nor the shared one has changed."""
+        return self._answers.answer_across(key, keys[0].instance_id, (keys[0].upn, SHARED_OWNER), build)

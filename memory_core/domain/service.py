@@ -123,17 +123,28 @@ class MemoryService:
         marked "shared by ..." in the markdown.
         Raises ``InvalidInput`` when an agent or combined scope has no agent.
         """
+        policy = self._policy(sharing)
         if self._snapshots is not None:
             keys = self._read_keys(caller, instance_id, scope, agent)
-            if not self._policy(sharing).shares_read():
+            if not policy.shares_read():
                 return self._snapshot_view(caller, scope, keys, agent)
+            if self._budgeted is not None:
+                return self._budgeted.answer_across(
+                    ("get", caller, scope, tuple(keys), agent, policy), instance_id, (caller.upn, SHARED_OWNER),
+                    lambda: self._read_in_full(caller, instance_id, scope, agent, policy))
+        return self._read_in_full(caller, instance_id, scope, agent, policy)
+
+    def _read_in_full(
+        self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None, policy: SharingPolicy
+    ) -> MemoryView:
+        """``get`` from every visible entry of the scope, read and rendered now."""
         if scope is Scope.COMBINED:
             agent_ctx = self._require_agent(scope, agent)
             self._guard(caller, instance_id, scope, agent_ctx)
             user_key = ProfileKey(instance_id, caller.upn, Scope.USER)
             agent_key = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)
             (user_state, user_entries), (agent_state, agent_entries) = visible_scopes(
-                self._store, caller.upn, [user_key, agent_key], self._policy(sharing)
+                self._store, caller.upn, [user_key, agent_key], policy
             )
             user_doc = render_scope(Scope.USER, user_entries, viewer=caller.upn)
             agent_doc = render_scope(Scope.AGENT, agent_entries, viewer=caller.upn)
@@ -151,7 +162,7 @@ class MemoryService:
                 updated_on=max(updated) if updated else None,
             )
         key = self._key(caller, instance_id, scope, agent)
-        ((state, entries),) = visible_scopes(self._store, caller.upn, [key], self._policy(sharing))
+        ((state, entries),) = visible_scopes(self._store, caller.upn, [key], policy)
         return scope_view(caller, state, agent, render_scope(key.scope, entries, viewer=caller.upn))
 
     def _snapshot_view(
@@ -182,7 +193,13 @@ class MemoryService:
             raise InvalidInput("the budget (maxChars) must be 0 or more characters", code="invalid_budget")
         keys = self._read_keys(caller, instance_id, scope, agent)
         policy = self._policy(sharing)
-        snapshots = self._snapshots if not policy.shares_read() else None
+        if self._budgeted is not None and policy.shares_read():
+            # A sharing read merges the shared partition in full: kept while both partitions are unchanged.
+            return self._budgeted.answer_across(
+                ("within", caller, scope, tuple(keys), agent, max_chars, policy), instance_id,
+                (caller.upn, SHARED_OWNER), lambda: read_within(self._store, caller, scope, keys, agent, max_chars,
+                                                                policy))
+        snapshots = self._snapshots
         if snapshots is None or self._budgeted is None:
             return read_within(self._store, caller, scope, keys, agent, max_chars, policy)
         # A memory that fits the budget whole is answered from its snapshot (one stamp read);
@@ -404,11 +421,16 @@ class MemoryService:
 
         # Walking a large memory page by page reads it once, not once per page, while nothing changes
         # but appends.
-        if self._listings is not None and not policy.shares_read():
+        def read_in_full() -> Listing:
+            return Listing.of([e for _, entries in visible_scopes(self._store, caller.upn, keys, policy)
+                               for e in entries])
+
+        if self._listings is None:
+            listing = read_in_full()
+        elif not policy.shares_read():
             listing = self._listings.listing(("entries", caller.upn, scope, tuple(keys)), keys)
         else:
-            listing = Listing.of([e for _, entries in visible_scopes(self._store, caller.upn, keys, policy)
-                                  for e in entries])
+            listing = self._listings.across(("entries", caller.upn, scope, tuple(keys), policy), keys, read_in_full)
         start = bisect.bisect_right(listing.positions, tuple(position)) if position else 0
         page = listing.entries[start:start + limit]
         more = len(listing.entries) > start + limit

@@ -255,7 +255,7 @@ class StampedAnswers(Generic[A]):
         self._store = store
         self._size = size
         self._max_chars = max_chars
-        self._answers: OrderedDict[Hashable, tuple[PartitionStamp, A, int]] = OrderedDict()
+        self._answers: OrderedDict[Hashable, tuple[Hashable, A, int]] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
         self.builds = 0
@@ -274,20 +274,43 @@ class StampedAnswers(Generic[A]):
         """
         if stamp is None:
             stamp = self._store.partition_stamp(instance_id, upn)
-        with self._lock:
-            kept = self._answers.get(key)
-            if kept is not None and kept[0] == stamp:
-                self._answers.move_to_end(key)
-                return kept[1]
+        kept = self._kept(key)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
         # Whatever is built or grown reads at or after ``stamp``: kept under that older stamp, it is
         # built or grown again at the next call if they differ.
-        value = grow(kept[1], kept[0]) if grow is not None and kept is not None and stamp.only_added_since(kept[0]) \
-            else None
+        value = None
+        if grow is not None and kept is not None and isinstance(kept[0], PartitionStamp) \
+                and stamp.only_added_since(kept[0]):
+            value = grow(kept[1], kept[0])
         if value is None:
             value = build()
             self.builds += 1
         else:
             self.grown += 1
+        self._keep(key, stamp, value)
+        return value
+
+    def answer_across(self, key: Hashable, instance_id: str, owners: Sequence[str], build: Callable[[], A]) -> A:
+        """As ``answer``, for an answer read from several partitions of one instance (a sharing read):
+        kept while the stamps of all of ``owners``' partitions are unchanged, else ``build()``."""
+        stamps = tuple(self._store.partition_stamp(instance_id, owner) for owner in owners)
+        kept = self._kept(key)
+        if kept is not None and kept[0] == stamps:
+            return kept[1]
+        value = build()
+        self.builds += 1
+        self._keep(key, stamps, value)
+        return value
+
+    def _kept(self, key: Hashable) -> tuple[Hashable, A, int] | None:
+        with self._lock:
+            kept = self._answers.get(key)
+            if kept is not None:
+                self._answers.move_to_end(key)
+            return kept
+
+    def _keep(self, key: Hashable, stamp: Hashable, value: A) -> None:
         size = self._size(value) + 1
         with self._lock:
             previous = self._answers.pop(key, None)
@@ -298,7 +321,6 @@ class StampedAnswers(Generic[A]):
             while self._held > self._max_chars and len(self._answers) > 1:
                 _, (_, _, evicted) = self._answers.popitem(last=False)
                 self._held -= evicted
-        return value
 
 
 def snapshot_view(caller: Caller, scope: Scope, snapshots: Snapshots, agent: AgentContext | None) -> MemoryView:

@@ -56,22 +56,34 @@ class World:
     truth: MemoryService  # renders from scratch
     stores: list[Any]
 
-    def assert_fresh(self, caller: Caller = ALEX) -> None:
-        """Full reads, budgeted reads large enough to fit (answered from snapshots) or not, and entries pages match."""
-        for scope, agent in SCOPES:
-            assert self.cached.get(caller, "i", scope, agent) == self.truth.get(caller, "i", scope, agent), scope
-            for budget in BUDGETS:
-                cached = self.cached.get_within(caller, "i", scope, agent, budget)
-                assert cached == self.truth.get_within(caller, "i", scope, agent, budget), (scope, budget)
-            assert _walk(self.cached, caller, scope, agent) == _walk(self.truth, caller, scope, agent), scope
+    def assert_fresh(self, caller: Caller = ALEX, policies: tuple[SharingPolicy | None, ...] = (None,)) -> None:
+        """Full reads, budgeted reads large enough to fit (answered from snapshots) or not, and entries pages match.
+
+        ``policies``: the sharing policies read with (None: the default, private).
+        """
+        for policy in policies:
+            for scope, agent in SCOPES:
+                cached = self.cached.get(caller, "i", scope, agent, policy)
+                assert cached == self.truth.get(caller, "i", scope, agent, policy), (scope, policy)
+                for budget in BUDGETS:
+                    cached = self.cached.get_within(caller, "i", scope, agent, budget, policy)
+                    assert cached == self.truth.get_within(caller, "i", scope, agent, budget, policy), (scope, budget)
+                walked = _walk(self.cached, caller, scope, agent, policy)
+                assert walked == _walk(self.truth, caller, scope, agent, policy), (scope, policy)
 
 
-def _walk(service: MemoryService, caller: Caller, scope: Scope, agent: AgentContext | None) -> list[list[str]]:
+SHARING = (SharingPolicy.TEAM, SharingPolicy.LEGACY)
+
+
+def _walk(
+    service: MemoryService, caller: Caller, scope: Scope, agent: AgentContext | None,
+    policy: SharingPolicy | None = None,
+) -> list[list[str]]:
     """Every entries page (ids), five at a time, first to last."""
     pages: list[list[str]] = []
     token = None
     while True:
-        page = service.entries_page(caller, "i", scope, agent, limit=5, continuation=token)
+        page = service.entries_page(caller, "i", scope, agent, policy, limit=5, continuation=token)
         pages.append([e.id for e in page.items])
         token = page.continuation
         if token is None:
@@ -190,7 +202,32 @@ def test_sharing_reads_see_team_entries_and_private_reads_never_do(world: World)
     assert "team tip" not in world.cached.get(BEA, "i", Scope.USER, None).content_markdown
     world.other.clear(ALEX, "i", Scope.USER, None, confirm=True)
     assert "team tip" not in world.cached.get(BEA, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
-    world.assert_fresh(BEA)
+    world.assert_fresh(BEA, (None, *SHARING))
+
+
+def test_a_sharing_read_is_kept_until_either_partition_changes(world: World) -> None:
+    """Read again with nothing written, a sharing read costs a stamp read per partition; any write to the
+    reader's memory or to the shared entries (from any process) is shown at once."""
+    world.other.append(ALEX, "i", Scope.USER, None, "- alex's team tip", WriteOptions(share=Share.TEAM))
+    world.cached.append(BEA, "i", Scope.USER, None, "- bea's own")
+    world.assert_fresh(BEA, SHARING)
+    world.other.import_legacy("op", "i", Scope.USER, None, "- from the old deployment")
+    assert "old deployment" in world.cached.get(BEA, "i", Scope.USER, None, SharingPolicy.LEGACY).content_markdown
+    assert "old deployment" not in world.cached.get(BEA, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    world.assert_fresh(BEA, SHARING)
+    for read in (lambda: world.cached.get(BEA, "i", Scope.USER, None, SharingPolicy.TEAM),
+                 lambda: world.cached.get_within(BEA, "i", Scope.USER, None, 400, SharingPolicy.TEAM),
+                 lambda: world.cached.entries_page(BEA, "i", Scope.USER, None, SharingPolicy.TEAM, limit=5)):
+        with world.stores[0].measure() as cost:
+            read()
+        assert (cost.round_trips, cost.rows) == (2, 2), cost
+    world.other.append(ALEX, "i", Scope.USER, None, "- another team tip", WriteOptions(share=Share.TEAM))
+    assert "another team tip" in world.cached.get(BEA, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    world.other.append(BEA, "i", Scope.USER, None, "- bea elsewhere")
+    world.assert_fresh(BEA, SHARING)
+    world.other.clear(ALEX, "i", Scope.USER, None, confirm=True)
+    world.assert_fresh(BEA, SHARING)
+    assert "team tip" not in world.cached.get(BEA, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
 
 
 def test_any_sequence_of_writes_reads_the_same_as_rendering_from_scratch(world: World) -> None:
@@ -201,9 +238,15 @@ def test_any_sequence_of_writes_reads_the_same_as_rendering_from_scratch(world: 
     # Fewer steps on the Cosmos test server (about 60 requests a step, each a TLS handshake and a scan there).
     for step in range(120 if isinstance(world.stores[0], SqliteMemoryStore) else 30):
         service = rng.choice([world.cached, world.other])
-        action = rng.choice(["append", "append", "append", "agent", "forget", "clear", "decide", "replace", "import"])
+        action = rng.choice(["append", "append", "append", "agent", "forget", "clear", "decide", "replace", "import",
+                             "team"])
         if action == "append":
             entries.append(service.append(ALEX, "i", Scope.USER, None, f"- fact {step}").entry_id or "")
+        elif action == "team":
+            author, scope, agent = rng.choice([(ALEX, *SCOPES[0]), (ALEX, *SCOPES[1]), (BEA, *SCOPES[0])])
+            entry_id = service.append(author, "i", scope, agent, f"- shared {step}", WriteOptions(share=Share.TEAM))
+            if author is ALEX:
+                entries.append(entry_id.entry_id or "")
         elif action == "agent":
             service.append(ALEX, "i", Scope.AGENT, AGENT, f"- agent fact {step}", WriteOptions(reason="r"))
         elif action == "forget" and entries:
@@ -229,6 +272,8 @@ def test_any_sequence_of_writes_reads_the_same_as_rendering_from_scratch(world: 
             mode = ImportMode.REPLACE if action == "replace" else ImportMode.APPEND
             service.import_markdown(ALEX, "i", Scope.USER, None, f"- imported {step}", mode)
         world.assert_fresh()
+        if step % 3 == 0:
+            world.assert_fresh(BEA, SHARING)
 
 
 def test_the_snapshots_held_are_bounded_by_their_text(world: World) -> None:
