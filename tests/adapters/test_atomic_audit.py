@@ -50,8 +50,8 @@ _CHILD = textwrap.dedent("""
 
     store = SqliteMemoryStore({path!r})
     # The test's crash: the trigger calls this inside the write transaction.
-    store._connection().create_function("crash", 0, lambda: os._exit(137))
-    store._connection().execute({trigger!r})
+    store._db.connection().create_function("crash", 0, lambda: os._exit(137))
+    store._db.connection().execute({trigger!r})
     MemoryService(store).append(Caller(upn="alex@contoso.com"), "i", Scope.USER, None, "- never half written")
     print("the write completed", flush=True)
 """)

@@ -135,7 +135,7 @@ def test_writes_keep_the_index_in_step(store: SqliteMemoryStore) -> None:
     for n in range(30):
         _append(store, KEY, f"e{n:02d}", "kiwi fruit", T0 + timedelta(seconds=n))
     store.delete_entries(KEY, [f"e{n:02d}" for n in range(0, 30, 3)])
-    db = sqlite3.connect(store._path)  # another connection, as a second process would write
+    db = sqlite3.connect(store._db.path)  # another connection, as a second process would write
     db.execute("UPDATE entries SET created_on=? WHERE id='e01'", ((T0 + timedelta(days=1)).isoformat(),))
     db.execute("UPDATE entries SET content_markdown='no match' WHERE id='e02'")
     db.commit()
@@ -143,7 +143,7 @@ def test_writes_keep_the_index_in_step(store: SqliteMemoryStore) -> None:
     found = _page(store, [KEY], ["kiwi"], 0, 100)
     assert found[0] == "e01" and "e02" not in found and len(found) == 19
     assert not {f"e{n:02d}" for n in range(0, 30, 3)} & set(found)
-    assert sqlite3.connect(store._path).execute(
+    assert sqlite3.connect(store._db.path).execute(
         "INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)").fetchall() == []
 
 
@@ -248,7 +248,7 @@ class WritesBetweenPages:
         self.pages += 1
         if self.pages == 1:
             best = next(iter(found[0][1]))
-            db = sqlite3.connect(self.inner._path)
+            db = sqlite3.connect(self.inner._db.path)
             db.execute("DELETE FROM entries WHERE id=?", (best,))
             db.commit()
             db.close()

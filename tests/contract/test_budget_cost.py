@@ -70,7 +70,7 @@ def round_trips(store: MemoryStore, cost: Cost) -> Iterator[None]:
         cost.round_trips = metrics.round_trips
         return
     assert isinstance(store, SqliteMemoryStore)
-    connection = store._connection()
+    connection = store._db.connection()
 
     def statement(sql: str) -> None:
         cost.round_trips += 1

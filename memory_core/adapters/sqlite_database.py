@@ -1,0 +1,154 @@
+"""The SQLite store's file: one connection per thread, its transactions and what they cost.
+
+WAL journal, so readers never wait for the writer. Every write runs in its own
+``BEGIN IMMEDIATE`` transaction, so concurrent writes from a threaded server
+serialize instead of overwriting each other, and a crash leaves either the whole
+write or none of it. Every failure of SQLite leaves here as ``Unavailable``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory_core.adapters.sqlite_schema import bring_up_to_date
+from memory_core.domain.errors import Unavailable
+
+
+@dataclass(eq=False)  # measurements are told apart by identity
+class SqliteMetrics:
+    """What a block of store calls cost: statements sent to SQLite (each read or write
+    transaction is one round trip), rows read back, and SQLite virtual-machine
+    instructions executed (the work of scans and index seeks)."""
+
+    round_trips: int = 0
+    rows: int = 0
+    vm_steps: int = 0
+
+
+class SqliteDatabase:
+    """One SQLite file, opened (and brought up to the current schema) once per thread."""
+
+    def __init__(self, path: str | Path, *, busy_timeout_seconds: float = 10.0) -> None:
+        """Opens ``path`` for this thread, creating the file and its schema if need be.
+
+        Raises ``Unavailable`` when the file cannot be created, opened or upgraded.
+        """
+        self.path = Path(path)
+        self._timeout = busy_timeout_seconds
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.connection()  # creates the schema, so a bad path fails at start
+        except (sqlite3.Error, OSError) as e:
+            raise Unavailable(f"the SQLite store at {self.path} cannot be opened: {e}") from e
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit mode: transactions are explicit)."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            bring_up_to_date(db)
+            self._local.db = db
+            with self._lock:
+                self._connections.append(db)
+        return db
+
+    # -- measuring ------------------------------------------------------------
+
+    @contextmanager
+    def measure(self) -> Iterator[SqliteMetrics]:
+        """Count the round trips, rows and VM steps of every call this thread makes inside the block."""
+        metrics = SqliteMetrics()
+        stack: list[SqliteMetrics] = self._local.__dict__.setdefault("measuring", [])
+        stack.append(metrics)
+        db = self.connection()
+
+        def step() -> int:
+            for open_metrics in stack:
+                open_metrics.vm_steps += 1
+            return 0
+
+        db.set_progress_handler(step, 1)
+        try:
+            yield metrics
+        finally:
+            stack.remove(metrics)
+            if not stack:
+                db.set_progress_handler(None, 0)
+
+    def count(self, rows: int) -> None:
+        """Adds one round trip bringing back ``rows`` rows to every open measurement of this thread."""
+        for metrics in self._local.__dict__.get("measuring", ()):
+            metrics.round_trips += 1
+            metrics.rows += rows
+
+    # -- transactions ---------------------------------------------------------
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction, committed when the block ends and rolled back if it raises.
+
+        Raises ``Unavailable`` when SQLite fails (a busy timeout, a full disk).
+        """
+        try:
+            db = self.connection()
+            self.count(0)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except sqlite3.Error as e:
+            raise Unavailable(f"the SQLite store could not complete the write: {e}") from e
+
+    def read(self, sql: str, params: Sequence[object]) -> list[Any]:
+        """The rows of one statement, counted. Raises ``Unavailable`` when SQLite fails."""
+        try:
+            rows = self.connection().execute(sql, params).fetchall()
+        except sqlite3.Error as e:
+            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+        self.count(len(rows))
+        return rows
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction for the block (WAL: writers go on, this thread reads the state
+        of its first read). Nested blocks join the outer one."""
+        depth = self._local.__dict__.get("snapshot_depth", 0)
+        db = self.connection()
+        if depth == 0:
+            try:
+                db.execute("BEGIN")
+            except sqlite3.Error as e:
+                raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+        self._local.snapshot_depth = depth + 1
+        try:
+            yield
+        finally:
+            self._local.snapshot_depth = depth
+            if depth == 0:
+                try:
+                    db.execute("COMMIT")
+                except sqlite3.Error as e:
+                    raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+
+    def close(self) -> None:
+        """Closes every thread's connection; a later call opens a new one."""
+        with self._lock:
+            for db in self._connections:
+                db.close()
+            self._connections.clear()
+        self._local = threading.local()

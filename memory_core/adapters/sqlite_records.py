@@ -1,0 +1,146 @@
+"""The records half of the SQLite store: audit events, deletion requests, holds and settings.
+
+Records live in one ``records`` table keyed by (instance_id, owner, kind, id); their
+data is JSON. Optimistic concurrency by ``etag``, as on Cosmos DB; ``expires_on`` stands
+in for Cosmos DB's ttl, erased by ``erase_expired_records``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+
+from memory_core.adapters.sqlite_database import SqliteDatabase
+from memory_core.adapters.sqlite_rows import iso
+from memory_core.domain.errors import Conflict
+from memory_core.domain.records import Partition, Record
+
+RECORD_INSERT = (
+    "INSERT OR REPLACE INTO records (instance_id, owner, kind, id, data, etag, expires_on) VALUES (?,?,?,?,?,?,?)"
+)
+
+
+def record_values(record: Record, etag: str) -> tuple[object, ...]:
+    """The ``RECORD_INSERT`` parameters of ``record`` with a new ``etag``."""
+    p = record.partition
+    return (p.instance_id, p.owner, record.kind, record.id, json.dumps(record.data, separators=(",", ":"),
+            sort_keys=True), etag, iso(record.expires_on) if record.expires_on else None)
+
+
+def _json_filters(where: Mapping[str, str] | None, params: list[object]) -> str:
+    sql = ""
+    for name, value in (where or {}).items():
+        if not name.isidentifier():
+            raise ValueError(f"not a field name: {name!r}")
+        sql += f" AND json_extract(data, '$.{name}')=?"
+        params.append(value)
+    return sql
+
+
+class SqliteRecords:
+    """The record operations of the ``MemoryStore`` Protocol on a ``SqliteDatabase``."""
+
+    _db: SqliteDatabase
+
+    def put_record(self, record: Record) -> Record:
+        p = record.partition
+        etag = uuid.uuid4().hex
+        values = record_values(record, etag)
+        with self._db.write() as db:
+            if record.etag is not None:
+                changed = db.execute(
+                    "UPDATE records SET data=?, etag=?, expires_on=?"
+                    " WHERE instance_id=? AND owner=? AND kind=? AND id=? AND etag=?",
+                    (*values[4:], p.instance_id, p.owner, record.kind, record.id, record.etag),
+                ).rowcount
+                if changed != 1:
+                    raise Conflict(f"the {record.kind} record changed since it was read")
+            else:
+                db.execute(RECORD_INSERT, values)
+        return Record(p, record.kind, record.id, record.data, etag)
+
+    def create_record(self, record: Record) -> Record:
+        etag = uuid.uuid4().hex
+        with self._db.write() as db:
+            created = db.execute(
+                "INSERT OR IGNORE INTO records (instance_id, owner, kind, id, data, etag, expires_on)"
+                " VALUES (?,?,?,?,?,?,?)",
+                record_values(record, etag),
+            ).rowcount
+            if created != 1:
+                raise Conflict(f"the {record.kind} record already exists")
+        return Record(record.partition, record.kind, record.id, record.data, etag)
+
+    def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
+        rows = self._db.read(
+            "SELECT data, etag FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",
+            [partition.instance_id, partition.owner, kind, record_id],
+        )
+        return Record(partition, kind, record_id, json.loads(rows[0][0]), rows[0][1]) if rows else None
+
+    def query_records(
+        self, partition: Partition, kind: str, where: Mapping[str, str] | None = None, limit: int | None = None
+    ) -> list[Record]:
+        return self._select_records(partition, kind, where, None, limit, descending=False)
+
+    def page_records(
+        self,
+        partition: Partition,
+        kind: str,
+        *,
+        limit: int,
+        where: Mapping[str, str] | None = None,
+        after: str | None = None,
+        descending: bool = False,
+    ) -> list[Record]:
+        return self._select_records(partition, kind, where, after, limit, descending=descending)
+
+    def _select_records(
+        self,
+        partition: Partition,
+        kind: str,
+        where: Mapping[str, str] | None,
+        after: str | None,
+        limit: int | None,
+        *,
+        descending: bool,
+    ) -> list[Record]:
+        # The primary key (instance_id, owner, kind, id) serves the filter, the
+        # order and the keyset position: SQLite reads only the rows it answers
+        # (plus those a ``where`` skips).
+        sql = "SELECT id, data, etag FROM records WHERE instance_id=? AND owner=? AND kind=?"
+        params: list[object] = [partition.instance_id, partition.owner, kind]
+        sql += _json_filters(where, params)
+        if after is not None:
+            sql += " AND id < ?" if descending else " AND id > ?"
+            params.append(after)
+        sql += " ORDER BY id DESC" if descending else " ORDER BY id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [Record(partition, kind, row[0], json.loads(row[1]), row[2]) for row in self._db.read(sql, params)]
+
+    def query_records_of_owner(self, owner: str, kind: str, where: Mapping[str, str] | None = None) -> list[Record]:
+        params: list[object] = [owner, kind]
+        sql = "SELECT instance_id, id, data, etag FROM records WHERE owner=? AND kind=?" + _json_filters(where, params)
+        rows = self._db.read(sql + " ORDER BY instance_id, id", params)
+        return [Record(Partition(row[0], owner), kind, row[1], json.loads(row[2]), row[3]) for row in rows]
+
+    def erase_expired_records(self, now: datetime) -> int:
+        # The sweep step that stands in for Cosmos DB's ttl; served by records_by_expiry.
+        with self._db.write() as db:
+            return db.execute(
+                "DELETE FROM records WHERE expires_on IS NOT NULL AND expires_on <= ?", (iso(now),)
+            ).rowcount
+
+    def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
+        with self._db.write() as db:
+            return (
+                db.execute(
+                    "DELETE FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",
+                    (partition.instance_id, partition.owner, kind, record_id),
+                ).rowcount
+                == 1
+            )

@@ -1,0 +1,132 @@
+"""How the SQLite store's rows map to the domain's profiles and entries, and back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from memory_core.domain.errors import Unavailable
+from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Share
+from memory_core.domain.store import EntryWindow
+
+# Read by position: sqlite3.Row lookups by name dominate the cost of a large read.
+ENTRY_COLUMNS = (
+    "id, profile_id, kind, content_markdown, created_on, author_upn, author_user_id, agent_name,"
+    " reason, session_id, operation_id, tags, share, content_sha256"
+)
+"""The columns ``entry_from_row`` reads, in its order (the entry's id first, its profile id second)."""
+_KINDS = {k.value: k for k in EntryKind}
+_SHARES = {s.value: s for s in Share}
+
+
+def iso(moment: datetime) -> str:
+    """A time as stored: ISO 8601 with microseconds, so text order is time order for one offset."""
+    return moment.isoformat(timespec="microseconds")
+
+
+def parse(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+def profile_values(profile: MemoryProfile, etag: str) -> tuple[object, ...]:
+    """A ``profiles`` row, in column order, for ``profile`` with a new ``etag``."""
+    key = profile.key
+    return (
+        key.instance_id,
+        key.upn,
+        key.profile_id,
+        key.scope.value,
+        key.agent_object_id,
+        profile.name,
+        profile.user_name,
+        profile.agent_name,
+        iso(profile.created_on),
+        iso(profile.updated_on),
+        iso(profile.cleared_on) if profile.cleared_on else None,
+        etag,
+    )
+
+
+def profile_from_row(key: ProfileKey, row: Any) -> MemoryProfile:
+    """The profile of a ``profiles`` row (read by name). Raises ``Unavailable`` when it has no timestamps."""
+    created = parse(row["created_on"])
+    updated = parse(row["updated_on"])
+    if created is None or updated is None:
+        raise Unavailable("a memory profile in the SQLite store is damaged (no timestamps)")
+    return MemoryProfile(
+        key=key,
+        name=row["name"],
+        user_name=row["user_name"],
+        agent_name=row["agent_name"],
+        created_on=created,
+        updated_on=updated,
+        cleared_on=parse(row["cleared_on"]),
+        etag=row["etag"],
+    )
+
+
+def entry_values(entry: MemoryEntry) -> tuple[object, ...]:
+    """An ``entries`` row, in column order, for ``entry``."""
+    key = entry.key
+    return (
+        entry.id,
+        key.instance_id,
+        key.upn,
+        key.profile_id,
+        key.scope.value,
+        key.agent_object_id,
+        entry.kind.value,
+        entry.content_markdown,
+        iso(entry.created_on),
+        entry.author_upn,
+        entry.author_user_id,
+        entry.agent_name,
+        entry.reason,
+        entry.session_id,
+        entry.operation_id,
+        json.dumps(list(entry.tags)),
+        entry.share.value,
+        entry.content_sha256,
+    )
+
+
+def entry_from_row(key: ProfileKey, row: Sequence[Any]) -> MemoryEntry:
+    """The entry of ``key`` whose ``ENTRY_COLUMNS`` are ``row``."""
+    (entry_id, _, kind, content, created, author, author_id, agent_name,
+     reason, session_id, operation_id, tags, share, sha) = row
+    return MemoryEntry(
+        id=entry_id,
+        key=key,
+        content_markdown=content,
+        kind=_KINDS[kind],
+        created_on=datetime.fromisoformat(created),
+        author_upn=author,
+        author_user_id=author_id,
+        agent_name=agent_name,
+        reason=reason,
+        session_id=session_id,
+        operation_id=operation_id,
+        tags=tuple(json.loads(tags)) if tags != "[]" else (),
+        share=_SHARES[share],
+        content_sha256=sha,
+    )
+
+
+def window_filter(window: EntryWindow) -> tuple[str, list[object]]:
+    """The WHERE clause (and its parameters) selecting the entries of ``window``."""
+    key = window.key
+    where = "instance_id=? AND upn=? AND profile_id=?"
+    params: list[object] = [key.instance_id, key.upn, key.profile_id]
+    if window.after is not None:
+        where += " AND created_on>?"
+        params.append(iso(window.after))
+    if window.start is not None:
+        at = iso(window.start[0])
+        where += " AND (created_on>? OR (created_on=? AND id>=?))"
+        params += [at, at, window.start[1]]
+    if window.excluded_ids:
+        where += " AND id NOT IN (SELECT value FROM json_each(?))"
+        params.append(json.dumps(sorted(window.excluded_ids)))
+    return where, params

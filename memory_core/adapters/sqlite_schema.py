@@ -1,0 +1,106 @@
+"""The SQLite store's tables, its schema version and the upgrade of an older file.
+
+A file records its layout in ``PRAGMA user_version``. Opening a file of an older
+version upgrades it in one ``BEGIN IMMEDIATE`` transaction (a crash leaves the old
+layout whole); a new file is created at the current version.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from memory_core.adapters.sqlite_fulltext import DROP_SQL, FULLTEXT_SCHEMA, REBUILD_SQL
+from memory_core.adapters.sqlite_stamps import STAMPS_SCHEMA
+
+SCHEMA_VERSION = 6  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
+# 5: records.expires_on (retention); 6: the FTS5 index keyed by time (sqlite_fulltext)
+TABLES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS profiles (
+    instance_id TEXT NOT NULL,
+    upn TEXT NOT NULL,
+    profile_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    agent_object_id TEXT,
+    name TEXT,
+    user_name TEXT,
+    agent_name TEXT,
+    created_on TEXT NOT NULL,
+    updated_on TEXT NOT NULL,
+    cleared_on TEXT,
+    etag TEXT NOT NULL,
+    PRIMARY KEY (instance_id, upn, profile_id)
+);
+CREATE TABLE IF NOT EXISTS entries (
+    id TEXT NOT NULL,
+    instance_id TEXT NOT NULL,
+    upn TEXT NOT NULL,
+    profile_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    agent_object_id TEXT,
+    kind TEXT NOT NULL,
+    content_markdown TEXT NOT NULL,
+    created_on TEXT NOT NULL,
+    author_upn TEXT NOT NULL,
+    author_user_id TEXT,
+    agent_name TEXT,
+    reason TEXT,
+    session_id TEXT,
+    operation_id TEXT,
+    tags TEXT NOT NULL,
+    share TEXT NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    PRIMARY KEY (instance_id, upn, id)
+);
+CREATE INDEX IF NOT EXISTS entries_by_profile ON entries (instance_id, upn, profile_id, created_on);
+-- A budgeted read looks up a profile's newest replace entry without reading the others (version 3).
+CREATE INDEX IF NOT EXISTS entries_by_kind ON entries (instance_id, upn, profile_id, kind, created_on);
+CREATE TABLE IF NOT EXISTS records (
+    instance_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    etag TEXT NOT NULL,
+    expires_on TEXT,
+    PRIMARY KEY (instance_id, owner, kind, id)
+);
+CREATE INDEX IF NOT EXISTS records_by_expiry ON records (expires_on) WHERE expires_on IS NOT NULL;
+"""
+
+
+def statements(script: str) -> list[str]:
+    """``script`` split into whole statements (trigger bodies hold semicolons of their own)."""
+    found, pending = [], ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            found.append(pending.strip())
+            pending = ""
+    return [s for s in found if s]
+
+
+def bring_up_to_date(db: sqlite3.Connection) -> None:
+    """Creates the schema in a new file, or upgrades an older one, to ``SCHEMA_VERSION``.
+
+    ``db`` must be in autocommit mode (``isolation_level=None``). Raises ``sqlite3.Error``
+    when the file cannot be read or written; the upgrade is then rolled back whole.
+    """
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version >= SCHEMA_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if 0 < version < 5 and "expires_on" not in {r[1] for r in db.execute("PRAGMA table_info(records)")}:
+            db.execute("ALTER TABLE records ADD COLUMN expires_on TEXT")  # records may expire (retention)
+        if 0 < version < 6:
+            for statement in statements(DROP_SQL):  # an index of an older layout, if any
+                db.execute(statement)
+        for statement in statements(TABLES_SCHEMA + FULLTEXT_SCHEMA + STAMPS_SCHEMA):
+            db.execute(statement)
+        if 0 < version < 6:
+            db.execute(REBUILD_SQL)  # index what an older store holds, in this layout
+        db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
