@@ -12,7 +12,8 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.errors import InvalidInput, PayloadTooLarge
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import Scope
-from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions, export_filename
+from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
+from memory_core.domain.views import export_filename
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex", user_name="alex")
 AGENT = AgentContext("/agents/benefits", "Benefits Assistant")

@@ -1,0 +1,259 @@
+"""The reads of memory: full and budgeted reads, entries pages, search and export.
+
+``MemoryReads`` is the read half of ``MemoryService`` (which adds the writes). With a
+store that stamps its partitions (``ChangeStamps``) reads are answered from what this
+process kept, each checked against the store's stamp on every call
+(``domain.snapshots``, ``domain.listings``), so a read costs the same at any memory size
+and never shows memory a write from any process has changed.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+from memory_core.domain.budgeted_read import read_within, within_snapshots
+from memory_core.domain.errors import InvalidInput
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.listings import Listing, Listings
+from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope
+from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
+from memory_core.domain.rendering import render_combined, render_scope
+from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
+from memory_core.domain.sharing import SharingPolicy
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, StampedAnswers, snapshot_view
+from memory_core.domain.store import MemoryStore
+from memory_core.domain.targets import ProfileTargets
+from memory_core.domain.views import (
+    ExportDocument,
+    MemoryView,
+    agent_name_of,
+    export_filename,
+    scope_view,
+    updated_on_of,
+)
+from memory_core.domain.visibility import visible_matches, visible_scopes
+
+
+class MemoryReads:
+    """Get, search, list and export memory for an authenticated caller."""
+
+    def __init__(self, store: MemoryStore, targets: ProfileTargets) -> None:
+        self._store = store
+        self._targets = targets
+        # Reads answered from snapshots the store re-checks on every read (stores that stamp writes).
+        self._snapshots = SnapshotCache(store) if isinstance(store, ChangeStamps) else None
+        # Budgeted reads of memories larger than the budget, sharing reads, and the listings entries
+        # pages are cut from, kept while their partitions are unchanged.
+        self._budgeted: StampedAnswers[MemoryView] | None = None
+        self._listings: Listings | None = None
+        if isinstance(store, ChangeStamps):
+            self._budgeted = StampedAnswers(store, lambda view: len(view.content_markdown))
+            self._listings = Listings(store)
+
+    @property
+    def store(self) -> MemoryStore:
+        """The store behind this service, for use cases composed on top of it (the memory tool's files)."""
+        return self._store
+
+    def get(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        sharing: SharingPolicy | None = None,
+    ) -> MemoryView:
+        """The rendered memory of ``scope``; empty content when nothing is stored.
+
+        ``sharing`` asks for a policy other than the deployment's default (``Forbidden``
+        unless overrides are allowed); team and legacy add entries others shared,
+        marked "shared by ..." in the markdown.
+        Raises ``InvalidInput`` when an agent or combined scope has no agent.
+        """
+        policy = self._targets.policy(sharing)
+        if self._snapshots is not None:
+            keys = self._targets.read_keys(caller, instance_id, scope, agent)
+            if not policy.shares_read():
+                return self._snapshot_view(caller, scope, keys, agent)
+            if self._budgeted is not None:
+                return self._budgeted.answer_across(
+                    ("get", caller, scope, tuple(keys), agent, policy), instance_id, (caller.upn, SHARED_OWNER),
+                    lambda: self._read_in_full(caller, instance_id, scope, agent, policy))
+        return self._read_in_full(caller, instance_id, scope, agent, policy)
+
+    def _read_in_full(
+        self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None, policy: SharingPolicy
+    ) -> MemoryView:
+        """``get`` from every visible entry of the scope, read and rendered now."""
+        if scope is Scope.COMBINED:
+            agent_ctx = self._targets.require_agent(scope, agent)
+            self._targets.guard(caller, instance_id, scope, agent_ctx)
+            user_key = ProfileKey(instance_id, caller.upn, Scope.USER)
+            agent_key = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)
+            (user_state, user_entries), (agent_state, agent_entries) = visible_scopes(
+                self._store, caller.upn, [user_key, agent_key], policy
+            )
+            user_doc = render_scope(Scope.USER, user_entries, viewer=caller.upn)
+            agent_doc = render_scope(Scope.AGENT, agent_entries, viewer=caller.upn)
+            created = [p.created_on for p in (user_state.profile, agent_state.profile) if p]
+            updated = [u for u in (updated_on_of(user_state), updated_on_of(agent_state)) if u]
+            return MemoryView(
+                scope=Scope.COMBINED,
+                upn=caller.upn,
+                name=caller.name,
+                user_name=caller.user_name,
+                agent_object_id=agent_ctx.object_id,
+                agent_name=agent_name_of(agent_state, agent_ctx),
+                content_markdown=render_combined(user_doc, agent_doc),
+                created_on=min(created) if created else None,
+                updated_on=max(updated) if updated else None,
+            )
+        key = self._targets.key(caller, instance_id, scope, agent)
+        ((state, entries),) = visible_scopes(self._store, caller.upn, [key], policy)
+        return scope_view(caller, state, agent, render_scope(key.scope, entries, viewer=caller.upn))
+
+    def _snapshot_view(
+        self, caller: Caller, scope: Scope, keys: list[ProfileKey], agent: AgentContext | None
+    ) -> MemoryView:
+        """A private read answered from the store-checked snapshots (``domain.snapshots``)."""
+        assert self._snapshots is not None
+        return snapshot_view(caller, scope, self._snapshots.read(keys, caller.upn), agent)
+
+    def get_within(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        max_chars: int,
+        sharing: SharingPolicy | None = None,
+    ) -> MemoryView:
+        """The newest memory of ``scope`` that fits in ``max_chars`` characters, and what was left out.
+
+        The fill rule is ``memory_core.domain.budget``'s; ``view.budget`` reports, per
+        scope, the entries shown and the exact count and date range of those left
+        out. ``content_markdown`` is never longer than ``max_chars``. With the private
+        policy the store work is bounded by the budget, not by the memory's size.
+        Raises what ``get`` raises, and ``InvalidInput`` for a negative budget.
+        """
+        if max_chars < 0:
+            raise InvalidInput("the budget (maxChars) must be 0 or more characters", code="invalid_budget")
+        keys = self._targets.read_keys(caller, instance_id, scope, agent)
+        policy = self._targets.policy(sharing)
+        if self._budgeted is not None and policy.shares_read():
+            # A sharing read merges the shared partition in full: kept while both partitions are unchanged.
+            return self._budgeted.answer_across(
+                ("within", caller, scope, tuple(keys), agent, max_chars, policy), instance_id,
+                (caller.upn, SHARED_OWNER), lambda: read_within(self._store, caller, scope, keys, agent, max_chars,
+                                                                policy))
+        snapshots = self._snapshots
+        if snapshots is None or self._budgeted is None:
+            return read_within(self._store, caller, scope, keys, agent, max_chars, policy)
+        # A memory that fits the budget whole is answered from its snapshot (one stamp read);
+        # ``peek`` never loads a memory in full, so the read's store work stays bounded.
+        current = snapshots.peek(keys, caller.upn)
+        fitted = within_snapshots(caller, scope, current, agent, max_chars)
+        if fitted is not None:
+            return fitted
+        view = self._budgeted.answer(
+            (caller, scope, tuple(keys), agent, max_chars), instance_id, caller.upn,
+            lambda: read_within(self._store, caller, scope, keys, agent, max_chars, policy),
+            stamp=current.stamp if current is not None else None,
+        )
+        if view.budget is not None and view.budget.omitted_entries == 0:
+            snapshots.read(keys, caller.upn)  # it all fit, so the snapshot is small: keep one for the next read
+        return view
+
+    def export(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        sharing: SharingPolicy | None = None,
+    ) -> ExportDocument:
+        """The scope's document as a markdown file; ``InvalidInput`` for combined."""
+        view = self.get(caller, instance_id, self._targets.write_scope(scope, "export"), agent, sharing)
+        return ExportDocument(export_filename(view.scope, view.agent_name), view.content_markdown)
+
+    def entries(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        sharing: SharingPolicy | None = None,
+    ) -> list[MemoryEntry]:
+        """The visible entries of ``scope`` (combined: user then agent), oldest first; each names its author."""
+        keys = self._targets.read_keys(caller, instance_id, scope, agent)
+        return [e for _, entries in visible_scopes(self._store, caller.upn, keys, self._targets.policy(sharing))
+                for e in entries]
+
+    def entries_page(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        sharing: SharingPolicy | None = None,
+        *,
+        limit: int,
+        continuation: str | None = None,
+    ) -> Page[MemoryEntry]:
+        """One page of ``entries``: user before agent (combined), then oldest first.
+
+        Keyset pages: walking every page gives every entry visible throughout the
+        walk exactly once. A page is cut from the scope's visible entries in order; with
+        the private policy that listing is kept while the partition's stamp is unchanged and
+        grown by the entries appended since (``listings.Listings``), so a walk reads the scope
+        once (one stamp read a page after the first) unless a write other than an append
+        comes between pages. ``InvalidInput`` for a foreign token.
+        """
+        name = f"entries:{scope.value}"
+        position = decode_token(name, continuation)
+        check_page_size(limit)
+        keys = self._targets.read_keys(caller, instance_id, scope, agent)
+        policy = self._targets.policy(sharing)
+
+        # Walking a large memory page by page reads it once, not once per page, while nothing changes
+        # but appends.
+        def read_in_full() -> Listing:
+            return Listing.of([e for _, entries in visible_scopes(self._store, caller.upn, keys, policy)
+                               for e in entries])
+
+        if self._listings is None:
+            listing = read_in_full()
+        elif not policy.shares_read():
+            listing = self._listings.listing(("entries", caller.upn, scope, tuple(keys)), keys)
+        else:
+            listing = self._listings.across(("entries", caller.upn, scope, tuple(keys), policy), keys, read_in_full)
+        start = bisect.bisect_right(listing.positions, tuple(position)) if position else 0
+        page = listing.entries[start:start + limit]
+        more = len(listing.entries) > start + limit
+        token = encode_token(name, list(listing.positions[start + limit - 1])) if more else None
+        return Page(list(page), token)
+
+    def search(
+        self,
+        caller: Caller,
+        instance_id: str,
+        scope: Scope,
+        agent: AgentContext | None,
+        query: str,
+        tags: Sequence[str] = (),
+        limit: int = 10,
+        sharing: SharingPolicy | None = None,
+    ) -> list[SearchHit]:
+        """BM25 search over the visible entries of ``scope``, composed with a tag filter.
+
+        A store with its own full-text index (``FullTextIndex``) answers from it; any
+        other store's entries are ranked here. Either way only visible entries are found.
+        """
+        terms = query_terms(query)
+        if not terms or not isinstance(self._store, FullTextIndex):
+            return search_entries(self.entries(caller, instance_id, scope, agent, sharing), query, tags, limit)
+        return visible_matches(
+            self._store, caller.upn, self._targets.read_keys(caller, instance_id, scope, agent), self._targets.policy(sharing),
+            terms, tags, limit,
+        )
