@@ -202,6 +202,12 @@ class CosmosMemoryStore:
             stored = self._stamps.check(calls, instance_id, upn)
         return stored.stamp if stored is not None else UNKNOWN
 
+    def entry_sequence(self, instance_id: str, upn: str) -> int:
+        """The sequence the partition's stamp last handed out: one point read (about 1 RU); 0 without a stamp."""
+        with self._operation("entry_sequence") as calls:
+            stored = self._stamps.read(calls, instance_id, upn)
+        return stored.sequence if stored is not None else 0
+
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
         """The stamp (point read, created when missing; or the one ``partition_stamp`` read just
         before on this thread), then one query for profiles, holds and entries (all, or those

@@ -43,4 +43,6 @@ CREATE TABLE IF NOT EXISTS partition_stamps (
 )
 
 STAMP_SQL = "SELECT changes, inserts FROM partition_stamps WHERE instance_id=? AND upn=?"
-SEQUENCE_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM entries WHERE instance_id=? AND upn=?"
+SEQUENCE_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM entries"
+"""An entry's sequence is its rowid, which SQLite hands out above the table's largest: the largest
+over the whole table (one seek) is at least every sequence of any partition."""

@@ -31,7 +31,7 @@ from memory_core.adapters.sqlite_rows import (
     profile_values,
     window_filter,
 )
-from memory_core.adapters.sqlite_stamps import STAMP_SQL
+from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
 from memory_core.domain.errors import Conflict, Unavailable
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState
 from memory_core.domain.records import Record, RecordKind
@@ -70,6 +70,10 @@ class SqliteMemoryStore(SqliteRecords):
     def partition_stamp(self, instance_id: str, upn: str) -> PartitionStamp:
         rows = self._db.read(STAMP_SQL, [instance_id, upn])
         return PartitionStamp(rows[0][0], rows[0][1]) if rows else PartitionStamp(0, 0)
+
+    def entry_sequence(self, instance_id: str, upn: str) -> int:
+        """The largest rowid of ``entries`` (see ``SEQUENCE_SQL``): one index seek, any partition."""
+        return int(self._db.read(SEQUENCE_SQL, [])[0][0])
 
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
         """One read transaction: the stamp, profiles, holds and the entries after ``after`` (rowid)."""

@@ -115,6 +115,10 @@ class NewestFirst:
         """When the oldest of them was created."""
         raise NotImplementedError
 
+    def read_so_far(self) -> Sequence[MemoryEntry]:
+        """The newest entries already at hand (newest first), without reading the store again."""
+        raise NotImplementedError
+
 
 class ListedEntries(NewestFirst):
     """Entries already read in full (oldest first), e.g. merged with shared ones."""
@@ -130,6 +134,9 @@ class ListedEntries(NewestFirst):
 
     def oldest(self) -> datetime | None:
         return self._newest_first[-1].created_on if self._newest_first else None
+
+    def read_so_far(self) -> Sequence[MemoryEntry]:
+        return self._newest_first
 
 
 def entry_window(state: ScopeState) -> EntryWindow | None:
@@ -204,6 +211,9 @@ class StoredEntries(NewestFirst):
 
     def oldest(self) -> datetime | None:
         return self._counted()[1]
+
+    def read_so_far(self) -> Sequence[MemoryEntry]:
+        return self._fetched
 
     def _next_page(self) -> None:
         page = self._store.newest_entries(self._window, self._page_size, cursor=self._cursor)

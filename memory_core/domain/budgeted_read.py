@@ -7,7 +7,8 @@ does the rest (the rule itself is in ``memory_core.domain.budget``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 from memory_core.domain.budget import (
     BudgetReport,
@@ -22,10 +23,10 @@ from memory_core.domain.budget import (
     page_size_for,
 )
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import ProfileKey, Scope, ScopeState
+from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import render_combined
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import Snapshots, snapshot_view
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, Snapshots, snapshot_view
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import MemoryView
 from memory_core.domain.visibility import visible_scopes
@@ -42,6 +43,19 @@ def read_within(
 ) -> MemoryView:
     """The view of ``scope`` (``keys``: its one key, or user then agent for combined) within ``max_chars``."""
     states, sources = newest_first(store, caller.upn, keys, policy, page_size_for(max_chars))
+    return _view_within(caller, scope, keys, agent, max_chars, states, sources)
+
+
+def _view_within(
+    caller: Caller,
+    scope: Scope,
+    keys: Sequence[ProfileKey],
+    agent: AgentContext | None,
+    max_chars: int,
+    states: Sequence[ScopeState],
+    sources: Sequence[NewestFirst],
+) -> MemoryView:
+    """The budget's fill of ``sources`` (each key's visible entries, newest first) as the read's view."""
     fills: tuple[ScopeFill, ...]
     if scope is Scope.COMBINED:
         fills = fill_combined(sources[0], sources[1], max_chars, caller.upn)
@@ -72,6 +86,123 @@ def read_within(
         updated_on=max(moments) if moments else None,
         budget=report,
     )
+
+
+# -- a private budgeted read kept, and grown by the entries appended since ------------------------
+
+
+class _BeyondKept(Exception):
+    """The fill asked for an entry older than those a kept read holds: the read is built again."""
+
+
+class KeptWindow(NewestFirst):
+    """The newest of a scope's visible entries as a kept read holds them: the first ``len(entries)``
+    of ``total``, which is exact, as is ``oldest``. Immutable once made."""
+
+    def __init__(self, entries: Sequence[MemoryEntry], total: int, oldest: datetime | None) -> None:
+        self._entries = tuple(entries)
+        self._total = total
+        self._oldest = oldest
+
+    @staticmethod
+    def of(source: NewestFirst, limit: int) -> KeptWindow:
+        """What ``source`` has read so far (at most ``limit`` entries), with its count."""
+        return KeptWindow(source.read_so_far()[:limit], source.total(), source.oldest())
+
+    def at(self, index: int) -> MemoryEntry | None:
+        if index < len(self._entries):
+            return self._entries[index]
+        if index >= self._total:
+            return None
+        raise _BeyondKept
+
+    def total(self) -> int:
+        return self._total
+
+    def oldest(self) -> datetime | None:
+        return self._oldest
+
+    def read_so_far(self) -> Sequence[MemoryEntry]:
+        return self._entries
+
+    def grown(self, added: ScopeState, limit: int) -> KeptWindow | None:
+        """This window with the visible entries of ``added`` (entries stored since) in front, or None
+        when the read must be built again: a replace among them, or one that sorts before the newest
+        entry held and is not that entry (a writer whose clock ran behind)."""
+        held = {e.id for e in self._entries}
+        new = [e for e in sorted(added.entries, key=lambda e: e.sort_key) if e.id not in held]
+        if not new:
+            return self
+        if any(e.kind is EntryKind.REPLACE for e in new):
+            return None
+        if self._entries and new[0].sort_key <= self._entries[0].sort_key:
+            return None
+        # The profile and holds were read with the entries: only entries were added since the read
+        # was kept, so they are the ones it was built under, and they decide what shows.
+        shown = [e for e in ScopeState(added.key, added.profile, new, added.holds).visible_entries()
+                 if e.content_markdown.strip()]
+        newest_first = [*reversed(shown), *self._entries][:limit]
+        oldest = self._oldest if self._total else (shown[0].created_on if shown else None)
+        return KeptWindow(newest_first, self._total + len(shown), oldest)
+
+
+@dataclass(frozen=True)
+class KeptRead:
+    """A private budgeted read's view, with what it read from each scope and the sequence it read after."""
+
+    view: MemoryView
+    windows: tuple[KeptWindow, ...]
+    sequence: int
+
+    @property
+    def size(self) -> int:
+        """Characters held: the view's text and the entries' (for the cache's bound)."""
+        return len(self.view.content_markdown) + sum(len(e.content_markdown) for w in self.windows
+                                                     for e in w.read_so_far())
+
+
+def kept_read(
+    store: MemoryStore, stamps: ChangeStamps, caller: Caller, scope: Scope, keys: Sequence[ProfileKey], agent: AgentContext | None,
+    max_chars: int,
+) -> KeptRead:
+    """``read_within`` (private policy) on a stamped store (``stamps``: the same store), with what a
+    later ``grown_read`` needs.
+
+    The partition's entry sequence is read first, so every entry the read finds after it is
+    also found by the next ``grown_read``, which leaves out those already held.
+    """
+    sequence = stamps.entry_sequence(keys[0].instance_id, keys[0].upn)
+    limit = page_size_for(max_chars)
+    states, sources = newest_first(store, caller.upn, keys, SharingPolicy.PRIVATE, limit)
+    view = _view_within(caller, scope, keys, agent, max_chars, states, sources)
+    return KeptRead(view, tuple(KeptWindow.of(source, limit) for source in sources), sequence)
+
+
+def grown_read(
+    store: ChangeStamps, kept: KeptRead, kept_at: PartitionStamp, caller: Caller, scope: Scope,
+    keys: Sequence[ProfileKey], agent: AgentContext | None, max_chars: int,
+) -> KeptRead | None:
+    """``kept`` brought up to date from the entries stored since it was read, or None to build it again.
+
+    Only when nothing but entries were added since ``kept_at`` (checked on what is read here).
+    The fill is computed again from the grown windows: it never needs more than they hold,
+    except in a combined read whose other scope gives back room; then None.
+    """
+    loaded = store.load_since(keys, kept.sequence)
+    if not loaded.stamp.only_added_since(kept_at):
+        return None
+    limit = page_size_for(max_chars)
+    windows = []
+    for window, added in zip(kept.windows, loaded.states, strict=True):
+        grown = window.grown(added, limit)
+        if grown is None:
+            return None
+        windows.append(grown)
+    try:
+        view = _view_within(caller, scope, keys, agent, max_chars, loaded.states, windows)
+    except _BeyondKept:
+        return None
+    return KeptRead(view, tuple(windows), loaded.sequence)
 
 
 def within_snapshots(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from memory_core.domain.budgeted_read import read_within, within_snapshots
+from memory_core.domain.budgeted_read import KeptRead, grown_read, kept_read, read_within, within_snapshots
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.listings import Listing, Listings
@@ -42,13 +42,17 @@ class MemoryReads:
         self._store = store
         self._targets = targets
         # Reads answered from snapshots the store re-checks on every read (stores that stamp writes).
+        self._stamps: ChangeStamps | None = store if isinstance(store, ChangeStamps) else None
         self._snapshots = SnapshotCache(store) if isinstance(store, ChangeStamps) else None
-        # Budgeted reads of memories larger than the budget, sharing reads, and the listings entries
-        # pages are cut from, kept while their partitions are unchanged.
-        self._budgeted: StampedAnswers[MemoryView] | None = None
+        # Kept while their partitions are unchanged (and grown after appends where that is exact):
+        # budgeted reads of memories larger than the budget, sharing reads, and the listings entries
+        # pages are cut from.
+        self._budgeted: StampedAnswers[KeptRead] | None = None
+        self._shared: StampedAnswers[MemoryView] | None = None
         self._listings: Listings | None = None
         if isinstance(store, ChangeStamps):
-            self._budgeted = StampedAnswers(store, lambda view: len(view.content_markdown))
+            self._budgeted = StampedAnswers(store, lambda kept: kept.size)
+            self._shared = StampedAnswers(store, lambda view: len(view.content_markdown))
             self._listings = Listings(store)
 
     @property
@@ -76,8 +80,8 @@ class MemoryReads:
             keys = self._targets.read_keys(caller, instance_id, scope, agent)
             if not policy.shares_read():
                 return self._snapshot_view(caller, scope, keys, agent)
-            if self._budgeted is not None:
-                return self._budgeted.answer_across(
+            if self._shared is not None:
+                return self._shared.answer_across(
                     ("get", caller, scope, tuple(keys), agent, policy), instance_id, (caller.upn, SHARED_OWNER),
                     lambda: self._read_in_full(caller, instance_id, scope, agent, policy))
         return self._read_in_full(caller, instance_id, scope, agent, policy)
@@ -134,21 +138,22 @@ class MemoryReads:
         The fill rule is ``memory_core.domain.budget``'s; ``view.budget`` reports, per
         scope, the entries shown and the exact count and date range of those left
         out. ``content_markdown`` is never longer than ``max_chars``. With the private
-        policy the store work is bounded by the budget, not by the memory's size.
+        policy the store work is bounded by the budget, not by the memory's size, and
+        right after appends by what was appended (``budgeted_read.grown_read``).
         Raises what ``get`` raises, and ``InvalidInput`` for a negative budget.
         """
         if max_chars < 0:
             raise InvalidInput("the budget (maxChars) must be 0 or more characters", code="invalid_budget")
         keys = self._targets.read_keys(caller, instance_id, scope, agent)
         policy = self._targets.policy(sharing)
-        if self._budgeted is not None and policy.shares_read():
+        if self._shared is not None and policy.shares_read():
             # A sharing read merges the shared partition in full: kept while both partitions are unchanged.
-            return self._budgeted.answer_across(
+            return self._shared.answer_across(
                 ("within", caller, scope, tuple(keys), agent, max_chars, policy), instance_id,
                 (caller.upn, SHARED_OWNER), lambda: read_within(self._store, caller, scope, keys, agent, max_chars,
                                                                 policy))
-        snapshots = self._snapshots
-        if snapshots is None or self._budgeted is None:
+        snapshots, stamps = self._snapshots, self._stamps
+        if snapshots is None or stamps is None or self._budgeted is None:
             return read_within(self._store, caller, scope, keys, agent, max_chars, policy)
         # A memory that fits the budget whole is answered from its snapshot (one stamp read);
         # ``peek`` never loads a memory in full, so the read's store work stays bounded.
@@ -156,11 +161,13 @@ class MemoryReads:
         fitted = within_snapshots(caller, scope, current, agent, max_chars)
         if fitted is not None:
             return fitted
-        view = self._budgeted.answer(
+        kept = self._budgeted.answer(
             (caller, scope, tuple(keys), agent, max_chars), instance_id, caller.upn,
-            lambda: read_within(self._store, caller, scope, keys, agent, max_chars, policy),
+            lambda: kept_read(self._store, stamps, caller, scope, keys, agent, max_chars),
             stamp=current.stamp if current is not None else None,
+            grow=lambda read, at: grown_read(stamps, read, at, caller, scope, keys, agent, max_chars),
         )
+        view = kept.view
         if view.budget is not None and view.budget.omitted_entries == 0:
             snapshots.read(keys, caller.upn)  # it all fit, so the snapshot is small: keep one for the next read
         return view

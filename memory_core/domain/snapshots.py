@@ -69,6 +69,13 @@ class ChangeStamps(Protocol):
         """The partition's current stamp (one small read)."""
         ...
 
+    def entry_sequence(self, instance_id: str, upn: str) -> int:
+        """A sequence at least that of every entry stored in the partition so far (one small read).
+
+        Every entry stored afterwards has a higher one, so ``load_since`` with it finds them all.
+        """
+        ...
+
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
         """As ``load``, with the partition's stamp and entry sequence read in the same transaction.
 

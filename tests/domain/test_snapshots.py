@@ -406,3 +406,24 @@ def test_entries_added_behind_a_clear_or_after_a_stored_replace_list_as_a_full_r
                            MemoryEntry("anew", key, "- a replace", EntryKind.REPLACE, now, ALEX.upn))
     assert [e.id for e in world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10).items] == ["anew"]
     world.assert_fresh()
+
+
+def test_a_budgeted_read_of_a_large_memory_after_an_append_reads_only_what_was_appended(world: World) -> None:
+    """A kept budgeted read grows by the entries appended since (from any process) instead of reading a
+    budget's worth of the store again; a combined read too, whichever scope was appended to."""
+    for i in range(40):
+        world.cached.append(ALEX, "i", Scope.USER, None, f"- fact {i} " + "x" * 40)
+        world.cached.append(ALEX, "i", Scope.AGENT, AGENT, f"- agent fact {i} " + "y" * 40)
+    for scope, agent in ((Scope.USER, None), (Scope.COMBINED, AGENT)):
+        world.cached.get_within(ALEX, "i", scope, agent, 400)
+    budgeted = world.cached._budgeted
+    assert budgeted is not None
+    builds, grown = budgeted.builds, budgeted.grown
+    world.other.append(ALEX, "i", Scope.USER, None, "- appended elsewhere")
+    world.cached.append(ALEX, "i", Scope.AGENT, AGENT, "- appended here")
+    for scope, agent in ((Scope.USER, None), (Scope.COMBINED, AGENT)):
+        with world.stores[0].measure() as cost:
+            view = world.cached.get_within(ALEX, "i", scope, agent, 400)
+        assert "appended elsewhere" in view.content_markdown and cost.rows < 12, (scope, cost)
+    assert (budgeted.builds, budgeted.grown) == (builds, grown + 2)
+    world.assert_fresh()

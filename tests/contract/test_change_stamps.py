@@ -1,0 +1,29 @@
+"""ChangeStamps on every store: an entry sequence read before a write finds exactly what the write stored."""
+
+from __future__ import annotations
+
+import uuid
+
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import ProfileKey, Scope
+from memory_core.domain.service import MemoryService
+from memory_core.domain.snapshots import ChangeStamps
+from memory_core.domain.store import MemoryStore
+
+
+def test_entries_stored_after_an_entry_sequence_are_exactly_those_load_since_finds(store: MemoryStore) -> None:
+    assert isinstance(store, ChangeStamps)
+    service = MemoryService(store)
+    caller = Caller(upn=f"seq-{uuid.uuid4().hex[:8]}@contoso.com", name="Seq")
+    other = Caller(upn=f"other-{uuid.uuid4().hex[:8]}@contoso.com", name="Other")
+    key = ProfileKey("i", caller.upn, Scope.USER)
+    assert store.entry_sequence("i", caller.upn) >= 0  # a partition with nothing in it yet
+    before = [service.append(caller, "i", Scope.USER, None, f"- before {n}").entry_id for n in range(3)]
+    sequence = store.entry_sequence("i", caller.upn)
+    assert not store.load_since([key], sequence).states[0].entries  # nothing stored after it yet
+    service.append(other, "i", Scope.USER, None, "- someone else's, in another partition")
+    after = [service.append(caller, "i", Scope.USER, None, f"- after {n}").entry_id for n in range(2)]
+    loaded = store.load_since([key], sequence)
+    assert sorted(e.id for e in loaded.states[0].entries) == sorted(after)
+    assert set(before).isdisjoint(e.id for e in loaded.states[0].entries)
+    assert store.entry_sequence("i", caller.upn) >= sequence
