@@ -143,7 +143,13 @@ class KeptWindow(NewestFirst):
                  if e.content_markdown.strip()]
         newest_first = [*reversed(shown), *self._entries][:limit]
         oldest = self._oldest if self._total else (shown[0].created_on if shown else None)
-        return KeptWindow(newest_first, self._total + len(shown), oldest)
+        grown = KeptWindow(newest_first, self._total + len(shown), oldest)
+        # The sections rendered for this window are the same text one place further down: keep them
+        # (a kept read is one caller's, so one viewer's), and only the added entries are rendered.
+        rendered = getattr(self, "_sections", {})
+        grown._sections = {index + len(shown): text for index, text in rendered.items()
+                           if index + len(shown) < len(newest_first)}
+        return grown
 
 
 @dataclass(frozen=True)
