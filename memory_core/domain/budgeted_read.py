@@ -26,7 +26,7 @@ from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import render_combined
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, Snapshots, snapshot_view
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, Snapshots, added_since, snapshot_view
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import MemoryView
 from memory_core.domain.visibility import visible_scopes
@@ -194,8 +194,8 @@ def grown_read(
     The fill is computed again from the grown windows: it never needs more than they hold,
     except in a combined read whose other scope gives back room; then None.
     """
-    loaded = store.load_since(keys, kept.sequence)
-    if not loaded.stamp.only_added_since(kept_at):
+    loaded = added_since(store, keys, kept.sequence, kept_at)
+    if loaded is None:
         return None
     limit = page_size_for(max_chars)
     windows = []

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC
 
 from memory_core.domain.models import SHARED_OWNER, EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedAnswers
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedAnswers, added_since
 
 Position = tuple[str, str, str]
 
@@ -107,10 +107,8 @@ class Listings:
             return Listing.of([e for state in loaded.states for e in state.visible_entries()], loaded.sequence)
 
         def grow(kept: Listing, kept_at: PartitionStamp) -> Listing | None:
-            loaded = self._store.load_since(keys, kept.sequence)
-            if not loaded.stamp.only_added_since(kept_at):
-                return None  # something besides an insert happened since the listing was kept
-            return kept.grown(loaded.states, loaded.sequence)
+            loaded = added_since(self._store, keys, kept.sequence, kept_at)
+            return kept.grown(loaded.states, loaded.sequence) if loaded is not None else None
 
         return self._answers.answer(key, instance_id, upn, build, grow=grow)
 

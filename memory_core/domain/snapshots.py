@@ -85,6 +85,16 @@ class ChangeStamps(Protocol):
         ...
 
 
+def added_since(store: ChangeStamps, keys: Sequence[ProfileKey], sequence: int, earlier: PartitionStamp) -> StampedLoad | None:
+    """The entries of ``keys`` stored after ``sequence``, when nothing but entries was added to the
+    partition since ``earlier`` (checked on this very read); None when anything else changed.
+
+    What a kept answer read at ``earlier`` and ``sequence`` needs to be brought up to date.
+    """
+    loaded = store.load_since(keys, sequence)
+    return loaded if loaded.stamp.only_added_since(earlier) else None
+
+
 @dataclass(frozen=True, slots=True)
 class ScopeSnapshot:
     """One scope as a viewer reads it: state (profile, holds), rendered document, newest visible entry.
@@ -221,8 +231,8 @@ class SnapshotCache:
         return None
 
     def _extend(self, keys: Sequence[ProfileKey], viewer: str, cached: Snapshots) -> Snapshots | None:
-        loaded = self._store.load_since(keys, cached.sequence)
-        if not loaded.stamp.only_added_since(cached.stamp):
+        loaded = added_since(self._store, keys, cached.sequence, cached.stamp)
+        if loaded is None:
             return None  # something else changed between the stamp check and this read
         scopes = []
         for snapshot, added in zip(cached.scopes, loaded.states, strict=True):
