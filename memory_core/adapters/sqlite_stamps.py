@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS partition_stamps (
 )
 
 STAMP_SQL = "SELECT changes, inserts FROM partition_stamps WHERE instance_id=? AND upn=?"
-SEQUENCE_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM entries"
-"""An entry's sequence is its rowid, which SQLite hands out above the table's largest: the largest
-over the whole table (one seek) is at least every sequence of any partition."""
+SEQUENCE_SQL = "SELECT COALESCE(MAX(rowid), 0) FROM entries WHERE instance_id=? AND upn=?"
+"""An entry's sequence is its rowid. The partition's largest, not the table's: SQLite hands a new row
+the table's largest rowid plus one, so once the table's largest row is deleted its rowid is handed out
+again, and a partition that did not lose that row would miss the new entry. The partition's largest
+row, while it is there, keeps every later entry above it, and removing it moves the stamp."""

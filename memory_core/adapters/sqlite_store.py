@@ -72,8 +72,8 @@ class SqliteMemoryStore(SqliteRecords):
         return PartitionStamp(rows[0][0], rows[0][1]) if rows else PartitionStamp(0, 0)
 
     def entry_sequence(self, instance_id: str, upn: str) -> int:
-        """The largest rowid of ``entries`` (see ``SEQUENCE_SQL``): one index seek, any partition."""
-        return int(self._db.read(SEQUENCE_SQL, [])[0][0])
+        """The largest rowid of the partition's entries (see ``SEQUENCE_SQL``)."""
+        return int(self._db.read(SEQUENCE_SQL, [instance_id, upn])[0][0])
 
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
         """One read transaction: the stamp, profiles, holds and the entries after ``after`` (rowid)."""

@@ -23,7 +23,7 @@ from memory_core.domain.budget import (
     page_size_for,
 )
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
+from memory_core.domain.models import SHARED_OWNER, EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState, Share
 from memory_core.domain.rendering import render_combined
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, Snapshots, added_since, snapshot_view
@@ -125,22 +125,35 @@ class KeptWindow(NewestFirst):
     def read_so_far(self) -> Sequence[MemoryEntry]:
         return self._entries
 
-    def grown(self, added: ScopeState, limit: int) -> KeptWindow | None:
+    def grown(
+        self, added: ScopeState, limit: int, shared: ScopeState | None = None, shares: frozenset[Share] = frozenset(),
+        viewer: str = "",
+    ) -> KeptWindow | None:
         """This window with the visible entries of ``added`` (entries stored since) in front, or None
         when the read must be built again: a replace among them, or one that sorts before the newest
-        entry held and is not that entry (a writer whose clock ran behind)."""
+        entry held and is not that entry (a writer whose clock ran behind).
+
+        A sharing read also takes ``shared``: the entries stored since in the instance's shared
+        partition, of which it shows those offered with ``shares`` by others than ``viewer``.
+        """
         held = {e.id for e in self._entries}
-        new = [e for e in sorted(added.entries, key=lambda e: e.sort_key) if e.id not in held]
+        own = [e for e in added.entries if e.id not in held]
+        others = [e for e in shared.entries if e.id not in held] if shared is not None else []
+        if any(e.kind is EntryKind.REPLACE for e in (*own, *others)):
+            return None
+        offered = [e for e in others if e.share in shares and e.author_upn != viewer]
+        new = sorted([*own, *offered], key=lambda e: e.sort_key)
         if not new:
             return self
-        if any(e.kind is EntryKind.REPLACE for e in new):
-            return None
         if self._entries and new[0].sort_key <= self._entries[0].sort_key:
             return None
-        # The profile and holds were read with the entries: only entries were added since the read
+        # Profiles and holds were read with the entries: only entries were added since the read
         # was kept, so they are the ones it was built under, and they decide what shows.
-        shown = [e for e in ScopeState(added.key, added.profile, new, added.holds).visible_entries()
-                 if e.content_markdown.strip()]
+        visible = ScopeState(added.key, added.profile, own, added.holds).visible_entries()
+        if shared is not None:
+            visible += [e for e in ScopeState(shared.key, shared.profile, others, shared.holds).visible_entries()
+                        if e.share in shares and e.author_upn != viewer]
+        shown = sorted((e for e in visible if e.content_markdown.strip()), key=lambda e: e.sort_key)
         newest_first = [*reversed(shown), *self._entries][:limit]
         oldest = self._oldest if self._total else (shown[0].created_on if shown else None)
         grown = KeptWindow(newest_first, self._total + len(shown), oldest)
@@ -154,11 +167,13 @@ class KeptWindow(NewestFirst):
 
 @dataclass(frozen=True)
 class KeptRead:
-    """A private budgeted read's view, with what it read from each scope and the sequence it read after."""
+    """A budgeted read's view, with what it read from each scope and the entry sequences it read after
+    (``shared_sequence``: the instance's shared partition's, for a sharing read)."""
 
     view: MemoryView
     windows: tuple[KeptWindow, ...]
     sequence: int
+    shared_sequence: int | None = None
 
     @property
     def size(self) -> int:
@@ -168,39 +183,49 @@ class KeptRead:
 
 
 def kept_read(
-    store: MemoryStore, stamps: ChangeStamps, caller: Caller, scope: Scope, keys: Sequence[ProfileKey], agent: AgentContext | None,
-    max_chars: int,
+    store: MemoryStore, stamps: ChangeStamps, caller: Caller, scope: Scope, keys: Sequence[ProfileKey],
+    agent: AgentContext | None, max_chars: int, policy: SharingPolicy = SharingPolicy.PRIVATE,
 ) -> KeptRead:
-    """``read_within`` (private policy) on a stamped store (``stamps``: the same store), with what a
-    later ``grown_read`` needs.
+    """``read_within`` on a stamped store (``stamps``: the same store), with what a later
+    ``grown_read`` needs.
 
-    The partition's entry sequence is read first, so every entry the read finds after it is
-    also found by the next ``grown_read``, which leaves out those already held.
+    The partitions' entry sequences are read first, so every entry the read finds after them
+    is also found by the next ``grown_read``, which leaves out those already held.
     """
-    sequence = stamps.entry_sequence(keys[0].instance_id, keys[0].upn)
+    instance_id = keys[0].instance_id
+    sequence = stamps.entry_sequence(instance_id, keys[0].upn)
+    shared_sequence = stamps.entry_sequence(instance_id, SHARED_OWNER) if policy.shares_read() else None
     limit = page_size_for(max_chars)
-    states, sources = newest_first(store, caller.upn, keys, SharingPolicy.PRIVATE, limit)
+    states, sources = newest_first(store, caller.upn, keys, policy, limit)
     view = _view_within(caller, scope, keys, agent, max_chars, states, sources)
-    return KeptRead(view, tuple(KeptWindow.of(source, limit) for source in sources), sequence)
+    return KeptRead(view, tuple(KeptWindow.of(source, limit) for source in sources), sequence, shared_sequence)
 
 
 def grown_read(
-    store: ChangeStamps, kept: KeptRead, kept_at: PartitionStamp, caller: Caller, scope: Scope,
+    store: ChangeStamps, kept: KeptRead, kept_at: Sequence[PartitionStamp], caller: Caller, scope: Scope,
     keys: Sequence[ProfileKey], agent: AgentContext | None, max_chars: int,
+    policy: SharingPolicy = SharingPolicy.PRIVATE,
 ) -> KeptRead | None:
     """``kept`` brought up to date from the entries stored since it was read, or None to build it again.
 
-    Only when nothing but entries were added since ``kept_at`` (checked on what is read here).
-    The fill is computed again from the grown windows: it never needs more than they hold,
+    ``kept_at``: the stamps it was kept under (the caller's partition, then for a sharing read the
+    shared one). Only when nothing but entries were added to them since (checked on what is read
+    here). The fill is computed again from the grown windows: it never needs more than they hold,
     except in a combined read whose other scope gives back room; then None.
     """
-    loaded = added_since(store, keys, kept.sequence, kept_at)
+    loaded = added_since(store, keys, kept.sequence, kept_at[0])
     if loaded is None:
         return None
+    shared = None
+    if kept.shared_sequence is not None:
+        shared = added_since(store, [k.shared() for k in keys], kept.shared_sequence, kept_at[1])
+        if shared is None:
+            return None
     limit = page_size_for(max_chars)
     windows = []
-    for window, added in zip(kept.windows, loaded.states, strict=True):
-        grown = window.grown(added, limit)
+    for index, (window, added) in enumerate(zip(kept.windows, loaded.states, strict=True)):
+        grown = window.grown(added, limit, shared.states[index] if shared else None, policy.shares_read(),
+                             caller.upn)
         if grown is None:
             return None
         windows.append(grown)
@@ -208,7 +233,7 @@ def grown_read(
         view = _view_within(caller, scope, keys, agent, max_chars, loaded.states, windows)
     except _BeyondKept:
         return None
-    return KeptRead(view, tuple(windows), loaded.sequence)
+    return KeptRead(view, tuple(windows), loaded.sequence, shared.sequence if shared else None)
 
 
 def within_snapshots(

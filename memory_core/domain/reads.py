@@ -146,15 +146,17 @@ class MemoryReads:
             raise InvalidInput("the budget (maxChars) must be 0 or more characters", code="invalid_budget")
         keys = self._targets.read_keys(caller, instance_id, scope, agent)
         policy = self._targets.policy(sharing)
-        if self._shared is not None and policy.shares_read():
-            # A sharing read merges the shared partition in full: kept while both partitions are unchanged.
-            return self._shared.answer_across(
-                ("within", caller, scope, tuple(keys), agent, max_chars, policy), instance_id,
-                (caller.upn, SHARED_OWNER), lambda: read_within(self._store, caller, scope, keys, agent, max_chars,
-                                                                policy))
         snapshots, stamps = self._snapshots, self._stamps
         if snapshots is None or stamps is None or self._budgeted is None:
             return read_within(self._store, caller, scope, keys, agent, max_chars, policy)
+        if policy.shares_read():
+            # A sharing read merges the shared partition in full when it is built: kept while both
+            # partitions are unchanged, and grown when only entries were added to them.
+            return self._budgeted.answer_across(
+                (caller, scope, tuple(keys), agent, max_chars, policy), instance_id, (caller.upn, SHARED_OWNER),
+                lambda: kept_read(self._store, stamps, caller, scope, keys, agent, max_chars, policy),
+                grow=lambda read, at: grown_read(stamps, read, at, caller, scope, keys, agent, max_chars, policy),
+            ).view
         # A memory that fits the budget whole is answered from its snapshot (one stamp read);
         # ``peek`` never loads a memory in full, so the read's store work stays bounded.
         current = snapshots.peek(keys, caller.upn)
@@ -165,7 +167,7 @@ class MemoryReads:
             (caller, scope, tuple(keys), agent, max_chars), instance_id, caller.upn,
             lambda: kept_read(self._store, stamps, caller, scope, keys, agent, max_chars),
             stamp=current.stamp if current is not None else None,
-            grow=lambda read, at: grown_read(stamps, read, at, caller, scope, keys, agent, max_chars),
+            grow=lambda read, at: grown_read(stamps, read, (at,), caller, scope, keys, agent, max_chars),
         )
         view = kept.view
         if view.budget is not None and view.budget.omitted_entries == 0:

@@ -308,15 +308,26 @@ class StampedAnswers(Generic[A]):
         self._keep(key, stamp, value)
         return value
 
-    def answer_across(self, key: Hashable, instance_id: str, owners: Sequence[str], build: Callable[[], A]) -> A:
+    def answer_across(
+        self, key: Hashable, instance_id: str, owners: Sequence[str], build: Callable[[], A],
+        *, grow: Callable[[A, tuple[PartitionStamp, ...]], A | None] | None = None,
+    ) -> A:
         """As ``answer``, for an answer read from several partitions of one instance (a sharing read):
-        kept while the stamps of all of ``owners``' partitions are unchanged, else ``build()``."""
+        kept while the stamps of all of ``owners``' partitions are unchanged, grown (``grow``, given the
+        kept stamps in ``owners``' order) when only entries were added to them, else ``build()``."""
         stamps = tuple(self._store.partition_stamp(instance_id, owner) for owner in owners)
         kept = self._kept(key)
         if kept is not None and kept[0] == stamps:
             return kept[1]
-        value = build()
-        self.builds += 1
+        value = None
+        if grow is not None and kept is not None and isinstance(kept[0], tuple) and len(kept[0]) == len(stamps) \
+                and all(now.only_added_since(then) for now, then in zip(stamps, kept[0], strict=True)):
+            value = grow(kept[1], kept[0])
+        if value is None:
+            value = build()
+            self.builds += 1
+        else:
+            self.grown += 1
         self._keep(key, stamps, value)
         return value
 

@@ -27,3 +27,18 @@ def test_entries_stored_after_an_entry_sequence_are_exactly_those_load_since_fin
     assert sorted(e.id for e in loaded.states[0].entries) == sorted(after)
     assert set(before).isdisjoint(e.id for e in loaded.states[0].entries)
     assert store.entry_sequence("i", caller.upn) >= sequence
+
+
+def test_an_entry_stored_after_another_partitions_newest_was_erased_is_still_found(store: MemoryStore) -> None:
+    """SQLite hands out a deleted last row's rowid again: a sequence must not lean on another partition's rows."""
+    assert isinstance(store, ChangeStamps)
+    service = MemoryService(store)
+    caller = Caller(upn=f"seq-{uuid.uuid4().hex[:8]}@contoso.com", name="Seq")
+    other = Caller(upn=f"other-{uuid.uuid4().hex[:8]}@contoso.com", name="Other")
+    key = ProfileKey("i", caller.upn, Scope.USER)
+    service.append(caller, "i", Scope.USER, None, "- mine")
+    newest_elsewhere = service.append(other, "i", Scope.USER, None, "- the newest entry of the store")
+    sequence = store.entry_sequence("i", caller.upn)
+    store.delete_entries(ProfileKey("i", other.upn, Scope.USER), [newest_elsewhere.entry_id or ""])
+    later = service.append(caller, "i", Scope.USER, None, "- stored after the erase").entry_id
+    assert [e.id for e in store.load_since([key], sequence).states[0].entries] == [later]

@@ -52,8 +52,8 @@ def test_a_kept_read_whose_fill_needs_older_entries_than_it_holds_is_read_again(
     at = store.partition_stamp("i", ALEX.upn)
     short = replace(kept, windows=tuple(KeptWindow(w.read_so_far()[:1], w.total(), w.oldest()) for w in kept.windows))
     service.append(ALEX, "i", Scope.USER, None, "- one more")
-    assert grown_read(store, short, at, ALEX, Scope.USER, [KEY], None, 400) is None
-    grown = grown_read(store, kept, at, ALEX, Scope.USER, [KEY], None, 400)
+    assert grown_read(store, short, (at,), ALEX, Scope.USER, [KEY], None, 400) is None
+    grown = grown_read(store, kept, (at,), ALEX, Scope.USER, [KEY], None, 400)
     assert grown is not None
     assert grown.view == read_within(store, ALEX, Scope.USER, [KEY], None, 400, SharingPolicy.PRIVATE)
     store.close()

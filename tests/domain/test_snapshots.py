@@ -427,3 +427,24 @@ def test_a_budgeted_read_of_a_large_memory_after_an_append_reads_only_what_was_a
         assert "appended elsewhere" in view.content_markdown and cost.rows < 12, (scope, cost)
     assert (budgeted.builds, budgeted.grown) == (builds, grown + 2)
     world.assert_fresh()
+
+
+def test_a_budgeted_sharing_read_grows_by_what_either_partition_was_appended(world: World) -> None:
+    """A team read over the budget: appends to the reader's memory or to the shared entries (any process)
+    are put in front of what it holds; the teammates' own copies and other policies' entries stay out."""
+    for i in range(30):
+        world.cached.append(BEA, "i", Scope.USER, None, f"- bea {i} " + "x" * 40)
+        world.cached.append(ALEX, "i", Scope.USER, None, f"- alex tip {i} " + "y" * 40, WriteOptions(share=Share.TEAM))
+    world.cached.get_within(BEA, "i", Scope.USER, None, 400, SharingPolicy.TEAM)
+    budgeted = world.cached._budgeted
+    assert budgeted is not None
+    builds, grown = budgeted.builds, budgeted.grown
+    world.other.append(ALEX, "i", Scope.USER, None, "- a new team tip", WriteOptions(share=Share.TEAM))
+    world.other.append(BEA, "i", Scope.USER, None, "- bea's own, shared too", WriteOptions(share=Share.TEAM))
+    world.other.import_legacy("op", "i", Scope.USER, None, "- legacy, not under team")
+    with world.stores[0].measure() as cost:
+        view = world.cached.get_within(BEA, "i", Scope.USER, None, 400, SharingPolicy.TEAM)
+    assert (budgeted.builds, budgeted.grown) == (builds, grown + 1) and cost.rows < 16, cost
+    assert "a new team tip" in view.content_markdown and "legacy" not in view.content_markdown
+    assert view.content_markdown.count("bea's own, shared too") == 1
+    world.assert_fresh(BEA, SHARING)
