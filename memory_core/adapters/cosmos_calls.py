@@ -132,6 +132,10 @@ class Calls:
         # The SDK's own retries (429, connection) stop when this runs out.
         return max(0.5, self._deadline - time.monotonic())
 
+    def time_left(self) -> float:
+        """Seconds left of the operation's time budget (negative once it is spent)."""
+        return self._deadline - time.monotonic()
+
     def query(self, sql: str, params: Mapping[str, Any], pk: list[str] | None) -> list[Any]:
         """Every item ``sql`` answers in partition ``pk`` (None: a cross-partition query)."""
         # max_item_count=-1: the service fills each page up to 4 MB, so a scope is one page.

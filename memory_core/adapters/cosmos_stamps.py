@@ -60,8 +60,9 @@ UNKNOWN = PartitionStamp(-1, -1)
 """What ``partition_stamp`` answers for a partition without a stamp item: equal to no stamp a
 snapshot is built at (those count from the clock), so the read loads everything."""
 
-_ATTEMPTS = 16  # 412s in a row before giving up: only a write storm on one partition gets there
-_BACKOFF_CAP = 0.05  # seconds; the jitter lets contending writers take turns
+_ATTEMPTS = 64  # 412s in a row before giving up, if the operation's time budget lasts that long
+_BACKOFF_CAP = 0.1  # seconds; the jitter lets contending writers take turns
+_LAST_TRY = 0.5  # seconds of the budget kept for one more stamp read and batch
 _CACHE_SIZE = 4096
 _CHECK_REUSED_WITHIN = 1.0  # seconds: a snapshot check and the load that follows it, on one thread
 _RETRY_AFTER_CONTENDED = 1
@@ -199,13 +200,19 @@ class Stamps:
         ``first_sequence`` to ``first_sequence + inserts - 1`` (each entry item carries its own).
         Returns the caller's operation results. Raises ``BatchRefused`` when one of the
         caller's operations fails, ``Unavailable`` when other writers keep moving the stamp
-        first (16 times in a row).
+        first until the operation's time budget (``COSMOS_OPERATION_TIMEOUT``) is nearly spent,
+        or 64 times in a row. Each writer that loses waits a random while (exponential, up to
+        0.1 s) before it tries again, so contending writers take turns: sixteen at once on one
+        partition all get through (tests/memory_tool/test_concurrency.py races eight).
         """
         pk = [instance_id, owner]
         known = self._cached(instance_id, owner)
         for attempt in range(_ATTEMPTS):
             if attempt:
-                time.sleep(random.uniform(0, min(_BACKOFF_CAP, 0.002 * 2**attempt)))  # jitter, not a secret
+                pause = random.uniform(0, min(_BACKOFF_CAP, 0.002 * 2**attempt))  # jitter, not a secret
+                if calls.time_left() < pause + _LAST_TRY:
+                    break
+                time.sleep(pause)
             if known is None:
                 known = self.read(calls, instance_id, owner)
             if known is None:
