@@ -23,10 +23,17 @@ from memory_core.domain.budget import (
     page_size_for,
 )
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import SHARED_OWNER, EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState, Share
+from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState, Share
 from memory_core.domain.rendering import render_combined
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, Snapshots, added_since, snapshot_view
+from memory_core.domain.snapshots import (
+    ChangeStamps,
+    PartitionStamp,
+    Snapshots,
+    added_since,
+    appended_after,
+    snapshot_view,
+)
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import MemoryView
 from memory_core.domain.visibility import visible_scopes
@@ -130,30 +137,27 @@ class KeptWindow(NewestFirst):
         viewer: str = "",
     ) -> KeptWindow | None:
         """This window with the visible entries of ``added`` (entries stored since) in front, or None
-        when the read must be built again: a replace among them, or one that sorts before the newest
-        entry held and is not that entry (a writer whose clock ran behind).
+        when the read must be built again (``snapshots.appended_after``); entries it holds already
+        (stored while it was being read) are not added twice.
 
         A sharing read also takes ``shared``: the entries stored since in the instance's shared
         partition, of which it shows those offered with ``shares`` by others than ``viewer``.
         """
         held = {e.id for e in self._entries}
-        own = [e for e in added.entries if e.id not in held]
-        others = [e for e in shared.entries if e.id not in held] if shared is not None else []
-        if any(e.kind is EntryKind.REPLACE for e in (*own, *others)):
+        newest = self._entries[0] if self._entries else None
+        shown = appended_after(ScopeState(added.key, added.profile, [e for e in added.entries if e.id not in held],
+                                          added.holds), newest)
+        if shown is None:
             return None
-        offered = [e for e in others if e.share in shares and e.author_upn != viewer]
-        new = sorted([*own, *offered], key=lambda e: e.sort_key)
-        if not new:
-            return self
-        if self._entries and new[0].sort_key <= self._entries[0].sort_key:
-            return None
-        # Profiles and holds were read with the entries: only entries were added since the read
-        # was kept, so they are the ones it was built under, and they decide what shows.
-        visible = ScopeState(added.key, added.profile, own, added.holds).visible_entries()
         if shared is not None:
-            visible += [e for e in ScopeState(shared.key, shared.profile, others, shared.holds).visible_entries()
-                        if e.share in shares and e.author_upn != viewer]
-        shown = sorted((e for e in visible if e.content_markdown.strip()), key=lambda e: e.sort_key)
+            others = appended_after(ScopeState(shared.key, shared.profile,
+                                               [e for e in shared.entries if e.id not in held], shared.holds), newest)
+            if others is None:
+                return None
+            shown += [e for e in others if e.share in shares and e.author_upn != viewer]
+        shown = sorted((e for e in shown if e.content_markdown.strip()), key=lambda e: e.sort_key)
+        if not shown:
+            return self
         newest_first = [*reversed(shown), *self._entries][:limit]
         oldest = self._oldest if self._total else (shown[0].created_on if shown else None)
         grown = KeptWindow(newest_first, self._total + len(shown), oldest)

@@ -27,8 +27,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
-from memory_core.domain.models import SHARED_OWNER, EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedAnswers, added_since
+from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedAnswers, added_since, appended_after
 
 Position = tuple[str, str, str]
 
@@ -59,15 +59,10 @@ class Listing:
         """This listing with the visible entries of ``added`` inserted, or None when it must be rebuilt."""
         positions, entries = list(self.positions), list(self.entries)
         for state in added:
-            new = sorted(state.entries, key=lambda e: e.sort_key)
-            if not new:
-                continue
-            if any(e.kind is EntryKind.REPLACE for e in new):
+            shown = appended_after(state, self._newest_in(state.key.scope))
+            if shown is None:
                 return None
-            newest = self._newest_in(state.key.scope)
-            if newest is not None and new[0].sort_key <= newest.sort_key:
-                return None
-            for entry in ScopeState(state.key, state.profile, new, state.holds).visible_entries():
+            for entry in shown:
                 position = entry_position(entry)
                 at = bisect.bisect_right(positions, position)
                 positions.insert(at, position)

@@ -85,6 +85,23 @@ class ChangeStamps(Protocol):
         ...
 
 
+def appended_after(added: ScopeState, newest: MemoryEntry | None) -> list[MemoryEntry] | None:
+    """The visible entries of ``added`` (entries stored since a read), oldest first, when they can
+    simply follow that read's ``newest`` entry; None when the read must be built again.
+
+    It must when one of them is a replace (it restarts the document, hiding what came before) or
+    sorts at or before ``newest`` (a writer whose clock ran behind: it could fall before a replace).
+    ``added``'s profile and holds decide what shows: only entries were added since the read, so
+    they are the ones it was built under.
+    """
+    new = sorted(added.entries, key=lambda e: e.sort_key)
+    if any(e.kind is EntryKind.REPLACE for e in new):
+        return None
+    if new and newest is not None and new[0].sort_key <= newest.sort_key:
+        return None
+    return ScopeState(added.key, added.profile, new, added.holds).visible_entries() if new else []
+
+
 def added_since(store: ChangeStamps, keys: Sequence[ProfileKey], sequence: int, earlier: PartitionStamp) -> StampedLoad | None:
     """The entries of ``keys`` stored after ``sequence``, when nothing but entries was added to the
     partition since ``earlier`` (checked on this very read); None when anything else changed.
@@ -136,16 +153,9 @@ class ScopeSnapshot:
         A rebuild is needed when an added entry is a replace (it restarts the document) or
         sorts before the newest visible entry (a write whose clock ran behind).
         """
-        new = sorted(added.entries, key=lambda e: e.sort_key)
-        if not new:
-            return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name, self.sections)
-        if any(e.kind is EntryKind.REPLACE for e in new):
+        shown = appended_after(added, self.last_entry)
+        if shown is None:
             return None
-        if self.last_entry is not None and new[0].sort_key <= self.last_entry.sort_key:
-            return None
-        # The profile and holds are the ones just read: only entries were added since the
-        # snapshot, so they are also the ones it was built with, and they decide visibility.
-        shown = ScopeState(added.key, added.profile, new, added.holds).visible_entries()
         if not shown:
             return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name, self.sections)
         sections = _sections(shown, viewer)
@@ -272,7 +282,7 @@ class StampedAnswers(Generic[A]):
         self._store = store
         self._size = size
         self._max_chars = max_chars
-        self._answers: OrderedDict[Hashable, tuple[Hashable, A, int]] = OrderedDict()
+        self._answers: OrderedDict[Hashable, tuple[tuple[PartitionStamp, ...], A, int]] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
         self.builds = 0
@@ -291,22 +301,8 @@ class StampedAnswers(Generic[A]):
         """
         if stamp is None:
             stamp = self._store.partition_stamp(instance_id, upn)
-        kept = self._kept(key)
-        if kept is not None and kept[0] == stamp:
-            return kept[1]
-        # Whatever is built or grown reads at or after ``stamp``: kept under that older stamp, it is
-        # built or grown again at the next call if they differ.
-        value = None
-        if grow is not None and kept is not None and isinstance(kept[0], PartitionStamp) \
-                and stamp.only_added_since(kept[0]):
-            value = grow(kept[1], kept[0])
-        if value is None:
-            value = build()
-            self.builds += 1
-        else:
-            self.grown += 1
-        self._keep(key, stamp, value)
-        return value
+        grow_one = (lambda kept, stamps: grow(kept, stamps[0])) if grow is not None else None
+        return self._answer(key, (stamp,), build, grow_one)
 
     def answer_across(
         self, key: Hashable, instance_id: str, owners: Sequence[str], build: Callable[[], A],
@@ -316,11 +312,19 @@ class StampedAnswers(Generic[A]):
         kept while the stamps of all of ``owners``' partitions are unchanged, grown (``grow``, given the
         kept stamps in ``owners``' order) when only entries were added to them, else ``build()``."""
         stamps = tuple(self._store.partition_stamp(instance_id, owner) for owner in owners)
+        return self._answer(key, stamps, build, grow)
+
+    def _answer(
+        self, key: Hashable, stamps: tuple[PartitionStamp, ...], build: Callable[[], A],
+        grow: Callable[[A, tuple[PartitionStamp, ...]], A | None] | None,
+    ) -> A:
         kept = self._kept(key)
         if kept is not None and kept[0] == stamps:
             return kept[1]
+        # Whatever is built or grown reads at or after ``stamps``: kept under those older stamps, it
+        # is built or grown again at the next call if they differ.
         value = None
-        if grow is not None and kept is not None and isinstance(kept[0], tuple) and len(kept[0]) == len(stamps) \
+        if grow is not None and kept is not None and len(kept[0]) == len(stamps) \
                 and all(now.only_added_since(then) for now, then in zip(stamps, kept[0], strict=True)):
             value = grow(kept[1], kept[0])
         if value is None:
@@ -331,20 +335,20 @@ class StampedAnswers(Generic[A]):
         self._keep(key, stamps, value)
         return value
 
-    def _kept(self, key: Hashable) -> tuple[Hashable, A, int] | None:
+    def _kept(self, key: Hashable) -> tuple[tuple[PartitionStamp, ...], A, int] | None:
         with self._lock:
             kept = self._answers.get(key)
             if kept is not None:
                 self._answers.move_to_end(key)
             return kept
 
-    def _keep(self, key: Hashable, stamp: Hashable, value: A) -> None:
+    def _keep(self, key: Hashable, stamps: tuple[PartitionStamp, ...], value: A) -> None:
         size = self._size(value) + 1
         with self._lock:
             previous = self._answers.pop(key, None)
             if previous is not None:
                 self._held -= previous[2]
-            self._answers[key] = (stamp, value, size)
+            self._answers[key] = (stamps, value, size)
             self._held += size
             while self._held > self._max_chars and len(self._answers) > 1:
                 _, (_, _, evicted) = self._answers.popitem(last=False)

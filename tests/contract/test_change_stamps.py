@@ -11,12 +11,17 @@ from memory_core.domain.snapshots import ChangeStamps
 from memory_core.domain.store import MemoryStore
 
 
-def test_entries_stored_after_an_entry_sequence_are_exactly_those_load_since_finds(store: MemoryStore) -> None:
+def _two_users(store: MemoryStore) -> tuple[MemoryService, Caller, Caller, ProfileKey]:
+    """A service on ``store``, a caller and another user (each a partition of instance "i"), the caller's user key."""
     assert isinstance(store, ChangeStamps)
-    service = MemoryService(store)
     caller = Caller(upn=f"seq-{uuid.uuid4().hex[:8]}@contoso.com", name="Seq")
     other = Caller(upn=f"other-{uuid.uuid4().hex[:8]}@contoso.com", name="Other")
-    key = ProfileKey("i", caller.upn, Scope.USER)
+    return MemoryService(store), caller, other, ProfileKey("i", caller.upn, Scope.USER)
+
+
+def test_entries_stored_after_an_entry_sequence_are_exactly_those_load_since_finds(store: MemoryStore) -> None:
+    service, caller, other, key = _two_users(store)
+    assert isinstance(store, ChangeStamps)
     assert store.entry_sequence("i", caller.upn) >= 0  # a partition with nothing in it yet
     before = [service.append(caller, "i", Scope.USER, None, f"- before {n}").entry_id for n in range(3)]
     sequence = store.entry_sequence("i", caller.upn)
@@ -31,11 +36,8 @@ def test_entries_stored_after_an_entry_sequence_are_exactly_those_load_since_fin
 
 def test_an_entry_stored_after_another_partitions_newest_was_erased_is_still_found(store: MemoryStore) -> None:
     """SQLite hands out a deleted last row's rowid again: a sequence must not lean on another partition's rows."""
+    service, caller, other, key = _two_users(store)
     assert isinstance(store, ChangeStamps)
-    service = MemoryService(store)
-    caller = Caller(upn=f"seq-{uuid.uuid4().hex[:8]}@contoso.com", name="Seq")
-    other = Caller(upn=f"other-{uuid.uuid4().hex[:8]}@contoso.com", name="Other")
-    key = ProfileKey("i", caller.upn, Scope.USER)
     service.append(caller, "i", Scope.USER, None, "- mine")
     newest_elsewhere = service.append(other, "i", Scope.USER, None, "- the newest entry of the store")
     sequence = store.entry_sequence("i", caller.upn)
