@@ -11,9 +11,9 @@ and a teammate's N/10 team-shared entries, keeps one long-lived ``MemoryService`
 
 - after an append: a full get, a budgeted get (16,000 characters, the MCP default)
   and the first entries page (100), each right after its own append;
-- the same three under the team policy, read again with nothing written between
-  (kept), and right after an append to the reader's memory (built again: a sharing
-  read is kept only while neither partition changes).
+- the same three under the team policy: right after an append to the reader's memory,
+  right after a teammate's team-shared append (the shared partition grows), and read
+  again with nothing written between (kept).
 
 Each timed read after an append is preceded by an untimed append through the same
 service. Prints a markdown table with the ratio of N=10,000 to N=10.
@@ -69,6 +69,9 @@ def measure(size: int, iterations: int, tmp: Path) -> dict[str, float]:
     def append() -> None:
         service.append(READER, "bench", Scope.USER, None, f"- appended {next(counter)}")
 
+    def team_append() -> None:
+        service.append(TEAMMATE, "bench", Scope.USER, None, f"- tip {next(counter)}", WriteOptions(share=Share.TEAM))
+
     team = SharingPolicy.TEAM
     reads: dict[str, Callable[[], object]] = {
         "get": lambda: service.get(READER, "bench", Scope.USER, None),
@@ -83,6 +86,7 @@ def measure(size: int, iterations: int, tmp: Path) -> dict[str, float]:
     for name, read in reads.items():
         results[f"{name}, right after an append"] = p50(read, iterations, before=append)
         if name.startswith("team"):
+            results[f"{name}, right after a teammate's team append"] = p50(read, iterations, before=team_append)
             results[f"{name}, read again (kept)"] = p50(read, iterations)
     store.close()
     return results

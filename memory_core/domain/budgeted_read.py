@@ -23,7 +23,7 @@ from memory_core.domain.budget import (
     page_size_for,
 )
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState, Share
+from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import render_combined
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import (
@@ -31,7 +31,7 @@ from memory_core.domain.snapshots import (
     PartitionStamp,
     Snapshots,
     added_since,
-    appended_after,
+    appended_across,
     snapshot_view,
 )
 from memory_core.domain.store import MemoryStore
@@ -133,29 +133,26 @@ class KeptWindow(NewestFirst):
         return self._entries
 
     def grown(
-        self, added: ScopeState, limit: int, shared: ScopeState | None = None, shares: frozenset[Share] = frozenset(),
-        viewer: str = "",
+        self, added: ScopeState, limit: int, shared: ScopeState | None = None,
+        policy: SharingPolicy = SharingPolicy.PRIVATE, viewer: str = "",
     ) -> KeptWindow | None:
         """This window with the visible entries of ``added`` (entries stored since) in front, or None
-        when the read must be built again (``snapshots.appended_after``); entries it holds already
+        when the read must be built again (``snapshots.appended_across``); entries it holds already
         (stored while it was being read) are not added twice.
 
         A sharing read also takes ``shared``: the entries stored since in the instance's shared
-        partition, of which it shows those offered with ``shares`` by others than ``viewer``.
+        partition, of which it shows those ``policy`` shows ``viewer``.
         """
         held = {e.id for e in self._entries}
-        newest = self._entries[0] if self._entries else None
-        shown = appended_after(ScopeState(added.key, added.profile, [e for e in added.entries if e.id not in held],
-                                          added.holds), newest)
+
+        def new(state: ScopeState) -> ScopeState:
+            return ScopeState(state.key, state.profile, [e for e in state.entries if e.id not in held], state.holds)
+
+        shown = appended_across(new(added), new(shared) if shared is not None else None,
+                                self._entries[0] if self._entries else None, policy, viewer)
         if shown is None:
             return None
-        if shared is not None:
-            others = appended_after(ScopeState(shared.key, shared.profile,
-                                               [e for e in shared.entries if e.id not in held], shared.holds), newest)
-            if others is None:
-                return None
-            shown += [e for e in others if e.share in shares and e.author_upn != viewer]
-        shown = sorted((e for e in shown if e.content_markdown.strip()), key=lambda e: e.sort_key)
+        shown = [e for e in shown if e.content_markdown.strip()]
         if not shown:
             return self
         newest_first = [*reversed(shown), *self._entries][:limit]
@@ -228,8 +225,7 @@ def grown_read(
     limit = page_size_for(max_chars)
     windows = []
     for index, (window, added) in enumerate(zip(kept.windows, loaded.states, strict=True)):
-        grown = window.grown(added, limit, shared.states[index] if shared else None, policy.shares_read(),
-                             caller.upn)
+        grown = window.grown(added, limit, shared.states[index] if shared else None, policy, caller.upn)
         if grown is None:
             return None
         windows.append(grown)

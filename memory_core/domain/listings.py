@@ -23,12 +23,15 @@ under (nothing but inserts happened), so they decide whether each added entry sh
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedAnswers, added_since, appended_after
+from memory_core.domain.shared_snapshots import added_across, load_across
+from memory_core.domain.sharing import SharingPolicy
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedAnswers, added_since, appended_across
+from memory_core.domain.visibility import merged_entries
 
 Position = tuple[str, str, str]
 
@@ -44,22 +47,31 @@ def entry_position(entry: MemoryEntry) -> Position:
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """Visible entries in listing order, each one's position, and the entry sequence they were read at."""
+    """Visible entries in listing order, each one's position, and the entry sequences they were read at
+    (the caller's partition's; for a sharing read, then the shared partition's)."""
 
     positions: tuple[Position, ...]
     entries: tuple[MemoryEntry, ...]
-    sequence: int = 0
+    sequences: tuple[int, ...] = ()
 
     @staticmethod
-    def of(visible: Sequence[MemoryEntry], sequence: int = 0) -> Listing:
+    def of(visible: Sequence[MemoryEntry], sequences: tuple[int, ...] = ()) -> Listing:
         ordered = sorted(((entry_position(e), e) for e in visible), key=lambda pair: pair[0])
-        return Listing(tuple(p for p, _ in ordered), tuple(e for _, e in ordered), sequence)
+        return Listing(tuple(p for p, _ in ordered), tuple(e for _, e in ordered), sequences)
 
-    def grown(self, added: Sequence[ScopeState], sequence: int) -> Listing | None:
-        """This listing with the visible entries of ``added`` inserted, or None when it must be rebuilt."""
+    def grown(
+        self, added: Sequence[ScopeState], sequences: tuple[int, ...], shared: Sequence[ScopeState] | None = None,
+        policy: SharingPolicy = SharingPolicy.PRIVATE, viewer: str = "",
+    ) -> Listing | None:
+        """This listing with the visible entries of ``added`` inserted, or None when it must be rebuilt.
+
+        A sharing read's also takes ``shared``: per scope, the entries stored since in the shared
+        partition, of which it lists those ``policy`` shows ``viewer``.
+        """
         positions, entries = list(self.positions), list(self.entries)
-        for state in added:
-            shown = appended_after(state, self._newest_in(state.key.scope))
+        offered: Sequence[ScopeState | None] = shared if shared is not None else [None] * len(added)
+        for state, offered_state in zip(added, offered, strict=True):
+            shown = appended_across(state, offered_state, self._newest_in(state.key.scope), policy, viewer)
             if shown is None:
                 return None
             for entry in shown:
@@ -67,7 +79,7 @@ class Listing:
                 at = bisect.bisect_right(positions, position)
                 positions.insert(at, position)
                 entries.insert(at, entry)
-        return Listing(tuple(positions), tuple(entries), sequence)
+        return Listing(tuple(positions), tuple(entries), sequences)
 
     def _newest_in(self, scope: Scope) -> MemoryEntry | None:
         end = bisect.bisect_left(self.positions, ("1",)) if scope is Scope.USER else len(self.positions)
@@ -99,15 +111,30 @@ class Listings:
 
         def build() -> Listing:
             loaded = self._store.load_since(keys, None)
-            return Listing.of([e for state in loaded.states for e in state.visible_entries()], loaded.sequence)
+            return Listing.of([e for state in loaded.states for e in state.visible_entries()], (loaded.sequence,))
 
         def grow(kept: Listing, kept_at: PartitionStamp) -> Listing | None:
-            loaded = added_since(self._store, keys, kept.sequence, kept_at)
-            return kept.grown(loaded.states, loaded.sequence) if loaded is not None else None
+            loaded = added_since(self._store, keys, kept.sequences[0], kept_at)
+            return kept.grown(loaded.states, (loaded.sequence,)) if loaded is not None else None
 
         return self._answers.answer(key, instance_id, upn, build, grow=grow)
 
-    def across(self, key: Hashable, keys: Sequence[ProfileKey], build: Callable[[], Listing]) -> Listing:
-        """A sharing read's listing (``keys`` merged with the instance's shared entries): ``build()``'s,
-        kept while neither the caller's partition nor the shared one has changed."""
-        return self._answers.answer_across(key, keys[0].instance_id, (keys[0].upn, SHARED_OWNER), build)
+    def across(self, key: Hashable, keys: Sequence[ProfileKey], viewer: str, policy: SharingPolicy) -> Listing:
+        """A sharing read's listing: the visible entries of ``keys`` (the viewer's partition) merged with
+        those of the instance's shared entries that ``policy`` shows ``viewer``. Kept while neither
+        partition changes, grown when only entries were added to them
+        (``shared_snapshots.added_across``), else built again."""
+
+        def build() -> Listing:
+            loaded = load_across(self._store, keys)
+            return Listing.of([e for own, offered in zip(loaded.own.states, loaded.shared.states, strict=True)
+                               for e in merged_entries(own, offered, policy, viewer)], loaded.sequences)
+
+        def grow(kept: Listing, kept_at: tuple[PartitionStamp, ...]) -> Listing | None:
+            sequences = kept.sequences
+            loaded = added_across(self._store, keys, (sequences[0], sequences[1]), kept_at)
+            if loaded is None:
+                return None
+            return kept.grown(loaded.own.states, loaded.sequences, loaded.shared.states, policy, viewer)
+
+        return self._answers.answer_across(key, keys[0].instance_id, (keys[0].upn, SHARED_OWNER), build, grow=grow)

@@ -20,6 +20,7 @@ from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Sco
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.rendering import render_combined, render_scope
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
+from memory_core.domain.shared_snapshots import SharedSnapshots, grown_shared_snapshots, shared_snapshots
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, StampedAnswers, snapshot_view
 from memory_core.domain.store import MemoryStore
@@ -48,11 +49,11 @@ class MemoryReads:
         # budgeted reads of memories larger than the budget, sharing reads, and the listings entries
         # pages are cut from.
         self._budgeted: StampedAnswers[KeptRead] | None = None
-        self._shared: StampedAnswers[MemoryView] | None = None
+        self._shared: StampedAnswers[SharedSnapshots] | None = None
         self._listings: Listings | None = None
         if isinstance(store, ChangeStamps):
             self._budgeted = StampedAnswers(store, lambda kept: kept.size)
-            self._shared = StampedAnswers(store, lambda view: len(view.content_markdown))
+            self._shared = StampedAnswers(store, lambda kept: kept.size)
             self._listings = Listings(store)
 
     @property
@@ -80,10 +81,13 @@ class MemoryReads:
             keys = self._targets.read_keys(caller, instance_id, scope, agent)
             if not policy.shares_read():
                 return self._snapshot_view(caller, scope, keys, agent)
-            if self._shared is not None:
-                return self._shared.answer_across(
-                    ("get", caller, scope, tuple(keys), agent, policy), instance_id, (caller.upn, SHARED_OWNER),
-                    lambda: self._read_in_full(caller, instance_id, scope, agent, policy))
+            if self._shared is not None and self._stamps is not None:
+                stamps = self._stamps
+                kept = self._shared.answer_across(
+                    (caller.upn, tuple(keys), policy), instance_id, (caller.upn, SHARED_OWNER),
+                    lambda: shared_snapshots(stamps, keys, caller.upn, policy),
+                    grow=lambda read, at: grown_shared_snapshots(stamps, read, at, keys, caller.upn, policy))
+                return snapshot_view(caller, scope, kept.snapshots, agent)
         return self._read_in_full(caller, instance_id, scope, agent, policy)
 
     def _read_in_full(
@@ -101,21 +105,22 @@ class MemoryReads:
             user_doc = render_scope(Scope.USER, user_entries, viewer=caller.upn)
             agent_doc = render_scope(Scope.AGENT, agent_entries, viewer=caller.upn)
             created = [p.created_on for p in (user_state.profile, agent_state.profile) if p]
-            updated = [u for u in (updated_on_of(user_state), updated_on_of(agent_state)) if u]
+            updated = [u for u in (updated_on_of(user_state, user_entries), updated_on_of(agent_state, agent_entries))
+                       if u]
             return MemoryView(
                 scope=Scope.COMBINED,
                 upn=caller.upn,
                 name=caller.name,
                 user_name=caller.user_name,
                 agent_object_id=agent_ctx.object_id,
-                agent_name=agent_name_of(agent_state, agent_ctx),
+                agent_name=agent_name_of(agent_state, agent_ctx, agent_entries),
                 content_markdown=render_combined(user_doc, agent_doc),
                 created_on=min(created) if created else None,
                 updated_on=max(updated) if updated else None,
             )
         key = self._targets.key(caller, instance_id, scope, agent)
         ((state, entries),) = visible_scopes(self._store, caller.upn, [key], policy)
-        return scope_view(caller, state, agent, render_scope(key.scope, entries, viewer=caller.upn))
+        return scope_view(caller, state, agent, render_scope(key.scope, entries, viewer=caller.upn), entries)
 
     def _snapshot_view(
         self, caller: Caller, scope: Scope, keys: list[ProfileKey], agent: AgentContext | None
@@ -213,11 +218,12 @@ class MemoryReads:
         """One page of ``entries``: user before agent (combined), then oldest first.
 
         Keyset pages: walking every page gives every entry visible throughout the
-        walk exactly once. A page is cut from the scope's visible entries in order; with
-        the private policy that listing is kept while the partition's stamp is unchanged and
-        grown by the entries appended since (``listings.Listings``), so a walk reads the scope
-        once (one stamp read a page after the first) unless a write other than an append
-        comes between pages. ``InvalidInput`` for a foreign token.
+        walk exactly once. A page is cut from the scope's visible entries in order (under a
+        sharing policy, merged with the shared entries it shows); that listing is kept while
+        the partitions' stamps are unchanged and grown by the entries appended since
+        (``listings.Listings``), so a walk reads the scope once (one stamp read per partition a
+        page after the first) unless a write other than an append comes between pages.
+        ``InvalidInput`` for a foreign token.
         """
         name = f"entries:{scope.value}"
         position = decode_token(name, continuation)
@@ -227,16 +233,13 @@ class MemoryReads:
 
         # Walking a large memory page by page reads it once, not once per page, while nothing changes
         # but appends.
-        def read_in_full() -> Listing:
-            return Listing.of([e for _, entries in visible_scopes(self._store, caller.upn, keys, policy)
-                               for e in entries])
-
         if self._listings is None:
-            listing = read_in_full()
+            listing = Listing.of([e for _, entries in visible_scopes(self._store, caller.upn, keys, policy)
+                                  for e in entries])
         elif not policy.shares_read():
-            listing = self._listings.listing(("entries", caller.upn, scope, tuple(keys)), keys)
+            listing = self._listings.listing(("entries", tuple(keys)), keys)
         else:
-            listing = self._listings.across(("entries", caller.upn, scope, tuple(keys), policy), keys, read_in_full)
+            listing = self._listings.across(("entries", tuple(keys), policy), keys, caller.upn, policy)
         start = bisect.bisect_right(listing.positions, tuple(position)) if position else 0
         page = listing.entries[start:start + limit]
         more = len(listing.entries) > start + limit

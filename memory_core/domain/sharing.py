@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from memory_core.domain.errors import Forbidden
-from memory_core.domain.models import Share
+from memory_core.domain.models import MemoryEntry, Share
 
 
 class SharingPolicy(StrEnum):
@@ -24,6 +24,12 @@ class SharingPolicy(StrEnum):
         if self is SharingPolicy.LEGACY:
             return frozenset({Share.TEAM, Share.LEGACY})
         return frozenset()
+
+    def shows_shared(self, entry: MemoryEntry, viewer_upn: str) -> bool:
+        """Whether a read by ``viewer_upn`` under this policy shows ``entry`` of the shared partition:
+        offered with a share the policy reads, by someone else (the author reads their own entry in
+        their own memory, so it never shows twice)."""
+        return entry.share in self.shares_read() and entry.author_upn != viewer_upn
 
     @classmethod
     def named(cls, name: str | None) -> SharingPolicy | None:

@@ -31,6 +31,7 @@ from typing import Generic, Protocol, TypeVar, runtime_checkable
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import TITLES, render_combined, render_entry
+from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.views import MemoryView, ScopeRead, newest_agent_name, read_view
 
 A = TypeVar("A")
@@ -102,6 +103,21 @@ def appended_after(added: ScopeState, newest: MemoryEntry | None) -> list[Memory
     return ScopeState(added.key, added.profile, new, added.holds).visible_entries() if new else []
 
 
+def appended_across(
+    added: ScopeState, shared: ScopeState | None, newest: MemoryEntry | None, policy: SharingPolicy, viewer: str
+) -> list[MemoryEntry] | None:
+    """As ``appended_after``, for a read that merges the shared partition (``shared``: the entries
+    stored there since, None for a private read): the caller's added entries and the shared ones
+    ``policy`` shows ``viewer``, oldest first; None when the read must be built again."""
+    shown = appended_after(added, newest)
+    if shown is None or shared is None:
+        return shown
+    others = appended_after(shared, newest)
+    if others is None:
+        return None
+    return sorted([*shown, *(e for e in others if policy.shows_shared(e, viewer))], key=lambda e: e.sort_key)
+
+
 def added_since(store: ChangeStamps, keys: Sequence[ProfileKey], sequence: int, earlier: PartitionStamp) -> StampedLoad | None:
     """The entries of ``keys`` stored after ``sequence``, when nothing but entries was added to the
     partition since ``earlier`` (checked on this very read); None when anything else changed.
@@ -128,8 +144,10 @@ class ScopeSnapshot:
     """How many entries the document shows (what a budgeted read that fits reports as shown)."""
 
     @staticmethod
-    def build(state: ScopeState, viewer: str) -> ScopeSnapshot:
-        visible = state.visible_entries()
+    def build(state: ScopeState, viewer: str, visible: Sequence[MemoryEntry] | None = None) -> ScopeSnapshot:
+        """The snapshot of ``state`` as ``viewer`` reads it; ``visible``: the entries it shows, oldest first,
+        when not ``state``'s own visible entries (a sharing read's merge)."""
+        visible = state.visible_entries() if visible is None else visible
         sections = _sections(visible, viewer)
         document = "\n\n".join([TITLES[state.key.scope], *sections]) + "\n" if sections else ""
         return ScopeSnapshot.of(state, document, visible[-1] if visible else None, newest_agent_name(visible),
@@ -154,8 +172,11 @@ class ScopeSnapshot:
         sorts before the newest visible entry (a write whose clock ran behind).
         """
         shown = appended_after(added, self.last_entry)
-        if shown is None:
-            return None
+        return self.followed_by(added, shown, viewer) if shown is not None else None
+
+    def followed_by(self, added: ScopeState, shown: Sequence[MemoryEntry], viewer: str) -> ScopeSnapshot:
+        """This snapshot with ``shown`` (entries that sort after its newest, oldest first) at the end of
+        its document, under ``added``'s profile and holds."""
         if not shown:
             return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name, self.sections)
         sections = _sections(shown, viewer)

@@ -168,8 +168,12 @@ def written_view(caller: Caller, key: ProfileKey, profile: MemoryProfile, entry:
     )
 
 
-def scope_view(caller: Caller, state: ScopeState, agent: AgentContext | None, content: str) -> MemoryView:
-    """What a read of one scope answers."""
+def scope_view(
+    caller: Caller, state: ScopeState, agent: AgentContext | None, content: str,
+    visible: Sequence[MemoryEntry] | None = None,
+) -> MemoryView:
+    """What a read of one scope answers; ``visible``: the entries it shows, oldest first, when not
+    ``state``'s own visible entries (a sharing read's merge)."""
     profile = state.profile
     return MemoryView(
         scope=state.key.scope,
@@ -177,23 +181,30 @@ def scope_view(caller: Caller, state: ScopeState, agent: AgentContext | None, co
         name=(profile.name if profile else None) or caller.name,
         user_name=(profile.user_name if profile else None) or caller.user_name,
         agent_object_id=state.key.agent_object_id,
-        agent_name=agent_name_of(state, agent) if state.key.scope is Scope.AGENT else None,
+        agent_name=agent_name_of(state, agent, visible) if state.key.scope is Scope.AGENT else None,
         content_markdown=content,
         created_on=profile.created_on if profile else None,
-        updated_on=updated_on_of(state),
+        updated_on=updated_on_of(state, visible),
     )
 
 
-def updated_on_of(state: ScopeState) -> datetime | None:
+def updated_on_of(state: ScopeState, visible: Sequence[MemoryEntry] | None = None) -> datetime | None:
+    """The later of the profile's last change and the newest entry shown (``visible``, oldest first;
+    by default ``state``'s own visible entries)."""
     moments: list[datetime] = [state.profile.updated_on] if state.profile else []
-    visible = state.visible_entries()
+    visible = state.visible_entries() if visible is None else visible
     if visible:
         moments.append(visible[-1].created_on)
     return max(moments) if moments else None
 
 
-def agent_name_of(state: ScopeState, agent: AgentContext | None) -> str | None:
-    for entry in reversed(state.visible_entries()):
+def agent_name_of(
+    state: ScopeState, agent: AgentContext | None, visible: Sequence[MemoryEntry] | None = None
+) -> str | None:
+    """The newest entry shown's agent name (``visible`` as for ``updated_on_of``), else the profile's,
+    else the caller's agent's."""
+    visible = state.visible_entries() if visible is None else visible
+    for entry in reversed(visible):
         if entry.agent_name:
             return entry.agent_name
     if state.profile and state.profile.agent_name:

@@ -20,18 +20,20 @@ def visible_scopes(
 ) -> list[tuple[ScopeState, list[MemoryEntry]]]:
     """For each key (all in the viewer's partition): its state and the entries the viewer sees, oldest first."""
     own = store.load(keys)
-    shares = policy.shares_read()
-    if not shares:
+    if not policy.shares_read():
         return [(state, state.visible_entries()) for state in own]
     shared = store.load([key.shared() for key in keys])
-    result = []
-    for state, shared_state in zip(own, shared, strict=True):
-        others = [
-            e for e in shared_state.visible_entries() if e.share in shares and e.author_upn != viewer_upn
-        ]
-        merged = sorted([*state.visible_entries(), *others], key=lambda e: e.sort_key)
-        result.append((state, merged))
-    return result
+    return [(state, merged_entries(state, shared_state, policy, viewer_upn))
+            for state, shared_state in zip(own, shared, strict=True)]
+
+
+def merged_entries(
+    own: ScopeState, shared: ScopeState, policy: SharingPolicy, viewer_upn: str
+) -> list[MemoryEntry]:
+    """What a sharing read of one scope shows, oldest first: ``own``'s visible entries and those of the
+    shared partition's (``shared``) that ``policy`` shows the viewer."""
+    others = [e for e in shared.visible_entries() if policy.shows_shared(e, viewer_upn)]
+    return sorted([*own.visible_entries(), *others], key=lambda e: e.sort_key)
 
 
 def visible_matches(
@@ -50,12 +52,11 @@ def visible_matches(
     index answers best first, a page at a time, so a common term in a large memory
     costs the pages needed for ``limit`` visible hits, not every entry.
     """
-    shares = policy.shares_read()
     with index.snapshot():  # every page, own and shared, from one state of the store
         hits = _best_visible(index, keys, terms, tags, limit, lambda e: True)
-        if shares:
+        if policy.shares_read():
             hits += _best_visible(index, [key.shared() for key in keys], terms, tags, limit,
-                                  lambda e: e.share in shares and e.author_upn != viewer_upn)
+                                  lambda e: policy.shows_shared(e, viewer_upn))
     return best_first(hits)[:limit]
 
 

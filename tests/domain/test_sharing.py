@@ -106,3 +106,22 @@ def test_agent_scope_team_sharing_stays_with_the_agent(store: SqliteMemoryStore)
     peer = Caller(upn="peer@x")
     assert "- for a" in reader.get(peer, "i", Scope.AGENT, AgentContext("/agents/a")).content_markdown
     assert "- for a" not in reader.get(peer, "i", Scope.AGENT, AgentContext("/agents/b")).content_markdown
+
+
+@pytest.mark.parametrize("stamped", [True, False], ids=["kept", "from-scratch"])
+def test_a_sharing_read_is_as_new_as_the_newest_entry_it_shows(store: SqliteMemoryStore, stamped: bool) -> None:
+    """updatedOn and the agent name of a team read count the shared entries it shows, full or budgeted,
+    whether it is answered from what was kept or read from scratch."""
+    from tests.support.unstamped import Unstamped
+
+    service = _service(store if stamped else Unstamped(store), SharingPolicy.TEAM)
+    alex, bea = Caller(upn="alex@contoso.com"), Caller(upn="bea@contoso.com")
+    agent = AgentContext("/agents/benefits", "Benefits")
+    mine = service.append(bea, "i", Scope.AGENT, agent, "- bea's", WriteOptions(agent_name="Bea's helper"))
+    service.get(bea, "i", Scope.AGENT, agent)
+    tip = service.append(alex, "i", Scope.AGENT, agent, "- tip", WriteOptions(share=Share.TEAM, agent_name="Tipster"))
+    assert tip.updated_on is not None and mine.updated_on is not None and tip.updated_on > mine.updated_on
+    for scope in (Scope.AGENT, Scope.COMBINED):
+        for view in (service.get(bea, "i", scope, agent), service.get_within(bea, "i", scope, agent, 16_000)):
+            assert "- tip" in view.content_markdown
+            assert (view.updated_on, view.agent_name) == (tip.updated_on, "Tipster"), (scope, view)

@@ -448,3 +448,74 @@ def test_a_budgeted_sharing_read_grows_by_what_either_partition_was_appended(wor
     assert "a new team tip" in view.content_markdown and "legacy" not in view.content_markdown
     assert view.content_markdown.count("bea's own, shared too") == 1
     world.assert_fresh(BEA, SHARING)
+
+
+def _team_world(world: World) -> None:
+    """Bea's memory (user and agent scope) and Alex's team tips beside it, read once under each sharing policy."""
+    for i in range(30):
+        world.cached.append(BEA, "i", Scope.USER, None, f"- bea {i}")
+        world.cached.append(BEA, "i", Scope.AGENT, AGENT, f"- bea agent {i}")
+        world.cached.append(ALEX, "i", Scope.USER, None, f"- alex tip {i}", WriteOptions(share=Share.TEAM))
+    world.other.import_legacy("op", "i", Scope.USER, None, "- legacy fact")
+    for policy in SHARING:
+        for scope, agent in SCOPES:
+            world.cached.get(BEA, "i", scope, agent, policy)
+            world.cached.entries_page(BEA, "i", scope, agent, policy, limit=5)
+
+
+def test_a_full_sharing_read_and_its_listing_grow_by_what_either_partition_was_appended(world: World) -> None:
+    """Right after appends to the reader's memory or to the shared entries (any process), a team or legacy
+    get and entries page read only what was appended; teammates' private entries and entries of a policy
+    not read stay out."""
+    _team_world(world)
+    shared, listings = world.cached._shared, world.cached._listings
+    assert shared is not None and listings is not None
+    builds = (shared.builds, listings.builds)
+    world.other.append(ALEX, "i", Scope.USER, None, "- a new team tip", WriteOptions(share=Share.TEAM))
+    world.other.append(ALEX, "i", Scope.USER, None, "- alex keeps this one")
+    world.cached.append(BEA, "i", Scope.USER, None, "- bea's own, shared too", WriteOptions(share=Share.TEAM))
+    world.other.import_legacy("op", "i", Scope.USER, None, "- another legacy fact")
+    for policy in SHARING:
+        with world.stores[0].measure() as cost:
+            view = world.cached.get(BEA, "i", Scope.COMBINED, AGENT, policy)
+            page = world.cached.entries_page(BEA, "i", Scope.USER, None, policy, limit=100)
+        assert cost.rows < 40, (policy, cost)  # built again, the two reads would load over 100 rows
+        texts = [e.content_markdown for e in page.items]
+        for document in (view.content_markdown, "\n".join(texts)):
+            assert "a new team tip" in document and "alex keeps this one" not in document
+            assert document.count("bea's own, shared too") == 1
+            assert ("another legacy fact" in document) is (policy is SharingPolicy.LEGACY)
+        assert texts[-1] == ("- another legacy fact" if policy is SharingPolicy.LEGACY else "- bea's own, shared too")
+    assert (shared.builds, listings.builds) == builds
+    world.assert_fresh(BEA, SHARING)
+
+
+def test_a_sharing_read_is_built_again_when_what_was_added_could_not_simply_follow_it(world: World) -> None:
+    """A shared entry whose writer's clock ran behind, a replace stored among the shared entries, or a
+    teammate's clear of their shared entries: the kept team and legacy reads are built again, and read as from scratch."""
+    _team_world(world)
+    shared, listings = world.cached._shared, world.cached._listings
+    assert shared is not None and listings is not None
+    key = ProfileKey("i", ALEX.upn, Scope.USER).shared()
+    past = datetime.now(UTC) - timedelta(hours=1)
+    world.stores[1].append(MemoryProfile(key, None, None, None, past, past),
+                           MemoryEntry("early-shared", key, "- an hour ago", EntryKind.APPEND, past, ALEX.upn,
+                                       share=Share.TEAM))
+    builds = (shared.builds, listings.builds)
+    document = world.cached.get(BEA, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    assert document.index("an hour ago") < document.index("alex tip 0")
+    ids = [e.id for e in world.cached.entries_page(BEA, "i", Scope.USER, None, SharingPolicy.TEAM, limit=100).items]
+    assert ids.index("early-shared") < len(ids) - 1
+    assert (shared.builds, listings.builds) == (builds[0] + 1, builds[1] + 1)
+    world.assert_fresh(BEA, SHARING)
+    # Nothing the service offers replaces shared entries: a store written by other code might.
+    now = datetime.now(UTC) + timedelta(seconds=1)
+    world.stores[1].append(MemoryProfile(key, None, None, None, now, now),
+                           MemoryEntry("anew", key, "- the legacy memory anew", EntryKind.REPLACE, now, "",
+                                       share=Share.LEGACY))
+    legacy = world.cached.get(BEA, "i", Scope.USER, None, SharingPolicy.LEGACY).content_markdown
+    assert "legacy memory anew" in legacy and "legacy fact" not in legacy and "bea 29" in legacy
+    world.assert_fresh(BEA, SHARING)
+    world.other.clear(ALEX, "i", Scope.USER, None, confirm=True)
+    assert "alex tip" not in world.cached.get(BEA, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    world.assert_fresh(BEA, SHARING)
