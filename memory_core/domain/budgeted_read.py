@@ -23,6 +23,7 @@ from memory_core.domain.budget import (
     page_size_for,
 )
 from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.kept import entries_bytes, text_bytes
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import render_combined
 from memory_core.domain.sharing import SharingPolicy
@@ -178,9 +179,9 @@ class KeptRead:
 
     @property
     def size(self) -> int:
-        """Characters held: the view's text and the entries' (for the cache's bound)."""
-        return len(self.view.content_markdown) + sum(len(e.content_markdown) for w in self.windows
-                                                     for e in w.read_so_far())
+        """Bytes held: the view's text, the entries and the sections rendered from them (``kept``'s estimate)."""
+        return text_bytes(self.view.content_markdown) + sum(
+            entries_bytes(w.read_so_far()) + sum(text_bytes(t) for t in w.rendered()) for w in self.windows)
 
 
 def kept_read(

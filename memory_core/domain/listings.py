@@ -27,6 +27,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
+from memory_core.domain.kept import KeptAnswers, entries_bytes
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.shared_snapshots import added_across, load_across
 from memory_core.domain.sharing import SharingPolicy
@@ -34,9 +35,6 @@ from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedAn
 from memory_core.domain.visibility import merged_entries
 
 Position = tuple[str, str, str]
-
-_ENTRY_OVERHEAD_CHARS = 200
-"""Allowance per listed entry besides its text (ids, dates, the tuple): a rough size, for eviction only."""
 
 
 def entry_position(entry: MemoryEntry) -> Position:
@@ -53,11 +51,13 @@ class Listing:
     positions: tuple[Position, ...]
     entries: tuple[MemoryEntry, ...]
     sequences: tuple[int, ...] = ()
+    size: int = 0
+    """Bytes held (``kept``'s estimate), counted as entries are listed."""
 
     @staticmethod
     def of(visible: Sequence[MemoryEntry], sequences: tuple[int, ...] = ()) -> Listing:
         ordered = sorted(((entry_position(e), e) for e in visible), key=lambda pair: pair[0])
-        return Listing(tuple(p for p, _ in ordered), tuple(e for _, e in ordered), sequences)
+        return Listing(tuple(p for p, _ in ordered), tuple(e for _, e in ordered), sequences, entries_bytes(visible))
 
     def grown(
         self, added: Sequence[ScopeState], sequences: tuple[int, ...], shared: Sequence[ScopeState] | None = None,
@@ -68,18 +68,19 @@ class Listing:
         A sharing read's also takes ``shared``: per scope, the entries stored since in the shared
         partition, of which it lists those ``policy`` shows ``viewer``.
         """
-        positions, entries = list(self.positions), list(self.entries)
+        positions, entries, size = list(self.positions), list(self.entries), self.size
         offered: Sequence[ScopeState | None] = shared if shared is not None else [None] * len(added)
         for state, offered_state in zip(added, offered, strict=True):
             shown = appended_across(state, offered_state, self._newest_in(state.key.scope), policy, viewer)
             if shown is None:
                 return None
+            size += entries_bytes(shown)
             for entry in shown:
                 position = entry_position(entry)
                 at = bisect.bisect_right(positions, position)
                 positions.insert(at, position)
                 entries.insert(at, entry)
-        return Listing(tuple(positions), tuple(entries), sequences)
+        return Listing(tuple(positions), tuple(entries), sequences, size)
 
     def _newest_in(self, scope: Scope) -> MemoryEntry | None:
         end = bisect.bisect_left(self.positions, ("1",)) if scope is Scope.USER else len(self.positions)
@@ -88,17 +89,14 @@ class Listing:
         last = self.entries[end - 1]
         return last if last.key.scope is scope else None
 
-    @property
-    def size(self) -> int:
-        return sum(len(e.content_markdown) + _ENTRY_OVERHEAD_CHARS for e in self.entries)
-
 
 class Listings:
     """Listings of one stamped store, per (key, partition), kept current by stamp. Thread-safe."""
 
-    def __init__(self, store: ChangeStamps) -> None:
+    def __init__(self, store: ChangeStamps, kept: KeptAnswers | None = None) -> None:
+        """``kept``: where the listings are held (a bound shared with the process's other kept answers)."""
         self._store = store
-        self._answers: StampedAnswers[Listing] = StampedAnswers(store, lambda listing: listing.size)
+        self._answers: StampedAnswers[Listing] = StampedAnswers(store, lambda listing: listing.size, kept)
 
     @property
     def builds(self) -> int:

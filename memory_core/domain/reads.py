@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from memory_core.domain.budgeted_read import KeptRead, grown_read, kept_read, read_within, within_snapshots
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.kept import DEFAULT_MAX_BYTES, KeptAnswers
 from memory_core.domain.listings import Listing, Listings
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
@@ -39,12 +40,14 @@ from memory_core.domain.visibility import visible_matches, visible_scopes
 class MemoryReads:
     """Get, search, list and export memory for an authenticated caller."""
 
-    def __init__(self, store: MemoryStore, targets: ProfileTargets) -> None:
+    def __init__(self, store: MemoryStore, targets: ProfileTargets, kept_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        """``kept_bytes``: the most that everything reads keep may hold together (``domain.kept``)."""
         self._store = store
         self._targets = targets
         # Reads answered from snapshots the store re-checks on every read (stores that stamp writes).
         self._stamps: ChangeStamps | None = store if isinstance(store, ChangeStamps) else None
-        self._snapshots = SnapshotCache(store) if isinstance(store, ChangeStamps) else None
+        self._snapshots: SnapshotCache | None = None
+        self.kept = KeptAnswers(kept_bytes)
         # Kept while their partitions are unchanged (and grown after appends where that is exact):
         # budgeted reads of memories larger than the budget, sharing reads, and the listings entries
         # pages are cut from.
@@ -52,9 +55,10 @@ class MemoryReads:
         self._shared: StampedAnswers[SharedSnapshots] | None = None
         self._listings: Listings | None = None
         if isinstance(store, ChangeStamps):
-            self._budgeted = StampedAnswers(store, lambda kept: kept.size)
-            self._shared = StampedAnswers(store, lambda kept: kept.size)
-            self._listings = Listings(store)
+            self._snapshots = SnapshotCache(store, self.kept)
+            self._budgeted = StampedAnswers(store, lambda read: read.size, self.kept)
+            self._shared = StampedAnswers(store, lambda read: read.size, self.kept)
+            self._listings = Listings(store, self.kept)
 
     @property
     def store(self) -> MemoryStore:

@@ -21,6 +21,7 @@ from memory_core.domain.budget import is_visible
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.kept import DEFAULT_MAX_BYTES
 from memory_core.domain.models import (
     SHARED_OWNER,
     EntryKind,
@@ -74,6 +75,7 @@ class MemoryService(MemoryReads):
         allow_sharing_override: bool = False,
         audit_retention: timedelta | None = None,
         finished_deletion_retention: timedelta | None = None,
+        read_cache_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         self._max_write_bytes = max_write_bytes
         self._clock = clock
@@ -85,7 +87,8 @@ class MemoryService(MemoryReads):
         self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id,
                                       finished_retention=finished_deletion_retention)
         super().__init__(store, ProfileTargets(self.agent_settings, default_sharing,
-                                               allow_sharing_override=allow_sharing_override))
+                                               allow_sharing_override=allow_sharing_override),
+                         read_cache_bytes)
 
     # -- writes --------------------------------------------------------------
 

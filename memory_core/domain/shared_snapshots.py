@@ -76,7 +76,7 @@ class SharedSnapshots:
 
     @property
     def size(self) -> int:
-        """Characters held, for the cache's bound."""
+        """Bytes held (``kept``'s estimate)."""
         return self.snapshots.size
 
 

@@ -22,23 +22,18 @@ view.
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.kept import KeptAnswers, text_bytes
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import TITLES, render_combined, render_entry
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.views import MemoryView, ScopeRead, newest_agent_name, read_view
 
 A = TypeVar("A")
-
-MAX_CACHED_CHARS = 64 * 1024 * 1024
-"""Characters of rendered memory held by all snapshots of a process together; the least
-recently read go first (one 10,000-entry memory is about 1.4 million)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +185,10 @@ class ScopeSnapshot:
                                 self.sections + len(sections))
 
 
+_SNAPSHOT_BYTES = 1024
+"""What a scope's snapshot holds besides its document: the profile, holds, newest entry and the objects."""
+
+
 def _sections(entries: Sequence[MemoryEntry], viewer: str) -> list[str]:
     # An empty replacement (import replace of "") leaves nothing to show (as render_scope).
     return [render_entry(e, viewer) for e in entries if e.content_markdown.strip()]
@@ -210,20 +209,19 @@ class Snapshots:
 
     @property
     def size(self) -> int:
-        """Characters held: the documents, and the combined one once rendered."""
-        held = sum(len(s.document) for s in self.scopes)
-        return held * 2 if "combined" in self.__dict__ and len(self.scopes) > 1 else held or 1
+        """Bytes held: the documents, and the combined one once rendered (``kept``'s estimate)."""
+        held = sum(text_bytes(s.document) for s in self.scopes) + _SNAPSHOT_BYTES * len(self.scopes)
+        return held + text_bytes(self.combined) if "combined" in self.__dict__ else held
 
 
 class SnapshotCache:
-    """Per-process snapshots of the reads of one store, one per (profiles read, viewer). Thread-safe."""
+    """Per-process snapshots of the reads of one store, one per (profiles read, viewer), held in
+    ``kept`` (a bound shared with the process's other kept answers). Thread-safe."""
 
-    def __init__(self, store: ChangeStamps, max_chars: int = MAX_CACHED_CHARS) -> None:
+    def __init__(self, store: ChangeStamps, kept: KeptAnswers | None = None) -> None:
         self._store = store
-        self._max_chars = max_chars
-        self._cached: OrderedDict[tuple[tuple[ProfileKey, ...], str], Snapshots] = OrderedDict()
-        self._held = 0
-        self._lock = threading.Lock()
+        self._answers = kept if kept is not None else KeptAnswers()
+        self._space = object()  # this cache's keys in ``kept``: never equal to another owner's
         self.rebuilds = 0
         self.extensions = 0
 
@@ -246,8 +244,7 @@ class SnapshotCache:
         A budgeted read uses it: its own store work is bounded, a rebuild is not.
         """
         slot = (tuple(keys), viewer)
-        with self._lock:
-            cached = self._cached.get(slot)
+        cached: Snapshots | None = self._answers.get((self._space, slot))
         if cached is None:
             return None
         stamp = self._store.partition_stamp(keys[0].instance_id, keys[0].upn)
@@ -275,15 +272,7 @@ class SnapshotCache:
         return Snapshots(loaded.stamp, loaded.sequence, tuple(scopes))
 
     def _keep(self, slot: tuple[tuple[ProfileKey, ...], str], cached: Snapshots) -> None:
-        with self._lock:
-            previous = self._cached.pop(slot, None)
-            if previous is not None:
-                self._held -= previous.size
-            self._cached[slot] = cached
-            self._held += cached.size
-            while self._held > self._max_chars and len(self._cached) > 1:
-                _, evicted = self._cached.popitem(last=False)
-                self._held -= evicted.size
+        self._answers.put((self._space, slot), cached, cached.size)
 
 
 class StampedAnswers(Generic[A]):
@@ -295,17 +284,15 @@ class StampedAnswers(Generic[A]):
     partition's stamp, read on this very call, equals the one read before the answer was
     built, so any write since (from any process) rebuilds it. ``key`` must name everything
     the answer depends on besides the partition (the caller as authenticated, the scope,
-    the agent, the budget). The least recently used go first past ``max_chars``
-    characters of answers, as ``size`` counts them.
+    the agent, the budget). Answers are held in ``kept`` (a bound shared with the process's
+    other kept answers), sized in bytes by ``size``.
     """
 
-    def __init__(self, store: ChangeStamps, size: Callable[[A], int], max_chars: int = MAX_CACHED_CHARS // 4) -> None:
+    def __init__(self, store: ChangeStamps, size: Callable[[A], int], kept: KeptAnswers | None = None) -> None:
         self._store = store
         self._size = size
-        self._max_chars = max_chars
-        self._answers: OrderedDict[Hashable, tuple[tuple[PartitionStamp, ...], A, int]] = OrderedDict()
-        self._held = 0
-        self._lock = threading.Lock()
+        self._answers = kept if kept is not None else KeptAnswers()
+        self._space = object()  # this owner's keys in ``kept``: never equal to another owner's
         self.builds = 0
         self.grown = 0
 
@@ -356,24 +343,12 @@ class StampedAnswers(Generic[A]):
         self._keep(key, stamps, value)
         return value
 
-    def _kept(self, key: Hashable) -> tuple[tuple[PartitionStamp, ...], A, int] | None:
-        with self._lock:
-            kept = self._answers.get(key)
-            if kept is not None:
-                self._answers.move_to_end(key)
-            return kept
+    def _kept(self, key: Hashable) -> tuple[tuple[PartitionStamp, ...], A] | None:
+        kept: tuple[tuple[PartitionStamp, ...], A] | None = self._answers.get((self._space, key))
+        return kept
 
     def _keep(self, key: Hashable, stamps: tuple[PartitionStamp, ...], value: A) -> None:
-        size = self._size(value) + 1
-        with self._lock:
-            previous = self._answers.pop(key, None)
-            if previous is not None:
-                self._held -= previous[2]
-            self._answers[key] = (stamps, value, size)
-            self._held += size
-            while self._held > self._max_chars and len(self._answers) > 1:
-                _, (_, _, evicted) = self._answers.popitem(last=False)
-                self._held -= evicted
+        self._answers.put((self._space, key), (stamps, value), self._size(value))
 
 
 def snapshot_view(caller: Caller, scope: Scope, snapshots: Snapshots, agent: AgentContext | None) -> MemoryView:

@@ -21,6 +21,8 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.kept import KeptAnswers
+from memory_core.domain.listings import Listings
 from memory_core.domain.models import (
     EntryKind,
     MemoryEntry,
@@ -276,16 +278,20 @@ def test_any_sequence_of_writes_reads_the_same_as_rendering_from_scratch(world: 
             world.assert_fresh(BEA, SHARING)
 
 
-def test_the_snapshots_held_are_bounded_by_their_text(world: World) -> None:
-    """Past its budget the cache lets the least recently read go, and reads stay exact."""
-    world.cached._snapshots = SnapshotCache(world.stores[0], max_chars=2_000)
+def test_what_reads_keep_is_bounded_and_reads_stay_exact_past_the_bound(world: World) -> None:
+    """Past its bound the process lets the least recently read go, whatever kind of answer, and reads stay exact."""
+    kept = KeptAnswers(6_000)
+    world.cached._snapshots = SnapshotCache(world.stores[0], kept)
+    world.cached._listings = Listings(world.stores[0], kept)
     users = [Caller(upn=f"user{i}@contoso.com") for i in range(6)]
     for user in users:
         world.other.append(user, "i", Scope.USER, None, "- " + "x" * 500)
         assert world.cached.get(user, "i", Scope.USER, None) == world.truth.get(user, "i", Scope.USER, None)
-    held = world.cached._snapshots._cached
-    assert 1 <= len(held) <= 3 and sum(s.size for s in held.values()) <= 2_000
-    assert world.cached.get(users[0], "i", Scope.USER, None) == world.truth.get(users[0], "i", Scope.USER, None)
+        assert _walk(world.cached, user, Scope.USER, None) == _walk(world.truth, user, Scope.USER, None)
+        assert kept.held <= 6_000
+    assert 2 <= len(kept) <= 6
+    for user in users:
+        assert world.cached.get(user, "i", Scope.USER, None) == world.truth.get(user, "i", Scope.USER, None)
 
 
 def test_a_budgeted_read_of_a_memory_that_fits_is_one_stamp_read(world: World) -> None:
