@@ -350,6 +350,7 @@ declare -A desired=(
   [MEMORY_SHARING_DEFAULT_POLICY]="$MEMORY_SHARING_DEFAULT_POLICY"
   [MEMORY_SHARING_ALLOW_OVERRIDE]="$MEMORY_SHARING_ALLOW_OVERRIDE"
   [MEMORY_MAX_WRITE_BYTES]="$MEMORY_MAX_WRITE_BYTES"
+  [MEMORY_READ_CACHE_MB]="$MEMORY_READ_CACHE_MB"
   # The host's storage through the user-assigned identity (identity-based AzureWebJobsStorage).
   [AzureWebJobsStorage__accountName]="$STORAGE_ACCOUNT"
   [AzureWebJobsStorage__credential]=managedidentity

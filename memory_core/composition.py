@@ -80,6 +80,7 @@ def build_runtime(settings: Settings, *, listen_address: str | None = None) -> R
             allow_sharing_override=settings.memory_sharing_allow_override,
             audit_retention=_days(settings.memory_audit_retention_days),
             finished_deletion_retention=_days(settings.memory_deletion_retention_days),
+            read_cache_bytes=settings.memory_read_cache_mb * 1024 * 1024,
         ),
         auth=auth,
         names=AppNames.from_settings(settings),

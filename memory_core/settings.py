@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     memory_api_keys: CommaList = Field(default=(), repr=False)
     memory_operator_keys: CommaList = Field(default=(), repr=False)
     memory_max_write_bytes: int = Field(default=64 * 1024, gt=0, le=16 * 1024 * 1024)
+    memory_read_cache_mb: int = Field(default=128, ge=1, le=64 * 1024)
+    """The most that everything reads keep in a process may hold together, in MiB (``domain.kept``)."""
     memory_default_instance_id: str | None = None
     memory_deletion_mode: Literal["operator_approval", "immediate"] = "operator_approval"
     memory_sweep_schedule: str = "0 */5 * * * *"

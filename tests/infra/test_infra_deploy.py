@@ -236,6 +236,7 @@ def test_app_settings_point_at_cosmos_with_defaults(deployed_twice):
         "MEMORY_SHARING_DEFAULT_POLICY": "private",
         "MEMORY_SHARING_ALLOW_OVERRIDE": "false",
         "MEMORY_MAX_WRITE_BYTES": "65536",
+        "MEMORY_READ_CACHE_MB": "256",
     }
     assert {k: settings.get(k) for k in expected} == expected
     assert settings["COSMOS_ENDPOINT"] == azure.cosmos()["documentEndpoint"]
@@ -255,6 +256,7 @@ def test_tenant_file_values_reach_app_settings(azure):
         MEMORY_SHARING_DEFAULT_POLICY="team",
         MEMORY_SHARING_ALLOW_OVERRIDE="true",
         MEMORY_MAX_WRITE_BYTES="1024",
+        MEMORY_READ_CACHE_MB="64",
         MEMORY_DEFAULT_INSTANCE_ID="acme-prod",
         COSMOS_READ_TIMEOUT="45",
     )
@@ -266,6 +268,7 @@ def test_tenant_file_values_reach_app_settings(azure):
     assert s["MEMORY_MCP_ALLOWED_HOSTS"] == "memory.contoso.com"
     assert (s["MEMORY_SHARING_DEFAULT_POLICY"], s["MEMORY_SHARING_ALLOW_OVERRIDE"]) == ("team", "true")
     assert (s["MEMORY_MAX_WRITE_BYTES"], s["MEMORY_DEFAULT_INSTANCE_ID"]) == ("1024", "acme-prod")
+    assert s["MEMORY_READ_CACHE_MB"] == "64"
 
 
 def test_optional_setting_removed_from_tenant_file_is_removed_from_app(azure):

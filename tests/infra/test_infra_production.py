@@ -106,7 +106,8 @@ def test_new_app_is_sized_for_mcp_traffic(deployed_twice):
 
 def test_scale_changes_are_reconciled_on_existing_apps(deployed):
     """Instance memory, maximum instances and concurrency are not fixed at creation: a changed
-    tenant file sends one `scale config set` with exactly the changed values."""
+    tenant file sends one `scale config set` with exactly the changed values, and the settings that
+    follow them (the worker threads, and the read cache unless the tenant file sets it)."""
     azure = deployed
     azure.write_tenant("acme", FUNCTION_INSTANCE_MEMORY="4096", FUNCTION_HTTP_CONCURRENCY="32")
     azure.deploy()
@@ -116,7 +117,7 @@ def test_scale_changes_are_reconciled_on_existing_apps(deployed):
     assert option(calls[0], "--instance-memory") == ["4096"]
     assert option(calls[0], "--trigger-settings") == ["perInstanceConcurrency=32"]
     assert "--maximum-instance-count" not in calls[0]
-    assert option(calls[1], "--settings") == ["PYTHON_THREADPOOL_THREAD_COUNT=32"]
+    assert sorted(option(calls[1], "--settings")) == ["MEMORY_READ_CACHE_MB=512", "PYTHON_THREADPOOL_THREAD_COUNT=32"]
     scale = azure.app()["functionAppConfig"]["scaleAndConcurrency"]
     assert scale["instanceMemoryMB"] == 4096 and scale["triggers"]["http"]["perInstanceConcurrency"] == 32
 
