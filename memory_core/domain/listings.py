@@ -5,7 +5,9 @@ visible entries in listing order: user scope before agent scope, then time, then
 Building that order reads every entry of the scope. ``Listings`` keeps it while the
 partition's stamp is unchanged, as ``StampedAnswers`` does for any answer, and when only
 entries were added since (appends, from any process) it reads just those and inserts
-them, so the first page after an append no longer reads the whole memory.
+them, so the first page after an append no longer reads the whole memory. A listing under
+a sharing policy (the caller's entries merged with the shared ones the policy shows) is kept
+under both partitions' stamps and grows from appends to either.
 
 The same rules as a snapshot's extension decide when that is safe; otherwise the
 listing is built again from the store:
@@ -65,7 +67,7 @@ class Listing:
     ) -> Listing | None:
         """This listing with the visible entries of ``added`` inserted, or None when it must be rebuilt.
 
-        A sharing read's also takes ``shared``: per scope, the entries stored since in the shared
+        A sharing read's listing also takes ``shared``: per scope, the entries stored since in the shared
         partition, of which it lists those ``policy`` shows ``viewer``.
         """
         positions, entries, size = list(self.positions), list(self.entries), self.size

@@ -3,8 +3,9 @@
 ``MemoryReads`` is the read half of ``MemoryService`` (which adds the writes). With a
 store that stamps its partitions (``ChangeStamps``) reads are answered from what this
 process kept, each checked against the store's stamp on every call
-(``domain.snapshots``, ``domain.listings``), so a read costs the same at any memory size
-and never shows memory a write from any process has changed.
+(``domain.snapshots``, ``domain.shared_snapshots``, ``domain.listings``), so a read costs
+the same at any memory size and never shows memory a write from any process has changed.
+What is kept is held in one store bounded in bytes (``domain.kept``).
 """
 
 from __future__ import annotations
