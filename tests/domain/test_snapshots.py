@@ -276,6 +276,8 @@ def test_any_sequence_of_writes_reads_the_same_as_rendering_from_scratch(world: 
         world.assert_fresh()
         if step % 3 == 0:
             world.assert_fresh(BEA, SHARING)
+        if step % 6 == 0:
+            world.assert_fresh(ALEX, SHARING)  # Alex's own entries beside Bea's shared ones
 
 
 def test_what_reads_keep_is_bounded_and_reads_stay_exact_past_the_bound(world: World) -> None:
