@@ -103,10 +103,6 @@ class NewestFirst:
             self._sections[index] = render_entry(entry, viewer)
         return self._sections[index]
 
-    def rendered(self) -> Sequence[str]:
-        """The sections rendered so far (``section``)."""
-        return tuple(getattr(self, "_sections", {}).values())
-
     def at(self, index: int) -> MemoryEntry | None:
         """The ``index``-th newest visible entry with content, or None past the oldest."""
         raise NotImplementedError

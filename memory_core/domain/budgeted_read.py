@@ -107,10 +107,14 @@ class KeptWindow(NewestFirst):
     """The newest of a scope's visible entries as a kept read holds them: the first ``len(entries)``
     of ``total``, which is exact, as is ``oldest``. Immutable once made."""
 
-    def __init__(self, entries: Sequence[MemoryEntry], total: int, oldest: datetime | None) -> None:
+    def __init__(
+        self, entries: Sequence[MemoryEntry], total: int, oldest: datetime | None, held_bytes: int | None = None
+    ) -> None:
+        """``held_bytes``: what ``entries`` hold (``kept.entries_bytes``), when the caller has counted it."""
         self._entries = tuple(entries)
         self._total = total
         self._oldest = oldest
+        self.held_bytes = entries_bytes(self._entries) if held_bytes is None else held_bytes
 
     @staticmethod
     def of(source: NewestFirst, limit: int) -> KeptWindow:
@@ -156,9 +160,10 @@ class KeptWindow(NewestFirst):
         shown = [e for e in shown if e.content_markdown.strip()]
         if not shown:
             return self
-        newest_first = [*reversed(shown), *self._entries][:limit]
+        newest_first = [*reversed(shown), *self._entries]
+        held_bytes = self.held_bytes + entries_bytes(shown) - entries_bytes(newest_first[limit:])
         oldest = self._oldest if self._total else (shown[0].created_on if shown else None)
-        grown = KeptWindow(newest_first, self._total + len(shown), oldest)
+        grown = KeptWindow(newest_first[:limit], self._total + len(shown), oldest, held_bytes)
         # The sections rendered for this window are the same text one place further down: keep them
         # (a kept read is one caller's, so one viewer's), and only the added entries are rendered.
         rendered = getattr(self, "_sections", {})
@@ -179,9 +184,9 @@ class KeptRead:
 
     @property
     def size(self) -> int:
-        """Bytes held: the view's text, the entries and the sections rendered from them (``kept``'s estimate)."""
-        return text_bytes(self.view.content_markdown) + sum(
-            entries_bytes(w.read_so_far()) + sum(text_bytes(t) for t in w.rendered()) for w in self.windows)
+        """Bytes held (``kept``'s estimate): the view's text, the entries, and the sections rendered from
+        them, counted as the view's text again (the fill renders about a budget's worth)."""
+        return 2 * text_bytes(self.view.content_markdown) + sum(w.held_bytes for w in self.windows)
 
 
 def kept_read(
