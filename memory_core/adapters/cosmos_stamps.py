@@ -65,6 +65,7 @@ _BACKOFF_CAP = 0.1  # seconds; the jitter lets contending writers take turns
 _LAST_TRY = 0.5  # seconds of the budget kept for one more stamp read and batch
 _CACHE_SIZE = 4096
 _CHECK_REUSED_WITHIN = 1.0  # seconds: a snapshot check and the load that follows it, on one thread
+_CHECKS_KEPT = 4  # partitions whose check a thread remembers (a sharing read checks two)
 _RETRY_AFTER_CONTENDED = 1
 
 Operation = tuple[Any, ...]
@@ -148,10 +149,18 @@ class Stamps:
         return self._keep(instance_id, owner, item)
 
     def check(self, calls: Calls, instance_id: str, owner: str) -> StoredStamp | None:
-        """As ``read``, for a read checking its snapshot: the ``current`` that follows on this thread
-        within a second (the load that rebuilds or extends it) takes this stamp instead of reading again."""
+        """As ``read``, for a read checking its snapshot: the ``current`` of the same partition that
+        follows on this thread within a second (the load that rebuilds or extends it) takes this stamp
+        instead of reading again. A sharing read checks two partitions, then loads both."""
         found = self.read(calls, instance_id, owner)
-        self._local.checked = (instance_id, owner, found, time.monotonic())
+        checked: OrderedDict[tuple[str, str], tuple[StoredStamp | None, float]] | None = getattr(
+            self._local, "checked", None)
+        if checked is None:
+            checked = self._local.checked = OrderedDict()
+        checked.pop((instance_id, owner), None)
+        checked[(instance_id, owner)] = (found, time.monotonic())
+        while len(checked) > _CHECKS_KEPT:
+            checked.popitem(last=False)
         return found
 
     def current(self, calls: Calls, instance_id: str, owner: str) -> StoredStamp:
@@ -161,12 +170,10 @@ class Stamps:
         the load's query is a correct label for what the query finds (it sees at least what that
         read saw); an older one only makes the next read extend or rebuild sooner.
         """
-        checked = getattr(self._local, "checked", None)
-        self._local.checked = None
-        if checked is not None and checked[:2] == (instance_id, owner) and checked[2] is not None \
-                and time.monotonic() - checked[3] < _CHECK_REUSED_WITHIN:
-            stored: StoredStamp = checked[2]
-            return stored
+        checks = getattr(self._local, "checked", None)
+        checked = checks.pop((instance_id, owner), None) if checks is not None else None
+        if checked is not None and checked[0] is not None and time.monotonic() - checked[1] < _CHECK_REUSED_WITHIN:
+            return checked[0]
         for _ in range(_ATTEMPTS):
             found = self.read(calls, instance_id, owner)
             if found is not None:

@@ -25,9 +25,10 @@ from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters.cosmos_stamps import UNKNOWN, stamp_item_id
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
+from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, Share
 from memory_core.domain.records import Partition, Record, RecordKind
-from memory_core.domain.service import MemoryService
+from memory_core.domain.service import MemoryService, WriteOptions
+from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps
 from memory_core.domain.store import MemoryStore
 from tests.adapters.cosmos_support import CONTAINER, DATABASE, cosmos_store
@@ -217,6 +218,25 @@ def test_an_unchanged_get_is_one_point_read_whatever_the_memory_size(
         assert view.content_markdown.count("\n- fact ") == 2_000
     finally:
         erase_cosmos_entries(stores[1], seeded)
+
+
+def test_a_team_read_after_appends_is_two_stamps_and_two_queries(stores: list[CosmosMemoryStore]) -> None:
+    """A sharing read checks both partitions' stamps, and the loads that grow it take those stamps
+    instead of reading them again: after appends to either partition, four round trips."""
+    key = _key()
+    service = MemoryService(stores[0], allow_sharing_override=True)
+    elsewhere = MemoryService(stores[1], allow_sharing_override=True)
+    bea = Caller(upn="bea@contoso.com")
+    elsewhere.append(ALEX, key.instance_id, Scope.USER, None, "- alex's own")
+    elsewhere.append(bea, key.instance_id, Scope.USER, None, "- bea's tip", WriteOptions(share=Share.TEAM))
+    service.get(ALEX, key.instance_id, Scope.USER, None, SharingPolicy.TEAM)
+    elsewhere.append(ALEX, key.instance_id, Scope.USER, None, "- alex again")
+    elsewhere.append(bea, key.instance_id, Scope.USER, None, "- bea's second tip", WriteOptions(share=Share.TEAM))
+    with stores[0].measure() as grown:
+        view = service.get(ALEX, key.instance_id, Scope.USER, None, SharingPolicy.TEAM)
+    assert "alex again" in view.content_markdown and "second tip" in view.content_markdown
+    assert grown.round_trips == 4
+    assert service._shared is not None and (service._shared.builds, service._shared.grown) == (1, 1)
 
 
 def test_a_get_after_another_process_appended_is_the_stamp_and_one_query(stores: list[CosmosMemoryStore]) -> None:
