@@ -8,6 +8,9 @@ tracemalloc does not see, and that the bound does not cover).
 from __future__ import annotations
 
 import gc
+import random
+import sys
+import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -128,3 +131,43 @@ def test_a_process_holds_no_more_than_its_bound_whatever_it_reads(store: SqliteM
                             for p in (None, SharingPolicy.TEAM)]
                    + [unbounded.entries_page(u, "i", Scope.USER, None, p, limit=100) for u in users
                       for p in (None, SharingPolicy.TEAM)]) > 2 * bound
+
+
+def test_answers_put_and_read_from_many_threads_keep_an_exact_count() -> None:
+    """Sixteen threads keeping and reading answers at once: the bytes held always equal the sizes of
+    the answers kept, and the bound holds whenever more than one answer is kept."""
+    kept = KeptAnswers(10_000)
+    sizes: dict[tuple[int, int], int] = {}
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for _ in range(2_000):
+                key = (seed % 4, rng.randrange(50))
+                if rng.random() < 0.5:
+                    size = rng.randrange(1, 3_000)
+                    kept.put(key, (key, size), size)
+                else:
+                    answer = kept.get(key)
+                    assert answer is None or answer[0] == key
+        except BaseException as e:  # reported below, on the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(16)]
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows: races show
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switching)
+    assert errors == []
+    for key in [(group, n) for group in range(4) for n in range(50)]:
+        answer = kept.get(key)
+        if answer is not None:
+            sizes[key] = answer[1]
+    assert kept.held == sum(sizes.values()) and len(kept) == len(sizes)
+    assert kept.held <= 10_000 or len(kept) == 1
