@@ -27,14 +27,7 @@ from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, StampedAnswers, snapshot_view
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.targets import ProfileTargets
-from memory_core.domain.views import (
-    ExportDocument,
-    MemoryView,
-    agent_name_of,
-    export_filename,
-    scope_view,
-    updated_on_of,
-)
+from memory_core.domain.views import ExportDocument, MemoryView, ScopeRead, combined_view, export_filename, read_view
 from memory_core.domain.visibility import visible_matches, visible_scopes
 
 
@@ -99,33 +92,12 @@ class MemoryReads:
         self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None, policy: SharingPolicy
     ) -> MemoryView:
         """``get`` from every visible entry of the scope, read and rendered now."""
+        keys = self._targets.read_keys(caller, instance_id, scope, agent)
+        reads = [ScopeRead.of(state, entries, render_scope(state.key.scope, entries, viewer=caller.upn))
+                 for state, entries in visible_scopes(self._store, caller.upn, keys, policy)]
         if scope is Scope.COMBINED:
-            agent_ctx = self._targets.require_agent(scope, agent)
-            self._targets.guard(caller, instance_id, scope, agent_ctx)
-            user_key = ProfileKey(instance_id, caller.upn, Scope.USER)
-            agent_key = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent_ctx.object_id)
-            (user_state, user_entries), (agent_state, agent_entries) = visible_scopes(
-                self._store, caller.upn, [user_key, agent_key], policy
-            )
-            user_doc = render_scope(Scope.USER, user_entries, viewer=caller.upn)
-            agent_doc = render_scope(Scope.AGENT, agent_entries, viewer=caller.upn)
-            created = [p.created_on for p in (user_state.profile, agent_state.profile) if p]
-            updated = [u for u in (updated_on_of(user_state, user_entries), updated_on_of(agent_state, agent_entries))
-                       if u]
-            return MemoryView(
-                scope=Scope.COMBINED,
-                upn=caller.upn,
-                name=caller.name,
-                user_name=caller.user_name,
-                agent_object_id=agent_ctx.object_id,
-                agent_name=agent_name_of(agent_state, agent_ctx, agent_entries),
-                content_markdown=render_combined(user_doc, agent_doc),
-                created_on=min(created) if created else None,
-                updated_on=max(updated) if updated else None,
-            )
-        key = self._targets.key(caller, instance_id, scope, agent)
-        ((state, entries),) = visible_scopes(self._store, caller.upn, [key], policy)
-        return scope_view(caller, state, agent, render_scope(key.scope, entries, viewer=caller.upn), entries)
+            return combined_view(caller, reads[0], reads[1], agent, render_combined(reads[0].document, reads[1].document))
+        return read_view(caller, reads[0], agent)
 
     def _snapshot_view(
         self, caller: Caller, scope: Scope, keys: list[ProfileKey], agent: AgentContext | None

@@ -31,7 +31,7 @@ from memory_core.domain.kept import KeptAnswers, text_bytes
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import TITLES, render_combined, render_entry
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.views import MemoryView, ScopeRead, newest_agent_name, read_view
+from memory_core.domain.views import MemoryView, ScopeRead, combined_view, newest_agent_name, read_view
 
 A = TypeVar("A")
 
@@ -352,21 +352,8 @@ class StampedAnswers(Generic[A]):
 
 
 def snapshot_view(caller: Caller, scope: Scope, snapshots: Snapshots, agent: AgentContext | None) -> MemoryView:
-    """What a private read of ``scope`` answers, from the snapshots of its keys (user then agent for combined)."""
+    """What a read of ``scope`` answers, from the snapshots of its keys (user then agent for combined)."""
     reads = [s.as_read() for s in snapshots.scopes]
     if scope is not Scope.COMBINED:
         return read_view(caller, reads[0], agent)
-    user, agent_read = reads
-    created = [r.profile.created_on for r in reads if r.profile]
-    updated = [u for u in (user.updated_on, agent_read.updated_on) if u]
-    return MemoryView(
-        scope=Scope.COMBINED,
-        upn=caller.upn,
-        name=caller.name,
-        user_name=caller.user_name,
-        agent_object_id=agent_read.key.agent_object_id,
-        agent_name=agent_read.agent_name(agent),
-        content_markdown=snapshots.combined,
-        created_on=min(created) if created else None,
-        updated_on=max(updated) if updated else None,
-    )
+    return combined_view(caller, reads[0], reads[1], agent, snapshots.combined)

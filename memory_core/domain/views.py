@@ -100,6 +100,12 @@ class ScopeRead:
     entry_agent_name: str | None = None
     """The newest visible entry's agent name (None: none has one)."""
 
+    @staticmethod
+    def of(state: ScopeState, visible: Sequence[MemoryEntry], document: str) -> ScopeRead:
+        """The read of ``state`` that shows ``visible`` (oldest first) as ``document``."""
+        return ScopeRead(state.key, state.profile, visible[-1] if visible else None, document,
+                         newest_agent_name(visible))
+
     @property
     def updated_on(self) -> datetime | None:
         moments = [self.profile.updated_on] if self.profile else []
@@ -140,6 +146,25 @@ def read_view(caller: Caller, read: ScopeRead, agent: AgentContext | None) -> Me
     )
 
 
+def combined_view(
+    caller: Caller, user: ScopeRead, agent_read: ScopeRead, agent: AgentContext | None, content: str
+) -> MemoryView:
+    """What a combined read answers from its two scopes' reads, ``content`` being their documents as one."""
+    created = [r.profile.created_on for r in (user, agent_read) if r.profile]
+    updated = [u for u in (user.updated_on, agent_read.updated_on) if u]
+    return MemoryView(
+        scope=Scope.COMBINED,
+        upn=caller.upn,
+        name=caller.name,
+        user_name=caller.user_name,
+        agent_object_id=agent_read.key.agent_object_id,
+        agent_name=agent_read.agent_name(agent),
+        content_markdown=content,
+        created_on=min(created) if created else None,
+        updated_on=max(updated) if updated else None,
+    )
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -168,12 +193,8 @@ def written_view(caller: Caller, key: ProfileKey, profile: MemoryProfile, entry:
     )
 
 
-def scope_view(
-    caller: Caller, state: ScopeState, agent: AgentContext | None, content: str,
-    visible: Sequence[MemoryEntry] | None = None,
-) -> MemoryView:
-    """What a read of one scope answers; ``visible``: the entries it shows, oldest first, when not
-    ``state``'s own visible entries (a sharing read's merge)."""
+def scope_view(caller: Caller, state: ScopeState, agent: AgentContext | None, content: str) -> MemoryView:
+    """What a read of one scope answers."""
     profile = state.profile
     return MemoryView(
         scope=state.key.scope,
@@ -181,30 +202,23 @@ def scope_view(
         name=(profile.name if profile else None) or caller.name,
         user_name=(profile.user_name if profile else None) or caller.user_name,
         agent_object_id=state.key.agent_object_id,
-        agent_name=agent_name_of(state, agent, visible) if state.key.scope is Scope.AGENT else None,
+        agent_name=agent_name_of(state, agent) if state.key.scope is Scope.AGENT else None,
         content_markdown=content,
         created_on=profile.created_on if profile else None,
-        updated_on=updated_on_of(state, visible),
+        updated_on=updated_on_of(state),
     )
 
 
-def updated_on_of(state: ScopeState, visible: Sequence[MemoryEntry] | None = None) -> datetime | None:
-    """The later of the profile's last change and the newest entry shown (``visible``, oldest first;
-    by default ``state``'s own visible entries)."""
+def updated_on_of(state: ScopeState) -> datetime | None:
     moments: list[datetime] = [state.profile.updated_on] if state.profile else []
-    visible = state.visible_entries() if visible is None else visible
+    visible = state.visible_entries()
     if visible:
         moments.append(visible[-1].created_on)
     return max(moments) if moments else None
 
 
-def agent_name_of(
-    state: ScopeState, agent: AgentContext | None, visible: Sequence[MemoryEntry] | None = None
-) -> str | None:
-    """The newest entry shown's agent name (``visible`` as for ``updated_on_of``), else the profile's,
-    else the caller's agent's."""
-    visible = state.visible_entries() if visible is None else visible
-    for entry in reversed(visible):
+def agent_name_of(state: ScopeState, agent: AgentContext | None) -> str | None:
+    for entry in reversed(state.visible_entries()):
         if entry.agent_name:
             return entry.agent_name
     if state.profile and state.profile.agent_name:
