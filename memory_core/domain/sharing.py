@@ -19,11 +19,7 @@ class SharingPolicy(StrEnum):
 
     def shares_read(self) -> frozenset[Share]:
         """Which shared entries (besides the caller's own) this policy shows."""
-        if self is SharingPolicy.TEAM:
-            return frozenset({Share.TEAM})
-        if self is SharingPolicy.LEGACY:
-            return frozenset({Share.TEAM, Share.LEGACY})
-        return frozenset()
+        return _SHARES_READ[self]
 
     def shows_shared(self, entry: MemoryEntry, viewer_upn: str) -> bool:
         """Whether a read by ``viewer_upn`` under this policy shows ``entry`` of the shared partition:
@@ -35,6 +31,14 @@ class SharingPolicy(StrEnum):
     def named(cls, name: str | None) -> SharingPolicy | None:
         """The policy a request names (already validated at the edge), or None when it names none."""
         return cls(name) if name else None
+
+
+# Built once: ``shows_shared`` asks for every entry of the shared partition a sharing read merges.
+_SHARES_READ: dict[SharingPolicy, frozenset[Share]] = {
+    SharingPolicy.PRIVATE: frozenset(),
+    SharingPolicy.TEAM: frozenset({Share.TEAM}),
+    SharingPolicy.LEGACY: frozenset({Share.TEAM, Share.LEGACY}),
+}
 
 
 def resolve_policy(
