@@ -14,6 +14,7 @@ import bisect
 from collections.abc import Sequence
 
 from memory_core.domain.budgeted_read import KeptRead, grown_read, kept_read, read_within, within_snapshots
+from memory_core.domain.checkpoints import Checkpointing, ReadCheckpoints
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import DEFAULT_MAX_BYTES, KeptAnswers
@@ -49,7 +50,8 @@ class MemoryReads:
         self._shared: StampedAnswers[SharedSnapshots] | None = None
         self._listings: Listings | None = None
         if isinstance(store, ChangeStamps):
-            self._snapshots = SnapshotCache(store, self.kept)
+            checkpoints = Checkpointing(store) if isinstance(store, ReadCheckpoints) else None
+            self._snapshots = SnapshotCache(store, self.kept, checkpoints)
             self._budgeted = StampedAnswers(store, lambda read: read.size, self.kept)
             self._shared = StampedAnswers(store, lambda read: read.size, self.kept)
             self._listings = Listings(store, self.kept)

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar, runtime_checkable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, runtime_checkable
 
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import KeptAnswers, text_bytes
@@ -32,6 +32,9 @@ from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope,
 from memory_core.domain.rendering import TITLES, render_combined, render_entry
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.views import MemoryView, ScopeRead, combined_view, newest_agent_name, read_view
+
+if TYPE_CHECKING:
+    from memory_core.domain.checkpoints import Checkpointing
 
 A = TypeVar("A")
 
@@ -201,6 +204,14 @@ class Snapshots:
     stamp: PartitionStamp
     sequence: int
     scopes: tuple[ScopeSnapshot, ...]
+    checkpointed: int | None = None
+    """How many entries the store's checkpoint of this read shows, when this process knows of one
+    (``domain.checkpoints``)."""
+
+    @property
+    def shown(self) -> int:
+        """How many entries the documents show."""
+        return sum(s.sections for s in self.scopes)
 
     @functools.cached_property
     def combined(self) -> str:
@@ -216,26 +227,58 @@ class Snapshots:
 
 class SnapshotCache:
     """Per-process snapshots of the reads of one store, one per (profiles read, viewer), held in
-    ``kept`` (a bound shared with the process's other kept answers). Thread-safe."""
+    ``kept`` (a bound shared with the process's other kept answers). Thread-safe.
 
-    def __init__(self, store: ChangeStamps, kept: KeptAnswers | None = None) -> None:
+    With ``checkpoints`` (a store that keeps checkpoints, ``domain.checkpoints``) a read this
+    process has no snapshot of starts from the store's checkpoint of it, and large reads leave one.
+    """
+
+    def __init__(self, store: ChangeStamps, kept: KeptAnswers | None = None,
+                 checkpoints: Checkpointing | None = None) -> None:
         self._store = store
         self._answers = kept if kept is not None else KeptAnswers()
+        self._checkpoints = checkpoints
         self._space = object()  # this cache's keys in ``kept``: never equal to another owner's
         self.rebuilds = 0
         self.extensions = 0
+        self.restores = 0
 
     def read(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots:
         """The snapshots of ``keys`` (one partition, the viewer's own) as of this read, in key order."""
-        current = self.peek(keys, viewer)
-        if current is not None:
-            return current
         slot = (tuple(keys), viewer)
-        loaded = self._store.load_since(keys, None)
-        fresh = Snapshots(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
-        self.rebuilds += 1
-        self._keep(slot, fresh)
-        return fresh
+        current = self.peek(keys, viewer)
+        if current is None:
+            current = self._restored(keys, viewer)
+        if current is None:
+            loaded = self._store.load_since(keys, None)
+            built = Snapshots(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
+            self.rebuilds += 1
+            current = self._checkpointed(keys, viewer, built)
+            self._keep(slot, current)
+            return current
+        checkpointed = self._checkpointed(keys, viewer, current)
+        if checkpointed is not current:  # peek and _restored kept ``current``: keep what knows its checkpoint
+            self._keep(slot, checkpointed)
+        return checkpointed
+
+    def _restored(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots | None:
+        """The read from the store's checkpoint, extended with what was added since; None without one."""
+        stored = self._checkpoints.stored(keys, viewer) if self._checkpoints is not None else None
+        if stored is None:
+            return None
+        restored = self._extend(keys, viewer, stored)
+        if restored is None:
+            return None  # not only entries were added since it was kept (its store erases it then)
+        self.restores += 1
+        self._keep((tuple(keys), viewer), restored)
+        return restored
+
+    def _checkpointed(self, keys: Sequence[ProfileKey], viewer: str, current: Snapshots) -> Snapshots:
+        """``current``, marked as checkpointed when it was due for a checkpoint and the store kept one."""
+        if self._checkpoints is None or not self._checkpoints.due(current):
+            return current
+        return replace(current, checkpointed=current.shown) if self._checkpoints.keep(keys, viewer, current) \
+            else current
 
     def peek(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots | None:
         """As ``read``, but None instead of loading ``keys`` in full when no snapshot can be kept current.
@@ -269,7 +312,7 @@ class SnapshotCache:
                 return None
             scopes.append(grown)
         self.extensions += 1
-        return Snapshots(loaded.stamp, loaded.sequence, tuple(scopes))
+        return Snapshots(loaded.stamp, loaded.sequence, tuple(scopes), cached.checkpointed)
 
     def _keep(self, slot: tuple[tuple[ProfileKey, ...], str], cached: Snapshots) -> None:
         self._answers.put((self._space, slot), cached, cached.size)
