@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from memory_core.adapters.sqlite_checkpoints import KEEP_SQL, KEPT_PER_PARTITION, READ_SQL, TRIM_SQL
 from memory_core.adapters.sqlite_database import SqliteDatabase, SqliteMetrics
 from memory_core.adapters.sqlite_fulltext import page_of_matches, replaces_sql
 from memory_core.adapters.sqlite_records import RECORD_INSERT, SqliteRecords, record_values
@@ -32,6 +33,7 @@ from memory_core.adapters.sqlite_rows import (
     window_filter,
 )
 from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
+from memory_core.domain.checkpoints import StoredCheckpoint
 from memory_core.domain.errors import Conflict, Unavailable
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState
 from memory_core.domain.records import Record, RecordKind
@@ -96,13 +98,34 @@ class SqliteMemoryStore(SqliteRecords):
                 stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
                 profiles = self._profiles(keys)
                 rows = db.execute(sql, params).fetchall()
+                # A full load labels itself with the partition's sequence, not just these profiles':
+                # the next load after it then walks only rows stored since, not the other profiles'.
+                partition = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0] if after is None else 0
                 states = self._states(keys, profiles, [row[1:] for row in rows])
             finally:
                 db.execute("COMMIT")
         except sqlite3.Error as e:
             raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
-        sequence = max([after or 0, *(row[0] for row in rows)])
+        sequence = max([after or 0, partition, *(row[0] for row in rows)])
         return StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), sequence, states)
+
+    # -- ReadCheckpoints (domain.checkpoints; erased by sqlite_checkpoints' triggers) ------
+
+    def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
+        rows = self._db.read(READ_SQL, [instance_id, upn, read_key])
+        return StoredCheckpoint(PartitionStamp(rows[0][0], rows[0][1]), rows[0][2]) if rows else None
+
+    def keep_checkpoint(self, instance_id: str, upn: str, read_key: str, checkpoint: StoredCheckpoint) -> bool:
+        """Stored in one transaction with the stamp check; the partition keeps its newest
+        ``KEPT_PER_PARTITION`` checkpoints."""
+        values = {"instance_id": instance_id, "upn": upn, "read_key": read_key, "changes": checkpoint.stamp.changes,
+                  "inserts": checkpoint.stamp.inserts, "payload": checkpoint.payload,
+                  "kept_per_partition": KEPT_PER_PARTITION}
+        with self._db.write() as db:
+            kept = db.execute(KEEP_SQL, values).rowcount > 0
+            if kept:
+                db.execute(TRIM_SQL, values)
+        return kept
 
     def _profiles(self, keys: Sequence[ProfileKey]) -> list[Any]:
         marks = ",".join("?" * len(keys))
