@@ -18,6 +18,10 @@ KEPT_PER_PARTITION = 8
 """Checkpoints kept per owner partition (one per read shape: user, each agent, each combined read);
 the least recently kept go first. Bounds what a user with many agents costs on disk."""
 
+CHECKPOINT_WAIT_SECONDS = 0.05
+"""How long keeping a checkpoint waits for another process's write lock before giving up: the
+read that keeps it is answered either way, and should not wait behind a long write for a cache."""
+
 
 def _erase_trigger(name: str, event: str, table: str, row: str, owner: str, when: str = "") -> str:
     return (
@@ -72,4 +76,4 @@ TRIM_SQL = (
 )
 """Keeps the partition's ``KEPT_PER_PARTITION`` most recently kept checkpoints."""
 
-__all__ = ["CHECKPOINTS_SCHEMA", "KEEP_SQL", "KEPT_PER_PARTITION", "READ_SQL", "TRIM_SQL"]
+__all__ = ["CHECKPOINTS_SCHEMA", "CHECKPOINT_WAIT_SECONDS", "KEEP_SQL", "KEPT_PER_PARTITION", "READ_SQL", "TRIM_SQL"]

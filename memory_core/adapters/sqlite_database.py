@@ -96,21 +96,29 @@ class SqliteDatabase:
     # -- transactions ---------------------------------------------------------
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self, *, wait_seconds: float | None = None) -> Iterator[sqlite3.Connection]:
         """A ``BEGIN IMMEDIATE`` transaction, committed when the block ends and rolled back if it raises.
 
+        ``wait_seconds``: how long to wait for another writer's lock, when not the store's busy
+        timeout (a write a read makes on the side waits less than the read's caller would).
         Raises ``Unavailable`` when SQLite fails (a busy timeout, a full disk).
         """
         try:
             db = self.connection()
             self.count(0)
-            db.execute("BEGIN IMMEDIATE")
+            if wait_seconds is not None:
+                db.execute(f"PRAGMA busy_timeout={int(wait_seconds * 1000)}")
             try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            finally:
+                if wait_seconds is not None:
+                    db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
         except sqlite3.Error as e:
             raise Unavailable(f"the SQLite store could not complete the write: {e}") from e
 

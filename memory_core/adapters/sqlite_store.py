@@ -18,7 +18,13 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from memory_core.adapters.sqlite_checkpoints import KEEP_SQL, KEPT_PER_PARTITION, READ_SQL, TRIM_SQL
+from memory_core.adapters.sqlite_checkpoints import (
+    CHECKPOINT_WAIT_SECONDS,
+    KEEP_SQL,
+    KEPT_PER_PARTITION,
+    READ_SQL,
+    TRIM_SQL,
+)
 from memory_core.adapters.sqlite_database import SqliteDatabase, SqliteMetrics
 from memory_core.adapters.sqlite_fulltext import page_of_matches, replaces_sql
 from memory_core.adapters.sqlite_records import RECORD_INSERT, SqliteRecords, record_values
@@ -117,11 +123,12 @@ class SqliteMemoryStore(SqliteRecords):
 
     def keep_checkpoint(self, instance_id: str, upn: str, read_key: str, checkpoint: StoredCheckpoint) -> bool:
         """Stored in one transaction with the stamp check; the partition keeps its newest
-        ``KEPT_PER_PARTITION`` checkpoints."""
+        ``KEPT_PER_PARTITION`` checkpoints. Waits at most ``CHECKPOINT_WAIT_SECONDS`` for another
+        writer's lock (then ``Unavailable``): the read that keeps it has its answer already."""
         values = {"instance_id": instance_id, "upn": upn, "read_key": read_key, "changes": checkpoint.stamp.changes,
                   "inserts": checkpoint.stamp.inserts, "payload": checkpoint.payload,
                   "kept_per_partition": KEPT_PER_PARTITION}
-        with self._db.write() as db:
+        with self._db.write(wait_seconds=CHECKPOINT_WAIT_SECONDS) as db:
             kept = db.execute(KEEP_SQL, values).rowcount > 0
             if kept:
                 db.execute(TRIM_SQL, values)

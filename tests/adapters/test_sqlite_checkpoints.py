@@ -96,3 +96,29 @@ def test_a_checkpoint_the_domain_cannot_read_is_passed_over_for_a_full_read(stor
         fresh = MemoryService(store)
         assert fresh.get(ALEX, "i", Scope.USER, None).content_markdown == expected
         assert fresh._snapshots is not None and (fresh._snapshots.restores, fresh._snapshots.rebuilds) == (0, 1)
+
+
+def test_a_read_does_not_wait_behind_another_processs_write_lock_to_keep_its_checkpoint(
+    store: SqliteMemoryStore,
+) -> None:
+    import time
+
+    service = MemoryService(store)
+    for n in range(CHECKPOINT_MIN_SECTIONS):
+        service.append(ALEX, "i", Scope.USER, None, f"- fact {n}")
+    other = sqlite3.connect(store._db.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process, in the middle of a long write
+    try:
+        fresh = MemoryService(SqliteMemoryStore(store._db.path, busy_timeout_seconds=5))
+        started = time.perf_counter()
+        view = fresh.get(ALEX, "i", Scope.USER, None)
+        assert time.perf_counter() - started < 1.0  # not the 5 s busy timeout
+        assert "- fact 0" in view.content_markdown
+        cache = fresh._snapshots
+        assert cache is not None and cache._checkpoints is not None and cache._checkpoints.refused == 1
+        assert fresh.store._db.connection().execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    fresh.get(ALEX, "i", Scope.USER, None)  # the lock is gone: the next read keeps it
+    assert store.read_checkpoint("i", ALEX.upn, read_key([USER_KEY], ALEX.upn)) is not None
