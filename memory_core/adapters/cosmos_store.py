@@ -21,7 +21,7 @@ Round trips are the cost, so:
 - ``save_profile`` and ``put_record`` with an etag replace with If-Match, and
   a 412 becomes ``Conflict`` for the service to re-read and retry;
 - ``delete_entries`` is one query for the ids still there plus one
-  transactional batch per 99 deletes.
+  transactional batch per 98 deletes.
 
 The app never creates the database or the container (infra does: data-plane
 RBAC cannot). On first use the container's partition key is checked; when the
@@ -60,7 +60,7 @@ from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters import cosmos_queries as queries
 from memory_core.adapters.cosmos_account import EXPECTED_PARTITION_KEY, PROVISION_COMMAND, CosmosAccount
 from memory_core.adapters.cosmos_calls import CallMetrics, Calls, Meter, ProfileCache
-from memory_core.adapters.cosmos_stamps import STAMP, UNKNOWN, BatchRefused, Operation, Stamps
+from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, STAMP, UNKNOWN, BatchRefused, Operation, Stamps
 from memory_core.domain.errors import Conflict
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.records import Partition, Record, RecordKind
@@ -70,7 +70,7 @@ from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 if TYPE_CHECKING:
     from memory_core.settings import Settings
 
-_DELETES_PER_BATCH = 99  # a transactional batch holds 100 operations (a Cosmos DB limit), one is the stamp
+_DELETES_PER_BATCH = CALLER_OPERATIONS  # 100 a batch (a Cosmos DB limit), less the stamp and the checkpoint
 _IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
 _PROFILE_CACHE_SIZE = 4096
 _WRITE_ATTEMPTS = 3
@@ -296,7 +296,9 @@ class CosmosMemoryStore:
                     return [*new, ("create", (docs.entry_item(entry, first),)), *extra]
 
                 try:
-                    results = self._stamps.write(calls, key.instance_id, key.upn, operations, inserts=1)
+                    # A profile created is not only an entry added: it erases checkpoints (the domain's promise).
+                    results = self._stamps.write(calls, key.instance_id, key.upn, operations, inserts=1,
+                                                 erases_checkpoint=bool(new))
                 except BatchRefused as refused:
                     if new and refused.index == 0 and refused.status == 409:
                         continue  # a concurrent first append made the profile: read that one

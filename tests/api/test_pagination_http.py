@@ -57,7 +57,7 @@ def _seed_entries(store: MemoryStore, instance: str, count: int) -> list[MemoryE
                            T0 + timedelta(seconds=n // 3), UPN) for n in range(count)]  # ties on time: ids decide
     store.append(MemoryProfile(key, "Alex", UPN, None, T0, T0), entries[0])
     if isinstance(store, CosmosMemoryStore):
-        write_cosmos_entries(store, entries[1:])  # stamped batches of 99: the quick way to 10,000 items
+        write_cosmos_entries(store, entries[1:])  # stamped batches of 98: the quick way to 10,000 items
     else:
         for entry in entries[1:]:
             store.append(MemoryProfile(key, "Alex", UPN, None, T0, T0), entry)

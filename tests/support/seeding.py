@@ -2,7 +2,7 @@
 
 SQLite: the store's own ``append`` (about 2 s for 10,000). Cosmos DB: the first
 entry through the store (it creates the profile), the rest in transactional
-batches of 99 creates and the partition stamp's move, the same items and stamp
+batches of 98 creates and the partition stamp's move, the same items and stamp
 the store writes (``cosmos_stamps``).
 """
 
@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory_core.adapters import cosmos_documents as docs
-from memory_core.adapters.cosmos_stamps import Operation
+from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, Operation
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
 from memory_core.domain.store import MemoryStore
@@ -66,7 +66,7 @@ def seed(store: MemoryStore, entries: list[MemoryEntry], cosmos: CosmosServer | 
 
 
 def write_cosmos_entries(store: CosmosMemoryStore, entries: list[MemoryEntry]) -> None:
-    """Create ``entries`` (all of one key) in transactional batches of 99 that move the partition's
+    """Create ``entries`` (all of one key) in transactional batches of 98 that move the partition's
     stamp, as the store's own writes do, so a running server's read snapshots see them."""
     _stamped_batches(store, entries, lambda first, chunk: [
         ("create", (docs.entry_item(e, first + n),)) for n, e in enumerate(chunk)
@@ -74,7 +74,8 @@ def write_cosmos_entries(store: CosmosMemoryStore, entries: list[MemoryEntry]) -
 
 
 def erase_cosmos_entries(store: CosmosMemoryStore, entries: list[MemoryEntry]) -> None:
-    """Erase ``entries`` (all of one key) in stamped transactional batches of 99."""
+    """Erase ``entries`` (all of one key) in stamped transactional batches of 98 (which erase the
+    partition's checkpoint, as the store's own erasures do)."""
     _stamped_batches(store, entries, lambda _, chunk: [("delete", (docs.entry_item_id(e.id),)) for e in chunk])
 
 
@@ -89,8 +90,8 @@ def _stamped_batches(
         return
     key = entries[0].key
     with store._operation("seed") as calls:
-        for at in range(0, len(entries), 99):
-            chunk = entries[at:at + 99]
+        for at in range(0, len(entries), CALLER_OPERATIONS):
+            chunk = entries[at:at + CALLER_OPERATIONS]
             store._stamps.write(calls, key.instance_id, key.upn, functools.partial(operations, chunk=chunk),
                                 inserts=len(chunk) if inserts else 0)
 
@@ -106,7 +107,7 @@ def memory_with_correction(key: ProfileKey, count: int = 10_000) -> list[MemoryE
 
 def unseed(cosmos: CosmosServer, entries: list[MemoryEntry], database: str = "memory",
            container: str = "Memories") -> None:
-    """Remove seeded entries from the Cosmos test server (stamped transactional batches of 99 deletes)."""
+    """Remove seeded entries from the Cosmos test server (stamped transactional batches of 98 deletes)."""
     from tests.adapters.cosmos_support import cosmos_store
 
     store = cosmos_store(cosmos, database, container)
