@@ -21,7 +21,10 @@ Round trips are the cost, so:
 - ``save_profile`` and ``put_record`` with an etag replace with If-Match, and
   a 412 becomes ``Conflict`` for the service to re-read and retry;
 - ``delete_entries`` is one query for the ids still there plus one
-  transactional batch per 98 deletes.
+  transactional batch per 98 deletes;
+- a large read leaves a checkpoint (``ReadCheckpoints``, kept by
+  ``memory_core.adapters.cosmos_checkpoints``), so another process's first
+  read of it is a point read and a query for what was added since.
 
 The app never creates the database or the container (infra does: data-plane
 RBAC cannot). On first use the container's partition key is checked; when the
@@ -60,7 +63,9 @@ from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters import cosmos_queries as queries
 from memory_core.adapters.cosmos_account import EXPECTED_PARTITION_KEY, PROVISION_COMMAND, CosmosAccount
 from memory_core.adapters.cosmos_calls import CallMetrics, Calls, Meter, ProfileCache
+from memory_core.adapters.cosmos_checkpoints import CosmosCheckpoints
 from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, STAMP, UNKNOWN, BatchRefused, Operation, Stamps
+from memory_core.domain.checkpoints import StoredCheckpoint
 from memory_core.domain.errors import Conflict
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.records import Partition, Record, RecordKind
@@ -104,6 +109,7 @@ class CosmosMemoryStore:
         self._operation = self._account.operation
         self._profiles = ProfileCache(profile_cache_size)
         self._stamps = Stamps()
+        self._checkpoints = CosmosCheckpoints(self._stamps)
 
     @classmethod
     def from_settings(cls, settings: Settings, **client_overrides: Any) -> CosmosMemoryStore:
@@ -228,6 +234,20 @@ class CosmosMemoryStore:
             items = calls.query(sql, params, [instance_id, upn])
         items = [i for i in items if i.get("type") != docs.ENTRY or docs.sequence_of(i) <= stored.sequence]
         return StampedLoad(stored.stamp, stored.sequence, self._states(keys, items))
+
+    # -- ReadCheckpoints (domain.checkpoints), kept by cosmos_checkpoints ----------
+
+    def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
+        """The checkpoint kept for ``read_key``: one point read of the partition's checkpoint item."""
+        with self._operation("read_checkpoint") as calls:
+            return self._checkpoints.read(calls, instance_id, upn, read_key)
+
+    def keep_checkpoint(self, instance_id: str, upn: str, read_key: str, checkpoint: StoredCheckpoint) -> bool:
+        """Stored with the stamp's If-Match in one batch (False when the stamp moved, the partition has
+        none, or the checkpoint would not fit in an item); a point read of the item first when the
+        partition has one. Raises ``Unavailable`` when the account cannot be reached."""
+        with self._operation("keep_checkpoint") as calls:
+            return self._checkpoints.keep(calls, instance_id, upn, read_key, checkpoint)
 
     def newest_entries(
         self, window: EntryWindow, limit: int, *, cursor: PageCursor | None = None, kind: EntryKind | None = None
