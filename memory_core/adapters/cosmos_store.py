@@ -365,7 +365,7 @@ class CosmosMemoryStore:
         with self._operation("delete_entries") as calls:
             for start in range(0, len(wanted), _IDS_PER_QUERY):
                 # Only ids still there go into a batch: a batch with a missing id
-                # fails as a whole, so this keeps the usual case at one batch per 99.
+                # fails as a whole, so this keeps the usual case at one batch per 98.
                 params = {
                     "@instance_id": key.instance_id, "@upn": key.upn, "@profile_id": key.profile_id,
                     "@entry": docs.ENTRY, "@ids": wanted[start:start + _IDS_PER_QUERY],
