@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import threading
 import uuid
 import zlib
 from collections.abc import Callable, Iterator
@@ -511,3 +512,63 @@ def test_a_stamp_flagged_without_its_checkpoint_item_still_lets_every_write_thro
     MemoryService(stores[1], deletion_mode=DeletionMode.IMMEDIATE).forget(ALEX, instance, secret.id)
     assert _holding(cosmos_account, instance, SECRET) == []
     assert _stamp_item(cosmos_account, instance)["checkpointed"] is False
+
+
+# -- under concurrency ---------------------------------------------------------------------------
+
+
+def test_checkpoints_kept_while_another_process_forgets_never_hold_a_forgotten_entry(
+    stores: list[CosmosMemoryStore], cosmos_account: CosmosServer, instance: str
+) -> None:
+    """One process forgets entries one by one while two others read as fresh processes do (each read
+    a new service: restored from the checkpoint, or built in full and kept). Whatever interleaving,
+    no stored checkpoint a reader finds holds an entry forgotten before it looked, every write and
+    read gets through, and the last read is the full read's. (The exact race, a checkpoint built
+    before a forget and kept after it, is forced above: this one runs them for real.)"""
+    entries = make_entries(_user(instance), LARGE, text=lambda n: f"- numbered fact {n:04d} to be forgotten")
+    seed(stores[0], entries, cosmos_account)
+    doomed = entries[:12]
+    forgotten: list[str] = []
+    errors: list[BaseException] = []
+    leaked: list[str] = []
+    looked: list[int] = []  # the number of forgotten entries when a stored checkpoint was looked through
+    done = threading.Event()
+
+    def forget() -> None:
+        service = MemoryService(stores[0], deletion_mode=DeletionMode.IMMEDIATE)
+        try:
+            for entry in doomed:
+                service.forget(ALEX, instance, entry.id)
+                forgotten.append(entry.content_markdown)
+        except BaseException as e:  # reported below
+            errors.append(e)
+        finally:
+            done.set()
+
+    def read(store: CosmosMemoryStore) -> None:
+        try:
+            while not done.is_set():
+                MemoryService(store).get(ALEX, instance, Scope.USER, None)
+                gone = list(forgotten)  # forgotten before this look at the stored checkpoint
+                item = _checkpoint_item(cosmos_account, instance)
+                if item is not None:
+                    looked.append(len(gone))
+                    leaked.extend(text for text in gone if text in _text_of(item))
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=forget), *(threading.Thread(target=read, args=(s,)) for s in stores[1:])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and leaked == []
+    assert len(forgotten) == len(doomed)
+    assert any(0 < n < len(doomed) for n in looked)  # checkpoints were kept between the forgets, not only before
+    process = cosmos_store(cosmos_account)
+    try:
+        document = MemoryService(process).get(ALEX, instance, Scope.USER, None).content_markdown
+    finally:
+        process.close()
+    assert document == _from_scratch(stores[2], instance)
+    assert not any(text in document for text in forgotten)
