@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, SnapshotC
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import DeletionMode, ImportMode, PendingDeletion
 
-CHECKPOINT_STORES = ["sqlite"]
+CHECKPOINT_STORES = ["sqlite", "cosmos"]
 """The stores that implement ReadCheckpoints."""
 
 LARGE = CHECKPOINT_MIN_SECTIONS + 4
@@ -57,6 +58,27 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Mem
         yield another_cosmos(), another_cosmos
         for cosmos in made:
             cosmos.close()
+        _erase_cosmos_memories(account)
+
+
+def _erase_cosmos_memories(account: Any) -> None:
+    """Erase what a test stored in the Cosmos test server (every item of the ``ckpt-`` callers' partitions):
+    it scans its whole container for every query, so hundreds of items left behind per test would slow
+    every later test of the suite."""
+    client = account.client()
+    try:
+        container = client.get_database_client("memory").get_container_client("Memories")
+        items = container.query_items(
+            "SELECT c.id, c.upn FROM c WHERE c.instance_id = 'i' AND STARTSWITH(c.upn, 'ckpt-')",
+            enable_cross_partition_query=True)
+        by_owner: dict[str, list[str]] = {}
+        for item in items:
+            by_owner.setdefault(item["upn"], []).append(item["id"])
+        for owner, ids in by_owner.items():
+            for at in range(0, len(ids), 100):
+                container.execute_item_batch([("delete", (i,)) for i in ids[at:at + 100]], partition_key=["i", owner])
+    finally:
+        client.close()
 
 
 def _caller() -> Caller:
