@@ -9,6 +9,7 @@ on must be in the container's indexing policy (tests/infra/test_infra_indexing_p
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from memory_core.adapters import cosmos_documents as docs
@@ -59,6 +60,22 @@ def window_filter(window: EntryWindow) -> tuple[str, dict[str, Any]]:
     if window.excluded_ids:
         where += " AND NOT ARRAY_CONTAINS(@excluded, c.id)"
         params["@excluded"] = sorted(docs.entry_item_id(i) for i in window.excluded_ids)
+    return where, params
+
+
+def oldest_filter(
+    window: EntryWindow, after: tuple[datetime, str] | None, at: datetime | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The WHERE clause (and parameters) of ``window``'s entries strictly after ``after`` in
+    ``(created_on, id)`` order; with ``at``, only those created at exactly that time."""
+    where, params = window_filter(window)
+    if after is not None:
+        where += " AND (c.created_on > @after_at OR (c.created_on = @after_at AND c.id > @after_id))"
+        params["@after_at"] = docs.iso(after[0])
+        params["@after_id"] = docs.entry_item_id(after[1])
+    if at is not None:
+        where += " AND c.created_on = @tie_at"
+        params["@tie_at"] = docs.iso(at)
     return where, params
 
 

@@ -272,6 +272,28 @@ class CosmosMemoryStore:
         entries.sort(key=lambda e: e.sort_key, reverse=True)
         return entries
 
+    def oldest_entries(
+        self, window: EntryWindow, limit: int, *, after: tuple[datetime, str] | None = None
+    ) -> list[MemoryEntry]:
+        """One query ordered on ``created_on`` alone (its range index serves it; no composite
+        index), asking one entry more than ``limit``: when that one shares the page's last
+        timestamp, ``TOP`` may have cut among entries of equal time in any order, so a second
+        query reads every entry of that time and the page is cut in id order."""
+        if limit <= 0:
+            return []
+        pk = [window.key.instance_id, window.key.upn]
+        where, params = queries.oldest_filter(window, after)
+        with self._operation("oldest_entries") as calls:
+            items = calls.query(f"SELECT TOP {int(limit) + 1} * FROM c WHERE {where} ORDER BY c.created_on ASC",
+                                params, pk)
+            entries = sorted((docs.entry_from_item(window.key, i) for i in items), key=lambda e: e.sort_key)
+            if len(entries) > limit and entries[limit].created_on == entries[limit - 1].created_on:
+                tie_where, tie_params = queries.oldest_filter(window, after, entries[limit].created_on)
+                ties = calls.query(f"SELECT * FROM c WHERE {tie_where}", tie_params, pk)
+                earlier = [e for e in entries if e.created_on < entries[limit].created_on]
+                entries = earlier + sorted((docs.entry_from_item(window.key, i) for i in ties), key=lambda e: e.sort_key)
+        return entries[:limit]
+
     def count_entries(self, window: EntryWindow) -> EntryCount:
         where, params = queries.window_filter(window)
         sql = f"SELECT COUNT(1) AS n, MIN(c.created_on) AS oldest FROM c WHERE {where}"

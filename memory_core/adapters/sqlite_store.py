@@ -15,6 +15,7 @@ import sqlite3
 import uuid
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -214,6 +215,23 @@ class SqliteMemoryStore(SqliteRecords):
         # SQLite reads ``limit`` rows from its end, whatever the profile holds.
         rows = self._db.read(
             f"SELECT {ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY created_on DESC, id DESC LIMIT ?",
+            [*params, max(0, limit)],
+        )
+        return [entry_from_row(window.key, row) for row in rows]
+
+    def oldest_entries(
+        self, window: EntryWindow, limit: int, *, after: tuple[datetime, str] | None = None
+    ) -> list[MemoryEntry]:
+        where, params = window_filter(window)
+        if after is not None:
+            # Times are stored as UTC ISO text (fixed width), so text order is time order.
+            at = iso(after[0].astimezone(UTC))
+            where += " AND (created_on>? OR (created_on=? AND id>?))"
+            params += [at, at, after[1]]
+        # The (instance_id, upn, profile_id, created_on) index serves the order: SQLite reads
+        # ``limit`` rows from the start of the range (and sorts only the ties by id).
+        rows = self._db.read(
+            f"SELECT {ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY created_on, id LIMIT ?",
             [*params, max(0, limit)],
         )
         return [entry_from_row(window.key, row) for row in rows]

@@ -92,6 +92,19 @@ class MemoryStore(Protocol):
         """
         ...
 
+    def oldest_entries(
+        self, window: EntryWindow, limit: int, *, after: tuple[datetime, str] | None = None
+    ) -> list[MemoryEntry]:
+        """Up to ``limit`` entries of ``window``, oldest first by ``(created_on, id)``, strictly after ``after``.
+
+        What an entries page is read from when no listing is kept (``domain.stored_pages``):
+        entries sharing one ``created_on`` come in id order and a page boundary among them
+        loses and repeats none. Bounded work: ``limit`` entries from the profile's time index,
+        plus on Cosmos DB (ordered by one field, so no composite index is needed) the entries
+        that share the page's last timestamp when the page boundary falls among them.
+        """
+        ...
+
     def count_entries(self, window: EntryWindow) -> EntryCount:
         """The number of entries in ``window`` and the oldest one's ``created_on`` (one aggregate query)."""
         ...
