@@ -70,7 +70,8 @@ def oldest_filter(
     ``(created_on, id)`` order; with ``at``, only those created at exactly that time."""
     where, params = window_filter(window)
     if after is not None:
-        where += " AND (c.created_on > @after_at OR (c.created_on = @after_at AND c.id > @after_id))"
+        # A bare lower bound on created_on, so the range index starts at the position.
+        where += " AND c.created_on >= @after_at AND (c.created_on > @after_at OR c.id > @after_id)"
         params["@after_at"] = docs.iso(after[0])
         params["@after_id"] = docs.entry_item_id(after[1])
     if at is not None:

@@ -226,7 +226,8 @@ class SqliteMemoryStore(SqliteRecords):
         if after is not None:
             # Times are stored as UTC ISO text (fixed width), so text order is time order.
             at = iso(after[0].astimezone(UTC))
-            where += " AND (created_on>? OR (created_on=? AND id>?))"
+            # The bare lower bound lets SQLite seek the index to the position instead of walking to it.
+            where += " AND created_on>=? AND (created_on>? OR id>?)"
             params += [at, at, after[1]]
         # The (instance_id, upn, profile_id, created_on) index serves the order: SQLite reads
         # ``limit`` rows from the start of the range (and sorts only the ties by id).

@@ -2,7 +2,9 @@
 
 An entries page (``GET .../memory/entries``, the console's list) is a slice of the scope's
 visible entries in listing order: user scope before agent scope, then time, then id.
-Building that order reads every entry of the scope. ``Listings`` keeps it while the
+Building that order reads every entry of the scope, so a private read with no current
+listing reads its page from the store instead (``stored_pages``) and keeps a listing only
+when that page held the whole scope (``Listings.keep``). ``Listings`` keeps it while the
 partition's stamp is unchanged, as ``StampedAnswers`` does for any answer, and when only
 entries were added since (appends, from any process) it reads just those and inserts
 them, so the first page after an append no longer reads the whole memory. A listing under
@@ -25,10 +27,11 @@ under (nothing but inserts happened), so they decide whether each added entry sh
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 
+from memory_core.domain.errors import InvalidInput
 from memory_core.domain.kept import KeptAnswers, entries_bytes
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.shared_snapshots import added_across, load_across
@@ -39,10 +42,42 @@ from memory_core.domain.visibility import merged_entries
 Position = tuple[str, str, str]
 
 
+def scope_rank(scope: Scope) -> str:
+    """The first part of a position: user scope ("0") lists before agent scope ("1")."""
+    return "0" if scope is Scope.USER else "1"
+
+
+def position_time(moment: datetime) -> str:
+    """The second part of a position: the time in UTC, ISO 8601 with microseconds (fixed width, so
+    text order is time order)."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
 def entry_position(entry: MemoryEntry) -> Position:
     """An entry's place in a listing: user scope before agent scope, then time, then id."""
-    rank = "0" if entry.key.scope is Scope.USER else "1"
-    return rank, entry.created_on.astimezone(UTC).isoformat(timespec="microseconds"), entry.id
+    return scope_rank(entry.key.scope), position_time(entry.created_on), entry.id
+
+
+def listing_position(decoded: Sequence[str] | None) -> tuple[Position, datetime] | None:
+    """The position a continuation token carries (``paging.decode_token``'s answer), and its time;
+    None for none.
+
+    Only positions an entry can have are taken, so a page read from a listing and one read from
+    the store (``stored_pages``) agree on every token. Raises ``InvalidInput``
+    (``invalid_continuation``) for anything else: another length, an unknown rank, a time not in
+    the form ``position_time`` writes.
+    """
+    if decoded is None:
+        return None
+    try:
+        rank, at, entry_id = decoded
+        moment = datetime.fromisoformat(at)
+        if rank not in ("0", "1") or moment.tzinfo is None or position_time(moment) != at:
+            raise ValueError(at)
+    except (ValueError, TypeError, OverflowError):  # OverflowError: a time at the edge of the calendar
+        raise InvalidInput("continuation is not a token this listing answered; start again without it",
+                           code="invalid_continuation") from None
+    return (rank, at, entry_id), moment
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,22 +137,35 @@ class Listings:
 
     @property
     def builds(self) -> int:
-        """Listings built from a full read of their scope (not grown), for tests and benchmarks."""
+        """Listings built from a full read of their scope, or kept from a page that held all of it
+        (not grown), for tests and benchmarks."""
         return self._answers.builds
 
     def listing(self, key: Hashable, keys: Sequence[ProfileKey]) -> Listing:
         """The visible entries of ``keys`` (one partition, private policy) in listing order, as of this call."""
-        instance_id, upn = keys[0].instance_id, keys[0].upn
 
         def build() -> Listing:
             loaded = self._store.load_since(keys, None)
             return Listing.of([e for state in loaded.states for e in state.visible_entries()], (loaded.sequence,))
 
+        return self._answers.answer(key, keys[0].instance_id, keys[0].upn, build, grow=self._grower(keys))
+
+    def kept(self, key: Hashable, keys: Sequence[ProfileKey]) -> tuple[Listing | None, PartitionStamp]:
+        """As ``listing``, but None instead of building one (a private read's kept listing, current
+        or grown by what was appended since); and the partition's stamp read on this call."""
+        return self._answers.peek(key, keys[0].instance_id, keys[0].upn, grow=self._grower(keys))
+
+    def keep(self, key: Hashable, stamp: PartitionStamp, listing: Listing) -> None:
+        """Keep ``listing`` (every visible entry of the keys, read after ``stamp`` and after the entry
+        sequence it carries were) for ``listing`` and ``kept`` to answer from and grow."""
+        self._answers.keep(key, stamp, listing)
+
+    def _grower(self, keys: Sequence[ProfileKey]) -> Callable[[Listing, PartitionStamp], Listing | None]:
         def grow(kept: Listing, kept_at: PartitionStamp) -> Listing | None:
             loaded = added_since(self._store, keys, kept.sequences[0], kept_at)
             return kept.grown(loaded.states, (loaded.sequence,)) if loaded is not None else None
 
-        return self._answers.answer(key, instance_id, upn, build, grow=grow)
+        return grow
 
     def across(self, key: Hashable, keys: Sequence[ProfileKey], viewer: str, policy: SharingPolicy) -> Listing:
         """A sharing read's listing: the visible entries of ``keys`` (the viewer's partition) merged with

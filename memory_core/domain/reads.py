@@ -5,6 +5,8 @@ store that stamps its partitions (``ChangeStamps``) reads are answered from what
 process kept, each checked against the store's stamp on every call
 (``domain.snapshots``, ``domain.shared_snapshots``, ``domain.listings``), so a read costs
 the same at any memory size and never shows memory a write from any process has changed.
+A private entries page with no current listing is read from the store a page at a time
+(``domain.stored_pages``), so a fresh process's first page costs a page, not the memory.
 What is kept is held in one store bounded in bytes (``domain.kept``).
 """
 
@@ -12,21 +14,23 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from datetime import datetime
 
 from memory_core.domain.budgeted_read import KeptRead, grown_read, kept_read, read_within, within_snapshots
 from memory_core.domain.checkpoints import Checkpointing, ReadCheckpoints
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import DEFAULT_MAX_BYTES, KeptAnswers
-from memory_core.domain.listings import Listing, Listings
+from memory_core.domain.listings import Listing, Listings, Position, entry_position, listing_position
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.rendering import render_combined, render_scope
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.shared_snapshots import SharedSnapshots, grown_shared_snapshots, shared_snapshots
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, StampedAnswers, snapshot_view
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, SnapshotCache, StampedAnswers, snapshot_view
 from memory_core.domain.store import MemoryStore
+from memory_core.domain.stored_pages import StoredPage, stored_page
 from memory_core.domain.targets import ProfileTargets
 from memory_core.domain.views import ExportDocument, MemoryView, ScopeRead, combined_view, export_filename, read_view
 from memory_core.domain.visibility import visible_matches, visible_scopes
@@ -197,33 +201,57 @@ class MemoryReads:
         """One page of ``entries``: user before agent (combined), then oldest first.
 
         Keyset pages: walking every page gives every entry visible throughout the
-        walk exactly once. A page is cut from the scope's visible entries in order (under a
-        sharing policy, merged with the shared entries it shows); that listing is kept while
-        the partitions' stamps are unchanged and grown by the entries appended since
-        (``listings.Listings``), so a walk reads the scope once (one stamp read per partition a
-        page after the first) unless a write other than an append comes between pages.
-        ``InvalidInput`` for a foreign token.
+        walk exactly once, whichever way each page was read. A private page is cut from the
+        scope's listing when this process keeps a current one (one stamp read; grown by the
+        entries appended since, ``listings.Listings``), else read from the store a page at a
+        time (``stored_pages``: about ``limit`` entries read, whatever the memory holds); a page
+        that holds the whole scope is kept as its listing. A sharing page is cut from a listing
+        of the scope merged with the shared entries it shows, kept and grown the same way, built
+        from a full read of both partitions when none is current.
+        ``InvalidInput`` for a foreign or malformed token, or a limit outside 1..1000.
         """
         name = f"entries:{scope.value}"
-        position = decode_token(name, continuation)
+        after = listing_position(decode_token(name, continuation))
         check_page_size(limit)
         keys = self._targets.read_keys(caller, instance_id, scope, agent)
         policy = self._targets.policy(sharing)
 
-        # Walking a large memory page by page reads it once, not once per page, while nothing changes
-        # but appends.
         if self._listings is None:
             listing = Listing.of([e for _, entries in visible_scopes(self._store, caller.upn, keys, policy)
                                   for e in entries])
         elif not policy.shares_read():
-            listing = self._listings.listing(("entries", tuple(keys)), keys)
+            kept, stamp = self._listings.kept(("entries", tuple(keys)), keys)
+            if kept is not None:
+                return _cut(name, kept, after, limit)
+            page = self._stored_page(keys, after, limit, stamp)
+            if page is not None:
+                return _page(name, page.entries, page.more)
+            listing = self._listings.listing(("entries", tuple(keys)), keys)  # a hold no window expresses
         else:
+            # Walking a large memory page by page reads it once, not once per page, while nothing
+            # changes but appends.
             listing = self._listings.across(("entries", tuple(keys), policy), keys, caller.upn, policy)
-        start = bisect.bisect_right(listing.positions, tuple(position)) if position else 0
-        page = listing.entries[start:start + limit]
-        more = len(listing.entries) > start + limit
-        token = encode_token(name, list(listing.positions[start + limit - 1])) if more else None
-        return Page(list(page), token)
+        return _cut(name, listing, after, limit)
+
+    def _stored_page(
+        self, keys: list[ProfileKey], after: tuple[Position, datetime] | None, limit: int, stamp: PartitionStamp,
+    ) -> StoredPage | None:
+        """A private page read from the store (``stored_pages``).
+
+        A first page that holds the whole scope is kept as its listing, so the next read of a
+        small memory costs one stamp read and appends grow it; only when the stamp read before
+        the page (``stamp``) is still the partition's after it and the entry sequence are read,
+        so the listing is exactly what the store held at that stamp. A larger memory keeps
+        nothing: building its listing is the whole-memory read this path avoids.
+        """
+        assert self._listings is not None and self._stamps is not None
+        page = stored_page(self._store, keys, after, limit)
+        if page is not None and after is None and not page.more:
+            instance_id, upn = keys[0].instance_id, keys[0].upn
+            sequence = self._stamps.entry_sequence(instance_id, upn)
+            if self._stamps.partition_stamp(instance_id, upn) == stamp:  # no write since: none is missed
+                self._listings.keep(("entries", tuple(keys)), stamp, Listing.of(page.entries, (sequence,)))
+        return page
 
     def search(
         self,
@@ -248,3 +276,16 @@ class MemoryReads:
             self._store, caller.upn, self._targets.read_keys(caller, instance_id, scope, agent), self._targets.policy(sharing),
             terms, tags, limit,
         )
+
+
+
+def _cut(name: str, listing: Listing, after: tuple[Position, datetime] | None, limit: int) -> Page[MemoryEntry]:
+    """The page of ``listing`` that follows ``after``."""
+    start = bisect.bisect_right(listing.positions, after[0]) if after is not None else 0
+    return _page(name, list(listing.entries[start:start + limit]), len(listing.entries) > start + limit)
+
+
+def _page(name: str, entries: list[MemoryEntry], more: bool) -> Page[MemoryEntry]:
+    """``entries`` with, when ``more`` follow, the token that continues after the last of them:
+    the same token whichever way the page was read."""
+    return Page(entries, encode_token(name, list(entry_position(entries[-1]))) if more and entries else None)

@@ -26,6 +26,7 @@ from memory_core.domain.models import (
     ProfileKey,
     Scope,
 )
+from memory_core.domain.paging import encode_token
 from memory_core.domain.store import MemoryStore
 from memory_core.settings import Settings
 from tests.support.local_server import OPERATOR_KEY, RunningServer
@@ -156,6 +157,10 @@ def test_deletion_requests_page_and_filter_by_status(server: RunningServer, inst
 @pytest.mark.parametrize("params", [
     {"continuation": "not-a-token"},
     {"continuation": "eyJsIjoiYXVkaXQ6b2xkZXN0IiwicCI6WyJ4Il19"},  # a token of the audit listing
+    # Positions no entry can have: the edge of the calendar (no UTC time), a time not in the written form.
+    {"continuation": encode_token("entries:user", ["0", "9999-12-31T23:59:59.999999-01:00", "a"])},
+    {"continuation": encode_token("entries:user", ["0", "2026-01-02T03:04:05Z", "a"])},
+    {"continuation": encode_token("entries:user", ["1", "2026-01-02T03:04:05.000000+00:00"])},
     {"limit": "0"},
     {"limit": "1001"},
 ])
