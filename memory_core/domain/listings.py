@@ -3,8 +3,8 @@
 An entries page (``GET .../memory/entries``, the console's list) is a slice of the scope's
 visible entries in listing order: user scope before agent scope, then time, then id.
 Building that order reads every entry of the scope, so a private read with no current
-listing reads its page from the store instead (``stored_pages``) and keeps a listing only
-when that page held the whole scope (``Listings.keep``). ``Listings`` keeps it while the
+listing reads its page from the store instead (``stored_pages``) and builds a listing only
+when that page held the whole scope. ``Listings`` keeps it while the
 partition's stamp is unchanged, as ``StampedAnswers`` does for any answer, and when only
 entries were added since (appends, from any process) it reads just those and inserts
 them, so the first page after an append no longer reads the whole memory. A listing under
@@ -137,8 +137,7 @@ class Listings:
 
     @property
     def builds(self) -> int:
-        """Listings built from a full read of their scope, or kept from a page that held all of it
-        (not grown), for tests and benchmarks."""
+        """Listings built from a full read of their scope (not grown), for tests and benchmarks."""
         return self._answers.builds
 
     def listing(self, key: Hashable, keys: Sequence[ProfileKey]) -> Listing:
@@ -150,15 +149,10 @@ class Listings:
 
         return self._answers.answer(key, keys[0].instance_id, keys[0].upn, build, grow=self._grower(keys))
 
-    def kept(self, key: Hashable, keys: Sequence[ProfileKey]) -> tuple[Listing | None, PartitionStamp]:
-        """As ``listing``, but None instead of building one (a private read's kept listing, current
-        or grown by what was appended since); and the partition's stamp read on this call."""
+    def kept(self, key: Hashable, keys: Sequence[ProfileKey]) -> Listing | None:
+        """As ``listing``, but None instead of building one: a private read's kept listing, current or
+        grown by what was appended since. Reads nothing when none is kept."""
         return self._answers.peek(key, keys[0].instance_id, keys[0].upn, grow=self._grower(keys))
-
-    def keep(self, key: Hashable, stamp: PartitionStamp, listing: Listing) -> None:
-        """Keep ``listing`` (every visible entry of the keys, read after ``stamp`` and after the entry
-        sequence it carries were) for ``listing`` and ``kept`` to answer from and grow."""
-        self._answers.keep(key, stamp, listing)
 
     def _grower(self, keys: Sequence[ProfileKey]) -> Callable[[Listing, PartitionStamp], Listing | None]:
         def grow(kept: Listing, kept_at: PartitionStamp) -> Listing | None:

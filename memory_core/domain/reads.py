@@ -28,9 +28,9 @@ from memory_core.domain.rendering import render_combined, render_scope
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.shared_snapshots import SharedSnapshots, grown_shared_snapshots, shared_snapshots
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, SnapshotCache, StampedAnswers, snapshot_view
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, StampedAnswers, snapshot_view
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.stored_pages import StoredPage, stored_page
+from memory_core.domain.stored_pages import stored_page
 from memory_core.domain.targets import ProfileTargets
 from memory_core.domain.views import ExportDocument, MemoryView, ScopeRead, combined_view, export_filename, read_view
 from memory_core.domain.visibility import visible_matches, visible_scopes
@@ -204,10 +204,10 @@ class MemoryReads:
         walk exactly once, whichever way each page was read. A private page is cut from the
         scope's listing when this process keeps a current one (one stamp read; grown by the
         entries appended since, ``listings.Listings``), else read from the store a page at a
-        time (``stored_pages``: about ``limit`` entries read, whatever the memory holds); a page
-        that holds the whole scope is kept as its listing. A sharing page is cut from a listing
-        of the scope merged with the shared entries it shows, kept and grown the same way, built
-        from a full read of both partitions when none is current.
+        time (``stored_pages``: about ``limit`` entries read, whatever the memory holds); when that
+        page holds the whole scope, the scope's listing is built, kept and answered from. A sharing
+        page is cut from a listing of the scope merged with the shared entries it shows, kept and
+        grown the same way, built from a full read of both partitions when none is current.
         ``InvalidInput`` for a foreign or malformed token, or a limit outside 1..1000.
         """
         name = f"entries:{scope.value}"
@@ -220,38 +220,22 @@ class MemoryReads:
             listing = Listing.of([e for _, entries in visible_scopes(self._store, caller.upn, keys, policy)
                                   for e in entries])
         elif not policy.shares_read():
-            kept, stamp = self._listings.kept(("entries", tuple(keys)), keys)
+            kept = self._listings.kept(("entries", tuple(keys)), keys)
             if kept is not None:
                 return _cut(name, kept, after, limit)
-            page = self._stored_page(keys, after, limit, stamp)
-            if page is not None:
+            page = stored_page(self._store, keys, after, limit)
+            if page is not None and (after is not None or page.more):
                 return _page(name, page.entries, page.more)
-            listing = self._listings.listing(("entries", tuple(keys)), keys)  # a hold no window expresses
+            # The page held the whole scope (or a hold no window expresses came up): build its listing
+            # (about a page of entries read, plus any held or cleared not yet erased), so the next page
+            # of a small memory costs one stamp read and appends grow it. A larger memory keeps none:
+            # that read is the cost this path avoids.
+            listing = self._listings.listing(("entries", tuple(keys)), keys)
         else:
             # Walking a large memory page by page reads it once, not once per page, while nothing
             # changes but appends.
             listing = self._listings.across(("entries", tuple(keys), policy), keys, caller.upn, policy)
         return _cut(name, listing, after, limit)
-
-    def _stored_page(
-        self, keys: list[ProfileKey], after: tuple[Position, datetime] | None, limit: int, stamp: PartitionStamp,
-    ) -> StoredPage | None:
-        """A private page read from the store (``stored_pages``).
-
-        A first page that holds the whole scope is kept as its listing, so the next read of a
-        small memory costs one stamp read and appends grow it; only when the stamp read before
-        the page (``stamp``) is still the partition's after it and the entry sequence are read,
-        so the listing is exactly what the store held at that stamp. A larger memory keeps
-        nothing: building its listing is the whole-memory read this path avoids.
-        """
-        assert self._listings is not None and self._stamps is not None
-        page = stored_page(self._store, keys, after, limit)
-        if page is not None and after is None and not page.more:
-            instance_id, upn = keys[0].instance_id, keys[0].upn
-            sequence = self._stamps.entry_sequence(instance_id, upn)
-            if self._stamps.partition_stamp(instance_id, upn) == stamp:  # no write since: none is missed
-                self._listings.keep(("entries", tuple(keys)), stamp, Listing.of(page.entries, (sequence,)))
-        return page
 
     def search(
         self,

@@ -368,28 +368,23 @@ class StampedAnswers(Generic[A]):
     def peek(
         self, key: Hashable, instance_id: str, upn: str,
         *, grow: Callable[[A, PartitionStamp], A | None] | None = None,
-    ) -> tuple[A | None, PartitionStamp]:
+    ) -> A | None:
         """As ``answer``, but never builds: the kept answer for ``key`` if its stamp is current (or
-        ``grow`` brought it up to date), else None; and the partition's stamp read on this call,
-        under which the caller may ``keep`` an answer it made from reads that follow."""
-        stamp = self._store.partition_stamp(instance_id, upn)
+        ``grow`` brought it up to date), else None. With nothing kept it reads nothing (not even
+        the stamp, which a Cosmos DB read would then leave for the next load on this thread)."""
         kept = self._kept(key)
         if kept is None or len(kept[0]) != 1:
-            return None, stamp
+            return None
+        stamp = self._store.partition_stamp(instance_id, upn)
         if kept[0][0] == stamp:
-            return kept[1], stamp
+            return kept[1]
         if grow is not None and stamp.only_added_since(kept[0][0]):
             value = grow(kept[1], kept[0][0])
             if value is not None:
                 self.grown += 1
                 self._keep(key, (stamp,), value)
-                return value, stamp
-        return None, stamp
-
-    def keep(self, key: Hashable, stamp: PartitionStamp, value: A) -> None:
-        """Keep ``value`` for ``key`` under ``stamp``: it must have been read at or after that stamp was."""
-        self.builds += 1
-        self._keep(key, (stamp,), value)
+                return value
+        return None
 
     def _answer(
         self, key: Hashable, stamps: tuple[PartitionStamp, ...], build: Callable[[], A],
