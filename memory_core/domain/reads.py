@@ -262,7 +262,6 @@ class MemoryReads:
         )
 
 
-
 def _cut(name: str, listing: Listing, after: tuple[Position, datetime] | None, limit: int) -> Page[MemoryEntry]:
     """The page of ``listing`` that follows ``after``."""
     start = bisect.bisect_right(listing.positions, after[0]) if after is not None else 0
