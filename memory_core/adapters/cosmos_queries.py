@@ -25,7 +25,7 @@ LOAD = (
 # them): one flat OR, which the index serves and the test server's query engine runs quickly.
 LOAD_AFTER = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
-    " AND (c.seq > @after OR c.type = @profile OR c.record_kind = @hold)"
+    " AND (c.seq > @after OR c.type = @profile OR c.record_kind = @hold OR c.type = @stamp)"
 )
 LOAD_PARTITION = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"

@@ -64,9 +64,17 @@ from memory_core.adapters import cosmos_queries as queries
 from memory_core.adapters.cosmos_account import EXPECTED_PARTITION_KEY, PROVISION_COMMAND, CosmosAccount
 from memory_core.adapters.cosmos_calls import CallMetrics, Calls, Meter, ProfileCache
 from memory_core.adapters.cosmos_checkpoints import CosmosCheckpoints
-from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, STAMP, UNKNOWN, BatchRefused, Operation, Stamps
+from memory_core.adapters.cosmos_stamps import (
+    CALLER_OPERATIONS,
+    STAMP,
+    UNKNOWN,
+    BatchRefused,
+    Operation,
+    Stamps,
+    StoredStamp,
+)
 from memory_core.domain.checkpoints import StoredCheckpoint
-from memory_core.domain.errors import Conflict
+from memory_core.domain.errors import Conflict, Unavailable
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
@@ -75,6 +83,7 @@ from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 if TYPE_CHECKING:
     from memory_core.settings import Settings
 
+_LOAD_ATTEMPTS = 3  # loads in a row that other writers' holds or erasures may overtake (load_since)
 _DELETES_PER_BATCH = CALLER_OPERATIONS  # 100 a batch (a Cosmos DB limit), less the stamp and the checkpoint
 _IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
 _PROFILE_CACHE_SIZE = 4096
@@ -216,22 +225,38 @@ class CosmosMemoryStore:
 
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
         """The stamp (point read, created when missing; or the one ``partition_stamp`` read just
-        before on this thread), then one query for profiles, holds and entries (all, or those
-        after sequence ``after``); entries past the stamp's sequence are left for the next read,
-        so what is loaded is at least everything the stamp counts."""
+        before on this thread), then one query for profiles, holds, entries (all, or those after
+        sequence ``after``) and the stamp item again; entries past the stamp's sequence are left
+        for the next read, so what is loaded is at least everything the stamp counts.
+
+        Leaving entries out is exact only while nothing but entries was added since the stamp:
+        a hold or a replace's purge written in between would show applied to the older entries
+        while the newer ones are left out, a memory that never was (an import replace under
+        approval would read as empty). So when the stamp the query returns shows any other write
+        since, the stamp is read again and the query run again. Raises ``Unavailable`` when
+        other writers keep doing so ``_LOAD_ATTEMPTS`` times in a row.
+        """
         instance_id, upn = _partition_of(keys, "load_since")
         params: dict[str, Any] = {
-            "@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD,
+            "@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD, "@stamp": STAMP,
         }
         if after is None:
             sql = queries.LOAD
-            params.update({"@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)), "@stamp": STAMP})
+            params["@profile_ids"] = list(dict.fromkeys(k.profile_id for k in keys))
         else:
             sql = queries.LOAD_AFTER
             params.update({"@profile": docs.PROFILE, "@after": after})
         with self._operation("load_since") as calls:
-            stored = self._stamps.current(calls, instance_id, upn)
-            items = calls.query(sql, params, [instance_id, upn])
+            for _ in range(_LOAD_ATTEMPTS):
+                # The first attempt may take this thread's check of the stamp; a retry reads it anew.
+                stored = self._stamps.current(calls, instance_id, upn)
+                items = calls.query(sql, params, [instance_id, upn])
+                seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
+                if seen is None or seen.stamp.only_added_since(stored.stamp):
+                    break
+            else:
+                raise Unavailable("this memory is being changed by other writers while it is read; retry",
+                                  retry_after_seconds=1)
         items = [i for i in items if i.get("type") != docs.ENTRY or docs.sequence_of(i) <= stored.sequence]
         return StampedLoad(stored.stamp, stored.sequence, self._states(keys, items))
 

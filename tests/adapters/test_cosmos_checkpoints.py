@@ -320,7 +320,8 @@ def test_a_fresh_process_restores_a_large_read_from_its_checkpoint_in_three_roun
     assert view.content_markdown == _from_scratch(stores[2], instance)
     assert "added after the checkpoint 2" in view.content_markdown and SECRET in view.content_markdown
     assert restored.round_trips == 3
-    assert restored.rows == 1 + 1 + 1 + 3  # the checkpoint, the stamp, the profile and the three added
+    # the checkpoint, the stamp, then the query: the profile, the three added and the stamp again
+    assert restored.rows == 1 + 1 + 1 + 3 + 1
     # The first read looked for a checkpoint (none), built the read in full (the stamp, the query of
     # every item) and kept a checkpoint (one batch, the stamp as the load read it).
     assert cold_full.round_trips == 4 and cold_full.rows >= LARGE + 1

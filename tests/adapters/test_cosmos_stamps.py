@@ -254,7 +254,8 @@ def test_a_get_after_another_process_appended_is_the_stamp_and_one_query(stores:
     with stores[0].measure() as extended:
         view = service.get(ALEX, key.instance_id, Scope.USER, None)
     assert "- second" in view.content_markdown
-    assert (extended.round_trips, extended.rows) == (2, 1 + 1 + 1)  # the stamp; the profile and the new entry
+    # the stamp; then the query: the profile, the new entry and the stamp item again
+    assert (extended.round_trips, extended.rows) == (2, 1 + 1 + 1 + 1)
     stores[1].put_record(_hold(key))
     with stores[0].measure() as rebuilt:
         service.get(ALEX, key.instance_id, Scope.USER, None)
@@ -343,3 +344,58 @@ def test_a_hold_may_not_expire(stores: list[CosmosMemoryStore]) -> None:
         stores[0].put_record(expiring)
     with pytest.raises(ValueError, match="never expires"):
         stores[0].create_record(expiring)
+
+
+# -- a load never mixes a newer hold with entries left out as too new -------------------------------
+
+
+def test_a_read_right_after_a_kept_answer_never_shows_a_replace_under_approval_half_applied(
+    stores: list[CosmosMemoryStore],
+) -> None:
+    """A kept entries page leaves its stamp check on the thread; the get that follows within a second
+    once labelled its load with that older stamp, applied the replace's hold and left the new entry out
+    as too new: an empty memory that never was."""
+    from memory_core.domain.service import DeletionMode, ImportMode
+
+    caller = Caller(upn=f"half-{uuid.uuid4().hex[:8]}@contoso.com", name="Alex")
+    cached = MemoryService(stores[0], deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    other = MemoryService(stores[1], deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    cached.append(caller, "i", Scope.USER, None, "- before")
+    cached.entries_page(caller, "i", Scope.USER, None, limit=10)
+    cached.entries_page(caller, "i", Scope.USER, None, limit=10)  # the kept page: a stamp check, no load
+    other.import_markdown(caller, "i", Scope.USER, None, "- imported anew", ImportMode.REPLACE)
+    truth = MemoryService(Unstamped(stores[2])).get(caller, "i", Scope.USER, None).content_markdown
+    assert truth == "# User memory\n\n- imported anew\n"
+    assert cached.get(caller, "i", Scope.USER, None).content_markdown == truth
+
+
+def test_a_hold_written_between_a_loads_stamp_and_its_query_makes_it_load_again(
+    stores: list[CosmosMemoryStore],
+) -> None:
+    """The same mixture without any kept answer: another process's replace under approval lands
+    between the load's stamp read and its query. The load reads the stamp again and runs again."""
+    from memory_core.domain.service import DeletionMode, ImportMode
+
+    caller = Caller(upn=f"between-{uuid.uuid4().hex[:8]}@contoso.com", name="Alex")
+    reader = MemoryService(stores[0], deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    other = MemoryService(stores[1], deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    other.append(caller, "i", Scope.USER, None, "- before")
+    stamps = stores[0]._stamps
+    current = stamps.current
+    calls_made: list[int] = []
+
+    def current_then_a_write(*args: Any, **kwargs: Any) -> Any:
+        found = current(*args, **kwargs)
+        if not calls_made:
+            other.import_markdown(caller, "i", Scope.USER, None, "- imported anew", ImportMode.REPLACE)
+        calls_made.append(1)
+        return found
+
+    stamps.current = current_then_a_write  # type: ignore[method-assign]
+    try:
+        with stores[0].measure() as metrics:
+            view = reader.get(caller, "i", Scope.USER, None)
+    finally:
+        stamps.current = current  # type: ignore[method-assign]
+    assert view.content_markdown == "# User memory\n\n- imported anew\n"
+    assert len(calls_made) == 2 and metrics.round_trips >= 4  # the stamp and the query, twice
