@@ -1,7 +1,7 @@
 """What a process keeps for its reads, in one store bounded in bytes, least recently used dropped first.
 
 Snapshots (``snapshots.SnapshotCache``), kept budgeted reads, sharing reads and entries
-listings (``snapshots.StampedAnswers``) all keep their answers here, so one bound
+listings (``stamped_answers.StampedAnswers``) all keep their answers here, so one bound
 (``MEMORY_READ_CACHE_MB``) covers everything reads hold, and whichever reads are in use
 get the room. Nothing here decides whether an answer is current: its owner checks the
 store's stamps on every read before answering from it.

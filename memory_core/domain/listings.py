@@ -36,7 +36,8 @@ from memory_core.domain.kept import KeptAnswers, entries_bytes
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.shared_snapshots import added_across, load_across
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedAnswers, added_since, appended_across
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, added_since, appended_across
+from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.visibility import merged_entries
 
 Position = tuple[str, str, str]

@@ -28,7 +28,8 @@ from memory_core.domain.rendering import render_combined, render_scope
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.shared_snapshots import SharedSnapshots, grown_shared_snapshots, shared_snapshots
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, StampedAnswers, snapshot_view
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, snapshot_view
+from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.stored_pages import stored_page
 from memory_core.domain.targets import ProfileTargets
