@@ -1,7 +1,7 @@
 """One typed client of the CoreAPI over HTTP.
 
 The MCP server's remote backend (``mcp/backend.py``), the Agent Framework
-provider (``integrations/agent_framework.py``) and the operator command line
+provider (``integrations/agent_framework/``) and the operator command line
 (``operator_cli.py``) all call the CoreAPI through ``CoreApiClient``, and
 ``error_from_response`` is the one place an error answer becomes the domain's
 error: the CoreAPI's own code and message are kept, and ``http_status`` on the

@@ -12,8 +12,8 @@ from memory_core.integrations.agent_framework import (
     MEMORY_BLOCK_TAG,
     MemoryCoreConfigurationError,
     MemoryCoreContextProvider,
-    _newest_lines,
 )
+from memory_core.integrations.agent_framework.blocks import newest_lines
 from tests.integrations.conftest import AGENT_ID, UPN, Harness
 from tests.support.local_server import USER_KEY
 from tests.support.seeding import CORRECTION, make_entries, memory_with_correction, seeded_server
@@ -94,6 +94,6 @@ def test_an_unusable_budget_is_refused_at_construction(value: int) -> None:
 def test_a_service_without_budgets_still_gives_the_newest_whole_lines() -> None:
     """Against a service that ignores maxChars the provider keeps the last whole lines (the newest)."""
     memory = "# User memory\n\n- oldest\n\n- middle\n\n- newest 🎉\n"
-    assert _newest_lines(memory, 14) == "- newest 🎉\n"
-    assert _newest_lines(memory, 1000) == memory
-    assert _newest_lines("one long line", 4) == ""
+    assert newest_lines(memory, 14) == "- newest 🎉\n"
+    assert newest_lines(memory, 1000) == memory
+    assert newest_lines("one long line", 4) == ""

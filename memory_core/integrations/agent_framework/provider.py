@@ -1,0 +1,318 @@
+"""``MemoryCoreContextProvider``: the Agent Framework lifecycle of long-term memory in memory-core.
+
+The provider maps ``before_run`` and ``after_run`` onto the service (see the package
+docstring, ``memory_core.integrations.agent_framework``, for the whole contract); the
+requests themselves are in ``service_calls``, the text the model sees in ``blocks``,
+and what counts as a "remember"/"forget" request in ``user_requests``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+
+try:
+    from agent_framework import AgentSession, ContextProvider, Message, SessionContext, SupportsAgentRun
+except ImportError as error:  # pragma: no cover - depends on the optional extra
+    raise ImportError(
+        "memory_core.integrations.agent_framework needs Microsoft Agent Framework: "
+        "pip install -r requirements-agent-framework.txt"
+    ) from error
+
+from memory_core.client import CoreApiClient
+from memory_core.integrations.agent_framework.blocks import (
+    MEMORY_BLOCK_TAG,
+    MESSAGE_KIND_PROPERTY,
+    NOTICE_BLOCK_TAG,
+    UNAVAILABLE_BLOCK_TAG,
+    memory_text,
+    notice_text,
+    unavailable_text,
+)
+from memory_core.integrations.agent_framework.configuration import (
+    MAX_MEMORY_CHARS,
+    MemoryCoreConfigurationError,
+    MemType,
+    Persist,
+    Retrieval,
+    WriteScope,
+    check_choice,
+    checked_identity,
+)
+from memory_core.integrations.agent_framework.service_calls import RunTarget, ServiceCalls, guarded
+from memory_core.integrations.agent_framework.user_requests import forget_request, latest_user_text, remember_request
+
+# The documented logger (docs/agent-framework.md): every module of the provider logs on it.
+log = logging.getLogger("memory_core.integrations.agent_framework")
+
+ChatSummarySource = Callable[[SessionContext], "str | Awaitable[str | None] | None"]
+"""Called in ``after_run`` with the run's context (input and response); answers the
+summary to store, or ``None``/``""`` to store nothing. May be sync or async."""
+BearerTokenSource = str | Callable[[], "str | Awaitable[str]"]
+
+_AUTHOR = "memory_core"
+
+class MemoryCoreContextProvider(ContextProvider):
+    """Long-term memory for a Microsoft Agent Framework agent, stored in memory-core.
+
+    Callers may rely on:
+
+    * Memory is added with ``context.extend_messages`` as ``role="user"`` messages
+      authored ``"memory_core"``; ``context.instructions`` is never touched.
+    * The memory block is ``<untrusted_memory ...>`` ... ``</untrusted_memory>``; no
+      other occurrence of that (or of the other block) delimiter survives inside it.
+    * Exactly one of these reaches the model per run: the memory block (possibly empty,
+      stated as such) or a ``<memory_unavailable>`` block with the reason.
+    * No exception from the service path escapes the hooks; failures are logged
+      (warning when unreachable, error when the credentials are refused).
+    * Writes use ``POST memory/append`` with one ``mem_type:*`` tag, ``session_tag``
+      of the session id and ``agent_tag`` of the agent object id.
+    """
+
+    DEFAULT_SOURCE_ID = "memory_core"
+    after_run_once_per_turn = True  # persist once per user turn, not per agent-loop iteration
+
+    def __init__(
+        self,
+        base_url: str,
+        instance_id: str,
+        *,
+        api_key: str | None = None,
+        user_identity: Mapping[str, Any] | None = None,
+        bearer_token: BearerTokenSource | None = None,
+        agent_object_id: str | None = None,
+        agent_name: str | None = None,
+        retrieval: Retrieval = "combined",
+        search_limit: int = 5,
+        persist: Persist = "none",
+        remember_scope: WriteScope = "user",
+        remember_mem_type: MemType = "user-profile",
+        chat_summary: ChatSummarySource | None = None,
+        summary_scope: WriteScope = "agent",
+        max_memory_chars: int = 16_000,
+        timeout_seconds: float = 10.0,
+        http_client: httpx.AsyncClient | None = None,
+        source_id: str = DEFAULT_SOURCE_ID,
+    ) -> None:
+        """Configure the provider.
+
+        Args:
+            base_url: The CoreAPI base that ``/instances/{id}/memory`` hangs off, e.g.
+                ``http://127.0.0.1:7071/api``.
+            instance_id: The memory-core instance.
+            api_key: A service key (``X-API-KEY``); needs a user identity, from
+                ``user_identity`` or per session via ``bind_user``.
+            user_identity: The ``X-USER-IDENTITY`` JSON object (non-empty ``upn``).
+            bearer_token: Instead of a key and identity: a token, or a callable
+                answering one per run; sent as ``Authorization: Bearer``.
+            agent_object_id: The agent's object id in the service; defaults to the
+                Agent's ``id`` (give ``Agent(id=...)`` a stable value).
+            agent_name: Display name; defaults to the Agent's ``name``.
+            retrieval: ``"combined"``: the newest combined memory within ``max_memory_chars``;
+                ``"search"``: the best ``search_limit`` entries for the latest user input;
+                ``"auto"``: three quarters of the budget for the newest memory and, when
+                older memory was left out, the rest for search hits of the user's message.
+            search_limit: Hits read in search mode (1..100).
+            persist: ``"none"``, ``"remember"`` or ``"chat_summary"``.
+            remember_scope, remember_mem_type: Where and as what a remembered fact goes.
+            chat_summary: Required with ``persist="chat_summary"``; see ``ChatSummarySource``.
+            summary_scope: Where a chat summary goes.
+            max_memory_chars: The budget the service fills (``maxChars``): newest entries first,
+                and the model is told how many older entries were left out.
+            timeout_seconds: Per-request timeout.
+            http_client: Optional shared client (the caller closes it).
+            source_id: The provider's id in the agent's pipeline and session state.
+
+        Raises:
+            MemoryCoreConfigurationError: for an unusable combination of settings.
+        """
+        super().__init__(source_id)
+        if not base_url.lower().startswith(("http://", "https://")):
+            raise MemoryCoreConfigurationError("base_url must be an http(s) URL")
+        if not instance_id:
+            raise MemoryCoreConfigurationError("instance_id is required")
+        if bearer_token is not None and (api_key is not None or user_identity is not None):
+            raise MemoryCoreConfigurationError("give either bearer_token, or api_key with a user identity; not both")
+        if bearer_token is None and not api_key:
+            raise MemoryCoreConfigurationError("give api_key (with a user identity) or bearer_token")
+        check_choice("retrieval", retrieval, Retrieval)
+        check_choice("persist", persist, Persist)
+        check_choice("remember_scope", remember_scope, WriteScope)
+        check_choice("summary_scope", summary_scope, WriteScope)
+        check_choice("remember_mem_type", remember_mem_type, MemType)
+        if persist == "chat_summary" and chat_summary is None:
+            raise MemoryCoreConfigurationError('persist="chat_summary" needs a chat_summary callable')
+        if not 1 <= search_limit <= 100:
+            raise MemoryCoreConfigurationError("search_limit must be between 1 and 100")
+        if not 0 <= max_memory_chars <= MAX_MEMORY_CHARS:
+            raise MemoryCoreConfigurationError(f"max_memory_chars must be between 0 and {MAX_MEMORY_CHARS}")
+        self._base_url = base_url.rstrip("/")
+        self._instance_id = instance_id
+        self._api_key = api_key
+        self._user_identity = checked_identity(user_identity) if user_identity is not None else None
+        self._bearer_token = bearer_token
+        self._agent_object_id = agent_object_id
+        self._agent_name = agent_name
+        self.retrieval: Retrieval = retrieval
+        self._search_limit = search_limit
+        self.persist: Persist = persist
+        self._remember_scope = remember_scope
+        self._remember_mem_type = remember_mem_type
+        self._chat_summary = chat_summary
+        self._summary_scope = summary_scope
+        self._max_memory_chars = max_memory_chars
+        self._timeout = timeout_seconds
+        self._http_client = http_client
+
+    # -- public helpers ---------------------------------------------------------
+
+    def bind_user(self, session: AgentSession, user_identity: Mapping[str, Any]) -> None:
+        """Use ``user_identity`` (X-USER-IDENTITY JSON) for this session instead of the configured one.
+
+        Only with an ``api_key``; the identity is kept in the session's state.
+        """
+        if self._bearer_token is not None:
+            raise MemoryCoreConfigurationError("a bearer token carries the identity; bind_user needs api_key")
+        session.state.setdefault(self.source_id, {})["user_identity"] = checked_identity(user_identity)
+
+    # -- lifecycle --------------------------------------------------------------
+
+    async def before_run(
+        self,
+        *,
+        agent: SupportsAgentRun,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
+    ) -> None:
+        """Handle a forget request, then add memory (or the reason it is unavailable) as context."""
+        user_text = latest_user_text(context)
+        forget_what = forget_request(user_text)
+        try:
+            target = await self._target(agent, session, state)
+        except Exception as error:
+            reason = _target_failure(error, "memory is unavailable for this run")
+            if forget_what is not None:
+                state["last_forget"] = {"target": "entry", "results": [{"status": "failed", "reason": reason}]}
+                self._add(context, NOTICE_BLOCK_TAG, notice_text(forget_what, state["last_forget"]))
+            self._add_unavailable(context, state, reason)
+            return
+        async with self._http() as http:
+            calls = self._calls(http, target)
+            if forget_what is not None:
+                outcome = await guarded("forget", calls.forget(forget_what))
+                state["last_forget"] = outcome
+                self._add(context, NOTICE_BLOCK_TAG, notice_text(forget_what, outcome))
+            recall = await guarded("recall", calls.recall(self.retrieval, self._max_memory_chars, user_text))
+        if recall["status"] == "ok":
+            state["last_recall"] = {"status": "ok", "retrieval": self.retrieval, "empty": not recall["memory"],
+                                    **recall.get("budget", {})}
+            self._add(context, MEMORY_BLOCK_TAG, memory_text(recall["memory"], self.retrieval, recall.get("note")))
+        else:
+            self._add_unavailable(context, state, recall["reason"])
+
+    async def after_run(
+        self,
+        *,
+        agent: SupportsAgentRun,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
+    ) -> None:
+        """Persist an explicit remember request or the caller's chat summary, per ``persist``."""
+        if self.persist == "none":
+            return
+        writes: list[dict[str, Any]] = []
+        state["last_writes"] = writes
+        if self.persist == "remember":
+            what = remember_request(latest_user_text(context))
+            if what is None:
+                return
+            write = ("remember", self._remember_scope, self._remember_mem_type, f"- {what}",
+                     "the user asked to remember this")
+        else:
+            summary = await self._summary(context)
+            if not summary:
+                return
+            write = ("chat_summary", self._summary_scope, "chat-summary", summary, "chat summary")
+        try:
+            target = await self._target(agent, session, state)
+        except Exception as error:
+            writes.append({"kind": write[0], "status": "failed",
+                           "reason": _target_failure(error, f"the {write[0]} was not stored")})
+            return
+        async with self._http() as http:
+            writes.append(await guarded("write", self._calls(http, target).append(*write)))
+
+    # -- identity, agent, session ---------------------------------------------
+
+    async def _target(self, agent: SupportsAgentRun, session: AgentSession, state: Mapping[str, Any]) -> RunTarget:
+        agent_object_id = self._agent_object_id or str(getattr(agent, "id", "") or "")
+        if not agent_object_id:
+            raise MemoryCoreConfigurationError("no agent object id: configure agent_object_id or give the Agent an id")
+        agent_name = self._agent_name or getattr(agent, "name", None)
+        return RunTarget(await self._headers(state), agent_object_id, agent_name, session.session_id)
+
+    async def _headers(self, state: Mapping[str, Any]) -> dict[str, str]:
+        if self._bearer_token is not None:
+            token = self._bearer_token() if callable(self._bearer_token) else self._bearer_token
+            if inspect.isawaitable(token):
+                token = await token
+            if not token:
+                raise MemoryCoreConfigurationError("the bearer token source answered no token")
+            return {"Authorization": f"Bearer {token}"}
+        identity = state.get("user_identity") or self._user_identity
+        if identity is None:
+            raise MemoryCoreConfigurationError("no user identity: configure user_identity or call bind_user")
+        if self._api_key is None:  # unreachable: __init__ requires a key without a bearer token
+            raise MemoryCoreConfigurationError("no api_key")
+        return {"X-API-KEY": self._api_key, "X-USER-IDENTITY": json.dumps(identity)}
+
+    @asynccontextmanager
+    async def _http(self) -> AsyncIterator[CoreApiClient]:
+        if self._http_client is not None:
+            yield CoreApiClient(self._base_url, http=self._http_client)
+            return
+        async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
+            yield CoreApiClient(self._base_url, http=client)
+
+    async def _summary(self, context: SessionContext) -> str | None:
+        assert self._chat_summary is not None
+        try:
+            result = self._chat_summary(context)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception:
+            log.exception("memory-core: the chat_summary callable failed; no summary stored")
+            return None
+        return result.strip() if isinstance(result, str) else None
+
+    # -- context messages -----------------------------------------------------
+
+    def _add_unavailable(self, context: SessionContext, state: dict[str, Any], reason: str) -> None:
+        state["last_recall"] = {"status": "unavailable", "reason": reason}
+        self._add(context, UNAVAILABLE_BLOCK_TAG, unavailable_text(reason))
+
+    def _add(self, context: SessionContext, kind: str, text: str) -> None:
+        message = Message(role="user", contents=[text], author_name=_AUTHOR,
+                          additional_properties={MESSAGE_KIND_PROPERTY: kind})
+        context.extend_messages(self, [message])
+
+    def _calls(self, http: CoreApiClient, target: RunTarget) -> ServiceCalls:
+        return ServiceCalls(http, target, instance_id=self._instance_id, timeout=self._timeout,
+                            search_limit=self._search_limit)
+
+
+def _target_failure(error: Exception, consequence: str) -> str:
+    """Log why a run has no usable credential or agent, and answer the reason to report."""
+    if isinstance(error, MemoryCoreConfigurationError):
+        log.error("memory-core: %s: %s", consequence, error)
+        return str(error)
+    log.exception("memory-core: %s: resolving the credentials failed", consequence)
+    return f"the memory credentials could not be obtained ({type(error).__name__})"

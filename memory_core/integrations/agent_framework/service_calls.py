@@ -1,0 +1,234 @@
+"""The provider's requests to the memory service (CoreAPI) for one run: recall, forget, write.
+
+Callers may rely on:
+
+* No method raises for a transport failure or an HTTP error answer; each answers an
+  outcome (a JSON-serializable ``dict``) whose ``status`` says what happened, and logs
+  the failure without memory content or credentials (a warning when the service is
+  unreachable or answers 5xx, an error when it refuses the credentials).
+* ``guarded`` turns any other exception into a failure outcome of the same shape.
+* A deletion outcome is the service's answer as it is: ``pending_approval`` (with the
+  request id and the service's message), ``deleted``, ``not_found`` or ``failed``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
+from memory_core.domain.errors import MemoryCoreError
+from memory_core.domain.tags import agent_tag, session_tag
+from memory_core.integrations.agent_framework.blocks import newest_lines, omission_note, search_section
+from memory_core.integrations.agent_framework.configuration import Retrieval, WriteScope
+from memory_core.integrations.agent_framework.user_requests import asks_to_forget_everything, best_match
+
+# The documented logger (docs/agent-framework.md): every module of the provider logs on it.
+log = logging.getLogger("memory_core.integrations.agent_framework")
+
+PENDING_APPROVAL_MESSAGE = "deletion requested, pending operator approval"
+
+_LOG_PHASES = {"recall": "reading memory", "forget": "requesting deletion", "write": "storing memory"}
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """Who and what one run is about: the service's user (as request headers), agent and session."""
+
+    headers: dict[str, str]
+    agent_object_id: str
+    agent_name: str | None
+    session_id: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One service answer; ``status`` is ``None`` when no HTTP answer arrived."""
+
+    status: int | None
+    body: Any = None
+    code: str | None = None
+    message: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+    def reason(self) -> str:
+        """A short description of a failure, without memory content or credentials."""
+        if self.status is None:
+            return self.message or "the memory service could not be reached"
+        detail = f"{self.code}: {self.message}" if self.code else (self.message or "no error description")
+        return f"the memory service answered HTTP {self.status} ({detail})"
+
+
+class ServiceCalls:
+    """The requests of one run, for one ``RunTarget``, through one CoreAPI client."""
+
+    def __init__(
+        self, http: CoreApiClient, target: RunTarget, *, instance_id: str, timeout: float, search_limit: int
+    ) -> None:
+        self._http = http
+        self._target = target
+        self._instance_id = instance_id
+        self._timeout = timeout
+        self._search_limit = search_limit
+
+    async def recall(self, retrieval: Retrieval, max_memory_chars: int, user_text: str) -> dict[str, Any]:
+        """``{"status": "ok", "memory", "note"?, "budget"?}`` or ``{"status": "unavailable", "reason"}``."""
+        target = self._target
+        if retrieval == "search":
+            reply = await self._search(user_text)
+            if not reply.ok:
+                return {"status": "unavailable", "reason": reply.reason()}
+            texts = [str(hit["entry"]["content_markdown"]).strip() for hit in reply.body.get("hits", [])]
+            return {"status": "ok", "memory": "\n\n---\n\n".join(t for t in texts if t)}
+        # auto keeps a quarter of the budget for search hits, used only when older memory was left out.
+        budget = max_memory_chars
+        newest_budget = budget - budget // 4 if retrieval == "auto" else budget
+        reply = await self._call("GET", "", "recall", params={
+            "scope": "combined", "agentObjectId": target.agent_object_id, "maxChars": str(newest_budget)})
+        if not reply.ok:
+            return {"status": "unavailable", "reason": reply.reason()}
+        memory = str(reply.body.get("content_markdown") or "")
+        report = reply.body.get("budget")
+        if not isinstance(report, dict):
+            # A service that predates budgets answered everything: keep the newest whole lines.
+            return {"status": "ok", "memory": newest_lines(memory, newest_budget),
+                    "note": None if len(memory) <= newest_budget else "Older memory was cut to fit."}
+        omitted = int(report.get("omitted_entries") or 0)
+        outcome: dict[str, Any] = {"status": "ok", "memory": memory, "note": omission_note(report),
+                                   "budget": {"shown_entries": int(report.get("shown_entries") or 0),
+                                              "omitted_entries": omitted}}
+        if retrieval == "auto" and omitted and user_text:
+            found = await self._search(user_text)
+            if found.ok:
+                section, added = search_section(found.body.get("hits", []), memory, budget - len(memory))
+                outcome["memory"] = memory.rstrip("\n") + ("\n\n" + section if memory and section else section)
+                outcome["budget"]["search_hits_added"] = added
+            else:
+                outcome["budget"]["search_hits_added"] = 0
+        return outcome
+
+    async def forget(self, what: str) -> dict[str, Any]:
+        """Request deletion of the best matching entry, or of both scopes for "everything".
+
+        Answers ``{"target": "entry" | "everything", "results": [deletion outcome, ...]}``.
+        """
+        target = self._target
+        if asks_to_forget_everything(what):
+            results = [await self._clear("user")]
+            results.append(await self._clear("agent"))
+            return {"target": "everything", "results": results}
+        found = await self._call("GET", "/search", "forget", params={
+            "q": what[:1024], "scope": "combined", "agentObjectId": target.agent_object_id, "limit": "10"})
+        if not found.ok:
+            return {"target": "entry", "results": [{"status": "failed", "reason": found.reason()}]}
+        entry_id = best_match(what, found.body.get("hits", []))
+        if entry_id is None:
+            return {"target": "entry", "results": [{"status": "not_found"}]}
+        reply = await self._call("DELETE", f"/entries/{quote(entry_id, safe='')}", "forget")
+        return {"target": "entry", "results": [_deletion_outcome(reply, entry_id=entry_id)]}
+
+    async def append(self, kind: str, scope: WriteScope, mem_type: str, content: str, reason: str) -> dict[str, Any]:
+        """``POST memory/append`` tagged ``mem_type:*``, the session tag and the agent tag.
+
+        Answers ``{"kind", "status": "stored" | "rejected" | "failed", ...}``; ``rejected`` is a
+        refusal for the content (422 ``secret_detected``, 413, 400), which does not stop the run.
+        """
+        target = self._target
+        body: dict[str, Any] = {
+            "scope": scope,
+            "agent_object_id": target.agent_object_id,
+            "content_markdown": content,
+            "reason": f"{reason} (Microsoft Agent Framework)",
+            "session_id": target.session_id,
+            "tags": [f"mem_type:{mem_type}", session_tag(target.session_id), agent_tag(target.agent_object_id)],
+        }
+        if target.agent_name:
+            body["agent_name"] = target.agent_name
+        reply = await self._call("POST", "/append", "write", json_body=body)
+        if reply.ok:
+            return {"kind": kind, "status": "stored", "scope": scope, "entry_id": reply.body.get("entry_id")}
+        if reply.status is not None and 400 <= reply.status < 500 and reply.status not in (401, 403):
+            # Refused for its content (422 secret_detected, 413, 400): report, keep the run.
+            log.warning("memory-core refused the %s write: %s", kind, reply.reason())
+            return {"kind": kind, "status": "rejected", "code": reply.code, "message": reply.message}
+        return {"kind": kind, "status": "failed", "reason": reply.reason()}
+
+    async def _search(self, user_text: str) -> Reply:
+        return await self._call("GET", "/search", "recall", params={
+            "q": user_text[:1024], "scope": "combined", "limit": str(self._search_limit),
+            "agentObjectId": self._target.agent_object_id})
+
+    async def _clear(self, scope: WriteScope) -> dict[str, Any]:
+        body = {"scope": scope, "agent_object_id": self._target.agent_object_id, "confirm": True}
+        reply = await self._call("POST", "/clear", "forget", json_body=body)
+        return {"scope": scope, **_deletion_outcome(reply)}
+
+    async def _call(
+        self,
+        method: str,
+        suffix: str,
+        phase: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json_body: Mapping[str, Any] | None = None,
+    ) -> Reply:
+        """One request through the CoreAPI client. Never raises for transport or HTTP errors; logs them
+        (no content, no secrets)."""
+        path = CoreApiClient.memory_path(self._instance_id, suffix)
+        try:
+            response = await self._http.send(method, path, self._target.headers, params=params, json=json_body,
+                                             timeout=self._timeout)
+        except CoreApiUnreachable as error:
+            cause = type(error.__cause__).__name__ if error.__cause__ is not None else "no answer"
+            log.warning("memory-core unreachable while %s (%s %s): %s", _LOG_PHASES[phase], method, path, cause)
+            return Reply(None, message=f"the memory service could not be reached ({cause})")
+        except MemoryCoreError as error:
+            reply = Reply(http_status_of(error) or 500, None, error.code, error.message)
+            if reply.status in (401, 403):
+                log.error("memory-core refused the credentials while %s: %s", _LOG_PHASES[phase], reply.reason())
+            elif (reply.status or 500) >= 500:
+                log.warning("memory-core failed while %s: %s", _LOG_PHASES[phase], reply.reason())
+            return reply
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            log.error("memory-core answered %s %s with a body that is not a JSON object", method, path)
+            return Reply(None, message="the memory service answered with an unreadable body")
+        return Reply(response.status_code, body)
+
+
+async def guarded(phase: str, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """``work``'s outcome; an unexpected error is logged and becomes a failure outcome of ``phase``'s shape.
+
+    ``phase`` is ``"recall"``, ``"forget"`` or ``"write"``.
+    """
+    try:
+        return await work
+    except Exception as error:  # keep the agent running whatever the service answered
+        log.exception("memory-core: unexpected failure while %s", _LOG_PHASES[phase])
+        reason = f"unexpected failure ({type(error).__name__})"
+        if phase == "recall":
+            return {"status": "unavailable", "reason": reason}
+        if phase == "forget":
+            return {"target": "entry", "results": [{"status": "failed", "reason": reason}]}
+        return {"status": "failed", "reason": reason}
+
+
+def _deletion_outcome(reply: Reply, **extra: str) -> dict[str, Any]:
+    """The service's answer to a deletion, as it is."""
+    if reply.status == 202 and isinstance(reply.body, dict):
+        return {"status": "pending_approval", "request_id": reply.body.get("request_id"),
+                "message": reply.body.get("message") or PENDING_APPROVAL_MESSAGE, **extra}
+    if reply.ok:
+        return {"status": "deleted", **extra}
+    if reply.status == 404:
+        return {"status": "not_found", **extra}
+    return {"status": "failed", "reason": reply.reason(), **extra}
