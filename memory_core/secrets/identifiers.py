@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from memory_core.secrets.detectors import Detector, lower_same_length
+from memory_core.secrets.matching import Detector, lower_same_length
 
 US_SSN = "US Social Security Number"
 

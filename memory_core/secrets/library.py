@@ -37,7 +37,8 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from memory_core.secrets.detectors import Detector, looks_random, positions
+from memory_core.secrets.matching import Detector, positions
+from memory_core.secrets.values import looks_random
 
 # (text, lowered) -> candidate positions; lines without one are not scanned.
 Locator = Callable[[str, str], Iterator[int]]

@@ -54,7 +54,7 @@ Design decisions
    ``DiscordBotTokenDetector``'s matches long dotted identifiers; a match of
    either counts only when it is 20+ characters, mixes letters and digits and
    has high entropy.
-5. **What we add** (``memory_core.secrets.detectors``, each documented there):
+5. **What we add** (listed in ``memory_core.secrets.detectors``, each documented in its family module):
    private key blocks with key material (PEM, OpenSSH, PGP, PuTTY, also
    JSON-escaped); connection strings (database/broker URLs with a password,
    Azure ``AccountKey=`` / ``SharedAccessKey=`` / ``AccessKey=``, key=value
@@ -97,9 +97,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from memory_core.secrets.detectors import CUSTOM_DETECTORS, Detector, lower_same_length
+from memory_core.secrets.detectors import CUSTOM_DETECTORS
 from memory_core.secrets.identifiers import IDENTIFIER_DETECTORS
 from memory_core.secrets.library import library_detectors
+from memory_core.secrets.matching import Detector, lower_same_length
 
 
 @dataclass(frozen=True, slots=True)

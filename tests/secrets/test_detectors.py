@@ -11,7 +11,8 @@ import json
 import pytest
 
 from memory_core.secrets import SecretScanner
-from memory_core.secrets.detectors import is_card_number, is_placeholder, luhn_valid
+from memory_core.secrets.payment_cards import is_card_number, luhn_valid
+from memory_core.secrets.values import is_placeholder
 
 AZURE_KEY = base64.b64encode(bytes(range(7, 71))).decode()  # 88 characters, like a storage key
 SB_KEY = base64.b64encode(bytes(range(100, 132))).decode()  # 44 characters, like a SAS key
