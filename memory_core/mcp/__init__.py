@@ -2,8 +2,9 @@
 
 Kept apart like the MCP SDK itself:
 
-- ``tools``: the MCP server, its three tools, and how a call's identity and
-  target are resolved from trusted request headers;
+- ``tools``: the memory tools, on the server ``server`` shapes (one error path,
+  tools only); ``call_targets`` resolves a call's identity and target from trusted
+  request headers, ``tool_results`` is what a tool answers (errors included);
 - ``backend``: where the tools read and write memory (the service layer in
   process, or any CoreAPI over HTTP);
 - ``transport``: the outer ASGI app (POST only, DNS-rebinding protection) and

@@ -3,7 +3,7 @@
 Its input schema is the memory_20250818 command schema, so a host can hand a
 model's memory commands straight through; its text results are those of the
 anthropic SDK's reference backend. Whose memory it touches comes from the same
-trusted headers as every other tool (see ``memory_core.mcp.tools``).
+trusted headers as every other tool (see ``memory_core.mcp.call_targets``).
 """
 
 # No ``from __future__ import annotations``: the SDK reads the tool function's annotations.

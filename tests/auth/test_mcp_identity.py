@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memory_core.mcp.tools import TOOL_NAMES
+from memory_core.mcp.server import TOOL_NAMES
 from tests.auth.conftest import ALEX, BOB, OLIVIA, Tokens
 from tests.auth.idp import CORE_SCOPE, MCP_AUDIENCE, AuthorityServer
 from tests.mcp.client import call, text

@@ -27,7 +27,7 @@ from agent_framework import (
     Message,
 )
 
-from memory_core.mcp.tools import TOOL_NAMES
+from memory_core.mcp.server import TOOL_NAMES
 from tests.mcp.client import AGENT_A, mcp_headers
 from tests.mcp.conftest import McpTarget
 

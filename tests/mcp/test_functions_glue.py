@@ -23,7 +23,7 @@ import pytest
 from memory_core.api.function_table import functions_of, http_methods
 from memory_core.composition import Runtime, build_runtime
 from memory_core.domain.errors import ConfigurationError
-from memory_core.mcp.tools import result_for_error
+from memory_core.mcp.tool_results import result_for_error
 from memory_core.mcp.transport import FunctionsMcpEndpoint
 from memory_core.settings import Settings
 from tests.support.local_server import PROJECT_ROOT, free_port, identity

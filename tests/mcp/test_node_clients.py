@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.mcp.tools import TOOL_NAMES
+from memory_core.mcp.server import TOOL_NAMES
 from tests.mcp.client import mcp_headers
 from tests.support.local_server import (
     PROJECT_ROOT,

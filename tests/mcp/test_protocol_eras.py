@@ -28,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import listen
 from mcp.shared.exceptions import MCPError
 
-from memory_core.mcp.tools import TOOL_NAMES
+from memory_core.mcp.server import TOOL_NAMES
 from tests.mcp.client import mcp_headers
 from tests.mcp.conftest import McpTarget
 from tests.support.local_server import USER_KEY, RunningServer
