@@ -245,19 +245,21 @@ class SnapshotCache:
         """The snapshots of ``keys`` (one partition, the viewer's own) as of this read, in key order."""
         slot = (tuple(keys), viewer)
         current = self.peek(keys, viewer)
-        if current is None:
-            current = self._restored(keys, viewer)
-        if current is None:
-            loaded = self._store.load_since(keys, None)
-            built = Snapshots(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
-            self.rebuilds += 1
-            current = self._checkpointed(keys, viewer, built)
-            self._keep(slot, current)
-            return current
-        checkpointed = self._checkpointed(keys, viewer, current)
-        if checkpointed is not current:  # peek and _restored kept ``current``: keep what knows its checkpoint
-            self._keep(slot, checkpointed)
-        return checkpointed
+        if current is not None:
+            checkpointed = self._checkpointed(keys, viewer, current)
+            if checkpointed is not current:  # peek kept ``current``: keep what knows its checkpoint
+                self._keep(slot, checkpointed)
+            return checkpointed
+        current = self._restored(keys, viewer) or self._built(keys, viewer)
+        current = self._checkpointed(keys, viewer, current)
+        self._keep(slot, current)
+        return current
+
+    def _built(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots:
+        """The read loaded from the store in full."""
+        loaded = self._store.load_since(keys, None)
+        self.rebuilds += 1
+        return Snapshots(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
 
     def _restored(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots | None:
         """The read from the store's checkpoint, extended with what was added since; None without one."""
@@ -268,7 +270,6 @@ class SnapshotCache:
         if restored is None:
             return None  # not only entries were added since it was kept (its store erases it then)
         self.restores += 1
-        self._keep((tuple(keys), viewer), restored)
         return restored
 
     def _checkpointed(self, keys: Sequence[ProfileKey], viewer: str, current: Snapshots) -> Snapshots:

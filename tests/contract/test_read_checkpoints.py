@@ -120,6 +120,8 @@ def test_a_fresh_process_starts_its_first_read_from_the_checkpoint_and_answers_w
     fresh = MemoryService(another())
     view = fresh.get(caller, "i", Scope.USER, None)
     assert (_snapshots(fresh).restores, _snapshots(fresh).rebuilds) == (1, 0)
+    assert fresh.get(caller, "i", Scope.USER, None) == view  # kept: the next read neither restores nor loads
+    assert (_snapshots(fresh).restores, _snapshots(fresh).rebuilds) == (1, 0)
 
     built = MemoryService(another())
     built._snapshots = SnapshotCache(built.store, built.kept)  # type: ignore[arg-type]  # no checkpoints: from scratch
