@@ -38,6 +38,7 @@ from memory_core.domain.errors import (
     MemoryCoreError,
     NotFound,
 )
+from memory_core.domain.file_entries import file_entries
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import (
     AGENT_DIR,
@@ -157,7 +158,7 @@ class MemoryFiles:
         partition = Partition(instance_id, caller.upn)
         record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
         for _ in range(_ATTEMPTS):
-            states = dict(zip(keys, self._store.load(list(keys.values())), strict=True))
+            entries = file_entries(self._store, self._service.file_entries, keys)
             # The index and the entries are two reads: if the index did not change around the entries'
             # read, every entry it names was stored before it (a commit stores them first) and is in it.
             again = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
@@ -166,29 +167,9 @@ class MemoryFiles:
             record = again
         else:
             raise Conflict("the memory files kept changing during this command; retry", code="conflict")
-        data = record.data if record else {}
-        ns = Namespace()
-        for agent_scope, state in states.items():
-            tree = _tree(data, agent.object_id if agent_scope and agent else None)
-            mount = AGENT_DIR + "/" if agent_scope else ""
-            visible = {e.id: e for e in state.visible_entries() if e.author_upn == caller.upn}
-            named: set[str] = set()
-            for rel, slot in tree["files"].items():
-                entry_id = slot.get("entry_id")
-                if entry_id is None:
-                    ns.files[mount + rel] = FileNode(str(slot.get("text") or ""))
-                elif entry_id in visible:
-                    ns.files[mount + rel] = FileNode(visible[entry_id].content_markdown, entry_id)
-                    named.add(entry_id)
-            for entry in visible.values():
-                if entry.id not in named and entry.content_markdown.strip():
-                    ns.files[f"{mount}{APPENDED_DIR}/{entry.id}.md"] = FileNode(entry.content_markdown, entry.id, True)
-            ns.dirs.update(mount + d if d else AGENT_DIR for d in tree["dirs"])
-            if agent_scope and any(p.startswith(mount) for p in ns.files):
-                ns.dirs.add(AGENT_DIR)
-        for rel in list(ns.files):
-            ns.dirs.update(parents(rel))
-        return _Snapshot(record, ns, states)
+        namespace = entries.files_for(record.etag if record else None,
+                                      lambda: _namespace(caller, agent, record, entries.states))
+        return _Snapshot(record, namespace, dict(entries.states))
 
     # -- committing ------------------------------------------------------------------
 
@@ -320,6 +301,35 @@ class MemoryFiles:
             caller, key, retire.entry_id, "superseded: its whole text is kept in the file's new version"
         )
         return None
+
+
+def _namespace(
+    caller: Caller, agent: AgentContext | None, record: Record | None, states: Mapping[bool, ScopeState]
+) -> Namespace:
+    """The files and directories the index (``record``) and the visible entries of ``states`` make."""
+    data = record.data if record else {}
+    ns = Namespace()
+    for agent_scope, state in states.items():
+        tree = _tree(data, agent.object_id if agent_scope and agent else None)
+        mount = AGENT_DIR + "/" if agent_scope else ""
+        visible = {e.id: e for e in state.visible_entries() if e.author_upn == caller.upn}
+        named: set[str] = set()
+        for rel, slot in tree["files"].items():
+            entry_id = slot.get("entry_id")
+            if entry_id is None:
+                ns.files[mount + rel] = FileNode(str(slot.get("text") or ""))
+            elif entry_id in visible:
+                ns.files[mount + rel] = FileNode(visible[entry_id].content_markdown, entry_id)
+                named.add(entry_id)
+        for entry in visible.values():
+            if entry.id not in named and entry.content_markdown.strip():
+                ns.files[f"{mount}{APPENDED_DIR}/{entry.id}.md"] = FileNode(entry.content_markdown, entry.id, True)
+        ns.dirs.update(mount + d if d else AGENT_DIR for d in tree["dirs"])
+        if agent_scope and any(p.startswith(mount) for p in ns.files):
+            ns.dirs.add(AGENT_DIR)
+    for rel in list(ns.files):
+        ns.dirs.update(parents(rel))
+    return ns
 
 
 def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...]) -> str:

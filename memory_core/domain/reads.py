@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from memory_core.domain.budgeted_read import KeptRead, grown_read, kept_read, read_within, within_snapshots
 from memory_core.domain.checkpoints import Checkpointing, ReadCheckpoints
@@ -54,12 +55,15 @@ class MemoryReads:
         self._budgeted: StampedAnswers[KeptRead] | None = None
         self._shared: StampedAnswers[SharedSnapshots] | None = None
         self._listings: Listings | None = None
+        # What the memory tool's commands read (``domain.file_entries``), composed on top of this service.
+        self.file_entries: StampedAnswers[Any] | None = None
         if isinstance(store, ChangeStamps):
             checkpoints = Checkpointing(store) if isinstance(store, ReadCheckpoints) else None
             self._snapshots = SnapshotCache(store, self.kept, checkpoints)
             self._budgeted = StampedAnswers(store, lambda read: read.size, self.kept)
             self._shared = StampedAnswers(store, lambda read: read.size, self.kept)
             self._listings = Listings(store, self.kept)
+            self.file_entries = StampedAnswers(store, lambda answer: answer.size, self.kept)
 
     @property
     def store(self) -> MemoryStore:
