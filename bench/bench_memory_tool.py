@@ -2,7 +2,7 @@
 
 Run from the project root:
 
-    python bench/bench_memory_tool.py [--files 10 200] [--runs 30]
+    python bench/bench_memory_tool.py [--files 10 200] [--runs 30] [--appended 10000]
 
 For each file count, one user on ``python -m memory_core serve`` (SQLite,
 MEMORY_DELETION_MODE=immediate) gets that many files, then each command is timed
@@ -12,6 +12,10 @@ view of /memories, view of one file, str_replace and insert in one file
 create+delete pair. Beside them: ``POST memory/append`` (the plain CoreAPI
 write) and the SDK's ``BetaLocalFilesystemMemoryTool`` on a local folder (no
 network, no custody: the floor a local backend gives).
+
+``--appended N`` first gives the user N entries appended outside the tool (an agent's
+``append_memory`` calls over the years), stored straight into the server's SQLite file by
+another process; each shows as a file under /memories/appended.
 
 Target (issue #17): every command under 50 ms median at 200 files on the embedded store.
 """
@@ -32,8 +36,11 @@ sys.path.insert(0, str(ROOT))
 
 from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
 
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.models import ProfileKey, Scope
 from memory_core.integrations.anthropic import MemoryCoreMemoryTool
 from tests.support.local_server import USER_KEY, running_server
+from tests.support.seeding import make_entries, seed
 
 UPN = "bench@contoso.com"
 
@@ -71,11 +78,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, nargs="+", default=[10, 200, 1000])
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--appended", type=int, default=0, help="entries appended outside the tool first")
     args = parser.parse_args()
     rows: list[tuple[str, int, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp, running_server(Path(tmp), {"MEMORY_DELETION_MODE": "immediate"}) as server:
         for count in args.files:
             instance = f"bench-{uuid.uuid4().hex[:8]}"
+            if args.appended:
+                store = SqliteMemoryStore(Path(tmp) / "memory.sqlite3")  # the server's file, from this process
+                seed(store, make_entries(ProfileKey(instance, UPN, Scope.USER), args.appended))
+                store.close()
             remote = MemoryCoreMemoryTool(server.api, instance, api_key=USER_KEY, user_identity={"upn": UPN})
             local = BetaLocalFilesystemMemoryTool(str(Path(tmp) / f"local-{count}"))
             for backend in (remote, local):
@@ -91,6 +103,7 @@ def main() -> None:
             rows.append(("SDK local folder", count, commands(local.call, args.runs)))
             remote.close()
     names = list(rows[0][2])
+    print(f"Entries appended outside the tool first: {args.appended}")
     print("| backend | files | " + " | ".join(names) + " |")
     print("|---|---|" + "---|" * len(names))
     for backend, count, timed in rows:
