@@ -314,6 +314,7 @@ def _namespace(
         mount = AGENT_DIR + "/" if agent_scope else ""
         visible = {e.id: e for e in state.visible_entries() if e.author_upn == caller.upn}
         named: set[str] = set()
+        derived = False
         for rel, slot in tree["files"].items():
             entry_id = slot.get("entry_id")
             if entry_id is None:
@@ -321,14 +322,19 @@ def _namespace(
             elif entry_id in visible:
                 ns.files[mount + rel] = FileNode(visible[entry_id].content_markdown, entry_id)
                 named.add(entry_id)
+        appended = mount + APPENDED_DIR + "/"
         for entry in visible.values():
             if entry.id not in named and entry.content_markdown.strip():
-                ns.files[f"{mount}{APPENDED_DIR}/{entry.id}.md"] = FileNode(entry.content_markdown, entry.id, True)
+                ns.files[f"{appended}{entry.id}.md"] = FileNode(entry.content_markdown, entry.id, True)
+                derived = True
+        if derived:  # every appended file has the same parents: found once, not once per entry
+            ns.dirs.update(parents(appended + "_"))
         ns.dirs.update(mount + d if d else AGENT_DIR for d in tree["dirs"])
         if agent_scope and any(p.startswith(mount) for p in ns.files):
             ns.dirs.add(AGENT_DIR)
-    for rel in list(ns.files):
-        ns.dirs.update(parents(rel))
+    for rel, node in ns.files.items():
+        if not node.derived:
+            ns.dirs.update(parents(rel))
     return ns
 
 
