@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.cosmos_support import cosmos_env, provisioned_cosmos_server
+from tests.adapters.cosmos_support import cosmos_env, erase_all_items, provisioned_cosmos_server
 from tests.support.cosmos_server import CosmosServer
 from tests.support.local_server import RunningServer, running_server
 
@@ -27,12 +27,34 @@ def immediate_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runni
         yield server
 
 
+_RUNNING_COSMOS: list[CosmosServer] = []
+"""The session's Cosmos test server once a test has asked for it (for ``fresh_shared_container``)."""
+
+
 @pytest.fixture(scope="session")
 def cosmos_account() -> Iterator[CosmosServer]:
     """The Cosmos DB protocol server (npm, loopback, TLS verified) with the database and the
     Memories container provisioned as infra does."""
     with provisioned_cosmos_server() as account:
-        yield account
+        _RUNNING_COSMOS.append(account)
+        try:
+            yield account
+        finally:
+            _RUNNING_COSMOS.remove(account)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fresh_shared_container() -> Iterator[None]:
+    """After each test module, erase every item of the session's shared Memories container.
+
+    The Cosmos test server scans its whole container for every query, so items left by earlier
+    modules made every later Cosmos test slower (the suite's time grew with its length). Each test
+    works in an instance of its own (``instance_id``) or a container of its own, so nothing a
+    finished module stored is read again; module-scoped fixtures are torn down before this runs.
+    """
+    yield
+    for account in _RUNNING_COSMOS:
+        erase_all_items(account)
 
 
 @pytest.fixture(scope="session")

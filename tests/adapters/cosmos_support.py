@@ -8,6 +8,7 @@ certificate).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -38,6 +39,49 @@ def provision(
     try:
         db = client.create_database_if_not_exists(database)
         db.create_container(container, partition_key=partition_key or hierarchical_key())
+    finally:
+        client.close()
+
+
+@contextmanager
+def own_container(server: CosmosServer, prefix: str) -> Iterator[str]:
+    """A container of one test's own, provisioned as infra does and deleted afterwards; yields its name.
+
+    The Cosmos test server scans its whole container for every query, so a test that writes
+    hundreds or thousands of items gets a container of its own: its queries scan only its own
+    items, no later test scans them, and dropping the container is one request however much
+    it holds.
+    """
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    provision(server, container=name)
+    try:
+        yield name
+    finally:
+        client = server.client()
+        try:
+            client.get_database_client(DATABASE).delete_container(name)
+        finally:
+            client.close()
+
+
+def erase_all_items(server: CosmosServer, database: str = DATABASE, container: str = CONTAINER) -> int:
+    """Delete every item of a container (transactional batches of 100 deletes per partition); answers how many.
+
+    For the session's shared container between test modules: every test there works in an instance
+    of its own, so what a finished module left behind is never read again, yet the test server
+    would scan it for every later query.
+    """
+    client = server.client()
+    try:
+        items = client.get_database_client(database).get_container_client(container)
+        by_partition: dict[tuple[str, str], list[str]] = {}
+        for item in items.query_items("SELECT c.id, c.instance_id, c.upn FROM c", enable_cross_partition_query=True):
+            by_partition.setdefault((item["instance_id"], item["upn"]), []).append(item["id"])
+        for (instance_id, upn), ids in by_partition.items():
+            for at in range(0, len(ids), 100):
+                items.execute_item_batch([("delete", (i,)) for i in ids[at:at + 100]],
+                                         partition_key=[instance_id, upn])
+        return sum(len(ids) for ids in by_partition.values())
     finally:
         client.close()
 

@@ -10,6 +10,7 @@ import pytest
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.store import MemoryStore
 from tests.adapters.cosmos_support import cosmos_store as make_cosmos_store
+from tests.adapters.cosmos_support import own_container
 from tests.support.cosmos_server import CosmosServer
 
 STORE_KINDS = ["sqlite", "cosmos"]
@@ -17,10 +18,12 @@ STORE_KINDS = ["sqlite", "cosmos"]
 
 @pytest.fixture
 def cosmos_store(cosmos_account: CosmosServer) -> Iterator[MemoryStore]:
-    """A CosmosMemoryStore built from settings against the session's Cosmos test server."""
-    store = make_cosmos_store(cosmos_account)
-    yield store
-    store.close()
+    """A CosmosMemoryStore built from settings against the session's Cosmos test server, on a container of
+    the test's own (contract tests seed up to 10,000 entries; the test server scans a whole container per query)."""
+    with own_container(cosmos_account, "contract") as container:
+        store = make_cosmos_store(cosmos_account, container=container)
+        yield store
+        store.close()
 
 
 @pytest.fixture(params=STORE_KINDS)

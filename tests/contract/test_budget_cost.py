@@ -23,7 +23,7 @@ from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.service import MemoryService
 from memory_core.domain.snapshots import StampedLoad
 from memory_core.domain.store import MemoryStore
-from tests.support.seeding import make_entries, seed, unseed
+from tests.support.seeding import make_entries, seed
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex", user_name="alex")
 AGENT = AgentContext("/agents/benefits", "Benefits Assistant")
@@ -106,17 +106,12 @@ def test_budgeted_read_cost_is_flat_from_10_to_10000_entries(
         agent = make_entries(ProfileKey(instance, ALEX.upn, Scope.AGENT, AGENT.object_id), 10, agent_name=AGENT.name)
         seed(store, user, cosmos)
         seed(store, agent, cosmos)
-        try:
-            _read(store, instance, BUDGET)  # warm: the first Cosmos call of a store checks its container
-            costs[size], content = _read(store, instance, BUDGET)
-            assert user[-1].content_markdown in content and len(content) <= BUDGET
-            if size == 10_000:
-                unbudgeted, _ = _read(store, instance, None)
-                assert unbudgeted.rows == 10_010
-        finally:
-            if cosmos is not None:  # the Cosmos test server scans its whole container on every query
-                unseed(cosmos, user)
-                unseed(cosmos, agent)
+        _read(store, instance, BUDGET)  # warm: the first Cosmos call of a store checks its container
+        costs[size], content = _read(store, instance, BUDGET)
+        assert user[-1].content_markdown in content and len(content) <= BUDGET
+        if size == 10_000:
+            unbudgeted, _ = _read(store, instance, None)
+            assert unbudgeted.rows == 10_010
     small, large = costs[10], costs[10_000]
     print(f"\n{type(store).__name__}: 10 entries {small}; 10,000 entries {large}")
     assert large.rows <= 2 * page_size_for(BUDGET)

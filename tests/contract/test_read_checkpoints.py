@@ -10,7 +10,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -46,39 +45,21 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Mem
         for store in opened:
             store.close()
     else:
-        from tests.adapters.cosmos_support import cosmos_store
+        from tests.adapters.cosmos_support import cosmos_store, own_container
 
         account = request.getfixturevalue("cosmos_account")
         made = []
+        # A container of the test's own: a large memory is hundreds of items, which the test server would scan
+        # for every later query of the suite.
+        with own_container(account, "checkpoints") as container:
 
-        def another_cosmos() -> MemoryStore:
-            made.append(cosmos_store(account))
-            return made[-1]
+            def another_cosmos() -> MemoryStore:
+                made.append(cosmos_store(account, container=container))
+                return made[-1]
 
-        yield another_cosmos(), another_cosmos
-        for cosmos in made:
-            cosmos.close()
-        _erase_cosmos_memories(account)
-
-
-def _erase_cosmos_memories(account: Any) -> None:
-    """Erase what a test stored in the Cosmos test server (every item of the ``ckpt-`` callers' partitions):
-    it scans its whole container for every query, so hundreds of items left behind per test would slow
-    every later test of the suite."""
-    client = account.client()
-    try:
-        container = client.get_database_client("memory").get_container_client("Memories")
-        items = container.query_items(
-            "SELECT c.id, c.upn FROM c WHERE c.instance_id = 'i' AND STARTSWITH(c.upn, 'ckpt-')",
-            enable_cross_partition_query=True)
-        by_owner: dict[str, list[str]] = {}
-        for item in items:
-            by_owner.setdefault(item["upn"], []).append(item["id"])
-        for owner, ids in by_owner.items():
-            for at in range(0, len(ids), 100):
-                container.execute_item_batch([("delete", (i,)) for i in ids[at:at + 100]], partition_key=["i", owner])
-    finally:
-        client.close()
+            yield another_cosmos(), another_cosmos
+            for cosmos in made:
+                cosmos.close()
 
 
 def _caller() -> Caller:

@@ -29,7 +29,7 @@ from memory_core.domain.paging import Page, decode_token, encode_token
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, PendingDeletion
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.stored_pages import stored_page
-from tests.support.seeding import make_entries, seed, unseed
+from tests.support.seeding import make_entries, seed
 from tests.support.unstamped import Unstamped
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
@@ -166,28 +166,23 @@ def test_a_first_page_reads_a_page_of_entries_whatever_the_memory_holds(
         agent = make_entries(ProfileKey(instance, ALEX.upn, Scope.AGENT, AGENT.object_id), 10, agent_name=AGENT.name)
         seed(store, user, cosmos)
         seed(store, agent, cosmos)
-        try:
-            MemoryService(store).entries_page(ALEX, instance, Scope.USER, None, limit=1)  # the store's first call
-            truth = MemoryService(Unstamped(store))
-            for scope, agent_context in ((Scope.USER, None), (Scope.COMBINED, AGENT)):
-                with store.measure() as cost:
-                    page = MemoryService(store).entries_page(ALEX, instance, scope, agent_context, limit=50)
-                assert page == truth.entries_page(ALEX, instance, scope, agent_context, limit=50)
-                costs[size, scope] = cost
-            # A page deep in the walk costs the same as the first.
-            deep = encode_token("entries:user", list(entry_position(user[size * 9 // 10])))
+        MemoryService(store).entries_page(ALEX, instance, Scope.USER, None, limit=1)  # the store's first call
+        truth = MemoryService(Unstamped(store))
+        for scope, agent_context in ((Scope.USER, None), (Scope.COMBINED, AGENT)):
             with store.measure() as cost:
-                page = MemoryService(store).entries_page(ALEX, instance, Scope.USER, None, limit=50, continuation=deep)
-            assert page == truth.entries_page(ALEX, instance, Scope.USER, None, limit=50, continuation=deep)
-            costs[size, "deep"] = cost
-            if size == 10_000:
-                with store.measure() as cost:
-                    MemoryService(store)._listings.listing(("entries",), [user[0].key])  # type: ignore[union-attr]
-                costs[size, "listing"] = cost
-        finally:
-            if cosmos is not None:  # the Cosmos test server scans its whole container on every query
-                unseed(cosmos, user)
-                unseed(cosmos, agent)
+                page = MemoryService(store).entries_page(ALEX, instance, scope, agent_context, limit=50)
+            assert page == truth.entries_page(ALEX, instance, scope, agent_context, limit=50)
+            costs[size, scope] = cost
+        # A page deep in the walk costs the same as the first.
+        deep = encode_token("entries:user", list(entry_position(user[size * 9 // 10])))
+        with store.measure() as cost:
+            page = MemoryService(store).entries_page(ALEX, instance, Scope.USER, None, limit=50, continuation=deep)
+        assert page == truth.entries_page(ALEX, instance, Scope.USER, None, limit=50, continuation=deep)
+        costs[size, "deep"] = cost
+        if size == 10_000:
+            with store.measure() as cost:
+                MemoryService(store)._listings.listing(("entries",), [user[0].key])  # type: ignore[union-attr]
+            costs[size, "listing"] = cost
     print(f"\n{type(store).__name__}: " + "; ".join(f"{k}: {v}" for k, v in costs.items()))
     for kind in (Scope.USER, Scope.COMBINED, "deep"):
         small, large = costs[10, kind], costs[10_000, kind]
