@@ -1,7 +1,8 @@
 """The Cosmos DB calls of one store operation, their metering, and the profile cache.
 
-Split from ``cosmos_store`` so the store reads as the MemoryStore Protocol;
-nothing here is used elsewhere.
+Split from ``cosmos_store`` so the store reads as the MemoryStore Protocol; used by the
+store's parts only (``cosmos_account``, ``cosmos_reads``, ``cosmos_writes``, ``cosmos_records``,
+``cosmos_stamps``, ``cosmos_checkpoints``).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,4 +207,9 @@ def owner_missing(error: Any) -> bool:
     return getattr(error, "sub_status", None) == _SUB_STATUS_OWNER_MISSING
 
 
-__all__ = ["CallMetrics", "Calls", "Meter", "ProfileCache", "owner_missing"]
+OpenOperation = Callable[[str], AbstractContextManager["Calls"]]
+"""Opens one named store operation and gives its calls (``CosmosAccount.operation``): the time
+budget, error translation and metering of everything done inside it."""
+
+
+__all__ = ["CallMetrics", "Calls", "Meter", "OpenOperation", "ProfileCache", "owner_missing"]

@@ -20,7 +20,7 @@ The domain's promises, and how they hold here:
   batch and clears the flag (``Stamps.write``). An append leaves both. The app never writes
   the item any other way, and Cosmos DB never expires it (it has no ``ttl``). What Cosmos DB
   does expire on its own (audit events, finished deletion requests) no read shows; a hold,
-  which a read does depend on, may not expire (``cosmos_store._no_expiry``).
+  which a read does depend on, may not expire (``cosmos_records._no_expiry``).
 
 A checkpoint (with the others kept beside it) that would make the item larger than
 ``MAX_ITEM_BYTES`` drops the others, least recently kept first; one too large alone is

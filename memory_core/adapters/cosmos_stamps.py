@@ -17,14 +17,14 @@ in it carries the sequence it takes (``seq``). Hence:
 - sequences follow commit order, so "every entry after sequence n" is exactly
   what was added since a read that saw sequence n.
 
-A read point-reads the stamp first and only then queries (``CosmosMemoryStore.
-load_since``). Under the account's session consistency (Cosmos DB's default; an
+A read point-reads the stamp first and only then queries (``CosmosReads.load_since``,
+in ``cosmos_reads``). Under the account's session consistency (Cosmos DB's default; an
 account set to eventual consistency would void this) the query then sees at
 least every write the stamp counts, so a snapshot labelled with a stamp never
 misses a write the stamp counts. Entries the query finds beyond the stamp's
 sequence are left for the next read, which will see a moved stamp; the query
 returns the stamp item too, and a load whose query shows any other write since
-its stamp loads again (``CosmosMemoryStore.load_since``).
+its stamp loads again (``CosmosReads.load_since``).
 
 A partition written before stamps existed has no stamp item: a write creates
 it (Create in the batch: 409 when another writer made it first, then retry),

@@ -1,0 +1,277 @@
+"""The Cosmos store's reads of memory: profiles, entries and holds, stamps and checkpoints.
+
+``CosmosReads`` answers the read half of the ``MemoryStore`` Protocol (records aside:
+``cosmos_records``), ``ChangeStamps`` (``domain.snapshots``) and ``ReadCheckpoints``
+(``domain.checkpoints``) for ``CosmosMemoryStore``, which delegates to it. Every call is one
+store operation (``cosmos_account``: its time budget and error translation) inside one
+logical partition. Round trips are the cost, so:
+
+- ``load`` and ``load_heads`` are one query each (one page up to 4 MB of items); holds and the
+  partition's stamp ride along (the stamp is remembered for the next write's If-Match);
+- ``partition_stamp`` and ``entry_sequence`` are one point read of the stamp item (about 1 RU;
+  ``cosmos_stamps``), so a service read whose snapshot is current costs one point read;
+- ``load_since`` is the stamp (a point read, or the one ``partition_stamp`` read just before on
+  this thread) then one query for profiles, holds, entries (all, or those after a sequence) and the stamp
+  again; again only when the query shows another writer's hold or erasure since the stamp;
+- ``newest_entries``, ``oldest_entries`` and ``count_entries`` are one query each (two for
+  ``oldest_entries`` when its page ends among entries of one timestamp); ``get_entry`` is a
+  point read;
+- a large read leaves a checkpoint (``ReadCheckpoints``, kept by ``cosmos_checkpoints``), so
+  another process's first read of it is a point read and a query for what was added since.
+
+The states a load answers also refresh the process's profile cache (``cosmos_calls.ProfileCache``),
+which lets the next append skip its profile read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from memory_core.adapters import cosmos_documents as docs
+from memory_core.adapters import cosmos_queries as queries
+from memory_core.adapters.cosmos_calls import OpenOperation, ProfileCache
+from memory_core.adapters.cosmos_checkpoints import CosmosCheckpoints
+from memory_core.adapters.cosmos_stamps import STAMP, UNKNOWN, Stamps, StoredStamp
+from memory_core.domain.checkpoints import StoredCheckpoint
+from memory_core.domain.errors import Unavailable
+from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
+from memory_core.domain.records import RecordKind
+from memory_core.domain.snapshots import PartitionStamp, StampedLoad
+from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
+
+_LOAD_ATTEMPTS = 3  # loads in a row that other writers' holds or erasures may overtake (load_since)
+
+
+class CosmosReads:
+    """The reads of ``CosmosMemoryStore`` (records aside). Thread-safe: what it keeps is the stamps'
+    and the profile cache's, each locked."""
+
+    def __init__(self, operation: OpenOperation, stamps: Stamps, checkpoints: CosmosCheckpoints,
+                 profiles: ProfileCache) -> None:
+        """``operation``: opens one named store operation (``CosmosAccount.operation``)."""
+        self._operation = operation
+        self._stamps = stamps
+        self._checkpoints = checkpoints
+        self._profiles = profiles
+
+    # -- MemoryStore: reads ---------------------------------------------------
+
+    def load(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
+        if not keys:
+            return []
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        if any(k.instance_id != instance_id or k.upn != upn for k in keys):
+            raise ValueError("load takes keys of one (instance_id, upn) partition")
+        params = {
+            "@instance_id": instance_id,
+            "@upn": upn,
+            "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)),
+            "@hold": RecordKind.HOLD,
+            "@stamp": STAMP,
+        }
+        with self._operation("load") as calls:
+            items = calls.query(queries.LOAD, params, [instance_id, upn])
+        self._stamps.notice(items)
+        return self._states(keys, items)
+
+    def load_partition(self, instance_id: str, upn: str) -> list[ScopeState]:
+        params = {
+            "@instance_id": instance_id, "@upn": upn,
+            "@profile": docs.PROFILE, "@entry": docs.ENTRY, "@hold": RecordKind.HOLD,
+        }
+        with self._operation("load_partition") as calls:
+            items = calls.query(queries.LOAD_PARTITION, params, [instance_id, upn])
+        keys = {docs.key_of_item(i) for i in items if i.get("type") in (docs.PROFILE, docs.ENTRY)}
+        return self._states(sorted(keys, key=lambda k: k.profile_id), items) if keys else []
+
+    def load_heads(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
+        if not keys:
+            return []
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        if any(k.instance_id != instance_id or k.upn != upn for k in keys):
+            raise ValueError("load_heads takes keys of one (instance_id, upn) partition")
+        params = {
+            "@instance_id": instance_id, "@upn": upn, "@profile": docs.PROFILE,
+            "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)), "@hold": RecordKind.HOLD,
+            "@stamp": STAMP,
+        }
+        with self._operation("load_heads") as calls:
+            items = calls.query(queries.LOAD_HEADS, params, [instance_id, upn])
+        self._stamps.notice(items)
+        return self._states(keys, items)
+
+    def newest_entries(
+        self, window: EntryWindow, limit: int, *, cursor: PageCursor | None = None, kind: EntryKind | None = None
+    ) -> list[MemoryEntry]:
+        if limit <= 0:
+            return []
+        where, params = queries.window_filter(window)
+        if kind is not None:
+            where += " AND c.kind = @kind"
+            params["@kind"] = kind.value
+        if cursor is not None:
+            where += (" AND (c.created_on < @cursor_at OR (c.created_on = @cursor_at"
+                      " AND NOT ARRAY_CONTAINS(@cursor_seen, c.id)))")
+            params["@cursor_at"] = docs.iso(cursor.created_on)
+            params["@cursor_seen"] = sorted(docs.entry_item_id(i) for i in cursor.seen_ids)
+        # One field in ORDER BY: the container's range index serves it (no composite
+        # index needed); equal timestamps are kept apart by the cursor's seen ids.
+        sql = f"SELECT TOP {int(limit)} * FROM c WHERE {where} ORDER BY c.created_on DESC"
+        with self._operation("newest_entries") as calls:
+            items = calls.query(sql, params, [window.key.instance_id, window.key.upn])
+        entries = [docs.entry_from_item(window.key, i) for i in items]
+        entries.sort(key=lambda e: e.sort_key, reverse=True)
+        return entries
+
+    def oldest_entries(
+        self, window: EntryWindow, limit: int, *, after: tuple[datetime, str] | None = None
+    ) -> list[MemoryEntry]:
+        """One query ordered on ``created_on`` alone (its range index serves it; no composite
+        index), asking one entry more than ``limit``: when that one shares the page's last
+        timestamp, ``TOP`` may have cut among entries of equal time in any order, so a second
+        query reads every entry of that time and the page is cut in id order."""
+        if limit <= 0:
+            return []
+        pk = [window.key.instance_id, window.key.upn]
+        where, params = queries.oldest_filter(window, after)
+        with self._operation("oldest_entries") as calls:
+            items = calls.query(f"SELECT TOP {int(limit) + 1} * FROM c WHERE {where} ORDER BY c.created_on ASC",
+                                params, pk)
+            entries = sorted((docs.entry_from_item(window.key, i) for i in items), key=lambda e: e.sort_key)
+            if len(entries) > limit and entries[limit].created_on == entries[limit - 1].created_on:
+                tie_where, tie_params = queries.oldest_filter(window, after, entries[limit].created_on)
+                ties = calls.query(f"SELECT * FROM c WHERE {tie_where}", tie_params, pk)
+                earlier = [e for e in entries if e.created_on < entries[limit].created_on]
+                entries = earlier + sorted((docs.entry_from_item(window.key, i) for i in ties), key=lambda e: e.sort_key)
+        return entries[:limit]
+
+    def count_entries(self, window: EntryWindow) -> EntryCount:
+        where, params = queries.window_filter(window)
+        sql = f"SELECT COUNT(1) AS n, MIN(c.created_on) AS oldest FROM c WHERE {where}"
+        with self._operation("count_entries") as calls:
+            rows = calls.query(sql, params, [window.key.instance_id, window.key.upn])
+        row = rows[0] if rows else {}
+        return EntryCount(int(row.get("n") or 0), docs.parse_time(row.get("oldest")))
+
+    def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
+        item_id = docs.entry_item_id(entry_id)
+        if not entry_id or not docs.is_valid_id(item_id):
+            return None  # no stored entry can have this id
+        with self._operation("get_entry") as calls:
+            item = calls.read(item_id, [instance_id, upn])
+        if item is None or item.get("type") != docs.ENTRY:
+            return None
+        return docs.entry_from_item(docs.key_of_item(item), item)
+
+    # -- ChangeStamps (domain.snapshots), kept by cosmos_stamps ----------------
+
+    def partition_stamp(self, instance_id: str, upn: str) -> PartitionStamp:
+        """The partition's stamp: one point read of a small item (about 1 RU)."""
+        with self._operation("partition_stamp") as calls:
+            stored = self._stamps.check(calls, instance_id, upn)
+        return stored.stamp if stored is not None else UNKNOWN
+
+    def entry_sequence(self, instance_id: str, upn: str) -> int:
+        """The sequence the partition's stamp last handed out: one point read (about 1 RU); 0 without a stamp."""
+        with self._operation("entry_sequence") as calls:
+            stored = self._stamps.read(calls, instance_id, upn)
+        return stored.sequence if stored is not None else 0
+
+    def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
+        """The stamp (point read, created when missing; or the one ``partition_stamp`` read just
+        before on this thread), then one query for profiles, holds, entries (all, or those after
+        sequence ``after``) and the stamp item again; entries past the stamp's sequence are left
+        for the next read, so what is loaded is at least everything the stamp counts.
+
+        Leaving entries out is exact only while nothing but entries was added since the stamp:
+        a hold or a replace's purge written in between would show applied to the older entries
+        while the newer ones are left out, a memory that never was (an import replace under
+        approval would read as empty). So when the stamp the query returns shows any other write
+        since, the stamp is read again and the query run again. Raises ``Unavailable`` when
+        other writers keep doing so ``_LOAD_ATTEMPTS`` times in a row.
+        """
+        instance_id, upn = _partition_of(keys, "load_since")
+        params: dict[str, Any] = {
+            "@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD, "@stamp": STAMP,
+        }
+        if after is None:
+            sql = queries.LOAD
+            params["@profile_ids"] = list(dict.fromkeys(k.profile_id for k in keys))
+        else:
+            sql = queries.LOAD_AFTER
+            params.update({"@profile": docs.PROFILE, "@after": after})
+        with self._operation("load_since") as calls:
+            for _ in range(_LOAD_ATTEMPTS):
+                # The first attempt may take this thread's check of the stamp; a retry reads it anew.
+                stored = self._stamps.current(calls, instance_id, upn)
+                items = calls.query(sql, params, [instance_id, upn])
+                seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
+                if seen is None or seen.stamp.only_added_since(stored.stamp):
+                    break
+            else:
+                raise Unavailable("this memory is being changed by other writers while it is read; retry",
+                                  retry_after_seconds=1)
+        items = [i for i in items if i.get("type") != docs.ENTRY or docs.sequence_of(i) <= stored.sequence]
+        return StampedLoad(stored.stamp, stored.sequence, self._states(keys, items))
+
+    # -- ReadCheckpoints (domain.checkpoints), kept by cosmos_checkpoints ----------
+
+    def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
+        """The checkpoint kept for ``read_key``: one point read of the partition's checkpoint item."""
+        with self._operation("read_checkpoint") as calls:
+            return self._checkpoints.read(calls, instance_id, upn, read_key)
+
+    def keep_checkpoint(self, instance_id: str, upn: str, read_key: str, checkpoint: StoredCheckpoint) -> bool:
+        """Stored with the stamp's If-Match in one batch (False when the stamp moved, the partition has
+        none, or the checkpoint would not fit in an item); a point read of the item first when the
+        partition has one. Raises ``Unavailable`` when the account cannot be reached."""
+        with self._operation("keep_checkpoint") as calls:
+            return self._checkpoints.keep(calls, instance_id, upn, read_key, checkpoint)
+
+    # -- the states a load answers ---------------------------------------------
+
+    def _states(self, keys: Sequence[ProfileKey], items: Sequence[Mapping[str, Any]]) -> list[ScopeState]:
+        by_id = {k.profile_id: k for k in keys}
+        profiles: dict[str, MemoryProfile] = {}
+        entries: dict[str, list[MemoryEntry]] = {pid: [] for pid in by_id}
+        hold_items = []
+        for item in items:
+            kind = item.get("type")
+            if kind == docs.RECORD:
+                hold_items.append(item)
+                continue
+            key = by_id.get(item.get("profile_id", ""))
+            if key is None:
+                continue
+            if kind == docs.ENTRY:
+                entries[key.profile_id].append(docs.entry_from_item(key, item))
+            elif kind == docs.PROFILE:
+                profiles[key.profile_id] = docs.profile_from_item(key, item)
+        hold_items.sort(key=lambda i: i["record_id"])
+        holds = tuple(Hold.from_data(i.get("data") or {}) for i in hold_items)
+        states = []
+        for key in keys:
+            found = entries[key.profile_id]
+            found.sort(key=lambda e: e.sort_key)
+            profile = profiles.get(key.profile_id)
+            if profile is None:
+                self._profiles.discard(key)
+            else:
+                self._profiles.put(profile)
+            states.append(ScopeState(key, profile, found, holds))
+        return states
+
+
+def _partition_of(keys: Sequence[ProfileKey], operation: str) -> tuple[str, str]:
+    """The one ``(instance_id, upn)`` partition of ``keys``; ``ValueError`` when there is none or several."""
+    if not keys:
+        raise ValueError(f"{operation} takes at least one key")
+    instance_id, upn = keys[0].instance_id, keys[0].upn
+    if any(k.instance_id != instance_id or k.upn != upn for k in keys):
+        raise ValueError(f"{operation} takes keys of one (instance_id, upn) partition")
+    return instance_id, upn
+
+
+__all__ = ["CosmosReads"]

@@ -1,0 +1,152 @@
+"""The Cosmos store's records: audit events, deletion requests, holds and the rest, by kind.
+
+``CosmosRecords`` answers the records part of the ``MemoryStore`` Protocol for
+``CosmosMemoryStore``, which delegates to it. A record is one item of its owner's partition
+(layout in ``cosmos_documents``). Holds decide what a read shows, so their writes move the
+partition's stamp in one transactional batch (``Stamps.write``) and a hold may not expire
+(Cosmos DB would erase it without moving the stamp); other records are written alone. So:
+
+- ``put_record`` and ``create_record`` are one write (a hold's: one batch with the stamp); with
+  an etag the write is If-Match, and a 412 becomes ``Conflict`` for the service to re-read;
+- ``get_record`` is a point read, ``query_records`` and ``page_records`` one query inside the
+  partition (``page_records`` reads only the items it answers), ``query_records_of_owner`` one
+  cross-partition query;
+- records with ``expires_on`` are erased by Cosmos DB itself (``ttl``), at no request of ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from azure.cosmos.exceptions import CosmosResourceExistsError
+
+from memory_core.adapters import cosmos_documents as docs
+from memory_core.adapters import cosmos_queries as queries
+from memory_core.adapters.cosmos_calls import OpenOperation
+from memory_core.adapters.cosmos_stamps import BatchRefused, Operation, Stamps
+from memory_core.adapters.cosmos_writes import erase_items
+from memory_core.domain.errors import Conflict
+from memory_core.domain.records import Partition, Record, RecordKind
+
+
+class CosmosRecords:
+    """The records of ``CosmosMemoryStore``. Thread-safe: what it keeps is the stamps', locked."""
+
+    def __init__(self, operation: OpenOperation, stamps: Stamps) -> None:
+        """``operation``: opens one named store operation (``CosmosAccount.operation``)."""
+        self._operation = operation
+        self._stamps = stamps
+
+    # -- MemoryStore: records -------------------------------------------------
+
+    def put_record(self, record: Record) -> Record:
+        item = docs.record_item(record)
+        if record.kind != RecordKind.HOLD:
+            with self._operation("put_record") as calls:
+                body = calls.write(item, record.etag)
+            return Record(record.partition, record.kind, record.id, record.data, body.get("_etag"))
+        _no_expiry(record)
+        operation: Operation = (
+            ("upsert", (item,)) if record.etag is None
+            else ("replace", (item["id"], item), {"if_match_etag": record.etag})
+        )
+        partition = record.partition
+        with self._operation("put_record") as calls:
+            try:
+                (result,) = self._stamps.write(calls, partition.instance_id, partition.owner, lambda _: [operation])
+            except BatchRefused as refused:
+                if refused.status in (404, 412):
+                    raise Conflict(f"the stored {record.kind} changed or went since it was read") from refused.error
+                raise refused.error from None
+        return Record(partition, record.kind, record.id, record.data, result["resourceBody"].get("_etag"))
+
+    def create_record(self, record: Record) -> Record:
+        item = docs.record_item(record)
+        partition = record.partition
+        with self._operation("create_record") as calls:
+            try:
+                if record.kind != RecordKind.HOLD:
+                    body = calls.create(item)
+                else:
+                    _no_expiry(record)
+                    (result,) = self._stamps.write(calls, partition.instance_id, partition.owner,
+                                                   lambda _: [("create", (item,))])
+                    body = result["resourceBody"]
+            except (CosmosResourceExistsError, BatchRefused) as e:
+                if isinstance(e, BatchRefused) and e.status != 409:
+                    raise e.error from None
+                raise Conflict(f"the {record.kind} record already exists") from e
+        return Record(partition, record.kind, record.id, record.data, body.get("_etag"))
+
+    def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
+        item_id = docs.record_item_id(partition, kind, record_id)
+        if not docs.is_valid_id(item_id):
+            return None
+        with self._operation("get_record") as calls:
+            item = calls.read(item_id, [partition.instance_id, partition.owner])
+        return docs.record_from_item(partition, item) if item is not None else None
+
+    def query_records(
+        self, partition: Partition, kind: str, where: Mapping[str, str] | None = None, limit: int | None = None
+    ) -> list[Record]:
+        if limit is not None:
+            return self.page_records(partition, kind, limit=limit, where=where)
+        sql, params = queries.records_query(partition.instance_id, partition.owner, kind, where)
+        with self._operation("query_records") as calls:
+            items = calls.query(sql, params, [partition.instance_id, partition.owner])
+        return sorted((docs.record_from_item(partition, i) for i in items), key=lambda r: r.id)
+
+    def page_records(
+        self,
+        partition: Partition,
+        kind: str,
+        *,
+        limit: int,
+        where: Mapping[str, str] | None = None,
+        after: str | None = None,
+        descending: bool = False,
+    ) -> list[Record]:
+        if limit < 1:
+            return []
+        sql, params = queries.records_query(partition.instance_id, partition.owner, kind, where)
+        if after is not None:
+            sql += " AND c.id < @after" if descending else " AND c.id > @after"
+            params["@after"] = docs.record_item_id(partition, kind, after)
+        # TOP and a single-field ORDER BY on c.id, which every indexing policy
+        # indexes: the query reads only the items it answers. Within one partition
+        # and kind, item ids are one prefix plus the record id, kept as is for the
+        # characters paged ids use (letters, digits, - _ . ~ : +), so they sort alike.
+        sql = sql.replace("SELECT *", f"SELECT TOP {int(limit)} *", 1)
+        sql += " ORDER BY c.id DESC" if descending else " ORDER BY c.id"
+        with self._operation("page_records") as calls:
+            items = calls.query(sql, params, [partition.instance_id, partition.owner])
+        return [docs.record_from_item(partition, i) for i in items]
+
+    def query_records_of_owner(self, owner: str, kind: str, where: Mapping[str, str] | None = None) -> list[Record]:
+        sql, params = queries.records_query(None, owner, kind, where)
+        with self._operation("query_records_of_owner") as calls:
+            items = calls.query(sql, params, None)
+        records = [docs.record_from_item(Partition(i["instance_id"], owner), i) for i in items]
+        return sorted(records, key=lambda r: (r.partition.instance_id, r.id))
+
+    def erase_expired_records(self, now: datetime) -> int:
+        return 0  # Cosmos DB erases items whose ttl has run out (the container has defaultTtl -1)
+
+    def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
+        item_id = docs.record_item_id(partition, kind, record_id)
+        if not docs.is_valid_id(item_id):
+            return False
+        with self._operation("delete_record") as calls:
+            if kind != RecordKind.HOLD:
+                return calls.delete(item_id, [partition.instance_id, partition.owner])
+            return erase_items(calls, self._stamps, partition.instance_id, partition.owner, [item_id]) == 1
+
+
+def _no_expiry(hold: Record) -> None:
+    """Refuse a hold with ``expires_on``: Cosmos DB would erase it on its own, without moving the stamp."""
+    if hold.expires_on is not None:
+        raise ValueError("a hold never expires (its erasure must move the partition's stamp)")
+
+
+__all__ = ["CosmosRecords"]

@@ -1,0 +1,174 @@
+"""The Cosmos store's writes of memory: entries appended and erased, profiles saved and erased.
+
+``CosmosWrites`` answers the write half of the ``MemoryStore`` Protocol (records aside:
+``cosmos_records``) for ``CosmosMemoryStore``, which delegates to it. Every write that can
+change a read goes through ``Stamps.write`` (``cosmos_stamps``): one transactional batch that
+also moves the partition's stamp, so the write and its stamp commit together or not at all.
+Round trips are the cost, so:
+
+- ``append`` is one batch once the profile and the stamp are known to this process (the
+  profile cache and the stamps' hints); the first append of a profile in a process reads it
+  first (and creates it in the batch when missing);
+- ``save_profile`` with an etag replaces with If-Match, and a 412 becomes ``Conflict`` for the
+  service to re-read and retry;
+- ``delete_entries`` is one query for the ids still there plus one transactional batch per 98
+  deletes (``erase_items``).
+
+A stamp another process moved first costs a 412, a point read of the stamp and the batch again
+(``Stamps.write``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from memory_core.adapters import cosmos_documents as docs
+from memory_core.adapters import cosmos_queries as queries
+from memory_core.adapters.cosmos_calls import Calls, OpenOperation, ProfileCache
+from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, BatchRefused, Operation, Stamps
+from memory_core.domain.errors import Conflict
+from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
+from memory_core.domain.records import Record
+
+_DELETES_PER_BATCH = CALLER_OPERATIONS  # 100 a batch (a Cosmos DB limit), less the stamp and the checkpoint
+_IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
+_WRITE_ATTEMPTS = 3
+
+
+class CosmosWrites:
+    """The writes of ``CosmosMemoryStore`` (records aside). Thread-safe: what it keeps is the stamps'
+    and the profile cache's, each locked."""
+
+    def __init__(self, operation: OpenOperation, stamps: Stamps, profiles: ProfileCache) -> None:
+        """``operation``: opens one named store operation (``CosmosAccount.operation``)."""
+        self._operation = operation
+        self._stamps = stamps
+        self._profiles = profiles
+
+    # -- MemoryStore: writes --------------------------------------------------
+
+    def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
+        return self.append_with_records(profile, entry, ())
+
+    def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:
+        if profile.key != entry.key:
+            raise ValueError("append takes an entry of the profile's key")
+        key = entry.key
+        if any((r.partition.instance_id, r.partition.owner) != (key.instance_id, key.upn) for r in records):
+            raise ValueError("append_with_records takes records of the entry's partition")
+        docs.entry_item(entry)  # an id Cosmos DB cannot hold fails here, before any request
+        extra: list[Operation] = [("upsert", (docs.record_item(r),)) for r in records]
+        with self._operation("append_with_records" if records else "append") as calls:
+            for _ in range(_WRITE_ATTEMPTS):
+                stored = self._profiles.get(key) or self._read_profile(calls, key)
+                # A missing profile is created in the same batch: the entry, its audit
+                # event, the profile and the stamp commit together or not at all.
+                new: list[Operation] = [] if stored is not None else [("create", (docs.profile_item(profile),))]
+
+                def operations(first: int, new: list[Operation] = new) -> list[Operation]:
+                    return [*new, ("create", (docs.entry_item(entry, first),)), *extra]
+
+                try:
+                    # A profile created is not only an entry added: it erases checkpoints (the domain's promise).
+                    results = self._stamps.write(calls, key.instance_id, key.upn, operations, inserts=1,
+                                                 erases_checkpoint=bool(new))
+                except BatchRefused as refused:
+                    if new and refused.index == 0 and refused.status == 409:
+                        continue  # a concurrent first append made the profile: read that one
+                    if refused.status == 409:
+                        raise Conflict(f"a memory entry with id {entry.id} already exists") from refused.error
+                    raise refused.error from None
+                if stored is None:
+                    stored = docs.profile_from_item(key, results[0]["resourceBody"])
+                    self._profiles.put(stored)
+                return stored
+        raise Conflict("the memory profile kept appearing and disappearing; retry")
+
+    def save_profile(self, profile: MemoryProfile) -> MemoryProfile:
+        key = profile.key
+        item = docs.profile_item(profile)
+        operation: Operation = (
+            ("upsert", (item,)) if profile.etag is None
+            else ("replace", (item["id"], item), {"if_match_etag": profile.etag})
+        )
+        with self._operation("save_profile") as calls:
+            try:
+                (result,) = self._stamps.write(calls, key.instance_id, key.upn, lambda _: [operation])
+            except BatchRefused as refused:
+                if refused.status in (404, 412):
+                    self._profiles.discard(key)
+                    raise Conflict("the stored profile changed or went since it was read") from refused.error
+                raise refused.error from None
+        stored = docs.profile_from_item(key, result["resourceBody"])
+        self._profiles.put(stored)
+        return stored
+
+    def delete_profile(self, key: ProfileKey) -> None:
+        self._profiles.discard(key)
+        with self._operation("delete_profile") as calls:
+            erase_items(calls, self._stamps, key.instance_id, key.upn, [key.profile_id])
+
+    def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
+        wanted = [docs.entry_item_id(e) for e in dict.fromkeys(entry_ids) if e]
+        wanted = [i for i in wanted if docs.is_valid_id(i)]
+        if not wanted:
+            return 0
+        pk = [key.instance_id, key.upn]
+        deleted = 0
+        with self._operation("delete_entries") as calls:
+            for start in range(0, len(wanted), _IDS_PER_QUERY):
+                # Only ids still there go into a batch: a batch with a missing id
+                # fails as a whole, so this keeps the usual case at one batch per 98.
+                params = {
+                    "@instance_id": key.instance_id, "@upn": key.upn, "@profile_id": key.profile_id,
+                    "@entry": docs.ENTRY, "@ids": wanted[start:start + _IDS_PER_QUERY],
+                }
+                existing = calls.query(queries.EXISTING_ENTRY_IDS, params, pk)
+                for at in range(0, len(existing), _DELETES_PER_BATCH):
+                    deleted += erase_items(calls, self._stamps, key.instance_id, key.upn,
+                                           existing[at:at + _DELETES_PER_BATCH], entries_of=key)
+        return deleted
+
+    def _read_profile(self, calls: Calls, key: ProfileKey) -> MemoryProfile | None:
+        """The stored profile of ``key`` (one point read), remembered; None when there is none."""
+        item = calls.read(key.profile_id, [key.instance_id, key.upn])
+        if item is None:
+            return None
+        stored = docs.profile_from_item(key, item)
+        self._profiles.put(stored)
+        return stored
+
+
+def erase_items(
+    calls: Calls, stamps: Stamps, instance_id: str, owner: str, item_ids: Sequence[str],
+    entries_of: ProfileKey | None = None,
+) -> int:
+    """Erase up to ``CALLER_OPERATIONS`` items of one partition and move its stamp in one batch; the
+    count erased. Shared with ``cosmos_records`` (a hold's erasure).
+
+    An item already gone fails the whole batch (404): the ids still there (entries
+    of ``entries_of`` by query, else by point read) are erased in a new batch.
+    """
+    left = list(item_ids)
+    while left:
+        try:
+            stamps.write(calls, instance_id, owner, functools.partial(_deletes, left))
+            return len(left)
+        except BatchRefused as refused:
+            if refused.status != 404:
+                raise refused.error from None
+        if entries_of is None:
+            left = [i for i in left if calls.read(i, [instance_id, owner]) is not None]
+        else:
+            params = {"@instance_id": instance_id, "@upn": owner, "@profile_id": entries_of.profile_id,
+                      "@entry": docs.ENTRY, "@ids": left}
+            left = calls.query(queries.EXISTING_ENTRY_IDS, params, [instance_id, owner])
+    return 0
+
+
+def _deletes(item_ids: Sequence[str], _first_sequence: int) -> list[Operation]:
+    return [("delete", (i,)) for i in item_ids]
+
+
+__all__ = ["CosmosWrites", "erase_items"]
