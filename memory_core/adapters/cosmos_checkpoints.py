@@ -65,11 +65,11 @@ class CosmosCheckpoints:
         """The checkpoint kept for ``read_key`` (one point read of the partition's item); None when there
         is none, or what is stored cannot be read back (the domain then builds the read).
 
-        No round trip when this thread has just read the partition's stamp and it has no checkpoint
-        (a read whose snapshot a forget or a clear made out of date): a stamp read since could only
-        show one kept since, which the read then merely does not start from.
+        No round trip when this very read has just read the partition's stamp and it has no
+        checkpoint (a read whose snapshot a forget or a clear made out of date): a stamp read since
+        could only show one kept since, which the read then merely does not start from.
         """
-        checked = self._stamps.checked_recently(instance_id, owner)
+        checked = self._stamps.checked_in_read(instance_id, owner)
         if checked is not None and not checked.checkpointed:
             return None
         item = calls.read(checkpoint_item_id(owner), [instance_id, owner])

@@ -10,8 +10,8 @@ logical partition. Round trips are the cost, so:
   partition's stamp ride along (the stamp is remembered for the next write's If-Match);
 - ``partition_stamp`` and ``entry_sequence`` are one point read of the stamp item (about 1 RU;
   ``cosmos_stamps``), so a service read whose snapshot is current costs one point read;
-- ``load_since`` is the stamp (a point read, or the one ``partition_stamp`` read just before on
-  this thread) then one query for profiles, holds, entries (all, or those after a sequence) and the stamp
+- ``load_since`` is the stamp (a point read, or the one ``partition_stamp`` read earlier in the
+  same service read: ``Stamps.one_read``) then one query for profiles, holds, entries (all, or those after a sequence) and the stamp
   again; again only when the query shows another writer's hold or erasure since the stamp;
 - ``newest_entries``, ``oldest_entries`` and ``count_entries`` are one query each (two for
   ``oldest_entries`` when its page ends among entries of one timestamp); ``get_entry`` is a
@@ -180,8 +180,8 @@ class CosmosReads:
         return stored.sequence if stored is not None else 0
 
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
-        """The stamp (point read, created when missing; or the one ``partition_stamp`` read just
-        before on this thread), then one query for profiles, holds, entries (all, or those after
+        """The stamp (point read, created when missing; or the one ``partition_stamp`` read earlier in
+        this very service read, ``Stamps.one_read``), then one query for profiles, holds, entries (all, or those after
         sequence ``after``) and the stamp item again; entries past the stamp's sequence are left
         for the next read, so what is loaded is at least everything the stamp counts.
 
@@ -204,7 +204,7 @@ class CosmosReads:
             params.update({"@profile": docs.PROFILE, "@after": after})
         with self._operation("load_since") as calls:
             for _ in range(_LOAD_ATTEMPTS):
-                # The first attempt may take this thread's check of the stamp; a retry reads it anew.
+                # The first attempt may take this read's check of the stamp; a retry reads it anew.
                 stored = self._stamps.current(calls, instance_id, upn)
                 items = calls.query(sql, params, [instance_id, upn])
                 seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)

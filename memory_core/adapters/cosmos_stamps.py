@@ -26,6 +26,15 @@ sequence are left for the next read, which will see a moved stamp; the query
 returns the stamp item too, and a load whose query shows any other write since
 its stamp loads again (``CosmosReads.load_since``).
 
+A service read first checks its snapshot's stamp (``check``) and, when it is out of
+date, loads: that load may take the stamp the check read as its label instead of a
+second point read, since it was read during the same read. Only then: the check is
+kept only inside the read's span (``one_read``, which ``MemoryReads`` opens around
+every read and ``file_entries`` around a memory tool command's), taken once by the
+read's first load of the partition, and dropped when the span ends. A check left by an earlier read would label a later load with a stamp
+from before appends that finished before that later read began, and the load would
+leave them out (its query shows only appends since, so nothing makes it load again).
+
 A partition written before stamps existed has no stamp item: a write creates
 it (Create in the batch: 409 when another writer made it first, then retry),
 and a read treats it as unknown (a full load, which creates it). Entries
@@ -54,7 +63,8 @@ import random
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,8 +88,7 @@ _ATTEMPTS = 64  # 412s in a row before giving up, if the operation's time budget
 _BACKOFF_CAP = 0.1  # seconds; the jitter lets contending writers take turns
 _LAST_TRY = 0.5  # seconds of the budget kept for one more stamp read and batch
 _CACHE_SIZE = 4096
-_CHECK_REUSED_WITHIN = 1.0  # seconds: a snapshot check and the load that follows it, on one thread
-_CHECKS_KEPT = 4  # partitions whose check a thread remembers (a sharing read checks two)
+_CHECKS_KEPT = 4  # partitions whose check one read remembers (a sharing read checks two)
 _RETRY_AFTER_CONTENDED = 1
 _CHECKPOINT_ATTEMPTS = 3  # a checkpoint is a cache: under contention it is simply not written
 
@@ -182,43 +191,53 @@ class Stamps:
             return None
         return self._keep(instance_id, owner, item)
 
+    @contextmanager
+    def one_read(self) -> Iterator[None]:
+        """The span of one service read on this thread (``domain.snapshots.ReadSpans``): what its
+        ``check`` calls read is kept for it alone and dropped when it ends. A span opened inside another
+        is part of the outer one."""
+        if self._checks() is not None:
+            yield
+            return
+        self._local.checked = OrderedDict()
+        try:
+            yield
+        finally:
+            self._local.checked = None
+
     def check(self, calls: Calls, instance_id: str, owner: str) -> StoredStamp | None:
-        """As ``read``, for a read checking its snapshot: the ``current`` of the same partition that
-        follows on this thread within a second (the load that rebuilds or extends it) takes this stamp
-        instead of reading again. A sharing read checks two partitions, then loads both."""
+        """As ``read``, for a read checking its snapshot: inside a span (``one_read``), the read's next
+        ``current`` of the partition (the load that rebuilds or extends the snapshot) takes this stamp
+        instead of reading it again. A sharing read checks two partitions, then loads both."""
         found = self.read(calls, instance_id, owner)
-        checked: OrderedDict[tuple[str, str], tuple[StoredStamp | None, float]] | None = getattr(
-            self._local, "checked", None)
-        if checked is None:
-            checked = self._local.checked = OrderedDict()
-        checked.pop((instance_id, owner), None)
-        checked[(instance_id, owner)] = (found, time.monotonic())
-        while len(checked) > _CHECKS_KEPT:
-            checked.popitem(last=False)
+        checked = self._checks()
+        if checked is not None:
+            checked.pop((instance_id, owner), None)
+            checked[(instance_id, owner)] = found
+            while len(checked) > _CHECKS_KEPT:
+                checked.popitem(last=False)
         return found
 
-    def checked_recently(self, instance_id: str, owner: str) -> StoredStamp | None:
-        """The stamp this thread's ``check`` read of the partition within the last second, if any
-        (left for ``current``): a read that found its snapshot out of date asks it whether the
-        partition has a checkpoint before paying a round trip for one."""
-        checks = getattr(self._local, "checked", None)
-        checked = checks.get((instance_id, owner)) if checks is not None else None
-        if checked is None or time.monotonic() - checked[1] >= _CHECK_REUSED_WITHIN:
-            return None
-        found: StoredStamp | None = checked[0]
-        return found
+    def checked_in_read(self, instance_id: str, owner: str) -> StoredStamp | None:
+        """The stamp this very read's ``check`` read of the partition and no load has taken yet, if any
+        (left for ``current``): a read that found its snapshot out of date asks it whether the partition
+        has a checkpoint before paying a round trip for one. None outside a span."""
+        checked = self._checks()
+        return checked.get((instance_id, owner)) if checked is not None else None
 
     def current(self, calls: Calls, instance_id: str, owner: str) -> StoredStamp:
         """The partition's stamp, created when it has none yet (data from before stamps).
 
-        A stamp this thread's ``check`` read just before is taken as is: any stamp read before
-        the load's query is a correct label for what the query finds (it sees at least what that
-        read saw); an older one only makes the next read extend or rebuild sooner.
+        The stamp this very read's ``check`` read is taken as is, once (it is cleared): any stamp
+        read before the load's query, within the read, is a correct label for what the query finds
+        (it sees at least what that read saw); an older one only makes the next read extend or
+        rebuild sooner. A check from an earlier read never is: labelling this read's load with it
+        would leave out entries appended before this read began.
         """
-        checks = getattr(self._local, "checked", None)
-        checked = checks.pop((instance_id, owner), None) if checks is not None else None
-        if checked is not None and checked[0] is not None and time.monotonic() - checked[1] < _CHECK_REUSED_WITHIN:
-            return checked[0]
+        checked = self._checks()
+        found = checked.pop((instance_id, owner), None) if checked is not None else None
+        if found is not None:
+            return found
         for _ in range(_ATTEMPTS):
             found = self.read(calls, instance_id, owner)
             if found is not None:
@@ -360,13 +379,18 @@ class Stamps:
                 self._keep(instance_id, owner, body)
             else:
                 self._forget(instance_id, owner)
-            checks = getattr(self._local, "checked", None)
-            if checks is not None:  # this thread's check said "no checkpoint": no longer so
+            checks = self._checks()
+            if checks is not None:  # this read's check said "no checkpoint": no longer so
                 checks.pop((instance_id, owner), None)
             return results[1:]
         return None
 
     # -- the per-process hint ----------------------------------------------------
+
+    def _checks(self) -> OrderedDict[tuple[str, str], StoredStamp | None] | None:
+        """The checks of this thread's open read (``one_read``), by partition; None outside one."""
+        checks: OrderedDict[tuple[str, str], StoredStamp | None] | None = getattr(self._local, "checked", None)
+        return checks
 
     def _cached(self, instance_id: str, owner: str) -> StoredStamp | None:
         with self._lock:

@@ -45,7 +45,7 @@ trips and RU of a block of calls (the benchmark uses it).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -71,8 +71,8 @@ _PROFILE_CACHE_SIZE = 4096
 
 
 class CosmosMemoryStore:
-    """The ``MemoryStore`` Protocol (with ``ChangeStamps`` and ``ReadCheckpoints``) on one Cosmos DB
-    container. Thread-safe; one per process."""
+    """The ``MemoryStore`` Protocol (with ``ChangeStamps``, ``ReadSpans`` and ``ReadCheckpoints``) on one
+    Cosmos DB container. Thread-safe; one per process."""
 
     def __init__(
         self,
@@ -147,6 +147,12 @@ class CosmosMemoryStore:
 
     def close(self) -> None:
         self._account.close()
+
+    def one_read(self) -> AbstractContextManager[None]:
+        """The span of one service read on this thread (``domain.snapshots.ReadSpans``): a stamp its
+        ``partition_stamp`` read may label its next ``load_since`` of the partition (one round trip
+        saved), and nothing it read outlives it. No request."""
+        return self._stamps.one_read()
 
     # -- MemoryStore: reads (cosmos_reads) ----------------------------------------
 

@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.kept import entries_bytes
 from memory_core.domain.models import ProfileKey, ScopeState
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, added_since
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, added_since, read_span
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 
@@ -91,9 +91,10 @@ def file_entries(
 
     first = next(iter(keys.values()))
     try:
-        answer: FileEntries[Any] = kept.answer(
-            ("memory-files", tuple(keys.items())), first.instance_id, first.upn, load, grow=grow
-        )
+        with read_span(store):  # the stamp this command checks may label its own load, never a later one
+            answer: FileEntries[Any] = kept.answer(
+                ("memory-files", tuple(keys.items())), first.instance_id, first.upn, load, grow=grow
+            )
     except Unavailable:
         # A store gives up a read with its stamp when other writers keep changing more than entries
         # (concurrent edits of one file): the command reads without one, and keeps nothing, as

@@ -13,9 +13,10 @@ What is kept is held in one store bounded in bytes (``domain.kept``).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memory_core.domain.budgeted_read import KeptRead, grown_read, kept_read, read_within, within_snapshots
 from memory_core.domain.checkpoints import Checkpointing, ReadCheckpoints
@@ -29,13 +30,28 @@ from memory_core.domain.rendering import render_combined, render_scope
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.shared_snapshots import SharedSnapshots, grown_shared_snapshots, shared_snapshots
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, snapshot_view
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, read_span, snapshot_view
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.stored_pages import stored_page
 from memory_core.domain.targets import ProfileTargets
 from memory_core.domain.views import ExportDocument, MemoryView, ScopeRead, combined_view, export_filename, read_view
 from memory_core.domain.visibility import visible_matches, visible_scopes
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _one_read(read: Callable[Concatenate[MemoryReads, P], R]) -> Callable[Concatenate[MemoryReads, P], R]:
+    """``read`` inside the store's span of one read (``ReadSpans``): what it checks is reused within
+    it, never by a later read. Every read that checks a stamp is one."""
+
+    @functools.wraps(read)
+    def spanned(self: MemoryReads, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with read_span(self._store):
+            return read(self, *args, **kwargs)
+
+    return spanned
 
 
 class MemoryReads:
@@ -70,6 +86,7 @@ class MemoryReads:
         """The store behind this service, for use cases composed on top of it (the memory tool's files)."""
         return self._store
 
+    @_one_read
     def get(
         self,
         caller: Caller,
@@ -117,6 +134,7 @@ class MemoryReads:
         assert self._snapshots is not None
         return snapshot_view(caller, scope, self._snapshots.read(keys, caller.upn), agent)
 
+    @_one_read
     def get_within(
         self,
         caller: Caller,
@@ -192,6 +210,7 @@ class MemoryReads:
         return [e for _, entries in visible_scopes(self._store, caller.upn, keys, self._targets.policy(sharing))
                 for e in entries]
 
+    @_one_read
     def entries_page(
         self,
         caller: Caller,

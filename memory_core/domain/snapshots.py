@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -80,6 +81,25 @@ class ChangeStamps(Protocol):
         ``sequence`` is the highest entry sequence of the partition at that moment.
         """
         ...
+
+
+@runtime_checkable
+class ReadSpans(Protocol):
+    """A store that lets one service read reuse what an earlier call of the same read found (Cosmos DB:
+    the stamp a ``partition_stamp`` read, taken by the read's next ``load_since`` instead of a second
+    round trip), and never lets a later read reuse it. Reads open one span each (``read_span``)."""
+
+    def one_read(self) -> AbstractContextManager[None]:
+        """The span of one service read on this thread: what a call inside it leaves for the next is
+        dropped when it ends, and nothing from outside it is taken. A span opened inside another is
+        part of the outer one."""
+        ...
+
+
+def read_span(store: object) -> AbstractContextManager[None]:
+    """The span of one service read on ``store`` (``ReadSpans``); nothing to open on a store without them.
+    Every read that checks a stamp and may then load runs inside one."""
+    return store.one_read() if isinstance(store, ReadSpans) else nullcontext()
 
 
 def appended_after(added: ScopeState, newest: MemoryEntry | None) -> list[MemoryEntry] | None:

@@ -68,7 +68,7 @@ class StampedAnswers(Generic[A]):
     ) -> A | None:
         """As ``answer``, but never builds: the kept answer for ``key`` if its stamp is current (or
         ``grow`` brought it up to date), else None. With nothing kept it reads nothing (not even
-        the stamp, which a Cosmos DB read would then leave for the next load on this thread)."""
+        the stamp: a read that then answers from the store a page at a time needs none)."""
         kept = self._kept(key)
         if kept is None or len(kept[0]) != 1:
             return None

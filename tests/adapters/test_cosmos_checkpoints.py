@@ -354,6 +354,26 @@ def test_a_read_rebuilt_after_a_forget_does_not_look_for_a_checkpoint_the_stamp_
     assert rebuilt.round_trips == 3  # the stamp, the query of every item, the new checkpoint's batch
 
 
+def test_a_stamp_an_earlier_read_checked_never_says_a_later_read_has_no_checkpoint(
+    stores: list[CosmosMemoryStore], cosmos_account: CosmosServer, instance: str
+) -> None:
+    """A read of the agent scope checks the partition's stamp (no checkpoint yet) and loads nothing.
+    Another process then keeps a checkpoint of the user read. This process's first user read must
+    look for it: the earlier read's check says nothing about what this read finds (it once did,
+    within a second on the same thread, and the read was built in full instead)."""
+    _large_memory(stores[0], cosmos_account, instance)
+    agent = AgentContext("agent-1", "Helper")
+    reader = MemoryService(stores[0])
+    reader.get(ALEX, instance, Scope.AGENT, agent)
+    reader.get(ALEX, instance, Scope.AGENT, agent)  # its snapshot is current: a stamp check, no load
+    MemoryService(stores[1]).get(ALEX, instance, Scope.USER, None)  # built in full; keeps a checkpoint
+    assert _checkpoint_item(cosmos_account, instance) is not None
+    with stores[0].measure() as first:
+        view = reader.get(ALEX, instance, Scope.USER, None)
+    assert view.content_markdown == _from_scratch(stores[2], instance)
+    assert (_snapshots(reader).restores, first.round_trips) == (1, 3)  # the checkpoint, the stamp, the query
+
+
 # -- custody: erased with what it shows ----------------------------------------------------------
 
 

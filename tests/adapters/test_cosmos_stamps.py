@@ -29,7 +29,7 @@ from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, Pro
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.service import MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps
+from memory_core.domain.snapshots import ChangeStamps, ReadSpans
 from memory_core.domain.store import MemoryStore
 from tests.adapters.cosmos_support import CONTAINER, DATABASE, cosmos_store
 from tests.support.cosmos_server import CosmosServer
@@ -92,7 +92,8 @@ WRITES: dict[str, Callable[[CosmosMemoryStore, ProfileKey, MemoryEntry], object]
 READS = {"load", "load_partition", "get_entry", "load_heads", "newest_entries", "oldest_entries", "count_entries",
          "get_record", "query_records", "page_records", "query_records_of_owner", "partition_stamp", "entry_sequence",
          "load_since"}
-NEITHER = {"measure", "close", "erase_expired_records"}  # Cosmos DB expires records itself: erases nothing here
+NEITHER = {"measure", "close", "erase_expired_records",  # Cosmos DB expires records itself: erases nothing here
+           "one_read"}  # a service read's span: no request
 # A checkpoint's write rewrites the stamp unchanged (its etag moves, its counters do not):
 # tests/adapters/test_cosmos_checkpoints.py.
 CHECKPOINTS = {"read_checkpoint", "keep_checkpoint"}
@@ -102,6 +103,7 @@ def test_every_store_method_is_known_as_a_read_or_a_stamped_write() -> None:
     """A method added to the store later must be sorted here (and a write given a case below)."""
     protocol = {n for n, _ in inspect.getmembers(MemoryStore) if not n.startswith("_")}
     protocol |= {n for n, _ in inspect.getmembers(ChangeStamps) if not n.startswith("_")}
+    protocol |= {n for n, _ in inspect.getmembers(ReadSpans) if not n.startswith("_")}
     public = {n for n, v in vars(CosmosMemoryStore).items() if not n.startswith("_") and callable(v)} - {"from_settings"}
     assert protocol <= public
     assert public == set(WRITES) | READS | NEITHER | CHECKPOINTS
@@ -399,3 +401,44 @@ def test_a_hold_written_between_a_loads_stamp_and_its_query_makes_it_load_again(
         stamps.current = current  # type: ignore[method-assign]
     assert view.content_markdown == "# User memory\n\n- imported anew\n"
     assert len(calls_made) == 2 and metrics.round_trips >= 4  # the stamp and the query, twice
+
+
+# -- a stamp check is taken only by the service read that made it ------------------------------------
+
+
+def test_a_check_left_by_one_read_is_not_taken_by_the_next_read_after_another_process_appended(
+    stores: list[CosmosMemoryStore],
+) -> None:
+    """A kept entries page checks the stamp and loads nothing. The get that follows on the same thread,
+    within the second, once took that check as its load's label: entries past its sequence were
+    dropped as too new, and an append another process had finished before the get began was missing
+    (only appends happened, so the load's own stamp item showed nothing to retry for)."""
+    caller = Caller(upn=f"leftover-{uuid.uuid4().hex[:8]}@contoso.com", name="Alex")
+    cached, other = MemoryService(stores[0]), MemoryService(stores[1])
+    cached.append(caller, "i", Scope.USER, None, "- before")
+    cached.entries_page(caller, "i", Scope.USER, None, limit=10)
+    cached.entries_page(caller, "i", Scope.USER, None, limit=10)  # the kept page: a stamp check, no load
+    other.append(caller, "i", Scope.USER, None, "- appended elsewhere")
+    view = cached.get(caller, "i", Scope.USER, None)
+    assert "- before" in view.content_markdown and "- appended elsewhere" in view.content_markdown
+
+
+def test_a_check_is_taken_once_and_only_by_a_load_of_the_read_that_made_it(stores: list[CosmosMemoryStore]) -> None:
+    """Round trips say which stamp a load took: its own point read, or the read's check."""
+    store, key = stores[0], _key()
+    store.append(_profile(key), _entry(key))
+    with store.measure() as outside:
+        store.partition_stamp(key.instance_id, key.upn)
+        store.load_since([key], None)
+    assert outside.round_trips == 3  # outside a read's span nothing is kept: the load reads the stamp again
+    with store.one_read(), store.measure() as inside:
+        store.partition_stamp(key.instance_id, key.upn)
+        with store.one_read():  # a span inside another is part of it
+            store.load_since([key], None)
+        store.load_since([key], None)
+    assert inside.round_trips == 1 + 1 + 2  # the check; the first load takes it; the second reads its own
+    with store.one_read():
+        store.partition_stamp(key.instance_id, key.upn)
+    with store.one_read(), store.measure() as later:
+        store.load_since([key], None)
+    assert later.round_trips == 2  # the earlier read's check ended with it
