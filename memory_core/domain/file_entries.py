@@ -35,7 +35,8 @@ F = TypeVar("F")
 class FileEntries(Generic[F]):
     """The scopes a command reads (keyed as the caller passed them), as of the store's ``sequence``.
 
-    Never changed once made: a command that writes copies what it changes.
+    Its entries never change once made, and neither do the files built from them (a command that
+    writes copies what it changes); only which index version's files are held changes (``files_for``).
     """
 
     states: Mapping[bool, ScopeState]
