@@ -93,12 +93,22 @@ def file_entries(
     first = next(iter(keys.values()))
     try:
         with read_span(store):  # the stamp this command checks may label its own load, never a later one
-            answer: FileEntries[Any] = kept.answer(
-                ("memory-files", tuple(keys.items())), first.instance_id, first.upn, load, grow=grow
-            )
+            answer: FileEntries[Any] = kept.answer(_key(keys), first.instance_id, first.upn, load, grow=grow)
     except Unavailable:
         # A store gives up a read with its stamp when other writers keep changing more than entries
         # (concurrent edits of one file): the command reads without one, and keeps nothing, as
         # every command did before entries were kept. An account that is down raises here again.
         return unkept()
     return answer
+
+
+def discard_file_entries(kept: StampedAnswers[Any] | None, keys: Mapping[bool, ProfileKey]) -> None:
+    """Stop keeping the entries of ``keys``: a command erased some of them, so the next command loads
+    them again whatever is kept (an erasure is not an append), and holding the old ones until then
+    would only make every garbage collection in between walk them."""
+    if kept is not None:
+        kept.discard(_key(keys))
+
+
+def _key(keys: Mapping[bool, ProfileKey]) -> tuple[object, ...]:
+    return ("memory-files", tuple(keys.items()))

@@ -69,6 +69,13 @@ class KeptAnswers:
             self._answers.move_to_end(key)
             return kept[0]
 
+    def discard(self, key: Hashable) -> None:
+        """Stop keeping the answer under ``key``, if any."""
+        with self._lock:
+            previous = self._answers.pop(key, None)
+            if previous is not None:
+                self._held -= previous[1]
+
     def put(self, key: Hashable, answer: Any, size: int) -> None:
         """Keep ``answer`` under ``key`` (replacing what was there), then drop the least recently
         used answers until the bound holds."""

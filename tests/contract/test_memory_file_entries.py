@@ -17,6 +17,7 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.errors import Unavailable
+from memory_core.domain.file_entries import _key
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import ProfileKey, Scope
@@ -164,3 +165,17 @@ def _run_error(service: MemoryService, caller: Caller, **command: object) -> str
     with pytest.raises(MemoryCoreError) as refused:
         _run(service, caller, **command)
     return str(refused.value)
+
+
+@pytest.mark.parametrize("mode", [DeletionMode.IMMEDIATE, DeletionMode.OPERATOR_APPROVAL])
+def test_an_edit_lets_go_of_the_entries_it_made_stale(stores: Callable[[], MemoryStore], mode: DeletionMode) -> None:
+    service, caller = MemoryService(stores(), deletion_mode=mode), _caller()
+    _run(service, caller, command="create", path="/memories/prefs.md", file_text="aisle seats\n")
+    _run(service, caller, command="view", path="/memories/prefs.md")
+    key = _key({False: ProfileKey(INSTANCE, caller.upn, Scope.USER)})
+    assert _kept(service)._kept(key) is not None
+    _run(service, caller, command="str_replace", path="/memories/prefs.md", old_str="aisle", new_str="window")
+    assert _kept(service)._kept(key) is None  # the old version was erased or held: what was kept is stale
+    builds = _kept(service).builds
+    assert "window seats" in _run(service, caller, command="view", path="/memories/prefs.md")
+    assert _kept(service).builds == builds + 1

@@ -48,6 +48,15 @@ def test_replacing_an_answer_counts_its_new_size_only() -> None:
     assert kept.held == 950 and kept.get("a") == "large"
 
 
+def test_a_discarded_answer_is_gone_and_no_longer_counted() -> None:
+    kept = KeptAnswers(1_000)
+    kept.put("a", "A", 100)
+    kept.put("b", "B", 50)
+    kept.discard("a")
+    kept.discard("never kept")
+    assert (kept.get("a"), kept.get("b"), kept.held, len(kept)) == (None, "B", 50, 1)
+
+
 def test_an_answer_larger_than_the_bound_is_kept_alone() -> None:
     kept = KeptAnswers(100)
     kept.put("a", "A", 50)
