@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.kept import entries_bytes
 from memory_core.domain.models import ProfileKey, ScopeState
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, added_since, read_span
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, added_since, read_spans
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 
@@ -92,7 +92,7 @@ def file_entries(
 
     first = next(iter(keys.values()))
     try:
-        with read_span(store):  # the stamp this command checks may label its own load, never a later one
+        with read_spans(store)():  # the stamp this command checks may label its own load, never a later one
             answer: FileEntries[Any] = kept.answer(_key(keys), first.instance_id, first.upn, load, grow=grow)
     except Unavailable:
         # A store gives up a read with its stamp when other writers keep changing more than entries

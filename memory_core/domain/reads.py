@@ -30,7 +30,7 @@ from memory_core.domain.rendering import render_combined, render_scope
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.shared_snapshots import SharedSnapshots, grown_shared_snapshots, shared_snapshots
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, read_span, snapshot_view
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, read_spans, snapshot_view
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.stored_pages import stored_page
@@ -48,7 +48,7 @@ def _one_read(read: Callable[Concatenate[MemoryReads, P], R]) -> Callable[Concat
 
     @functools.wraps(read)
     def spanned(self: MemoryReads, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        with read_span(self._store):
+        with self._read_span():
             return read(self, *args, **kwargs)
 
     return spanned
@@ -63,6 +63,7 @@ class MemoryReads:
         self._targets = targets
         # Reads answered from snapshots the store re-checks on every read (stores that stamp writes).
         self._stamps: ChangeStamps | None = store if isinstance(store, ChangeStamps) else None
+        self._read_span = read_spans(store)  # decided once: every read opens one (``_one_read``)
         self._snapshots: SnapshotCache | None = None
         self.kept = KeptAnswers(kept_bytes)
         # Kept while their partitions are unchanged (and grown after appends where that is exact):
