@@ -2,14 +2,16 @@
 
 Run from the project root:
 
-    python bench/bench_mcp_in_process.py [--iterations 1000]
+    python bench/bench_mcp_in_process.py [--iterations 1000] [--agent]
 
 Each call is an ASGI request on ``FunctionHost`` (what ``serve`` runs, without the socket and
 the client): ``append_memory`` and ``get_memory`` (10 entries, user scope). It times them as
 shipped, where every store call runs on a worker thread (``anyio.to_thread.run_sync``), and then
 with that hop replaced by a direct call on the event loop: an experiment, to size the hop, which
 memory-core does not ship (docs/performance.md, "Where the time went"). It also times a bare hop
-(a no-op on a worker thread). Prints a markdown table of p50 in ms.
+(a no-op on a worker thread). Prints a markdown table of p50 in ms. With ``--agent`` every call
+carries an agent's headers (``X-Agent-Object-Id``), as an agent platform sends them; the calls
+still read and write user memory.
 """
 
 from __future__ import annotations
@@ -63,12 +65,15 @@ def bare_hop(iterations: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--iterations", type=int, default=1000)
+    parser.add_argument("--agent", action="store_true", help="send an agent's headers with every call")
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="memory-bench-mcp-")
     env = {"MEMORY_SQLITE_PATH": f"{tmp}/memory.sqlite3", "MEMORY_API_KEYS": "bench-key",
            "MEMORY_OPERATOR_KEYS": "bench-operator-key", "MEMORY_DELETION_MODE": "immediate"}
     headers = {"X-API-KEY": "bench-key", "X-INSTANCE-ID": "bench", "X-USER-IDENTITY": identity("bench@contoso.com"),
                "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    if args.agent:
+        headers["X-Agent-Object-Id"] = "/agents/bench"
     host = FunctionInProcess(env, headers)
     for i in range(10):
         host.timed("POST", "/mcp", None, call("append_memory", {"scope": "user", "memory": f"- {FACT} ({i})"}), 1)
@@ -85,7 +90,7 @@ def main() -> None:
                   for name, body in calls.items()}
     finally:
         anyio.to_thread.run_sync = run_sync
-    print(f"{args.iterations} calls each, load {os.getloadavg()[0]:.2f}; a bare hop: {bare_hop(args.iterations):.3f} ms\n")
+    print(f"{args.iterations} calls each{' with an agent' if args.agent else ''}, load {os.getloadavg()[0]:.2f}; a bare hop: {bare_hop(args.iterations):.3f} ms\n")
     print("| tools/call | as shipped p50 ms | store calls on the event loop p50 ms | the hop |")
     print("|---|---:|---:|---:|")
     for name in calls:

@@ -25,7 +25,7 @@ from memory_core.edge.errors import status_for
 from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
 from memory_core.mcp.exchange import SingleExchange
-from memory_core.mcp.guidance import AgentGuidance
+from memory_core.mcp.guidance import AgentGuidance, answers_with_guidance
 from memory_core.mcp.transport import MCP_PATH
 from memory_core.wire import json_text
 
@@ -139,7 +139,9 @@ class McpHttpApp:
        extend it, e.g. with the OAuth resource metadata URL). Nothing about
        the agent, not even its guidance, is read before this succeeds. The
        result is the request's ``CURRENT_AUTHENTICATION``, which the tools use;
-    5. the agent's guidance is read and the SDK answers, within
+    5. the agent's guidance is read (for a request whose answer carries it:
+       ``guidance.answers_with_guidance``; a tools/call does not read the
+       agent's settings) and the SDK answers, within
        ``time_limit`` seconds; past it the request answers 503 (JSON-RPC
        internal error) and its work is cancelled. A handshake-era request
        that ``exchange`` accepts is answered by it (the SDK's single-exchange
@@ -203,7 +205,10 @@ class McpHttpApp:
                 return
         scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
         caller_token = CURRENT_AUTHENTICATION.set(authentication)
-        token = CURRENT_GUIDANCE.set(await self._guidance(headers) if self._guidance is not None else None)
+        guidance = None
+        if self._guidance is not None and answers_with_guidance(decoded):
+            guidance = await self._guidance(headers)
+        token = CURRENT_GUIDANCE.set(guidance)
         try:
             if self._exchange is not None and self._exchange.accepts(decoded, headers):
                 await self._answer_in_time(send, decoded, lambda out: self._single_exchange(decoded, headers, scope, out))

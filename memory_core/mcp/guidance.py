@@ -1,14 +1,30 @@
 """Per-agent guidance for MCP clients: the operator's agent settings in instructions and tool descriptions.
 
-The front resolves the calling agent's settings once per request and puts
-them in a context variable (``memory_core.mcp.context.CURRENT_GUIDANCE``); the
-server's instructions and its tools/list read them from there, so one stateless
-server answers every agent in its own words.
+The front resolves the calling agent's settings for the requests whose answer carries them
+(``answers_with_guidance``) and puts them in a context variable
+(``memory_core.mcp.context.CURRENT_GUIDANCE``); the server's instructions and its tools/list read
+them from there, so one stateless server answers every agent in its own words.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+GUIDED_METHODS = frozenset({"initialize", "server/discover", "tools/list"})
+"""The JSON-RPC methods whose answer carries the agent's guidance: the instructions (initialize in the
+handshake era, server/discover in the stateless one) and append_memory's description (tools/list)."""
+
+
+def answers_with_guidance(message: Any) -> bool:
+    """True when the answer to ``message`` (a decoded JSON-RPC body) may carry the agent's guidance.
+
+    Only a single request for another method (a tools/call, a ping, a notification) is False: it
+    answers the same whatever the agent's settings, so the settings are not read for it. Anything
+    else (a guided method, a batch, a body the SDK will refuse) is True, so no answer that shows the
+    guidance is ever built without it.
+    """
+    return not isinstance(message, dict) or message.get("method") in GUIDED_METHODS
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,9 @@ import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from memory_core.mcp.context import CURRENT_GUIDANCE
 from memory_core.mcp.front import McpHttpApp
+from memory_core.mcp.guidance import AgentGuidance
 from memory_core.mcp.transport import is_local, security_settings
 from memory_core.settings import Settings
 from tests.mcp.client import mcp_headers, mcp_session
@@ -218,3 +220,42 @@ async def test_an_oversized_body_is_refused_before_it_is_parsed() -> None:
         response = await http.post("/api/mcp", content=b"x" * 1001, headers=ACCEPT)
     assert response.status_code == 413 and response.json()["error"]["code"] == -32600
     assert reached == []
+
+
+GUIDED = AgentGuidance("Remember seat preferences only.", True, "agent")
+CALL = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "get_memory", "arguments": {}}}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("label", "body", "reads_guidance"), [
+    ("initialize", INITIALIZE, True),
+    ("server/discover", {"jsonrpc": "2.0", "id": 2, "method": "server/discover"}, True),
+    ("tools/list", {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, True),
+    ("tools/call", CALL, False),
+    ("ping", {"jsonrpc": "2.0", "id": 4, "method": "ping"}, False),
+    ("a notification", {"jsonrpc": "2.0", "method": "notifications/initialized"}, False),
+])
+async def test_the_agents_settings_are_read_only_for_answers_that_carry_them(
+    label: str, body: object, reads_guidance: bool
+) -> None:
+    """initialize, server/discover and tools/list see the agent's guidance; a tools/call or a ping does not
+    read the agent's settings at all (one store read and one worker-thread hop fewer per call)."""
+    reads: list[dict[str, str]] = []
+    seen: list[AgentGuidance | None] = []
+
+    async def guidance(headers: Any) -> AgentGuidance:
+        reads.append(dict(headers))
+        return GUIDED
+
+    async def inner(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(CURRENT_GUIDANCE.get())
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    app = McpHttpApp(inner, guidance=guidance)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        response = await http.post("/api/mcp", json=body, headers={**ACCEPT, "X-Agent-Object-Id": "/agents/a"})
+    assert response.status_code == 200, label
+    assert len(reads) == (1 if reads_guidance else 0), label
+    assert seen == [GUIDED if reads_guidance else None], label
+    assert CURRENT_GUIDANCE.get() is None  # reset after the request

@@ -91,6 +91,31 @@ def test_mcp_instructions_and_tools_follow_the_agents_settings(server: RunningSe
     assert "Remember seat preferences only." not in plain
 
 
+def test_discovery_carries_the_agents_policy_and_a_tool_call_for_the_agent_still_obeys_its_settings(
+    server: RunningServer, instance_id: str
+) -> None:
+    """server/discover (2026-07-28) carries the policy as initialize does; a tools/call, which no longer
+    reads the agent's settings for guidance, is still refused for a disabled agent (the service enforces it)."""
+    agent = _agent()
+    _put(server, instance_id, agent, policy_instructions="Remember seat preferences only.")
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {**mcp_headers(USER_KEY, agent=agent, instance=instance_id),
+               "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28"}
+    discovered = httpx.post(f"{server.api}/mcp", headers={**headers, "Mcp-Method": "server/discover"}, timeout=10,
+                            json={"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}})
+    assert "Remember seat preferences only." in discovered.json()["result"]["instructions"]
+
+    _put(server, instance_id, agent, enabled=False, policy_instructions="Remember seat preferences only.")
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "get_memory", "arguments": {"scope": "agent"}, "_meta": meta}}
+    refused = httpx.post(f"{server.api}/mcp", json=body, timeout=10,
+                         headers={**headers, "Mcp-Method": "tools/call", "Mcp-Name": "get_memory"}).json()
+    assert refused["result"]["isError"] is True
+    assert refused["result"]["structuredContent"]["error"]["code"] == "agent_memory_disabled"
+
+
 def test_no_memory_mode_reads_nothing_and_says_so(server: RunningServer, instance_id: str) -> None:
     """X-MEMORY-MODE: off makes get, entries and search empty, with a notice naming the mode."""
     with server.client() as http:
