@@ -1,6 +1,7 @@
 """The SQLite store's file: one connection per thread, its transactions and what they cost.
 
-WAL journal, so readers never wait for the writer. Every write runs in its own
+WAL journal, so readers never wait for the writer, checkpointed off the writers' path
+(``sqlite_wal``). Every write runs in its own
 ``BEGIN IMMEDIATE`` transaction, so concurrent writes from a threaded server
 serialize instead of overwriting each other, and a crash leaves either the whole
 write or none of it. Every failure of SQLite leaves here as ``Unavailable``.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_core.adapters.sqlite_schema import bring_up_to_date
+from memory_core.adapters.sqlite_wal import SAFETY_NET_PAGES, WalCheckpointer
 from memory_core.domain.errors import Unavailable
 
 
@@ -44,6 +46,7 @@ class SqliteDatabase:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._checkpointer = WalCheckpointer(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.connection()  # creates the schema, so a bad path fails at start
@@ -58,6 +61,8 @@ class SqliteDatabase:
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            # The log is checkpointed by ``WalCheckpointer``; the commit that reaches this only when it cannot.
+            db.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")
             bring_up_to_date(db)
             self._local.db = db
             with self._lock:
@@ -116,6 +121,7 @@ class SqliteDatabase:
                     db.execute("ROLLBACK")
                     raise
                 db.execute("COMMIT")
+                self._checkpointer.wrote()
             finally:
                 if wait_seconds is not None:
                     db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
@@ -154,7 +160,8 @@ class SqliteDatabase:
                     raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
 
     def close(self) -> None:
-        """Closes every thread's connection; a later call opens a new one."""
+        """Closes every thread's connection and ends the checkpoint thread; a later call opens a new one."""
+        self._checkpointer.close()
         with self._lock:
             for db in self._connections:
                 db.close()

@@ -1,0 +1,131 @@
+"""The SQLite store's WAL checkpoints, taken off the writers' path.
+
+In WAL mode SQLite copies the log back into the database file (a *checkpoint*) inside the
+``COMMIT`` that takes the log past ``wal_autocheckpoint`` pages, 1,000 by default. An append
+writes about 15 pages (the entry, its full-text index, its audit event, the partition's stamp),
+so about every 65th append paid for a checkpoint: some 4 ms on an append whose median is 0.23 ms,
+and most of its 99th percentile (docs/performance.md, "The tail of an append").
+
+``WalCheckpointer`` takes them instead, on a thread of its own: every committed write tells it
+(``wrote``), and every ``WRITES_PER_CHECKPOINT`` writes it runs ``PRAGMA wal_checkpoint(PASSIVE)``
+on a connection of its own, which copies what no reader still needs and never waits for, nor
+blocks, a reader or a writer. SQLite releases the GIL while it works, so a request thread goes on.
+
+What callers may rely on:
+
+- Durability is SQLite's, unchanged: a write is in the log when its ``COMMIT`` returns, and a
+  process that dies with the log not yet copied back leaves it to be replayed by the next open.
+- The log stays bounded: the writers' own connections keep an automatic checkpoint, at
+  ``SAFETY_NET_PAGES``, should the thread fall behind or be gone.
+- Nothing runs at import or construction: the thread starts with the first checkpoint due, ends
+  after ``IDLE_SECONDS`` without one (a store nobody writes holds no thread), and ``close`` ends it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+
+log = logging.getLogger("memory_core.sqlite")
+
+WRITES_PER_CHECKPOINT = 32
+"""Writes between two checkpoints: about 500 pages (2 MB) of log at an append's 15 pages."""
+
+SAFETY_NET_PAGES = 4_000
+"""The writers' own ``wal_autocheckpoint`` (pages, about 16 MB of log).
+
+A passive checkpoint copies the frames that were in the log when it began. Under writes that follow
+each other without a pause (a bulk import, a benchmark's loop) new frames arrive while it copies, so
+the log is never wholly copied back, and SQLite starts it over only once it is: it grows until a
+writer's own checkpoint at this size finishes the job. The thread has copied most of it by then,
+so that checkpoint costs about what the default one did (2-3 ms), once per ~270 appends instead of
+once per ~65. With pauses between writes, as agents write, the thread's checkpoints complete and the
+log starts over well before this."""
+
+IDLE_SECONDS = 30.0
+"""The thread ends after this long without a checkpoint due; the next one due starts it again."""
+
+
+class WalCheckpointer:
+    """Checkpoints one SQLite file's WAL on a thread of its own, every ``writes_per_checkpoint`` writes."""
+
+    def __init__(self, path: Path, *, writes_per_checkpoint: int = WRITES_PER_CHECKPOINT,
+                 idle_seconds: float = IDLE_SECONDS) -> None:
+        self._path = path
+        self._every = writes_per_checkpoint
+        self._idle = idle_seconds
+        self._writes = 0
+        self._due = threading.Event()
+        self._lock = threading.Lock()
+        self._running: tuple[threading.Thread, threading.Event] | None = None  # the thread and its stop signal
+        self.checkpoints = 0
+        """Checkpoints taken so far (tests and benchmarks)."""
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The checkpoint thread, while one runs."""
+        running = self._running
+        return running[0] if running else None
+
+    def wrote(self) -> None:
+        """Count one committed write; every ``writes_per_checkpoint``-th hands a checkpoint to the thread.
+
+        Never raises and never waits for the checkpoint.
+        """
+        self._writes += 1  # a count lost to a race only moves one checkpoint by a write
+        if self._writes % self._every == 0:
+            with self._lock:
+                self._due.set()
+                if self._running is None:
+                    stop = threading.Event()
+                    thread = threading.Thread(target=self._run, args=(stop,), daemon=True,
+                                              name=f"wal-checkpoint {self._path.name}")
+                    self._running = (thread, stop)
+                    thread.start()
+
+    def _run(self, stop: threading.Event) -> None:
+        db: sqlite3.Connection | None = None  # the thread's own, kept while it runs
+        try:
+            while True:
+                if not self._due.wait(self._idle):
+                    with self._lock:
+                        if not self._due.is_set():  # nothing was handed over while it decided to end
+                            if self._running is not None and self._running[1] is stop:
+                                self._running = None
+                            return
+                if stop.is_set():
+                    return
+                self._due.clear()
+                db = self._checkpoint(db)
+        finally:
+            if db is not None:
+                db.close()
+
+    def _checkpoint(self, db: sqlite3.Connection | None) -> sqlite3.Connection | None:
+        """One passive checkpoint; answers the connection to use for the next (None after a failure)."""
+        try:
+            if db is None:
+                db = sqlite3.connect(self._path, timeout=0, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            self.checkpoints += 1
+            return db
+        except sqlite3.Error:
+            # A busy or failing file: the writers' safety net still bounds the log, and the next
+            # checkpoint handed over tries again, on a new connection. Nothing a caller did failed.
+            log.warning("a background WAL checkpoint of %s failed", self._path, exc_info=True)
+            if db is not None:
+                db.close()
+            return None
+
+    def close(self) -> None:
+        """End the thread, after the checkpoint it is taking if any. A later write due a checkpoint
+        starts a new one (the database may be opened again after ``close``)."""
+        with self._lock:
+            running, self._running = self._running, None
+            if running is not None:
+                running[1].set()
+                self._due.set()
+        if running is not None and running[0] is not threading.current_thread():
+            running[0].join(timeout=5)
