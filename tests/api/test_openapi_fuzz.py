@@ -19,6 +19,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode, checks
+from schemathesis.config import SchemathesisConfig
 from schemathesis.core.failures import Failure, FailureGroup
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -31,6 +32,14 @@ from schemathesis.specs.openapi.checks import (
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, identity, running_server
 
 EXAMPLES = {GenerationMode.POSITIVE: 20, GenerationMode.NEGATIVE: 15}
+# A request that breaks the schema must be refused. schemathesis's default list of refusals lacks 413,
+# which is this service's documented answer to a body over the endpoint's limit, checked before the body is
+# parsed (a policy_instructions past maxLength in 4-byte characters is also over 64 KiB). Random runs with
+# more examples met it on 3 of 4 runs of 400 cases; the derandomized run below does not, today.
+CONFIG = SchemathesisConfig.from_str(
+    "[checks.negative_data_rejection]\n"
+    'expected-statuses = [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429, "5XX"]\n'
+)
 CHECKS = [
     checks.not_a_server_error,
     status_code_conformance,
@@ -61,7 +70,7 @@ def _failures(error: BaseException) -> list[str]:
 
 def test_the_service_matches_its_openapi_document(fuzz_server: RunningServer) -> None:
     """0 server errors and 0 schema violations over every user and operator operation."""
-    schema = schemathesis.openapi.from_url(f"{fuzz_server.api}/openapi.json")
+    schema = schemathesis.openapi.from_url(f"{fuzz_server.api}/openapi.json", config=CONFIG)
     operations = [result.ok() for result in schema.get_all_operations()]
     assert any("/operator/" in op.path for op in operations) and any("/memory" in op.path for op in operations)
     problems: dict[tuple[str, str], str] = {}
