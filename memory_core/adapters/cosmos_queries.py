@@ -27,6 +27,17 @@ LOAD_AFTER = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND (c.seq > @after OR c.type = @profile OR c.record_kind = @hold OR c.type = @stamp)"
 )
+# As LOAD, but an entry comes as its id, type, profile and sequence only (``load_present``): what
+# tells a kept read which of its entries are still stored, at a fraction of the bytes.
+LOAD_PRESENT = (
+    'SELECT VALUE (c.type = @entry) ? {"id": c.id, "type": c.type, "profile_id": c.profile_id, "seq": c.seq} : c'
+    " FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND (ARRAY_CONTAINS(@profile_ids, c.profile_id) OR c.record_kind = @hold OR c.type = @stamp)"
+)
+ENTRIES_BY_ID = (
+    "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.type = @entry"
+    " AND ARRAY_CONTAINS(@ids, c.id)"
+)
 LOAD_PARTITION = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND (c.type = @profile OR c.type = @entry OR c.record_kind = @hold)"

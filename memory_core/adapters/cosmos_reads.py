@@ -25,7 +25,7 @@ which lets the next append skip its profile read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -37,11 +37,13 @@ from memory_core.adapters.cosmos_stamps import STAMP, UNKNOWN, Stamps, StoredSta
 from memory_core.domain.checkpoints import StoredCheckpoint
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
+from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 
 _LOAD_ATTEMPTS = 3  # loads in a row that other writers' holds or erasures may overtake (load_since)
+_IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
 
 
 class CosmosReads:
@@ -215,6 +217,46 @@ class CosmosReads:
                                   retry_after_seconds=1)
         items = [i for i in items if i.get("type") != docs.ENTRY or docs.sequence_of(i) <= stored.sequence]
         return StampedLoad(stored.stamp, stored.sequence, self._states(keys, items))
+
+    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str]) -> PresentLoad:
+        """``PresentEntries``: the stamp (as ``load_since`` takes it), then one query for profiles, holds,
+        the stamp again and the ids and sequences of the keys' entries, then the entries not ``known``
+        (one query per 500). Entries past the stamp's sequence are left for the next read, as
+        ``load_since`` leaves them.
+
+        As ``load_since``, when the stamp the query returns shows a write since the stamp other than
+        entries added, or an entry the query listed is gone when it is read, another writer erased
+        during the read: it reads again, and raises ``Unavailable`` after ``_LOAD_ATTEMPTS`` in a row.
+        """
+        instance_id, upn = _partition_of(keys, "load_present")
+        pk = [instance_id, upn]
+        params: dict[str, Any] = {
+            "@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD, "@stamp": STAMP,
+            "@entry": docs.ENTRY, "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)),
+        }
+        with self._operation("load_present") as calls:
+            for _ in range(_LOAD_ATTEMPTS):
+                stored = self._stamps.current(calls, instance_id, upn)
+                items = calls.query(queries.LOAD_PRESENT, params, pk)
+                seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
+                if seen is not None and not seen.stamp.only_added_since(stored.stamp):
+                    continue
+                listed = [str(i["id"]) for i in items
+                          if i.get("type") == docs.ENTRY and docs.sequence_of(i) <= stored.sequence]
+                unknown = [i for i in listed if i[len(docs.ENTRY_ID_PREFIX):] not in known]
+                fetched: list[dict[str, Any]] = []
+                for start in range(0, len(unknown), _IDS_PER_QUERY):
+                    fetched += calls.query(queries.ENTRIES_BY_ID,
+                                           {"@instance_id": instance_id, "@upn": upn, "@entry": docs.ENTRY,
+                                            "@ids": unknown[start:start + _IDS_PER_QUERY]}, pk)
+                if len(fetched) == len(unknown):
+                    break  # entries never change: each one listed and read is as the query saw it
+            else:
+                raise Unavailable("this memory is being changed by other writers while it is read; retry",
+                                  retry_after_seconds=1)
+        present = frozenset(i[len(docs.ENTRY_ID_PREFIX):] for i in listed)
+        heads = [i for i in items if i.get("type") != docs.ENTRY]
+        return PresentLoad(StampedLoad(stored.stamp, stored.sequence, self._states(keys, [*heads, *fetched])), present)
 
     # -- ReadCheckpoints (domain.checkpoints), kept by cosmos_checkpoints ----------
 

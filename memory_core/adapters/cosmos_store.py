@@ -44,7 +44,7 @@ trips and RU of a block of calls (the benchmark uses it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -60,6 +60,7 @@ from memory_core.adapters.cosmos_stamps import Stamps
 from memory_core.adapters.cosmos_writes import CosmosWrites
 from memory_core.domain.checkpoints import StoredCheckpoint
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
+from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
@@ -191,6 +192,9 @@ class CosmosMemoryStore:
 
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
         return self._reads.load_since(keys, after)
+
+    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str]) -> PresentLoad:
+        return self._reads.load_present(keys, known)
 
     def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
         return self._reads.read_checkpoint(instance_id, upn, read_key)

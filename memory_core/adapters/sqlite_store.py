@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,9 +43,12 @@ from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
 from memory_core.domain.checkpoints import StoredCheckpoint
 from memory_core.domain.errors import Conflict, Unavailable
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState
+from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import Record, RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
+
+_IDS_PER_READ = 500  # ids bound in one IN (...) list, well under SQLite's limit on parameters
 
 
 class SqliteMemoryStore(SqliteRecords):
@@ -115,6 +118,45 @@ class SqliteMemoryStore(SqliteRecords):
             raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
         sequence = max([after or 0, partition, *(row[0] for row in rows)])
         return StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), sequence, states)
+
+    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str]) -> PresentLoad:
+        """``PresentEntries``: one read transaction: the stamp, profiles, holds, the ids of the keys'
+        entries and the rows of those not ``known``, and the partition's sequence.
+
+        New entries are found by id, not by rowid: after an erasure a rowid may be handed out again
+        (``SEQUENCE_SQL``), so a kept read's sequence says nothing about what was stored since.
+        """
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        ids = [k.profile_id for k in keys]
+        marks = ",".join("?" * len(ids))
+        db = self._db.connection()
+        try:
+            db.execute("BEGIN")
+            try:
+                stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
+                profiles = self._profiles(keys)
+                ids_read = db.cursor()
+                ids_read.row_factory = None  # plain tuples: thousands of one-column rows
+                present = frozenset(row[0] for row in ids_read.execute(
+                    f"SELECT id FROM entries WHERE instance_id=? AND upn=? AND profile_id IN ({marks})",
+                    [instance_id, upn, *ids]))
+                unknown = sorted(present.difference(known))
+                rows: list[Any] = []
+                for start in range(0, len(unknown), _IDS_PER_READ):
+                    chunk = unknown[start:start + _IDS_PER_READ]
+                    rows += db.execute(
+                        f"SELECT {ENTRY_COLUMNS} FROM entries WHERE instance_id=? AND upn=?"
+                        f" AND id IN ({','.join('?' * len(chunk))}) ORDER BY created_on, id",
+                        [instance_id, upn, *chunk]).fetchall()
+                sequence = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0]
+                states = self._states(keys, profiles, rows)
+            finally:
+                db.execute("COMMIT")
+        except sqlite3.Error as e:
+            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+        self._db.count(len(present) + len(rows))
+        loaded = StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), int(sequence), states)
+        return PresentLoad(loaded, present)
 
     # -- ReadCheckpoints (domain.checkpoints; erased by sqlite_checkpoints' triggers) ------
 

@@ -9,7 +9,11 @@ one command loaded, as the read paths keep their snapshots (``stamped_answers.St
 - reused when the partition's stamp, read on this very command, is unchanged;
 - grown by the entries stored since when nothing but entries was added (an agent's appends, a
   ``create``), read on that same command (``snapshots.added_since``);
-- loaded again otherwise (a clear, a hold, a forget, a superseded version dropped).
+- brought up to date otherwise (a clear, a hold, a forget, a superseded version dropped: an
+  erasure by any process) when the store can say which entries are still stored
+  (``present_entries.PresentEntries``): the kept entries still stored, the ones not kept, the
+  profiles and holds as they are now, read on that same command;
+- loaded again when it cannot.
 
 The files built from the entries with one version of the file index are kept with them
 (``files_for``), so a ``view`` that changed nothing costs the stamp and the index, not the memory.
@@ -24,6 +28,7 @@ from typing import Any, Generic, TypeVar
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.kept import entries_bytes
 from memory_core.domain.models import ProfileKey, ScopeState
+from memory_core.domain.present_entries import PresentEntries, known_ids, refreshed_states
 from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, added_since, read_spans
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
@@ -90,24 +95,25 @@ def file_entries(
         }
         return FileEntries(states, added.sequence)
 
+    refresh = None
+    if isinstance(store, PresentEntries):
+        present: PresentEntries = store
+
+        def refresh(current: FileEntries[Any]) -> FileEntries[Any]:
+            loaded = present.load_present(list(keys.values()), known_ids(current.states))
+            return FileEntries(refreshed_states(current.states, loaded), loaded.load.sequence)
+
     first = next(iter(keys.values()))
     try:
         with read_spans(store)():  # the stamp this command checks may label its own load, never a later one
-            answer: FileEntries[Any] = kept.answer(_key(keys), first.instance_id, first.upn, load, grow=grow)
+            answer: FileEntries[Any] = kept.answer(_key(keys), first.instance_id, first.upn, load, grow=grow,
+                                                   refresh=refresh)
     except Unavailable:
         # A store gives up a read with its stamp when other writers keep changing more than entries
         # (concurrent edits of one file): the command reads without one, and keeps nothing, as
         # every command did before entries were kept. An account that is down raises here again.
         return unkept()
     return answer
-
-
-def discard_file_entries(kept: StampedAnswers[Any] | None, keys: Mapping[bool, ProfileKey]) -> None:
-    """Stop keeping the entries of ``keys``: a command erased some of them, so the next command loads
-    them again whatever is kept (an erasure is not an append), and holding the old ones until then
-    would only make every garbage collection in between walk them."""
-    if kept is not None:
-        kept.discard(_key(keys))
 
 
 def _key(keys: Mapping[bool, ProfileKey]) -> tuple[object, ...]:

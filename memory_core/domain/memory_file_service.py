@@ -38,7 +38,7 @@ from memory_core.domain.errors import (
     MemoryCoreError,
     NotFound,
 )
-from memory_core.domain.file_entries import discard_file_entries, file_entries
+from memory_core.domain.file_entries import file_entries
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import (
     AGENT_DIR,
@@ -271,8 +271,6 @@ class MemoryFiles:
             request_id = self._retire(caller, instance_id, agent, retire)
             if request_id:
                 pending.append(request_id)
-        if outcome.retired:
-            discard_file_entries(self._service.file_entries, self._keys(caller, instance_id, agent))
         for rel in outcome.audit_paths:
             node = after.files.get(rel)
             self._service.audit.record(

@@ -35,10 +35,12 @@ class StampedAnswers(Generic[A]):
         self._space = object()  # this owner's keys in ``kept``: never equal to another owner's
         self.builds = 0
         self.grown = 0
+        self.refreshed = 0
 
     def answer(
         self, key: Hashable, instance_id: str, upn: str, build: Callable[[], A], stamp: PartitionStamp | None = None,
         *, grow: Callable[[A, PartitionStamp], A | None] | None = None,
+        refresh: Callable[[A], A | None] | None = None,
     ) -> A:
         """The answer for ``key`` in partition ``(instance_id, upn)``: kept if its stamp is current, else ``build()``.
 
@@ -46,11 +48,13 @@ class StampedAnswers(Generic[A]):
         ``grow(kept, kept_stamp)``: when only entries were added since the kept answer's stamp, the kept
         answer brought up to date from those entries alone, or None to build instead. It must itself
         confirm, from what it reads, that only inserts happened since ``kept_stamp``.
+        ``refresh(kept)``: when anything else was written since (or ``grow`` gave up), the kept answer
+        brought up to date whatever the writes were, read at or after this call's stamp, or None to build.
         """
         if stamp is None:
             stamp = self._store.partition_stamp(instance_id, upn)
         grow_one = (lambda kept, stamps: grow(kept, stamps[0])) if grow is not None else None
-        return self._answer(key, (stamp,), build, grow_one)
+        return self._answer(key, (stamp,), build, grow_one, refresh)
 
     def answer_across(
         self, key: Hashable, instance_id: str, owners: Sequence[str], build: Callable[[], A],
@@ -60,7 +64,7 @@ class StampedAnswers(Generic[A]):
         kept while the stamps of all of ``owners``' partitions are unchanged, grown (``grow``, given the
         kept stamps in ``owners``' order) when only entries were added to them, else ``build()``."""
         stamps = tuple(self._store.partition_stamp(instance_id, owner) for owner in owners)
-        return self._answer(key, stamps, build, grow)
+        return self._answer(key, stamps, build, grow, None)
 
     def peek(
         self, key: Hashable, instance_id: str, upn: str,
@@ -86,6 +90,7 @@ class StampedAnswers(Generic[A]):
     def _answer(
         self, key: Hashable, stamps: tuple[PartitionStamp, ...], build: Callable[[], A],
         grow: Callable[[A, tuple[PartitionStamp, ...]], A | None] | None,
+        refresh: Callable[[A], A | None] | None,
     ) -> A:
         kept = self._kept(key)
         if kept is not None and kept[0] == stamps:
@@ -96,11 +101,15 @@ class StampedAnswers(Generic[A]):
         if grow is not None and kept is not None and len(kept[0]) == len(stamps) \
                 and all(now.only_added_since(then) for now, then in zip(stamps, kept[0], strict=True)):
             value = grow(kept[1], kept[0])
+            if value is not None:
+                self.grown += 1
+        if value is None and refresh is not None and kept is not None:
+            value = refresh(kept[1])
+            if value is not None:
+                self.refreshed += 1
         if value is None:
             value = build()
             self.builds += 1
-        else:
-            self.grown += 1
         self._keep(key, stamps, value)
         return value
 

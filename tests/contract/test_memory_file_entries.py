@@ -17,7 +17,6 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.errors import Unavailable
-from memory_core.domain.file_entries import _key
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import ProfileKey, Scope
@@ -167,15 +166,190 @@ def _run_error(service: MemoryService, caller: Caller, **command: object) -> str
     return str(refused.value)
 
 
+def _seen(service: MemoryService, caller: Caller, agent: AgentContext | None) -> tuple[object, ...]:
+    """Everything a command starts from: the files, the directories and the scopes' states."""
+    snapshot = MemoryFiles(service)._snapshot(caller, INSTANCE, agent)
+    return dict(snapshot.namespace.files), set(snapshot.namespace.dirs), snapshot.states
+
+
+def _fresh(stores: Callable[[], MemoryStore], caller: Caller, agent: AgentContext | None) -> tuple[object, ...]:
+    """What a process with nothing kept starts from (its first command loads the memory in full)."""
+    service = MemoryService(stores())
+    seen = _seen(service, caller, agent)
+    assert (_kept(service).builds, _kept(service).refreshed) == (1, 0)
+    return seen
+
+
 @pytest.mark.parametrize("mode", [DeletionMode.IMMEDIATE, DeletionMode.OPERATOR_APPROVAL])
-def test_an_edit_lets_go_of_the_entries_it_made_stale(stores: Callable[[], MemoryStore], mode: DeletionMode) -> None:
+@pytest.mark.parametrize("edit", [
+    {"command": "str_replace", "path": "/memories/prefs.md", "old_str": "aisle", "new_str": "window"},
+    {"command": "insert", "path": "/memories/prefs.md", "insert_line": 1, "insert_text": "no red-eyes"},
+    {"command": "rename", "old_path": "/memories/prefs.md", "new_path": "/memories/seats.md"},
+    {"command": "delete", "path": "/memories/prefs.md"},
+    {"command": "str_replace", "path": "/memories/agent/trip.md", "old_str": "May", "new_str": "June"},
+], ids=lambda edit: f"{edit['command']}-{edit.get('path', '')}")
+def test_the_command_after_an_edit_brings_the_kept_entries_up_to_date_without_loading_them_again(
+    stores: Callable[[], MemoryStore], mode: DeletionMode, edit: dict[str, object]
+) -> None:
     service, caller = MemoryService(stores(), deletion_mode=mode), _caller()
-    _run(service, caller, command="create", path="/memories/prefs.md", file_text="aisle seats\n")
-    _run(service, caller, command="view", path="/memories/prefs.md")
-    key = _key({False: ProfileKey(INSTANCE, caller.upn, Scope.USER)})
-    assert _kept(service)._kept(key) is not None
-    _run(service, caller, command="str_replace", path="/memories/prefs.md", old_str="aisle", new_str="window")
-    assert _kept(service)._kept(key) is None  # the old version was erased or held: what was kept is stale
-    builds = _kept(service).builds
-    assert "window seats" in _run(service, caller, command="view", path="/memories/prefs.md")
-    assert _kept(service).builds == builds + 1
+    for n in range(3):
+        service.append(caller, INSTANCE, Scope.USER, None, f"- appended fact {n}")
+    _run(service, caller, AGENT, command="create", path="/memories/prefs.md", file_text="aisle seats\n")
+    _run(service, caller, AGENT, command="create", path="/memories/agent/trip.md", file_text="Porto in May\n")
+    _run(service, caller, AGENT, command="view", path="/memories")
+    builds, refreshed = _kept(service).builds, _kept(service).refreshed
+    _run(service, caller, AGENT, **edit)
+    assert _seen(service, caller, AGENT) == _fresh(stores, caller, AGENT)
+    assert _kept(service).builds == builds
+    # a rename within a scope stores no version and retires none: only the index changes
+    assert _kept(service).refreshed == refreshed + (0 if edit["command"] == "rename" else 1)
+
+
+def _forget_appended(writer: MemoryService, caller: Caller, ids: list[str]) -> None:
+    writer.forget(caller, INSTANCE, ids[0])
+
+
+def _forget_file(writer: MemoryService, caller: Caller, ids: list[str]) -> None:
+    _run(writer, caller, AGENT, command="delete", path="/memories/prefs.md")
+
+
+def _drop_version(writer: MemoryService, caller: Caller, ids: list[str]) -> None:
+    writer.drop_version(caller, ProfileKey(INSTANCE, caller.upn, Scope.USER), ids[1], "superseded (a test)")
+
+
+def _clear_user_scope(writer: MemoryService, caller: Caller, ids: list[str]) -> None:
+    writer.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+
+
+def _clear_agent_scope(writer: MemoryService, caller: Caller, ids: list[str]) -> None:
+    writer.clear(caller, INSTANCE, Scope.AGENT, AGENT, confirm=True)
+
+
+def _append_and_forget(writer: MemoryService, caller: Caller, ids: list[str]) -> None:
+    fresh = writer.append(caller, INSTANCE, Scope.USER, None, "- stored while another entry was forgotten")
+    writer.forget(caller, INSTANCE, ids[2])
+    writer.append(caller, INSTANCE, Scope.AGENT, AGENT, "- the agent's note after it")
+    assert fresh.entry_id is not None
+
+
+def _forget_rejected(writer: MemoryService, caller: Caller, ids: list[str]) -> None:
+    pending = writer.forget(caller, INSTANCE, ids[0])
+    if isinstance(pending, PendingDeletion):
+        writer.custody.reject("operator@contoso.com", INSTANCE, pending.request_id, "kept")
+
+
+def _forget_approved_and_swept(writer: MemoryService, caller: Caller, ids: list[str]) -> None:
+    pending = writer.forget(caller, INSTANCE, ids[0])
+    if isinstance(pending, PendingDeletion):
+        writer.custody.approve("operator@contoso.com", INSTANCE, pending.request_id)
+        writer.custody.sweep()
+
+
+@pytest.mark.parametrize("mode", [DeletionMode.IMMEDIATE, DeletionMode.OPERATOR_APPROVAL])
+@pytest.mark.parametrize("erase", [
+    _forget_appended, _forget_file, _drop_version, _clear_user_scope, _clear_agent_scope, _append_and_forget,
+    _forget_rejected, _forget_approved_and_swept,
+], ids=lambda erase: erase.__name__.strip("_"))
+def test_what_another_process_erased_or_held_is_never_shown_from_what_was_kept(
+    stores: Callable[[], MemoryStore], mode: DeletionMode, erase: Callable[[MemoryService, Caller, list[str]], None]
+) -> None:
+    reader, writer = MemoryService(stores(), deletion_mode=mode), MemoryService(stores(), deletion_mode=mode)
+    caller = _caller()
+    ids = [str(writer.append(caller, INSTANCE, Scope.USER, None, f"- fact {n}").entry_id) for n in range(3)]
+    writer.append(caller, INSTANCE, Scope.AGENT, AGENT, "- the agent's own note")
+    _run(writer, caller, AGENT, command="create", path="/memories/prefs.md", file_text="aisle seats\n")
+    _run(reader, caller, AGENT, command="view", path="/memories")
+    before = _seen(reader, caller, AGENT)
+    builds = _kept(reader).builds
+
+    erase(writer, caller, ids)
+
+    after = _seen(reader, caller, AGENT)
+    assert after == _fresh(stores, caller, AGENT)
+    assert _kept(reader).builds == builds  # brought up to date, not loaded again
+    if erase is not _forget_rejected or mode is DeletionMode.IMMEDIATE:
+        assert after != before
+    # and the next command after it, with nothing written in between, is answered from what was kept
+    refreshed = _kept(reader).refreshed
+    assert _seen(reader, caller, AGENT) == after
+    assert (_kept(reader).builds, _kept(reader).refreshed) == (builds, refreshed)
+
+
+def _between_the_stamp_and_the_ids(store: MemoryStore, write: Callable[[], None]) -> None:
+    """Make ``store``'s next ``load_present`` run ``write`` (once) after it has read the partition's
+    stamp and before it reads which entries are stored: a writer erasing in the middle of the read."""
+    done: list[bool] = []
+
+    def once() -> None:
+        if not done:
+            done.append(True)
+            write()
+
+    if isinstance(store, SqliteMemoryStore):
+        profiles = store._profiles  # the read transaction has read the stamp when it reads the profiles
+
+        def profiles_then_write(keys: Any) -> Any:
+            found = profiles(keys)
+            once()
+            return found
+
+        store._profiles = profiles_then_write  # type: ignore[method-assign]
+    else:
+        stamps = store._reads._stamps  # type: ignore[attr-defined]
+        current = stamps.current
+
+        def current_then_write(*args: Any) -> Any:
+            found = current(*args)
+            once()
+            return found
+
+        stamps.current = current_then_write
+
+
+@pytest.mark.parametrize("mode", [DeletionMode.IMMEDIATE, DeletionMode.OPERATOR_APPROVAL])
+def test_a_writer_erasing_between_the_stamp_and_the_ids_read_never_leaves_a_memory_that_never_was(
+    stores: Callable[[], MemoryStore], mode: DeletionMode
+) -> None:
+    store = stores()
+    reader, writer = MemoryService(store, deletion_mode=mode), MemoryService(stores(), deletion_mode=mode)
+    caller = _caller()
+    ids = [str(writer.append(caller, INSTANCE, Scope.USER, None, f"- fact {n}").entry_id) for n in range(3)]
+    _run(reader, caller, command="view", path="/memories")
+    writer.forget(caller, INSTANCE, ids[0])  # the stamp moves: the next command refreshes
+    middle = _fresh(stores, caller, None)
+
+    def erase_and_append() -> None:
+        writer.append(caller, INSTANCE, Scope.USER, None, "- stored during the read")
+        writer.forget(caller, INSTANCE, ids[1])
+
+    _between_the_stamp_and_the_ids(store, erase_and_append)
+    during = _seen(reader, caller, None)
+    end = _fresh(stores, caller, None)
+    assert end != middle  # the writer did write during the read
+    assert during in (middle, end)  # one state the memory was in, never a mix of two
+    assert _seen(reader, caller, None) == end
+    assert _kept(reader).builds == 1
+
+
+class _NoPresence:
+    """A store without ``load_present`` (an older adapter): kept entries are loaded again after an erasure."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "load_present":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+def test_a_store_that_cannot_list_its_entries_loads_them_again_after_an_erasure(
+    stores: Callable[[], MemoryStore]
+) -> None:
+    reader = MemoryService(_NoPresence(stores()))  # type: ignore[arg-type]
+    writer, caller = MemoryService(stores(), deletion_mode=DeletionMode.IMMEDIATE), _caller()
+    appended = writer.append(caller, INSTANCE, Scope.USER, None, "- prefers trains")
+    _run(reader, caller, command="view", path="/memories")
+    writer.forget(caller, INSTANCE, str(appended.entry_id))
+    assert _seen(reader, caller, None) == _fresh(stores, caller, None)
+    assert (_kept(reader).builds, _kept(reader).refreshed) == (2, 0)
