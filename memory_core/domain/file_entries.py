@@ -21,19 +21,21 @@ The files built from the entries with one version of the file index are kept wit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.kept import entries_bytes
-from memory_core.domain.models import ProfileKey, ScopeState
+from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState
 from memory_core.domain.present_entries import PresentEntries, known_ids, refreshed_states
 from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, added_since, read_spans
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 
 F = TypeVar("F")
+V = TypeVar("V")
+_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -42,16 +44,92 @@ class FileEntries(Generic[F]):
 
     Its entries never change once made, and neither do the files built from them (a command that
     writes copies what it changes); only which index version's files are held changes (``files_for``).
+    What is found from the entries (``visible``, ``by_visible``) is found once, and carried over to
+    the ``FileEntries`` grown or refreshed from this one (``succeeded_by``) where it still holds.
     """
 
     states: Mapping[bool, ScopeState]
     sequence: int
+    entry_bytes: int | None = field(default=None, compare=False)
+    """What ``kept.entries_bytes`` counts for the entries, when its maker knows it (counted when not)."""
     _files: dict[str | None, F] = field(default_factory=dict, compare=False, repr=False)
+    _derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def size(self) -> int:
         """Bytes held (``kept``'s estimate): the entries, and again as much for the files built from them."""
-        return 2 * entries_bytes(e for state in self.states.values() for e in state.entries)
+        return 2 * self.held_bytes()
+
+    def held_bytes(self) -> int:
+        """``kept.entries_bytes`` of the entries, counted once (a grown or refreshed one is told it)."""
+        if self.entry_bytes is not None:
+            return self.entry_bytes
+        return self._once("bytes", lambda: entries_bytes(e for s in self.states.values() for e in s.entries))
+
+    def ids(self) -> frozenset[str]:
+        """The ids of the entries, found once."""
+        return self._once("ids", lambda: known_ids(self.states))
+
+    def scope_ids(self, scope: bool) -> frozenset[str]:
+        """The ids of ``states[scope]``'s entries, found once."""
+        return self._once(("ids", scope), lambda: known_ids({scope: self.states[scope]}))
+
+    def visible(self, scope: bool) -> list[MemoryEntry]:
+        """``states[scope].visible_entries()``, found once (the files and an edit's commit both need them).
+        Callers must not change the list."""
+        return self._once(("visible", scope), self.states[scope].visible_entries)
+
+    def visible_ids(self, scope: bool) -> frozenset[str]:
+        """The ids of ``visible(scope)``, found once."""
+        return self._once(("visible ids", scope), lambda: frozenset(e.id for e in self.visible(scope)))
+
+    def by_visible(self, scope: bool, name: Hashable, make: Callable[[MemoryEntry], tuple[str, V] | None]) -> dict[str, V]:
+        """``make(entry)`` (a key unique to the entry, and a value; None leaves it out) for each visible
+        entry of ``scope``, oldest first, as a mapping; found once per ``name``, which must name ``make``
+        (what it depends on included). Callers must not change the mapping."""
+        maps: dict[Hashable, tuple[Callable[[MemoryEntry], Any], dict[str, Any]]] = self._once(("maps", scope), dict)
+        found = maps.get(name)
+        if found is None:
+            found = maps[name] = (make, dict(filter(None, map(make, self.visible(scope)))))
+        return found[1]
+
+    def succeeded_by(
+        self, states: Mapping[bool, ScopeState], sequence: int,
+        dropped: Mapping[bool, Sequence[MemoryEntry]], added: Mapping[bool, Sequence[MemoryEntry]],
+    ) -> FileEntries[F]:
+        """The entries after ``dropped`` were erased and ``added`` stored, per scope (``states``: these
+        states less ``dropped`` plus ``added``, under the profiles and holds now), as of ``sequence``.
+
+        What was found from these entries is carried over to them where it still holds (``carried_visible``),
+        so a command after an edit does not walk every entry again; it is found anew where not.
+        """
+        held = self.held_bytes() - entries_bytes(e for d in dropped.values() for e in d) \
+            + entries_bytes(e for a in added.values() for e in a)
+        after: FileEntries[F] = FileEntries(states, sequence, held)
+        for scope, state in states.items():
+            visible = self._derived.get(("visible", scope))
+            if visible is None:
+                continue
+            shown = carried_visible(self.states[scope], visible, state, dropped.get(scope, ()), added.get(scope, ()))
+            if shown is None:
+                continue
+            after._derived[("visible", scope)] = [*shown.kept, *shown.added]
+            maps: dict[Hashable, tuple[Callable[[MemoryEntry], Any], dict[str, Any]]] = self._derived.get(("maps", scope), {})
+            carried = after._derived[("maps", scope)] = {}
+            for name, (make, mapping) in maps.items():
+                mapping = dict(mapping)
+                for gone in filter(None, map(make, shown.dropped)):
+                    mapping.pop(gone[0], None)
+                mapping.update(filter(None, map(make, shown.added)))
+                carried[name] = (make, mapping)
+        return after
+
+    def _once(self, name: Hashable, find: Callable[[], Any]) -> Any:
+        # Racing commands may both find it: both answers are equal, and either is kept.
+        found = self._derived.get(name, _MISSING)
+        if found is _MISSING:
+            found = self._derived[name] = find()
+        return found
 
     def files_for(self, index_etag: str | None, build: Callable[[], F]) -> F:
         """The files built from these entries with the index at ``index_etag``, built once per etag.
@@ -64,6 +142,41 @@ class FileEntries(Generic[F]):
             self._files.clear()  # a racing command may build them too: both builds are equal
             self._files[index_etag] = files
         return files
+
+
+@dataclass(frozen=True, slots=True)
+class CarriedVisible:
+    """The visible entries after a change: those that were visible and still are (``kept``), then the
+    new ones (``added``), in order; ``dropped``: those that were visible and are gone."""
+
+    kept: list[MemoryEntry]
+    added: list[MemoryEntry]
+    dropped: list[MemoryEntry]
+
+
+def carried_visible(
+    before: ScopeState, visible: Sequence[MemoryEntry], after: ScopeState,
+    dropped: Sequence[MemoryEntry], added: Sequence[MemoryEntry],
+) -> CarriedVisible | None:
+    """``after.visible_entries()`` found from ``visible`` (``before``'s) instead of from every entry,
+    when ``after`` is ``before`` less ``dropped`` plus ``added``; None when it must be found anew.
+
+    It can be when what decides visibility did not change: the same clear watermark and holds, no
+    replace dropped or added (the newest replace starts the document), and every added entry sorting
+    after the last visible one (so it follows them and no replace hides it).
+    """
+    watermark = before.profile.cleared_on if before.profile else None
+    if (after.profile.cleared_on if after.profile else None) != watermark or after.holds != before.holds:
+        return None
+    if any(e.kind is EntryKind.REPLACE for e in (*dropped, *added)):
+        return None
+    new = sorted(added, key=lambda e: e.sort_key)
+    if new and visible and new[0].sort_key <= visible[-1].sort_key:
+        return None
+    gone = {e.id for e in dropped}
+    kept = [e for e in visible if e.id not in gone] if gone else list(visible)
+    shown = ScopeState(after.key, after.profile, new, after.holds).visible_entries() if new else []
+    return CarriedVisible(kept, shown, [e for e in visible if e.id in gone] if gone else [])
 
 
 def file_entries(
@@ -93,15 +206,18 @@ def file_entries(
             scope: replace(state, profile=new.profile, entries=[*state.entries, *new.entries], holds=new.holds)
             for (scope, state), new in zip(current.states.items(), added.states, strict=True)
         }
-        return FileEntries(states, added.sequence)
+        return current.succeeded_by(states, added.sequence, {},
+                                    {scope: new.entries for scope, new in zip(keys, added.states, strict=True)})
 
     refresh = None
     if isinstance(store, PresentEntries):
         present: PresentEntries = store
 
         def refresh(current: FileEntries[Any]) -> FileEntries[Any]:
-            loaded = present.load_present(list(keys.values()), known_ids(current.states))
-            return FileEntries(refreshed_states(current.states, loaded), loaded.load.sequence)
+            loaded = present.load_present(list(keys.values()), current.ids())
+            states, dropped = refreshed_states(current.states, loaded)
+            return current.succeeded_by(states, loaded.load.sequence, dropped,
+                                        {scope: new.entries for scope, new in zip(keys, loaded.load.states, strict=True)})
 
     first = next(iter(keys.values()))
     try:

@@ -25,6 +25,7 @@ How /memories maps onto the storage model (docs/memory-tool.md has the whole des
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +39,7 @@ from memory_core.domain.errors import (
     MemoryCoreError,
     NotFound,
 )
-from memory_core.domain.file_entries import file_entries
+from memory_core.domain.file_entries import FileEntries, file_entries
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import (
     AGENT_DIR,
@@ -54,7 +55,7 @@ from memory_core.domain.memory_files import (
     run,
 )
 from memory_core.domain.memory_paths import parse_path
-from memory_core.domain.models import ProfileKey, Scope, ScopeState, sha256_hex
+from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState, sha256_hex
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.service import MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.store import MemoryStore
@@ -80,7 +81,11 @@ class FileAnswer:
 class _Snapshot:
     record: Record | None
     namespace: Namespace
-    states: dict[bool, ScopeState]  # agent_scope -> state
+    entries: FileEntries[Namespace]
+
+    @property
+    def states(self) -> Mapping[bool, ScopeState]:  # agent_scope -> state
+        return self.entries.states
 
 
 class MemoryFiles:
@@ -168,8 +173,8 @@ class MemoryFiles:
         else:
             raise Conflict("the memory files kept changing during this command; retry", code="conflict")
         namespace = entries.files_for(record.etag if record else None,
-                                      lambda: _namespace(caller, agent, record, entries.states))
-        return _Snapshot(record, namespace, dict(entries.states))
+                                      lambda: _namespace(caller, agent, record, entries))
+        return _Snapshot(record, namespace, entries)
 
     # -- committing ------------------------------------------------------------------
 
@@ -224,13 +229,14 @@ class MemoryFiles:
     ) -> None:
         data: dict[str, Any] = dict(snapshot.record.data) if snapshot.record else {"version": 1}
         agents: dict[str, Any] = dict(data.get("agents") or {})
-        for agent_scope, state in snapshot.states.items():
-            held = {e.id for e in state.entries} - {e.id for e in state.visible_entries()}
+        for agent_scope in snapshot.states:
+            stored, visible = snapshot.entries.scope_ids(agent_scope), snapshot.entries.visible_ids(agent_scope)
             old_tree = _tree(data, agent.object_id if agent_scope and agent else None)
             tree = _tree_of(after, agent_scope)
             # A file hidden by a pending deletion (a clear, a forget) keeps its place: rejection restores it.
             for rel, slot in old_tree["files"].items():
-                if slot.get("entry_id") in held and rel not in tree["files"]:
+                held = slot.get("entry_id") in stored and slot.get("entry_id") not in visible
+                if held and rel not in tree["files"]:
                     tree["files"][rel] = slot
             if agent_scope and agent is not None:
                 agents[agent.object_id] = tree
@@ -304,38 +310,62 @@ class MemoryFiles:
 
 
 def _namespace(
-    caller: Caller, agent: AgentContext | None, record: Record | None, states: Mapping[bool, ScopeState]
+    caller: Caller, agent: AgentContext | None, record: Record | None, entries: FileEntries[Namespace]
 ) -> Namespace:
-    """The files and directories the index (``record``) and the visible entries of ``states`` make."""
+    """The files and directories the index (``record``) and the visible entries of ``entries`` make.
+
+    The caller's visible entries, and the appended files they make, are found once per ``entries``
+    (and carried over when they are grown or refreshed): a new index version costs its own files,
+    not a walk over every entry."""
     data = record.data if record else {}
     ns = Namespace()
-    for agent_scope, state in states.items():
+    indexed: list[str] = []
+    upn = caller.upn
+    for agent_scope in entries.states:
         tree = _tree(data, agent.object_id if agent_scope and agent else None)
         mount = AGENT_DIR + "/" if agent_scope else ""
-        visible = {e.id: e for e in state.visible_entries() if e.author_upn == caller.upn}
+        appended = mount + APPENDED_DIR + "/"
+        own: dict[str, MemoryEntry] = entries.by_visible(agent_scope, ("own", upn), functools.partial(_own, upn))
         named: set[str] = set()
-        derived = False
+        files_before = len(ns.files)
         for rel, slot in tree["files"].items():
             entry_id = slot.get("entry_id")
             if entry_id is None:
                 ns.files[mount + rel] = FileNode(str(slot.get("text") or ""))
-            elif entry_id in visible:
-                ns.files[mount + rel] = FileNode(visible[entry_id].content_markdown, entry_id)
+            elif entry_id in own:
+                ns.files[mount + rel] = FileNode(own[entry_id].content_markdown, entry_id)
                 named.add(entry_id)
-        appended = mount + APPENDED_DIR + "/"
-        for entry in visible.values():
-            if entry.id not in named and entry.content_markdown.strip():
-                ns.files[f"{appended}{entry.id}.md"] = FileNode(entry.content_markdown, entry.id, True)
-                derived = True
-        if derived:  # every appended file has the same parents: found once, not once per entry
+            else:
+                continue
+            indexed.append(mount + rel)
+        unnamed: dict[str, FileNode] = entries.by_visible(
+            agent_scope, ("appended", upn, appended), functools.partial(_appended_file, upn, appended))
+        if named and unnamed:
+            unnamed = dict(unnamed)
+            for entry_id in named:
+                unnamed.pop(f"{appended}{entry_id}.md", None)
+        if unnamed:  # every appended file has the same parents: found once, not once per entry
+            ns.files.update(unnamed)
             ns.dirs.update(parents(appended + "_"))
         ns.dirs.update(mount + d if d else AGENT_DIR for d in tree["dirs"])
-        if agent_scope and any(p.startswith(mount) for p in ns.files):
+        if agent_scope and len(ns.files) > files_before:  # the user's own files never lie under agent/
             ns.dirs.add(AGENT_DIR)
-    for rel, node in ns.files.items():
-        if not node.derived:
-            ns.dirs.update(parents(rel))
+    for rel in indexed:
+        ns.dirs.update(parents(rel))
     return ns
+
+
+def _own(upn: str, entry: MemoryEntry) -> tuple[str, MemoryEntry] | None:
+    """An entry ``upn`` wrote, by id (the files show only the caller's own entries)."""
+    return (entry.id, entry) if entry.author_upn == upn else None
+
+
+def _appended_file(upn: str, appended: str, entry: MemoryEntry) -> tuple[str, FileNode] | None:
+    """The file under ``appended`` that an entry ``upn`` wrote shows as, when no index names it; none
+    for whitespace (it cannot be a file of its own)."""
+    if entry.author_upn != upn or not entry.content_markdown.strip():
+        return None
+    return f"{appended}{entry.id}.md", FileNode(entry.content_markdown, entry.id, True)
 
 
 def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...]) -> str:

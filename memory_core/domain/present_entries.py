@@ -51,20 +51,25 @@ class PresentEntries(Protocol):
         ...
 
 
-def refreshed_states(kept: Mapping[S, ScopeState], loaded: PresentLoad) -> dict[S, ScopeState]:
+def refreshed_states(
+    kept: Mapping[S, ScopeState], loaded: PresentLoad
+) -> tuple[dict[S, ScopeState], dict[S, list[MemoryEntry]]]:
     """``kept`` (states of the keys ``loaded`` was read for, in the same order) as ``loaded`` shows
-    them now: the kept entries still present, the entries it loaded, its profiles and holds.
+    them now: the kept entries still present, the entries it loaded, its profiles and holds; and,
+    per scope, the kept entries no longer stored.
 
     Entries are in ``(created_on, id)`` order, as a full load answers them.
     """
     present = loaded.present
     states: dict[S, ScopeState] = {}
+    dropped: dict[S, list[MemoryEntry]] = {}
     for (scope, state), new in zip(kept.items(), loaded.load.states, strict=True):
         entries = [e for e in state.entries if e.id in present]
+        dropped[scope] = [e for e in state.entries if e.id not in present] if len(entries) < len(state.entries) else []
         if new.entries:
             entries = _merged(entries, new.entries)
         states[scope] = replace(state, profile=new.profile, entries=entries, holds=new.holds)
-    return states
+    return states, dropped
 
 
 def _merged(kept: list[MemoryEntry], new: Sequence[MemoryEntry]) -> list[MemoryEntry]:
