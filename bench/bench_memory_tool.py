@@ -8,8 +8,9 @@ For each file count, one user on ``python -m memory_core serve`` (SQLite,
 MEMORY_DELETION_MODE=immediate) gets that many files, then each command is timed
 ``--runs`` times through ``MemoryCoreMemoryTool`` (real HTTP on loopback):
 view of /memories, view of one file, str_replace and insert in one file
-(edits that keep the old text, so no custody request is involved), and a
-create+delete pair. Beside them: ``POST memory/append`` (the plain CoreAPI
+(edits that keep the old text, so no custody request is involved), a
+create+delete pair (and the delete in it alone), and a view of the file right
+after an edit (the edit erased the old version; the view alone is timed). Beside them: ``POST memory/append`` (the plain CoreAPI
 write) and the SDK's ``BetaLocalFilesystemMemoryTool`` on a local folder (no
 network, no custody: the floor a local backend gives).
 
@@ -66,11 +67,24 @@ def commands(tool: Callable[[dict[str, object]], object], runs: int) -> dict[str
                                             "insert_text": f"inserted {n}"}), runs),
     }
 
+    deletes: list[float] = []
+
     def create_delete(n: int) -> None:
         tool({"command": "create", "path": f"/memories/tmp/{n}.md", "file_text": "x\n"})
+        started = time.perf_counter()
         tool({"command": "delete", "path": f"/memories/tmp/{n}.md"})
+        deletes.append((time.perf_counter() - started) * 1000)
 
     results["create + delete"] = median_ms(create_delete, runs)
+    results["delete"] = statistics.median(deletes)
+    views: list[float] = []
+    for n in range(runs):  # an edit erases the file's old version; the view after it is timed alone
+        tool({"command": "str_replace", "path": "/memories/target.md", "old_str": "line 0", "new_str": f"line 0.{n}"})
+        started = time.perf_counter()
+        tool({"command": "view", "path": "/memories/target.md"})
+        views.append((time.perf_counter() - started) * 1000)
+        tool({"command": "str_replace", "path": "/memories/target.md", "old_str": f"line 0.{n}", "new_str": "line 0"})
+    results["view after an edit"] = statistics.median(views)
     return results
 
 

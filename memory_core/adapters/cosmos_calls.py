@@ -33,12 +33,14 @@ _SUB_STATUS_OWNER_MISSING = 1003  # a 404 for the container or database, not the
 
 @dataclass(eq=False)  # measurements are told apart by identity, not by their counts
 class CallMetrics:
-    """HTTP round trips (every attempt, retries included), request units, and items read
-    (``rows``: items queries answered and point reads found) of a block of calls."""
+    """HTTP round trips (every attempt, retries included), request units, items read
+    (``rows``: items queries answered and point reads found) and response bytes (``bytes_read``:
+    the bodies' Content-Length) of a block of calls."""
 
     round_trips: int = 0
     request_charge: float = 0.0
     rows: int = 0
+    bytes_read: int = 0
 
 
 class Meter:
@@ -76,10 +78,12 @@ class Meter:
         headers = http_response.headers
         try:
             charge = float(headers.get("x-ms-request-charge") or 0.0)
+            length = int(headers.get("content-length") or 0)
         except ValueError:
-            charge = 0.0
+            charge, length = 0.0, 0
         for metrics in self._open():
             metrics.request_charge += charge
+            metrics.bytes_read += length
         if log.isEnabledFor(logging.DEBUG):
             # The path names the resource type only: item ids carry UPNs.
             parts = [p for p in http_request.url.split("?")[0].split("/")[3:] if p]

@@ -27,13 +27,16 @@ LOAD_AFTER = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND (c.seq > @after OR c.type = @profile OR c.record_kind = @hold OR c.type = @stamp)"
 )
-# As LOAD, but an entry comes as its id, type, profile and sequence only (``load_present``): what
-# tells a kept read which of its entries are still stored, at a fraction of the bytes.
+# As LOAD, but an entry stored up to sequence @after comes as its id, type, profile and sequence only
+# (``load_present``): what tells a kept read which of its entries are still stored, at a fraction of
+# the bytes; those stored since come whole. An entry from before stamps (no ``seq``) counts as 0.
 LOAD_PRESENT = (
-    'SELECT VALUE (c.type = @entry) ? {"id": c.id, "type": c.type, "profile_id": c.profile_id, "seq": c.seq} : c'
+    "SELECT VALUE (c.type = @entry AND (NOT IS_DEFINED(c.seq) OR c.seq <= @after))"
+    ' ? {"id": c.id, "type": c.type, "profile_id": c.profile_id, "seq": c.seq} : c'
     " FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND (ARRAY_CONTAINS(@profile_ids, c.profile_id) OR c.record_kind = @hold OR c.type = @stamp)"
 )
+# Entries by item id (``load_present``, for an entry it listed but did not read whole).
 ENTRIES_BY_ID = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.type = @entry"
     " AND ARRAY_CONTAINS(@ids, c.id)"

@@ -218,22 +218,24 @@ class CosmosReads:
         items = [i for i in items if i.get("type") != docs.ENTRY or docs.sequence_of(i) <= stored.sequence]
         return StampedLoad(stored.stamp, stored.sequence, self._states(keys, items))
 
-    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str]) -> PresentLoad:
+    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str], after: int) -> PresentLoad:
         """``PresentEntries``: the stamp (as ``load_since`` takes it), then one query for profiles, holds,
-        the stamp again and the ids and sequences of the keys' entries, then the entries not ``known``
-        (one query per 500). Entries past the stamp's sequence are left for the next read, as
-        ``load_since`` leaves them.
+        the stamp again, the entries stored after sequence ``after`` whole and the others as their
+        ids and sequences only. Entries past the stamp's sequence are left for the next read, as
+        ``load_since`` leaves them. An entry listed but not known (which a read labelled ``after``
+        with ``known`` never leaves) is read whole by id, 500 a query.
 
         As ``load_since``, when the stamp the query returns shows a write since the stamp other than
-        entries added, or an entry the query listed is gone when it is read, another writer erased
-        during the read: it reads again, and raises ``Unavailable`` after ``_LOAD_ATTEMPTS`` in a row.
+        entries added, or an entry it lists is gone when it is read, another writer erased during
+        the read: it reads again, and raises ``Unavailable`` after ``_LOAD_ATTEMPTS`` in a row.
         """
         instance_id, upn = _partition_of(keys, "load_present")
         pk = [instance_id, upn]
         params: dict[str, Any] = {
             "@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD, "@stamp": STAMP,
-            "@entry": docs.ENTRY, "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)),
+            "@entry": docs.ENTRY, "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)), "@after": after,
         }
+        prefix = len(docs.ENTRY_ID_PREFIX)
         with self._operation("load_present") as calls:
             for _ in range(_LOAD_ATTEMPTS):
                 stored = self._stamps.current(calls, instance_id, upn)
@@ -241,22 +243,22 @@ class CosmosReads:
                 seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
                 if seen is not None and not seen.stamp.only_added_since(stored.stamp):
                     continue
-                listed = [str(i["id"]) for i in items
-                          if i.get("type") == docs.ENTRY and docs.sequence_of(i) <= stored.sequence]
-                unknown = [i for i in listed if i[len(docs.ENTRY_ID_PREFIX):] not in known]
-                fetched: list[dict[str, Any]] = []
-                for start in range(0, len(unknown), _IDS_PER_QUERY):
-                    fetched += calls.query(queries.ENTRIES_BY_ID,
-                                           {"@instance_id": instance_id, "@upn": upn, "@entry": docs.ENTRY,
-                                            "@ids": unknown[start:start + _IDS_PER_QUERY]}, pk)
-                if len(fetched) == len(unknown):
+                listed = [i for i in items if i.get("type") == docs.ENTRY and docs.sequence_of(i) <= stored.sequence]
+                new = [i for i in listed if str(i["id"])[prefix:] not in known]
+                whole = [i for i in new if "content_markdown" in i]
+                unread = [str(i["id"]) for i in new if "content_markdown" not in i]
+                for start in range(0, len(unread), _IDS_PER_QUERY):
+                    whole += calls.query(queries.ENTRIES_BY_ID,
+                                         {"@instance_id": instance_id, "@upn": upn, "@entry": docs.ENTRY,
+                                          "@ids": unread[start:start + _IDS_PER_QUERY]}, pk)
+                if len(whole) == len(new):
                     break  # entries never change: each one listed and read is as the query saw it
             else:
                 raise Unavailable("this memory is being changed by other writers while it is read; retry",
                                   retry_after_seconds=1)
-        present = frozenset(i[len(docs.ENTRY_ID_PREFIX):] for i in listed)
+        present = frozenset(str(i["id"])[prefix:] for i in listed)
         heads = [i for i in items if i.get("type") != docs.ENTRY]
-        return PresentLoad(StampedLoad(stored.stamp, stored.sequence, self._states(keys, [*heads, *fetched])), present)
+        return PresentLoad(StampedLoad(stored.stamp, stored.sequence, self._states(keys, [*heads, *whole])), present)
 
     # -- ReadCheckpoints (domain.checkpoints), kept by cosmos_checkpoints ----------
 

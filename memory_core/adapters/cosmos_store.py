@@ -193,8 +193,8 @@ class CosmosMemoryStore:
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
         return self._reads.load_since(keys, after)
 
-    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str]) -> PresentLoad:
-        return self._reads.load_present(keys, known)
+    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str], after: int) -> PresentLoad:
+        return self._reads.load_present(keys, known, after)
 
     def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
         return self._reads.read_checkpoint(instance_id, upn, read_key)

@@ -119,12 +119,13 @@ class SqliteMemoryStore(SqliteRecords):
         sequence = max([after or 0, partition, *(row[0] for row in rows)])
         return StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), sequence, states)
 
-    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str]) -> PresentLoad:
+    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str], after: int) -> PresentLoad:
         """``PresentEntries``: one read transaction: the stamp, profiles, holds, the ids of the keys'
         entries and the rows of those not ``known``, and the partition's sequence.
 
-        New entries are found by id, not by rowid: after an erasure a rowid may be handed out again
-        (``SEQUENCE_SQL``), so a kept read's sequence says nothing about what was stored since.
+        New entries are found by id, not by rowid (``after`` is not used): after an erasure a rowid
+        may be handed out again (``SEQUENCE_SQL``), so a kept read's sequence says nothing about
+        what was stored since.
         """
         instance_id, upn = keys[0].instance_id, keys[0].upn
         ids = [k.profile_id for k in keys]

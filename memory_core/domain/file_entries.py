@@ -214,7 +214,7 @@ def file_entries(
         present: PresentEntries = store
 
         def refresh(current: FileEntries[Any]) -> FileEntries[Any]:
-            loaded = present.load_present(list(keys.values()), current.ids())
+            loaded = present.load_present(list(keys.values()), current.ids(), current.sequence)
             states, dropped = refreshed_states(current.states, loaded)
             return current.succeeded_by(states, loaded.load.sequence, dropped,
                                         {scope: new.entries for scope, new in zip(keys, loaded.load.states, strict=True)})

@@ -40,13 +40,16 @@ class PresentEntries(Protocol):
     """A store that can say which entries of a partition are still stored, for kept reads to drop
     the erased ones instead of loading everything again (``domain.file_entries``)."""
 
-    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str]) -> PresentLoad:
+    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str], after: int) -> PresentLoad:
         """The stamp, profiles and holds of ``keys`` (one partition), the ids of all their entries,
         and in full the entries whose ids are not in ``known``: one consistent view, as ``load_since``.
 
-        ``sequence`` is one ``load_since`` may later be asked for entries after (every entry stored
-        afterwards has a higher one). Raises what ``load_since`` raises (``Unavailable`` when other
-        writers keep erasing during the read).
+        ``known``: the ids of the entries of a read labelled with sequence ``after`` (every entry
+        stored up to it, as ``load_since`` answered them), which a store may use to tell the entries
+        stored since from those it need only list. The answer's ``sequence`` is one ``load_since``
+        may later be asked for entries after (every entry stored afterwards has a higher one).
+        Raises what ``load_since`` raises (``Unavailable`` when other writers keep erasing during
+        the read).
         """
         ...
 
