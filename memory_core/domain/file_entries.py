@@ -106,6 +106,14 @@ class FileEntries(Generic[F]):
         held = self.held_bytes() - entries_bytes(e for d in dropped.values() for e in d) \
             + entries_bytes(e for a in added.values() for e in a)
         after: FileEntries[F] = FileEntries(states, sequence, held)
+        gone = {e.id for d in dropped.values() for e in d}
+        new_ids = {e.id for a in added.values() for e in a}
+        if "ids" in self._derived:
+            after._derived["ids"] = (self._derived["ids"] - gone) | new_ids
+        for scope in states:
+            if ("ids", scope) in self._derived:
+                after._derived[("ids", scope)] = (self._derived[("ids", scope)] - gone) \
+                    | {e.id for e in added.get(scope, ())}
         for scope, state in states.items():
             visible = self._derived.get(("visible", scope))
             if visible is None:
@@ -114,12 +122,15 @@ class FileEntries(Generic[F]):
             if shown is None:
                 continue
             after._derived[("visible", scope)] = [*shown.kept, *shown.added]
+            if ("visible ids", scope) in self._derived:
+                after._derived[("visible ids", scope)] = (self._derived[("visible ids", scope)] - gone) \
+                    | {e.id for e in shown.added}
             maps: dict[Hashable, tuple[Callable[[MemoryEntry], Any], dict[str, Any]]] = self._derived.get(("maps", scope), {})
             carried = after._derived[("maps", scope)] = {}
             for name, (make, mapping) in maps.items():
                 mapping = dict(mapping)
-                for gone in filter(None, map(make, shown.dropped)):
-                    mapping.pop(gone[0], None)
+                for erased in filter(None, map(make, shown.dropped)):
+                    mapping.pop(erased[0], None)
                 mapping.update(filter(None, map(make, shown.added)))
                 carried[name] = (make, mapping)
         return after

@@ -385,7 +385,7 @@ def _tree_of(ns: Namespace, agent_scope: bool) -> dict[str, Any]:
     mount = AGENT_DIR + "/" if agent_scope else ""
     files: dict[str, Any] = {}
     for rel, node in ns.files.items():
-        if is_agent_path(rel) != agent_scope or node.derived:
+        if node.derived or is_agent_path(rel) != agent_scope:  # derived first: most files are appended ones
             continue
         local = rel[len(mount):]
         files[local] = (

@@ -83,6 +83,7 @@ def test_what_a_grown_or_refreshed_one_carries_is_what_it_would_find_itself() ->
         return (f"appended/{entry.id}.md", entry.content_markdown) if entry.content_markdown.strip() else None
 
     assert len(before.by_visible(False, "files", make)) == 7
+    before.ids(), before.scope_ids(False), before.visible_ids(False)  # found, so carried over
     added = _later(3, entries[-1])
     states = {False: _state([*entries[:1], *entries[2:5], *entries[6:], *added])}
     after = before.succeeded_by(states, 11, {False: [entries[1], entries[5]]}, {False: added})
@@ -91,3 +92,5 @@ def test_what_a_grown_or_refreshed_one_carries_is_what_it_would_find_itself() ->
     assert after.visible(False) == anew.visible(False) == states[False].visible_entries()
     assert list(after.by_visible(False, "files", make).items()) == list(anew.by_visible(False, "files", make).items())
     assert after.held_bytes() == anew.held_bytes()
+    assert "ids" in after._derived and after.ids() == anew.ids()
+    assert after.scope_ids(False) == anew.scope_ids(False) and after.visible_ids(False) == anew.visible_ids(False)
