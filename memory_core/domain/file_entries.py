@@ -220,15 +220,13 @@ def file_entries(
         return current.succeeded_by(states, added.sequence, {},
                                     {scope: new.entries for scope, new in zip(keys, added.states, strict=True)})
 
-    refresh = None
-    if isinstance(store, PresentEntries):
-        present: PresentEntries = store
-
-        def refresh(current: FileEntries[Any]) -> FileEntries[Any]:
-            loaded = present.load_present(list(keys.values()), current.ids(), current.sequence)
-            states, dropped = refreshed_states(current.states, loaded)
-            return current.succeeded_by(states, loaded.load.sequence, dropped,
-                                        {scope: new.entries for scope, new in zip(keys, loaded.load.states, strict=True)})
+    def refresh(current: FileEntries[Any]) -> FileEntries[Any] | None:
+        if not isinstance(store, PresentEntries):  # asked only here: the check costs more than a kept read
+            return None
+        loaded = store.load_present(list(keys.values()), current.ids(), current.sequence)
+        states, dropped = refreshed_states(current.states, loaded)
+        return current.succeeded_by(states, loaded.load.sequence, dropped,
+                                    {scope: new.entries for scope, new in zip(keys, loaded.load.states, strict=True)})
 
     first = next(iter(keys.values()))
     try:
