@@ -26,6 +26,7 @@ from memory_core.adapters.cosmos_stamps import UNKNOWN, stamp_item_id
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, Share
+from memory_core.domain.present_entries import PresentEntries
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.service import MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
@@ -91,7 +92,7 @@ WRITES: dict[str, Callable[[CosmosMemoryStore, ProfileKey, MemoryEntry], object]
 }
 READS = {"load", "load_partition", "get_entry", "load_heads", "newest_entries", "oldest_entries", "count_entries",
          "get_record", "query_records", "page_records", "query_records_of_owner", "partition_stamp", "entry_sequence",
-         "load_since"}
+         "load_since", "load_present"}
 NEITHER = {"measure", "close", "erase_expired_records",  # Cosmos DB expires records itself: erases nothing here
            "one_read"}  # a service read's span: no request
 # A checkpoint's write rewrites the stamp unchanged (its etag moves, its counters do not):
@@ -104,6 +105,7 @@ def test_every_store_method_is_known_as_a_read_or_a_stamped_write() -> None:
     protocol = {n for n, _ in inspect.getmembers(MemoryStore) if not n.startswith("_")}
     protocol |= {n for n, _ in inspect.getmembers(ChangeStamps) if not n.startswith("_")}
     protocol |= {n for n, _ in inspect.getmembers(ReadSpans) if not n.startswith("_")}
+    protocol |= {n for n, _ in inspect.getmembers(PresentEntries) if not n.startswith("_")}
     public = {n for n, v in vars(CosmosMemoryStore).items() if not n.startswith("_") and callable(v)} - {"from_settings"}
     assert protocol <= public
     assert public == set(WRITES) | READS | NEITHER | CHECKPOINTS
