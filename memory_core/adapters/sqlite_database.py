@@ -159,6 +159,16 @@ class SqliteDatabase:
                 except sqlite3.Error as e:
                     raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
 
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection inside one read transaction (``snapshot``): every statement of the
+        block reads one state of the file. Raises ``Unavailable`` when SQLite fails, inside the block too."""
+        try:
+            with self.snapshot():
+                yield self.connection()
+        except sqlite3.Error as e:
+            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+
     def close(self) -> None:
         """Closes every thread's connection and ends the checkpoint thread; a later call opens a new one."""
         self._checkpointer.close()

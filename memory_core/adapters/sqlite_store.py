@@ -11,7 +11,6 @@ the records half is ``sqlite_records``.
 from __future__ import annotations
 
 import json
-import sqlite3
 import uuid
 from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
@@ -41,7 +40,7 @@ from memory_core.adapters.sqlite_rows import (
 )
 from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
 from memory_core.domain.checkpoints import StoredCheckpoint
-from memory_core.domain.errors import Conflict, Unavailable
+from memory_core.domain.errors import Conflict
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState
 from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import Record, RecordKind
@@ -101,21 +100,14 @@ class SqliteMemoryStore(SqliteRecords):
             sql = (f"SELECT rowid, {ENTRY_COLUMNS} FROM entries NOT INDEXED WHERE rowid > ? AND instance_id=?"
                    f" AND upn=? AND profile_id IN ({marks}) ORDER BY created_on, id")
             params = [after, instance_id, upn, *ids]
-        db = self._db.connection()
-        try:
-            db.execute("BEGIN")
-            try:
-                stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
-                profiles = self._profiles(keys)
-                rows = db.execute(sql, params).fetchall()
-                # A full load labels itself with the partition's sequence, not just these profiles':
-                # the next load after it then walks only rows stored since, not the other profiles'.
-                partition = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0] if after is None else 0
-                states = self._states(keys, profiles, [row[1:] for row in rows])
-            finally:
-                db.execute("COMMIT")
-        except sqlite3.Error as e:
-            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+        with self._db.reading() as db:
+            stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
+            profiles = self._profiles(keys)
+            rows = db.execute(sql, params).fetchall()
+            # A full load labels itself with the partition's sequence, not just these profiles':
+            # the next load after it then walks only rows stored since, not the other profiles'.
+            partition = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0] if after is None else 0
+            states = self._states(keys, profiles, [row[1:] for row in rows])
         sequence = max([after or 0, partition, *(row[0] for row in rows)])
         return StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), sequence, states)
 
@@ -130,30 +122,23 @@ class SqliteMemoryStore(SqliteRecords):
         instance_id, upn = keys[0].instance_id, keys[0].upn
         ids = [k.profile_id for k in keys]
         marks = ",".join("?" * len(ids))
-        db = self._db.connection()
-        try:
-            db.execute("BEGIN")
-            try:
-                stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
-                profiles = self._profiles(keys)
-                # One row of JSON, not a row per entry: a third of the time at 10,000 entries.
-                present = frozenset(json.loads(db.execute(
-                    f"SELECT json_group_array(id) FROM entries WHERE instance_id=? AND upn=? AND profile_id IN ({marks})",
-                    [instance_id, upn, *ids]).fetchone()[0]))
-                unknown = sorted(present.difference(known))
-                rows: list[Any] = []
-                for start in range(0, len(unknown), _IDS_PER_READ):
-                    chunk = unknown[start:start + _IDS_PER_READ]
-                    rows += db.execute(
-                        f"SELECT {ENTRY_COLUMNS} FROM entries WHERE instance_id=? AND upn=?"
-                        f" AND id IN ({','.join('?' * len(chunk))}) ORDER BY created_on, id",
-                        [instance_id, upn, *chunk]).fetchall()
-                sequence = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0]
-                states = self._states(keys, profiles, rows)
-            finally:
-                db.execute("COMMIT")
-        except sqlite3.Error as e:
-            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+        with self._db.reading() as db:
+            stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
+            profiles = self._profiles(keys)
+            # One row of JSON, not a row per entry: a third of the time at 10,000 entries.
+            present = frozenset(json.loads(db.execute(
+                f"SELECT json_group_array(id) FROM entries WHERE instance_id=? AND upn=? AND profile_id IN ({marks})",
+                [instance_id, upn, *ids]).fetchone()[0]))
+            unknown = sorted(present.difference(known))
+            rows: list[Any] = []
+            for start in range(0, len(unknown), _IDS_PER_READ):
+                chunk = unknown[start:start + _IDS_PER_READ]
+                rows += db.execute(
+                    f"SELECT {ENTRY_COLUMNS} FROM entries WHERE instance_id=? AND upn=?"
+                    f" AND id IN ({','.join('?' * len(chunk))}) ORDER BY created_on, id",
+                    [instance_id, upn, *chunk]).fetchall()
+            sequence = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0]
+            states = self._states(keys, profiles, rows)
         self._db.count(len(present) + len(rows))
         loaded = StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), int(sequence), states)
         return PresentLoad(loaded, present)
