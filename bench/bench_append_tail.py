@@ -36,7 +36,7 @@ CALLER = Caller(upn="bench@contoso.com")
 def timed(inline: bool, appends: int, pause: float) -> list[float]:
     store = SqliteMemoryStore(Path(tempfile.mkdtemp(prefix="memory-bench-tail-")) / "memory.sqlite3")
     if inline:
-        store._db._checkpointer.wrote = lambda: None  # type: ignore[method-assign]
+        store._db._checkpointer.wrote = lambda db: None  # type: ignore[method-assign]
     service = MemoryService(store)
     try:
         db = store._db.connection()

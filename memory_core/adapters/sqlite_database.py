@@ -121,7 +121,7 @@ class SqliteDatabase:
                     db.execute("ROLLBACK")
                     raise
                 db.execute("COMMIT")
-                self._checkpointer.wrote()
+                self._checkpointer.wrote(db)
             finally:
                 if wait_seconds is not None:
                     db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")

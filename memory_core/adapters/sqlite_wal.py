@@ -16,7 +16,9 @@ What callers may rely on:
 - Durability is SQLite's, unchanged: a write is in the log when its ``COMMIT`` returns, and a
   process that dies with the log not yet copied back leaves it to be replayed by the next open.
 - The log stays bounded: the writers' own connections keep an automatic checkpoint, at
-  ``SAFETY_NET_PAGES``, should the thread fall behind or be gone.
+  ``SAFETY_NET_PAGES``, should the thread fall behind or be gone; and should even that lose the
+  race to the thread's checkpoints under a stream of writes, the write that finds the log file
+  past ``LOG_CAP_BYTES`` copies it back and truncates it itself (``wrote``), waiting for it.
 - Nothing runs at import or construction: the thread starts with the first checkpoint due, ends
   after ``IDLE_SECONDS`` without one (a store nobody writes holds no thread), and ``close`` ends it.
 """
@@ -24,6 +26,7 @@ What callers may rely on:
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -44,6 +47,14 @@ so that checkpoint costs about what the default one did (2-3 ms), once per ~270 
 once per ~65. With pauses between writes, as agents write, the thread's checkpoints complete and the
 log starts over well before this."""
 
+LOG_CAP_BYTES = 2 * SAFETY_NET_PAGES * 4096
+"""The log file's size past which a writer truncates it itself (checked every ``WRITES_PER_CHECKPOINT``
+writes). A writer's automatic checkpoint skips when the thread is copying; under a stream of writes
+on a busy machine the log was seen at 37 MB, past the net's 16 MB, with nothing to stop it."""
+
+LOG_CAP_WAIT_SECONDS = 1.0
+"""How long that truncation waits for other writers and for readers of older states."""
+
 IDLE_SECONDS = 30.0
 """The thread ends after this long without a checkpoint due; the next one due starts it again."""
 
@@ -61,7 +72,9 @@ class WalCheckpointer:
         self._lock = threading.Lock()
         self._running: tuple[threading.Thread, threading.Event] | None = None  # the thread and its stop signal
         self.checkpoints = 0
-        """Checkpoints taken so far (tests and benchmarks)."""
+        """Checkpoints the thread took so far (tests and benchmarks)."""
+        self.truncations = 0
+        """Times a writer found the log past ``LOG_CAP_BYTES`` and truncated it (tests and benchmarks)."""
 
     @property
     def thread(self) -> threading.Thread | None:
@@ -69,13 +82,17 @@ class WalCheckpointer:
         running = self._running
         return running[0] if running else None
 
-    def wrote(self) -> None:
-        """Count one committed write; every ``writes_per_checkpoint``-th hands a checkpoint to the thread.
+    def wrote(self, db: sqlite3.Connection) -> None:
+        """Count one committed write on ``db`` (the writer's connection, out of its transaction); every
+        ``writes_per_checkpoint``-th hands a checkpoint to the thread.
 
-        Never raises and never waits for the checkpoint.
+        Never raises. Waits only when the log file is past ``LOG_CAP_BYTES``: then this write copies it
+        back and truncates it on ``db`` before handing over.
         """
         self._writes += 1  # a count lost to a race only moves one checkpoint by a write
         if self._writes % self._every == 0:
+            if self._log_bytes() > LOG_CAP_BYTES:
+                self._truncate(db)
             with self._lock:
                 self._due.set()
                 if self._running is None:
@@ -84,6 +101,23 @@ class WalCheckpointer:
                                               name=f"wal-checkpoint {self._path.name}")
                     self._running = (thread, stop)
                     thread.start()
+
+    def _log_bytes(self) -> int:
+        try:
+            return os.stat(f"{self._path}-wal").st_size
+        except OSError:
+            return 0  # no log (yet), or not a file-backed database
+
+    def _truncate(self, db: sqlite3.Connection) -> None:
+        timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
+        try:
+            db.execute(f"PRAGMA busy_timeout={int(LOG_CAP_WAIT_SECONDS * 1000)}")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            self.truncations += 1
+        except sqlite3.Error:
+            log.warning("truncating the WAL of %s failed", self._path, exc_info=True)  # the write stands
+        finally:
+            db.execute(f"PRAGMA busy_timeout={timeout}")
 
     def _run(self, stop: threading.Event) -> None:
         db: sqlite3.Connection | None = None  # the thread's own, kept while it runs

@@ -11,8 +11,11 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
+from memory_core.adapters import sqlite_wal
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.adapters.sqlite_wal import SAFETY_NET_PAGES, WalCheckpointer
+from memory_core.adapters.sqlite_wal import LOG_CAP_BYTES, SAFETY_NET_PAGES, WalCheckpointer
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.service import MemoryService
@@ -64,13 +67,32 @@ def _largest_log(path: Path, appends: int, pause: float) -> tuple[int, int]:
         store.close()
 
 
-def test_writes_without_a_pause_grow_the_log_only_to_the_safety_net(tmp_path: Path) -> None:
-    """1,500 appends in a row write about 90 MB of log frames: the log is reused, never past the
-    safety net's size (plus the last write), however far the thread falls behind."""
-    page = 4096
+def test_writes_without_a_pause_never_grow_the_log_past_its_cap(tmp_path: Path) -> None:
+    """1,500 appends in a row write about 90 MB of log frames: the log file never passes the cap by more
+    than the writes between two checks (32 appends, about 2 MB), however the thread and the writers'
+    own checkpoints race."""
     largest, checkpoints = _largest_log(tmp_path / "memory.sqlite3", 1500, 0)
     assert checkpoints >= 3
-    assert largest <= (SAFETY_NET_PAGES + 100) * (page + 24), largest
+    assert largest <= LOG_CAP_BYTES + 4 * 1024 * 1024, largest
+
+
+def test_a_writer_that_finds_the_log_past_its_cap_truncates_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the cap at 256 KB (an append writes about 60 KB of log), the writes themselves truncate the
+    log every time it is found past it: the file never holds more than the writes between two checks."""
+    monkeypatch.setattr(sqlite_wal, "LOG_CAP_BYTES", 256 * 1024)
+    path = tmp_path / "memory.sqlite3"
+    store = SqliteMemoryStore(path)
+    try:
+        service = MemoryService(store)
+        largest = 0
+        for n in range(200):
+            service.append(CALLER, "wal", Scope.USER, None, f"- fact {n}")
+            largest = max(largest, Path(f"{path}-wal").stat().st_size)
+        assert store._db._checkpointer.truncations >= 3
+        assert largest <= 256 * 1024 + 32 * 100 * 1024, largest
+        assert service.get(CALLER, "wal", Scope.USER, None).content_markdown.count("- fact ") == 200
+    finally:
+        store.close()
 
 
 def test_writes_with_pauses_are_checkpointed_by_the_thread_alone(tmp_path: Path) -> None:
@@ -85,16 +107,17 @@ def test_the_thread_ends_when_nothing_is_due_and_on_close(tmp_path: Path) -> Non
     """A store nobody writes holds no thread; the next checkpoint due starts one; close ends it."""
     path = tmp_path / "memory.sqlite3"
     sqlite3.connect(path).execute("PRAGMA journal_mode=WAL").fetchall()
+    db = sqlite3.connect(path)
     checkpointer = WalCheckpointer(path, writes_per_checkpoint=2, idle_seconds=0.2)
     assert checkpointer.thread is None
-    checkpointer.wrote()
+    checkpointer.wrote(db)
     assert checkpointer.thread is None  # not due yet
-    checkpointer.wrote()
+    checkpointer.wrote(db)
     first = checkpointer.thread
     assert first is not None and _until(lambda: checkpointer.checkpoints == 1)
     assert _until(lambda: checkpointer.thread is None) and _until(lambda: not first.is_alive())
-    checkpointer.wrote()
-    checkpointer.wrote()
+    checkpointer.wrote(db)
+    checkpointer.wrote(db)
     second = checkpointer.thread
     assert second is not None and second is not first
     checkpointer.close()
@@ -106,11 +129,12 @@ def test_a_checkpoint_that_fails_is_logged_and_the_next_one_runs(tmp_path: Path,
     bad = tmp_path / "not-a-database.sqlite3"
     bad.write_bytes(b"this is not SQLite" * 100)
     checkpointer = WalCheckpointer(bad, writes_per_checkpoint=1, idle_seconds=5)
+    db = sqlite3.connect(tmp_path / "a-database.sqlite3")
     try:
-        checkpointer.wrote()
+        checkpointer.wrote(db)
         assert _until(lambda: "background WAL checkpoint" in getattr(caplog, "text", ""))
         assert checkpointer.checkpoints == 0
-        checkpointer.wrote()  # still accepted, and handed over again
+        checkpointer.wrote(db)  # still accepted, and handed over again
         assert checkpointer.thread is not None
     finally:
         checkpointer.close()
