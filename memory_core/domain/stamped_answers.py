@@ -113,11 +113,6 @@ class StampedAnswers(Generic[A]):
         self._keep(key, stamps, value)
         return value
 
-    def discard(self, key: Hashable) -> None:
-        """Stop keeping the answer for ``key``: its owner knows it is out of date, and holding it until the
-        next call replaces it would only cost memory (and the garbage collector's time)."""
-        self._answers.discard((self._space, key))
-
     def _kept(self, key: Hashable) -> tuple[tuple[PartitionStamp, ...], A] | None:
         kept: tuple[tuple[PartitionStamp, ...], A] | None = self._answers.get((self._space, key))
         return kept
