@@ -202,10 +202,21 @@ def kept_read(
     instance_id = keys[0].instance_id
     sequence = stamps.entry_sequence(instance_id, keys[0].upn)
     shared_sequence = stamps.entry_sequence(instance_id, SHARED_OWNER) if policy.shares_read() else None
+    states, sources = newest_first(store, caller.upn, keys, policy, page_size_for(max_chars))
+    return kept_read_of(caller, scope, keys, agent, max_chars, states, sources, (sequence, shared_sequence))
+
+
+def kept_read_of(
+    caller: Caller, scope: Scope, keys: Sequence[ProfileKey], agent: AgentContext | None, max_chars: int,
+    states: Sequence[ScopeState], sources: Sequence[NewestFirst], sequences: tuple[int, int | None],
+) -> KeptRead:
+    """``kept_read``'s answer from ``sources`` (each key's visible entries, newest first) and ``states``
+    (each key's profile and holds), read at or after the entry ``sequences`` (the caller's partition's,
+    then the shared one's for a sharing read): a later ``grown_read`` reads what was stored after them,
+    leaving out what the sources held already."""
     limit = page_size_for(max_chars)
-    states, sources = newest_first(store, caller.upn, keys, policy, limit)
     view = _view_within(caller, scope, keys, agent, max_chars, states, sources)
-    return KeptRead(view, tuple(KeptWindow.of(source, limit) for source in sources), sequence, shared_sequence)
+    return KeptRead(view, tuple(KeptWindow.of(source, limit) for source in sources), sequences[0], sequences[1])
 
 
 def grown_read(

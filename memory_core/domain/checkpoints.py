@@ -160,9 +160,12 @@ class Checkpointing:
     def keep(self, keys: Sequence[ProfileKey], viewer: str, snapshots: Snapshots) -> bool:
         """Store ``snapshots`` as the read's checkpoint; False when the store refused it (the partition
         moved on, the payload is too large for it, or it is unavailable: the read is answered anyway)."""
-        checkpoint = StoredCheckpoint(snapshots.stamp, encode(keys, snapshots))
+        return self.keep_stored(keys, read_key(keys, viewer), StoredCheckpoint(snapshots.stamp, encode(keys, snapshots)))
+
+    def keep_stored(self, keys: Sequence[ProfileKey], name: str, checkpoint: StoredCheckpoint) -> bool:
+        """Store ``checkpoint`` as ``name`` in the partition of ``keys``; False when the store refused it."""
         try:
-            kept = self._store.keep_checkpoint(keys[0].instance_id, keys[0].upn, read_key(keys, viewer), checkpoint)
+            kept = self._store.keep_checkpoint(keys[0].instance_id, keys[0].upn, name, checkpoint)
         except Unavailable:
             kept = False  # a cache write: the read it belongs to has its answer already
         if kept:

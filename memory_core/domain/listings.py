@@ -138,7 +138,8 @@ class Listings:
 
     @property
     def builds(self) -> int:
-        """Listings built from a full read of their scope (not grown), for tests and benchmarks."""
+        """Listings built (not grown), for tests and benchmarks: from a full read of their scope, or kept
+        from a sharing read's first page that held the whole scope (``keep_across``)."""
         return self._answers.builds
 
     def listing(self, key: Hashable, keys: Sequence[ProfileKey]) -> Listing:
@@ -173,6 +174,24 @@ class Listings:
             return Listing.of([e for own, offered in zip(loaded.own.states, loaded.shared.states, strict=True)
                                for e in merged_entries(own, offered, policy, viewer)], loaded.sequences)
 
+        return self._answers.answer_across(key, keys[0].instance_id, (keys[0].upn, SHARED_OWNER), build,
+                                           grow=self._across_grower(keys, viewer, policy))
+
+    def kept_across(self, key: Hashable, keys: Sequence[ProfileKey], viewer: str, policy: SharingPolicy) -> Listing | None:
+        """As ``across``, but None instead of building one (``kept`` for a sharing read). Reads nothing when
+        none is kept."""
+        return self._answers.peek_across(key, keys[0].instance_id, (keys[0].upn, SHARED_OWNER),
+                                         grow=self._across_grower(keys, viewer, policy))
+
+    def keep_across(self, key: Hashable, listing: Listing, stamps: tuple[PartitionStamp, PartitionStamp]) -> None:
+        """Keep ``listing``, a sharing read's listing read exactly at ``stamps`` (the viewer's partition's,
+        then the shared one's) and at ``listing.sequences``: ``across`` and ``kept_across`` answer it, or
+        grow it, while those partitions change by appends only."""
+        self._answers.keep(key, stamps, listing)
+
+    def _across_grower(
+        self, keys: Sequence[ProfileKey], viewer: str, policy: SharingPolicy,
+    ) -> Callable[[Listing, tuple[PartitionStamp, ...]], Listing | None]:
         def grow(kept: Listing, kept_at: tuple[PartitionStamp, ...]) -> Listing | None:
             sequences = kept.sequences
             loaded = added_across(self._store, keys, (sequences[0], sequences[1]), kept_at)
@@ -180,4 +199,4 @@ class Listings:
                 return None
             return kept.grown(loaded.own.states, loaded.sequences, loaded.shared.states, policy, viewer)
 
-        return self._answers.answer_across(key, keys[0].instance_id, (keys[0].upn, SHARED_OWNER), build, grow=grow)
+        return grow

@@ -28,6 +28,7 @@ from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Sco
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.rendering import render_combined, render_scope
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
+from memory_core.domain.shared_checkpoints import SharedCheckpoints
 from memory_core.domain.shared_snapshots import SharedSnapshots, grown_shared_snapshots, shared_snapshots
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, read_spans, snapshot_view
@@ -71,12 +72,15 @@ class MemoryReads:
         # pages are cut from.
         self._budgeted: StampedAnswers[KeptRead] | None = None
         self._shared: StampedAnswers[SharedSnapshots] | None = None
+        self._shared_parts: SharedCheckpoints | None = None  # where sharing reads start when none is kept
         self._listings: Listings | None = None
         # What the memory tool's commands read (``domain.file_entries``), composed on top of this service.
         self.file_entries: StampedAnswers[Any] | None = None
         if isinstance(store, ChangeStamps):
             checkpoints = Checkpointing(store) if isinstance(store, ReadCheckpoints) else None
             self._snapshots = SnapshotCache(store, self.kept, checkpoints)
+            if isinstance(store, ReadCheckpoints):
+                self._shared_parts = SharedCheckpoints(store, store)
             self._budgeted = StampedAnswers(store, lambda read: read.size, self.kept)
             self._shared = StampedAnswers(store, lambda read: read.size, self.kept)
             self._listings = Listings(store, self.kept)
@@ -109,10 +113,11 @@ class MemoryReads:
             if not policy.shares_read():
                 return self._snapshot_view(caller, scope, keys, agent)
             if self._shared is not None and self._stamps is not None:
-                stamps = self._stamps
+                stamps, parts = self._stamps, self._shared_parts
                 kept = self._shared.answer_across(
                     (caller.upn, tuple(keys), policy), instance_id, (caller.upn, SHARED_OWNER),
-                    lambda: shared_snapshots(stamps, keys, caller.upn, policy),
+                    (lambda: parts.snapshots(keys, caller.upn, policy)) if parts is not None
+                    else (lambda: shared_snapshots(stamps, keys, caller.upn, policy)),
                     grow=lambda read, at: grown_shared_snapshots(stamps, read, at, keys, caller.upn, policy))
                 return snapshot_view(caller, scope, kept.snapshots, agent)
         return self._read_in_full(caller, instance_id, scope, agent, policy)
@@ -162,11 +167,14 @@ class MemoryReads:
         if snapshots is None or stamps is None or self._budgeted is None:
             return read_within(self._store, caller, scope, keys, agent, max_chars, policy)
         if policy.shares_read():
-            # A sharing read merges the shared partition in full when it is built: kept while both
-            # partitions are unchanged, and grown when only entries were added to them.
+            # A sharing read merges the shared partition when it is built (from both partitions'
+            # checkpoints where the store keeps them): kept while both partitions are unchanged, and
+            # grown when only entries were added to them.
+            parts = self._shared_parts
             return self._budgeted.answer_across(
                 (caller, scope, tuple(keys), agent, max_chars, policy), instance_id, (caller.upn, SHARED_OWNER),
-                lambda: kept_read(self._store, stamps, caller, scope, keys, agent, max_chars, policy),
+                (lambda: parts.kept_read(caller, scope, keys, agent, max_chars, policy)) if parts is not None
+                else (lambda: kept_read(self._store, stamps, caller, scope, keys, agent, max_chars, policy)),
                 grow=lambda read, at: grown_read(stamps, read, at, caller, scope, keys, agent, max_chars, policy),
             ).view
         # A memory that fits the budget whole is answered from its snapshot (one stamp read);
@@ -232,7 +240,9 @@ class MemoryReads:
         time (``stored_pages``: about ``limit`` entries read, whatever the memory holds); when that
         page holds the whole scope, the scope's listing is built, kept and answered from. A sharing
         page is cut from a listing of the scope merged with the shared entries it shows, kept and
-        grown the same way, built from a full read of both partitions when none is current.
+        grown the same way, built from a full read of both partitions when none is current; but a
+        first page with none current comes from both partitions' checkpoints where the store keeps
+        them (``shared_checkpoints``: about a page of entries decoded).
         ``InvalidInput`` for a foreign or malformed token, or a limit outside 1..1000.
         """
         name = f"entries:{scope.value}"
@@ -257,9 +267,24 @@ class MemoryReads:
             # that read is the cost this path avoids.
             listing = self._listings.listing(("entries", tuple(keys)), keys)
         else:
-            # Walking a large memory page by page reads it once, not once per page, while nothing
-            # changes but appends.
-            listing = self._listings.across(("entries", tuple(keys), policy), keys, caller.upn, policy)
+            key = ("entries", tuple(keys), policy)
+            kept = self._listings.kept_across(key, keys, caller.upn, policy)
+            if kept is not None:
+                return _cut(name, kept, after, limit)
+            if after is None and self._shared_parts is not None:
+                # A first page with no listing kept (a process just started, or a write that was not an
+                # append): from both partitions' checkpoints, decoding about a page of entries.
+                page, parts = self._shared_parts.first_page(keys, caller.upn, policy, limit)
+                if page.more:
+                    return _page(name, page.entries, page.more)
+                # The page is the whole listing, read at the parts' stamps: kept, the next read of a small
+                # memory costs two stamp reads, and appends grow it.
+                listing = Listing.of(page.entries, parts.sequences)
+                self._listings.keep_across(key, listing, (parts.own.stamp, parts.shared.stamp))
+                return _cut(name, listing, None, limit)
+            # Walking on builds the listing, so a large memory is read once, not once per page, while
+            # nothing changes but appends.
+            listing = self._listings.across(key, keys, caller.upn, policy)
         return _cut(name, listing, after, limit)
 
     def search(

@@ -73,17 +73,25 @@ class StampedAnswers(Generic[A]):
         """As ``answer``, but never builds: the kept answer for ``key`` if its stamp is current (or
         ``grow`` brought it up to date), else None. With nothing kept it reads nothing (not even
         the stamp: a read that then answers from the store a page at a time needs none)."""
+        grow_one = (lambda kept, stamps: grow(kept, stamps[0])) if grow is not None else None
+        return self.peek_across(key, instance_id, (upn,), grow=grow_one)
+
+    def peek_across(
+        self, key: Hashable, instance_id: str, owners: Sequence[str],
+        *, grow: Callable[[A, tuple[PartitionStamp, ...]], A | None] | None = None,
+    ) -> A | None:
+        """As ``peek``, for an answer read from several partitions (``answer_across``)."""
         kept = self._kept(key)
-        if kept is None or len(kept[0]) != 1:
+        if kept is None or len(kept[0]) != len(owners):
             return None
-        stamp = self._store.partition_stamp(instance_id, upn)
-        if kept[0][0] == stamp:
+        stamps = tuple(self._store.partition_stamp(instance_id, owner) for owner in owners)
+        if kept[0] == stamps:
             return kept[1]
-        if grow is not None and stamp.only_added_since(kept[0][0]):
-            value = grow(kept[1], kept[0][0])
+        if grow is not None and all(now.only_added_since(then) for now, then in zip(stamps, kept[0], strict=True)):
+            value = grow(kept[1], kept[0])
             if value is not None:
                 self.grown += 1
-                self._keep(key, (stamp,), value)
+                self._keep(key, stamps, value)
                 return value
         return None
 
@@ -116,6 +124,12 @@ class StampedAnswers(Generic[A]):
     def _kept(self, key: Hashable) -> tuple[tuple[PartitionStamp, ...], A] | None:
         kept: tuple[tuple[PartitionStamp, ...], A] | None = self._answers.get((self._space, key))
         return kept
+
+    def keep(self, key: Hashable, stamps: tuple[PartitionStamp, ...], value: A) -> None:
+        """Keep ``value`` for ``key``: an answer read exactly at ``stamps`` (its partitions' stamps, in the
+        order later calls name the partitions), built by the caller (counted in ``builds``)."""
+        self.builds += 1
+        self._keep(key, stamps, value)
 
     def _keep(self, key: Hashable, stamps: tuple[PartitionStamp, ...], value: A) -> None:
         self._answers.put((self._space, key), (stamps, value), self._size(value))

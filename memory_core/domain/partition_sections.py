@@ -1,0 +1,240 @@
+"""One partition's visible entries as a sharing read merges them: rendered sections in order, and
+the entries behind them, kept as a checkpoint's payload (``shared_checkpoints``).
+
+A sharing read shows, per scope, the caller's visible entries and those of the instance's shared
+partition its policy shows the caller, in one order (``visibility.merged_entries``). A checkpoint
+of the merged document could not be erased with what it shows: it would hold text of two
+partitions, and a store erases a partition's checkpoints only on that partition's writes. So each
+partition keeps its own part: per scope, every visible entry's position (time and id: the merge
+order), who offered it under which share (what the policy and the viewer decide on), its agent
+name and its section as rendered. Merging two such parts for a viewer is a merge of two sorted
+runs and a join of text: no entry is parsed or rendered.
+
+The shared partition's part serves every viewer: an entry a sharing read shows is another's,
+so its section is the same for every viewer it is shown to (``rendering.entry_heading``'s
+"shared by" heading). The entries themselves are decoded only when a read needs them (a
+budgeted read's newest entries, a merged read's newest), and they follow the header in the
+payload so the header decodes without them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memory_core.domain.listings import position_time
+from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState, Share
+from memory_core.domain.rendering import render_entry
+from memory_core.domain.snapshots import PartitionStamp, StampedLoad, appended_after
+
+FORMAT = 1
+"""The payload's layout. A checkpoint of another layout is ignored (the part is read in full)."""
+
+ANY_OTHER = "\x00"
+"""The viewer the shared partition's sections are rendered for: no entry's author, so every entry
+is rendered as another's, as a sharing read shows it."""
+
+Row = list[Any]
+"""One visible entry: [position time, id, offer (index into ``ScopeSections.offers``), agent name,
+section (None: empty content, visible but rendering nothing)]. Lists, as JSON decodes them."""
+TIME, ID, OFFER, AGENT, TEXT = range(5)
+
+
+ENTRIES_PER_LINE = 256
+"""Entries per line of a payload's entries part: a read decodes only the lines of the entries it uses."""
+
+
+class EncodedEntries:
+    """The entries part of a payload: per scope, lines of up to ``ENTRIES_PER_LINE`` ``entry_row`` lists,
+    each decoded on first use (a merged read decodes none, a budgeted read or a first page one or two)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._lines: list[str] | None = None
+        self._decoded: dict[int, list[list[Any]]] = {}
+
+    def row(self, line: int, offset: int) -> list[Any]:
+        """The ``offset``-th entry of line ``line`` (counted over every scope's lines)."""
+        if line not in self._decoded:
+            if self._lines is None:
+                self._lines = self._text.split("\n")  # JSON escapes every newline inside a line
+            self._decoded[line] = json.loads(self._lines[line])
+        return self._decoded[line][offset]
+
+
+def _lines(count: int) -> int:
+    return -(-count // ENTRIES_PER_LINE)
+
+
+class ScopeEntries:
+    """The entries behind a scope's rows, in row order, decoded one by one on first use (``encoded``:
+    the first ``count`` of them, as a payload holds them; ``built``: those after). Used by the one read
+    that restored or built its part (not thread-safe)."""
+
+    def __init__(self, key: ProfileKey, built: Sequence[MemoryEntry],
+                 encoded: tuple[EncodedEntries, int, int] | None = None) -> None:
+        """``encoded``: the payload's entries, this scope's first line in them, and how many entries it has."""
+        self._key = key
+        self._encoded = encoded
+        count = encoded[2] if encoded is not None else 0
+        self._built: list[MemoryEntry | None] = [None] * count + list(built)
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+    def __getitem__(self, index: int) -> MemoryEntry:
+        entry = self._built[index]
+        if entry is None:
+            assert self._encoded is not None  # only the payload's entries are left undecoded
+            source, first_line, _ = self._encoded
+            row = source.row(first_line + index // ENTRIES_PER_LINE, index % ENTRIES_PER_LINE)
+            entry = self._built[index] = entry_of(self._key, row)
+        return entry
+
+    def followed_by(self, added: Sequence[MemoryEntry]) -> ScopeEntries:
+        """These entries, then ``added``; what is decoded already stays decoded."""
+        grown = ScopeEntries(self._key, ())
+        grown._encoded = self._encoded
+        grown._built = [*self._built, *added]
+        return grown
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeSections:
+    """A scope's visible entries, oldest first, as rows and entries; who offered them under which share
+    (``offers``), and the newest entry of each offer (``latest``: what a merged read's newest is, without
+    decoding the entries)."""
+
+    rows: list[Row]
+    offers: list[tuple[str, str]]
+    latest: dict[int, MemoryEntry]
+    entries: ScopeEntries
+
+    @staticmethod
+    def of(key: ProfileKey, visible: Sequence[MemoryEntry], viewer: str) -> ScopeSections:
+        return ScopeSections([], [], {}, ScopeEntries(key, ())).followed_by(visible, viewer)
+
+    def newest(self) -> MemoryEntry | None:
+        """The newest visible entry."""
+        return max(self.latest.values(), key=lambda e: e.sort_key, default=None)
+
+    def followed_by(self, visible: Sequence[MemoryEntry], viewer: str) -> ScopeSections:
+        """These sections with ``visible`` (entries that sort after the newest, oldest first) at the end."""
+        offers, latest = list(self.offers), dict(self.latest)
+        rows = list(self.rows)
+        for entry in visible:
+            rows.append(_row(entry, viewer, offers))
+            latest[rows[-1][OFFER]] = entry
+        return ScopeSections(rows, offers, latest, self.entries.followed_by(visible))
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionSections:
+    """A partition's part of a sharing read of ``keys`` (one scope's sections per key), read in one view
+    of the partition at ``stamp`` and ``sequence``; ``heads``: each key's profile and holds then."""
+
+    stamp: PartitionStamp
+    sequence: int
+    heads: tuple[ScopeState, ...]
+    scopes: tuple[ScopeSections, ...]
+
+    @property
+    def count(self) -> int:
+        """How many visible entries the part holds."""
+        return sum(len(s.rows) for s in self.scopes)
+
+    @staticmethod
+    def of(loaded: StampedLoad, viewer: str) -> PartitionSections:
+        """The part read in full (``load_since`` from nothing), its sections rendered for ``viewer``."""
+        scopes = [ScopeSections.of(state.key, state.visible_entries(), viewer) for state in loaded.states]
+        return PartitionSections(loaded.stamp, loaded.sequence, tuple(_head(s) for s in loaded.states), tuple(scopes))
+
+    def grown(self, added: StampedLoad, viewer: str) -> PartitionSections | None:
+        """This part with the entries stored since (``added``: ``added_since``'s answer) at the end, or None
+        when it must be read again (``snapshots.appended_after``'s rule: a replace, or an entry that sorts
+        at or before the newest shown)."""
+        scopes = []
+        for sections, state in zip(self.scopes, added.states, strict=True):
+            visible = appended_after(state, sections.newest())
+            if visible is None:
+                return None
+            scopes.append(sections.followed_by(visible, viewer))
+        return PartitionSections(added.stamp, added.sequence, tuple(_head(s) for s in added.states), tuple(scopes))
+
+    def encode(self, keys: Sequence[ProfileKey]) -> str:
+        """The part as a checkpoint's payload: a header line, then the entries, ``ENTRIES_PER_LINE`` a line
+        (decoded only when used)."""
+        header = json.dumps({
+            "format": FORMAT, "profiles": [k.profile_id for k in keys], "sequence": self.sequence,
+            "scopes": [{"rows": s.rows, "offers": s.offers,
+                        "latest": [[offer, entry_row(entry)] for offer, entry in s.latest.items()]}
+                       for s in self.scopes],
+        }, ensure_ascii=False, separators=(",", ":"))
+        lines = [json.dumps([entry_row(s.entries[i]) for i in range(start, min(start + ENTRIES_PER_LINE, len(s.rows)))],
+                            ensure_ascii=False, separators=(",", ":"))
+                 for s in self.scopes for start in range(0, len(s.rows), ENTRIES_PER_LINE)]
+        return "\n".join([header, *lines])
+
+    @staticmethod
+    def decode(keys: Sequence[ProfileKey], stamp: PartitionStamp, payload: str) -> PartitionSections | None:
+        """The part ``payload`` holds for ``keys``, kept at ``stamp``; None when it is of another layout or
+        read. Its heads carry no profile or holds: growing it from the store supplies them."""
+        try:
+            header, _, rest = payload.partition("\n")  # JSON escapes every newline inside the header
+            data = json.loads(header)
+            if data.get("format") != FORMAT or data.get("profiles") != [k.profile_id for k in keys]:
+                return None
+            entries = EncodedEntries(rest)
+            scopes, first_line = [], 0
+            for key, scope in zip(keys, data["scopes"], strict=True):
+                offers = [(str(author), str(share)) for author, share in scope["offers"]]
+                rows = scope["rows"]
+                latest = {int(offer): entry_of(key, row) for offer, row in scope["latest"]}
+                scopes.append(ScopeSections(rows, offers, latest, ScopeEntries(key, (), (entries, first_line, len(rows)))))
+                first_line += _lines(len(rows))
+            heads = tuple(ScopeState(k, None) for k in keys)
+            return PartitionSections(stamp, int(data["sequence"]), heads, tuple(scopes))
+        except (ValueError, KeyError, TypeError):
+            return None  # not what ``encode`` writes: read the part in full instead
+
+
+def _row(entry: MemoryEntry, viewer: str, offers: list[tuple[str, str]]) -> Row:
+    """``entry``'s row, its offer added to ``offers`` when new there."""
+    offer = (entry.author_upn, entry.share.value)
+    try:
+        index = offers.index(offer)  # a handful per scope: the team's authors, by share
+    except ValueError:
+        index = len(offers)
+        offers.append(offer)
+    text = render_entry(entry, viewer) if entry.content_markdown.strip() else None
+    return [position_time(entry.created_on), entry.id, index, entry.agent_name, text]
+
+
+def _head(state: ScopeState) -> ScopeState:
+    return ScopeState(state.key, state.profile, [], state.holds)
+
+
+def entry_row(entry: MemoryEntry) -> list[Any]:
+    """``entry`` (its key aside) as a JSON list."""
+    return [entry.id, entry.content_markdown, entry.kind.value, entry.created_on.isoformat(), entry.author_upn,
+            entry.author_user_id, entry.agent_name, entry.reason, entry.session_id, entry.operation_id,
+            list(entry.tags), entry.share.value, entry.content_sha256]
+
+
+def entry_of(key: ProfileKey, row: list[Any]) -> MemoryEntry:
+    """The entry of ``key`` that ``entry_row`` wrote as ``row``."""
+    (entry_id, content, kind, created_on, author_upn, author_user_id, agent_name, reason, session_id,
+     operation_id, tags, share, sha) = row
+    return MemoryEntry(
+        id=str(entry_id), key=key, content_markdown=str(content), kind=EntryKind(kind),
+        created_on=datetime.fromisoformat(created_on), author_upn=str(author_upn), author_user_id=author_user_id,
+        agent_name=agent_name, reason=reason, session_id=session_id, operation_id=operation_id,
+        tags=tuple(tags), share=Share(share), content_sha256=str(sha),
+    )
+
+
+__all__ = ["ANY_OTHER", "ENTRIES_PER_LINE", "FORMAT", "EncodedEntries", "PartitionSections", "Row", "ScopeEntries", "ScopeSections", "entry_of",
+           "entry_row"]

@@ -1,0 +1,242 @@
+"""A sharing read on a process that keeps nothing yet, from the checkpoints of both partitions it merges.
+
+A team or legacy read merges the caller's visible entries with the shared partition's
+(``shared_snapshots``); a process that keeps no merged read built it from both partitions read
+in full: about 90 ms at 10,000 entries on SQLite, every item of both partitions on Cosmos DB.
+With a store that keeps checkpoints (``checkpoints.ReadCheckpoints``) each partition keeps its
+own part of such reads (``partition_sections.PartitionSections``: its visible entries as rendered
+sections, in order), and a first read becomes, per partition: the checkpoint, one query for what
+was added since, and the part grown by it. The merge for the viewer and policy is then text work
+only.
+
+Why per partition: a store erases a partition's checkpoints in the transaction of any write to it
+that is not an entry added (``checkpoints``' promises), so a part never outlives text a custody
+rule erased from its partition. A checkpoint of the merged read, stored in either partition,
+would outlive erasures in the other. And the domain trusts nothing it has not checked on the
+read: a part is used only through ``snapshots.added_since``, which answers None unless the stamp
+read now shows nothing but entries added since the part's; the part is then read in full.
+
+The shared partition's part is one per set of profiles, for every viewer (its sections are the
+same for every viewer they are shown to); which of its entries a read shows (the policy's shares,
+never the viewer's own copies) is decided at the merge, as ``SharingPolicy.shows_shared`` decides.
+A part is kept once it holds ``CHECKPOINT_MIN_SECTIONS`` entries, and again once a read grew it by
+``CHECKPOINT_REFRESH_SECTIONS``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from operator import itemgetter
+
+from memory_core.domain.budget import NewestFirst
+from memory_core.domain.budgeted_read import KeptRead, kept_read_of
+from memory_core.domain.checkpoints import (
+    CHECKPOINT_MIN_SECTIONS,
+    CHECKPOINT_REFRESH_SECTIONS,
+    Checkpointing,
+    ReadCheckpoints,
+    StoredCheckpoint,
+    read_key,
+)
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import MemoryEntry, ProfileKey, Scope
+from memory_core.domain.partition_sections import (
+    AGENT,
+    ANY_OTHER,
+    OFFER,
+    TEXT,
+    PartitionSections,
+    Row,
+    ScopeSections,
+)
+from memory_core.domain.rendering import TITLES
+from memory_core.domain.shared_snapshots import SharedSnapshots
+from memory_core.domain.sharing import SharingPolicy
+from memory_core.domain.snapshots import ChangeStamps, ScopeSnapshot, Snapshots, added_since
+from memory_core.domain.stored_pages import StoredPage
+
+SECTIONS_READ = "\x00sections"
+"""What a part's checkpoint is named under besides its profiles (``checkpoints.read_key``'s viewer
+line): no UPN starts with it, so a part's name never is a private read's."""
+
+_ORDER = itemgetter(0, 1)  # a row's position: time, then id (``partition_sections.Row``)
+
+
+@dataclass(frozen=True, slots=True)
+class SharedParts:
+    """Both parts of a sharing read: the caller's partition's, then the shared partition's."""
+
+    own: PartitionSections
+    shared: PartitionSections
+
+    @property
+    def sequences(self) -> tuple[int, int]:
+        """The partitions' entry sequences as read: what growing the merged read starts after."""
+        return self.own.sequence, self.shared.sequence
+
+
+class SharedCheckpoints:
+    """Where a sharing read of a process that keeps none starts: each partition's part, restored from
+    its checkpoint or read in full (and then kept). Thread-safe (stateless besides its counts)."""
+
+    def __init__(self, store: ChangeStamps, checkpoints: ReadCheckpoints,
+                 min_sections: int = CHECKPOINT_MIN_SECTIONS,
+                 refresh_sections: int = CHECKPOINT_REFRESH_SECTIONS) -> None:
+        """``store`` and ``checkpoints``: the same store, seen as each."""
+        self._store = store
+        self._checkpoints = checkpoints
+        self._min_sections = min_sections
+        self._refresh_sections = refresh_sections
+        self._keeper = Checkpointing(checkpoints)  # its counts: the parts kept and refused
+        self.restores = 0
+        self.builds = 0
+
+    @property
+    def kept(self) -> int:
+        """Parts the store kept, for tests and benchmarks."""
+        return self._keeper.kept
+
+    @property
+    def refused(self) -> int:
+        """Parts the store refused (the partition moved on, too large, unavailable)."""
+        return self._keeper.refused
+
+    def parts(self, keys: Sequence[ProfileKey], viewer: str) -> SharedParts:
+        """Both parts of a sharing read of ``keys`` (the viewer's partition) by ``viewer``, as of this call."""
+        return SharedParts(self._part(keys, viewer), self._part([k.shared() for k in keys], ANY_OTHER))
+
+    def snapshots(self, keys: Sequence[ProfileKey], viewer: str, policy: SharingPolicy) -> SharedSnapshots:
+        """What ``shared_snapshots.shared_snapshots`` answers, from the parts."""
+        return merged_snapshots(self.parts(keys, viewer), viewer, policy)
+
+    def kept_read(
+        self, caller: Caller, scope: Scope, keys: Sequence[ProfileKey], agent: AgentContext | None,
+        max_chars: int, policy: SharingPolicy,
+    ) -> KeptRead:
+        """What ``budgeted_read.kept_read`` answers for a sharing read, from the parts."""
+        parts = self.parts(keys, caller.upn)
+        sources = [MergedNewestFirst(own, offered, caller.upn, policy)
+                   for own, offered in zip(parts.own.scopes, parts.shared.scopes, strict=True)]
+        return kept_read_of(caller, scope, keys, agent, max_chars, parts.own.heads, sources, parts.sequences)
+
+    def first_page(self, keys: Sequence[ProfileKey], viewer: str, policy: SharingPolicy, limit: int) -> tuple[
+            StoredPage, SharedParts]:
+        """The first ``limit`` entries of a sharing read's listing (``listings``' order: user scope, then
+        agent scope, each oldest first), from the parts (only those entries are decoded), and the parts."""
+        parts = self.parts(keys, viewer)
+        found: list[MemoryEntry] = []
+        for own, offered in zip(parts.own.scopes, parts.shared.scopes, strict=True):
+            for sections, row in itertools.islice(shown_in_order(own, offered, viewer, policy), limit + 1 - len(found)):
+                found.append(sections.entries[row])
+        return StoredPage(found[:limit], len(found) > limit), parts
+
+    def _part(self, keys: Sequence[ProfileKey], viewer: str) -> PartitionSections:
+        name = read_key(keys, f"{SECTIONS_READ}\n{viewer}")
+        stored = self._checkpoints.read_checkpoint(keys[0].instance_id, keys[0].upn, name)
+        kept = PartitionSections.decode(keys, stored.stamp, stored.payload) if stored is not None else None
+        if kept is not None:
+            added = added_since(self._store, keys, kept.sequence, kept.stamp)
+            grown = kept.grown(added, viewer) if added is not None else None
+            if grown is not None:
+                self.restores += 1
+                if grown.count - kept.count >= self._refresh_sections:
+                    self._keep(keys, name, grown)
+                return grown
+        built = PartitionSections.of(self._store.load_since(keys, None), viewer)
+        self.builds += 1
+        if built.count >= self._min_sections:
+            self._keep(keys, name, built)
+        return built
+
+    def _keep(self, keys: Sequence[ProfileKey], name: str, part: PartitionSections) -> None:
+        self._keeper.keep_stored(keys, name, StoredCheckpoint(part.stamp, part.encode(keys)))
+
+
+def shown_offers(offered: ScopeSections, viewer: str, policy: SharingPolicy) -> set[int]:
+    """The offers of the shared partition's ``offered`` whose entries a read by ``viewer`` under ``policy``
+    shows: shares the policy reads, by anyone but the viewer (``SharingPolicy.shows_shared``)."""
+    shares = {s.value for s in policy.shares_read()}
+    return {i for i, (author, share) in enumerate(offered.offers) if share in shares and author != viewer}
+
+
+def merged_snapshots(parts: SharedParts, viewer: str, policy: SharingPolicy) -> SharedSnapshots:
+    """The snapshots of a sharing read by ``viewer`` under ``policy``, merged from ``parts``."""
+    scopes = []
+    for head, own, offered in zip(parts.own.heads, parts.own.scopes, parts.shared.scopes, strict=True):
+        offers = shown_offers(offered, viewer, policy)
+        rows = sorted([*own.rows, *(r for r in offered.rows if r[OFFER] in offers)], key=_ORDER)  # two sorted runs: one merge
+        texts = [r[TEXT] for r in rows if r[TEXT] is not None]
+        document = "\n\n".join([TITLES[head.key.scope], *texts]) + "\n" if texts else ""
+        newest = [e for e in (own.newest(), *(offered.latest[o] for o in offers if o in offered.latest))
+                  if e is not None]
+        last = max(newest, key=lambda e: e.sort_key, default=None)
+        agent_name = next((r[AGENT] for r in reversed(rows) if r[AGENT]), None)
+        scopes.append(ScopeSnapshot.of(head, document, last, agent_name, len(texts)))
+    return SharedSnapshots(Snapshots(parts.own.stamp, parts.own.sequence, tuple(scopes)), parts.sequences)
+
+
+def shown_in_order(own: ScopeSections, offered: ScopeSections, viewer: str, policy: SharingPolicy, *,
+                   newest_first: bool = False, with_text: bool = False) -> Iterator[tuple[ScopeSections, int]]:
+    """What a sharing read by ``viewer`` under ``policy`` shows of one scope, oldest first (or newest
+    first), each as the sections it is of and its row's index there; only entries that render a
+    section when ``with_text``. Lazy: a read that takes a page walks about a page of rows."""
+    offers = shown_offers(offered, viewer, policy)
+
+    def rows(sections: ScopeSections, shown: Callable[[Row], bool]) -> Iterator[tuple[ScopeSections, int]]:
+        indices = range(len(sections.rows) - 1, -1, -1) if newest_first else range(len(sections.rows))
+        return ((sections, i) for i in indices if shown(sections.rows[i]))
+
+    def text(row: Row) -> bool:
+        return not with_text or row[TEXT] is not None
+
+    return heapq.merge(rows(own, text), rows(offered, lambda row: row[OFFER] in offers and text(row)),
+                       key=lambda item: _ORDER(item[0].rows[item[1]]), reverse=newest_first)
+
+
+class MergedNewestFirst(NewestFirst):
+    """A sharing read's visible entries of one scope with content, newest first (``budget.NewestFirst``),
+    from the parts: each entry decoded when the fill reaches it, its section the one the part holds."""
+
+    def __init__(self, own: ScopeSections, offered: ScopeSections, viewer: str, policy: SharingPolicy) -> None:
+        self._order = shown_in_order(own, offered, viewer, policy, newest_first=True, with_text=True)
+        self._picked: list[tuple[ScopeSections, int]] = []
+        self._fetched: list[MemoryEntry] = []
+        offers = shown_offers(offered, viewer, policy)
+        self._total = sum(1 for r in own.rows if r[TEXT] is not None) + \
+            sum(1 for r in offered.rows if r[TEXT] is not None and r[OFFER] in offers)
+        oldest = next(shown_in_order(own, offered, viewer, policy, with_text=True), None)
+        self._oldest = oldest[0].entries[oldest[1]].created_on if oldest is not None else None
+
+    def _pick(self, index: int) -> tuple[ScopeSections, int] | None:
+        while len(self._picked) <= index < self._total:
+            self._picked.append(next(self._order))
+        return self._picked[index] if index < self._total else None
+
+    def at(self, index: int) -> MemoryEntry | None:
+        while len(self._fetched) <= index < self._total:  # the fill walks from the newest
+            picked = self._pick(len(self._fetched))
+            assert picked is not None  # below the total
+            self._fetched.append(picked[0].entries[picked[1]])
+        return self._fetched[index] if index < self._total else None
+
+    def section(self, index: int, viewer: str | None) -> str | None:
+        # The part rendered it for this viewer (own entries) or for any viewer it is shown to (others').
+        picked = self._pick(index)
+        return picked[0].rows[picked[1]][TEXT] if picked is not None else None
+
+    def total(self) -> int:
+        return self._total
+
+    def oldest(self) -> datetime | None:
+        return self._oldest
+
+    def read_so_far(self) -> Sequence[MemoryEntry]:
+        return self._fetched
+
+
+__all__ = ["SECTIONS_READ", "MergedNewestFirst", "SharedCheckpoints", "SharedParts", "merged_snapshots", "shown_in_order",
+           "shown_offers"]

@@ -1,0 +1,212 @@
+"""Sharing reads on a fresh process, from both partitions' checkpoints (``domain.shared_checkpoints``),
+on every store that keeps checkpoints: the same answers as reads rendered from scratch, after any
+sequence of writes, and never stale or foreign text.
+
+Writers are services over one store object; every read under test is a new service over a new
+store object on the same data (a Functions instance just started, a restarted ``serve``), with
+low thresholds so that parts are kept, restored and refreshed at the sizes a test can write. The
+truth is a service over a store without stamps, which loads and renders every read.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from memory_core.domain.checkpoints import CHECKPOINT_MIN_SECTIONS, ReadCheckpoints, read_key
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import ProfileKey, Scope, Share
+from memory_core.domain.service import MemoryService, WriteOptions
+from memory_core.domain.shared_checkpoints import SECTIONS_READ, SharedCheckpoints
+from memory_core.domain.sharing import SharingPolicy
+from memory_core.domain.store import MemoryStore
+from memory_core.domain.views import DeletionMode, ImportMode, MemoryView, PendingDeletion
+from tests.contract import test_read_checkpoints
+from tests.support.unstamped import Unstamped
+
+stores = test_read_checkpoints.stores
+"""The fixture: a store of each kind that keeps checkpoints, and more store objects on its data (other processes)."""
+
+AGENT = AgentContext("/agents/benefits", "Benefits")
+SCOPES = [(Scope.USER, None), (Scope.AGENT, AGENT), (Scope.COMBINED, AGENT)]
+POLICIES = (SharingPolicy.TEAM, SharingPolicy.LEGACY)
+BUDGETS = (0, 150, 600, 16_000)
+Stores = tuple[MemoryStore, Callable[[], MemoryStore]]
+
+
+def _people() -> tuple[Caller, Caller, Caller]:
+    """The reader, a teammate, and a user of another instance (the stores are shared across tests)."""
+    run = uuid.uuid4().hex[:8]
+    return (Caller(f"alex-{run}@contoso.com", "Alex"), Caller(f"bea-{run}@contoso.com", "Bea"),
+            Caller(f"cy-{run}@contoso.com", "Cy"))
+
+
+def _fresh(store: MemoryStore, mode: DeletionMode, min_sections: int = 1, refresh_sections: int = 3) -> tuple[
+        MemoryService, SharedCheckpoints]:
+    """A new process's service on ``store``, keeping parts from ``min_sections`` entries."""
+    service = MemoryService(store, deletion_mode=mode, allow_sharing_override=True)
+    assert isinstance(store, ReadCheckpoints)
+    parts = SharedCheckpoints(store, store, min_sections=min_sections, refresh_sections=refresh_sections)  # type: ignore[arg-type]
+    service._shared_parts = parts
+    return service, parts
+
+
+def _reads(caller: Caller, scope: Scope, agent: AgentContext | None,
+           policy: SharingPolicy) -> list[Callable[[MemoryService], Any]]:
+    """A full read, budgeted reads, and the first entries page."""
+
+    def within(budget: int) -> Callable[[MemoryService], Any]:
+        return lambda service: service.get_within(caller, "i", scope, agent, budget, policy)
+
+    def first_page(service: MemoryService) -> Any:
+        page = service.entries_page(caller, "i", scope, agent, policy, limit=3)
+        return [e.id for e in page.items], page.continuation
+
+    return [lambda service: service.get(caller, "i", scope, agent, policy), *map(within, BUDGETS), first_page]
+
+
+def _assert_fresh_reads_are_the_truth(store: MemoryStore, another: Callable[[], MemoryStore], truth: MemoryService,
+                                      reader: Caller, mode: DeletionMode) -> int:
+    """Every sharing read, each by a new process, equals the truth; answers how many parts were restored."""
+    restored = 0
+    for policy in POLICIES:
+        for scope, agent in SCOPES:
+            for index, read in enumerate(_reads(reader, scope, agent, policy)):
+                fresh, parts = _fresh(another(), mode)
+                assert read(fresh) == read(truth), (scope, policy, index)
+                restored += parts.restores
+    return restored
+
+
+@pytest.mark.parametrize("mode", [DeletionMode.OPERATOR_APPROVAL, DeletionMode.IMMEDIATE])
+def test_a_fresh_processs_sharing_reads_equal_reads_from_scratch_after_every_step_of_a_random_walk(
+    stores: Stores, mode: DeletionMode,
+) -> None:
+    """Appends, team-shared appends by a teammate and by the reader, legacy imports, forgets, clears,
+    decisions on pending deletions and sweeps, imports, writes in another instance, and sharing policy
+    changes (each read under both policies, by both users)."""
+    store, another = stores
+    alex, bea, cy = _people()
+    writers = [MemoryService(store, deletion_mode=mode), MemoryService(another(), deletion_mode=mode)]
+    truth = MemoryService(Unstamped(another()), deletion_mode=mode, allow_sharing_override=True)
+    other_instance = MemoryService(another(), deletion_mode=mode)
+    rng = random.Random(15)
+    owned: dict[str, list[str]] = {alex.upn: [], bea.upn: []}
+    pending: list[str] = []
+    restored = 0
+    for step in range(40 if _is_sqlite(store) else 8):  # the test server: about 40 s for 8 steps
+        service = rng.choice(writers)
+        action = rng.choice(["append", "append", "team", "team", "agent", "forget", "clear", "decide", "import",
+                             "legacy", "foreign"])
+        if action == "append":
+            owned[alex.upn].append(service.append(alex, "i", Scope.USER, None, f"- fact {step}").entry_id or "")
+        elif action == "team":
+            author, scope, agent = rng.choice([(alex, Scope.USER, None), (bea, Scope.USER, None),
+                                               (bea, Scope.AGENT, AGENT), (alex, Scope.AGENT, AGENT)])
+            entry_id = service.append(author, "i", scope, agent, f"- shared {step} by {author.name}",
+                                      WriteOptions(share=Share.TEAM, reason="tip")).entry_id
+            owned[author.upn].append(entry_id or "")
+        elif action == "agent":
+            service.append(alex, "i", Scope.AGENT, AGENT, f"- agent fact {step}", WriteOptions(reason="r"))
+        elif action == "forget":
+            who = rng.choice([alex, bea])
+            if owned[who.upn]:
+                outcome = service.forget(who, "i", owned[who.upn].pop(rng.randrange(len(owned[who.upn]))))
+                if isinstance(outcome, PendingDeletion):
+                    pending.append(outcome.request_id)
+        elif action == "clear":
+            who = rng.choice([alex, bea])
+            outcome = service.clear(who, "i", Scope.USER, None, confirm=True)
+            if isinstance(outcome, PendingDeletion):
+                pending.append(outcome.request_id)
+        elif action == "decide" and pending:
+            request_id = pending.pop(0)
+            if rng.random() < 0.5:
+                service.custody.reject("op", "i", request_id, "no")
+            else:
+                service.custody.approve("op", "i", request_id)
+                service.custody.sweep()
+        elif action == "import":
+            import_mode = rng.choice([ImportMode.APPEND, ImportMode.REPLACE])
+            service.import_markdown(alex, "i", Scope.USER, None, f"- imported {step}", import_mode)
+        elif action == "legacy":  # an operator's import from an older deployment: shown under legacy only
+            scope, agent = rng.choice(SCOPES[:2])
+            service.import_legacy("op", "i", scope, agent, f"- legacy {step}")
+        elif action == "foreign":  # another instance's users and their team: never in instance "i"'s reads
+            other_instance.append(cy, "j", Scope.USER, None, f"- foreign {step}", WriteOptions(share=Share.TEAM))
+            other_instance.append(alex, "j", Scope.USER, None, f"- foreign {step}", WriteOptions(share=Share.TEAM))
+        restored += _assert_fresh_reads_are_the_truth(store, another, truth, alex, mode)
+        if step % 4 == 0:
+            restored += _assert_fresh_reads_are_the_truth(store, another, truth, bea, mode)
+    assert restored > 0, "no fresh read started from a checkpoint: the walk tested nothing of them"
+
+
+def _is_sqlite(store: MemoryStore) -> bool:
+    from memory_core.adapters.sqlite_store import SqliteMemoryStore
+
+    return isinstance(store, SqliteMemoryStore)
+
+
+def _team_memory(writer: MemoryService, alex: Caller, bea: Caller, size: int) -> None:
+    for n in range(size):
+        writer.append(alex, "i", Scope.USER, None, f"- alex fact {n}")
+        writer.append(bea, "i", Scope.USER, None, f"- bea tip {n}", WriteOptions(share=Share.TEAM))
+
+
+def test_a_fresh_process_restores_a_large_team_read_from_both_checkpoints_and_grows_it(stores: Stores) -> None:
+    """At the real thresholds: the first team read keeps both parts, and a new process's reads start from
+    them (no partition read in full), extended with what was appended since to either partition."""
+    store, another = stores
+    alex, bea, _ = _people()
+    writer = MemoryService(store, allow_sharing_override=True)
+    _team_memory(writer, alex, bea, CHECKPOINT_MIN_SECTIONS)
+    writer.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM)
+    parts = writer._shared_parts
+    assert parts is not None and (parts.builds, parts.kept) == (2, 2)  # both parts, none before
+    writer.append(alex, "i", Scope.USER, None, "- alex, after the checkpoint")
+    writer.append(bea, "i", Scope.USER, None, "- bea, after the checkpoint", WriteOptions(share=Share.TEAM))
+
+    truth = MemoryService(Unstamped(another()), allow_sharing_override=True)
+    for read in (lambda s: s.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM),
+                 lambda s: s.get_within(alex, "i", Scope.USER, None, 500, SharingPolicy.TEAM)):
+        fresh = MemoryService(another(), allow_sharing_override=True)
+        view: MemoryView = read(fresh)
+        assert fresh._shared_parts is not None
+        assert (fresh._shared_parts.restores, fresh._shared_parts.builds) == (2, 0)
+        assert view == read(truth)
+        assert "bea, after the checkpoint" in view.content_markdown
+
+
+def _stored_part(store: MemoryStore, keys: list[ProfileKey], viewer: str) -> str | None:
+    assert isinstance(store, ReadCheckpoints)
+    stored = store.read_checkpoint(keys[0].instance_id, keys[0].upn, read_key(keys, f"{SECTIONS_READ}\n{viewer}"))
+    return stored.payload if stored is not None else None
+
+
+def test_a_teammates_forget_erases_the_shared_part_and_no_fresh_read_shows_the_text(stores: Stores) -> None:
+    """The shared part holds a teammate's text: the forget of it (an erasure in the shared partition, not
+    the reader's) erases that part, and the reader's part never held it."""
+    store, another = stores
+    alex, bea, _ = _people()
+    writer = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE, allow_sharing_override=True)
+    _team_memory(writer, alex, bea, 3)
+    secret = writer.append(bea, "i", Scope.USER, None, "- bea's locker code is 4417",
+                           WriteOptions(share=Share.TEAM)).entry_id
+    fresh, _ = _fresh(another(), DeletionMode.IMMEDIATE)
+    assert "4417" in fresh.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    keys = [ProfileKey("i", alex.upn, Scope.USER)]
+    shared_part = _stored_part(store, [k.shared() for k in keys], "\x00")
+    own_part = _stored_part(store, keys, alex.upn)
+    assert shared_part is not None and "4417" in shared_part
+    assert own_part is not None and "4417" not in own_part and "bea tip" not in own_part
+
+    assert secret is not None
+    writer.forget(bea, "i", secret)
+    assert _stored_part(store, [k.shared() for k in keys], "\x00") is None
+    again, parts = _fresh(another(), DeletionMode.IMMEDIATE)
+    assert "4417" not in again.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    assert parts.restores == 1  # the reader's own part still served
