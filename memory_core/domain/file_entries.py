@@ -176,18 +176,29 @@ def carried_visible(
     replace dropped or added (the newest replace starts the document), and every added entry sorting
     after the last visible one (so it follows them and no replace hides it).
     """
-    watermark = before.profile.cleared_on if before.profile else None
-    if (after.profile.cleared_on if after.profile else None) != watermark or after.holds != before.holds:
-        return None
-    if any(e.kind is EntryKind.REPLACE for e in (*dropped, *added)):
-        return None
     new = sorted(added, key=lambda e: e.sort_key)
-    if new and visible and new[0].sort_key <= visible[-1].sort_key:
+    if not visibility_kept(before, after, dropped, new, visible[-1] if visible else None):
         return None
     gone = {e.id for e in dropped}
     kept = [e for e in visible if e.id not in gone] if gone else list(visible)
     shown = ScopeState(after.key, after.profile, new, after.holds).visible_entries() if new else []
     return CarriedVisible(kept, shown, [e for e in visible if e.id in gone] if gone else [])
+
+
+def visibility_kept(
+    before: ScopeState, after: ScopeState, dropped: Sequence[MemoryEntry], added: Sequence[MemoryEntry],
+    newest: MemoryEntry | None,
+) -> bool:
+    """True when the entries still stored that showed in ``before`` (whose newest shown is ``newest``)
+    show in ``after`` too, and ``added`` (oldest first) shows or not by itself, after them: the same
+    clear watermark and holds, no replace among ``dropped`` or ``added``, and every added entry
+    sorting after ``newest``. ``after`` is ``before`` less ``dropped`` plus ``added``."""
+    watermark = before.profile.cleared_on if before.profile else None
+    if (after.profile.cleared_on if after.profile else None) != watermark or after.holds != before.holds:
+        return False
+    if any(e.kind is EntryKind.REPLACE for e in (*dropped, *added)):
+        return False
+    return not (added and newest is not None and added[0].sort_key <= newest.sort_key)
 
 
 def file_entries(

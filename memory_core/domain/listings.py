@@ -39,6 +39,7 @@ from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, added_since, appended_across
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.visibility import merged_entries
+from memory_core.domain.visible_loads import load_unhidden
 
 Position = tuple[str, str, str]
 
@@ -146,7 +147,7 @@ class Listings:
         """The visible entries of ``keys`` (one partition, private policy) in listing order, as of this call."""
 
         def build() -> Listing:
-            loaded = self._store.load_since(keys, None)
+            loaded = load_unhidden(self._store, keys)  # what a clear's watermark hides is not read
             return Listing.of([e for state in loaded.states for e in state.visible_entries()], (loaded.sequence,))
 
         return self._answers.answer(key, keys[0].instance_id, keys[0].upn, build, grow=self._grower(keys))

@@ -26,6 +26,8 @@ from memory_core.domain.kept import DEFAULT_MAX_BYTES, KeptAnswers
 from memory_core.domain.listings import Listing, Listings, Position, entry_position, listing_position
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
+from memory_core.domain.present_entries import PresentEntries
+from memory_core.domain.refreshed_snapshots import refreshed_snapshots
 from memory_core.domain.rendering import render_combined, render_scope
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.shared_checkpoints import SharedCheckpoints
@@ -38,6 +40,7 @@ from memory_core.domain.stored_pages import stored_page
 from memory_core.domain.targets import ProfileTargets
 from memory_core.domain.views import ExportDocument, MemoryView, ScopeRead, combined_view, export_filename, read_view
 from memory_core.domain.visibility import visible_matches, visible_scopes
+from memory_core.domain.visible_loads import load_unhidden
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -78,7 +81,11 @@ class MemoryReads:
         self.file_entries: StampedAnswers[Any] | None = None
         if isinstance(store, ChangeStamps):
             checkpoints = Checkpointing(store) if isinstance(store, ReadCheckpoints) else None
-            self._snapshots = SnapshotCache(store, self.kept, checkpoints)
+            # After an erasure a kept snapshot drops what is gone instead of rendering everything again
+            # (a store that lists its entry ids); a full load skips what a clear's watermark hides.
+            refresh = functools.partial(refreshed_snapshots, store) if isinstance(store, PresentEntries) else None
+            self._snapshots = SnapshotCache(store, self.kept, checkpoints, refresh,
+                                            functools.partial(load_unhidden, store))
             if isinstance(store, ReadCheckpoints):
                 self._shared_parts = SharedCheckpoints(store, store)
             self._budgeted = StampedAnswers(store, lambda read: read.size, self.kept)

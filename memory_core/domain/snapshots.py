@@ -22,15 +22,16 @@ view.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import KeptAnswers, text_bytes
+from memory_core.domain.known_entries import KnownEntries, document_of, section_of
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
-from memory_core.domain.rendering import TITLES, render_combined, render_entry
+from memory_core.domain.rendering import TITLES, render_combined
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.views import MemoryView, ScopeRead, combined_view, newest_agent_name, read_view
 
@@ -149,8 +150,10 @@ def added_since(store: ChangeStamps, keys: Sequence[ProfileKey], sequence: int, 
 class ScopeSnapshot:
     """One scope as a viewer reads it: state (profile, holds), rendered document, newest visible entry.
 
-    Only the document and the newest entry are kept (not every entry), so a snapshot costs
-    about the size of the text it answers.
+    A private read's snapshot also keeps the entries it was built from and each visible one's
+    section (``known``), so it can be brought up to date after an erasure without rendering again
+    (``refreshed_snapshots``); one restored from a checkpoint, or a sharing read's, keeps only the
+    document and the newest entry.
     """
 
     state: ScopeState
@@ -159,25 +162,40 @@ class ScopeSnapshot:
     entry_agent_name: str | None
     sections: int = 0
     """How many entries the document shows (what a budgeted read that fits reports as shown)."""
+    known: KnownEntries | None = None
 
     @staticmethod
     def build(state: ScopeState, viewer: str, visible: Sequence[MemoryEntry] | None = None) -> ScopeSnapshot:
         """The snapshot of ``state`` as ``viewer`` reads it; ``visible``: the entries it shows, oldest first,
-        when not ``state``'s own visible entries (a sharing read's merge)."""
-        visible = state.visible_entries() if visible is None else visible
-        sections = _sections(visible, viewer)
-        document = "\n\n".join([TITLES[state.key.scope], *sections]) + "\n" if sections else ""
-        return ScopeSnapshot.of(state, document, visible[-1] if visible else None, newest_agent_name(visible),
-                                len(sections))
+        when not ``state``'s own visible entries (a sharing read's merge, which keeps no ``known``)."""
+        if visible is not None:
+            sections = _sections(visible, viewer)
+            document = "\n\n".join([TITLES[state.key.scope], *sections]) + "\n" if sections else ""
+            return ScopeSnapshot.of(state, document, visible[-1] if visible else None, newest_agent_name(visible),
+                                    len(sections))
+        shown = state.visible_entries()
+        return ScopeSnapshot.showing(state, shown, [section_of(e, viewer) for e in shown], state.entries)
+
+    @staticmethod
+    def showing(
+        state: ScopeState, visible: Sequence[MemoryEntry], sections: Sequence[str], entries: Sequence[MemoryEntry],
+        size: int | None = None,
+    ) -> ScopeSnapshot:
+        """The snapshot showing ``visible`` (oldest first) as ``sections`` (``known_entries.section_of``
+        each), under ``state``'s profile and holds, knowing ``entries`` (every entry of the scope loaded);
+        ``size``: ``KnownEntries.size`` when the caller counted it."""
+        known = KnownEntries.of(entries, visible, sections, size)
+        return ScopeSnapshot.of(state, document_of(state.key.scope, known.sections), visible[-1] if visible else None,
+                                newest_agent_name(visible), known.shown, known)
 
     @staticmethod
     def of(
         state: ScopeState, document: str, last_entry: MemoryEntry | None, entry_agent_name: str | None,
-        sections: int,
+        sections: int, known: KnownEntries | None = None,
     ) -> ScopeSnapshot:
         """``state`` keeps only the profile and holds."""
         return ScopeSnapshot(ScopeState(state.key, state.profile, [], state.holds), document, last_entry,
-                             entry_agent_name, sections)
+                             entry_agent_name, sections, known)
 
     def as_read(self) -> ScopeRead:
         return ScopeRead(self.state.key, self.state.profile, self.last_entry, self.document, self.entry_agent_name)
@@ -193,10 +211,12 @@ class ScopeSnapshot:
 
     def followed_by(self, added: ScopeState, shown: Sequence[MemoryEntry], viewer: str) -> ScopeSnapshot:
         """This snapshot with ``shown`` (entries that sort after its newest, oldest first) at the end of
-        its document, under ``added``'s profile and holds."""
+        its document, under ``added``'s profile and holds; what it knows grows by ``added``'s entries."""
+        rendered = [section_of(e, viewer) for e in shown]
+        known = self.known.followed_by(added.entries, shown, rendered) if self.known is not None else None
+        sections = [s for s in rendered if s]
         if not shown:
-            return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name, self.sections)
-        sections = _sections(shown, viewer)
+            return ScopeSnapshot.of(added, self.document, self.last_entry, self.entry_agent_name, self.sections, known)
         if not sections:
             document = self.document
         elif self.document:
@@ -204,7 +224,7 @@ class ScopeSnapshot:
         else:
             document = "\n\n".join([TITLES[added.key.scope], *sections]) + "\n"
         return ScopeSnapshot.of(added, document, shown[-1], newest_agent_name(shown, self.entry_agent_name),
-                                self.sections + len(sections))
+                                self.sections + len(sections), known)
 
 
 _SNAPSHOT_BYTES = 1024
@@ -213,7 +233,7 @@ _SNAPSHOT_BYTES = 1024
 
 def _sections(entries: Sequence[MemoryEntry], viewer: str) -> list[str]:
     # An empty replacement (import replace of "") leaves nothing to show (as render_scope).
-    return [render_entry(e, viewer) for e in entries if e.content_markdown.strip()]
+    return [s for s in (section_of(e, viewer) for e in entries) if s]
 
 
 @dataclass(frozen=True)
@@ -240,7 +260,8 @@ class Snapshots:
     @property
     def size(self) -> int:
         """Bytes held: the documents, and the combined one once rendered (``kept``'s estimate)."""
-        held = sum(text_bytes(s.document) for s in self.scopes) + _SNAPSHOT_BYTES * len(self.scopes)
+        held = sum(text_bytes(s.document) + (s.known.size if s.known is not None else 0) for s in self.scopes) \
+            + _SNAPSHOT_BYTES * len(self.scopes)
         return held + text_bytes(self.combined) if "combined" in self.__dict__ else held
 
 
@@ -250,17 +271,25 @@ class SnapshotCache:
 
     With ``checkpoints`` (a store that keeps checkpoints, ``domain.checkpoints``) a read this
     process has no snapshot of starts from the store's checkpoint of it, and large reads leave one.
+    With ``refresh`` (``refreshed_snapshots``) a kept snapshot that anything but appends made stale
+    is brought up to date from it when it can be; ``load``: how a read is loaded in full
+    (``load_since(keys, None)`` when not given; ``visible_loads.load_unhidden``).
     """
 
     def __init__(self, store: ChangeStamps, kept: KeptAnswers | None = None,
-                 checkpoints: Checkpointing | None = None) -> None:
+                 checkpoints: Checkpointing | None = None,
+                 refresh: Callable[[Sequence[ProfileKey], str, Snapshots], Snapshots | None] | None = None,
+                 load: Callable[[Sequence[ProfileKey]], StampedLoad] | None = None) -> None:
         self._store = store
         self._answers = kept if kept is not None else KeptAnswers()
         self._checkpoints = checkpoints
+        self._refresh = refresh
+        self._load = load if load is not None else (lambda keys: store.load_since(keys, None))
         self._space = object()  # this cache's keys in ``kept``: never equal to another owner's
         self.rebuilds = 0
         self.extensions = 0
         self.restores = 0
+        self.refreshes = 0
 
     def read(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots:
         """The snapshots of ``keys`` (one partition, the viewer's own) as of this read, in key order."""
@@ -271,14 +300,25 @@ class SnapshotCache:
             if checkpointed is not current:  # peek kept ``current``: keep what knows its checkpoint
                 self._keep(slot, checkpointed)
             return checkpointed
-        current = self._restored(keys, viewer) or self._built(keys, viewer)
+        current = self._refreshed(keys, viewer, slot) or self._restored(keys, viewer) or self._built(keys, viewer)
         current = self._checkpointed(keys, viewer, current)
         self._keep(slot, current)
         return current
 
+    def _refreshed(self, keys: Sequence[ProfileKey], viewer: str, slot: Hashable) -> Snapshots | None:
+        """The kept snapshot of the read brought up to date whatever was written since; None without one
+        (or without ``refresh``, or when it cannot be)."""
+        stale: Snapshots | None = self._answers.get((self._space, slot))
+        if stale is None or self._refresh is None:
+            return None
+        refreshed = self._refresh(keys, viewer, stale)
+        if refreshed is not None:
+            self.refreshes += 1
+        return refreshed
+
     def _built(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots:
-        """The read loaded from the store in full."""
-        loaded = self._store.load_since(keys, None)
+        """The read loaded from the store in full (less what a watermark hides, with ``load_unhidden``)."""
+        loaded = self._load(keys)
         self.rebuilds += 1
         return Snapshots(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
 
