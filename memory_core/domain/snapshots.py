@@ -11,7 +11,9 @@ the memory (about 200 ms at 10,000 entries). A store that stamps its partitions
 - when only entries were added since (an append), the snapshot is extended
   with just those entries instead of being rebuilt;
 - anything else (a clear, a hold placed or lifted, a forget, a replace, a
-  profile change) rebuilds it from the store.
+  profile change) brings it up to date from the entry ids still stored when it
+  knows its entries (``refreshed_snapshots``), and rebuilds it from the store
+  when it does not (one restored from a checkpoint).
 
 Nothing is trusted that the store has not confirmed on this read, so a
 snapshot can never show memory that a write, clear, hold or import has
