@@ -74,11 +74,18 @@ def _refreshed(
         # What showed still shows but for the erased entries, and what was added follows it: cut the
         # erased ones out (found by their place in time, not by walking every entry) and render the rest.
         visible, sections, size = known.visible, known.sections, known.size - entries_bytes(dropped)
-        for gone in sorted(dropped, key=_sort_key, reverse=True):
+        cut = set()
+        for gone in dropped:
             at = bisect.bisect_left(visible, gone.sort_key, key=_sort_key)
             if at < len(visible) and visible[at].id == gone.id:
+                cut.add(at)
                 size -= text_bytes(sections[at])
-                visible, sections = visible[:at] + visible[at + 1:], sections[:at] + sections[at + 1:]
+        if len(cut) == 1:
+            (at,) = cut
+            visible, sections = visible[:at] + visible[at + 1:], sections[:at] + sections[at + 1:]
+        elif cut:
+            visible = tuple(e for n, e in enumerate(visible) if n not in cut)
+            sections = tuple(t for n, t in enumerate(sections) if n not in cut)
         shown = ScopeState(after.key, after.profile, new, after.holds).visible_entries() if new else []
         rendered = [section_of(e, viewer) for e in shown]
         size += entries_bytes(added) + sum(text_bytes(r) for r in rendered)

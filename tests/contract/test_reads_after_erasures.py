@@ -211,3 +211,25 @@ def test_a_snapshot_restored_from_a_checkpoint_is_built_again_after_an_erasure(
     assert "fact 1" not in view.content_markdown and "fact 3" in view.content_markdown
     assert (_snapshots(reader).refreshes, _snapshots(reader).rebuilds) == (0, 1)
 
+
+
+def test_a_snapshot_grown_by_many_appends_then_cut_by_several_erasures_at_once_is_what_a_full_load_shows(
+    stores: Callable[[], MemoryStore]
+) -> None:
+    """More appends than a snapshot holds as parts (they are joined), then several entries erased in one
+    write: each is cut out of the kept snapshot, and nothing else."""
+    reader, writer, caller = MemoryService(stores()), MemoryService(stores()), _caller()
+    ids = []
+    for n in range(40):
+        ids.append(str(writer.append(caller, INSTANCE, Scope.USER, None, f"- fact {n}").entry_id))
+        reader.get(caller, INSTANCE, Scope.USER, None)  # grown by each append
+    assert _snapshots(reader).rebuilds == 1
+    erased = [ids[0], ids[17], ids[18], ids[39]]
+    writer.store.delete_entries(ProfileKey(INSTANCE, caller.upn, Scope.USER), erased)
+
+    view = reader.get(caller, INSTANCE, Scope.USER, None)
+
+    assert view == _truth(stores, caller)[f"get {Scope.USER}"]
+    assert all(f"fact {n}\n" not in view.content_markdown for n in (0, 17, 18, 39))
+    assert "fact 16" in view.content_markdown and "fact 38" in view.content_markdown
+    assert (_snapshots(reader).rebuilds, _snapshots(reader).refreshes) == (1, 1)
