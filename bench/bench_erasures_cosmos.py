@@ -8,8 +8,7 @@ Run from the project root (starts the Cosmos DB test server the tests use, tests
 One user's user memory of ``--size`` entries. Each row is one read's store work (``measure()``):
 a warm process (it made the same read just before) and a fresh one (a new store object and
 service), right after another process's immediate forget of one entry (which erases the read's
-checkpoint: the fresh process loads the memory, and with nothing hidden this row also shows what
-the profiles-and-holds read a full load now starts with costs), and under a clear left pending.
+checkpoint: the fresh process loads the memory), and under a clear left pending.
 The warm process's snapshot is built, not restored from a checkpoint (one restored keeps no
 entries, and the first erasure after it builds the read again).
 """

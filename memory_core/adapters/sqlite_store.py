@@ -39,6 +39,7 @@ from memory_core.adapters.sqlite_rows import (
     window_filter,
 )
 from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
+from memory_core.domain.budget import entry_window
 from memory_core.domain.checkpoints import StoredCheckpoint
 from memory_core.domain.errors import Conflict
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState
@@ -142,6 +143,24 @@ class SqliteMemoryStore(SqliteRecords):
         self._db.count(len(present) + len(rows))
         loaded = StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), int(sequence), states)
         return PresentLoad(loaded, present)
+
+    def load_unhidden(self, keys: Sequence[ProfileKey]) -> StampedLoad:
+        """``UnhiddenLoads`` (``domain.visible_loads``): one read transaction, as ``load_since(keys, None)``,
+        but per profile only the entries after its clear's or whole-profile hold's watermark (read
+        first, in the same transaction): the entries a pending clear hides are not read."""
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        with self._db.reading() as db:
+            stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
+            profiles = self._profiles(keys)
+            rows: list[Any] = []
+            for head in self._states(keys, profiles, []):
+                window = entry_window(head)
+                where, params = window_filter(EntryWindow(head.key, after=window.after if window else None))
+                rows += db.execute(f"SELECT {ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY created_on, id",
+                                   params).fetchall()
+            sequence = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0]
+            states = self._states(keys, profiles, rows)
+        return StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), int(sequence), states)
 
     # -- ReadCheckpoints (domain.checkpoints; erased by sqlite_checkpoints' triggers) ------
 
