@@ -32,6 +32,11 @@ class CountingStore:
         self.loads.append({(k.instance_id, k.upn) for k in keys})
         return self.inner.load_since(keys, after)
 
+    def load_unhidden(self, keys: Sequence[ProfileKey]) -> Any:
+        """The private snapshot's full load on SQLite (domain.visible_loads): one read of the partition."""
+        self.loads.append({(k.instance_id, k.upn) for k in keys})
+        return self.inner.load_unhidden(keys)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
