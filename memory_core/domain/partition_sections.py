@@ -30,18 +30,16 @@ from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeS
 from memory_core.domain.rendering import render_entry
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad, appended_after
 
-FORMAT = 1
-"""The payload's layout. A checkpoint of another layout is ignored (the part is read in full)."""
+FORMAT = 2
+"""The payload's layout. A checkpoint of another layout (format 1 held a list per row) is ignored:
+the part is read in full and kept again in this one."""
 
 ANY_OTHER = "\x00"
 """The viewer the shared partition's sections are rendered for: no entry's author, so every entry
 is rendered as another's, as a sharing read shows it."""
 
-Row = list[Any]
-"""One visible entry: [position time, id, offer (index into ``ScopeSections.offers``), agent name,
-section (None: empty content, visible but rendering nothing)]. Lists, as JSON decodes them."""
-TIME, ID, OFFER, AGENT, TEXT = range(5)
 
+_HEADER = json.JSONDecoder()
 
 ENTRIES_PER_LINE = 256
 """Entries per line of a payload's entries part: a read decodes only the lines of the entries it uses."""
@@ -51,8 +49,10 @@ class EncodedEntries:
     """The entries part of a payload: per scope, lines of up to ``ENTRIES_PER_LINE`` ``entry_row`` lists,
     each decoded on first use (a merged read decodes none, a budgeted read or a first page one or two)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, start: int = 0) -> None:
+        """``text[start:]``: the entries' lines (kept as the payload they follow: nothing is copied until used)."""
         self._text = text
+        self._start = start
         self._lines: list[str] | None = None
         self._decoded: dict[int, list[list[Any]]] = {}
 
@@ -60,7 +60,7 @@ class EncodedEntries:
         """The ``offset``-th entry of line ``line`` (counted over every scope's lines)."""
         if line not in self._decoded:
             if self._lines is None:
-                self._lines = self._text.split("\n")  # JSON escapes every newline inside a line
+                self._lines = self._text[self._start:].split("\n")  # JSON escapes every newline inside a line
             self._decoded[line] = json.loads(self._lines[line])
         return self._decoded[line][offset]
 
@@ -104,18 +104,30 @@ class ScopeEntries:
 
 @dataclass(frozen=True, slots=True)
 class ScopeSections:
-    """A scope's visible entries, oldest first, as rows and entries; who offered them under which share
-    (``offers``), and the newest entry of each offer (``latest``: what a merged read's newest is, without
-    decoding the entries)."""
+    """A scope's visible entries, oldest first, column by column (a row is an index into every column):
+    ``positions``: each entry's place in the merge order, its time in UTC (``listings.position_time``,
+    fixed width) then its id, so text order is (time, id) order; ``offer_of``: who offered it under
+    which share, as an index into ``offers``; ``agents``: its agent name; ``texts``: its section as
+    rendered (None: empty content, visible but rendering nothing). ``latest``: the newest entry of each
+    offer (what a merged read's newest is, without decoding the entries); ``entries``: the entries.
 
-    rows: list[Row]
+    Columns, not a list per row: a payload decodes to five lists whatever the count, and a merge
+    reads only the columns it needs."""
+
+    positions: list[str]
+    offer_of: list[int]
+    agents: list[str | None]
+    texts: list[str | None]
     offers: list[tuple[str, str]]
     latest: dict[int, MemoryEntry]
     entries: ScopeEntries
 
     @staticmethod
     def of(key: ProfileKey, visible: Sequence[MemoryEntry], viewer: str) -> ScopeSections:
-        return ScopeSections([], [], {}, ScopeEntries(key, ())).followed_by(visible, viewer)
+        return ScopeSections([], [], [], [], [], {}, ScopeEntries(key, ())).followed_by(visible, viewer)
+
+    def __len__(self) -> int:
+        return len(self.positions)
 
     def newest(self) -> MemoryEntry | None:
         """The newest visible entry."""
@@ -123,12 +135,26 @@ class ScopeSections:
 
     def followed_by(self, visible: Sequence[MemoryEntry], viewer: str) -> ScopeSections:
         """These sections with ``visible`` (entries that sort after the newest, oldest first) at the end."""
-        offers, latest = list(self.offers), dict(self.latest)
-        rows = list(self.rows)
+        grown = ScopeSections(list(self.positions), list(self.offer_of), list(self.agents), list(self.texts),
+                              list(self.offers), dict(self.latest), self.entries.followed_by(visible))
         for entry in visible:
-            rows.append(_row(entry, viewer, offers))
-            latest[rows[-1][OFFER]] = entry
-        return ScopeSections(rows, offers, latest, self.entries.followed_by(visible))
+            offer = (entry.author_upn, entry.share.value)
+            try:
+                index = grown.offers.index(offer)  # a handful per scope: the team's authors, by share
+            except ValueError:
+                index = len(grown.offers)
+                grown.offers.append(offer)
+            grown.positions.append(position(entry))
+            grown.offer_of.append(index)
+            grown.agents.append(entry.agent_name)
+            grown.texts.append(render_entry(entry, viewer) if entry.content_markdown.strip() else None)
+            grown.latest[index] = entry
+        return grown
+
+
+def position(entry: MemoryEntry) -> str:
+    """``entry``'s place in a sharing read's order as one string: its time in UTC (fixed width) then its id."""
+    return position_time(entry.created_on) + entry.id
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +170,7 @@ class PartitionSections:
     @property
     def count(self) -> int:
         """How many visible entries the part holds."""
-        return sum(len(s.rows) for s in self.scopes)
+        return sum(len(s) for s in self.scopes)
 
     @staticmethod
     def of(loaded: StampedLoad, viewer: str) -> PartitionSections:
@@ -165,52 +191,47 @@ class PartitionSections:
         return PartitionSections(added.stamp, added.sequence, tuple(_head(s) for s in added.states), tuple(scopes))
 
     def encode(self, keys: Sequence[ProfileKey]) -> str:
-        """The part as a checkpoint's payload: a header line, then the entries, ``ENTRIES_PER_LINE`` a line
-        (decoded only when used)."""
+        """The part as a checkpoint's payload: a header line holding each scope's columns, then the entries,
+        ``ENTRIES_PER_LINE`` a line (decoded only when used)."""
         header = json.dumps({
             "format": FORMAT, "profiles": [k.profile_id for k in keys], "sequence": self.sequence,
-            "scopes": [{"rows": s.rows, "offers": s.offers,
+            "scopes": [{"positions": s.positions, "offer_of": s.offer_of, "agents": s.agents, "texts": s.texts,
+                        "offers": s.offers,
                         "latest": [[offer, entry_row(entry)] for offer, entry in s.latest.items()]}
                        for s in self.scopes],
         }, ensure_ascii=False, separators=(",", ":"))
-        lines = [json.dumps([entry_row(s.entries[i]) for i in range(start, min(start + ENTRIES_PER_LINE, len(s.rows)))],
+        lines = [json.dumps([entry_row(s.entries[i]) for i in range(start, min(start + ENTRIES_PER_LINE, len(s)))],
                             ensure_ascii=False, separators=(",", ":"))
-                 for s in self.scopes for start in range(0, len(s.rows), ENTRIES_PER_LINE)]
+                 for s in self.scopes for start in range(0, len(s), ENTRIES_PER_LINE)]
         return "\n".join([header, *lines])
 
     @staticmethod
     def decode(keys: Sequence[ProfileKey], stamp: PartitionStamp, payload: str) -> PartitionSections | None:
-        """The part ``payload`` holds for ``keys``, kept at ``stamp``; None when it is of another layout or
-        read. Its heads carry no profile or holds: growing it from the store supplies them."""
+        """The part ``payload`` holds for ``keys``, kept at ``stamp``; None when it is of another layout
+        (an older ``FORMAT``) or read. Its heads carry no profile or holds: growing it from the store
+        supplies them."""
         try:
-            header, _, rest = payload.partition("\n")  # JSON escapes every newline inside the header
-            data = json.loads(header)
-            if data.get("format") != FORMAT or data.get("profiles") != [k.profile_id for k in keys]:
+            # The header is the payload's first JSON value: decoded in place, the entries' lines left as they are.
+            data, end = _HEADER.raw_decode(payload)
+            if payload[end:end + 1] not in ("", "\n") or not isinstance(data, dict) or data.get("format") != FORMAT or \
+                    data.get("profiles") != [k.profile_id for k in keys]:
                 return None
-            entries = EncodedEntries(rest)
+            entries = EncodedEntries(payload, end + 1)
             scopes, first_line = [], 0
             for key, scope in zip(keys, data["scopes"], strict=True):
+                positions, offer_of, agents, texts = scope["positions"], scope["offer_of"], scope["agents"], scope["texts"]
+                if not (isinstance(positions, list) and len(positions) == len(offer_of) == len(agents) == len(texts)):
+                    return None
                 offers = [(str(author), str(share)) for author, share in scope["offers"]]
-                rows = scope["rows"]
                 latest = {int(offer): entry_of(key, row) for offer, row in scope["latest"]}
-                scopes.append(ScopeSections(rows, offers, latest, ScopeEntries(key, (), (entries, first_line, len(rows)))))
-                first_line += _lines(len(rows))
+                count = len(positions)
+                scopes.append(ScopeSections(positions, offer_of, agents, texts, offers, latest,
+                                            ScopeEntries(key, (), (entries, first_line, count))))
+                first_line += _lines(count)
             heads = tuple(ScopeState(k, None) for k in keys)
             return PartitionSections(stamp, int(data["sequence"]), heads, tuple(scopes))
         except (ValueError, KeyError, TypeError):
             return None  # not what ``encode`` writes: read the part in full instead
-
-
-def _row(entry: MemoryEntry, viewer: str, offers: list[tuple[str, str]]) -> Row:
-    """``entry``'s row, its offer added to ``offers`` when new there."""
-    offer = (entry.author_upn, entry.share.value)
-    try:
-        index = offers.index(offer)  # a handful per scope: the team's authors, by share
-    except ValueError:
-        index = len(offers)
-        offers.append(offer)
-    text = render_entry(entry, viewer) if entry.content_markdown.strip() else None
-    return [position_time(entry.created_on), entry.id, index, entry.agent_name, text]
 
 
 def _head(state: ScopeState) -> ScopeState:
@@ -236,5 +257,5 @@ def entry_of(key: ProfileKey, row: list[Any]) -> MemoryEntry:
     )
 
 
-__all__ = ["ANY_OTHER", "ENTRIES_PER_LINE", "FORMAT", "EncodedEntries", "PartitionSections", "Row", "ScopeEntries", "ScopeSections", "entry_of",
-           "entry_row"]
+__all__ = ["ANY_OTHER", "ENTRIES_PER_LINE", "FORMAT", "EncodedEntries", "PartitionSections", "ScopeEntries", "ScopeSections",
+           "entry_of", "entry_row", "position"]

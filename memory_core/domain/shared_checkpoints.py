@@ -44,15 +44,7 @@ from memory_core.domain.checkpoints import (
 )
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import MemoryEntry, ProfileKey, Scope
-from memory_core.domain.partition_sections import (
-    AGENT,
-    ANY_OTHER,
-    OFFER,
-    TEXT,
-    PartitionSections,
-    Row,
-    ScopeSections,
-)
+from memory_core.domain.partition_sections import ANY_OTHER, PartitionSections, ScopeSections
 from memory_core.domain.rendering import TITLES
 from memory_core.domain.shared_snapshots import SharedSnapshots
 from memory_core.domain.sharing import SharingPolicy
@@ -63,7 +55,7 @@ SECTIONS_READ = "\x00sections"
 """What a part's checkpoint is named under besides its profiles (``checkpoints.read_key``'s viewer
 line): no UPN starts with it, so a part's name never is a private read's."""
 
-_ORDER = itemgetter(0, 1)  # a row's position: time, then id (``partition_sections.Row``)
+_POSITION = itemgetter(0)  # a (position, ...) pair's place in the merge order
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,15 +160,30 @@ def merged_snapshots(parts: SharedParts, viewer: str, policy: SharingPolicy) -> 
     scopes = []
     for head, own, offered in zip(parts.own.heads, parts.own.scopes, parts.shared.scopes, strict=True):
         offers = shown_offers(offered, viewer, policy)
-        rows = sorted([*own.rows, *(r for r in offered.rows if r[OFFER] in offers)], key=_ORDER)  # two sorted runs: one merge
-        texts = [r[TEXT] for r in rows if r[TEXT] is not None]
+        every = len(offers) == len(offered.offers)  # the usual case: nothing of the shared part to filter out
+        shown = range(len(offered)) if every else [i for i, o in enumerate(offered.offer_of) if o in offers]
+        theirs = zip(offered.positions, offered.texts, strict=True) if every else \
+            ((offered.positions[i], offered.texts[i]) for i in shown)
+        # Two sorted runs of (position, text): one merge (a stable sort keeps the caller's first on a tie).
+        merged = sorted([*zip(own.positions, own.texts, strict=True), *theirs], key=_POSITION)
+        texts = [text for _, text in merged if text is not None]
         document = "\n\n".join([TITLES[head.key.scope], *texts]) + "\n" if texts else ""
         newest = [e for e in (own.newest(), *(offered.latest[o] for o in offers if o in offered.latest))
                   if e is not None]
         last = max(newest, key=lambda e: e.sort_key, default=None)
-        agent_name = next((r[AGENT] for r in reversed(rows) if r[AGENT]), None)
-        scopes.append(ScopeSnapshot.of(head, document, last, agent_name, len(texts)))
+        scopes.append(ScopeSnapshot.of(head, document, last, _newest_agent(own, offered, shown), len(texts)))
     return SharedSnapshots(Snapshots(parts.own.stamp, parts.own.sequence, tuple(scopes)), parts.sequences)
+
+
+def _newest_agent(own: ScopeSections, offered: ScopeSections, shown: Sequence[int]) -> str | None:
+    """The agent name of the newest entry shown that has one (of the shared part's on a tie of positions,
+    as the merge orders them)."""
+    # any() first: a user scope's entries carry no agent name, and it answers without a walk in Python.
+    mine = next((i for i in range(len(own) - 1, -1, -1) if own.agents[i]), None) if any(own.agents) else None
+    theirs = next((i for i in reversed(shown) if offered.agents[i]), None) if any(offered.agents) else None
+    if theirs is not None and (mine is None or offered.positions[theirs] >= own.positions[mine]):
+        return offered.agents[theirs]
+    return own.agents[mine] if mine is not None else None
 
 
 def shown_in_order(own: ScopeSections, offered: ScopeSections, viewer: str, policy: SharingPolicy, *,
@@ -186,15 +193,16 @@ def shown_in_order(own: ScopeSections, offered: ScopeSections, viewer: str, poli
     section when ``with_text``. Lazy: a read that takes a page walks about a page of rows."""
     offers = shown_offers(offered, viewer, policy)
 
-    def rows(sections: ScopeSections, shown: Callable[[Row], bool]) -> Iterator[tuple[ScopeSections, int]]:
-        indices = range(len(sections.rows) - 1, -1, -1) if newest_first else range(len(sections.rows))
-        return ((sections, i) for i in indices if shown(sections.rows[i]))
+    def rows(sections: ScopeSections, shown: Callable[[int], bool]) -> Iterator[tuple[ScopeSections, int]]:
+        indices = range(len(sections) - 1, -1, -1) if newest_first else range(len(sections))
+        return ((sections, i) for i in indices if shown(i))
 
-    def text(row: Row) -> bool:
-        return not with_text or row[TEXT] is not None
+    def text(sections: ScopeSections, i: int) -> bool:
+        return not with_text or sections.texts[i] is not None
 
-    return heapq.merge(rows(own, text), rows(offered, lambda row: row[OFFER] in offers and text(row)),
-                       key=lambda item: _ORDER(item[0].rows[item[1]]), reverse=newest_first)
+    return heapq.merge(rows(own, lambda i: text(own, i)),
+                       rows(offered, lambda i: offered.offer_of[i] in offers and text(offered, i)),
+                       key=lambda item: item[0].positions[item[1]], reverse=newest_first)
 
 
 class MergedNewestFirst(NewestFirst):
@@ -206,8 +214,8 @@ class MergedNewestFirst(NewestFirst):
         self._picked: list[tuple[ScopeSections, int]] = []
         self._fetched: list[MemoryEntry] = []
         offers = shown_offers(offered, viewer, policy)
-        self._total = sum(1 for r in own.rows if r[TEXT] is not None) + \
-            sum(1 for r in offered.rows if r[TEXT] is not None and r[OFFER] in offers)
+        self._total = sum(1 for t in own.texts if t is not None) + \
+            sum(1 for t, o in zip(offered.texts, offered.offer_of, strict=True) if t is not None and o in offers)
         oldest = next(shown_in_order(own, offered, viewer, policy, with_text=True), None)
         self._oldest = oldest[0].entries[oldest[1]].created_on if oldest is not None else None
 
@@ -226,7 +234,7 @@ class MergedNewestFirst(NewestFirst):
     def section(self, index: int, viewer: str | None) -> str | None:
         # The part rendered it for this viewer (own entries) or for any viewer it is shown to (others').
         picked = self._pick(index)
-        return picked[0].rows[picked[1]][TEXT] if picked is not None else None
+        return picked[0].texts[picked[1]] if picked is not None else None
 
     def total(self) -> int:
         return self._total

@@ -10,6 +10,7 @@ truth is a service over a store without stamps, which loads and renders every re
 
 from __future__ import annotations
 
+import json
 import random
 import uuid
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from memory_core.domain.checkpoints import CHECKPOINT_MIN_SECTIONS, ReadCheckpoints, read_key
+from memory_core.domain.checkpoints import CHECKPOINT_MIN_SECTIONS, ReadCheckpoints, StoredCheckpoint, read_key
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, Share
 from memory_core.domain.service import MemoryService, WriteOptions
@@ -210,3 +211,34 @@ def test_a_teammates_forget_erases_the_shared_part_and_no_fresh_read_shows_the_t
     again, parts = _fresh(another(), DeletionMode.IMMEDIATE)
     assert "4417" not in again.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
     assert parts.restores == 1  # the reader's own part still served
+
+
+def test_a_part_kept_in_an_older_layout_is_ignored_and_kept_again_in_this_one(stores: Stores) -> None:
+    """A part an earlier release kept (format 1, at the partition's current stamp) is read in full instead,
+    never misread: the fresh read answers the truth, not the text the old part holds, and keeps the part again."""
+    store, another = stores
+    assert isinstance(store, ReadCheckpoints)
+    alex, bea, _ = _people()
+    writer = MemoryService(store, allow_sharing_override=True)
+    _team_memory(writer, alex, bea, 3)
+    fresh, _ = _fresh(another(), DeletionMode.IMMEDIATE)
+    fresh.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM)
+    keys = [ProfileKey("i", alex.upn, Scope.USER)]
+    for part_keys, viewer in ((keys, alex.upn), ([k.shared() for k in keys], "\x00")):
+        name = read_key(part_keys, f"{SECTIONS_READ}\n{viewer}")
+        kept = store.read_checkpoint("i", part_keys[0].upn, name)
+        assert kept is not None and '"format":2' in kept.payload
+        old = json.dumps({"format": 1, "profiles": [k.profile_id for k in part_keys], "sequence": 10**9,
+                          "scopes": [{"rows": [["2020-01-01T00:00:00.000000+00:00", "x", 0, None, "- stale text"]],
+                                      "offers": [[viewer, "private"]], "latest": []}]})
+        assert store.keep_checkpoint("i", part_keys[0].upn, name, StoredCheckpoint(kept.stamp, old))
+
+    truth = MemoryService(Unstamped(another()), allow_sharing_override=True)
+    again, parts = _fresh(another(), DeletionMode.IMMEDIATE)
+    view = again.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM)
+    assert view == truth.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM)
+    assert "stale text" not in view.content_markdown and "bea tip 2" in view.content_markdown
+    assert (parts.restores, parts.builds, parts.kept) == (0, 2, 2)
+    for part_keys, viewer in ((keys, alex.upn), ([k.shared() for k in keys], "\x00")):
+        payload = _stored_part(store, part_keys, viewer)
+        assert payload is not None and '"format":2' in payload and "stale text" not in payload
