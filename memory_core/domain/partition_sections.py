@@ -7,7 +7,7 @@ of the merged document could not be erased with what it shows: it would hold tex
 partitions, and a store erases a partition's checkpoints only on that partition's writes. So each
 partition keeps its own part: per scope, every visible entry's position (time and id: the merge
 order), who offered it under which share (what the policy and the viewer decide on), its agent
-name and its section as rendered. Merging two such parts for a viewer is a merge of two sorted
+name and its section as rendered, each a column (``ScopeSections``). Merging two such parts for a viewer is a merge of two sorted
 runs and a join of text: no entry is parsed or rendered.
 
 The shared partition's part serves every viewer: an entry a sharing read shows is another's,
