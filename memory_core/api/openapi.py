@@ -120,7 +120,10 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, A
             "content": {"application/json": {"schema": {"$ref": _REF.format(model=model.__name__)}}},
         }
     error_content = {"application/json": {"schema": {"$ref": _REF.format(model="ErrorResponse")}}}
-    for status in sorted({*spec.errors, 503}):
+    # The edge refuses a body that is not JSON (415) or past the endpoint's limit (413) before any
+    # handler runs, so every operation that takes a body can answer both, whatever its spec lists.
+    edge_refusals = {413, 415} if spec.body is not None else set()
+    for status in sorted({*spec.errors, *edge_refusals, 503}):
         responses[str(status)] = {"description": _STATUS_TEXT.get(status, "Error"), "content": error_content}
     operation: dict[str, Any] = {
         "operationId": operation_id,

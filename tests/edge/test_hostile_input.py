@@ -294,6 +294,24 @@ def test_the_document_lists_what_the_service_answers(sqlite_server: RunningServe
     assert "/api/mcp" not in paths
 
 
+def test_every_operation_with_a_body_documents_the_edges_refusals(sqlite_server: RunningServer,
+                                                                   instance_id: str) -> None:
+    """The edge answers 415 to a body not sent as JSON and 413 to one past the limit before any handler
+    runs, so every operation that takes a body documents both (the memory tool's routes once lacked 415)."""
+    paths = httpx.get(f"{sqlite_server.api}/openapi.json").json()["paths"]
+    with_body = [(path, method, op) for path, item in paths.items() for method, op in item.items()
+                 if "requestBody" in op]
+    assert any("/memory/files/" in path for path, _, _ in with_body)
+    for path, method, op in with_body:
+        assert {"413", "415"} <= set(op["responses"]), f"{method} {path}"
+    with sqlite_server.client() as http:
+        plain = http.post(f"/instances/{instance_id}/memory/files/create",
+                          content=json.dumps({"path": "/memories/a.md", "file_text": "x"}),
+                          headers={"Content-Type": "text/plain"})
+    assert plain.status_code == 415
+    assert plain.json()["error"]["code"] == "unsupported_media_type"
+
+
 def test_a_lone_surrogate_in_an_mcp_tool_call_is_a_parse_error(sqlite_server: RunningServer, instance_id: str) -> None:
     """Over MCP the same text is refused before any tool runs (JSON-RPC parse error, 400), and nothing is stored."""
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
