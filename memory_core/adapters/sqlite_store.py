@@ -81,7 +81,7 @@ class SqliteMemoryStore(SqliteRecords):
 
     def partition_stamp(self, instance_id: str, upn: str) -> PartitionStamp:
         rows = self._db.read(STAMP_SQL, [instance_id, upn])
-        return PartitionStamp(rows[0][0], rows[0][1]) if rows else PartitionStamp(0, 0)
+        return _stamp_of(rows)
 
     def entry_sequence(self, instance_id: str, upn: str) -> int:
         """The largest rowid of the partition's entries (see ``SEQUENCE_SQL``)."""
@@ -110,7 +110,7 @@ class SqliteMemoryStore(SqliteRecords):
             partition = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0] if after is None else 0
             states = self._states(keys, profiles, [row[1:] for row in rows])
         sequence = max([after or 0, partition, *(row[0] for row in rows)])
-        return StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), sequence, states)
+        return StampedLoad(_stamp_of(stamp), sequence, states)
 
     def load_present(self, keys: Sequence[ProfileKey], known: Collection[str], after: int) -> PresentLoad:
         """``PresentEntries``: one read transaction: the stamp, profiles, holds, the ids of the keys'
@@ -141,7 +141,7 @@ class SqliteMemoryStore(SqliteRecords):
             sequence = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0]
             states = self._states(keys, profiles, rows)
         self._db.count(len(present) + len(rows))
-        loaded = StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), int(sequence), states)
+        loaded = StampedLoad(_stamp_of(stamp), int(sequence), states)
         return PresentLoad(loaded, present)
 
     def load_unhidden(self, keys: Sequence[ProfileKey]) -> StampedLoad:
@@ -152,15 +152,16 @@ class SqliteMemoryStore(SqliteRecords):
         with self._db.reading() as db:
             stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
             profiles = self._profiles(keys)
+            holds = self._holds(instance_id, upn)
             rows: list[Any] = []
-            for head in self._states(keys, profiles, []):
+            for head in self._states(keys, profiles, [], holds):
                 window = entry_window(head)
                 where, params = window_filter(EntryWindow(head.key, after=window.after if window else None))
                 rows += db.execute(f"SELECT {ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY created_on, id",
                                    params).fetchall()
             sequence = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0]
-            states = self._states(keys, profiles, rows)
-        return StampedLoad(PartitionStamp(*stamp[0]) if stamp else PartitionStamp(0, 0), int(sequence), states)
+            states = self._states(keys, profiles, rows, holds)
+        return StampedLoad(_stamp_of(stamp), int(sequence), states)
 
     # -- ReadCheckpoints (domain.checkpoints; erased by sqlite_checkpoints' triggers) ------
 
@@ -188,9 +189,14 @@ class SqliteMemoryStore(SqliteRecords):
             [keys[0].instance_id, keys[0].upn, *(k.profile_id for k in keys)],
         )
 
-    def _states(self, keys: Sequence[ProfileKey], profiles: Sequence[Any], entries: Sequence[Any]) -> list[ScopeState]:
-        """States of ``keys`` (one partition) from profile and entry rows, with the partition's holds."""
-        holds = self._holds(keys[0].instance_id, keys[0].upn)
+    def _states(
+        self, keys: Sequence[ProfileKey], profiles: Sequence[Any], entries: Sequence[Any],
+        holds: tuple[Hold, ...] | None = None,
+    ) -> list[ScopeState]:
+        """States of ``keys`` (one partition) from profile and entry rows, with the partition's holds
+        (read here unless the caller read them already in the same transaction)."""
+        if holds is None:
+            holds = self._holds(keys[0].instance_id, keys[0].upn)
         by_id = {k.profile_id: k for k in keys}
         profile_of = {row["profile_id"]: profile_from_row(by_id[row["profile_id"]], row) for row in profiles}
         entries_of: dict[str, dict[str, MemoryEntry]] = {k.profile_id: {} for k in keys}
@@ -373,6 +379,12 @@ class SqliteMemoryStore(SqliteRecords):
 
     def close(self) -> None:
         self._db.close()
+
+
+
+def _stamp_of(rows: Sequence[Any]) -> PartitionStamp:
+    """The partition's stamp from ``STAMP_SQL``'s rows: (0, 0) for a partition never written."""
+    return PartitionStamp(rows[0][0], rows[0][1]) if rows else PartitionStamp(0, 0)
 
 
 __all__ = ["SqliteMemoryStore"]
