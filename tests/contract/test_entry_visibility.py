@@ -9,7 +9,6 @@ both must agree on every entry ever written.
 
 from __future__ import annotations
 
-import random
 import uuid
 from dataclasses import replace
 
@@ -19,8 +18,9 @@ from memory_core.domain.budget import is_visible
 from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import EntryKind, ProfileKey, Scope
-from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, PendingDeletion
+from memory_core.domain.service import DeletionMode, ImportMode, MemoryService
 from memory_core.domain.store import MemoryStore
+from tests.support.random_walk import RandomWalk
 from tests.support.seeding import make_entries, seed
 
 
@@ -39,38 +39,14 @@ def test_one_entrys_visibility_agrees_with_a_full_read_after_every_write(store: 
     caller = Caller(upn=f"visibility-{uuid.uuid4().hex[:8]}@contoso.com")
     instance = "visibility"
     key = ProfileKey(instance, caller.upn, Scope.USER)
-    rng = random.Random(1915)
-    written: list[str] = []
-    pending: list[str] = []
+    walk = RandomWalk(1915, instance)
+    written = walk.written_by(caller)
     for step in range(40):
-        action = rng.choice(["append", "append", "append", "import", "replace", "forget", "clear", "decide"])
-        if action == "append":
-            view = service.append(caller, instance, Scope.USER, None, f"- fact {step}")
-            written.append(view.entry_id or "")
-        elif action in ("import", "replace"):
-            mode_of = ImportMode.REPLACE if action == "replace" else ImportMode.APPEND
-            service.import_markdown(caller, instance, Scope.USER, None, f"- imported {step}", mode_of)
+        action = walk.choice(["append", "append", "append", "import", "replace", "forget", "clear", "decide"])
+        walk.take(action, service, caller, Scope.USER, None, step)
+        if action in ("import", "replace"):  # forgets take imported entries too, and every one is checked
             (state,) = store.load([key])
             written.extend(e.id for e in state.entries if e.id not in written)
-        elif action == "forget" and written:
-            try:
-                outcome = service.forget(caller, instance, rng.choice(written))
-            except NotFound:
-                pass
-            else:
-                if isinstance(outcome, PendingDeletion):
-                    pending.append(outcome.request_id)
-        elif action == "clear":
-            outcome = service.clear(caller, instance, Scope.USER, None, confirm=True)
-            if isinstance(outcome, PendingDeletion):
-                pending.append(outcome.request_id)
-        elif action == "decide" and pending:
-            request_id = pending.pop(rng.randrange(len(pending)))
-            if rng.random() < 0.5:
-                service.custody.approve("op", instance, request_id)
-                service.custody.sweep()
-            else:
-                service.custody.reject("op", instance, request_id, "no")
         _agree(store, key, written)
 
 

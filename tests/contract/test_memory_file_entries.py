@@ -8,7 +8,6 @@ another over a second store object on the same data (another process).
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,7 +16,6 @@ from typing import Any
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.domain.deletion import DeletionStatus
 from memory_core.domain.errors import MemoryCoreError, Unavailable
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
@@ -26,7 +24,8 @@ from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.snapshots import StampedLoad
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import ImportMode, PendingDeletion
+from memory_core.domain.views import PendingDeletion
+from tests.support.random_walk import RandomWalk
 
 INSTANCE = "files-kept"
 AGENT = AgentContext("/instances/i/agents/travel", "Travel")
@@ -161,7 +160,6 @@ def test_a_store_too_busy_for_a_stamped_read_still_answers_and_keeps_nothing(sto
 
 
 def _run_error(service: MemoryService, caller: Caller, **command: object) -> str:
-    from memory_core.domain.errors import MemoryCoreError
 
     with pytest.raises(MemoryCoreError) as refused:
         _run(service, caller, **command)
@@ -357,55 +355,6 @@ def test_a_store_that_cannot_list_its_entries_loads_them_again_after_an_erasure(
     assert (_kept(reader).builds, _kept(reader).refreshed) == (2, 0)
 
 
-# -- a random walk of custody and tool steps ------------------------------------------------------
-
-_WORDS = ("aisle", "window", "May", "June", "tea", "coffee")
-_PATHS = ("/memories/a.md", "/memories/b.md", "/memories/d/c.md", "/memories/agent/t.md", "/memories/agent/u.md")
-
-
-def _random_step(rnd: random.Random, service: MemoryService, caller: Caller, step: int) -> None:
-    """One step another user of the memory might take: a tool command, an append, an import (append or
-    replace), a forget, a clear, or an operator's approval (then the sweep) or rejection. Refusals
-    (a missing file, a taken name) are part of the walk."""
-    roll = rnd.random()
-    scope = rnd.choice([Scope.USER, Scope.AGENT])
-    agent = AGENT if scope is Scope.AGENT else None
-    try:
-        if roll < 0.35:
-            path, name = rnd.choice(_PATHS), rnd.choice(["create", "str_replace", "insert", "delete", "rename", "view"])
-            commands: dict[str, dict[str, object]] = {
-                "create": {"path": path, "file_text": " ".join(rnd.sample(_WORDS, 3)) + "\n"},
-                "str_replace": {"path": path, "old_str": rnd.choice(_WORDS), "new_str": rnd.choice(_WORDS)},
-                "insert": {"path": path, "insert_line": 0, "insert_text": rnd.choice(_WORDS)},
-                "delete": {"path": path},
-                "rename": {"old_path": path, "new_path": rnd.choice(_PATHS)},
-                "view": {"path": rnd.choice(["/memories", path])},
-            }
-            _run(service, caller, AGENT, command=name, **commands[name])
-        elif roll < 0.6:
-            service.append(caller, INSTANCE, scope, agent, f"- fact {step} {rnd.choice(_WORDS)}")
-        elif roll < 0.68:
-            mode = rnd.choice([ImportMode.REPLACE, ImportMode.APPEND])
-            service.import_markdown(caller, INSTANCE, scope, agent, f"- imported {step}", mode)
-        elif roll < 0.8:
-            entries = service.entries_page(caller, INSTANCE, scope, AGENT, limit=200).items
-            if entries:
-                service.forget(caller, INSTANCE, rnd.choice(entries).id)
-        elif roll < 0.85:
-            service.clear(caller, INSTANCE, scope, AGENT, confirm=True)
-        else:
-            pending = service.custody.list(INSTANCE, DeletionStatus.PENDING)
-            if pending:
-                request = rnd.choice(pending)
-                if rnd.random() < 0.5:
-                    service.custody.approve("operator@contoso.com", INSTANCE, request.id)
-                    service.custody.sweep()
-                else:
-                    service.custody.reject("operator@contoso.com", INSTANCE, request.id, "not verified")
-    except MemoryCoreError:
-        pass
-
-
 @pytest.mark.parametrize(("mode", "seed"), [(DeletionMode.IMMEDIATE, 6), (DeletionMode.OPERATOR_APPROVAL, 7)])
 def test_after_any_walk_of_custody_steps_what_was_kept_is_what_a_fresh_load_finds(
     stores: Callable[[], MemoryStore], mode: DeletionMode, seed: int, request: pytest.FixtureRequest
@@ -413,11 +362,11 @@ def test_after_any_walk_of_custody_steps_what_was_kept_is_what_a_fresh_load_find
     """Two processes take random steps on one memory (seeded, so a failure replays); after every step
     the keeping process's memory tool starts from exactly the files, directories and visible entries a
     process with nothing kept loads, and it never loaded the memory in full again."""
-    rnd = random.Random(seed)
+    walk = RandomWalk(seed, INSTANCE)
     keeper, other = MemoryService(stores(), deletion_mode=mode), MemoryService(stores(), deletion_mode=mode)
     caller = _caller()
     steps = 120 if "sqlite" in request.node.callspec.id else 80
     for step in range(steps):
-        _random_step(rnd, rnd.choice([keeper, keeper, other]), caller, step)
+        walk.any_step(walk.choice([keeper, keeper, other]), caller, AGENT, step)
         assert _seen(keeper, caller, AGENT) == _fresh(stores, caller, AGENT), f"seed {seed}, step {step}"
     assert _kept(keeper).builds == 1 and _kept(keeper).refreshed > 5  # brought up to date, never reloaded

@@ -10,7 +10,6 @@ against comes from a process that keeps nothing and loads in full (``_Unkept``).
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +23,8 @@ from memory_core.domain.snapshots import SnapshotCache
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import PendingDeletion
 from memory_core.domain.visible_loads import UnhiddenLoads, load_unhidden
-from tests.contract.test_memory_file_entries import AGENT, INSTANCE, _caller, _random_step, stores
+from tests.contract.test_memory_file_entries import AGENT, INSTANCE, _caller, stores
+from tests.support.random_walk import RandomWalk
 
 __all__ = ["stores"]  # the fixture: a factory of store objects over the same data
 
@@ -93,13 +93,13 @@ def test_after_any_walk_of_custody_steps_every_read_of_every_process_is_what_a_f
     the sweep, rejections, memory tool edits; seeded, so a failure replays). After every step the
     keeping process's reads, and a fresh process's (which starts from the store's checkpoints), are
     exactly what a process that keeps nothing loads and renders."""
-    rnd = random.Random(seed)
+    walk = RandomWalk(seed, INSTANCE)
     keeper = _checkpointing_early(MemoryService(stores(), deletion_mode=mode))
     other = _checkpointing_early(MemoryService(stores(), deletion_mode=mode))
     caller = _caller()
     steps = 80 if "sqlite" in request.node.callspec.id else 40
     for step in range(steps):
-        _random_step(rnd, rnd.choice([keeper, other, other]), caller, step)
+        walk.any_step(walk.choice([keeper, other, other]), caller, AGENT, step)
         truth = _truth(stores, caller)
         assert _reads(keeper, caller) == truth, f"seed {seed}, step {step}: the keeping process"
         fresh = _checkpointing_early(MemoryService(stores(), deletion_mode=mode))

@@ -11,7 +11,6 @@ truth is a service over a store without stamps, which loads and renders every re
 from __future__ import annotations
 
 import json
-import random
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -25,8 +24,9 @@ from memory_core.domain.service import MemoryService, WriteOptions
 from memory_core.domain.shared_checkpoints import SECTIONS_READ, SharedCheckpoints
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import DeletionMode, ImportMode, MemoryView, PendingDeletion
+from memory_core.domain.views import DeletionMode, MemoryView
 from tests.contract import test_read_checkpoints
+from tests.support.random_walk import RandomWalk
 from tests.support.unstamped import Unstamped
 
 stores = test_read_checkpoints.stores
@@ -95,51 +95,29 @@ def test_a_fresh_processs_sharing_reads_equal_reads_from_scratch_after_every_ste
     writers = [MemoryService(store, deletion_mode=mode), MemoryService(another(), deletion_mode=mode)]
     truth = MemoryService(Unstamped(another()), deletion_mode=mode, allow_sharing_override=True)
     other_instance = MemoryService(another(), deletion_mode=mode)
-    rng = random.Random(15)
-    owned: dict[str, list[str]] = {alex.upn: [], bea.upn: []}
-    pending: list[str] = []
+    walk = RandomWalk(15, "i")
     restored = 0
     for step in range(40 if _is_sqlite(store) else 8):  # the test server: about 40 s for 8 steps
-        service = rng.choice(writers)
-        action = rng.choice(["append", "append", "team", "team", "agent", "forget", "clear", "decide", "import",
-                             "legacy", "foreign"])
-        if action == "append":
-            owned[alex.upn].append(service.append(alex, "i", Scope.USER, None, f"- fact {step}").entry_id or "")
-        elif action == "team":
-            author, scope, agent = rng.choice([(alex, Scope.USER, None), (bea, Scope.USER, None),
-                                               (bea, Scope.AGENT, AGENT), (alex, Scope.AGENT, AGENT)])
-            entry_id = service.append(author, "i", scope, agent, f"- shared {step} by {author.name}",
-                                      WriteOptions(share=Share.TEAM, reason="tip")).entry_id
-            owned[author.upn].append(entry_id or "")
+        service = walk.choice(writers)
+        action = walk.choice(["append", "append", "team", "team", "agent", "forget", "clear", "decide", "import",
+                              "legacy", "foreign"])
+        if action == "team":
+            author, scope, agent = walk.choice([(alex, Scope.USER, None), (bea, Scope.USER, None),
+                                                (bea, Scope.AGENT, AGENT), (alex, Scope.AGENT, AGENT)])
+            walk.append(service, author, scope, agent, f"- shared {step} by {author.name}",
+                        WriteOptions(share=Share.TEAM, reason="tip"))
         elif action == "agent":
             service.append(alex, "i", Scope.AGENT, AGENT, f"- agent fact {step}", WriteOptions(reason="r"))
-        elif action == "forget":
-            who = rng.choice([alex, bea])
-            if owned[who.upn]:
-                outcome = service.forget(who, "i", owned[who.upn].pop(rng.randrange(len(owned[who.upn]))))
-                if isinstance(outcome, PendingDeletion):
-                    pending.append(outcome.request_id)
-        elif action == "clear":
-            who = rng.choice([alex, bea])
-            outcome = service.clear(who, "i", Scope.USER, None, confirm=True)
-            if isinstance(outcome, PendingDeletion):
-                pending.append(outcome.request_id)
-        elif action == "decide" and pending:
-            request_id = pending.pop(0)
-            if rng.random() < 0.5:
-                service.custody.reject("op", "i", request_id, "no")
-            else:
-                service.custody.approve("op", "i", request_id)
-                service.custody.sweep()
-        elif action == "import":
-            import_mode = rng.choice([ImportMode.APPEND, ImportMode.REPLACE])
-            service.import_markdown(alex, "i", Scope.USER, None, f"- imported {step}", import_mode)
         elif action == "legacy":  # an operator's import from an older deployment: shown under legacy only
-            scope, agent = rng.choice(SCOPES[:2])
+            scope, agent = walk.choice(SCOPES[:2])
             service.import_legacy("op", "i", scope, agent, f"- legacy {step}")
         elif action == "foreign":  # another instance's users and their team: never in instance "i"'s reads
             other_instance.append(cy, "j", Scope.USER, None, f"- foreign {step}", WriteOptions(share=Share.TEAM))
             other_instance.append(alex, "j", Scope.USER, None, f"- foreign {step}", WriteOptions(share=Share.TEAM))
+        elif action == "import":
+            walk.take(walk.choice(["import", "replace"]), service, alex, Scope.USER, None, step)
+        else:  # appends by the reader; forgets and clears by either user
+            walk.take(action, service, alex if action == "append" else walk.choice([alex, bea]), Scope.USER, None, step)
         restored += _assert_fresh_reads_are_the_truth(store, another, truth, alex, mode)
         if step % 4 == 0:
             restored += _assert_fresh_reads_are_the_truth(store, another, truth, bea, mode)

@@ -21,7 +21,7 @@ import pytest
 
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.domain.errors import InvalidInput, NotFound
+from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.listings import entry_position, listing_position
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
@@ -29,6 +29,7 @@ from memory_core.domain.paging import Page, decode_token, encode_token
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, PendingDeletion
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.stored_pages import stored_page
+from tests.support.random_walk import RandomWalk
 from tests.support.seeding import make_entries, seed
 from tests.support.unstamped import Unstamped
 
@@ -107,49 +108,33 @@ def test_pages_without_a_listing_match_a_listing_built_from_scratch_after_every_
     immediate = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE)
     approval = MemoryService(store, deletion_mode=DeletionMode.OPERATOR_APPROVAL)
     warm = MemoryService(store)  # one long-lived process: keeps the listings of pages that hold a whole scope
-    rng = random.Random(2026)
+    walk = RandomWalk(2026, instance)
     known: list[MemoryEntry] = []
-    pending: list[str] = []
     steps = 60 if isinstance(store, SqliteMemoryStore) else 14  # the Cosmos test server scans on every query
     for step in range(steps):
-        writer = rng.choice([immediate, approval])
-        action = rng.choice(["append", "append", "agent", "second", "behind", "import", "replace", "forget",
-                             "forget", "clear", "decide", "decide"])
+        writer = walk.choice([immediate, approval])
+        action = walk.choice(["append", "append", "agent", "second", "behind", "import", "replace", "forget",
+                              "forget", "clear", "decide", "decide"])
         if action in ("append", "agent", "second"):
             scope, agent = {"append": (Scope.USER, None), "agent": (Scope.AGENT, AGENT),
                             "second": (Scope.AGENT, SECOND)}[action]
-            for _ in range(rng.randrange(1, 4)):
-                writer.append(ALEX, instance, scope, agent, f"- fact {step}")
+            for _ in range(walk.rng.randrange(1, 4)):
+                walk.append(writer, ALEX, scope, agent, f"- fact {step}")
         elif action == "behind":
-            known.append(_behind(store, instance, rng, known))
+            known.append(_behind(store, instance, walk.rng, known))
         elif action in ("import", "replace"):
-            scope, agent = rng.choice([(Scope.USER, None), (Scope.AGENT, AGENT)])
+            scope, agent = walk.choice([(Scope.USER, None), (Scope.AGENT, AGENT)])
             mode = ImportMode.REPLACE if action == "replace" else ImportMode.APPEND
-            text = rng.choice(["", f"- imported {step}"]) if mode is ImportMode.REPLACE else f"- imported {step}"
-            view = writer.import_markdown(ALEX, instance, scope, agent, text, mode)
-            if view.pending is not None:
-                pending.append(view.pending.request_id)
+            text = walk.choice(["", f"- imported {step}"]) if mode is ImportMode.REPLACE else f"- imported {step}"
+            walk.import_markdown(writer, ALEX, scope, agent, text, mode)
         elif action == "forget":
-            shown = [e for scope, agent in SCOPES[:2] for e in immediate.entries(ALEX, instance, scope, agent)]
-            if shown:
-                try:
-                    outcome = writer.forget(ALEX, instance, rng.choice(shown).id)
-                except NotFound:
-                    outcome = None
-                if isinstance(outcome, PendingDeletion):
-                    pending.append(outcome.request_id)
+            shown = [e.id for scope, agent in SCOPES[:2] for e in immediate.entries(ALEX, instance, scope, agent)]
+            walk.forget(writer, ALEX, shown)
         elif action == "clear":
-            scope, agent = rng.choice([(Scope.USER, None), (Scope.AGENT, AGENT), (Scope.AGENT, SECOND)])
-            outcome = writer.clear(ALEX, instance, scope, agent, confirm=True)
-            if isinstance(outcome, PendingDeletion):
-                pending.append(outcome.request_id)
-        elif action == "decide" and pending:
-            request_id = pending.pop(rng.randrange(len(pending)))
-            if rng.random() < 0.5:
-                approval.custody.reject("op", instance, request_id, "no")
-            else:
-                approval.custody.approve("op", instance, request_id)
-                approval.custody.sweep()
+            scope, agent = walk.choice([(Scope.USER, None), (Scope.AGENT, AGENT), (Scope.AGENT, SECOND)])
+            walk.clear(writer, ALEX, scope, agent)
+        else:
+            walk.decide(approval)
         _assert_pages_agree(store, instance, warm, step)
 
 
