@@ -3,8 +3,10 @@
 The caller is always an authenticated ``Caller`` handed in by an entry point;
 nothing in a request body decides whose memory is touched. This module holds the
 writes (append, import, clear, forget) and the audit; the reads are ``MemoryReads``
-(``domain/reads.py``), and which profiles a call touches is ``ProfileTargets``
-(``domain/targets.py``).
+(``domain/reads.py``), which profiles a call touches is ``ProfileTargets``
+(``domain/targets.py``), what content may become an entry is ``NewEntries``
+(``domain/new_entries.py``), and the shared partition's copies of team-shared entries
+are ``domain/team_copies.py``.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from memory_core.domain import team_copies
 from memory_core.domain.agent_settings import AgentSettingsBook
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
 from memory_core.domain.budget import is_visible
 from memory_core.domain.custody import CustodyService
-from memory_core.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, SecretDetected
+from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import DEFAULT_MAX_BYTES
 from memory_core.domain.models import (
@@ -31,15 +34,14 @@ from memory_core.domain.models import (
     Scope,
     ScopeState,
     Share,
-    sha256_hex,
     shared_copy_id,
 )
+from memory_core.domain.new_entries import NewEntries
 from memory_core.domain.paging import Page
 from memory_core.domain.reads import MemoryReads
 from memory_core.domain.rendering import render_scope, strip_title
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.tags import normalize_tags
 from memory_core.domain.targets import ProfileTargets
 from memory_core.domain.views import (
     REPLACE_PENDING_MESSAGE,
@@ -77,12 +79,11 @@ class MemoryService(MemoryReads):
         finished_deletion_retention: timedelta | None = None,
         read_cache_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
-        self._max_write_bytes = max_write_bytes
         self._clock = clock
-        self._new_id = new_id
         self._deletion_mode = deletion_mode
-        self._scanner = scanner
         self.audit = AuditTrail(store, clock, audit_retention)
+        self._new_entries = NewEntries(self.audit, max_write_bytes=max_write_bytes, clock=clock, new_id=new_id,
+                                       scanner=scanner)
         self.agent_settings = AgentSettingsBook(store)
         self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id,
                                       finished_retention=finished_deletion_retention)
@@ -108,11 +109,11 @@ class MemoryService(MemoryReads):
         Raises ``InvalidInput`` or ``PayloadTooLarge``.
         """
         key = self._targets.key(caller, instance_id, self._targets.write_scope(scope, "append"), agent)
-        entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.APPEND, options)
+        entry = self._new_entries.entry(caller, key, agent, content_markdown, EntryKind.APPEND, options)
         profile = self._append_audited(
             AuditAction.APPEND, caller, self._seed_profile(caller, key, agent, options, entry.created_on), entry
         )
-        self._share(entry)
+        team_copies.share(self._store, entry)
         return written_view(caller, key, profile, entry)
 
     def import_markdown(
@@ -135,17 +136,17 @@ class MemoryService(MemoryReads):
         """
         key = self._targets.key(caller, instance_id, self._targets.write_scope(scope, "import"), agent)
         if mode is ImportMode.APPEND:
-            entry = self._new_entry(caller, key, agent, content_markdown, EntryKind.IMPORT, options)
+            entry = self._new_entries.entry(caller, key, agent, content_markdown, EntryKind.IMPORT, options)
             self._append_audited(
                 AuditAction.IMPORT, caller, self._seed_profile(caller, key, agent, options, entry.created_on), entry
             )
-            self._share(entry)
+            team_copies.share(self._store, entry)
         elif self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
             return self._replace_pending(caller, key, agent, content_markdown, options)
         else:
             (before,) = self._store.load([key])
             body = strip_title(key.scope, content_markdown)
-            entry = self._new_entry(caller, key, agent, body, EntryKind.REPLACE, options, allow_empty=True)
+            entry = self._new_entries.entry(caller, key, agent, body, EntryKind.REPLACE, options, allow_empty=True)
             # The replace entry alone switches what readers see; the watermark and
             # the purge after it only reclaim space, so a crash between them loses nothing.
             self._append_audited(AuditAction.IMPORT, caller,
@@ -153,8 +154,8 @@ class MemoryService(MemoryReads):
             watermark = entry.created_on - timedelta(microseconds=1)
             self._advance_watermark(key, watermark, entry.created_on)
             self._store.delete_entries(key, [e.id for e in before.entries if e.created_on <= watermark])
-            self._unshare(caller, key, watermark)
-            self._share(entry)
+            self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, caller, key, watermark))
+            team_copies.share(self._store, entry)
         return self.get(caller, instance_id, key.scope, agent)
 
     def _replace_pending(
@@ -170,7 +171,7 @@ class MemoryService(MemoryReads):
         The content is screened before anything is written.
         """
         body = strip_title(key.scope, content_markdown)
-        entry = self._new_entry(caller, key, agent, body, EntryKind.HELD_REPLACE, options, allow_empty=True)
+        entry = self._new_entries.entry(caller, key, agent, body, EntryKind.HELD_REPLACE, options, allow_empty=True)
         # The request and its holds go first: a crash after them leaves the old
         # content hidden and a request an operator can decide, never old and new mixed.
         request = self.custody.request_replace(caller.upn, key, entry.created_on - timedelta(microseconds=1))
@@ -178,7 +179,7 @@ class MemoryService(MemoryReads):
             self._append_audited(AuditAction.IMPORT, caller,
                                  self._seed_profile(caller, key, agent, options, entry.created_on), entry,
                                  f"replace pending request {request.id}")
-            self._share(entry)
+            team_copies.share(self._store, entry)
         view = self.get(caller, key.instance_id, key.scope, agent)
         return replace(view, pending=PendingDeletion(request.id, REPLACE_PENDING_MESSAGE))
 
@@ -204,7 +205,7 @@ class MemoryService(MemoryReads):
         else:
             self._advance_watermark(key, now, now, first=state)
         erased = self._store.delete_entries(key, [e.id for e in state.entries if e.created_on <= now])
-        self._unshare(caller, key, now)
+        self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, caller, key, now))
         self.audit.record(AuditAction.CLEAR, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
                           scope=key.scope.value, agent_object_id=key.agent_object_id, detail=f"erased {erased} entries")
         (after,) = self._store.load([key])
@@ -222,7 +223,7 @@ class MemoryService(MemoryReads):
             agent = self._targets.require_agent(write_scope, agent)
         key = ProfileKey(instance_id, SHARED_OWNER, write_scope, agent.object_id if agent and write_scope is Scope.AGENT else None)
         nobody = Caller(upn="")
-        entry = self._new_entry(nobody, key, agent, content_markdown, EntryKind.IMPORT, WriteOptions(share=Share.LEGACY))
+        entry = self._new_entries.entry(nobody, key, agent, content_markdown, EntryKind.IMPORT, WriteOptions(share=Share.LEGACY))
         _, event = self.audit.event(AuditAction.IMPORT, actor=operator, **self._audit_fields(entry), detail="legacy")
         seed = MemoryProfile(key, None, None, None, entry.created_on, entry.created_on)
         self._store.append_with_records(seed, entry, [event])
@@ -255,7 +256,7 @@ class MemoryService(MemoryReads):
 
         For what is stored beside content rather than as an entry: the memory tool's file names.
         """
-        self._screen_for_secrets(caller, key, text, WriteOptions())
+        self._new_entries.screen(caller, key, text, WriteOptions())
 
     def drop_version(self, caller: Caller, key: ProfileKey, entry_id: str, detail: str) -> None:
         """Erase one of the caller's entries whose text is not lost by it, in any deletion mode.
@@ -278,74 +279,7 @@ class MemoryService(MemoryReads):
         """The audit events of one user's memory in an instance, oldest first."""
         return self.audit.read(instance_id, upn, limit)
 
-    # -- sharing -------------------------------------------------------------
-
-    def _share(self, entry: MemoryEntry) -> None:
-        """Offer a team-shared entry to the instance: a copy in the shared partition."""
-        if entry.share is not Share.TEAM:
-            return
-        shared_key = entry.key.shared()
-        copy = replace(entry, id=shared_copy_id(entry.id), key=shared_key)
-        seed = MemoryProfile(shared_key, None, None, None, entry.created_on, entry.created_on)
-        self._store.append(seed, copy)
-
-    def _unshare(self, caller: Caller, key: ProfileKey, watermark: datetime) -> None:
-        """Withdraw the caller's shared copies in ``key``'s scope created at or before ``watermark``."""
-        (shared,) = self._store.load([key.shared()])
-        mine = [e.id for e in shared.entries if e.author_upn == caller.upn and e.created_on <= watermark]
-        self._store.delete_entries(key.shared(), mine)
-
     # -- entries and profiles ------------------------------------------------
-
-    def _new_entry(
-        self,
-        caller: Caller,
-        key: ProfileKey,
-        agent: AgentContext | None,
-        content: str,
-        kind: EntryKind,
-        options: WriteOptions,
-        *,
-        allow_empty: bool = False,
-    ) -> MemoryEntry:
-        size = len(content.encode("utf-8"))
-        if size > self._max_write_bytes:
-            raise PayloadTooLarge(
-                f"content_markdown is {size} bytes; the limit is {self._max_write_bytes} bytes"
-            )
-        if not allow_empty and not content.strip():
-            raise InvalidInput("content_markdown must not be empty", code="empty_content")
-        tags = normalize_tags(options.tags, session_id=options.session_id, agent_id=key.agent_object_id)
-        self._screen_for_secrets(caller, key, content, options)
-        return MemoryEntry(
-            id=self._new_id(),
-            key=key,
-            content_markdown=content,
-            kind=kind,
-            created_on=self._clock(),
-            author_upn=caller.upn,
-            author_user_id=caller.user_id,
-            agent_name=options.agent_name or (agent.name if agent and key.scope is Scope.AGENT else None),
-            reason=options.reason,
-            session_id=options.session_id,
-            operation_id=options.operation_id,
-            tags=tags,
-            share=options.share,
-            content_sha256=sha256_hex(content),
-        )
-
-    def _screen_for_secrets(self, caller: Caller, key: ProfileKey, content: str, options: WriteOptions) -> None:
-        findings = self._scanner.scan(content) if self._scanner else []
-        if not findings:
-            return
-        detectors = sorted({str(f.detector) for f in findings})
-        self.audit.record(
-            AuditAction.WRITE_REJECTED, actor=caller.upn or "operator", instance_id=key.instance_id, upn=key.upn,
-            scope=key.scope.value, agent_object_id=key.agent_object_id, session_id=options.session_id,
-            operation_id=options.operation_id, content_sha256=sha256_hex(content),
-            byte_count=len(content.encode("utf-8")), detail="secret_detected: " + ", ".join(detectors),
-        )
-        raise SecretDetected(detectors)
 
     def _audit_write(self, action: AuditAction, caller: Caller, entry: MemoryEntry, detail: str | None = None) -> None:
         self.audit.record(action, actor=caller.upn, **self._audit_fields(entry), detail=detail)

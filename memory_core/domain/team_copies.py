@@ -1,0 +1,33 @@
+"""Team-shared entries: the copy of each in its instance's shared partition, which teammates read.
+
+A write shared with the team (``Share.TEAM``) stores the entry in the author's memory and a
+copy, under ``shared_copy_id``, in the shared partition of the same scope; erasing the entry
+erases the copy, and a clear or replace withdraws the author's copies from before it
+(``copies_before`` finds them; the service erases them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, Share, shared_copy_id
+from memory_core.domain.store import MemoryStore
+
+
+def share(store: MemoryStore, entry: MemoryEntry) -> None:
+    """Offer ``entry`` to the instance when it is team-shared: its copy in the shared partition."""
+    if entry.share is not Share.TEAM:
+        return
+    shared_key = entry.key.shared()
+    copy = replace(entry, id=shared_copy_id(entry.id), key=shared_key)
+    seed = MemoryProfile(shared_key, None, None, None, entry.created_on, entry.created_on)
+    store.append(seed, copy)
+
+
+def copies_before(store: MemoryStore, caller: Caller, key: ProfileKey, watermark: datetime) -> list[str]:
+    """The ids of the caller's shared copies in ``key``'s scope created at or before ``watermark``: what a
+    clear or replace withdraws (the service erases them: only it and custody erase memory)."""
+    (shared,) = store.load([key.shared()])
+    return [e.id for e in shared.entries if e.author_upn == caller.upn and e.created_on <= watermark]
