@@ -7,7 +7,8 @@ How /memories maps onto the storage model (docs/memory-tool.md has the whole des
   search see it like any append (reason "memory file <path>", tag ``memory-file``).
 - Which entry is which file lives in one *file index* record per user
   (partition ``(instance_id, upn)``): paths, directories, entry ids and content
-  hashes. Every command reads the index with its etag and commits with it, so
+  hashes (its layout, and the files it makes: ``domain/file_index.py``). Every
+  command reads the index with its etag and commits with it, so
   concurrent commands on one user's files are serialized: a loser re-reads and
   re-applies, and no write is lost.
 - Entries no file names (appended through MCP or REST) show as
@@ -25,7 +26,6 @@ How /memories maps onto the storage model (docs/memory-tool.md has the whole des
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,10 +40,10 @@ from memory_core.domain.errors import (
     NotFound,
 )
 from memory_core.domain.file_entries import FileEntries, file_entries
+from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, index_data, namespace_of
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import (
     AGENT_DIR,
-    APPENDED_DIR,
     FailedWithSideEffect,
     FileNode,
     Namespace,
@@ -51,17 +51,14 @@ from memory_core.domain.memory_files import (
     Retire,
     command_paths,
     is_agent_path,
-    parents,
     run,
 )
 from memory_core.domain.memory_paths import parse_path
-from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState, sha256_hex
+from memory_core.domain.models import ProfileKey, Scope, sha256_hex
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.service import MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.store import MemoryStore
 
-INDEX_KIND = "memory_file_index"
-INDEX_ID = "files"
 FILE_TAG = "memory-file"
 MAX_FILES = 2000
 # Whitespace-only text cannot be an entry (appends refuse it); it is kept in the index, up to this size.
@@ -82,10 +79,6 @@ class _Snapshot:
     record: Record | None
     namespace: Namespace
     entries: FileEntries[Namespace]
-
-    @property
-    def states(self) -> Mapping[bool, ScopeState]:  # agent_scope -> state
-        return self.entries.states
 
 
 class MemoryFiles:
@@ -173,7 +166,7 @@ class MemoryFiles:
         else:
             raise Conflict("the memory files kept changing during this command; retry", code="conflict")
         namespace = entries.files_for(record.etag if record else None,
-                                      lambda: _namespace(caller, agent, record, entries))
+                                      lambda: namespace_of(caller, agent, record, entries))
         return _Snapshot(record, namespace, entries)
 
     # -- committing ------------------------------------------------------------------
@@ -227,22 +220,7 @@ class MemoryFiles:
         snapshot: _Snapshot,
         after: Namespace,
     ) -> None:
-        data: dict[str, Any] = dict(snapshot.record.data) if snapshot.record else {"version": 1}
-        agents: dict[str, Any] = dict(data.get("agents") or {})
-        for agent_scope in snapshot.states:
-            stored, visible = snapshot.entries.scope_ids(agent_scope), snapshot.entries.visible_ids(agent_scope)
-            old_tree = _tree(data, agent.object_id if agent_scope and agent else None)
-            tree = _tree_of(after, agent_scope)
-            # A file hidden by a pending deletion (a clear, a forget) keeps its place: rejection restores it.
-            for rel, slot in old_tree["files"].items():
-                held = slot.get("entry_id") in stored and slot.get("entry_id") not in visible
-                if held and rel not in tree["files"]:
-                    tree["files"][rel] = slot
-            if agent_scope and agent is not None:
-                agents[agent.object_id] = tree
-            else:
-                data["user"] = tree
-        data["agents"] = agents
+        data = index_data(snapshot.record, snapshot.entries, agent, after)
         partition = Partition(instance_id, caller.upn)
         try:
             if snapshot.record is None:
@@ -309,93 +287,7 @@ class MemoryFiles:
         return None
 
 
-def _namespace(
-    caller: Caller, agent: AgentContext | None, record: Record | None, entries: FileEntries[Namespace]
-) -> Namespace:
-    """The files and directories the index (``record``) and the visible entries of ``entries`` make.
-
-    The caller's visible entries, and the appended files they make, are found once per ``entries``
-    (and carried over when they are grown or refreshed): a new index version costs its own files,
-    not a walk over every entry."""
-    data = record.data if record else {}
-    ns = Namespace()
-    indexed: list[str] = []
-    upn = caller.upn
-    for agent_scope in entries.states:
-        tree = _tree(data, agent.object_id if agent_scope and agent else None)
-        mount = AGENT_DIR + "/" if agent_scope else ""
-        appended = mount + APPENDED_DIR + "/"
-        own: dict[str, MemoryEntry] = entries.by_visible(agent_scope, ("own", upn), functools.partial(_own, upn))
-        named: set[str] = set()
-        files_before = len(ns.files)
-        for rel, slot in tree["files"].items():
-            entry_id = slot.get("entry_id")
-            if entry_id is None:
-                ns.files[mount + rel] = FileNode(str(slot.get("text") or ""))
-            elif entry_id in own:
-                ns.files[mount + rel] = FileNode(own[entry_id].content_markdown, entry_id)
-                named.add(entry_id)
-            else:
-                continue
-            indexed.append(mount + rel)
-        unnamed: dict[str, FileNode] = entries.by_visible(
-            agent_scope, ("appended", upn, appended), functools.partial(_appended_file, upn, appended))
-        if named and unnamed:
-            unnamed = dict(unnamed)
-            for entry_id in named:
-                unnamed.pop(f"{appended}{entry_id}.md", None)
-        if unnamed:  # every appended file has the same parents: found once, not once per entry
-            ns.files.update(unnamed)
-            ns.dirs.update(parents(appended + "_"))
-        ns.dirs.update(mount + d if d else AGENT_DIR for d in tree["dirs"])
-        if agent_scope and len(ns.files) > files_before:  # the user's own files never lie under agent/
-            ns.dirs.add(AGENT_DIR)
-    for rel in indexed:
-        ns.dirs.update(parents(rel))
-    return ns
-
-
-def _own(upn: str, entry: MemoryEntry) -> tuple[str, MemoryEntry] | None:
-    """An entry ``upn`` wrote, by id (the files show only the caller's own entries)."""
-    return (entry.id, entry) if entry.author_upn == upn else None
-
-
-def _appended_file(upn: str, appended: str, entry: MemoryEntry) -> tuple[str, FileNode] | None:
-    """The file under ``appended`` that an entry ``upn`` wrote shows as, when no index names it; none
-    for whitespace (it cannot be a file of its own)."""
-    if entry.author_upn != upn or not entry.content_markdown.strip():
-        return None
-    return f"{appended}{entry.id}.md", FileNode(entry.content_markdown, entry.id, True)
-
-
 def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...]) -> str:
     """The command, the path's SHA-256 (a name is the user's words too: the trail keeps no text), what it replaced."""
     old = ", ".join(r.entry_id for r in retired) or "none"
     return f"{command['command']} path-sha256:{sha256_hex(texts.ROOT + '/' + rel)} (replaced entries: {old})"
-
-
-def _tree(data: Mapping[str, Any], agent_object_id: str | None) -> dict[str, Any]:
-    raw = (data.get("agents") or {}).get(agent_object_id) if agent_object_id else data.get("user")
-    raw = raw or {}
-    return {"files": dict(raw.get("files") or {}), "dirs": list(raw.get("dirs") or [])}
-
-
-def _tree_of(ns: Namespace, agent_scope: bool) -> dict[str, Any]:
-    """The index tree of one scope: its non-derived files and its directories ("" is the agent mount)."""
-    mount = AGENT_DIR + "/" if agent_scope else ""
-    files: dict[str, Any] = {}
-    for rel, node in ns.files.items():
-        if node.derived or is_agent_path(rel) != agent_scope:  # derived first: most files are appended ones
-            continue
-        local = rel[len(mount):]
-        files[local] = (
-            {"entry_id": node.entry_id, "sha256": sha256_hex(node.text)}
-            if node.entry_id
-            else {"entry_id": None, "text": node.text, "sha256": sha256_hex(node.text)}
-        )
-    if agent_scope:
-        dirs = ["" if d == AGENT_DIR else d[len(mount):] for d in ns.dirs if is_agent_path(d)]
-    else:
-        dirs = [d for d in ns.dirs if not is_agent_path(d)]
-    # appended/ is shown while something is in it; it is never kept as a directory of its own.
-    return {"files": files, "dirs": sorted(d for d in dirs if d != APPENDED_DIR)}

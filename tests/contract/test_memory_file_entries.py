@@ -169,7 +169,7 @@ def _run_error(service: MemoryService, caller: Caller, **command: object) -> str
 def _seen(service: MemoryService, caller: Caller, agent: AgentContext | None) -> tuple[object, ...]:
     """Everything a command starts from: the files, the directories and the scopes' states."""
     snapshot = MemoryFiles(service)._snapshot(caller, INSTANCE, agent)
-    return dict(snapshot.namespace.files), set(snapshot.namespace.dirs), snapshot.states
+    return dict(snapshot.namespace.files), set(snapshot.namespace.dirs), snapshot.entries.states
 
 
 def _fresh(stores: Callable[[], MemoryStore], caller: Caller, agent: AgentContext | None) -> tuple[object, ...]:
