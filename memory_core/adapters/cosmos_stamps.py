@@ -1,59 +1,26 @@
 """Partition stamps on Cosmos DB: what lets the Cosmos store implement ``domain.snapshots.ChangeStamps``.
 
-One stamp item per owner partition (``type: "stamp"``, id ``stamp:{owner digest}``,
-the partition's own key) holds ``changes`` (writes that can change a read),
-``inserts`` (those that added entries) and ``sequence`` (the last entry
-sequence handed out). Every write that can change a read (an entry stored or
-erased, a profile created, saved or erased, a hold placed, changed or lifted)
-is one transactional batch whose first operation moves the stamp, replacing it
-If-Match its etag (or creating it when the partition has none), and every entry
-in it carries the sequence it takes (``seq``). Hence:
+One stamp item per owner partition (``type: "stamp"``, id ``stamp:{owner digest}``, the partition's
+own key) counts ``changes`` (writes that can change a read) and ``inserts`` (those that added
+entries), holds ``sequence`` (the last entry sequence handed out) and says whether the partition
+has a read checkpoint (``checkpointed``; ``cosmos_checkpoints`` keeps them). What callers rely on:
 
-- the stamp and the write commit together or not at all: no crash can leave a
-  write without its bump;
-- two writers that start from the same stamp cannot both commit: the second
-  gets 412 on the stamp, Cosmos DB rolls its whole batch back, and it re-reads
-  the stamp and tries again, so no bump (and no sequence) is ever lost or reused;
-- sequences follow commit order, so "every entry after sequence n" is exactly
-  what was added since a read that saw sequence n.
+- ``Stamps.write`` runs the caller's operations in one transactional batch whose first operation
+  moves the stamp If-Match its etag (or creates it): a write and its bump commit together or not at
+  all; two writers that start from the same stamp cannot both commit, so no bump and no sequence is
+  lost or reused; sequences follow commit order. A write that is not only entries added erases the
+  partition's checkpoint in the same batch (second, after the stamp).
+- A read point-reads the stamp before it queries (``CosmosReads.load_since``); under the account's
+  session consistency the query then sees every write the stamp counts.
+- ``Stamps.check`` inside ``Stamps.one_read`` lends the stamp it read to that read's next
+  ``current`` of the partition, once, and never to a later read.
+- A partition written before stamps has no stamp item: it reads as unknown (``UNKNOWN``, a full
+  load), and ``current`` or the next write creates it. A new stamp counts ``changes`` from the
+  clock, so a stamp made again never equals one a snapshot was built at.
 
-A read point-reads the stamp first and only then queries (``CosmosReads.load_since``,
-in ``cosmos_reads``). Under the account's session consistency (Cosmos DB's default; an
-account set to eventual consistency would void this) the query then sees at
-least every write the stamp counts, so a snapshot labelled with a stamp never
-misses a write the stamp counts. Entries the query finds beyond the stamp's
-sequence are left for the next read, which will see a moved stamp; the query
-returns the stamp item too, and a load whose query shows any other write since
-its stamp loads again (``CosmosReads.load_since``).
-
-A service read first checks its snapshot's stamp (``check``) and, when it is out of
-date, loads: that load may take the stamp the check read as its label instead of a
-second point read, since it was read during the same read. Only then: the check is
-kept only inside the read's span (``one_read``, which ``MemoryReads`` opens around
-every read and ``file_entries`` around a memory tool command's), taken once by the
-read's first load of the partition, and dropped when the span ends. A check left by an earlier read would label a later load with a stamp
-from before appends that finished before that later read began, and the load would
-leave them out (its query shows only appends since, so nothing makes it load again).
-
-A partition written before stamps existed has no stamp item: a write creates
-it (Create in the batch: 409 when another writer made it first, then retry),
-and a read treats it as unknown (a full load, which creates it). Entries
-stored before then have no ``seq`` and count as sequence 0. A new stamp starts
-``changes`` at the clock in microseconds, so a stamp that was ever lost and made
-again never equals one a snapshot was built at. The app never deletes stamps.
-
-The stamp also says whether the partition has a read checkpoint
-(``checkpointed``; ``cosmos_checkpoints`` keeps them). A checkpoint holds rendered
-memory text, so every stamped write that is not only entries added erases it in
-its own batch: the flag, read with the etag the batch is If-Match on, says the
-checkpoint item exists, so its delete goes into the batch (second, after the
-stamp) and the moved stamp clears the flag. An append keeps both and costs
-nothing more.
-
-On the test server a batch is applied operation by operation (no rollback) but
-within one turn of its event loop (no request sees it half done); the stamp
-goes first, so a stamp refused with 412 leaves the rest of the batch unapplied
-there too.
+Why this is exact, what it costs, and what the test server cannot show: docs/cosmos.md ("Reads,
+snapshots and search: the cost model per store", "How it stays exact", and "What the test server
+cannot exercise").
 """
 
 from __future__ import annotations
