@@ -1,0 +1,193 @@
+"""The rules every request passes before its handler runs, in order (``admit``), and the ``Call`` it
+passes with:
+
+1. the declared ``Content-Length`` against the route's body limit (413), before
+   the body is read and before any credential is looked at;
+2. Host and Origin against the app's names (421, 403; ``memory_core.edge.names``);
+3. the content type: a body is JSON and says so (``application/json``, 415);
+4. authentication, as the route declares it (``Access``; 401, 403);
+5. the memory mode (X-MEMORY-MODE) on user routes (400 when malformed);
+6. the body, bounded again as read, decoded strictly (``memory_core.wire.json_text``)
+   and validated; the query string; the ``{instanceId}`` route parameter (400).
+
+A refusal is raised as the error family's member; ``memory_core.edge.function`` answers it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+import azure.functions as func
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from memory_core.domain.errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
+from memory_core.domain.identity import Caller
+from memory_core.domain.modes import MEMORY_MODE_HEADER, memory_is_off
+from memory_core.edge.errors import JSON
+from memory_core.edge.spec import Access, EndpointSpec
+from memory_core.identity import Authentication
+from memory_core.wire.errors import ErrorDetail
+from memory_core.wire.json_text import JsonRejected, loads
+from memory_core.wire.memory import InstanceId
+
+if TYPE_CHECKING:  # pydantic-settings loads with the composition root (cold start, issue #15)
+    from memory_core.composition import Runtime
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ValidationFailed(InvalidInput):
+    """InvalidInput carrying per-field details (never the offending values)."""
+
+    def __init__(self, message: str, details: list[ErrorDetail]) -> None:
+        super().__init__(message, code="validation_error")
+        self.details = details
+
+
+@dataclass(frozen=True)
+class Call:
+    """A request that passed the edge, as the handler sees it."""
+
+    request: func.HttpRequest
+    runtime: Runtime
+    authentication: Authentication | None = None
+    operator_label: str | None = None
+    memory_off: bool = False
+    parsed_body: BaseModel | None = None
+    parsed_query: BaseModel | None = None
+    instance: str | None = None
+    context: Any = None
+
+    @property
+    def caller(self) -> Caller:
+        """The authenticated user (routes with ``Access.USER``)."""
+        if self.authentication is None:
+            raise RuntimeError("this route does not authenticate a user")
+        return self.authentication.caller
+
+    @property
+    def operator(self) -> str:
+        """The operator's audit label (routes with ``Access.OPERATOR``)."""
+        if self.operator_label is None:
+            raise RuntimeError("this route does not authenticate an operator")
+        return self.operator_label
+
+    @property
+    def instance_id(self) -> str:
+        """The validated ``{instanceId}`` route parameter."""
+        if self.instance is None:
+            raise RuntimeError("this route has no {instanceId}")
+        return self.instance
+
+    def body(self, model: type[M]) -> M:
+        """The validated body (the route's ``body`` model)."""
+        if not isinstance(self.parsed_body, model):
+            raise RuntimeError(f"this route's body is not a {model.__name__}")
+        return self.parsed_body
+
+    def query(self, model: type[M]) -> M:
+        """The validated query string (the route's ``query`` model)."""
+        if not isinstance(self.parsed_query, model):
+            raise RuntimeError(f"this route's query is not a {model.__name__}")
+        return self.parsed_query
+
+    def route_param(self, name: str) -> str:
+        return self.request.route_params.get(name, "")
+
+
+Answer = func.HttpResponse | BaseModel
+"""What a handler returns: a response as is, or a model answered as JSON with the route's status."""
+
+
+def _details(error: ValidationError) -> list[ErrorDetail]:
+    return [
+        ErrorDetail(field=".".join(str(p) for p in err["loc"]) or "body", message=err["msg"])
+        for err in error.errors(include_input=False, include_url=False)
+    ]
+
+
+def _validated(model: type[M], data: object, where: str) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        details = _details(e)
+        raise ValidationFailed(f"invalid {where}: {details[0].field}: {details[0].message}", details) from None
+
+
+def _declared_length(req: func.HttpRequest) -> int | None:
+    raw = req.headers.get("content-length")
+    if raw is None or not raw.strip():
+        return None
+    if not raw.strip().isdigit():
+        raise InvalidInput("Content-Length must be a non-negative integer", code="invalid_content_length")
+    return int(raw.strip())
+
+
+def _too_large(size: int, limit: int, declared: bool) -> PayloadTooLarge:
+    what = "declares" if declared else "is"
+    return PayloadTooLarge(f"request body {what} {size} bytes; this endpoint accepts at most {limit} bytes")
+
+
+def _is_json(content_type: str | None) -> bool:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == JSON or (media.startswith("application/") and media.endswith("+json"))
+
+
+def _parse_body(raw: bytes, model: type[M]) -> M:
+    try:
+        data = loads(raw)
+    except JsonRejected as rejected:
+        raise InvalidInput(f"request body is not acceptable JSON: {rejected}", code="malformed_json") from None
+    if not isinstance(data, dict):
+        raise InvalidInput("request body must be a JSON object", code="malformed_json")
+    return _validated(model, data, "request")
+
+
+_INSTANCE_ID = TypeAdapter(InstanceId)
+
+
+def _instance_id(raw: str) -> str:
+    try:
+        return _INSTANCE_ID.validate_python(raw)
+    except ValidationError:
+        raise InvalidInput(
+            "instanceId must be 1-128 characters: letters, digits, '.', '_', ':' or '-'", code="invalid_instance_id"
+        ) from None
+
+
+def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any = None) -> Call:
+    """Every rule of the edge, in order; the ``Call`` a handler gets, or the error that refuses it."""
+    limit = spec.max_body_bytes(rt.settings)
+    declared = _declared_length(req)
+    if declared is not None and declared > limit:
+        raise _too_large(declared, limit, declared=True)
+    host = req.headers.get("host") or urlsplit(req.url).netloc
+    rt.names.check(host, req.headers.get("origin"))
+    raw = req.get_body() or b""
+    if (spec.body is not None or raw) and not _is_json(req.headers.get("content-type")):
+        raise UnsupportedMediaType("send the request body as JSON with Content-Type: application/json")
+    authentication: Authentication | None = None
+    operator: str | None = None
+    if spec.access is Access.USER:
+        authentication = rt.auth.authenticate(req.headers)
+    elif spec.access is Access.OPERATOR:
+        operator = rt.auth.operator(req.headers)
+    off = memory_is_off(req.headers.get(MEMORY_MODE_HEADER)) if spec.access is Access.USER else False
+    if len(raw) > limit:
+        raise _too_large(len(raw), limit, declared=False)
+    body = _parse_body(raw, spec.body) if spec.body is not None else None
+    query = _validated(spec.query, dict(req.params), "query") if spec.query is not None else None
+    instance = req.route_params.get("instanceId")
+    return Call(
+        request=req,
+        runtime=rt,
+        authentication=authentication,
+        operator_label=operator,
+        memory_off=off,
+        parsed_body=body,
+        parsed_query=query,
+        instance=_instance_id(instance) if instance is not None else None,
+        context=context,
+    )

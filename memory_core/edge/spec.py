@@ -1,0 +1,96 @@
+"""What an HTTP route declares to the edge: who may call it, what it reads, what it answers.
+
+Every function the edge serves is described by an ``EndpointSpec`` (also its OpenAPI entry);
+``Access`` says who may call it, with no default to forget; the body limits are here because a
+route's limit is part of its declaration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from memory_core.domain.modes import OFF_WRITE_NOTICE
+from memory_core.edge.errors import JSON
+from memory_core.wire.memory import NotStoredResponse
+
+if TYPE_CHECKING:
+    from memory_core.edge.admission import Answer, Call  # which imports this module
+    from memory_core.settings import Settings  # pydantic-settings loads with the composition root (issue #15)
+
+SMALL_BODY_BYTES = 64 * 1024
+"""The body limit of routes that take no write content (operator decisions, settings, bodiless POSTs)."""
+
+
+class Access(Enum):
+    """Who may call a route. Every route declares one; there is no default to forget."""
+
+    USER = "user"
+    """A user credential of MEMORY_AUTH_MODE; the handler gets ``call.caller``."""
+    OPERATOR = "operator"
+    """An operator key or the operator app role; the handler gets ``call.operator`` (the audit label)."""
+    PUBLIC = "public"
+    """No credential: documents anyone may read (the OpenAPI document, static pages, OAuth metadata)."""
+    PER_MESSAGE = "per_message"
+    """The MCP endpoint: it authenticates every request itself, with the same Authenticator, before the protocol
+    runs, so its 401 is a JSON-RPC error whose challenge names the OAuth metadata (memory_core.mcp.transport)."""
+
+
+def request_body_limit(max_write_bytes: int) -> int:
+    """The largest request body accepted for writes of up to ``max_write_bytes``.
+
+    JSON escaping can grow text up to 6x (\\uXXXX); the content limit itself is
+    enforced on the decoded text by the service, with a precise message.
+    """
+    return max_write_bytes * 6 + 64 * 1024
+
+
+def write_body_limit(settings: Settings) -> int:
+    """The body limit of routes that carry memory content (MEMORY_MAX_WRITE_BYTES, JSON-escaped)."""
+    return request_body_limit(settings.memory_max_write_bytes)
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    """What a route declares: who may call it, what it reads, what it answers (also its OpenAPI entry).
+
+    ``body_limit`` is the largest body accepted (bytes, or a function of the
+    settings); by default routes with a ``body`` model take memory content and
+    others take at most ``SMALL_BODY_BYTES``. ``statuses`` are further success
+    statuses beside ``success_status`` (e.g. 202 when a deletion waits for approval).
+    ``methods`` (when set) are the methods the route serves, for OPTIONS answers.
+    ``memory_off`` (user routes) answers a request under X-MEMORY-MODE: off
+    instead of the handler: ``not_stored`` for writes, an empty answer for reads.
+    """
+
+    summary: str
+    tag: str
+    access: Access
+    response: type[BaseModel] | None = None
+    body: type[BaseModel] | None = None
+    query: type[BaseModel] | None = None
+    errors: tuple[int, ...] = (400, 401)
+    content_type: str = JSON
+    success_status: int = 200
+    statuses: dict[int, type[BaseModel]] = field(default_factory=dict)
+    description: str = ""
+    body_limit: int | Callable[[Settings], int] | None = None
+    methods: tuple[str, ...] = ()
+    in_openapi: bool = True
+    memory_off: Callable[[Call], Answer] | None = None
+
+    def max_body_bytes(self, settings: Settings) -> int:
+        if callable(self.body_limit):
+            return self.body_limit(settings)
+        if self.body_limit is not None:
+            return self.body_limit
+        return write_body_limit(settings) if self.body is not None else SMALL_BODY_BYTES
+
+
+def not_stored(call: Call) -> NotStoredResponse:
+    """The answer of a write under X-MEMORY-MODE: off: nothing was stored, and it says so."""
+    return NotStoredResponse(message=OFF_WRITE_NOTICE)
