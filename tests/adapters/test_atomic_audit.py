@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,8 +33,6 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.records import Partition, RecordKind
 from memory_core.domain.service import DeletionMode, MemoryService
-from tests.adapters.cosmos_support import cosmos_store
-from tests.support.cosmos_server import CosmosServer
 
 ROOT = Path(__file__).resolve().parents[2]
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
@@ -95,13 +92,6 @@ def test_sqlite_write_completes_with_both(tmp_path: Path) -> None:
         assert store.get_entry("i", ALEX.upn, view.entry_id or "") is not None
     finally:
         store.close()
-
-
-@pytest.fixture
-def cosmos(cosmos_account: CosmosServer) -> Iterator[CosmosMemoryStore]:
-    store = cosmos_store(cosmos_account)
-    yield store
-    store.close()
 
 
 def test_cosmos_entry_and_event_travel_in_one_batch(cosmos: CosmosMemoryStore) -> None:

@@ -14,11 +14,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-
-import pytest
 
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
@@ -26,8 +23,6 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.audit import AuditAction, AuditEvent
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.service import MemoryService
-from tests.adapters.cosmos_support import cosmos_store
-from tests.support.cosmos_server import CosmosServer
 
 UPN = "alex@contoso.com"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -78,13 +73,6 @@ def test_sqlite_audit_page_at_100000_events_costs_what_it_costs_at_100(tmp_path:
         assert (deeper.round_trips, deeper.rows) == (1, 101)  # type: ignore[attr-defined]
     finally:
         store.close()
-
-
-@pytest.fixture
-def cosmos(cosmos_account: CosmosServer) -> Iterator[CosmosMemoryStore]:
-    store = cosmos_store(cosmos_account)
-    yield store
-    store.close()
 
 
 def test_cosmos_audit_page_is_one_query_whatever_the_trail(cosmos: CosmosMemoryStore) -> None:

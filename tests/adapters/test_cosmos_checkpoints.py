@@ -45,15 +45,6 @@ LARGE = 300  # entries: past CHECKPOINT_MIN_SECTIONS (256), so a read leaves a c
 
 
 @pytest.fixture
-def stores(cosmos_account: CosmosServer) -> Iterator[list[CosmosMemoryStore]]:
-    """Three stores on the session's container, as three processes would have."""
-    opened = [cosmos_store(cosmos_account) for _ in range(3)]
-    yield opened
-    for store in opened:
-        store.close()
-
-
-@pytest.fixture
 def instance(stores: list[CosmosMemoryStore]) -> Iterator[str]:
     """A fresh instance; its entries and profiles are erased afterwards (the test server scans every
     item for every query, so seeded memories left behind would slow the rest of the suite)."""

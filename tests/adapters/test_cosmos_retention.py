@@ -8,10 +8,7 @@ the container's ``defaultTtl: -1`` is in infra/arm/cosmos-sql.json (tests/infra)
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-
-import pytest
 
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
@@ -19,17 +16,10 @@ from memory_core.domain.identity import Caller
 from memory_core.domain.models import Scope
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.service import DeletionMode, MemoryService
-from tests.adapters.cosmos_support import CONTAINER, DATABASE, cosmos_store
+from tests.adapters.cosmos_support import CONTAINER, DATABASE
 from tests.support.cosmos_server import CosmosServer
 
 ALEX = Caller(upn="alex@contoso.com")
-
-
-@pytest.fixture
-def cosmos(cosmos_account: CosmosServer) -> Iterator[CosmosMemoryStore]:
-    store = cosmos_store(cosmos_account)
-    yield store
-    store.close()
 
 
 def _item(account: CosmosServer, record: Record) -> dict:

@@ -32,7 +32,7 @@ from memory_core.domain.service import MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, ReadSpans
 from memory_core.domain.store import MemoryStore
-from tests.adapters.cosmos_support import CONTAINER, DATABASE, cosmos_store
+from tests.adapters.cosmos_support import CONTAINER, DATABASE
 from tests.support.cosmos_server import CosmosServer
 from tests.support.seeding import erase_cosmos_entries, make_entries, write_cosmos_entries
 from tests.support.unstamped import Unstamped
@@ -56,15 +56,6 @@ def _entry(key: ProfileKey, text: str = "- fact", at: datetime = T0) -> MemoryEn
 def _hold(key: ProfileKey, hold_id: str = "h1") -> Record:
     data = {"request_id": hold_id, "scope": "user", "agent_object_id": None, "entry_ids": None, "watermark": None}
     return Record(Partition(key.instance_id, key.upn), RecordKind.HOLD, hold_id, data)
-
-
-@pytest.fixture
-def stores(cosmos_account: CosmosServer) -> Iterator[list[CosmosMemoryStore]]:
-    """Three stores on the session's container, as three processes would have."""
-    opened = [cosmos_store(cosmos_account) for _ in range(3)]
-    yield opened
-    for store in opened:
-        store.close()
 
 
 @contextmanager
