@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope
+from memory_core.domain.models import EntryKind, Hold, ProfileKey, Scope
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.store import EntryWindow, MemoryStore, PageCursor
+from tests.support.seeding import entries_at
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
@@ -16,23 +17,12 @@ def _key(scope: Scope = Scope.USER, agent: str | None = None) -> ProfileKey:
     return ProfileKey(f"contract-{uuid.uuid4().hex[:8]}", "alex@contoso.com", scope, agent)
 
 
-def _seed(store: MemoryStore, key: ProfileKey, times: list[datetime], kind: EntryKind = EntryKind.APPEND,
-          ids: list[str] | None = None) -> list[MemoryEntry]:
-    entries = []
-    for n, at in enumerate(times):
-        entry = MemoryEntry(id=ids[n] if ids else uuid.uuid4().hex, key=key, content_markdown=f"- fact {n}",
-                            kind=kind, created_on=at, author_upn=key.upn)
-        store.append(MemoryProfile(key, "Alex", None, None, T0, T0), entry)
-        entries.append(entry)
-    return entries
-
-
 def test_newest_entries_come_newest_first_and_bounded(store: MemoryStore) -> None:
     """A page holds at most ``limit`` entries, newest first, of the key's profile only."""
     key, other = _key(), _key(Scope.AGENT, "/agents/a")
-    seeded = _seed(store, key, [T0 + timedelta(seconds=i) for i in range(7)])
-    _seed(store, ProfileKey(key.instance_id, key.upn, Scope.AGENT, "/agents/a"), [T0 + timedelta(hours=1)])
-    _seed(store, other, [T0 + timedelta(hours=2)])
+    seeded = entries_at(store, key, [T0 + timedelta(seconds=i) for i in range(7)])
+    entries_at(store, ProfileKey(key.instance_id, key.upn, Scope.AGENT, "/agents/a"), [T0 + timedelta(hours=1)])
+    entries_at(store, other, [T0 + timedelta(hours=2)])
     page = store.newest_entries(EntryWindow(key), 3)
     assert [e.id for e in page] == [e.id for e in reversed(seeded)][:3]
     assert page[0] == seeded[-1]
@@ -42,7 +32,7 @@ def test_newest_entries_come_newest_first_and_bounded(store: MemoryStore) -> Non
 def test_a_cursor_pages_through_equal_timestamps_without_loss_or_repeat(store: MemoryStore) -> None:
     """Entries sharing one timestamp are split across pages, yet every entry comes exactly once."""
     key = _key()
-    seeded = _seed(store, key, [T0] * 5 + [T0 + timedelta(seconds=1)] * 2)
+    seeded = entries_at(store, key, [T0] * 5 + [T0 + timedelta(seconds=1)] * 2)
     seen: list[str] = []
     cursor = None
     while True:
@@ -61,14 +51,14 @@ def test_the_window_honours_watermark_start_exclusions_and_kind(store: MemorySto
     """after (exclusive), start (inclusive sort key), excluded ids and kind all narrow a page and a count."""
     key = _key()
     times = [T0 + timedelta(seconds=i) for i in range(10)]
-    seeded = _seed(store, key, times)
+    seeded = entries_at(store, key, times)
     window = EntryWindow(key, after=times[2], start=seeded[4].sort_key, excluded_ids=frozenset({seeded[6].id}))
     expected = [e for e in seeded[4:] if e is not seeded[6]]
     assert [e.id for e in store.newest_entries(window, 100)] == [e.id for e in reversed(expected)]
     counted = store.count_entries(window)
     assert counted.count == len(expected) and counted.oldest == times[4]
     assert store.newest_entries(window, 100, kind=EntryKind.REPLACE) == []
-    (replacement,) = _seed(store, key, [times[5] + timedelta(milliseconds=1)], kind=EntryKind.REPLACE)
+    (replacement,) = entries_at(store, key, [times[5] + timedelta(milliseconds=1)], kind=EntryKind.REPLACE)
     assert store.newest_entries(EntryWindow(key), 5, kind=EntryKind.REPLACE) == [replacement]
 
 
@@ -81,7 +71,7 @@ def test_load_heads_has_profiles_and_holds_but_no_entries(store: MemoryStore) ->
     """load_heads answers each key's profile and the partition's holds, never its entries."""
     key = _key()
     missing = ProfileKey(key.instance_id, key.upn, Scope.AGENT, "/agents/none")
-    _seed(store, key, [T0])
+    entries_at(store, key, [T0])
     hold = Hold("req-1", (key.profile_id,), T0)
     store.put_record(Record(Partition(key.instance_id, key.upn), RecordKind.HOLD, "req-1", hold.to_data()))
     state, empty = store.load_heads([key, missing])

@@ -6,25 +6,15 @@ import random
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
+from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.store import EntryWindow, MemoryStore
+from tests.support.seeding import entries_at
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
 
 def _key(scope: Scope = Scope.USER, agent: str | None = None) -> ProfileKey:
     return ProfileKey(f"oldest-{uuid.uuid4().hex[:8]}", "alex@contoso.com", scope, agent)
-
-
-def _seed(store: MemoryStore, key: ProfileKey, times: list[datetime], ids: list[str] | None = None,
-          kind: EntryKind = EntryKind.APPEND) -> list[MemoryEntry]:
-    entries = []
-    for n, at in enumerate(times):
-        entry = MemoryEntry(id=ids[n] if ids else uuid.uuid4().hex, key=key, content_markdown=f"- fact {n}",
-                            kind=kind, created_on=at, author_upn=key.upn)
-        store.append(MemoryProfile(key, "Alex", None, None, T0, T0), entry)
-        entries.append(entry)
-    return entries
 
 
 def _walk(store: MemoryStore, window: EntryWindow, limit: int) -> list[list[str]]:
@@ -40,9 +30,9 @@ def _walk(store: MemoryStore, window: EntryWindow, limit: int) -> list[list[str]
 
 def test_oldest_entries_come_oldest_first_bounded_and_of_the_profile_only(store: MemoryStore) -> None:
     key = _key()
-    seeded = _seed(store, key, [T0 + timedelta(seconds=i) for i in range(7)])
-    _seed(store, ProfileKey(key.instance_id, key.upn, Scope.AGENT, "/agents/a"), [T0 - timedelta(hours=1)])
-    _seed(store, _key(), [T0 - timedelta(hours=2)])
+    seeded = entries_at(store, key, [T0 + timedelta(seconds=i) for i in range(7)])
+    entries_at(store, ProfileKey(key.instance_id, key.upn, Scope.AGENT, "/agents/a"), [T0 - timedelta(hours=1)])
+    entries_at(store, _key(), [T0 - timedelta(hours=2)])
     page = store.oldest_entries(EntryWindow(key), 3)
     assert page == seeded[:3]
     assert [e.id for e in store.oldest_entries(EntryWindow(key), 3, after=seeded[2].sort_key)] == \
@@ -59,7 +49,7 @@ def test_equal_timestamps_come_in_id_order_and_a_page_boundary_among_them_loses_
     rng = random.Random(7)
     times = [T0 + timedelta(microseconds=rng.choice([0, 0, 0, 1, 1, 2])) for _ in range(17)]
     ids = [f"e{rng.randrange(10**6):06d}-{n}" for n in range(17)]
-    seeded = _seed(store, key, times, ids)
+    seeded = entries_at(store, key, times, ids=ids)
     expected = [e.id for e in sorted(seeded, key=lambda e: e.sort_key)]
     for limit in (1, 2, 3, 5, 16, 17, 40):
         pages = _walk(store, EntryWindow(key), limit)
@@ -70,7 +60,7 @@ def test_the_window_and_the_position_narrow_a_page_together(store: MemoryStore) 
     """after (clear and hold watermark, exclusive), start (a replace, inclusive), held ids and the position."""
     key = _key()
     times = [T0 + timedelta(seconds=i) for i in range(10)]
-    seeded = _seed(store, key, times)
+    seeded = entries_at(store, key, times)
     window = EntryWindow(key, after=times[1], start=seeded[3].sort_key, excluded_ids=frozenset({seeded[5].id}))
     assert [e.id for e in store.oldest_entries(window, 3)] == [seeded[3].id, seeded[4].id, seeded[6].id]
     assert [e.id for e in store.oldest_entries(window, 3, after=seeded[4].sort_key)] == \

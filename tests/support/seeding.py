@@ -45,6 +45,21 @@ def make_entries(
     ]
 
 
+def entries_at(
+    store: MemoryStore, key: ProfileKey, times: list[datetime], *, ids: list[str] | None = None,
+    kind: EntryKind = EntryKind.APPEND,
+) -> list[MemoryEntry]:
+    """One entry of ``key`` per time in ``times`` (``- fact n``; ``ids`` when given), appended through
+    the store in that order: for the store contract's ordering and paging at exact times and ties."""
+    entries = []
+    for n, at in enumerate(times):
+        entry = MemoryEntry(id=ids[n] if ids else uuid.uuid4().hex, key=key, content_markdown=f"- fact {n}",
+                            kind=kind, created_on=at, author_upn=key.upn)
+        store.append(MemoryProfile(key, "Alex", None, None, times[0], times[0]), entry)
+        entries.append(entry)
+    return entries
+
+
 def seed(store: MemoryStore, entries: list[MemoryEntry], cosmos: CosmosServer | None = None) -> None:
     """Store ``entries`` (all of one key); with ``cosmos``, in batches through the SDK.
 
