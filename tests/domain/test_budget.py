@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,7 @@ from memory_core.domain.models import MemoryEntry, Scope, Share
 from memory_core.domain.rendering import render_scope
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
+from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex", user_name="alex")
 SAM = Caller(upn="sam@contoso.com", name="Sam", user_name="sam")
@@ -26,17 +27,11 @@ MARKER = "[memory-core: entry cut to fit the budget;"
 TRICKY = ["- 🎉 party", "- 👨‍👩‍👧‍👦 family", "- 🇳🇴 flag", "- e\u0301te\u0301 accents", "- 東京に住んでいます", "- crlf line\r\n- next"]
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(milliseconds=1)
-        return self.now
+NOON = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def _service(path: Path, mode: DeletionMode = DeletionMode.IMMEDIATE, **kw: object) -> MemoryService:
-    return MemoryService(SqliteMemoryStore(path), clock=Clock(), deletion_mode=mode, **kw)  # type: ignore[arg-type]
+    return MemoryService(SqliteMemoryStore(path), clock=TickingClock(NOON), deletion_mode=mode, **kw)  # type: ignore[arg-type]
 
 
 @pytest.fixture

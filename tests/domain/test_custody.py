@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -16,18 +15,10 @@ from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, Share
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
+from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
 AGENT = AgentContext("/agents/a", "A")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(milliseconds=1)
-        return self.now
 
 
 class Crash(Exception):
@@ -43,7 +34,7 @@ def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
 
 @pytest.fixture
 def service(store: SqliteMemoryStore) -> MemoryService:
-    return MemoryService(store, clock=Clock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    return MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
 
 
 def _text(service: MemoryService, scope: Scope = Scope.USER) -> str:
@@ -126,7 +117,7 @@ def test_sweep_survives_a_crash_between_steps(step: str, service: MemoryService,
         if at == step:
             raise Crash(at)
 
-    crashing = CustodyService(store, service.audit, clock=Clock(), new_id=lambda: "x", fault=crash)
+    crashing = CustodyService(store, service.audit, clock=TickingClock(), new_id=lambda: "x", fault=crash)
     with pytest.raises(Crash):
         crashing.sweep()
     assert _text(service) == ""  # never half-erased or restored
@@ -219,7 +210,7 @@ def test_import_replace_under_approval_holds_the_old_content(service: MemoryServ
 
 def test_import_replace_holds_the_callers_team_shared_copies(store: SqliteMemoryStore) -> None:
     """The caller's team-shared copies are held with the originals; a rejection shows them again."""
-    team = MemoryService(store, clock=Clock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL,
+    team = MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL,
                          default_sharing=SharingPolicy.TEAM)
     blake = Caller(upn="blake@contoso.com")
     team.append(ALEX, "i", Scope.USER, None, "- team lunch", WriteOptions(share=Share.TEAM))
@@ -242,7 +233,7 @@ def test_import_replace_survives_a_sweep_crash_like_a_clear(service: MemoryServi
         if step == "sealed":
             raise Crash(step)
 
-    crashing = CustodyService(store, service.audit, clock=Clock(), new_id=lambda: "x", fault=crash)
+    crashing = CustodyService(store, service.audit, clock=TickingClock(), new_id=lambda: "x", fault=crash)
     with pytest.raises(Crash):
         crashing.sweep()
     (done,) = service.custody.sweep()

@@ -20,17 +20,9 @@ from memory_core.domain.models import Scope
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
 from memory_core.settings import Settings
+from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(milliseconds=1)
-        return self.now
 
 
 @pytest.fixture
@@ -40,7 +32,7 @@ def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
     s.close()
 
 
-def _service(store: SqliteMemoryStore, clock: Clock, days: int | None) -> MemoryService:
+def _service(store: SqliteMemoryStore, clock: TickingClock, days: int | None) -> MemoryService:
     retention = timedelta(days=days) if days is not None else None
     return MemoryService(store, clock=clock, deletion_mode=DeletionMode.OPERATOR_APPROVAL,
                          audit_retention=retention, finished_deletion_retention=retention)
@@ -52,7 +44,7 @@ def _audit(store: SqliteMemoryStore) -> list[Record]:
 
 def test_audit_events_expire_at_the_sweep_after_the_retention(store: SqliteMemoryStore) -> None:
     """30 days: the sweep 29 days on keeps the events, 31 days on erases them; the memory stays."""
-    clock = Clock()
+    clock = TickingClock()
     service = _service(store, clock, 30)
     service.append(ALEX, "i", Scope.USER, None, "- kept forever")
     clock.now += timedelta(days=29)
@@ -66,7 +58,7 @@ def test_audit_events_expire_at_the_sweep_after_the_retention(store: SqliteMemor
 
 def test_finished_requests_expire_but_holds_and_undecided_requests_never(store: SqliteMemoryStore) -> None:
     """Executed and rejected requests go after the retention; pending and approved ones, and holds, stay."""
-    clock = Clock()
+    clock = TickingClock()
     service = _service(store, clock, 7)
     ids = {}
     for name in ("executed", "rejected", "approved", "pending"):  # one agent scope each
@@ -89,7 +81,7 @@ def test_finished_requests_expire_but_holds_and_undecided_requests_never(store: 
 
 def test_without_retention_nothing_expires(store: SqliteMemoryStore) -> None:
     """The default keeps every audit event and every finished request forever."""
-    clock = Clock()
+    clock = TickingClock()
     service = _service(store, clock, None)
     service.append(ALEX, "i", Scope.USER, None, "- x")
     outcome = service.clear(ALEX, "i", Scope.USER, None, confirm=True)

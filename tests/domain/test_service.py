@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,24 +14,19 @@ from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import Scope
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
 from memory_core.domain.views import export_filename
+from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex", user_name="alex")
 AGENT = AgentContext("/agents/benefits", "Benefits Assistant")
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(milliseconds=1)
-        return self.now
+NOON = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[MemoryService]:
     store = SqliteMemoryStore(tmp_path / "m.sqlite3")
-    yield MemoryService(store, max_write_bytes=100, clock=Clock(), deletion_mode=DeletionMode.IMMEDIATE)
+    yield MemoryService(store, max_write_bytes=100, clock=TickingClock(NOON), deletion_mode=DeletionMode.IMMEDIATE)
     store.close()
 
 
