@@ -3,7 +3,8 @@
 Entry points call ``runtime()`` (and the MCP function ``mcp_endpoint()``);
 nothing is built at import time, so importing ``function_app`` neither reads
 the environment nor opens a connection. This module holds the process's only
-state: the runtime, the MCP endpoint, and the address `serve` listens on.
+state: the runtime, the MCP endpoint, and where this process is reached (the address `serve`
+listens on, or stdio under `mcp`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class _Process:
     """What this process has built, and where `serve` said it listens."""
 
     listen_address: str | None = None
+    stdio: bool = False
     runtime: Runtime | None = None
     mcp: FunctionsMcpEndpoint | None = None
 
@@ -61,12 +63,13 @@ def build_store(settings: Settings) -> MemoryStore:
     return SqliteMemoryStore(settings.memory_sqlite_path)
 
 
-def build_runtime(settings: Settings, *, listen_address: str | None = None) -> Runtime:
-    """Everything from ``settings``. ``listen_address``: where `serve` listens (local mode needs loopback)."""
+def build_runtime(settings: Settings, *, listen_address: str | None = None, stdio: bool = False) -> Runtime:
+    """Everything from ``settings``. ``listen_address``: where `serve` listens (local mode needs loopback);
+    ``stdio``: this process serves MCP over stdio (`python -m memory_core mcp`, local mode accepted)."""
     from memory_core.secrets import SecretScanner
 
     # before the store: a refused identity setting opens nothing
-    auth = build_authenticator(settings, listen_address=listen_address)
+    auth = build_authenticator(settings, listen_address=listen_address, stdio=stdio)
     store = build_store(settings)
     return Runtime(
         settings=settings,
@@ -102,6 +105,12 @@ def declare_listen_address(host: str | None) -> None:
         _process.listen_address = host
 
 
+def declare_stdio() -> None:
+    """Record that this process serves MCP over its own stdin and stdout (`python -m memory_core mcp`)."""
+    with _lock:
+        _process.stdio = True
+
+
 def _days(days: int | None) -> timedelta | None:
     return timedelta(days=days) if days is not None else None
 
@@ -114,7 +123,9 @@ def runtime() -> Runtime:
             if _process.runtime is None:
                 from memory_core.settings import load_settings
 
-                _process.runtime = build_runtime(load_settings(), listen_address=_process.listen_address)
+                _process.runtime = build_runtime(
+                    load_settings(), listen_address=_process.listen_address, stdio=_process.stdio
+                )
             built = _process.runtime
     return built
 

@@ -249,3 +249,41 @@ def settings_from(values: Mapping[str, Any] | None = None) -> Settings:
 def load_settings() -> Settings:
     """Read and validate the environment. Raises ``ConfigurationError`` naming the setting."""
     return settings_from()
+
+
+class StdioLaunch(BaseSettings):
+    """Who a ``python -m memory_core mcp`` process serves: its launching configuration (MEMORY_MCP_*).
+
+    Each value stands in for the request header the hosted endpoint would get
+    (``memory_core.mcp.stdio.LAUNCH_HEADERS``); none is ever taken from a message.
+    Secrets are ``SecretStr`` (never printed) and come from the environment only,
+    never from the command line.
+    """
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True, env_prefix="MEMORY_MCP_")
+
+    api_key: SecretStr | None = Field(default=None, repr=False)
+    """X-API-KEY: a service key (MEMORY_API_KEYS), with ``user_identity``."""
+    user_identity: str | None = None
+    """X-USER-IDENTITY: the user's identity JSON, believed only with a valid ``api_key``."""
+    bearer_token: SecretStr | None = Field(default=None, repr=False)
+    """Authorization: Bearer <token> (mode entra)."""
+    platform_identity: SecretStr | None = Field(default=None, repr=False)
+    """X-PLATFORM-IDENTITY: the platform's signed identity context (mode platform)."""
+    instance_id: str | None = None
+    agent_object_id: str | None = None
+    agent_name: str | None = None
+    session_id: str | None = None
+    memory_mode: str | None = None
+
+
+def stdio_launch_from(values: Mapping[str, Any] | None = None) -> StdioLaunch:
+    """The MEMORY_MCP_* launching configuration, from ``values`` (field names) over the environment.
+
+    Raises ``ConfigurationError`` naming every broken value.
+    """
+    try:
+        return StdioLaunch(**{k.lower(): v for k, v in (values or {}).items()})
+    except ValidationError as e:
+        problems = "; ".join(f"MEMORY_MCP_{_problem(err)}" for err in e.errors())
+        raise ConfigurationError(f"invalid configuration: {problems}") from None

@@ -78,28 +78,34 @@ def _platform_path(settings: Settings) -> PlatformPath:
     return PlatformPath(JwtVerifier(jwks, policy, ssl_context=ssl_context_for(_check_ca_bundle(settings))))
 
 
-def _local_path(listen_address: str | None) -> LocalPath:
+def _local_path(listen_address: str | None, stdio: bool) -> LocalPath:
+    if stdio:
+        return LocalPath()  # no socket listens: only the process that launched this one can reach it
     if listen_address is None:
         raise _refuse(
-            "MEMORY_AUTH_MODE=local is accepted only under `python -m memory_core serve` on a loopback address"
+            "MEMORY_AUTH_MODE=local is accepted only under `python -m memory_core serve` on a loopback address "
+            "or `python -m memory_core mcp` (stdio)"
         )
     if not is_loopback(listen_address):
         raise _refuse(f"MEMORY_AUTH_MODE=local is refused: the server listens on {listen_address}, not on loopback")
     return LocalPath()
 
 
-def build_authenticator(settings: Settings, *, listen_address: str | None = None) -> Authenticator:
+def build_authenticator(
+    settings: Settings, *, listen_address: str | None = None, stdio: bool = False
+) -> Authenticator:
     """The authenticator MEMORY_AUTH_MODE selects. ``ConfigurationError`` for unusable settings.
 
     ``listen_address``: where `python -m memory_core serve` listens (None under any other host);
-    local mode is accepted only on a loopback one.
+    ``stdio``: this process is `python -m memory_core mcp`, reached only over its own stdin and
+    stdout. Local mode is accepted only on a loopback listen address or over stdio.
     """
     builders: dict[AuthMode, Callable[[Settings], CredentialPath]] = {
         AuthMode.ENTRA: _entra_path,
         AuthMode.PLATFORM: _platform_path,
         AuthMode.EASYAUTH: lambda _: EasyAuthPath(),
         AuthMode.KEY: lambda s: KeyPath(s.memory_api_keys),
-        AuthMode.LOCAL: lambda _: _local_path(listen_address),
+        AuthMode.LOCAL: lambda _: _local_path(listen_address, stdio),
     }
     modes = sorted(auth_modes(settings), key=lambda m: m.value)
     paths: list[CredentialPath] = [builders[mode](settings) for mode in modes]

@@ -1,8 +1,10 @@
-"""Local mode: one local user, no headers, and only on a loopback listen address.
+"""Local mode: one local user, no headers, and only on a loopback listen address or over stdio.
 
 Only ``python -m memory_core serve`` knows the address it listens on; it
 declares it to the composition root (``composition.declare_listen_address``)
-before the runtime is built, which hands it to ``build_authenticator``. Under
+before the runtime is built, which hands it to ``build_authenticator``.
+``python -m memory_core mcp`` declares that it serves over its own stdin and
+stdout (``composition.declare_stdio``), where no socket listens at all. Under
 any other host (the Functions host, Core Tools) nothing is declared, so local
 mode is refused at start.
 """

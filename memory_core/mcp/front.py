@@ -14,8 +14,7 @@ from typing import Any
 
 import anyio
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, jsonrpc_message_adapter
-from pydantic import ValidationError
+from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -24,10 +23,18 @@ from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import status_for
 from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
+from memory_core.mcp.envelope import (
+    REQUEST_TIME_LIMIT_SECONDS,
+    UNAUTHENTICATED,
+    decode,
+    envelope_error,
+    jsonrpc_error,
+    request_id_of,
+    too_large,
+)
 from memory_core.mcp.exchange import SingleExchange
 from memory_core.mcp.guidance import AgentGuidance, answers_with_guidance
 from memory_core.mcp.transport import MCP_PATH
-from memory_core.wire import json_text
 
 log = logging.getLogger("memory_core.mcp")
 
@@ -51,62 +58,6 @@ async def _send_body(send: Send, status: int, body: bytes, headers: list[tuple[b
         }
     )
     await send({"type": "http.response.body", "body": body})
-
-
-REQUEST_TIME_LIMIT_SECONDS = 30.0
-"""Every MCP request is answered within this bound (a tool call normally takes milliseconds).
-
-It stays well under the Functions timeout, so a stuck store call cannot hold a
-worker until the host kills it."""
-
-UNAUTHENTICATED = -32001
-"""JSON-RPC code of a 401: in the implementation-defined server-error range, as other MCP servers use it."""
-
-
-def jsonrpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-
-
-_NOT_JSON = object()
-
-
-def decode(body: bytes) -> Any:
-    """The body as JSON (the project's strict decoder), or ``_NOT_JSON``.
-
-    What the strict decoder refuses (unpaired surrogates, deep nesting) is left to
-    the SDK, which answers it as a parse error.
-    """
-    try:
-        return json_text.loads(body)
-    except ValueError:
-        return _NOT_JSON
-
-
-def envelope_error(decoded: Any) -> tuple[Any, str] | None:
-    """(id, message) when the body (``decoded`` by ``decode``) is JSON but not a JSON-RPC message; None otherwise.
-
-    The message names where and what is wrong, never the value found there: the
-    SDK's own message for this case carries pydantic's ``input_value``, which
-    would echo a caller's secret back. A body that is not JSON at all is left to
-    the SDK (a -32700 parse error, which carries no input).
-    """
-    if decoded is _NOT_JSON:
-        return None
-    try:
-        jsonrpc_message_adapter.validate_python(decoded, by_name=False)
-    except ValidationError as error:
-        first = error.errors(include_input=False, include_url=False, include_context=False)[0]
-        where = ".".join(str(part) for part in first["loc"]) or "message"
-        return request_id_of(decoded), f"Invalid Request: not a JSON-RPC 2.0 message ({where}: {first['msg']})"
-    except RecursionError:
-        return None, "Invalid Request: the message is nested too deeply"
-    return None
-
-
-def request_id_of(decoded: Any) -> Any:
-    """The request's id, for an error answering it: a string or an integer, else None."""
-    found = decoded.get("id") if isinstance(decoded, dict) else None
-    return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
 
 
 def _replaying(body: bytes, receive: Receive) -> Receive:
@@ -187,8 +138,7 @@ class McpHttpApp:
                 return
         body = await read_bounded_body(receive, self._max_body_bytes)
         if body is None:
-            message = f"Payload Too Large: the request body exceeds {self._max_body_bytes} bytes"
-            await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, message), [])
+            await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, too_large(self._max_body_bytes, "request body")), [])
             return
         decoded = decode(body)
         invalid = envelope_error(decoded)

@@ -8,8 +8,14 @@ them from there, so one stateless server answers every agent in its own words.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory_core.mcp.backend import MemoryBackend
+    from memory_core.settings import Settings
 
 GUIDED_METHODS = frozenset({"initialize", "server/discover", "tools/list"})
 """The JSON-RPC methods whose answer carries the agent's guidance: the instructions (initialize in the
@@ -55,3 +61,27 @@ def _append_advice(guidance: AgentGuidance) -> str:
         return (f"This agent auto-appends: call append_memory on your own initiative for durable facts "
                 f"and preferences (default scope={scope}).")
     return f"This agent does not auto-append: call append_memory only when the user asks (default scope={scope})."
+
+
+def guidance_reader(
+    settings: Settings, backend: MemoryBackend
+) -> Callable[[Mapping[str, str]], Awaitable[AgentGuidance | None]]:
+    """Reads the calling agent's guidance from a request's (lower-case) headers, for either front.
+
+    None without an agent (X-AGENT-OBJECT-ID) or instance (X-INSTANCE-ID, else
+    MEMORY_DEFAULT_INSTANCE_ID), and when the settings cannot be read (logged: the
+    answer then carries the base text, it never fails for want of guidance).
+    """
+
+    async def read(headers: Mapping[str, str]) -> AgentGuidance | None:
+        agent = headers.get("x-agent-object-id", "").strip()
+        instance = headers.get("x-instance-id", "").strip() or settings.memory_default_instance_id
+        if not agent or not instance:
+            return None
+        try:
+            return await backend.guidance(instance, agent)
+        except Exception:
+            logging.getLogger("memory_core.mcp").warning("agent settings unavailable for guidance", exc_info=True)
+            return None
+
+    return read

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import azure.functions as func
@@ -35,7 +35,6 @@ from memory_core.composition import Runtime
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, write_body_limit
 from memory_core.edge.errors import response_for_error
 from memory_core.edge.names import LOOPBACK_NAMES, AppNames, is_local
-from memory_core.mcp.guidance import AgentGuidance
 
 # The MCP SDK, the tools and the backend load on the first MCP request, not at
 # import: the SDK alone costs about 0.35 s, paid by every cold instance (issue #15).
@@ -76,7 +75,9 @@ def security_settings(settings: Settings) -> TransportSecuritySettings:
 
 def max_request_bytes(settings: Settings) -> int:
     """The largest JSON-RPC body accepted: room for the largest write, JSON-escaped (as REST allows)."""
-    return write_body_limit(settings)
+    from memory_core.mcp.envelope import max_message_bytes
+
+    return max_message_bytes(settings)
 
 
 def build_asgi_app(
@@ -93,6 +94,7 @@ def build_asgi_app(
     from memory_core.mcp.authorization import with_resource_metadata
     from memory_core.mcp.exchange import SingleExchange
     from memory_core.mcp.front import McpHttpApp, origin_of_scope
+    from memory_core.mcp.guidance import guidance_reader
     from memory_core.mcp.tools import build_server
 
     mcp_logger = logging.getLogger("mcp")
@@ -111,29 +113,12 @@ def build_asgi_app(
     return McpHttpApp(
         inner,
         exchange=exchange,
-        guidance=_guidance_reader(settings, backend),
+        guidance=guidance_reader(settings, backend),
         authenticate=auth.authenticate,
         challenge=lambda scope, challenge: with_resource_metadata(challenge, settings, origin_of_scope(scope)),
         security=security_settings(settings),
         max_body_bytes=max_request_bytes(settings),
     )
-
-
-def _guidance_reader(
-    settings: Settings, backend: MemoryBackend
-) -> Callable[[Mapping[str, str]], Awaitable[AgentGuidance | None]]:
-    async def read(headers: Mapping[str, str]) -> AgentGuidance | None:
-        agent = headers.get("x-agent-object-id", "").strip()
-        instance = headers.get("x-instance-id", "").strip() or settings.memory_default_instance_id
-        if not agent or not instance:
-            return None
-        try:
-            return await backend.guidance(instance, agent)
-        except Exception:
-            logging.getLogger("memory_core.mcp").warning("agent settings unavailable for guidance", exc_info=True)
-            return None
-
-    return read
 
 
 class FunctionsMcpEndpoint:

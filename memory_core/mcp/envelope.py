@@ -1,0 +1,100 @@
+"""The rules every MCP message meets before the protocol runs, whatever carried it (HTTP or stdio).
+
+Both fronts (``memory_core.mcp.front`` for streamable HTTP, ``memory_core.mcp.stdio``
+for a local process) pass every message through these, so the two answer a hostile
+or broken message alike:
+
+- a message over ``max_message_bytes`` is refused (Invalid Request) unread;
+- text that is not JSON is a parse error; JSON that is not a JSON-RPC message is
+  an Invalid Request whose message names where and what is wrong, never the value
+  found there (``envelope_error``);
+- a request is answered within ``REQUEST_TIME_LIMIT_SECONDS``;
+- a missing or bad credential answers ``UNAUTHENTICATED``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcp_types import JSONRPCMessage, jsonrpc_message_adapter
+from pydantic import ValidationError
+
+from memory_core.wire import json_text
+
+if TYPE_CHECKING:
+    from memory_core.settings import Settings
+
+REQUEST_TIME_LIMIT_SECONDS = 30.0
+"""Every MCP request is answered within this bound (a tool call normally takes milliseconds).
+
+It stays well under the Functions timeout, so a stuck store call cannot hold a
+worker until the host kills it."""
+
+UNAUTHENTICATED = -32001
+"""JSON-RPC code of a 401: in the implementation-defined server-error range, as other MCP servers use it."""
+
+
+def max_message_bytes(settings: Settings) -> int:
+    """The largest JSON-RPC message accepted: room for the largest write, JSON-escaped (as REST allows)."""
+    from memory_core.edge import write_body_limit
+
+    return write_body_limit(settings)
+
+
+def too_large(limit: int, what: str = "message") -> str:
+    """The message refusing a ``what`` (the message, a request body) over ``limit`` bytes."""
+    return f"Payload Too Large: the {what} exceeds {limit} bytes"
+
+
+def jsonrpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+NOT_JSON: Any = object()
+"""What ``decode`` answers for text that is not (acceptable) JSON."""
+
+
+def decode(body: bytes) -> Any:
+    """The body as JSON (the project's strict decoder), or ``NOT_JSON``.
+
+    Refused: invalid UTF-8 or JSON, unpaired surrogates, nesting past the recursion limit.
+    """
+    try:
+        return json_text.loads(body)
+    except ValueError:
+        return NOT_JSON
+
+
+def validate_envelope(decoded: Any) -> JSONRPCMessage | tuple[Any, str]:
+    """The JSON-RPC message ``decoded`` (JSON, not ``NOT_JSON``) is, or (id, message) saying why it is none.
+
+    The message names where and what is wrong, never the value found there: the
+    SDK's own message for this case carries pydantic's ``input_value``, which
+    would echo a caller's secret back.
+    """
+    try:
+        return jsonrpc_message_adapter.validate_python(decoded, by_name=False)
+    except ValidationError as error:
+        first = error.errors(include_input=False, include_url=False, include_context=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "message"
+        return request_id_of(decoded), f"Invalid Request: not a JSON-RPC 2.0 message ({where}: {first['msg']})"
+    except RecursionError:
+        return None, "Invalid Request: the message is nested too deeply"
+
+
+def envelope_error(decoded: Any) -> tuple[Any, str] | None:
+    """(id, message) when the body (``decoded`` by ``decode``) is JSON but not a JSON-RPC message; None otherwise.
+
+    A body that is not JSON at all is None here: the HTTP front leaves it to the
+    SDK (a -32700 parse error, which carries no input).
+    """
+    if decoded is NOT_JSON:
+        return None
+    found = validate_envelope(decoded)
+    return found if isinstance(found, tuple) else None
+
+
+def request_id_of(decoded: Any) -> Any:
+    """The request's id, for an error answering it: a string or an integer, else None."""
+    found = decoded.get("id") if isinstance(decoded, dict) else None
+    return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
