@@ -6,28 +6,32 @@ Run from the project root:
 
 The reference is npm ``@modelcontextprotocol/server-memory`` (stdio, one JSONL
 file), pinned in bench/reference_server/package.json and its lock; the
-benchmark runs ``npm ci`` there when it is not installed. memory-core is
-``python -m memory_core serve`` on the embedded SQLite store, reached at
-/api/mcp over streamable HTTP. Both are driven by the official mcp Python
-client (``ClientSession``), one session each, calls interleaved round-robin.
+benchmark runs ``npm ci`` there when it is not installed. memory-core runs
+twice on one embedded SQLite file: ``python -m memory_core serve``, reached at
+/api/mcp over streamable HTTP, and ``python -m memory_core mcp``, over stdio
+like the reference (identity from MEMORY_MCP_API_KEY and
+MEMORY_MCP_USER_IDENTITY). All are driven by the official mcp Python client
+(``ClientSession``), one session each, calls interleaved round-robin.
 
 For each memory size N (facts already stored):
 - read: memory-core ``get_memory`` (scope user) beside the reference's
   ``read_graph``; each answers the whole memory.
 - append: memory-core ``append_memory`` beside the reference's
   ``add_observations`` (one new fact). Each timed append is undone untimed
-  (``forget`` under MEMORY_DELETION_MODE=immediate; ``delete_observations``),
-  so both memories stay at N facts throughout.
+  by the process that made it (HTTP: ``forget`` over REST under
+  MEMORY_DELETION_MODE=immediate; stdio: the memory tool's ``delete`` of the
+  entry's file; the reference: ``delete_observations``), so every memory stays
+  at N facts throughout.
 
 A third server runs beside them: bench/zero_work.py, which answers every
 call with the bytes memory-core gave for it and does nothing else, on the same
 uvicorn. Driven by the same client, it is the floor of memory-core's column: what
 the official client's streamable-HTTP transport costs by itself.
 
-It prints a markdown table of p50 and p99 (ms), the p50 ratio
-(memory-core / reference; at or below 1.0 memory-core is at least as fast) and
-the zero-work server's p50, and writes a PNG plot of p50 against memory size
-(docs/images/bench_vs_reference.png).
+It prints a markdown table of p50 and p99 (ms), the p50 ratios
+(memory-core / reference, over HTTP and over stdio; at or below 1.0 memory-core
+is at least as fast) and the zero-work server's p50, and writes a PNG plot of
+p50 against memory size (docs/images/bench_vs_reference.png).
 """
 
 from __future__ import annotations
@@ -57,7 +61,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from bench import zero_work
-from tests.support.local_server import USER_KEY, identity, running_server
+from tests.support.local_server import USER_KEY, RunningServer, identity, running_server
+from tests.support.stdio_server import parameters as stdio_parameters
+from tests.support.stdio_server import stdio_env
 
 REFERENCE_DIR = ROOT / "bench" / "reference_server"
 REFERENCE_ENTRY = REFERENCE_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
@@ -71,6 +77,7 @@ class Row:
     operation: str
     size: int
     memory_core: list[float]
+    stdio: list[float]
     reference: list[float]
     floor: list[float]
 
@@ -134,12 +141,16 @@ async def recorded_answers(core_url: str, headers: dict[str, str]) -> dict[str, 
     return answers
 
 
-async def bench_size(size: int, args: argparse.Namespace, core_url: str, entry: Path, tmp: Path) -> list[Row]:
+async def bench_size(size: int, args: argparse.Namespace, core: RunningServer, entry: Path, tmp: Path) -> list[Row]:
     upn = f"bench-{size}-{uuid.uuid4().hex[:8]}@contoso.com"
     headers = {"X-API-KEY": USER_KEY, "X-INSTANCE-ID": INSTANCE, "X-USER-IDENTITY": identity(upn)}
+    core_url = core.base_url
     params = StdioServerParameters(
         command="node", args=[str(entry)], env={"MEMORY_FILE_PATH": str(tmp / f"reference-{size}.jsonl")}
     )
+    # The same user, instance and file as serve's: it reads the memory preloaded over REST.
+    stdio = stdio_parameters(stdio_env(Path(core.env["MEMORY_SQLITE_PATH"]), upn, MEMORY_MCP_INSTANCE_ID=INSTANCE,
+                                       MEMORY_DEFAULT_INSTANCE_ID=INSTANCE, MEMORY_DELETION_MODE="immediate"))
     print(f"{size} facts: preloading both servers...", file=sys.stderr, flush=True)
     facts = [f"{FACT} ({i})" for i in range(size)]
     async with httpx.AsyncClient(base_url=f"{core_url}/api", headers=headers, timeout=60) as rest:
@@ -149,11 +160,11 @@ async def bench_size(size: int, args: argparse.Namespace, core_url: str, entry: 
             response.raise_for_status()
     answers = await recorded_answers(core_url, headers)
     with zero_work.running("mcp", answers, tmp) as floor_base:
-        return await timed_size(size, args, core_url, f"{floor_base}/mcp", headers, params, facts)
+        return await timed_size(size, args, core_url, f"{floor_base}/mcp", headers, params, stdio, facts)
 
 
 async def timed_size(size: int, args: argparse.Namespace, core_url: str, floor_url: str, headers: dict[str, str],
-                     params: StdioServerParameters, facts: list[str]) -> list[Row]:
+                     params: StdioServerParameters, stdio: StdioServerParameters, facts: list[str]) -> list[Row]:
     async with (
         httpx.AsyncClient(base_url=f"{core_url}/api", headers=headers, timeout=60) as rest,
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120)) as http,
@@ -164,8 +175,11 @@ async def timed_size(size: int, args: argparse.Namespace, core_url: str, floor_u
         httpx2.AsyncClient(timeout=httpx2.Timeout(60, read=120)) as floor_http,
         streamable_http_client(floor_url, http_client=floor_http) as (floor_read, floor_write),
         ClientSession(floor_read, floor_write) as floor,
+        stdio_client(stdio) as (stdio_read, stdio_write),
+        ClientSession(stdio_read, stdio_write) as over_stdio,
     ):
         await core.initialize()
+        await over_stdio.initialize()
         await reference.initialize()
         await floor.initialize()
         checked(await reference.call_tool(
@@ -183,15 +197,32 @@ async def timed_size(size: int, args: argparse.Namespace, core_url: str, floor_u
             checked(await reference.call_tool("read_graph", {}), "read_graph")
             return (time.perf_counter() - start) * 1000
 
-        async def core_append_call() -> float:
+        async def stdio_read_call() -> float:
             start = time.perf_counter()
-            result = checked(await core.call_tool("append_memory", {"scope": "user", "memory": f"- {FACT} (new)"}),
+            checked(await over_stdio.call_tool("get_memory", {"scope": "user"}), "get_memory (stdio)")
+            return (time.perf_counter() - start) * 1000
+
+        async def appended(session: ClientSession) -> tuple[float, str]:
+            start = time.perf_counter()
+            result = checked(await session.call_tool("append_memory", {"scope": "user", "memory": f"- {FACT} (new)"}),
                              "append_memory")
             elapsed = (time.perf_counter() - start) * 1000
             entry_id = (result.structured_content or {}).get("entry_id")
             if not entry_id:
                 raise RuntimeError(f"append_memory answered no entry_id: {result.structured_content}")
+            return elapsed, entry_id
+
+        async def core_append_call() -> float:
+            elapsed, entry_id = await appended(core)
             (await rest.delete(f"/instances/{INSTANCE}/memory/entries/{entry_id}")).raise_for_status()
+            return elapsed
+
+        async def stdio_append_call() -> float:
+            # Undone by the process that appended, as serve undoes its own: neither pays for the other's writes.
+            elapsed, entry_id = await appended(over_stdio)
+            checked(await over_stdio.call_tool("memory", {"command": "delete",
+                                                          "path": f"/memories/appended/{entry_id}.md"}),
+                    "memory delete (stdio)")
             return elapsed
 
         async def reference_append_call() -> float:
@@ -215,26 +246,30 @@ async def timed_size(size: int, args: argparse.Namespace, core_url: str, floor_u
             return (time.perf_counter() - start) * 1000
 
         rows = []
-        for operation, calls in (("read", [core_read_call, reference_read_call, floor_read_call]),
-                                 ("append", [core_append_call, reference_append_call, floor_append_call])):
+        for operation, calls in (
+            ("read", [core_read_call, stdio_read_call, reference_read_call, floor_read_call]),
+            ("append", [core_append_call, stdio_append_call, reference_append_call, floor_append_call]),
+        ):
             print(f"{size} facts: timing {operation}...", file=sys.stderr, flush=True)
-            core_ms, reference_ms, floor_ms = await timed_round_robin(args.iterations, args.warmup, calls)
-            rows.append(Row(operation, size, core_ms, reference_ms, floor_ms))
+            core_ms, stdio_ms, reference_ms, floor_ms = await timed_round_robin(args.iterations, args.warmup, calls)
+            rows.append(Row(operation, size, core_ms, stdio_ms, reference_ms, floor_ms))
         return rows
 
 
 def table(rows: list[Row]) -> str:
     lines = [
-        ("| operation | facts stored | memory-core p50 ms | memory-core p99 ms | reference p50 ms | reference p99 ms "
-        "| ratio (p50) | zero-work HTTP server p50 ms | its ratio to the reference |"),
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ("| operation | facts stored | memory-core HTTP p50 ms | p99 ms | memory-core stdio p50 ms | p99 ms "
+         "| reference (stdio) p50 ms | p99 ms | ratio HTTP (p50) | ratio stdio (p50) "
+         "| zero-work HTTP server p50 ms | its ratio to the reference |"),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         core50, ref50 = percentile(row.memory_core, 0.5), percentile(row.reference, 0.5)
-        floor50 = percentile(row.floor, 0.5)
+        stdio50, floor50 = percentile(row.stdio, 0.5), percentile(row.floor, 0.5)
         lines.append(
             f"| {row.operation} | {row.size:,} | {core50:.2f} | {percentile(row.memory_core, 0.99):.2f} | "
-            f"{ref50:.2f} | {percentile(row.reference, 0.99):.2f} | {core50 / ref50:.2f} | "
+            f"{stdio50:.2f} | {percentile(row.stdio, 0.99):.2f} | "
+            f"{ref50:.2f} | {percentile(row.reference, 0.99):.2f} | {core50 / ref50:.2f} | {stdio50 / ref50:.2f} | "
             f"{floor50:.2f} | {floor50 / ref50:.2f} |"
         )
     return "\n".join(lines)
@@ -246,12 +281,14 @@ def plot(rows: list[Row], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(7, 4.2), dpi=110)
+    figure, axes = plt.subplots(figsize=(7.5, 4.8), dpi=110)
     for operation, marker, linestyle in (("read", "o", "-"), ("append", "s", "--")):
         mine = [r for r in rows if r.operation == operation]
         sizes = [r.size for r in mine]
         axes.plot(sizes, [percentile(r.memory_core, 0.5) for r in mine], marker=marker, linestyle=linestyle,
-                  color="tab:blue", label=f"memory-core {operation}")
+                  color="tab:blue", label=f"memory-core HTTP {operation}")
+        axes.plot(sizes, [percentile(r.stdio, 0.5) for r in mine], marker=marker, linestyle=linestyle,
+                  color="tab:green", label=f"memory-core stdio {operation}")
         axes.plot(sizes, [percentile(r.reference, 0.5) for r in mine], marker=marker, linestyle=linestyle,
                   color="tab:orange", label=f"reference server {operation}")
         axes.plot(sizes, [percentile(r.floor, 0.5) for r in mine], marker=marker, linestyle=linestyle,
@@ -275,7 +312,7 @@ async def run(args: argparse.Namespace) -> list[Row]:
     rows: list[Row] = []
     with running_server(tmp, env) as core:
         for size in args.sizes:
-            rows += await bench_size(size, args, core.base_url, entry, tmp)
+            rows += await bench_size(size, args, core, entry, tmp)
     return rows
 
 

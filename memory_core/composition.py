@@ -90,13 +90,17 @@ def build_runtime(settings: Settings, *, listen_address: str | None = None, stdi
     )
 
 
-def build_mcp_backend(rt: Runtime) -> MemoryBackend:
-    """Where the MCP tools read and write: a remote CoreAPI (MEMORY_COREAPI_BASE_URL) or this process's service."""
+def build_mcp_backend(rt: Runtime, *, one_client: bool = False) -> MemoryBackend:
+    """Where the MCP tools read and write: a remote CoreAPI (MEMORY_COREAPI_BASE_URL) or this process's service.
+
+    ``one_client``: the process serves a single client (stdio); on the embedded store its
+    calls then run on the event loop, without a thread hop (``InProcessBackend``).
+    """
     from memory_core.mcp.backend import CoreApiBackend, InProcessBackend
 
     if rt.settings.memory_coreapi_base_url:
         return CoreApiBackend.from_settings(rt.settings)
-    return InProcessBackend(rt.service)
+    return InProcessBackend(rt.service, offload=not (one_client and rt.settings.memory_store == "sqlite"))
 
 
 def declare_listen_address(host: str | None) -> None:

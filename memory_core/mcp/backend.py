@@ -119,11 +119,22 @@ class MemoryBackend(Protocol):
         ...
 
 
-class InProcessBackend:
-    """The service layer of this process. Blocking store calls run in worker threads."""
+async def _run_here(call: Callable[..., T], *args: Any) -> T:
+    return call(*args)
 
-    def __init__(self, service: MemoryService) -> None:
+
+class InProcessBackend:
+    """The service layer of this process. Blocking store calls run in worker threads, unless ``offload`` is False.
+
+    ``offload`` False runs them on the event loop itself: for one client over stdio on
+    the embedded store, where a call takes well under a millisecond and the thread
+    hop costs about as much as the call (``memory_core.mcp.stdio``). Every other
+    caller keeps the threads, so one slow call never holds up the others.
+    """
+
+    def __init__(self, service: MemoryService, *, offload: bool = True) -> None:
         self._service = service
+        self._run: Callable[..., Awaitable[Any]] = anyio.to_thread.run_sync if offload else _run_here
 
     async def get(
         self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None, max_chars: int | None = None
@@ -131,7 +142,7 @@ class InProcessBackend:
         args = (target.caller, target.instance_id, scope, target.agent)
         read = (functools.partial(self._service.get_within, *args, max_chars, sharing) if max_chars is not None
                 else functools.partial(self._service.get, *args, sharing))
-        return MemoryResponse.from_view(await anyio.to_thread.run_sync(read))
+        return MemoryResponse.from_view(await self._run(read))
 
     async def append(
         self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None, share: Share = Share.PRIVATE
@@ -143,7 +154,7 @@ class InProcessBackend:
             agent_name=target.agent_name,
             share=share,
         )
-        view = await anyio.to_thread.run_sync(
+        view = await self._run(
             functools.partial(
                 self._service.append,
                 target.caller,
@@ -157,7 +168,7 @@ class InProcessBackend:
         return MemoryResponse.from_view(view)
 
     async def clear(self, target: CallTarget, scope: Scope, *, confirm: bool) -> ClearAnswer:
-        answer = await anyio.to_thread.run_sync(
+        answer = await self._run(
             functools.partial(
                 self._service.clear, target.caller, target.instance_id, scope, target.agent, confirm=confirm
             )
@@ -170,7 +181,7 @@ class InProcessBackend:
         self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int,
         sharing: SharingPolicy | None = None,
     ) -> SearchResponse:
-        hits = await anyio.to_thread.run_sync(
+        hits = await self._run(
             functools.partial(
                 self._service.search, target.caller, target.instance_id, scope, target.agent, query, tags, limit,
                 sharing,
@@ -179,7 +190,7 @@ class InProcessBackend:
         return SearchResponse(query=query, hits=[SearchHitModel.from_hit(h) for h in hits])
 
     async def memory_command(self, target: CallTarget, command: dict[str, Any]) -> MemoryFileResponse:
-        answer = await anyio.to_thread.run_sync(
+        answer = await self._run(
             functools.partial(
                 MemoryFiles(self._service).execute, target.caller, target.instance_id, target.agent, command,
                 session_id=target.session_id, operation_id=target.operation_id,
@@ -192,7 +203,7 @@ class InProcessBackend:
         return MemoryFileResponse(result=answer.text)
 
     async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
-        settings = await anyio.to_thread.run_sync(self._service.agent_settings.get, instance_id, agent_object_id)
+        settings = await self._run(self._service.agent_settings.get, instance_id, agent_object_id)
         return AgentGuidance(settings.policy_instructions, settings.auto_append, settings.default_write_scope)
 
     async def aclose(self) -> None:

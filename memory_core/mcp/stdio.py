@@ -377,7 +377,7 @@ def run() -> int:
         except MemoryCoreError as error:
             print(f"memory-core mcp: refused: {explained(error)}", file=sys.stderr)
             return 2
-        backend = composition.build_mcp_backend(rt)
+        backend = composition.build_mcp_backend(rt, one_client=True)
         server = build_server(backend, rt.auth, rt.settings.memory_default_instance_id)
         front = StdioFront(
             server, headers, rt.auth.authenticate, guidance_reader(rt.settings, backend),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,3 +58,25 @@ async def test_clear_without_confirm_raises_the_service_error(store: SqliteMemor
     """clear(confirm=False) raises the service's InvalidInput("clear requires confirm=true")."""
     with pytest.raises(InvalidInput, match="clear requires confirm=true"):
         await InProcessBackend(MemoryService(store)).clear(_target(), Scope.USER, confirm=False)
+
+
+@pytest.mark.parametrize(("offload", "on_loop_thread"), [(True, False), (False, True)])
+async def test_service_calls_run_in_a_worker_thread_unless_offload_is_off(
+    store: SqliteMemoryStore, offload: bool, on_loop_thread: bool
+) -> None:
+    """By default the service runs in a worker thread; offload=False (one stdio client) runs it in place."""
+    seen: list[int] = []
+    service = MemoryService(store)
+    for name in ("append", "get_within"):
+        method = getattr(service, name)
+
+        def recording(*args: object, _method: Any = method, **kwargs: object) -> object:
+            seen.append(threading.get_ident())
+            return _method(*args, **kwargs)
+
+        setattr(service, name, recording)
+    backend = InProcessBackend(service, offload=offload)
+    await backend.append(_target(), Scope.USER, "- fact", None)
+    answer = await backend.get(_target(), Scope.USER, max_chars=1000)
+    assert "- fact" in answer.content_markdown
+    assert len(seen) == 2 and all((ident == threading.get_ident()) is on_loop_thread for ident in seen)
