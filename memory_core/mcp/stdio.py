@@ -177,7 +177,8 @@ class StdioFront:
     message is authenticated from them (``authenticate``; a refusal answers
     -32001 for a missing or bad credential) and tools read them as their
     request's headers. ``guidance`` reads the agent's guidance for a message
-    whose answer carries it.
+    whose answer carries it. The time bound is added to ``server``'s own
+    middleware (``TimeBound``): serve each server through one front.
     """
 
     def __init__(
@@ -233,7 +234,7 @@ class StdioFront:
 
             async def run_server() -> None:
                 async with anyio.create_task_group() as inner:
-                    inner.start_soon(self._send_failures_end, write_answers, group)
+                    inner.start_soon(self._ending_when_stdout_closes, write_answers, group)
                     async with self._low.lifespan(self._low) as lifespan_state:
                         # init_options None: the instructions are read at initialize, with the agent's guidance
                         await serve_dual_era_loop(self._low, server_reads, server_writes, lifespan_state=lifespan_state)
@@ -245,9 +246,9 @@ class StdioFront:
 
             group.start_soon(run_server)
             group.start_soon(watch_output)
-            group.start_soon(self._send_failures_end, lambda: self._read(read_chunk, inbound, out), group)
+            group.start_soon(self._ending_when_stdout_closes, lambda: self._read(read_chunk, inbound, out), group)
 
-    async def _send_failures_end(self, work: Callable[[], Awaitable[None]], group: anyio.abc.TaskGroup) -> None:
+    async def _ending_when_stdout_closes(self, work: Callable[[], Awaitable[None]], group: anyio.abc.TaskGroup) -> None:
         try:
             await work()
         except StdoutClosed:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import select
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -346,6 +347,8 @@ def test_a_closed_stdout_ends_the_process(shared: RunningServer, instance_id: st
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(initialize())
         process.stdin.flush()
+        readable, _, _ = select.select([process.stdout], [], [], TIME_LIMIT)
+        assert readable, "no answer to initialize"
         assert json.loads(process.stdout.readline())["id"] == 0
         process.stdout.close()
         process.stdin.write(tool_call(1, "get_memory", {}))
