@@ -21,7 +21,7 @@ The files built from the entries with one version of the file index are kept wit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
@@ -177,7 +177,7 @@ def carried_visible(
     after the last visible one (so it follows them and no replace hides it).
     """
     new = sorted(added, key=lambda e: e.sort_key)
-    if not visibility_kept(before, after, dropped, new, visible[-1] if visible else None):
+    if not visibility_kept(before, after, [e.kind for e in dropped], new, visible[-1] if visible else None):
         return None
     gone = {e.id for e in dropped}
     kept = [e for e in visible if e.id not in gone] if gone else list(visible)
@@ -186,17 +186,18 @@ def carried_visible(
 
 
 def visibility_kept(
-    before: ScopeState, after: ScopeState, dropped: Sequence[MemoryEntry], added: Sequence[MemoryEntry],
+    before: ScopeState, after: ScopeState, dropped: Iterable[EntryKind], added: Sequence[MemoryEntry],
     newest: MemoryEntry | None,
 ) -> bool:
     """True when the entries still stored that showed in ``before`` (whose newest shown is ``newest``)
     show in ``after`` too, and ``added`` (oldest first) shows or not by itself, after them: the same
-    clear watermark and holds, no replace among ``dropped`` or ``added``, and every added entry
-    sorting after ``newest``. ``after`` is ``before`` less ``dropped`` plus ``added``."""
+    clear watermark and holds, no replace among ``dropped`` (the kinds of the entries erased) or
+    ``added``, and every added entry sorting after ``newest``. ``after`` is ``before`` less the
+    dropped entries plus ``added``."""
     watermark = before.profile.cleared_on if before.profile else None
     if (after.profile.cleared_on if after.profile else None) != watermark or after.holds != before.holds:
         return False
-    if any(e.kind is EntryKind.REPLACE for e in (*dropped, *added)):
+    if EntryKind.REPLACE in dropped or any(e.kind is EntryKind.REPLACE for e in added):
         return False
     return not (added and newest is not None and added[0].sort_key <= newest.sort_key)
 

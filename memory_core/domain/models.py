@@ -184,13 +184,18 @@ class Hold:
         )
 
     def covers(self, entry: MemoryEntry) -> bool:
-        if self.profile_ids is not None and entry.key.profile_id not in self.profile_ids:
+        return self.covers_facts(entry.key.profile_id, entry.author_upn, entry.created_on, entry.id)
+
+    def covers_facts(self, profile_id: str, author_upn: str, created_on: datetime, entry_id: str) -> bool:
+        """``covers`` for the entry of profile ``profile_id`` with these facts (the only ones it reads),
+        for readers that keep an entry's facts without the entry (``known_entries``)."""
+        if self.profile_ids is not None and profile_id not in self.profile_ids:
             return False
-        if self.author_upn is not None and entry.author_upn != self.author_upn:
+        if self.author_upn is not None and author_upn != self.author_upn:
             return False
-        if self.watermark is not None and entry.created_on <= self.watermark:
+        if self.watermark is not None and created_on <= self.watermark:
             return True
-        return entry.id in self.entry_ids
+        return entry_id in self.entry_ids
 
 
 @dataclass(frozen=True, slots=True)
