@@ -8,7 +8,8 @@ store's stamps on every read before answering from it.
 
 Sizes are estimates, in bytes, of what an answer holds: its text as Python stores it
 (``text_bytes``: one to four bytes a character) and, for entries held as objects, a fixed
-``ENTRY_BYTES`` each besides their text. ``tests/domain/test_kept.py`` checks the estimates
+``ENTRY_BYTES`` each besides their text (entries held as columns count their own slots,
+``known_entries``). ``tests/domain/test_kept.py`` checks the estimates
 against what ``tracemalloc`` measures.
 """
 
@@ -23,7 +24,8 @@ from typing import Any
 from memory_core.domain.models import MemoryEntry
 
 DEFAULT_MAX_BYTES = 128 * 1024 * 1024
-"""The bound when none is configured: about ninety rendered memories of 10,000 entries each."""
+"""The bound when none is configured: about fifty private gets of 10,000 entries each (a kept snapshot
+counts 2.7 MB there: its 1 MB document and what it knows of its entries, ``known_entries``)."""
 
 ENTRY_BYTES = 640
 """What one entry held as an object costs besides its text: the ``MemoryEntry``, its id, dates and

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import KeptAnswers, text_bytes
-from memory_core.domain.known_entries import KnownEntries, document_of, section_of
+from memory_core.domain.known_entries import KnownEntries, document_of, newest_agent, section_of
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import TITLES, render_combined
 from memory_core.domain.sharing import SharingPolicy
@@ -152,10 +152,10 @@ def added_since(store: ChangeStamps, keys: Sequence[ProfileKey], sequence: int, 
 class ScopeSnapshot:
     """One scope as a viewer reads it: state (profile, holds), rendered document, newest visible entry.
 
-    A private read's snapshot also keeps the entries it was built from and each visible one's
-    section (``known``), so it can be brought up to date after an erasure without rendering again
-    (``refreshed_snapshots``); one restored from a checkpoint, or a sharing read's, keeps only the
-    document and the newest entry.
+    A private read's snapshot also knows the entries it was built from (``known``: what decides
+    whether each shows, and where each shown one is in the document), so it can be brought up to
+    date after an erasure without rendering again (``refreshed_snapshots``); one restored from a
+    checkpoint, or a sharing read's, keeps only the document and the newest entry.
     """
 
     state: ScopeState
@@ -176,19 +176,17 @@ class ScopeSnapshot:
             return ScopeSnapshot.of(state, document, visible[-1] if visible else None, newest_agent_name(visible),
                                     len(sections))
         shown = state.visible_entries()
-        return ScopeSnapshot.showing(state, shown, [section_of(e, viewer) for e in shown], state.entries)
+        rendered = [section_of(e, viewer) for e in shown]
+        return ScopeSnapshot.knowing(state, document_of(state.key.scope, rendered),
+                                     KnownEntries.built(state.entries, shown, rendered))
 
     @staticmethod
-    def showing(
-        state: ScopeState, visible: Sequence[MemoryEntry], sections: Sequence[str], entries: Sequence[MemoryEntry],
-        size: int | None = None,
-    ) -> ScopeSnapshot:
-        """The snapshot showing ``visible`` (oldest first) as ``sections`` (``known_entries.section_of``
-        each), under ``state``'s profile and holds, knowing ``entries`` (every entry of the scope loaded);
-        ``size``: ``KnownEntries.size`` when the caller counted it."""
-        known = KnownEntries.of(entries, visible, sections, size)
-        return ScopeSnapshot.of(state, document_of(state.key.scope, known.sections), visible[-1] if visible else None,
-                                newest_agent_name(visible), known.shown, known)
+    def knowing(state: ScopeState, document: str, known: KnownEntries) -> ScopeSnapshot:
+        """The snapshot whose ``document`` shows what ``known`` says (one shown part), under ``state``'s
+        profile and holds."""
+        (shown,) = known.shown_parts
+        return ScopeSnapshot.of(state, document, known.tail[-1] if known.tail else None, newest_agent(shown),
+                                len(shown) - shown.spans.count(0), known)
 
     @staticmethod
     def of(
