@@ -39,7 +39,8 @@ def text_bytes(text: str) -> int:
 
 def entries_bytes(entries: Iterable[MemoryEntry]) -> int:
     """The bytes held by ``entries`` kept as objects."""
-    return sum(ENTRY_BYTES + sys.getsizeof(e.content_markdown) for e in entries)
+    texts = [e.content_markdown for e in entries]
+    return ENTRY_BYTES * len(texts) + sum(map(sys.getsizeof, texts))
 
 
 class KeptAnswers:

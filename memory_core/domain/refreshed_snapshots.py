@@ -237,14 +237,17 @@ def _decided_again(
               shown.agents[:untailed], range(untailed)).less(gone),
         _Rows(before.ids, before.moments, before.kinds, before.authors, before.agents, before.sections
               ).less(gone),
-        _Rows.joined([_Rows.of([e for e in known.unshown if e.id not in gone] if gone else known.unshown),
-                      _Rows.of([e for e in known.tail if e.id not in gone]), _Rows.of(new)]),
     ]
-    # A watermark (a clear, pending or done) hides everything up to it: only what follows is decided.
+    whole = _in_order([[e for e in known.unshown if e.id not in gone] if gone else list(known.unshown),
+                       [e for e in known.tail if e.id not in gone], new])
+    # A watermark (a clear, pending or done) hides everything up to it: only what follows is decided (and
+    # only that of the whole entries is made columns).
     window = entry_window(now)
     after = window.after if window is not None else None
     settled = [g.sliced(0, bisect.bisect_right(g.moments, after) if after is not None else 0) for g in groups]
-    rows = _Rows.joined([g.sliced(len(kept)) for g, kept in zip(groups, settled, strict=True)])
+    settled_whole = bisect.bisect_right(whole, after, key=_created_on) if after is not None else 0
+    rows = _Rows.joined([*(g.sliced(len(kept)) for g, kept in zip(groups, settled, strict=True)),
+                         _Rows.of(whole[settled_whole:])])
     visible = _visible(rows, now)
 
     sections = [section(rows.sources[at]) for at in visible]
@@ -265,13 +268,13 @@ def _decided_again(
     hidden_whole = [at for at, source in enumerate(hidden.sources) if isinstance(source, MemoryEntry)]
     hidden_rest = [at for at, source in enumerate(hidden.sources) if not isinstance(source, MemoryEntry)]
     shown_before = _Rows.joined([settled[0], settled[1], hidden.taken(hidden_rest)])
-    unshown = _Rows.joined([settled[2], hidden.taken(hidden_whole)])
+    unshown = whole[:settled_whole] + [cast(MemoryEntry, hidden.sources[at]) for at in hidden_whole]
     return ScopeSnapshot.knowing(now, document_of(now.key.scope, sections), KnownEntries.of(
         columns,
         ShownBefore(tuple(shown_before.ids), tuple(shown_before.moments), tuple(shown_before.kinds),
                     tuple(shown_before.authors), tuple(shown_before.agents),
                     _sections(shown_before.sources, section, document, starts)),
-        cast(Sequence[MemoryEntry], unshown.sources), tail[::-1]))
+        unshown, tail[::-1]))
 
 
 def _sections(
@@ -304,6 +307,20 @@ def _visible(rows: _Rows, now: ScopeState) -> list[int]:
         if rows.kinds[visible[index]] is EntryKind.REPLACE:
             return visible[index:]
     return visible
+
+
+def _in_order(groups: Sequence[list[MemoryEntry]]) -> list[MemoryEntry]:
+    """``groups`` (each in ``(created_on, id)`` order) as one list in that order: one after the other when
+    they follow each other, else sorted."""
+    groups = [g for g in groups if g]
+    joined: list[MemoryEntry] = _chained(groups)
+    if all(a[-1].sort_key < b[0].sort_key for a, b in itertools.pairwise(groups)):
+        return joined
+    return sorted(joined, key=_sort_key)
+
+
+def _created_on(entry: MemoryEntry) -> datetime:
+    return entry.created_on
 
 
 def _sort_key(entry: MemoryEntry) -> tuple[datetime, str]:
