@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve function_app.py locally, as the Functions host would")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=7071, help="port (default 7071, as Core Tools)")
+    serve.add_argument("--port", type=int, default=7071, help="port (default 7071, as Core Tools; 0 picks a free one, printed on the first line)")
     serve.add_argument("--app-dir", type=Path, default=Path.cwd(), help="folder holding function_app.py")
     commands.add_parser(
         "mcp", help="serve the MCP tools over stdio, for a local MCP client that starts this process",

@@ -38,6 +38,27 @@ def is_loopback(host: str) -> bool:
     return bool(addresses) and all(ipaddress.ip_address(str(a).split("%")[0]).is_loopback for a in addresses)
 
 
+def bound_listener(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port``, bound before anything is printed; port 0 picks a free one.
+
+    Binding here, not in uvicorn, lets ``serve`` print the port it really holds, so a
+    caller that asked for port 0 (tests, scripts) reads it from the first line instead
+    of guessing a free port that another process may take first. Raises OSError
+    (address in use, no such address).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(2048)
+    except OSError:
+        listener.close()
+        raise
+    listener.set_inheritable(True)
+    return listener
+
+
 def route_prefix(app_dir: Path) -> str:
     try:
         host = json.loads((app_dir / "host.json").read_text(encoding="utf-8"))
@@ -85,6 +106,12 @@ def serve(host: str, port: int, app_dir: Path) -> int:
         print(f"memory-core: {e}", file=sys.stderr)
         return 2
     host_app = FunctionHost(app, route_prefix=prefix, timers=timers)
+    try:
+        listener = bound_listener(host, port)
+    except OSError as e:
+        print(f"memory-core: cannot listen on {host}:{port}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    port = int(listener.getsockname()[1])
     base = f"http://{host if ':' not in host else f'[{host}]'}:{port}/{prefix}"
     print(f"memory-core serving function_app.py on {base}/ (store: {rt.settings.memory_store})")
     print(f"  settings from: {local.path or 'environment only'}")
@@ -106,7 +133,8 @@ def serve(host: str, port: int, app_dir: Path) -> int:
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
     try:
-        uvicorn.Server(config).run()
+        uvicorn.Server(config).run(sockets=[listener])
     finally:
+        listener.close()
         reset_runtime()
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -101,3 +102,23 @@ def test_schedule_settings_are_resolved_and_checked() -> None:
         resolve_schedule("%S%", {})
     with pytest.raises(ConfigurationError):
         resolve_schedule("*/5 * * * *", {})
+
+
+def test_port_zero_listens_on_a_free_port_named_in_the_first_line(tmp_path: Path) -> None:
+    """--port 0: the first line names the port serve holds, and that port answers before the line could be read."""
+    with running_server(tmp_path) as server:
+        port = int(server.base_url.rsplit(":", 1)[1])
+        assert port != 0
+        assert httpx.get(f"{server.api}/openapi.json", timeout=10).status_code == 200
+
+
+def test_a_port_another_process_holds_stops_the_start_naming_it(tmp_path: Path) -> None:
+    """A taken port exits 2 with the address on stderr, before any line claims to serve on it."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = _serve(["--port", str(port)], {"MEMORY_SQLITE_PATH": str(tmp_path / "m.db")})
+    assert result.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "serving function_app.py" not in result.stdout

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -18,6 +20,10 @@ import httpx
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 USER_KEY = "test-user-key"
 OPERATOR_KEY = "test-operator-key"
+
+
+_SERVING = re.compile(r"serving function_app\.py on http://127\.0\.0\.1:(\d+)/")
+_LAUNCHES = itertools.count(1)
 
 
 def free_port() -> int:
@@ -55,7 +61,6 @@ class RunningServer:
 @contextmanager
 def running_server(tmp_dir: Path, env: Mapping[str, str] | None = None, *, startup_timeout: float = 30) -> Iterator[RunningServer]:
     """Run the local server on a free loopback port until the block ends."""
-    port = free_port()
     child_env = {
         k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "COSMOS_"))
     }
@@ -68,21 +73,33 @@ def running_server(tmp_dir: Path, env: Mapping[str, str] | None = None, *, start
         }
     )
     child_env.update(env or {})
-    log_path = tmp_dir / f"server-{port}.log"
+    log_path = tmp_dir / f"server-{next(_LAUNCHES)}.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "memory_core", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            [sys.executable, "-m", "memory_core", "serve", "--host", "127.0.0.1", "--port", "0"],
             cwd=PROJECT_ROOT,
             env=child_env,
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + startup_timeout
+    base = ""
     try:
         while True:
             if process.poll() is not None:
                 raise RuntimeError(f"server exited with {process.returncode}:\n{log_path.read_text()}")
+            if not base:
+                # serve binds port 0 before its first line names the port it holds, so the
+                # server answering below is this one: a port picked here and bound later
+                # could be taken by another suite's server first (a fuzz run once met a 421
+                # from a server configured for another host name).
+                bound = _SERVING.search(log_path.read_text(errors="replace"))
+                if bound is None:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"server did not start in {startup_timeout}s:\n{log_path.read_text()}")
+                    time.sleep(0.05)
+                    continue
+                base = f"http://127.0.0.1:{bound.group(1)}"
             try:
                 if httpx.get(f"{base}/api/openapi.json", timeout=2).status_code == 200:
                     break
