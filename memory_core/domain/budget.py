@@ -119,12 +119,22 @@ class NewestFirst:
         """The newest entries already at hand (newest first), without reading the store again."""
         raise NotImplementedError
 
+    def newest_visible(self) -> MemoryEntry | None:
+        """The newest visible entry, with content or without (an empty replace shows nothing, yet it is
+        when the memory last changed, and a later entry sorting before it is hidden by it); None when
+        the scope shows none."""
+        raise NotImplementedError
+
 
 class ListedEntries(NewestFirst):
     """Entries already read in full (oldest first), e.g. merged with shared ones."""
 
     def __init__(self, entries: Sequence[MemoryEntry]) -> None:
         self._newest_first = [e for e in reversed(entries) if e.content_markdown.strip()]
+        self._newest = entries[-1] if entries else None
+
+    def newest_visible(self) -> MemoryEntry | None:
+        return self._newest
 
     def at(self, index: int) -> MemoryEntry | None:
         return self._newest_first[index] if index < len(self._newest_first) else None
@@ -193,6 +203,7 @@ class StoredEntries(NewestFirst):
         self._exhausted = False
         self._start_known = False
         self._count: tuple[int, datetime | None] | None = None
+        self._newest: MemoryEntry | None = None
 
     @classmethod
     def of(cls, store: MemoryStore, state: ScopeState, page_size: int) -> StoredEntries | None:
@@ -215,8 +226,15 @@ class StoredEntries(NewestFirst):
     def read_so_far(self) -> Sequence[MemoryEntry]:
         return self._fetched
 
+    def newest_visible(self) -> MemoryEntry | None:
+        if self._cursor is None and not self._exhausted:
+            self._next_page()
+        return self._newest
+
     def _next_page(self) -> None:
         page = self._store.newest_entries(self._window, self._page_size, cursor=self._cursor)
+        if self._cursor is None and page:
+            self._newest = page[0]  # the first page's first: the newest the window shows, with content or not
         if len(page) < self._page_size:
             self._exhausted = True
         if page:

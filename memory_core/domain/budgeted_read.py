@@ -73,7 +73,7 @@ def _view_within(
         content = fills[0].document()
     report = BudgetReport(max_chars, len(content), tuple(f.report(s) for f, s in zip(fills, sources, strict=True)))
     profiles = [state.profile for state in states if state.profile]
-    newest = [e.created_on for e in (source.at(0) for source in sources) if e is not None]
+    newest = [e.created_on for e in (source.newest_visible() for source in sources) if e is not None]
     moments = [p.updated_on for p in profiles] + newest
     agent_name = None
     if keys[-1].scope is Scope.AGENT:
@@ -105,21 +105,29 @@ class _BeyondKept(Exception):
 
 class KeptWindow(NewestFirst):
     """The newest of a scope's visible entries as a kept read holds them: the first ``len(entries)``
-    of ``total``, which is exact, as is ``oldest``. Immutable once made."""
+    of ``total``, which is exact, as is ``oldest``; and the newest visible entry, with content or
+    without (``NewestFirst.newest_visible``). Immutable once made."""
 
     def __init__(
-        self, entries: Sequence[MemoryEntry], total: int, oldest: datetime | None, held_bytes: int | None = None
+        self, entries: Sequence[MemoryEntry], total: int, oldest: datetime | None, held_bytes: int | None = None,
+        newest: MemoryEntry | None = None,
     ) -> None:
-        """``held_bytes``: what ``entries`` hold (``kept.entries_bytes``), when the caller has counted it."""
+        """``held_bytes``: what ``entries`` hold (``kept.entries_bytes``), when the caller has counted it.
+        ``newest``: the newest visible entry when it has no content (else the first of ``entries``)."""
         self._entries = tuple(entries)
         self._total = total
         self._oldest = oldest
+        self._newest = newest if newest is not None else (self._entries[0] if self._entries else None)
         self.held_bytes = entries_bytes(self._entries) if held_bytes is None else held_bytes
 
     @staticmethod
     def of(source: NewestFirst, limit: int) -> KeptWindow:
         """What ``source`` has read so far (at most ``limit`` entries), with its count."""
-        return KeptWindow(source.read_so_far()[:limit], source.total(), source.oldest())
+        return KeptWindow(source.read_so_far()[:limit], source.total(), source.oldest(),
+                          newest=source.newest_visible())
+
+    def newest_visible(self) -> MemoryEntry | None:
+        return self._newest
 
     def at(self, index: int) -> MemoryEntry | None:
         if index < len(self._entries):
@@ -153,17 +161,21 @@ class KeptWindow(NewestFirst):
         def new(state: ScopeState) -> ScopeState:
             return ScopeState(state.key, state.profile, [e for e in state.entries if e.id not in held], state.holds)
 
-        shown = appended_across(new(added), new(shared) if shared is not None else None,
-                                self._entries[0] if self._entries else None, policy, viewer)
-        if shown is None:
+        # Added entries must sort after the newest visible one, with content or not: one sorting before
+        # an empty replace (a writer whose clock ran behind) is hidden by it, so the read is built again.
+        visible = appended_across(new(added), new(shared) if shared is not None else None,
+                                  self._newest, policy, viewer)
+        if visible is None:
             return None
-        shown = [e for e in shown if e.content_markdown.strip()]
+        newest = visible[-1] if visible else self._newest
+        shown = [e for e in visible if e.content_markdown.strip()]
         if not shown:
-            return self
+            return self if newest is self._newest else KeptWindow(
+                self._entries, self._total, self._oldest, self.held_bytes, newest)
         newest_first = [*reversed(shown), *self._entries]
         held_bytes = self.held_bytes + entries_bytes(shown) - entries_bytes(newest_first[limit:])
         oldest = self._oldest if self._total else (shown[0].created_on if shown else None)
-        grown = KeptWindow(newest_first[:limit], self._total + len(shown), oldest, held_bytes)
+        grown = KeptWindow(newest_first[:limit], self._total + len(shown), oldest, held_bytes, newest)
         # The sections rendered for this window are the same text one place further down: keep them
         # (a kept read is one caller's, so one viewer's), and only the added entries are rendered.
         rendered = getattr(self, "_sections", {})

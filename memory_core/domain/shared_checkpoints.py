@@ -218,6 +218,7 @@ class MergedNewestFirst(NewestFirst):
             sum(1 for t, o in zip(offered.texts, offered.offer_of, strict=True) if t is not None and o in offers)
         oldest = next(shown_in_order(own, offered, viewer, policy, with_text=True), None)
         self._oldest = oldest[0].entries[oldest[1]].created_on if oldest is not None else None
+        self._parts = (own, offered, viewer, policy)
 
     def _pick(self, index: int) -> tuple[ScopeSections, int] | None:
         while len(self._picked) <= index < self._total:
@@ -244,6 +245,11 @@ class MergedNewestFirst(NewestFirst):
 
     def read_so_far(self) -> Sequence[MemoryEntry]:
         return self._fetched
+
+    def newest_visible(self) -> MemoryEntry | None:
+        own, offered, viewer, policy = self._parts
+        newest = next(shown_in_order(own, offered, viewer, policy, newest_first=True), None)
+        return newest[0].entries[newest[1]] if newest is not None else None
 
 
 __all__ = ["SECTIONS_READ", "MergedNewestFirst", "SharedCheckpoints", "SharedParts", "merged_snapshots", "shown_in_order",
