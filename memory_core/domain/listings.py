@@ -49,9 +49,13 @@ def scope_rank(scope: Scope) -> str:
     return "0" if scope is Scope.USER else "1"
 
 
+POSITION_TIME_CHARS = len("2026-01-01T00:00:00.000000+00:00")
+"""How long every ``position_time`` is."""
+
+
 def position_time(moment: datetime) -> str:
-    """The second part of a position: the time in UTC, ISO 8601 with microseconds (fixed width, so
-    text order is time order)."""
+    """The second part of a position: the time in UTC, ISO 8601 with microseconds (fixed width,
+    ``POSITION_TIME_CHARS``, so text order is time order)."""
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 

@@ -46,6 +46,12 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+_FIRST_PAGE_FROM_PARTS = object()
+"""Names, in ``MemoryReads.kept``, a sharing listing whose last first page came from the parts with more to
+read: the next read of it builds and keeps the listing."""
+_MARKER_BYTES = 64
+
+
 def _one_read(read: Callable[Concatenate[MemoryReads, P], R]) -> Callable[Concatenate[MemoryReads, P], R]:
     """``read`` inside the store's span of one read (``ReadSpans``): what it checks is reused within
     it, never by a later read. Every read that checks a stamp is one."""
@@ -247,9 +253,12 @@ class MemoryReads:
         time (``stored_pages``: about ``limit`` entries read, whatever the memory holds); when that
         page holds the whole scope, the scope's listing is built, kept and answered from. A sharing
         page is cut from a listing of the scope merged with the shared entries it shows, kept and
-        grown the same way, built from a full read of both partitions when none is current; but a
-        first page with none current comes from both partitions' checkpoints where the store keeps
-        them (``shared_checkpoints``: about a page of entries decoded).
+        grown the same way; where the store keeps checkpoints, one with none current is built from
+        both partitions' parts (``shared_checkpoints``: neither read in full where its checkpoint is
+        current), else from a full read of both. A first page with none current, unless the last
+        first page of it was also so answered, comes from the parts with only about a page of entries
+        decoded, and keeps nothing when more follows (a fresh process's one look at the first page
+        stays cheap; reading on, or again, builds the listing).
         ``InvalidInput`` for a foreign or malformed token, or a limit outside 1..1000.
         """
         name = f"entries:{scope.value}"
@@ -278,20 +287,27 @@ class MemoryReads:
             kept = self._listings.kept_across(key, keys, caller.upn, policy)
             if kept is not None:
                 return _cut(name, kept, after, limit)
-            if after is None and self._shared_parts is not None:
+            parts = self._shared_parts
+            if parts is None:
+                listing = self._listings.across(key, keys, caller.upn, policy)
+                return _cut(name, listing, after, limit)
+            marker = (_FIRST_PAGE_FROM_PARTS, key)
+            if after is None and self.kept.get(marker) is None:
                 # A first page with no listing kept (a process just started, or a write that was not an
                 # append): from both partitions' checkpoints, decoding about a page of entries.
-                page, parts = self._shared_parts.first_page(keys, caller.upn, policy, limit)
+                page, read = parts.first_page(keys, caller.upn, policy, limit)
                 if page.more:
+                    self.kept.put(marker, True, _MARKER_BYTES)
                     return _page(name, page.entries, page.more)
-                # The page is the whole listing, read at the parts' stamps: kept, the next read of a small
-                # memory costs two stamp reads, and appends grow it.
-                listing = Listing.of(page.entries, parts.sequences)
-                self._listings.keep_across(key, listing, (parts.own.stamp, parts.shared.stamp))
-                return _cut(name, listing, None, limit)
-            # Walking on builds the listing, so a large memory is read once, not once per page, while
-            # nothing changes but appends.
-            listing = self._listings.across(key, keys, caller.upn, policy)
+                # The page is the whole listing, read at the parts' stamps.
+                listing = Listing.of(page.entries, read.sequences)
+            else:
+                # Reading on (the next page, or the first page again) builds the listing from the parts and
+                # keeps it: the next reads cost two stamp reads, appends grow it, and a large memory is
+                # decoded once, not once per page.
+                self.kept.discard(marker)
+                listing, read = parts.listing(keys, caller.upn, policy)
+            self._listings.keep_across(key, listing, (read.own.stamp, read.shared.stamp))
         return _cut(name, listing, after, limit)
 
     def search(

@@ -43,6 +43,8 @@ from memory_core.domain.checkpoints import (
     read_key,
 )
 from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.kept import entries_bytes
+from memory_core.domain.listings import POSITION_TIME_CHARS, Listing, Position, scope_rank
 from memory_core.domain.models import MemoryEntry, ProfileKey, Scope
 from memory_core.domain.partition_sections import ANY_OTHER, PartitionSections, ScopeSections
 from memory_core.domain.rendering import TITLES
@@ -125,6 +127,22 @@ class SharedCheckpoints:
             for sections, row in itertools.islice(shown_in_order(own, offered, viewer, policy), limit + 1 - len(found)):
                 found.append(sections.entries[row])
         return StoredPage(found[:limit], len(found) > limit), parts
+
+    def listing(self, keys: Sequence[ProfileKey], viewer: str, policy: SharingPolicy) -> tuple[Listing, SharedParts]:
+        """The whole listing of a sharing read (what ``listings.Listings.across`` builds from both partitions
+        read in full), from the parts: every entry it shows is decoded, but neither partition is read in
+        full where its checkpoint is current. Read at ``parts.sequences`` and the parts' stamps."""
+        parts = self.parts(keys, viewer)
+        positions: list[Position] = []
+        entries: list[MemoryEntry] = []
+        for key, own, offered in zip(keys, parts.own.scopes, parts.shared.scopes, strict=True):
+            rank = scope_rank(key.scope)
+            # Already in listing order (keys: user scope first), each position held as text: none is formatted.
+            for sections, row in shown_in_order(own, offered, viewer, policy):
+                at = sections.positions[row]
+                positions.append((rank, at[:POSITION_TIME_CHARS], at[POSITION_TIME_CHARS:]))
+                entries.append(sections.entries[row])
+        return Listing(tuple(positions), tuple(entries), parts.sequences, entries_bytes(entries)), parts
 
     def _part(self, keys: Sequence[ProfileKey], viewer: str) -> PartitionSections:
         name = read_key(keys, f"{SECTIONS_READ}\n{viewer}")
@@ -244,6 +262,11 @@ class MergedNewestFirst(NewestFirst):
         return self._oldest
 
     def read_so_far(self) -> Sequence[MemoryEntry]:
+        # Every entry the fill picked is at hand in the parts, though a fill that showed them all never
+        # asked for one (``section`` needs no entry): all are decoded, so a kept window holds what the
+        # fill showed, and growing it never asks for one it lacks (which builds the read again).
+        if self._picked:
+            self.at(len(self._picked) - 1)
         return self._fetched
 
     def newest_visible(self) -> MemoryEntry | None:

@@ -58,7 +58,8 @@ def _fresh(store: MemoryStore, mode: DeletionMode, min_sections: int = 1, refres
 
 def _reads(caller: Caller, scope: Scope, agent: AgentContext | None,
            policy: SharingPolicy) -> list[Callable[[MemoryService], Any]]:
-    """A full read, budgeted reads, and the first entries page."""
+    """A full read, budgeted reads, the first entries page, and every page after the first page read twice
+    (the second from the listing built from the parts)."""
 
     def within(budget: int) -> Callable[[MemoryService], Any]:
         return lambda service: service.get_within(caller, "i", scope, agent, budget, policy)
@@ -67,7 +68,15 @@ def _reads(caller: Caller, scope: Scope, agent: AgentContext | None,
         page = service.entries_page(caller, "i", scope, agent, policy, limit=3)
         return [e.id for e in page.items], page.continuation
 
-    return [lambda service: service.get(caller, "i", scope, agent, policy), *map(within, BUDGETS), first_page]
+    def every_page(service: MemoryService) -> Any:
+        pages = [first_page(service), first_page(service)]
+        while pages[-1][1] is not None:
+            page = service.entries_page(caller, "i", scope, agent, policy, limit=3, continuation=pages[-1][1])
+            pages.append(([e.id for e in page.items], page.continuation))
+        return pages
+
+    return [lambda service: service.get(caller, "i", scope, agent, policy), *map(within, BUDGETS), first_page,
+            every_page]
 
 
 def _assert_fresh_reads_are_the_truth(store: MemoryStore, another: Callable[[], MemoryStore], truth: MemoryService,
@@ -220,3 +229,67 @@ def test_a_part_kept_in_an_older_layout_is_ignored_and_kept_again_in_this_one(st
     for part_keys, viewer in ((keys, alex.upn), ([k.shared() for k in keys], "\x00")):
         payload = _stored_part(store, part_keys, viewer)
         assert payload is not None and '"format":2' in payload and "stale text" not in payload
+
+
+def test_a_fresh_processs_team_first_page_decodes_a_page_and_reading_it_again_keeps_the_listing(stores: Stores) -> None:
+    """The first look at a large team listing comes from the parts and keeps nothing (a process that reads
+    one page pays for one page); the next read of it builds the listing from the parts, without reading
+    either partition in full, and keeps it: read again, or after appends to either partition, it is cut
+    from that listing (grown), never built again."""
+    store, another = stores
+    alex, bea, _ = _people()
+    writer = MemoryService(store, allow_sharing_override=True)
+    _team_memory(writer, alex, bea, 6)  # 12 entries: four pages of 3
+    truth = MemoryService(Unstamped(another()), allow_sharing_override=True)
+    fresh, parts = _fresh(another(), DeletionMode.IMMEDIATE)
+    listings = fresh._listings
+    assert listings is not None
+
+    def first_page(service: MemoryService) -> list[str]:
+        return [e.id for e in service.entries_page(alex, "i", Scope.USER, None, SharingPolicy.TEAM, limit=3).items]
+
+    assert first_page(fresh) == first_page(truth)
+    assert listings.builds == 0  # nothing kept from the first look
+    fresh_builds = parts.builds
+    assert first_page(fresh) == first_page(truth)
+    assert listings.builds == 1 and parts.builds == fresh_builds  # built from the kept parts, no partition read in full
+    restores = parts.restores
+    assert first_page(fresh) == first_page(truth)
+    writer.append(alex, "i", Scope.USER, None, "- alex, later")
+    writer.append(bea, "i", Scope.USER, None, "- bea, later", WriteOptions(share=Share.TEAM))
+    walked = []
+    continuation: str | None = None
+    while True:
+        page = fresh.entries_page(alex, "i", Scope.USER, None, SharingPolicy.TEAM, limit=3, continuation=continuation)
+        walked += [e.content_markdown for e in page.items]
+        continuation = page.continuation
+        if continuation is None:
+            break
+    assert walked == [e.content_markdown for e in truth.entries(alex, "i", Scope.USER, None, SharingPolicy.TEAM)]
+    assert walked[-2:] == ["- alex, later", "- bea, later"]
+    assert (listings.builds, parts.restores) == (1, restores)  # grown by the appends: the parts not read again
+
+
+def test_a_fresh_processs_team_budgeted_read_that_fits_whole_is_grown_after_an_append(stores: Stores) -> None:
+    """A budgeted team read from the parts that shows every entry keeps all it showed: after an append it is
+    grown from the entry added, not built again from the parts (it once kept only the entries the fill had
+    decoded, none when everything fit, and every read after an append was built again)."""
+    store, another = stores
+    alex, bea, _ = _people()
+    writer = MemoryService(store, allow_sharing_override=True)
+    _team_memory(writer, alex, bea, 4)
+    truth = MemoryService(Unstamped(another()), allow_sharing_override=True)
+    fresh, _ = _fresh(another(), DeletionMode.IMMEDIATE)
+
+    def read(service: MemoryService) -> MemoryView:
+        return service.get_within(alex, "i", Scope.USER, None, 16_000, SharingPolicy.TEAM)
+
+    first = read(fresh)
+    assert first == read(truth) and first.budget is not None and first.budget.omitted_entries == 0
+    budgeted = fresh._budgeted
+    assert budgeted is not None and (budgeted.builds, budgeted.grown) == (1, 0)
+    for n in range(3):
+        writer.append(alex, "i", Scope.USER, None, f"- alex, later {n}")
+        writer.append(bea, "i", Scope.USER, None, f"- bea, later {n}", WriteOptions(share=Share.TEAM))
+        assert read(fresh) == read(truth)
+    assert (budgeted.builds, budgeted.grown) == (1, 3)
