@@ -245,15 +245,21 @@ def entry_row(entry: MemoryEntry) -> list[Any]:
             list(entry.tags), entry.share.value, entry.content_sha256]
 
 
+_KINDS = {kind.value: kind for kind in EntryKind}
+_SHARES = {share.value: share for share in Share}
+
+
 def entry_of(key: ProfileKey, row: list[Any]) -> MemoryEntry:
-    """The entry of ``key`` that ``entry_row`` wrote as ``row``."""
+    """The entry of ``key`` that ``entry_row`` wrote as ``row``. Raises ``KeyError`` for a kind or share
+    no release writes, ``ValueError`` for a time that is not ISO 8601."""
     (entry_id, content, kind, created_on, author_upn, author_user_id, agent_name, reason, session_id,
      operation_id, tags, share, sha) = row
+    # Looked up in a dict, not by calling the enum: a listing built from a part decodes every entry.
     return MemoryEntry(
-        id=str(entry_id), key=key, content_markdown=str(content), kind=EntryKind(kind),
+        id=str(entry_id), key=key, content_markdown=str(content), kind=_KINDS[kind],
         created_on=datetime.fromisoformat(created_on), author_upn=str(author_upn), author_user_id=author_user_id,
         agent_name=agent_name, reason=reason, session_id=session_id, operation_id=operation_id,
-        tags=tuple(tags), share=Share(share), content_sha256=str(sha),
+        tags=tuple(tags), share=_SHARES[share], content_sha256=str(sha),
     )
 
 
