@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -122,3 +123,22 @@ def test_a_port_another_process_holds_stops_the_start_naming_it(tmp_path: Path) 
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "serving function_app.py" not in result.stdout
+
+
+def test_a_keep_alive_clients_small_answers_are_not_held_back_by_nagles_algorithm(tmp_path: Path) -> None:
+    """Sequential requests on one keep-alive connection are answered in a few ms, not after a delayed ACK.
+
+    The listening socket is bound by ``serve`` itself (``bound_listener``); asyncio sets TCP_NODELAY
+    only on connections whose listener was made with protocol IPPROTO_TCP. Without it an answer
+    written in two sends waits for the client's delayed ACK: about 40 ms on Linux (a benchmark
+    measured 44 ms per MCP call against 2.2). Real sockets, a real ``serve``; the median of 30 reads
+    must stay under 20 ms, far from 40 and far above what a loaded 2-core machine needs.
+    """
+    with running_server(tmp_path) as server, server.client() as http:
+        http.post("/instances/t/memory/append", json={"scope": "user", "content_markdown": "- x"}).raise_for_status()
+        times = []
+        for _ in range(30):
+            started = time.perf_counter()
+            http.get("/instances/t/memory", params={"scope": "user"}).raise_for_status()
+            times.append((time.perf_counter() - started) * 1000)
+    assert statistics.median(times) < 20, sorted(times)
