@@ -9,7 +9,6 @@ client and caches, on one container of the test server, made for the test).
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from memory_core.domain.service import (
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, SnapshotCache
 from tests.adapters.cosmos_support import DATABASE, cosmos_store, provision
+from tests.support.random_walk import RandomWalk
 from tests.support.unstamped import Unstamped
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
@@ -233,46 +233,25 @@ def test_a_sharing_read_is_kept_until_either_partition_changes(world: World) -> 
 
 
 def test_any_sequence_of_writes_reads_the_same_as_rendering_from_scratch(world: World) -> None:
-    """A seeded random walk over every write path, from both processes, compared after each step."""
-    rng = random.Random(15)
-    pending: list[str] = []
-    entries: list[str] = []
+    """A seeded random walk over every write path (``tests.support.random_walk``), from both processes,
+    compared after each step: appends, team-shared appends by either user, agent appends, forgets,
+    clears, imports that append or replace, and an operator's decisions with the sweep."""
+    walk = RandomWalk(15, "i")
     # Fewer steps on the Cosmos test server (about 60 requests a step, each a TLS handshake and a scan there).
     for step in range(120 if isinstance(world.stores[0], SqliteMemoryStore) else 30):
-        service = rng.choice([world.cached, world.other])
-        action = rng.choice(["append", "append", "append", "agent", "forget", "clear", "decide", "replace", "import",
-                             "team"])
-        if action == "append":
-            entries.append(service.append(ALEX, "i", Scope.USER, None, f"- fact {step}").entry_id or "")
-        elif action == "team":
-            author, scope, agent = rng.choice([(ALEX, *SCOPES[0]), (ALEX, *SCOPES[1]), (BEA, *SCOPES[0])])
-            entry_id = service.append(author, "i", scope, agent, f"- shared {step}", WriteOptions(share=Share.TEAM))
-            if author is ALEX:
-                entries.append(entry_id.entry_id or "")
+        service = walk.choice([world.cached, world.other])
+        action = walk.choice(["append", "append", "append", "agent", "forget", "clear", "decide", "replace", "import",
+                              "team"])
+        if action == "team":
+            author, scope, agent = walk.choice([(ALEX, *SCOPES[0]), (ALEX, *SCOPES[1]), (BEA, *SCOPES[0])])
+            walk.append(service, author, scope, agent, f"- shared {step}", WriteOptions(share=Share.TEAM))
         elif action == "agent":
-            service.append(ALEX, "i", Scope.AGENT, AGENT, f"- agent fact {step}", WriteOptions(reason="r"))
-        elif action == "forget" and entries:
-            try:
-                outcome = service.forget(ALEX, "i", entries.pop(rng.randrange(len(entries))))
-            except Exception:
-                outcome = None
-            if isinstance(outcome, PendingDeletion):
-                pending.append(outcome.request_id)
+            walk.append(service, ALEX, Scope.AGENT, AGENT, f"- agent fact {step}", WriteOptions(reason="r"))
         elif action == "clear":
-            scope, agent = rng.choice(SCOPES[:2])
-            outcome = service.clear(ALEX, "i", scope, agent, confirm=True)
-            if isinstance(outcome, PendingDeletion):
-                pending.append(outcome.request_id)
-        elif action == "decide" and pending:
-            request_id = pending.pop(0)
-            if rng.random() < 0.5:
-                service.custody.reject("op", "i", request_id, "no")
-            else:
-                service.custody.approve("op", "i", request_id)
-                service.custody.sweep()
-        elif action in ("replace", "import"):
-            mode = ImportMode.REPLACE if action == "replace" else ImportMode.APPEND
-            service.import_markdown(ALEX, "i", Scope.USER, None, f"- imported {step}", mode)
+            scope, agent = walk.choice(SCOPES[:2])
+            walk.clear(service, ALEX, scope, agent)
+        else:
+            walk.take(action, service, ALEX, Scope.USER, None, step)
         world.assert_fresh()
         if step % 3 == 0:
             world.assert_fresh(BEA, SHARING)
