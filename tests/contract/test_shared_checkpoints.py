@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from memory_core.domain import shared_checkpoints
 from memory_core.domain.checkpoints import CHECKPOINT_MIN_SECTIONS, ReadCheckpoints, StoredCheckpoint, read_key
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, Share
@@ -293,3 +294,28 @@ def test_a_fresh_processs_team_budgeted_read_that_fits_whole_is_grown_after_an_a
         writer.append(bea, "i", Scope.USER, None, f"- bea, later {n}", WriteOptions(share=Share.TEAM))
         assert read(fresh) == read(truth)
     assert (budgeted.builds, budgeted.grown) == (1, 3)
+
+
+def test_a_budgeted_team_read_showing_more_than_it_decodes_for_growth_is_built_again_and_stays_exact(
+    stores: Stores, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past ``DECODED_FOR_GROWTH`` entries shown (lowered here to 3) a budgeted team read from the parts keeps
+    only what its fill decoded: each read after an append is built again, never grown from a window that
+    lacks entries, and equals the read from scratch."""
+    monkeypatch.setattr(shared_checkpoints, "DECODED_FOR_GROWTH", 3)
+    store, another = stores
+    alex, bea, _ = _people()
+    writer = MemoryService(store, allow_sharing_override=True)
+    _team_memory(writer, alex, bea, 4)
+    truth = MemoryService(Unstamped(another()), allow_sharing_override=True)
+    fresh, _ = _fresh(another(), DeletionMode.IMMEDIATE)
+
+    def read(service: MemoryService) -> MemoryView:
+        return service.get_within(alex, "i", Scope.USER, None, 16_000, SharingPolicy.TEAM)
+
+    assert read(fresh) == read(truth)
+    for n in range(3):
+        writer.append(alex, "i", Scope.USER, None, f"- alex, later {n}")
+        assert read(fresh) == read(truth)
+    budgeted = fresh._budgeted
+    assert budgeted is not None and (budgeted.builds, budgeted.grown) == (4, 0)
