@@ -58,9 +58,9 @@ SECTIONS_READ = "\x00sections"
 line): no UPN starts with it, so a part's name never is a private read's."""
 
 DECODED_FOR_GROWTH = 1_000
-"""The most entries a budgeted sharing read from the parts decodes beyond those its fill asked for, so
-that its kept answer can grow after appends (``MergedNewestFirst.read_so_far``): about 2.5 ms of
-decoding, where a budget of 16,000 characters (the MCP default) shows a few hundred entries."""
+"""The most entries a budgeted sharing read from the parts may show and still decode them all, so that
+its kept answer can grow after appends (``MergedNewestFirst.read_so_far``): about 2.5 ms of decoding,
+where a budget of 16,000 characters (the MCP default) shows a few hundred entries."""
 
 _POSITION = itemgetter(0)  # a (position, ...) pair's place in the merge order
 

@@ -271,20 +271,29 @@ def test_a_fresh_processs_team_first_page_decodes_a_page_and_reading_it_again_ke
     assert (listings.builds, parts.restores) == (1, restores)  # grown by the appends: the parts not read again
 
 
-def test_a_fresh_processs_team_budgeted_read_that_fits_whole_is_grown_after_an_append(stores: Stores) -> None:
-    """A budgeted team read from the parts that shows every entry keeps all it showed: after an append it is
-    grown from the entry added, not built again from the parts (it once kept only the entries the fill had
-    decoded, none when everything fit, and every read after an append was built again)."""
+def _beside_a_small_team_memory(stores: Stores) -> tuple[MemoryService, MemoryService, MemoryService, Caller, Caller]:
+    """A writer of a team memory of 8 entries (4 of Alex's, 4 Bea shared), a fresh process on it, the truth
+    from scratch, and the two users."""
     store, another = stores
     alex, bea, _ = _people()
     writer = MemoryService(store, allow_sharing_override=True)
     _team_memory(writer, alex, bea, 4)
     truth = MemoryService(Unstamped(another()), allow_sharing_override=True)
     fresh, _ = _fresh(another(), DeletionMode.IMMEDIATE)
+    return writer, fresh, truth, alex, bea
 
-    def read(service: MemoryService) -> MemoryView:
-        return service.get_within(alex, "i", Scope.USER, None, 16_000, SharingPolicy.TEAM)
 
+def _budgeted_team_read(caller: Caller) -> Callable[[MemoryService], MemoryView]:
+    """``caller``'s team read of user memory within 16,000 characters (the MCP default)."""
+    return lambda service: service.get_within(caller, "i", Scope.USER, None, 16_000, SharingPolicy.TEAM)
+
+
+def test_a_fresh_processs_team_budgeted_read_that_fits_whole_is_grown_after_an_append(stores: Stores) -> None:
+    """A budgeted team read from the parts that shows every entry keeps all it showed: after an append it is
+    grown from the entry added, not built again from the parts (it once kept only the entries the fill had
+    decoded, none when everything fit, and every read after an append was built again)."""
+    writer, fresh, truth, alex, bea = _beside_a_small_team_memory(stores)
+    read = _budgeted_team_read(alex)
     first = read(fresh)
     assert first == read(truth) and first.budget is not None and first.budget.omitted_entries == 0
     budgeted = fresh._budgeted
@@ -303,16 +312,8 @@ def test_a_budgeted_team_read_showing_more_than_it_decodes_for_growth_is_built_a
     only what its fill decoded: each read after an append is built again, never grown from a window that
     lacks entries, and equals the read from scratch."""
     monkeypatch.setattr(shared_checkpoints, "DECODED_FOR_GROWTH", 3)
-    store, another = stores
-    alex, bea, _ = _people()
-    writer = MemoryService(store, allow_sharing_override=True)
-    _team_memory(writer, alex, bea, 4)
-    truth = MemoryService(Unstamped(another()), allow_sharing_override=True)
-    fresh, _ = _fresh(another(), DeletionMode.IMMEDIATE)
-
-    def read(service: MemoryService) -> MemoryView:
-        return service.get_within(alex, "i", Scope.USER, None, 16_000, SharingPolicy.TEAM)
-
+    writer, fresh, truth, alex, _ = _beside_a_small_team_memory(stores)
+    read = _budgeted_team_read(alex)
     assert read(fresh) == read(truth)
     for n in range(3):
         writer.append(alex, "i", Scope.USER, None, f"- alex, later {n}")
