@@ -33,10 +33,11 @@ stdout ends it too. Logging goes to stderr.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,17 +45,14 @@ import anyio
 import anyio.abc
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.runner import serve_dual_era_loop
-from mcp.shared._context_streams import ContextSendStream, create_context_streams
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
-    JSONRPCError,
     JSONRPCNotification,
     JSONRPCRequest,
-    JSONRPCResponse,
 )
 
 from memory_core.domain.errors import ConfigurationError, MemoryCoreError
@@ -81,11 +79,12 @@ from memory_core.mcp.envelope import (
     validate_envelope,
 )
 from memory_core.mcp.guidance import AgentGuidance, answers_with_guidance
+from memory_core.mcp.stdio_streams import Admitted, AdmittedLines, AnswerStream
 from memory_core.mcp.stdio_wire import (
+    FLUSH_SECONDS,
     BlockingOut,
     PipeOut,
     ReadChunk,
-    StdoutClosed,
     WireOut,
     claimed_std_streams,
     is_pipe,
@@ -216,28 +215,17 @@ class StdioFront:
                 await self.serve(read_chunk, out)
         finally:
             if isinstance(out, PipeOut):
-                out.close()
+                await out.aclose(FLUSH_SECONDS)
 
     async def serve(self, read_chunk: ReadChunk, out: WireOut) -> None:
-        inbound, server_reads = create_context_streams[SessionMessage | Exception](0)
-        server_writes, outbound = create_context_streams[SessionMessage](0)
-
         async with anyio.create_task_group() as group:
-
-            async def write_answers() -> None:
-                async with outbound:
-                    async for sent in outbound:
-                        message = sent.message
-                        if isinstance(message, (JSONRPCResponse, JSONRPCError)) and message.id is not None:
-                            self._settle(message.id)
-                        await self._send(out, message.model_dump_json(by_alias=True, exclude_unset=True).encode())
+            answers = AnswerStream(out, self._settle, lambda: self._stop(group))
+            server_reads = AdmittedLines(self.admitted(read_chunk, out), lambda: self._stop(group))
 
             async def run_server() -> None:
-                async with anyio.create_task_group() as inner:
-                    inner.start_soon(self._ending_when_stdout_closes, write_answers, group)
-                    async with self._low.lifespan(self._low) as lifespan_state:
-                        # init_options None: the instructions are read at initialize, with the agent's guidance
-                        await serve_dual_era_loop(self._low, server_reads, server_writes, lifespan_state=lifespan_state)
+                async with self._low.lifespan(self._low) as lifespan_state:
+                    # init_options None: the instructions are read at initialize, with the agent's guidance
+                    await serve_dual_era_loop(self._low, server_reads, answers, lifespan_state=lifespan_state)
                 group.cancel_scope.cancel()
 
             async def watch_output() -> None:
@@ -246,13 +234,6 @@ class StdioFront:
 
             group.start_soon(run_server)
             group.start_soon(watch_output)
-            group.start_soon(self._ending_when_stdout_closes, lambda: self._read(read_chunk, inbound, out), group)
-
-    async def _ending_when_stdout_closes(self, work: Callable[[], Awaitable[None]], group: anyio.abc.TaskGroup) -> None:
-        try:
-            await work()
-        except StdoutClosed:
-            self._stop(group)
 
     def _stop(self, group: anyio.abc.TaskGroup) -> None:
         if not self.stdout_closed:
@@ -260,30 +241,28 @@ class StdioFront:
         self.stdout_closed = True
         group.cancel_scope.cancel()
 
-    async def _send(self, out: WireOut, line: bytes) -> None:
-        await out.write(line + b"\n")
-
     def _settle(self, request_id: str | int) -> None:
         self._pending.discard(request_id)
         if not self._pending:
             self._answered.set()
 
     async def _refuse(self, out: WireOut, request_id: Any, code: int, message: str) -> None:
-        await self._send(out, json.dumps(jsonrpc_error(request_id, code, message), separators=(",", ":")).encode())
+        await out.write(json.dumps(jsonrpc_error(request_id, code, message), separators=(",", ":")).encode() + b"\n")
 
-    async def _read(self, read_chunk: ReadChunk, inbound: ContextSendStream[SessionMessage | Exception],
-                    out: WireOut) -> None:
-        async with inbound:
-            async for line in self._lines(read_chunk):
-                if line is None:
-                    await self._refuse(out, None, INVALID_REQUEST, too_large(self._limit))
-                else:
-                    await self._admit(line, inbound, out)
-            # End of input: let every request already read be answered before the server stops.
-            with anyio.move_on_after(self._time_limit + 5):
-                while self._pending:
-                    self._answered.clear()
-                    await self._answered.wait()
+    async def admitted(self, read_chunk: ReadChunk, out: WireOut) -> AsyncGenerator[Admitted]:
+        """Each message of input the server is to see, with the context it is served in; the rest refused here.
+
+        At end of input, every request already read is answered (bounded by the time limit) before this ends.
+        """
+        async for line in self._lines(read_chunk):
+            if line is None:
+                await self._refuse(out, None, INVALID_REQUEST, too_large(self._limit))
+            elif (admitted := await self._admit(line, out)) is not None:
+                yield admitted
+        with anyio.move_on_after(self._time_limit + 5):
+            while self._pending:
+                self._answered.clear()
+                await self._answered.wait()
 
     async def _lines(self, read_chunk: ReadChunk) -> AsyncIterator[bytes | None]:
         """Each line of input (without its end), None for one over the limit (skipped to its end).
@@ -312,32 +291,33 @@ class StdioFront:
         if buffer and not skipping:
             yield bytes(buffer)
 
-    async def _admit(self, line: bytes, inbound: ContextSendStream[SessionMessage | Exception], out: WireOut) -> None:
-        """One line: refused as the envelope's rules say, or passed to the server as the launching identity's."""
+    async def _admit(self, line: bytes, out: WireOut) -> Admitted | None:
+        """One line: refused as the envelope's rules say (None), or the message with the launching identity's context."""
         if not line.strip():
-            return
+            return None
         try:
             decoded = json_text.loads(line)
         except json_text.JsonRejected as error:
             await self._refuse(out, None, PARSE_ERROR, f"Parse error: {error}")
-            return
+            return None
         message = validate_envelope(decoded)
         if isinstance(message, tuple):
             await self._refuse(out, message[0], INVALID_REQUEST, message[1])
-            return
+            return None
         is_request = isinstance(message, JSONRPCRequest)
+        context = contextvars.copy_context()
         try:
-            CURRENT_AUTHENTICATION.set(self._authenticate(self._headers))
+            context.run(CURRENT_AUTHENTICATION.set, self._authenticate(self._headers))
         except MemoryCoreError as error:
             if is_request:
                 assert isinstance(message, JSONRPCRequest)
                 code = UNAUTHENTICATED if status_for(error) == 401 else INVALID_REQUEST
                 await self._refuse(out, message.id, code, explained(error))
-            return
+            return None
         guidance = None
         if self._guidance is not None and answers_with_guidance(decoded):
             guidance = await self._guidance(self._headers)
-        CURRENT_GUIDANCE.set(guidance)
+        context.run(CURRENT_GUIDANCE.set, guidance)
         if is_request:
             assert isinstance(message, JSONRPCRequest)
             self._pending.add(message.id)
@@ -345,7 +325,7 @@ class StdioFront:
             cancelled = (message.params or {}).get("requestId")
             if isinstance(cancelled, (str, int)):
                 self._settle(cancelled)
-        await inbound.send(SessionMessage(message, metadata=self._metadata))
+        return context, SessionMessage(message, metadata=self._metadata)
 
 
 # -- the process ------------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 READ_CHUNK_BYTES = 64 * 1024
+FLUSH_SECONDS = 10.0
+"""How long the last answers may take to reach a client that reads slowly, once input has ended."""
 
 
 class StdoutClosed(Exception):
@@ -79,8 +81,16 @@ class PipeOut(WireOut):
     async def closed(self) -> None:
         await self._protocol.lost.wait()
 
-    def close(self) -> None:
+    async def aclose(self, flush_within: float) -> None:
+        """Close once everything written has reached the pipe, or after ``flush_within`` seconds of a reader not reading.
+
+        The event loop writes what the pipe could not take yet later: a loop
+        that ended before that would lose the last answers.
+        """
         self._transport.close()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(flush_within):
+                await self._protocol.lost.wait()
 
 
 class BlockingOut(WireOut):

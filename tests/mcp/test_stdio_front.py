@@ -8,13 +8,20 @@ out of memory instead of pipes (``tests/mcp/test_stdio.py`` runs the real proces
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import os
+import random
+import threading
+import time
 from typing import Any
 
 import pytest
 from mcp.server.mcpserver import MCPServer
 
 from memory_core.identity.local import LocalPath
+from memory_core.identity.model import Authentication
+from memory_core.mcp.context import CURRENT_AUTHENTICATION
 from memory_core.mcp.stdio import StdioFront
 from memory_core.mcp.stdio_wire import WireOut
 from tests.support.stdio_server import initialize, tool_call
@@ -79,3 +86,85 @@ async def test_lines_split_across_reads_and_over_the_limit_are_framed_exactly() 
     lines = await _serve(server, initialize() + long_call + tool_call(2, "echo", {"text": "ok"}), time_limit=5)
     assert [line.get("id") for line in lines if "error" in line] == [None]
     assert {line.get("id") for line in lines} == {0, None, 2}
+
+
+async def test_each_message_is_served_as_the_identity_authenticated_for_its_own_line() -> None:
+    """Requests in flight together each see the authentication made when their line was read, not a later one's."""
+    server = MCPServer("who")
+    seen = 0
+
+    def authenticate(headers: Any) -> Authentication:
+        nonlocal seen
+        seen += 1
+        local = LocalPath().authenticate(headers)
+        return dataclasses.replace(local, caller=dataclasses.replace(local.caller, name=f"line {seen}"))
+
+    @server.tool()
+    async def whoami(delay: float) -> str:
+        await asyncio.sleep(delay)  # the lines after this one are read and authenticated meanwhile
+        authentication = CURRENT_AUTHENTICATION.get()
+        assert authentication is not None
+        return authentication.caller.name or ""
+
+    calls = b"".join(tool_call(i, "whoami", {"delay": (20 - i) / 200}) for i in range(1, 21))
+    front = StdioFront(server, {}, authenticate, max_message_bytes=1024, time_limit=5)
+    chunks = [initialize() + calls]
+    out = Collected()
+
+    async def read_chunk() -> bytes:
+        return chunks.pop(0) if chunks else b""
+
+    async with asyncio.timeout(20):
+        await front.serve(read_chunk, out)
+    names = {line["id"]: line["result"]["content"][0]["text"] for line in out.lines if line.get("id", 0) >= 1}
+    # initialize and notifications/initialized were lines 1 and 2
+    assert names == {i: f"line {i + 2}" for i in range(1, 21)}
+
+
+def test_answers_in_flight_together_all_reach_a_pipe_as_whole_lines_before_serving_ends() -> None:
+    """30 answers of 100 KB, finishing in any order, through pipes in and out: each arrives once, unbroken.
+
+    They are far more than a pipe holds, so most wait in the event loop's
+    buffer; none may be lost when input ends and the server stops.
+    """
+    server = MCPServer("bulk")
+
+    @server.tool()
+    async def bulk(n: int) -> str:
+        await asyncio.sleep(random.random() / 50)
+        return str(n) * 100_000
+
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    received = bytearray()
+
+    def feed() -> None:
+        with os.fdopen(in_write, "wb") as pipe:
+            pipe.write(initialize() + b"".join(tool_call(n, "bulk", {"n": n % 10}) for n in range(1, 31)))
+
+    def drain() -> None:
+        time.sleep(0.5)  # a client busy elsewhere: every answer is ready long before it is read
+        with os.fdopen(out_read, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(4096):
+                received.extend(chunk)
+
+    threads = [threading.Thread(target=feed), threading.Thread(target=drain)]
+    for thread in threads:
+        thread.start()
+
+    async def serve() -> None:
+        front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=20)
+        async with asyncio.timeout(30):
+            await front.serve_fds(in_read, out_write)
+
+    try:
+        asyncio.run(serve())
+    finally:
+        os.close(in_read)
+        os.close(out_write)
+        for thread in threads:
+            thread.join(timeout=10)
+    answers = [json.loads(line) for line in bytes(received).splitlines()]
+    texts = {a["id"]: a["result"]["content"][0]["text"] for a in answers if a.get("id", 0) >= 1}
+    assert sorted(texts) == list(range(1, 31)) and len(answers) == 31
+    assert all(text == str(n % 10) * 100_000 for n, text in texts.items())
