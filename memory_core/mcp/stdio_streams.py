@@ -14,16 +14,20 @@ in docs/performance.md), so here:
 from __future__ import annotations
 
 import contextvars
+from collections import deque
 from collections.abc import AsyncGenerator, Callable
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCError, JSONRPCResponse, RequestId
+from mcp_types import JSONRPCError, JSONRPCRequest, JSONRPCResponse, RequestId
 
 from memory_core.mcp.stdio_wire import StdoutClosed, WireOut
 
 Admitted = tuple[contextvars.Context, SessionMessage]
 """A message the front let through, with the context it is to be served in (the caller's authentication, guidance)."""
+
+FRAMES_KEPT_BEFORE_THE_FIRST_REQUEST = 8
+"""Notifications kept to be served after the first request is seen; later ones are dropped (as the SDK's loop does)."""
 
 
 class AdmittedLines:
@@ -38,18 +42,39 @@ class AdmittedLines:
     def __init__(self, messages: AsyncGenerator[Admitted], output_closed: Callable[[], None]) -> None:
         self._messages = messages
         self._output_closed = output_closed
+        self._lead: deque[Admitted] = deque()
         self.last_context: contextvars.Context | None = None
+
+    async def opening_request(self) -> JSONRPCRequest | None:
+        """The first request (None if input ends first), read ahead: ``receive`` still returns it and what came before.
+
+        At most ``FRAMES_KEPT_BEFORE_THE_FIRST_REQUEST`` notifications before it are kept.
+        """
+        while True:
+            try:
+                admitted = await self._next()
+            except anyio.EndOfStream:
+                return None
+            message = admitted[1].message
+            if isinstance(message, JSONRPCRequest):
+                self._lead.append(admitted)
+                return message
+            if len(self._lead) < FRAMES_KEPT_BEFORE_THE_FIRST_REQUEST:
+                self._lead.append(admitted)
 
     async def receive(self) -> SessionMessage | Exception:
         """The next admitted message. Raises ``anyio.EndOfStream`` at end of input or of output."""
+        self.last_context, message = self._lead.popleft() if self._lead else await self._next()
+        return message
+
+    async def _next(self) -> Admitted:
         try:
-            self.last_context, message = await anext(self._messages)
+            return await anext(self._messages)
         except StopAsyncIteration:
             raise anyio.EndOfStream from None
         except StdoutClosed:
             self._output_closed()
             raise anyio.EndOfStream from None
-        return message
 
     async def aclose(self) -> None:
         await self._messages.aclose()

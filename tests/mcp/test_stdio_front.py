@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from mcp.server.mcpserver import MCPServer
+from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 
 from memory_core.identity.local import LocalPath
 from memory_core.identity.model import Authentication
@@ -168,3 +169,55 @@ def test_answers_in_flight_together_all_reach_a_pipe_as_whole_lines_before_servi
     texts = {a["id"]: a["result"]["content"][0]["text"] for a in answers if a.get("id", 0) >= 1}
     assert sorted(texts) == list(range(1, 31)) and len(answers) == 31
     assert all(text == str(n % 10) * 100_000 for n, text in texts.items())
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _line(request_id: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params or {}}
+    if request_id is not None:
+        message["id"] = request_id
+    return json.dumps(message).encode() + b"\n"
+
+
+def _echo_server() -> MCPServer:
+    server = MCPServer("echo")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    return server
+
+
+async def test_a_first_request_in_the_stateless_era_opens_a_stateless_connection_that_refuses_initialize() -> None:
+    """The era is the first request's, whatever notifications came before it; initialize after it is refused."""
+    stdin = b"".join([
+        _line(None, "notifications/initialized"),  # before any request: kept, then served in the chosen era
+        _line(1, "tools/call", {"name": "echo", "arguments": {"text": "modern"}, "_meta": MODERN_META}),
+        initialize(2),
+    ])
+    lines = await _serve(_echo_server(), stdin, time_limit=5)
+    answers = {line.get("id"): line for line in lines}
+    assert answers[1]["result"]["content"][0]["text"] == "modern"
+    assert answers[2]["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION and "2026-07-28" in answers[2]["error"]["message"]
+
+
+async def test_a_handshake_connection_refuses_a_request_in_the_stateless_era() -> None:
+    stdin = initialize(0) + _line(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}, "_meta": MODERN_META}) \
+        + tool_call(2, "echo", {"text": "handshake"})
+    lines = await _serve(_echo_server(), stdin, time_limit=5)
+    answers = {line.get("id"): line for line in lines}
+    assert answers[0]["result"]["protocolVersion"] == "2025-11-25"
+    assert answers[1]["error"]["code"] == -32600 and "handshake protocol era" in answers[1]["error"]["message"]
+    assert answers[2]["result"]["content"][0]["text"] == "handshake"
+
+
+async def test_input_with_no_request_ends_cleanly_with_nothing_answered() -> None:
+    lines = await _serve(_echo_server(), _line(None, "notifications/initialized") * 20, time_limit=5)
+    assert lines == []
