@@ -9,7 +9,8 @@ tearing them down: about half of a small tool call's time on the server
 (docs/performance.md, "Where the time went"). ``SingleExchange`` hands the
 message straight to the SDK's own single-exchange kernel (``serve_one``, the
 entry the SDK uses for 2026-07-28 requests), so validation, the tool handlers,
-result serialization and the OpenTelemetry middleware are the SDK's, unchanged.
+result serialization and the OpenTelemetry middleware (its span made while a tracer
+provider is set: ``server.SpansWhenTraced``) are the SDK's.
 
 Only requests ``accepts`` says yes to take this path; everything else (the
 2026-07-28 era, notifications, responses, batches, a client that does not take

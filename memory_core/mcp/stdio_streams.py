@@ -1,13 +1,15 @@
 """The stdio server's read and write streams: the wire handed to the SDK with no task or memory stream between.
 
 The SDK's serving loop reads messages from a ``ReadStream`` and writes answers
-to a ``WriteStream`` (``mcp.shared._stream_protocols``). Memory streams between
-the wire and the server would cost a task switch per message each way (about
-0.02 ms a message each, a seventh of a `get_memory` served in process, measured
-in docs/performance.md), so here:
+to a ``WriteStream`` (``mcp.shared._stream_protocols``). A memory stream and a
+task of their own between the wire and the server cost a task switch per
+message each way: together 0.045 ms of a 0.35 ms ``get_memory`` served in
+process (docs/performance.md, "The stdio front without relays"). Here:
 
 - ``AdmittedLines`` reads, checks and admits the next line of input when the
-  server asks for its next message, in the task that asks;
+  server asks for its next message, in the task that asks, and can read the
+  first request ahead (``opening_request``) so the protocol era is chosen
+  without the SDK's relay;
 - ``AnswerStream`` writes each answer to the output in the task that answers.
 """
 

@@ -1,0 +1,124 @@
+"""MCP over stdio answered in process: ``python -m memory_core mcp``'s front, server and store, without pipes or client.
+
+Run from the project root:
+
+    python bench/bench_stdio_in_process.py [--iterations 3000] [--warmup 200] [--facts 10]
+
+The server is built as ``memory_core.mcp.stdio.run`` builds it (the composition root on a new
+SQLite file, the launch identity from ``MEMORY_MCP_*`` variables, ``StdioFront``), and served by
+``StdioFront.serve`` with each line handed in from memory and each answer taken back the moment it
+is written: the front, the SDK's serving loop and the tools are real; the pipes, the other process
+and the official client are not (``bench_vs_reference.py`` times those too). After ``initialize``,
+``--facts`` entries are appended, then each call is timed one at a time, the next sent once the
+answer is written: ``get_memory`` (user scope), then ``append_memory`` (each append stays: the
+memory grows by ``--iterations`` entries over that row). Prints a markdown table of p50 and p90 in ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memory_core.mcp.stdio_wire import WireOut
+from tests.support.stdio_server import initialize, stdio_env, tool_call
+
+INSTANCE = "bench"
+
+
+class Answers(WireOut):
+    """Hands each answer written to whoever waits for it."""
+
+    def __init__(self) -> None:
+        self.waiting: asyncio.Future[bytes] | None = None
+
+    async def write(self, data: bytes) -> None:
+        if self.waiting is not None and not self.waiting.done():
+            self.waiting.set_result(data)
+
+
+def _front() -> Any:
+    """A StdioFront built as ``stdio.run`` builds it, on a new SQLite file."""
+    env = stdio_env(Path(tempfile.mkdtemp()) / "memory.db", MEMORY_DEFAULT_INSTANCE_ID=INSTANCE,
+                    MEMORY_MCP_INSTANCE_ID=INSTANCE)
+    for name in [n for n in os.environ if n.startswith(("MEMORY_", "COSMOS_"))]:
+        del os.environ[name]
+    os.environ.update(env)
+    from memory_core import composition
+    from memory_core.mcp.envelope import max_message_bytes
+    from memory_core.mcp.guidance import guidance_reader
+    from memory_core.mcp.stdio import StdioFront, launch_headers
+    from memory_core.mcp.tools import build_server
+    from memory_core.settings import stdio_launch_from
+
+    composition.declare_stdio()
+    rt = composition.runtime()
+    backend = composition.build_mcp_backend(rt, one_client=True)
+    server = build_server(backend, rt.auth, rt.settings.memory_default_instance_id)
+    return StdioFront(server, launch_headers(stdio_launch_from()), rt.auth.authenticate,
+                      guidance_reader(rt.settings, backend), max_message_bytes=max_message_bytes(rt.settings))
+
+
+async def run(iterations: int, warmup: int, facts: int) -> list[tuple[str, float, float]]:
+    front = _front()
+    lines: asyncio.Queue[bytes] = asyncio.Queue()
+    answers = Answers()
+    serving = asyncio.create_task(front.serve(lines.get, answers))
+    loop = asyncio.get_running_loop()
+    next_id = 100
+
+    async def call(name: str, arguments: dict[str, Any]) -> float:
+        nonlocal next_id
+        next_id += 1
+        answers.waiting = loop.create_future()
+        started = time.perf_counter()
+        lines.put_nowait(tool_call(next_id, name, arguments))
+        answer = await answers.waiting
+        elapsed = time.perf_counter() - started
+        if b'"isError":true' in answer or b'"error"' in answer[:40]:
+            raise SystemExit(f"{name} failed: {answer[:300]!r}")
+        return elapsed
+
+    handshake, initialized = initialize().splitlines(keepends=True)
+    answers.waiting = loop.create_future()
+    lines.put_nowait(handshake)
+    await answers.waiting
+    lines.put_nowait(initialized)
+    for n in range(facts):
+        await call("append_memory", {"scope": "user", "memory": f"- fact {n}: the user likes green tea"})
+    rows = []
+    for name, arguments in (("get_memory", {"scope": "user"}),
+                            ("append_memory", {"scope": "user", "memory": "- the user cycles to work"})):
+        for _ in range(warmup):
+            await call(name, arguments)
+        times = sorted([await call(name, arguments) for _ in range(iterations)])
+        rows.append((name, times[len(times) // 2] * 1e3, times[int(len(times) * 0.9)] * 1e3))
+    lines.put_nowait(b"")
+    await asyncio.wait_for(serving, 30)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=3000, help="timed calls per tool")
+    parser.add_argument("--warmup", type=int, default=200, help="untimed calls first, per tool")
+    parser.add_argument("--facts", type=int, default=10, help="entries appended before timing")
+    args = parser.parse_args()
+    rows = asyncio.run(run(args.iterations, args.warmup, args.facts))
+    print(f"CPython {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; "
+          f"{args.iterations} calls after {args.warmup} warm-up calls, {args.facts} facts stored\n")
+    print("| tools/call | p50 ms | p90 ms |\n|---|---:|---:|")
+    for name, p50, p90 in rows:
+        print(f"| {name} | {p50:.3f} | {p90:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
