@@ -4,7 +4,9 @@
   server scenario, with tests/mcp_node/conformance-baseline.yml listing those
   that need the suite's own reference fixtures; the applicable ones must pass;
 - the MCP Inspector's CLI mode (@modelcontextprotocol/inspector), listing the
-  tools and calling them with the headers a configured client sends.
+  tools and calling them with the headers a configured client sends, and
+  launching ``python -m memory_core mcp`` over the TypeScript SDK's stdio
+  transport (the one Claude Desktop and Claude Code use).
 
 The conformance suite sends no custom headers, so it runs against a server in
 MEMORY_AUTH_MODE=local on loopback. Every run is bounded in time.
@@ -16,6 +18,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +31,7 @@ from tests.support.local_server import (
     PROJECT_ROOT,
     USER_KEY,
     RunningServer,
+    identity,
     running_server,
 )
 
@@ -112,3 +116,52 @@ def test_inspector_cli_without_a_key_is_refused(core_server: RunningServer, tmp_
                 "--method", "tools/list"], _node_env(tmp_path))
     assert run.returncode != 0
     assert json.loads(run.stderr.strip().splitlines()[-1])["error"]["code"] == "auth_required"
+
+
+def _inspector_stdio(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The Inspector CLI launching ``python -m memory_core mcp`` over the TypeScript SDK's stdio transport.
+
+    The launched process gets only ``env`` (with the SDK's default variables such as PATH and HOME), as
+    a client's configuration gives it.
+    """
+    env_args = [arg for name, value in env.items() for arg in ("-e", f"{name}={value}")]
+    return _run([str(TOOLS / "mcp-inspector"), "--cli", "--cwd", str(PROJECT_ROOT), *env_args,
+                 sys.executable, "-m", "memory_core", "mcp", *args], _node_env(tmp_path))
+
+
+def test_inspector_cli_over_stdio_lists_appends_and_reads_across_launches(tmp_path: Path) -> None:
+    """The TypeScript SDK's stdio client (as Claude Desktop and Claude Code use): each launch serves, then exits.
+
+    Identity comes from the launch configuration: a key and a user identity, then the same file
+    read by a second launch as that user; a third launch as another user sees nothing of it.
+    """
+    db = tmp_path / "memory.sqlite3"
+    fact = f"- prefers green tea {uuid.uuid4().hex[:6]}"
+
+    def launch(upn: str) -> dict[str, str]:
+        return {"MEMORY_SQLITE_PATH": str(db), "MEMORY_DEFAULT_INSTANCE_ID": "inspector-stdio",
+                "MEMORY_API_KEYS": USER_KEY, "MEMORY_MCP_API_KEY": USER_KEY,
+                "MEMORY_MCP_USER_IDENTITY": identity(upn)}
+
+    listed = _inspector_stdio(tmp_path, launch("alex@contoso.com"), "--method", "tools/list")
+    assert listed.returncode == 0, listed.stdout[-2000:] + listed.stderr[-2000:]
+    assert {tool["name"] for tool in json.loads(listed.stdout)["tools"]} == set(TOOL_NAMES)
+    appended = _inspector_stdio(tmp_path, launch("alex@contoso.com"), "--method", "tools/call",
+                                "--tool-name", "append_memory", "--tool-arg", "scope=user", f"memory={fact}")
+    assert appended.returncode == 0, appended.stdout[-2000:] + appended.stderr[-2000:]
+    assert fact in json.loads(appended.stdout)["structuredContent"]["content_markdown"]
+    for upn, expected in (("alex@contoso.com", True), ("sam@contoso.com", False)):
+        got = _inspector_stdio(tmp_path, launch(upn), "--method", "tools/call", "--tool-name", "get_memory",
+                               "--tool-arg", "scope=user")
+        assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-2000:]
+        assert (fact in json.loads(got.stdout)["content"][0]["text"]) is expected
+
+
+def test_inspector_cli_over_stdio_without_a_credential_reports_the_refusal(tmp_path: Path) -> None:
+    """With no key in the launch configuration the server exits 2 before serving, and the client says it failed."""
+    env = {"MEMORY_SQLITE_PATH": str(tmp_path / "memory.sqlite3"), "MEMORY_DEFAULT_INSTANCE_ID": "inspector-stdio",
+           "MEMORY_API_KEYS": USER_KEY}
+    run = _inspector_stdio(tmp_path, env, "--method", "tools/list")
+    assert run.returncode != 0
+    assert "tools" not in run.stdout
+    assert "refused: missing X-API-KEY header" in run.stderr  # the server's own reason, on the stderr clients show
