@@ -46,25 +46,19 @@ class Answers(WireOut):
 
 
 def _front() -> Any:
-    """A StdioFront built as ``stdio.run`` builds it, on a new SQLite file."""
+    """A StdioFront built as ``stdio.run`` builds it (``stdio.build_front``), on a new SQLite file."""
     env = stdio_env(Path(tempfile.mkdtemp()) / "memory.db", MEMORY_DEFAULT_INSTANCE_ID=INSTANCE,
                     MEMORY_MCP_INSTANCE_ID=INSTANCE)
     for name in [n for n in os.environ if n.startswith(("MEMORY_", "COSMOS_"))]:
         del os.environ[name]
     os.environ.update(env)
     from memory_core import composition
-    from memory_core.mcp.envelope import max_message_bytes
-    from memory_core.mcp.guidance import guidance_reader
-    from memory_core.mcp.stdio import StdioFront, launch_headers
-    from memory_core.mcp.tools import build_server
+    from memory_core.mcp.stdio import build_front, launch_headers
     from memory_core.settings import stdio_launch_from
 
     composition.declare_stdio()
-    rt = composition.runtime()
-    backend = composition.build_mcp_backend(rt, one_client=True)
-    server = build_server(backend, rt.auth, rt.settings.memory_default_instance_id)
-    return StdioFront(server, launch_headers(stdio_launch_from()), rt.auth.authenticate,
-                      guidance_reader(rt.settings, backend), max_message_bytes=max_message_bytes(rt.settings))
+    front, _ = build_front(composition.runtime(), launch_headers(stdio_launch_from()))
+    return front
 
 
 async def run(iterations: int, warmup: int, facts: int) -> list[tuple[str, float, float]]:

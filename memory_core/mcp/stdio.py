@@ -97,6 +97,8 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
     from mcp.server.mcpserver import MCPServer
 
+    from memory_core.composition import Runtime
+    from memory_core.mcp.backend import MemoryBackend
     from memory_core.settings import StdioLaunch
 
 log = logging.getLogger("memory_core.mcp.stdio")
@@ -357,6 +359,22 @@ class StdioFront:
 # -- the process ------------------------------------------------------------------------------------------
 
 
+def build_front(rt: Runtime, headers: Mapping[str, str]) -> tuple[StdioFront, MemoryBackend]:
+    """The front ``run`` serves for ``headers`` (``launch_headers``) on ``rt``, and the backend to close after it."""
+    from memory_core import composition
+    from memory_core.mcp.envelope import max_message_bytes
+    from memory_core.mcp.guidance import guidance_reader
+    from memory_core.mcp.tools import build_server
+
+    backend = composition.build_mcp_backend(rt, one_client=True)
+    server = build_server(backend, rt.auth, rt.settings.memory_default_instance_id)
+    front = StdioFront(
+        server, headers, rt.auth.authenticate, guidance_reader(rt.settings, backend),
+        max_message_bytes=max_message_bytes(rt.settings),
+    )
+    return front, backend
+
+
 def run() -> int:
     """``python -m memory_core mcp``: serve MCP over stdio until end of input. The process's exit status.
 
@@ -365,9 +383,6 @@ def run() -> int:
     """
     from memory_core import composition
     from memory_core.mcp.call_targets import resolve_target
-    from memory_core.mcp.envelope import max_message_bytes
-    from memory_core.mcp.guidance import guidance_reader
-    from memory_core.mcp.tools import build_server
     from memory_core.settings import stdio_launch_from
 
     logging.getLogger("mcp").setLevel(logging.WARNING)  # the SDK logs every request at INFO
@@ -384,12 +399,7 @@ def run() -> int:
         except MemoryCoreError as error:
             print(f"memory-core mcp: refused: {explained(error)}", file=sys.stderr)
             return 2
-        backend = composition.build_mcp_backend(rt, one_client=True)
-        server = build_server(backend, rt.auth, rt.settings.memory_default_instance_id)
-        front = StdioFront(
-            server, headers, rt.auth.authenticate, guidance_reader(rt.settings, backend),
-            max_message_bytes=max_message_bytes(rt.settings),
-        )
+        front, backend = build_front(rt, headers)
 
         async def serve() -> None:
             try:

@@ -12,7 +12,6 @@ server, the front and the SDK are real; the wire is in memory.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,8 +23,7 @@ from opentelemetry import trace
 from memory_core.identity.local import LocalPath
 from memory_core.mcp.server import new_server
 from memory_core.mcp.stdio import StdioFront
-from memory_core.mcp.stdio_wire import WireOut
-from tests.support.stdio_server import initialize, tool_call
+from tests.support.stdio_server import Collected, initialize, tool_call
 
 pytestmark = pytest.mark.anyio
 
@@ -52,14 +50,6 @@ class RecordingProvider(trace.NoOpTracerProvider):
 
     def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
         return self.tracer
-
-
-class Collected(WireOut):
-    def __init__(self) -> None:
-        self.lines: list[dict[str, Any]] = []
-
-    async def write(self, data: bytes) -> None:
-        self.lines.append(json.loads(data))
 
 
 def _tracing(monkeypatch: pytest.MonkeyPatch, provider: trace.TracerProvider | None) -> None:

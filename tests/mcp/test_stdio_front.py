@@ -24,8 +24,7 @@ from memory_core.identity.local import LocalPath
 from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION
 from memory_core.mcp.stdio import StdioFront
-from memory_core.mcp.stdio_wire import WireOut
-from tests.support.stdio_server import initialize, tool_call
+from tests.support.stdio_server import Collected, initialize, tool_call
 
 pytestmark = pytest.mark.anyio
 
@@ -33,14 +32,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-class Collected(WireOut):
-    def __init__(self) -> None:
-        self.lines: list[dict[str, Any]] = []
-
-    async def write(self, data: bytes) -> None:
-        self.lines.append(json.loads(data))
 
 
 async def _serve(server: MCPServer, stdin: bytes, *, time_limit: float, limit: int = 1024) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.client.stdio import StdioServerParameters
 
+from memory_core.mcp.stdio_wire import WireOut
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, USER_KEY, identity
 
 COMMAND = [sys.executable, "-m", "memory_core", "mcp"]
@@ -59,6 +60,16 @@ class Exchange:
 
     def answer(self, request_id: Any) -> dict[str, Any]:
         return next(a for a in self.answers if a.get("id") == request_id)
+
+
+class Collected(WireOut):
+    """An in-memory output for ``StdioFront.serve``: every line written, decoded."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+
+    async def write(self, data: bytes) -> None:
+        self.lines.append(json.loads(data))
 
 
 def initialize(request_id: int = 0, version: str = "2025-11-25") -> bytes:
