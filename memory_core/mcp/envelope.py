@@ -8,6 +8,9 @@ or broken message alike:
 - text that is not JSON is a parse error; JSON that is not a JSON-RPC message is
   an Invalid Request whose message names where and what is wrong, never the value
   found there (``envelope_error``);
+- a request whose id is not a string or an integer (null, a number with a fraction,
+  true, an object) is an Invalid Request answered with id null, as JSON-RPC 2.0 asks,
+  instead of passing for a notification that nobody answers (``BAD_REQUEST_ID``);
 - a request is answered within ``REQUEST_TIME_LIMIT_SECONDS``;
 - a missing or bad credential answers ``UNAUTHENTICATED``.
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcp_types import JSONRPCMessage, jsonrpc_message_adapter
+from mcp_types import JSONRPCMessage, JSONRPCNotification, jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from memory_core.wire import json_text
@@ -50,6 +53,9 @@ def jsonrpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
+BAD_REQUEST_ID = "Invalid Request: a request's id must be a string or an integer"
+"""Why a request with an unusable id is refused (the id itself is never echoed)."""
+
 NOT_JSON: Any = object()
 """What ``decode`` answers for text that is not (acceptable) JSON."""
 
@@ -73,13 +79,21 @@ def validate_envelope(decoded: Any) -> JSONRPCMessage | tuple[Any, str]:
     would echo a caller's secret back.
     """
     try:
-        return jsonrpc_message_adapter.validate_python(decoded, by_name=False)
+        message = jsonrpc_message_adapter.validate_python(decoded, by_name=False)
     except ValidationError as error:
         first = error.errors(include_input=False, include_url=False, include_context=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "message"
         return request_id_of(decoded), f"Invalid Request: not a JSON-RPC 2.0 message ({where}: {first['msg']})"
     except RecursionError:
         return None, "Invalid Request: the message is nested too deeply"
+    # The SDK's notification model ignores members it does not know, so a request whose id
+    # is null (MCP forbids it) or not a string or an integer validates as a notification and
+    # would go unanswered: the client waits for its timeout. A notification method keeps the
+    # SDKs' leniency (some clients send notifications with "id": null).
+    if (isinstance(message, JSONRPCNotification) and isinstance(decoded, dict) and "id" in decoded
+            and not message.method.startswith("notifications/")):
+        return None, BAD_REQUEST_ID
+    return message
 
 
 def envelope_error(decoded: Any) -> tuple[Any, str] | None:

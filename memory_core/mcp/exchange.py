@@ -39,6 +39,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import Scope
 
+from memory_core.mcp.envelope import request_id_of
+
 log = logging.getLogger("memory_core.mcp")
 
 @dataclass
@@ -91,7 +93,11 @@ class SingleExchange:
 
         ``headers``: the request's headers, names in lower case.
         """
-        if not isinstance(message, dict) or "id" not in message or not isinstance(message.get("method"), str):
+        # A usable id (a string or an integer), not merely an "id" member: a notification that
+        # carries "id": null is a notification, left to the SDK's own entry as the SDK reads it.
+        if not isinstance(message, dict) or request_id_of(message) is None:
+            return False
+        if not isinstance(message.get("method"), str):
             return False
         version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:

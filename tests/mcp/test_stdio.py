@@ -315,6 +315,25 @@ def test_hostile_lines_are_refused_and_the_stream_goes_on(shared: RunningServer,
     assert all(a.get("id") != 99 for a in result.answers)
 
 
+def test_a_request_with_a_null_or_fractional_id_is_answered_with_an_error(shared: RunningServer, instance_id: str) -> None:
+    """A request whose id is null or not an integer answers -32600 with id null (it is not a notification
+    to drop silently, which would leave the client waiting); the next request is served."""
+    env = stdio_env(_db(shared), _upn(), MEMORY_MCP_INSTANCE_ID=instance_id)
+    stdin = b"".join([
+        initialize(),
+        b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}\n',
+        b'{"jsonrpc":"2.0","id":2.5,"method":"tools/call","params":{"name":"get_memory","arguments":{}}}\n',
+        b'{"jsonrpc":"2.0","id":null,"method":"notifications/roots/list_changed"}\n',
+        tool_call(3, "get_memory", {"scope": "user"}),
+    ])
+    result = exchange(env, stdin)
+    assert result.returncode == 0, result.stderr
+    errors = [a for a in result.answers if "error" in a]
+    assert [(e["id"], e["error"]["code"]) for e in errors] == [(None, -32600), (None, -32600)]
+    assert all("id must be a string or an integer" in e["error"]["message"] for e in errors)
+    assert not result.answer(3)["result"]["isError"]
+
+
 def test_end_of_input_answers_what_was_read_then_exits_zero(shared: RunningServer, instance_id: str) -> None:
     """Requests sent just before the input closes are answered (and written) before the process exits 0."""
     upn = _upn()

@@ -184,6 +184,31 @@ def test_json_that_is_not_json_rpc_is_refused_without_echoing_values(core_server
     assert "SECRET" not in response.text and "input_value" not in response.text
 
 
+@pytest.mark.parametrize("request_id", [None, 1.5, True, {"token": "sk-live-SECRET-5"}, ["sk-live-SECRET-6"]])
+def test_a_request_whose_id_is_not_a_string_or_integer_is_refused_not_ignored(
+    core_server: RunningServer, request_id: object
+) -> None:
+    """A request with an id MCP does not allow answers 400 -32600 with id null, never echoing the id.
+
+    The SDK's notification model would take it for a notification (its unknown "id" member
+    ignored), answered by nothing: the client would wait for its timeout.
+    """
+    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}
+    response = _post(core_server, body, **{"MCP-Protocol-Version": "2025-11-25"})
+    assert response.status_code == 400
+    document = response.json()
+    assert document["id"] is None and document["error"]["code"] == -32600
+    assert "id must be a string or an integer" in document["error"]["message"]
+    assert "SECRET" not in response.text
+
+
+def test_a_notification_carrying_a_null_id_is_still_taken_as_a_notification(core_server: RunningServer) -> None:
+    """The SDKs accept a notification that carries "id": null (some clients send one); so does the front."""
+    body = {"jsonrpc": "2.0", "id": None, "method": "notifications/initialized"}
+    response = _post(core_server, body, **{"MCP-Protocol-Version": "2025-11-25"})
+    assert response.status_code == 202, response.text
+
+
 @pytest.mark.anyio
 async def test_a_request_that_outlives_the_bound_is_answered_and_cancelled() -> None:
     """Past the time limit the request answers 503 (JSON-RPC internal error, its id) and the work is cancelled."""
