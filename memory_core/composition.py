@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
+from memory_core.domain.views import DeletionMode
 from memory_core.edge.names import AppNames
 from memory_core.identity import Authenticator, build_authenticator
 
-if TYPE_CHECKING:  # pydantic-settings and the MCP SDK load on first use, not at import (cold start)
+if TYPE_CHECKING:  # pydantic-settings, the MCP SDK and the service's read machinery load on first use (cold start)
+    from memory_core.domain.service import MemoryService
     from memory_core.mcp.backend import MemoryBackend
     from memory_core.mcp.transport import FunctionsMcpEndpoint
     from memory_core.settings import Settings
@@ -66,6 +67,7 @@ def build_store(settings: Settings) -> MemoryStore:
 def build_runtime(settings: Settings, *, listen_address: str | None = None, stdio: bool = False) -> Runtime:
     """Everything from ``settings``. ``listen_address``: where `serve` listens (local mode needs loopback);
     ``stdio``: this process serves MCP over stdio (`python -m memory_core mcp`, local mode accepted)."""
+    from memory_core.domain.service import MemoryService
     from memory_core.secrets import SecretScanner
 
     # before the store: a refused identity setting opens nothing

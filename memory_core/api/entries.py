@@ -10,8 +10,8 @@ from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope
 from memory_core.domain.modes import OFF_READ_NOTICE
-from memory_core.domain.service import PendingDeletion
 from memory_core.domain.sharing import SharingPolicy
+from memory_core.domain.views import PendingDeletion
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response, not_stored
 from memory_core.wire.custody import (
     AuditQuery,

@@ -16,7 +16,7 @@ from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, InvalidCallerId, caller_upn
 from memory_core.domain.models import Scope
 from memory_core.domain.overview import request_entry_count
-from memory_core.domain.service import PendingDeletion
+from memory_core.domain.views import PendingDeletion
 from memory_core.edge import SMALL_BODY_BYTES, Access, Call, EndpointSpec, endpoint, json_response
 from memory_core.wire.custody import (
     AgentSettingsBody,

@@ -12,8 +12,8 @@ import azure.functions as func
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope
 from memory_core.domain.modes import OFF_READ_NOTICE
-from memory_core.domain.service import PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
+from memory_core.domain.views import PendingDeletion, WriteOptions
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response, not_stored
 from memory_core.wire.custody import PendingDeletionResponse
 from memory_core.wire.memory import (

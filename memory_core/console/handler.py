@@ -22,12 +22,15 @@ import json
 import threading
 from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import azure.functions as func
 
 from memory_core.edge import Access, Call, EndpointSpec, endpoint
-from memory_core.settings import Settings
+
+if TYPE_CHECKING:  # pydantic-settings loads with the composition root, not with the routes (cold start)
+    from memory_core.settings import Settings
 
 _TYPES = {
     ".html": "text/html; charset=utf-8",

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_core.domain import memory_paths as texts
 from memory_core.domain.audit import AuditAction
@@ -56,8 +56,11 @@ from memory_core.domain.memory_files import (
 from memory_core.domain.memory_paths import parse_path
 from memory_core.domain.models import ProfileKey, Scope, sha256_hex
 from memory_core.domain.records import Partition, Record
-from memory_core.domain.service import MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.store import MemoryStore
+from memory_core.domain.views import PendingDeletion, WriteOptions
+
+if TYPE_CHECKING:  # the service's read machinery loads with the composition root, not with the routes (cold start)
+    from memory_core.domain.service import MemoryService
 
 FILE_TAG = "memory-file"
 MAX_FILES = 2000

@@ -22,7 +22,7 @@ that URL, which the MCP spec has clients use before any well-known guess.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import azure.functions as func
@@ -30,7 +30,9 @@ import azure.functions as func
 from memory_core.domain.errors import NotFound
 from memory_core.edge import Access, Call, EndpointSpec, endpoint
 from memory_core.identity.modes import AuthMode
-from memory_core.settings import Settings
+
+if TYPE_CHECKING:  # pydantic-settings loads with the composition root, not with the routes (cold start)
+    from memory_core.settings import Settings
 
 METADATA_ROUTE = ".well-known/oauth-protected-resource/mcp"
 """The route (under the Functions route prefix) of the MCP endpoint's resource metadata."""

@@ -13,7 +13,7 @@ from memory_core.domain.deletion import DeletionRequest
 from memory_core.domain.models import MemoryEntry
 from memory_core.domain.paging import MAX_PAGE_SIZE, MAX_TOKEN_CHARS, Page
 from memory_core.domain.search import SearchHit
-from memory_core.domain.service import PendingDeletion
+from memory_core.domain.views import PendingDeletion
 from memory_core.wire.memory import AgentObjectId, ReadScope, SharingName, WriteScope
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from memory_core.domain.models import Scope, Share
-from memory_core.domain.service import ImportMode, MemoryView
+from memory_core.domain.views import ImportMode, MemoryView
 from memory_core.wire.budget import MAX_BUDGET_CHARS, BudgetModel, omission_notice
 
 INSTANCE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
