@@ -15,6 +15,16 @@ Run from the project root:
   (composition root, store schema, identity) and then the first MCP
   ``tools/call`` (the MCP SDK loads here) are timed, ``--runs`` times.
 
+- the deployed package: the app zipped as ``infra/deploy.sh`` zips it (``infra/lib/helpers.py
+  package``), with its bytecode for this Python and without it, each unzipped to a folder that a
+  new interpreter never writes to (``PYTHONDONTWRITEBYTECODE``, as on Flex Consumption's read-only
+  mount of the package). In each, ``--runs`` new processes time ``import function_app``, then
+  the first REST get and the first MCP ``tools/call`` handed to the functions themselves (the
+  composition root, the SQLite schema and every lazy import; no socket, no Functions host).
+
+Every import is timed with ``PYTHONDONTWRITEBYTECODE=1``, so a run never leaves bytecode behind
+for the next one to find: the working tree's rows include compiling what has no ``__pycache__``.
+
 Targets (issue #15): import under 0.3 s; first request under 1 s on the embedded store.
 """
 
@@ -29,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,20 +55,79 @@ PROBE = (
 )
 
 
+# In a new interpreter in an unzipped package: import, then the first REST get and the first MCP
+# tools/call through the functions, as the Functions worker hands them requests.
+FIRST_CALLS = r"""
+import asyncio, json, os, sys, time
+sys.path.insert(0, os.getcwd())
+start = time.perf_counter()
+import function_app
+imported = time.perf_counter() - start
+import azure.functions as func
+from memory_core.api import rest
+from memory_core.local.host import InvocationContext
+from memory_core.mcp import transport
+headers = {"x-api-key": os.environ["MEMORY_API_KEYS"], "x-user-identity": sys.argv[1], "host": "127.0.0.1"}
+start = time.perf_counter()
+answer = rest.get_memory(func.HttpRequest("GET", "http://127.0.0.1/api/instances/cold/memory", headers=headers,
+                                          params={"scope": "user"}, route_params={"instanceId": "cold"}, body=b""))
+assert answer.status_code == 200, answer.get_body()
+rest_seconds = time.perf_counter() - start
+call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_memory", "arguments": {"scope": "user"}}}
+mcp_headers = {**headers, "content-type": "application/json", "accept": "application/json, text/event-stream",
+               "mcp-protocol-version": "2025-11-25", "x-instance-id": "cold"}
+start = time.perf_counter()
+answer = asyncio.run(transport.mcp(func.HttpRequest("POST", "http://127.0.0.1/api/mcp", headers=mcp_headers,
+                                                    body=json.dumps(call).encode()), InvocationContext("1", "mcp")))
+assert answer.status_code == 200 and b'"isError":false' in answer.get_body().replace(b" ", b""), answer.get_body()
+print(imported, rest_seconds, time.perf_counter() - start)
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "COSMOS_"))}
+    env.update({"PYTHONDONTWRITEBYTECODE": "1", **extra})
+    return env
+
+
 def import_seconds(root: Path = ROOT) -> tuple[float, float]:
     """(wall, CPU) seconds of ``import function_app`` in a fresh interpreter in ``root``."""
-    result = subprocess.run([sys.executable, "-c", PROBE], cwd=root, capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=root, env=_env(), capture_output=True, text=True,
+                            check=True)
     wall, cpu = result.stdout.split()
     return float(wall), float(cpu)
+
+
+def unzipped_package(bytecode: bool) -> Path:
+    """The app as ``infra/deploy.sh`` packages it (with bytecode for this Python, or none), unzipped."""
+    folder = Path(tempfile.mkdtemp(prefix="memory-bench-package-"))
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    subprocess.run([sys.executable, "-S", str(ROOT / "infra" / "lib" / "helpers.py"), "package",
+                    *(["--python", version] if bytecode else []), str(ROOT), str(folder / "app.zip"),
+                    "function_app.py", "host.json", "requirements.txt", "memory_core"],
+                   check=True, capture_output=True)
+    with zipfile.ZipFile(folder / "app.zip") as package:
+        package.extractall(folder / "app")
+    return folder / "app"
+
+
+def first_calls(app: Path) -> tuple[float, float, float]:
+    """(import, first REST get, first MCP tools/call) seconds of a new process in the unzipped ``app``."""
+    data = Path(tempfile.mkdtemp(prefix="memory-bench-cold-"))
+    env = _env(MEMORY_SQLITE_PATH=str(data / "memory.sqlite3"), MEMORY_API_KEYS=USER_KEY,
+               MEMORY_DEFAULT_INSTANCE_ID="cold", WEBSITE_HOSTNAME="")
+    result = subprocess.run([sys.executable, "-c", FIRST_CALLS, identity("cold@contoso.com")], cwd=app, env=env,
+                            capture_output=True, text=True, check=True)
+    imported, rest, mcp = result.stdout.split()
+    return float(imported), float(rest), float(mcp)
 
 
 def first_requests() -> tuple[float, float]:
     """(first REST get, first MCP tools/call) on a fresh server process, in seconds."""
     tmp = Path(tempfile.mkdtemp(prefix="memory-bench-cold-"))
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "COSMOS_"))}
-    env.update({"MEMORY_SQLITE_PATH": str(tmp / "memory.sqlite3"), "MEMORY_API_KEYS": USER_KEY,
-                "MEMORY_DEFAULT_INSTANCE_ID": "cold", "WEBSITE_HOSTNAME": ""})
+    env = _env(MEMORY_SQLITE_PATH=str(tmp / "memory.sqlite3"), MEMORY_API_KEYS=USER_KEY,
+               MEMORY_DEFAULT_INSTANCE_ID="cold", WEBSITE_HOSTNAME="")
     process = subprocess.Popen(
         [sys.executable, "-m", "memory_core", "serve", "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -101,11 +171,15 @@ def main() -> None:
         baseline_root = Path(tempfile.mkdtemp(prefix="memory-bench-baseline-"))
         archive = subprocess.run(["git", "archive", args.baseline], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(baseline_root)], input=archive, check=True)
+    packages = {"with its bytecode": unzipped_package(bytecode=True), "without bytecode": unzipped_package(bytecode=False)}
     imports, baseline = [], []
+    deployed: dict[str, list[tuple[float, float, float]]] = {name: [] for name in packages}
     for _ in range(args.runs):
         imports.append(import_seconds())
         if baseline_root is not None:
             baseline.append(import_seconds(baseline_root))
+        for name, app in packages.items():
+            deployed[name].append(first_calls(app))
     firsts = [first_requests() for _ in range(args.runs)]
     rest = [f[0] for f in firsts]
     mcp = [f[1] for f in firsts]
@@ -120,6 +194,11 @@ def main() -> None:
                  (f"`import function_app` at {args.baseline}, CPU time", [c for _, c in baseline], "")]
     rows += [("first REST get on a fresh server (SQLite)", rest, "< 1 s"),
              ("then its first MCP tools/call (SDK loads)", mcp, "")]
+    for name, samples in deployed.items():
+        rows += [(f"package {name}: `import function_app`", [i for i, _, _ in samples], "< 0.3 s"),
+                 (f"package {name}: then the first REST get (SQLite)", [r for _, r, _ in samples], ""),
+                 (f"package {name}: import and first REST get", [i + r for i, r, _ in samples], "< 1 s"),
+                 (f"package {name}: then the first MCP tools/call", [m for _, _, m in samples], "")]
     for label, samples, target in rows:
         print(f"| {label} | {statistics.median(samples):.3f} | {min(samples):.3f} | {max(samples):.3f} | {target} |")
 

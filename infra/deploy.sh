@@ -267,7 +267,7 @@ ensure_role "$STORAGE_BLOB_DATA_OWNER_ROLE" "$storage_id" "Storage Blob Data Own
 ensure_role "$MONITORING_METRICS_PUBLISHER_ROLE" "$appinsights_id" "Monitoring Metrics Publisher on $APP_INSIGHTS"
 
 # ----------------------------------------------------------------------------- function app
-step "Function app $FUNCTION_APP (Flex Consumption, Python 3.11)"
+step "Function app $FUNCTION_APP (Flex Consumption, Python $APP_PYTHON_VERSION)"
 if az_show functionapp show --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP"; then
   app_identities=$(printf '%s' "$AZ_OUT" | helper user-identities)
   app_host=$(jget defaultHostName "$FUNCTION_APP.azurewebsites.net")
@@ -284,7 +284,7 @@ else
   # --deployment-storage-auth-value takes the identity's resource id (az functionapp create reference).
   az_run functionapp create --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP" \
     --storage-account "$STORAGE_ACCOUNT" --flexconsumption-location "$LOCATION" \
-    --runtime python --runtime-version 3.11 --functions-version 4 \
+    --runtime python --runtime-version "$APP_PYTHON_VERSION" --functions-version 4 \
     --instance-memory "$FUNCTION_INSTANCE_MEMORY" --maximum-instance-count "$FUNCTION_MAX_INSTANCES" \
     --app-insights "$APP_INSIGHTS" --assign-identity "$identity_id" \
     --deployment-storage-auth-type UserAssignedIdentity --deployment-storage-auth-value "$identity_id" --https-only true
@@ -424,7 +424,7 @@ if (( deploy_code )); then
   step "Code package from $app_dir"
   read -r -a package_entries <<<"$PACKAGE_INCLUDE"
   package="$TMP_DIR/app.zip"
-  if package_sha=$(helper package "$app_dir" "$package" "${package_entries[@]}"); then
+  if package_sha=$(helper package --python "$APP_PYTHON_VERSION" "$app_dir" "$package" "${package_entries[@]}"); then
     :
   elif (( WHAT_IF )); then
     package_sha="<sha256 of the package>"

@@ -42,6 +42,8 @@ TENANT_KEYS=(
   "${IDENTITY_SETTINGS[@]}"
 )
 
+# The Functions Python version the app runs on; the package carries bytecode made by this version.
+APP_PYTHON_VERSION="3.11"
 # Cosmos DB Built-in Data Contributor (data plane).
 COSMOS_DATA_CONTRIBUTOR_ROLE="00000000-0000-0000-0000-000000000002"
 # Storage Blob Data Owner (Azure RBAC): identity-based AzureWebJobsStorage and deployment storage.

@@ -332,23 +332,93 @@ def _iter_package_files(app_dir, includes: list[str]):
                 yield Path(root) / name
 
 
+# Run by the app's Python version: bytecode for each module, beside it as the import system looks
+# for it. Checked against the source's hash, not its modification time, which unzipping does not
+# keep; made with a fixed hash seed, since set constants are ordered by string hashes and the zip
+# must stay byte-identical for identical sources.
+_COMPILE_BYTECODE = r"""
+import importlib.util, os, py_compile, sys
+app_dir, out_dir = sys.argv[1], sys.argv[2]
+for source in sys.argv[3:]:
+    cached = importlib.util.cache_from_source(source)
+    try:
+        py_compile.compile(os.path.join(app_dir, source), cfile=os.path.join(out_dir, cached), dfile=source,
+                           doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    except py_compile.PyCompileError as error:
+        sys.exit(error.msg)
+    print(cached)
+"""
+
+
+def _python_for(version: str) -> str | None:
+    """An interpreter of ``version`` ("3.11"): this one, or a pythonX.Y on PATH that runs as that
+    version (a version manager's shim may not); None without one."""
+    import shutil
+    import subprocess
+
+    if f"{sys.version_info[0]}.{sys.version_info[1]}" == version:
+        return sys.executable
+    found = shutil.which(f"python{version}")
+    if found is None:
+        return None
+    probe = subprocess.run([found, "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                           capture_output=True, text=True)
+    return found if probe.returncode == 0 and probe.stdout.strip() == version else None
+
+
+def _bytecode(version: str, app_dir, sources: list[str]) -> dict[str, bytes]:
+    """The bytecode of ``sources`` (paths relative to ``app_dir``) for Python ``version``, by package path.
+
+    Empty, with a note on stderr, when no such interpreter is here: the package then works as
+    before, and each new instance compiles the app's modules as it imports them.
+    """
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    python = _python_for(version)
+    if python is None:
+        print(f"helpers.py: no Python {version} here (python{version} on PATH): the package carries no bytecode, "
+              "so each new instance compiles the app's modules as it imports them", file=sys.stderr)
+        return {}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPYCACHEPREFIX", "PYTHONOPTIMIZE")}
+    env["PYTHONHASHSEED"] = "0"
+    with tempfile.TemporaryDirectory() as out:
+        done = subprocess.run([python, "-S", "-c", _COMPILE_BYTECODE, str(app_dir), out, *sources],
+                              env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            _die(f"could not compile the app with Python {version}:\n{done.stderr.strip()}")
+        return {cached: (Path(out) / cached).read_bytes() for cached in done.stdout.split()}
+
+
 def cmd_package(args: list[str]) -> None:
-    """package APP_DIR OUT_ZIP ENTRY...: deterministic zip of the app; prints its SHA-256."""
+    """package [--python X.Y] APP_DIR OUT_ZIP ENTRY...: deterministic zip of the app; prints its SHA-256.
+
+    With ``--python``, each ``.py`` file's bytecode for that version goes beside it
+    (``__pycache__/NAME.cpython-XY.pyc``): Flex Consumption runs the app from its package, read-only,
+    so Python could never cache what it compiles, and every new instance would compile every module.
+    """
     import hashlib
     import zipfile
     from pathlib import Path
 
+    version = None
+    if args[:1] == ["--python"]:
+        version, args = args[1], args[2:]
     app_dir, out_zip, includes = Path(args[0]).resolve(), Path(args[1]), args[2:]
     for required in ("function_app.py", "host.json", "requirements.txt"):
         if not (app_dir / required).is_file():
             _die(f"{required} not found in {app_dir}: is --app-dir the repository root?")
-    files = sorted(set(_iter_package_files(app_dir, includes)))
+    contents = {path.relative_to(app_dir).as_posix(): path.read_bytes()
+                for path in set(_iter_package_files(app_dir, includes))}
+    if version:
+        contents.update(_bytecode(version, app_dir, sorted(name for name in contents if name.endswith(".py"))))
     with zipfile.ZipFile(out_zip, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for path in files:
-            info = zipfile.ZipInfo(path.relative_to(app_dir).as_posix(), date_time=ZIP_EPOCH)
+        for name in sorted(contents):
+            info = zipfile.ZipInfo(name, date_time=ZIP_EPOCH)
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, path.read_bytes())
+            zf.writestr(info, contents[name])
     print(hashlib.sha256(out_zip.read_bytes()).hexdigest())
 
 

@@ -7,6 +7,7 @@ what was created in a state file so that a second run sees the first one's work.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -355,12 +356,22 @@ def test_missing_role_assignment_is_restored(deployed):
 
 
 # ------------------------------------------------------------------------------- package
-def test_package_holds_the_app_and_nothing_else(deployed_twice):
-    """The zip has function_app.py, host.json, requirements.txt and memory_core/, without tests,
-    docs, bytecode or local.settings.json."""
+def test_package_holds_the_app_its_bytecode_and_nothing_else(deployed_twice):
+    """The zip has function_app.py, host.json, requirements.txt and memory_core/, each module's
+    bytecode for the app's Python (3.11) beside it, and no tests, docs, local bytecode or
+    local.settings.json (tests/infra/test_infra_package.py runs the real app from such a package)."""
     with zipfile.ZipFile(deployed_twice["azure"].deployed_zip) as zf:
         names = sorted(zf.namelist())
-    assert names == ["function_app.py", "host.json", "memory_core/__init__.py", "memory_core/store.py", "requirements.txt"]
+    assert names == [
+        "__pycache__/function_app.cpython-311.pyc", "function_app.py", "host.json",
+        "memory_core/__init__.py", "memory_core/__pycache__/__init__.cpython-311.pyc",
+        "memory_core/__pycache__/store.cpython-311.pyc", "memory_core/store.py", "requirements.txt",
+    ]
+    with zipfile.ZipFile(deployed_twice["azure"].deployed_zip) as zf:
+        shipped = zf.read("memory_core/__pycache__/store.cpython-311.pyc")
+    # compiled by the package step (the app folder's own "compiled" placeholder is left out), checked by hash
+    assert shipped[:4] == importlib.util.MAGIC_NUMBER
+    assert int.from_bytes(shipped[4:8], "little") == 0b11
 
 
 def test_package_is_deployed_with_remote_build(deployed_twice):
