@@ -10,6 +10,7 @@ listens on, or stdio under `mcp`).
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # pydantic-settings, the MCP SDK and the service's read machi
     from memory_core.domain.service import MemoryService
     from memory_core.mcp.backend import MemoryBackend
     from memory_core.mcp.transport import FunctionsMcpEndpoint
+    from memory_core.secrets import SecretFinding, SecretScanner
     from memory_core.settings import Settings
 
 
@@ -53,6 +55,30 @@ _lock = threading.Lock()
 _process = _Process()
 
 
+class ScannerOnFirstScan:
+    """The process's ``SecretScanner``, built by the first scan (the first write), not by the first request.
+
+    Its detectors load detect-secrets and, through it, requests: about 0.1 s that an instance
+    serving only reads never needs (cold start, docs/performance.md). Every scan scans as the
+    scanner does; concurrent first scans build it once.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scanner: SecretScanner | None = None
+
+    def scan(self, text: str) -> Sequence[SecretFinding]:
+        scanner = self._scanner
+        if scanner is None:
+            with self._lock:
+                if self._scanner is None:
+                    from memory_core.secrets import SecretScanner
+
+                    self._scanner = SecretScanner()
+                scanner = self._scanner
+        return scanner.scan(text)
+
+
 def build_store(settings: Settings) -> MemoryStore:
     """The store that settings select. The Cosmos adapter is imported only when chosen."""
     if settings.memory_store == "cosmos":
@@ -68,7 +94,6 @@ def build_runtime(settings: Settings, *, listen_address: str | None = None, stdi
     """Everything from ``settings``. ``listen_address``: where `serve` listens (local mode needs loopback);
     ``stdio``: this process serves MCP over stdio (`python -m memory_core mcp`, local mode accepted)."""
     from memory_core.domain.service import MemoryService
-    from memory_core.secrets import SecretScanner
 
     # before the store: a refused identity setting opens nothing
     auth = build_authenticator(settings, listen_address=listen_address, stdio=stdio)
@@ -80,7 +105,7 @@ def build_runtime(settings: Settings, *, listen_address: str | None = None, stdi
             store,
             max_write_bytes=settings.memory_max_write_bytes,
             deletion_mode=DeletionMode(settings.memory_deletion_mode),
-            scanner=SecretScanner(),
+            scanner=ScannerOnFirstScan(),
             default_sharing=SharingPolicy(settings.memory_sharing_default_policy),
             allow_sharing_override=settings.memory_sharing_allow_override,
             audit_retention=_days(settings.memory_audit_retention_days),
