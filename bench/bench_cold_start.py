@@ -8,8 +8,8 @@ Run from the project root:
   (interpreter start-up excluded), ``--runs`` times, in wall-clock and in CPU
   time (the CPU figure is what a loaded, shared machine distorts least); what
   Azure Functions pays per instance before it can index the app. ``--baseline
-  <commit>`` times the same import at another commit (extracted with ``git
-  archive``) in the same run, interleaved.
+  <commit>`` times the same import, and that commit's package with its bytecode,
+  at another commit (extracted with ``git archive``) in the same run, interleaved.
 - first request: ``python -m memory_core serve`` on a fresh SQLite file; once
   its port accepts connections (no request sent before), the first REST get
   (composition root, store schema, identity) and then the first MCP
@@ -19,8 +19,9 @@ Run from the project root:
   package``), with its bytecode for this Python and without it, each unzipped to a folder that a
   new interpreter never writes to (``PYTHONDONTWRITEBYTECODE``, as on Flex Consumption's read-only
   mount of the package). In each, ``--runs`` new processes time ``import function_app``, then
-  the first REST get and the first MCP ``tools/call`` handed to the functions themselves (the
-  composition root, the SQLite schema and every lazy import; no socket, no Functions host).
+  the first REST get, the first MCP ``tools/call`` and the first REST append handed to the functions
+  themselves (the composition root, the SQLite schema and every lazy import, the secret detectors
+  with the append; no socket, no Functions host).
 
 Every import is timed with ``PYTHONDONTWRITEBYTECODE=1``, so a run never leaves bytecode behind
 for the next one to find: the working tree's rows include compiling what has no ``__pycache__``.
@@ -55,8 +56,8 @@ PROBE = (
 )
 
 
-# In a new interpreter in an unzipped package: import, then the first REST get and the first MCP
-# tools/call through the functions, as the Functions worker hands them requests.
+# In a new interpreter in an unzipped package: import, then the first REST get, the first MCP
+# tools/call and the first REST append through the functions, as the Functions worker hands them requests.
 FIRST_CALLS = r"""
 import asyncio, json, os, sys, time
 sys.path.insert(0, os.getcwd())
@@ -80,7 +81,14 @@ start = time.perf_counter()
 answer = asyncio.run(transport.mcp(func.HttpRequest("POST", "http://127.0.0.1/api/mcp", headers=mcp_headers,
                                                     body=json.dumps(call).encode()), InvocationContext("1", "mcp")))
 assert answer.status_code == 200 and b'"isError":false' in answer.get_body().replace(b" ", b""), answer.get_body()
-print(imported, rest_seconds, time.perf_counter() - start)
+mcp_seconds = time.perf_counter() - start
+append = {"scope": "user", "content_markdown": "- prefers green tea"}
+start = time.perf_counter()
+answer = rest.append_memory(func.HttpRequest("POST", "http://127.0.0.1/api/instances/cold/memory/append",
+                                             headers={**headers, "content-type": "application/json"},
+                                             route_params={"instanceId": "cold"}, body=json.dumps(append).encode()))
+assert answer.status_code == 200, answer.get_body()
+print(imported, rest_seconds, mcp_seconds, time.perf_counter() - start)
 """
 
 
@@ -98,12 +106,12 @@ def import_seconds(root: Path = ROOT) -> tuple[float, float]:
     return float(wall), float(cpu)
 
 
-def unzipped_package(bytecode: bool) -> Path:
-    """The app as ``infra/deploy.sh`` packages it (with bytecode for this Python, or none), unzipped."""
+def unzipped_package(bytecode: bool, root: Path = ROOT) -> Path:
+    """The app in ``root`` as ``infra/deploy.sh`` packages it (with bytecode for this Python, or none), unzipped."""
     folder = Path(tempfile.mkdtemp(prefix="memory-bench-package-"))
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     subprocess.run([sys.executable, "-S", str(ROOT / "infra" / "lib" / "helpers.py"), "package",
-                    *(["--python", version] if bytecode else []), str(ROOT), str(folder / "app.zip"),
+                    *(["--python", version] if bytecode else []), str(root), str(folder / "app.zip"),
                     "function_app.py", "host.json", "requirements.txt", "memory_core"],
                    check=True, capture_output=True)
     with zipfile.ZipFile(folder / "app.zip") as package:
@@ -111,15 +119,16 @@ def unzipped_package(bytecode: bool) -> Path:
     return folder / "app"
 
 
-def first_calls(app: Path) -> tuple[float, float, float]:
-    """(import, first REST get, first MCP tools/call) seconds of a new process in the unzipped ``app``."""
+def first_calls(app: Path) -> tuple[float, float, float, float]:
+    """(import, first REST get, first MCP tools/call, first REST append) seconds of a new process in the
+    unzipped ``app``."""
     data = Path(tempfile.mkdtemp(prefix="memory-bench-cold-"))
     env = _env(MEMORY_SQLITE_PATH=str(data / "memory.sqlite3"), MEMORY_API_KEYS=USER_KEY,
                MEMORY_DEFAULT_INSTANCE_ID="cold", WEBSITE_HOSTNAME="")
     result = subprocess.run([sys.executable, "-c", FIRST_CALLS, identity("cold@contoso.com")], cwd=app, env=env,
                             capture_output=True, text=True, check=True)
-    imported, rest, mcp = result.stdout.split()
-    return float(imported), float(rest), float(mcp)
+    imported, rest, mcp, append = result.stdout.split()
+    return float(imported), float(rest), float(mcp), float(append)
 
 
 def first_requests() -> tuple[float, float]:
@@ -164,7 +173,7 @@ def first_requests() -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--baseline", help="a commit to time the import of as well, e.g. the one before a change")
+    parser.add_argument("--baseline", help="a commit to time the import and the package of as well, e.g. the one before a change")
     args = parser.parse_args()
     baseline_root = None
     if args.baseline:
@@ -172,8 +181,10 @@ def main() -> None:
         archive = subprocess.run(["git", "archive", args.baseline], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(baseline_root)], input=archive, check=True)
     packages = {"with its bytecode": unzipped_package(bytecode=True), "without bytecode": unzipped_package(bytecode=False)}
+    if baseline_root is not None:
+        packages[f"at {args.baseline}, with its bytecode"] = unzipped_package(bytecode=True, root=baseline_root)
     imports, baseline = [], []
-    deployed: dict[str, list[tuple[float, float, float]]] = {name: [] for name in packages}
+    deployed: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name in packages}
     for _ in range(args.runs):
         imports.append(import_seconds())
         if baseline_root is not None:
@@ -195,10 +206,11 @@ def main() -> None:
     rows += [("first REST get on a fresh server (SQLite)", rest, "< 1 s"),
              ("then its first MCP tools/call (SDK loads)", mcp, "")]
     for name, samples in deployed.items():
-        rows += [(f"package {name}: `import function_app`", [i for i, _, _ in samples], "< 0.3 s"),
-                 (f"package {name}: then the first REST get (SQLite)", [r for _, r, _ in samples], ""),
-                 (f"package {name}: import and first REST get", [i + r for i, r, _ in samples], "< 1 s"),
-                 (f"package {name}: then the first MCP tools/call", [m for _, _, m in samples], "")]
+        rows += [(f"package {name}: `import function_app`", [s[0] for s in samples], "< 0.3 s"),
+                 (f"package {name}: then the first REST get (SQLite)", [s[1] for s in samples], ""),
+                 (f"package {name}: import and first REST get", [s[0] + s[1] for s in samples], "< 1 s"),
+                 (f"package {name}: then the first MCP tools/call", [s[2] for s in samples], ""),
+                 (f"package {name}: then the first REST append", [s[3] for s in samples], "")]
     for label, samples, target in rows:
         print(f"| {label} | {statistics.median(samples):.3f} | {min(samples):.3f} | {max(samples):.3f} | {target} |")
 
