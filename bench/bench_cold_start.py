@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx
 
+from tests.infra.infra_support import build_package
 from tests.support.local_server import USER_KEY, free_port, identity
 
 PROBE = (
@@ -106,14 +107,19 @@ def import_seconds(root: Path = ROOT) -> tuple[float, float]:
     return float(wall), float(cpu)
 
 
+def _cold_env(data: Path) -> dict[str, str]:
+    """A new process's environment: its own SQLite file in ``data``, the bench's key and instance."""
+    return _env(MEMORY_SQLITE_PATH=str(data / "memory.sqlite3"), MEMORY_API_KEYS=USER_KEY,
+                MEMORY_DEFAULT_INSTANCE_ID="cold", WEBSITE_HOSTNAME="")
+
+
 def unzipped_package(bytecode: bool, root: Path = ROOT) -> Path:
     """The app in ``root`` as ``infra/deploy.sh`` packages it (with bytecode for this Python, or none), unzipped."""
     folder = Path(tempfile.mkdtemp(prefix="memory-bench-package-"))
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    subprocess.run([sys.executable, "-S", str(ROOT / "infra" / "lib" / "helpers.py"), "package",
-                    *(["--python", version] if bytecode else []), str(root), str(folder / "app.zip"),
-                    "function_app.py", "host.json", "requirements.txt", "memory_core"],
-                   check=True, capture_output=True)
+    built = build_package(folder / "app.zip", *(["--python", version] if bytecode else []), app_dir=root)
+    if built.returncode != 0:
+        raise RuntimeError(f"could not package {root}: {built.stderr}")
     with zipfile.ZipFile(folder / "app.zip") as package:
         package.extractall(folder / "app")
     return folder / "app"
@@ -122,9 +128,7 @@ def unzipped_package(bytecode: bool, root: Path = ROOT) -> Path:
 def first_calls(app: Path) -> tuple[float, float, float, float]:
     """(import, first REST get, first MCP tools/call, first REST append) seconds of a new process in the
     unzipped ``app``."""
-    data = Path(tempfile.mkdtemp(prefix="memory-bench-cold-"))
-    env = _env(MEMORY_SQLITE_PATH=str(data / "memory.sqlite3"), MEMORY_API_KEYS=USER_KEY,
-               MEMORY_DEFAULT_INSTANCE_ID="cold", WEBSITE_HOSTNAME="")
+    env = _cold_env(Path(tempfile.mkdtemp(prefix="memory-bench-cold-")))
     result = subprocess.run([sys.executable, "-c", FIRST_CALLS, identity("cold@contoso.com")], cwd=app, env=env,
                             capture_output=True, text=True, check=True)
     imported, rest, mcp, append = result.stdout.split()
@@ -135,8 +139,7 @@ def first_requests() -> tuple[float, float]:
     """(first REST get, first MCP tools/call) on a fresh server process, in seconds."""
     tmp = Path(tempfile.mkdtemp(prefix="memory-bench-cold-"))
     port = free_port()
-    env = _env(MEMORY_SQLITE_PATH=str(tmp / "memory.sqlite3"), MEMORY_API_KEYS=USER_KEY,
-               MEMORY_DEFAULT_INSTANCE_ID="cold", WEBSITE_HOSTNAME="")
+    env = _cold_env(tmp)
     process = subprocess.Popen(
         [sys.executable, "-m", "memory_core", "serve", "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

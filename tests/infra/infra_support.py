@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 INFRA = REPO / "infra"
 FAKE_AZ = Path(__file__).resolve().with_name("fake_az.py")
+HELPERS = INFRA / "lib" / "helpers.py"
+# What deploy.sh packages when a tenant file names nothing else (PACKAGE_INCLUDE's default in common.sh).
+PACKAGE_ENTRIES = tuple(
+    re.search(r'PACKAGE_INCLUDE:=([^}"]*)', (INFRA / "lib" / "common.sh").read_text()).group(1).split()
+)
 
 # Command words that change something in Azure.
 CHANGING_WORDS = {"create", "assign", "update", "set", "delete", "config-zip", "deploy", "regenerate"}
@@ -152,3 +158,11 @@ class AzureEnv:
         """Indexes of the recorded calls whose command words are exactly `words`."""
         calls = self.calls() if calls is None else calls
         return [i for i, argv in enumerate(calls) if command_words(argv) == list(words) and "--help" not in argv]
+
+
+def build_package(out: Path, *python: str, app_dir: Path = REPO, hash_seed: str = "0") -> subprocess.CompletedProcess[str]:
+    """``helpers.py package [--python X.Y]`` of ``app_dir``'s default entries into ``out``, as deploy.sh runs it
+    (``hash_seed``: the helper's own PYTHONHASHSEED)."""
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    return subprocess.run([sys.executable, "-S", str(HELPERS), "package", *python, str(app_dir), str(out), *PACKAGE_ENTRIES],
+                          env=env, capture_output=True, text=True, timeout=120)

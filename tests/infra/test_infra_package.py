@@ -19,10 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.infra.infra_support import INFRA, REPO
+from tests.infra.infra_support import REPO, build_package
 
-HELPERS = INFRA / "lib" / "helpers.py"
-ENTRIES = ("function_app.py", "host.json", "requirements.txt", "memory_core")
 VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 # Imports the app and then every module of memory_core (the lazily loaded ones too), and prints the
@@ -45,14 +43,8 @@ print(json.dumps({"functions": len(function_app.app.get_functions()),
 """
 
 
-def package(out: Path, *python: str, app_dir: Path = REPO, hash_seed: str = "0") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    return subprocess.run([sys.executable, "-S", str(HELPERS), "package", *python, str(app_dir), str(out), *ENTRIES],
-                          env=env, capture_output=True, text=True, timeout=120)
-
-
 def unzipped(tmp_path: Path, *python: str) -> Path:
-    done = package(tmp_path / "app.zip", *python)
+    done = build_package(tmp_path / "app.zip", *python)
     assert done.returncode == 0, done.stderr
     with zipfile.ZipFile(tmp_path / "app.zip") as zf:
         zf.extractall(tmp_path / "app")
@@ -98,8 +90,8 @@ def test_an_edited_module_runs_its_source_not_the_shipped_bytecode(tmp_path: Pat
 def test_the_package_is_the_same_bytes_whatever_the_hash_seed(tmp_path: Path) -> None:
     """Set constants are ordered by string hashes; the bytecode is made with a fixed seed, so the
     package (and MEMORY_PACKAGE_SHA256, which decides whether deploy.sh redeploys) changes only with the code."""
-    first = package(tmp_path / "a.zip", "--python", VERSION, hash_seed="1")
-    second = package(tmp_path / "b.zip", "--python", VERSION, hash_seed="2")
+    first = build_package(tmp_path / "a.zip", "--python", VERSION, hash_seed="1")
+    second = build_package(tmp_path / "b.zip", "--python", VERSION, hash_seed="2")
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
     assert first.stdout == second.stdout == hashlib.sha256((tmp_path / "a.zip").read_bytes()).hexdigest() + "\n"
     assert (tmp_path / "a.zip").read_bytes() == (tmp_path / "b.zip").read_bytes()
@@ -113,7 +105,7 @@ def test_a_module_that_does_not_compile_stops_the_package(tmp_path: Path) -> Non
         (app / name).write_text((REPO / name).read_text())
     (app / "memory_core" / "__init__.py").write_text("")
     (app / "memory_core" / "broken.py").write_text("def broken(:\n    pass\n")
-    done = package(tmp_path / "app.zip", "--python", VERSION, app_dir=app)
+    done = build_package(tmp_path / "app.zip", "--python", VERSION, app_dir=app)
     assert done.returncode == 2
     assert 'memory_core/broken.py", line 1' in done.stderr and "SyntaxError" in done.stderr
     assert done.stdout == ""
@@ -123,7 +115,7 @@ def test_a_module_that_does_not_compile_stops_the_package(tmp_path: Path) -> Non
 def test_without_that_python_the_package_is_built_without_bytecode(tmp_path: Path, version: str) -> None:
     """No interpreter of the app's version here: the package is still built, with a note that it
     carries no bytecode, and works as packages did before."""
-    done = package(tmp_path / "app.zip", "--python", version)
+    done = build_package(tmp_path / "app.zip", "--python", version)
     assert done.returncode == 0, done.stderr
     assert f"no Python {version} here" in done.stderr
     with zipfile.ZipFile(tmp_path / "app.zip") as zf:
