@@ -362,6 +362,11 @@ declare -A desired=(
   [APPLICATIONINSIGHTS_AUTHENTICATION_STRING]="ClientId=$client_id;Authorization=AAD"
   # Synchronous handlers run on the worker's thread pool: as many threads as concurrent requests.
   [PYTHON_THREADPOOL_THREAD_COUNT]="$FUNCTION_HTTP_CONCURRENCY"
+  # The remote build compiles the dependencies' bytecode, then copies the build without modification
+  # times, which leaves bytecode checked against them stale: every new instance would compile the
+  # dependencies again. With this set, pip and uv compile bytecode checked against the source's hash
+  # (docs/deploy.md, "Code package"). Set before the code is deployed, so the first build sees it too.
+  [SOURCE_DATE_EPOCH]=315532800
 )
 # Optional settings: set when the tenant file gives a value, removed when it no longer does.
 optional=(MEMORY_MCP_ALLOWED_HOSTS MEMORY_COREAPI_BASE_URL COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT
@@ -387,6 +392,12 @@ done < <(printf '%s\n' "${!desired[@]}" | LC_ALL=C sort)
 for name in "${forbidden[@]}"; do
   if [[ -v "current[$name]" ]]; then to_delete+=("$name"); fi
 done
+# The code on the app was built remotely without the build setting this run gives it: forgetting its
+# recorded hash makes the code step deploy, and so build, again (on this run, or the next if that fails).
+if [[ ${current[SOURCE_DATE_EPOCH]:-} != "${desired[SOURCE_DATE_EPOCH]}" && -v "current[MEMORY_PACKAGE_SHA256]" ]]; then
+  to_delete+=(MEMORY_PACKAGE_SHA256)
+  unset 'current[MEMORY_PACKAGE_SHA256]'
+fi
 for name in "${to_delete[@]}"; do setting_diff+=("-$name"); done
 for name in "${SECRET_SETTINGS[@]}"; do
   if [[ -z ${current[$name]:-} ]]; then missing_secrets+=("$name"); setting_diff+=("+$name (generated)"); fi

@@ -12,6 +12,8 @@ import os
 import re
 import subprocess
 import sys
+import time
+from collections.abc import Mapping
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -166,3 +168,42 @@ def build_package(out: Path, *python: str, app_dir: Path = REPO, hash_seed: str 
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     return subprocess.run([sys.executable, "-S", str(HELPERS), "package", *python, str(app_dir), str(out), *PACKAGE_ENTRIES],
                           env=env, capture_output=True, text=True, timeout=120)
+
+
+# The start of a ``python -c`` probe: from here on, ``compiled`` lists (relative to the working folder) each
+# module the new interpreter compiles from source rather than loads from bytecode.
+COUNTING_COMPILES = r"""
+import importlib._bootstrap_external as external, os
+compiled = []
+source_to_code = external.SourceLoader.source_to_code
+def counted(self, data, path, *, _optimize=-1):
+    compiled.append(os.path.relpath(path))
+    return source_to_code(self, data, path, _optimize=_optimize)
+external.SourceLoader.source_to_code = counted
+"""
+
+PACKAGES_DIR = ".python_packages/lib/site-packages"
+
+# The value deploy.sh gives the app setting SOURCE_DATE_EPOCH (any value makes py_compile check bytecode by hash).
+SOURCE_DATE_EPOCH = re.search(r"\[SOURCE_DATE_EPOCH\]=(\d+)", (INFRA / "deploy.sh").read_text()).group(1)
+"""Where a remote build installs a function app's dependencies, and where the Python worker looks for them."""
+
+
+def replay_remote_build(app: Path, out: Path, requirements: list[str], env: Mapping[str, str]) -> None:
+    """The two steps of Azure's remote build (Oryx's Python build of a function app) that decide whether the
+    dependencies' bytecode stays usable, replayed on ``app`` with the real pip and rsync (Oryx cannot run here).
+
+    As microsoft/Oryx writes them (``src/BuildScriptGenerator/Python/PythonBashBuildSnippet.sh.tpl`` and
+    ``BaseBashBuildScript.sh.tpl``): ``pip install --target .python_packages/lib/site-packages`` in the build
+    folder, which compiles the dependencies' bytecode, then the copy of the build folder to the output ``out``
+    with ``rsync -rcE --links``, which keeps no modification times. ``requirements`` is what pip installs (e.g.
+    ``["-r", "requirements.txt"]``); ``env`` is the build's environment. Raises CalledProcessError if either fails.
+    """
+    subprocess.run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q", "--prefer-binary",
+                    *requirements, f"--target={PACKAGES_DIR}", "--upgrade"],
+                   cwd=app, env=dict(env), check=True, capture_output=True, text=True, timeout=600)
+    # On Azure the rest of the build runs between the two steps; here the copy is made to land in a later
+    # second than the install, so the replay does not depend on how fast this machine is.
+    time.sleep(1.05 - time.time() % 1)
+    subprocess.run(["rsync", "-rcE", "--links", ".", str(out)], cwd=app, check=True, capture_output=True, text=True,
+                   timeout=600)

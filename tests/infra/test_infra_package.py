@@ -19,21 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.infra.infra_support import REPO, build_package
+from tests.infra.infra_support import COUNTING_COMPILES, REPO, build_package
 
 VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 # Imports the app and then every module of memory_core (the lazily loaded ones too), and prints the
 # app's modules that were compiled from source rather than loaded from bytecode.
-IMPORT_EVERYTHING = r"""
-import importlib, importlib._bootstrap_external as external, json, os, pkgutil, sys
+IMPORT_EVERYTHING = COUNTING_COMPILES + r"""
+import importlib, json, os, pkgutil, sys
 sys.path.insert(0, os.getcwd())
-compiled = []
-source_to_code = external.SourceLoader.source_to_code
-def counted(self, data, path, *, _optimize=-1):
-    compiled.append(os.path.relpath(path))
-    return source_to_code(self, data, path, _optimize=_optimize)
-external.SourceLoader.source_to_code = counted
 import function_app
 import memory_core
 for module in pkgutil.walk_packages(memory_core.__path__, "memory_core."):
