@@ -23,6 +23,13 @@ Run from the project root:
   themselves (the composition root, the SQLite schema and every lazy import, the secret detectors
   with the append; no socket, no Functions host).
 
+- ``--remote-build``: the package with its bytecode, then built as Azure's remote build builds it
+  (``tests/infra/infra_support.replay_remote_build``: pip installs requirements.txt into
+  ``.python_packages`` from PyPI, then the build is copied without modification times), once with
+  ``SOURCE_DATE_EPOCH`` in the build's environment, as deploy.sh sets it, and once without. Those
+  rows run with the dependencies from ``.python_packages`` alone (``python -S``), as the Functions
+  worker finds them.
+
 Every import is timed with ``PYTHONDONTWRITEBYTECODE=1``, so a run never leaves bytecode behind
 for the next one to find: the working tree's rows include compiling what has no ``__pycache__``.
 
@@ -34,6 +41,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import socket
 import statistics
 import subprocess
@@ -48,7 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx
 
-from tests.infra.infra_support import build_package
+from tests.infra.infra_support import PACKAGES_DIR, SOURCE_DATE_EPOCH, build_package, replay_remote_build
 from tests.support.local_server import USER_KEY, free_port, identity
 
 PROBE = (
@@ -125,12 +133,29 @@ def unzipped_package(bytecode: bool, root: Path = ROOT) -> Path:
     return folder / "app"
 
 
+def remotely_built(app: Path, source_date_epoch: bool) -> Path:
+    """The unzipped ``app`` after a replay of Azure's remote build, with or without ``SOURCE_DATE_EPOCH``
+    (deploy.sh's value) in the build's environment."""
+    out = Path(tempfile.mkdtemp(prefix="memory-bench-built-"))
+    build = out.with_name(out.name + "-build")
+    shutil.copytree(app, build)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "SOURCE_DATE_EPOCH")}
+    if source_date_epoch:
+        env["SOURCE_DATE_EPOCH"] = SOURCE_DATE_EPOCH
+    replay_remote_build(build, out, ["-r", "requirements.txt"], env)
+    return out
+
+
 def first_calls(app: Path) -> tuple[float, float, float, float]:
     """(import, first REST get, first MCP tools/call, first REST append) seconds of a new process in the
-    unzipped ``app``."""
+    unzipped ``app``; with its dependencies from its ``.python_packages`` alone when it has one."""
     env = _cold_env(Path(tempfile.mkdtemp(prefix="memory-bench-cold-")))
-    result = subprocess.run([sys.executable, "-c", FIRST_CALLS, identity("cold@contoso.com")], cwd=app, env=env,
-                            capture_output=True, text=True, check=True)
+    isolated = []
+    if (app / PACKAGES_DIR).is_dir():
+        env["PYTHONPATH"] = str(app / PACKAGES_DIR)
+        isolated = ["-S"]  # no site-packages of this machine's: the dependencies come from the build
+    result = subprocess.run([sys.executable, *isolated, "-c", FIRST_CALLS, identity("cold@contoso.com")], cwd=app,
+                            env=env, capture_output=True, text=True, check=True)
     imported, rest, mcp, append = result.stdout.split()
     return float(imported), float(rest), float(mcp), float(append)
 
@@ -177,6 +202,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--baseline", help="a commit to time the import and the package of as well, e.g. the one before a change")
+    parser.add_argument("--remote-build", action="store_true",
+                        help="also time the package after a replay of Azure's remote build (pip installs from PyPI)")
     args = parser.parse_args()
     baseline_root = None
     if args.baseline:
@@ -186,6 +213,9 @@ def main() -> None:
     packages = {"with its bytecode": unzipped_package(bytecode=True), "without bytecode": unzipped_package(bytecode=False)}
     if baseline_root is not None:
         packages[f"at {args.baseline}, with its bytecode"] = unzipped_package(bytecode=True, root=baseline_root)
+    if args.remote_build:
+        packages["remotely built, SOURCE_DATE_EPOCH set"] = remotely_built(packages["with its bytecode"], True)
+        packages["remotely built, without SOURCE_DATE_EPOCH"] = remotely_built(packages["with its bytecode"], False)
     imports, baseline = [], []
     deployed: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name in packages}
     for _ in range(args.runs):
