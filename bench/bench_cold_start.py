@@ -139,10 +139,8 @@ def remotely_built(app: Path, source_date_epoch: bool) -> Path:
     out = Path(tempfile.mkdtemp(prefix="memory-bench-built-"))
     build = out.with_name(out.name + "-build")
     shutil.copytree(app, build)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "SOURCE_DATE_EPOCH")}
-    if source_date_epoch:
-        env["SOURCE_DATE_EPOCH"] = SOURCE_DATE_EPOCH
-    replay_remote_build(build, out, ["-r", "requirements.txt"], env)
+    replay_remote_build(build, out, ["-r", "requirements.txt"],
+                        {"SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH} if source_date_epoch else {})
     return out
 
 

@@ -183,13 +183,13 @@ external.SourceLoader.source_to_code = counted
 """
 
 PACKAGES_DIR = ".python_packages/lib/site-packages"
+"""Where a remote build installs a function app's dependencies, and where the Python worker looks for them."""
 
 # The value deploy.sh gives the app setting SOURCE_DATE_EPOCH (any value makes py_compile check bytecode by hash).
 SOURCE_DATE_EPOCH = re.search(r"\[SOURCE_DATE_EPOCH\]=(\d+)", (INFRA / "deploy.sh").read_text()).group(1)
-"""Where a remote build installs a function app's dependencies, and where the Python worker looks for them."""
 
 
-def replay_remote_build(app: Path, out: Path, requirements: list[str], env: Mapping[str, str]) -> None:
+def replay_remote_build(app: Path, out: Path, requirements: list[str], settings: Mapping[str, str]) -> None:
     """The two steps of Azure's remote build (Oryx's Python build of a function app) that decide whether the
     dependencies' bytecode stays usable, replayed on ``app`` with the real pip and rsync (Oryx cannot run here).
 
@@ -197,11 +197,15 @@ def replay_remote_build(app: Path, out: Path, requirements: list[str], env: Mapp
     ``BaseBashBuildScript.sh.tpl``): ``pip install --target .python_packages/lib/site-packages`` in the build
     folder, which compiles the dependencies' bytecode, then the copy of the build folder to the output ``out``
     with ``rsync -rcE --links``, which keeps no modification times. ``requirements`` is what pip installs (e.g.
-    ``["-r", "requirements.txt"]``); ``env`` is the build's environment. Raises CalledProcessError if either fails.
+    ``["-r", "requirements.txt"]``). The build's environment is this process's with ``settings`` (the app
+    settings) added; without this process's PYTHONDONTWRITEBYTECODE or SOURCE_DATE_EPOCH, which a build
+    machine has only if ``settings`` give them. Raises CalledProcessError if either step fails.
     """
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "SOURCE_DATE_EPOCH")}
+    env.update(settings)
     subprocess.run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q", "--prefer-binary",
                     *requirements, f"--target={PACKAGES_DIR}", "--upgrade"],
-                   cwd=app, env=dict(env), check=True, capture_output=True, text=True, timeout=600)
+                   cwd=app, env=env, check=True, capture_output=True, text=True, timeout=600)
     # On Azure the rest of the build runs between the two steps; here the copy is made to land in a later
     # second than the install, so the replay does not depend on how fast this machine is.
     time.sleep(1.05 - time.time() % 1)

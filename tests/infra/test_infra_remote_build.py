@@ -61,12 +61,11 @@ def compiled_after_remote_build(tmp_path: Path, app_settings: dict[str, str]) ->
     build, out = tmp_path / "build", tmp_path / "out"
     build.mkdir()
     (build / "requirements.txt").write_text("coldpkg==1.0\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "SOURCE_DATE_EPOCH")}
     replay_remote_build(build, out, ["--no-index", "--find-links", str(_wheel(tmp_path)), "-r", "requirements.txt"],
-                        {**env, **app_settings})
+                        app_settings)
     assert sorted(p.name for p in (out / PACKAGES_DIR / "coldpkg" / "__pycache__").iterdir()) == sorted(
         f"{Path(m).stem}.{sys.implementation.cache_tag}.pyc" for m in MODULES), "pip compiled no bytecode"
-    run = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(out / PACKAGES_DIR)}
+    run = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(out / PACKAGES_DIR)}
     done = subprocess.run([sys.executable, "-S", "-c", IMPORT_DEPENDENCY], cwd=out, env=run, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
