@@ -112,9 +112,10 @@ def has_kv_connection_password(text: str, lowered: str) -> bool:
 
     "Inside" means a ``Server=``/``Host=``/``User ID=``/... pair ending in ";"
     occurs earlier on the same line, within 1000 characters. Those pairs are
-    found once per text, so many ``password=`` decoys cost linear time.
+    found once per line that holds a candidate, so many ``password=`` decoys
+    cost linear time and lines without one are never searched for pairs.
     """
-    context_ends: list[int] | None = None
+    context_ends: dict[int, list[int]] = {}  # line start -> ends of the pairs on that line
     for needle in ("password", "pwd"):
         for index in positions(lowered, needle):
             if index and lowered[index - 1] not in _KV_KEY_BOUNDARY:
@@ -122,13 +123,27 @@ def has_kv_connection_password(text: str, lowered: str) -> bool:
             value = _KV_PASSWORD_VALUE.match(text, index + len(needle))
             if value is None:
                 continue
-            if context_ends is None:
-                context_ends = [match.end() for match in _KV_CONNECTION_CONTEXT.finditer(lowered)]
-            window_start = max(lowered.rfind("\n", 0, index) + 1, index - 1000)
-            nearest = bisect.bisect_right(context_ends, index) - 1
-            if nearest >= 0 and context_ends[nearest] > window_start and not is_placeholder(_first_group(value)):
+            line_start = lowered.rfind("\n", 0, index) + 1
+            ends = context_ends.get(line_start)
+            if ends is None:
+                ends = context_ends[line_start] = _pair_ends_on_line(lowered, line_start)
+            window_start = max(line_start, index - 1000)
+            nearest = bisect.bisect_right(ends, index) - 1
+            if nearest >= 0 and ends[nearest] > window_start and not is_placeholder(_first_group(value)):
                 return True
     return False
+
+
+def _pair_ends_on_line(lowered: str, line_start: int) -> list[int]:
+    """Where each connection-string pair on the line starting at ``line_start`` ends.
+
+    A pair cannot span a newline (only its leading separator may be one), so
+    searching from the newline before the line to the next newline finds the
+    same pairs as a search of the whole text would.
+    """
+    line_end = lowered.find("\n", line_start)
+    end = len(lowered) if line_end == -1 else line_end
+    return [match.end() for match in _KV_CONNECTION_CONTEXT.finditer(lowered, max(line_start - 1, 0), end)]
 
 
 _KV_KEY_BOUNDARY = frozenset("; \t\r\n\"'")

@@ -22,9 +22,10 @@ numbers, e-mail and postal addresses (ordinary memory holds them by design).
 
 from __future__ import annotations
 
+import heapq
 import re
 
-from memory_core.secrets.matching import Detector, lower_same_length
+from memory_core.secrets.matching import Detector, lower_same_length, positions
 
 US_SSN = "US Social Security Number"
 
@@ -40,11 +41,13 @@ def has_us_ssn(text: str, lowered: str = "") -> bool:
     """True when a line names a social security number and holds one in the valid ranges."""
     lowered = lowered or lower_same_length(text)
     searched_to = -1  # each line is searched once, however many keywords it holds
-    for keyword in _SSN_KEYWORD.finditer(lowered):
-        if keyword.start() < searched_to:
+    # Every keyword starts with "ssn" or "social": str.find skips to those far
+    # faster than the keyword's regex can try every position of a long text.
+    for index in heapq.merge(positions(lowered, "ssn"), positions(lowered, "social")):
+        if index < searched_to or not _SSN_KEYWORD.match(lowered, index):
             continue
-        line_start = lowered.rfind("\n", 0, keyword.start()) + 1
-        line_end = lowered.find("\n", keyword.end())
+        line_start = lowered.rfind("\n", 0, index) + 1
+        line_end = lowered.find("\n", index)
         searched_to = line_end if line_end != -1 else len(text)
         line = text[line_start:searched_to]
         if any(_ssn_in_range(m.group(1), m.group(3), m.group(4)) for m in _SSN_NUMBER.finditer(line)):

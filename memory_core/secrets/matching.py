@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,16 @@ class Detector:
     name: str
     hints: tuple[str, ...]
     matches: Callable[[str, str], bool]
+    # Hints that start alike are looked for in one pass: each absent hint searched
+    # alone reads the whole text again (about 40 us at 64 KiB), and most hints are
+    # absent. The regex engine finds their shared first character as fast as
+    # str.find; hints that start differently it could only look for by trying
+    # every character, which is slower than one str.find each.
+    _any_hint: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        alike = len(self.hints) > 1 and len({hint[0] for hint in self.hints}) == 1
+        object.__setattr__(self, "_any_hint", re.compile("|".join(map(re.escape, self.hints))) if alike else None)
 
     def found_in(self, text: str, lowered: str) -> bool:
         """True when this kind of secret occurs in ``text``.
@@ -34,7 +44,10 @@ class Detector:
         ``lowered`` must be ``lower_same_length(text)``: the same text lower-cased
         with every character at the same index.
         """
-        if self.hints and not any(hint in lowered for hint in self.hints):
+        if self._any_hint is not None:
+            if self._any_hint.search(lowered) is None:
+                return False
+        elif self.hints and not any(hint in lowered for hint in self.hints):
             return False
         return self.matches(text, lowered)
 

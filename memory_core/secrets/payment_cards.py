@@ -1,7 +1,8 @@
 """Payment card numbers: Luhn-valid numbers with a real issuer prefix, as printed on cards.
 
 Callers may rely on: ISBNs, epoch timestamps, IBANs and order or phone numbers are not
-card numbers. All patterns are compiled once at import, are safe to share between
+card numbers. Only ASCII digits are read as a card's digits (the Luhn check is defined on
+them). All patterns are compiled once at import, are safe to share between
 threads and avoid unbounded nested quantifiers, so a hostile 64 KiB write cannot make a
 scan backtrack for long.
 """
@@ -10,22 +11,28 @@ from __future__ import annotations
 
 import re
 
-# 13-19 digits, either contiguous or in the groupings printed on cards
-# (4-4-4-4[-1..3], Amex 4-6-5, Diners 4-6-4) with one consistent separator,
-# not part of a longer run of digits, starting with a real issuer prefix for
-# that length, not all one digit, and passing the Luhn check. ISBNs (978/979),
-# epoch timestamps (1...), IBANs (letters first, groups of 4 with a short
-# tail) and order/phone numbers do not fit all of these. The pattern starts
-# with a plain digit so the regex engine skips non-digits quickly; the
-# boundary checks are look-behinds from that first digit.
+# 13-19 ASCII digits (as cards print them), either contiguous or in the
+# groupings printed on cards (4-4-4-4[-1..3], Amex 4-6-5, Diners 4-6-4) with
+# one consistent separator, not part of a longer run of digits, starting with a
+# real issuer prefix for that length, not all one digit, and passing the Luhn
+# check. ISBNs (978/979), epoch timestamps (1...), IBANs (letters first, groups
+# of 4 with a short tail) and order/phone numbers do not fit all of these. The
+# boundary checks are look-behinds from the first digit.
 
 _CARD_CANDIDATE = re.compile(
-    r"\d(?<![\d.,/]\d)(?<!\d[ -]\d)"
-    r"(?:\d{12,18}"
-    r"|\d{3}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{1,3})?"
-    r"|\d{3}([ -])\d{6}\2\d{4,5})"
-    r"(?![ -]?\d)(?!\.\d)"
+    r"[0-9](?<![0-9.,/][0-9])(?<![0-9][ -][0-9])"
+    r"(?:[0-9]{12,18}"
+    r"|[0-9]{3}([ -])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1[0-9]{1,3})?"
+    r"|[0-9]{3}([ -])[0-9]{6}\2[0-9]{4,5})"
+    r"(?![ -]?[0-9])(?!\.[0-9])"
 )
+
+# Every candidate starts with four ASCII digits at the start of a run of digits.
+# The text, one byte per character with every digit as "0", lets bytes.find skip
+# to such runs: a regex tried at each digit costs about 0.15 us a digit, and
+# ordinary memory is full of dates and numbers.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_FOUR_DIGITS = b"0000"
 
 # (prefix width, prefix range low, high, allowed card lengths)
 _ISSUERS: tuple[tuple[int, int, int, frozenset[int]], ...] = (
@@ -78,4 +85,13 @@ def is_card_number(candidate: str) -> bool:
 
 def has_card_number(text: str, lowered: str = "") -> bool:
     """True when ``text`` contains a Luhn-valid number shaped like a payment card."""
-    return any(is_card_number(match.group(0)) for match in _CARD_CANDIDATE.finditer(text))
+    # "replace" encodes each non-ASCII character as one "?", so indices still match ``text``.
+    marked = text.encode("ascii", "replace").translate(_DIGITS_AS_ZERO)
+    index = marked.find(_FOUR_DIGITS)
+    while index != -1:
+        # Inside a run or a card's later group the candidate's look-behinds fail at once.
+        candidate = _CARD_CANDIDATE.match(text, index)
+        if candidate is not None and is_card_number(candidate.group(0)):
+            return True
+        index = marked.find(_FOUR_DIGITS, index + 4 if candidate is None else candidate.end())
+    return False
