@@ -175,7 +175,8 @@ LIBRARY_PLUGINS: tuple[LibraryEntry, ...] = (
     _hinted(SquareOAuthDetector, "sq0csp-"),
     _hinted(StripeDetector, "k_live_"),
     (TelegramBotTokenDetector, (":",), _telegram, None),
-    (TwilioKeyDetector, ("ac", "sk"), where(("ac", "sk"), r"(?:ac|sk)[a-z0-9]{32}"), None),
+    # Its patterns are case-sensitive: "AC" or "SK", then 32 lower-case letters or digits.
+    (TwilioKeyDetector, ("ac", "sk"), where(("AC", "SK"), r"(?:AC|SK)[a-z0-9]{32}", case_sensitive=True), None),
 )
 
 # Upstream secret_type -> the name we report, where upstream's is unclear.
