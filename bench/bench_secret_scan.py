@@ -4,6 +4,7 @@ Run from the repository root:
 
     python bench/bench_secret_scan.py                # our scanner
     python bench/bench_secret_scan.py --compare      # plus detect-secrets' own scan_line, all plugins
+    python bench/bench_secret_scan.py --append       # plus what the scan is of a 64 KiB append (SQLite)
 
 Texts are built from the test corpora: ordinary memory lines (no secrets) and
 the same with fake secrets mixed in, cut to 1 KiB and 64 KiB of UTF-8. The
@@ -94,10 +95,40 @@ def detect_secrets_scan_line() -> Callable[[str], object]:
     return scan
 
 
+def time_appends(text: str, appends: int) -> None:
+    """Median of ``MemoryService.append`` of ``text`` on a new SQLite file, without then with the scanner.
+
+    Each append is the same text with a counter, so every one is a new entry (the full-text index
+    included); the first tenth is left out as warm-up.
+    """
+    import tempfile
+
+    from memory_core.adapters.sqlite_store import SqliteMemoryStore
+    from memory_core.composition import ScannerOnFirstScan
+    from memory_core.domain.identity import Caller
+    from memory_core.domain.models import Scope
+    from memory_core.domain.service import MemoryService
+
+    caller = Caller("bench@contoso.com", "Bench", "bench")
+    print(f"\n| {len(text.encode('utf-8')):,}-byte append, SQLite | median | p99 |\n|---|---:|---:|")
+    for label, scanner in (("without the secret scan", None), ("with the secret scan", ScannerOnFirstScan())):
+        with tempfile.TemporaryDirectory() as folder:
+            service = MemoryService(SqliteMemoryStore(str(Path(folder) / "memory.db")), scanner=scanner)
+            samples: list[float] = []
+            for index in range(appends):
+                started = time.perf_counter_ns()
+                service.append(caller, "bench", Scope.USER, None, f"{text}\n{index}")
+                samples.append((time.perf_counter_ns() - started) / 1000)
+            samples = sorted(samples[appends // 10 :])
+            p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+            print(f"| {label} | {fmt(statistics.median(samples))} | {fmt(p99)} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--iterations", type=int, default=2000, help="scans per 1 KiB case (64 KiB: a tenth)")
     parser.add_argument("--compare", action="store_true", help="also time detect-secrets' scan_line, all plugins")
+    parser.add_argument("--append", action="store_true", help="also time a 64 KiB append on SQLite with and without the scan")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -129,6 +160,8 @@ def main() -> int:
                 f"| {scanner_name:<38} | {case_name:<20} | {iterations:>5} | {fmt(median):>9} | {fmt(p99):>9} "
                 f"| {fmt(worst):>9} |"
             )
+    if args.append:
+        time_appends(cut_to_bytes(ordinary, 64 * 1024 - 8), max(40, args.iterations // 20))
     return 0
 
 
