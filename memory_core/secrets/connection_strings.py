@@ -111,11 +111,11 @@ def has_kv_connection_password(text: str, lowered: str) -> bool:
     """True for ``Password=<value>`` / ``Pwd=<value>`` inside a key=value connection string.
 
     "Inside" means a ``Server=``/``Host=``/``User ID=``/... pair ending in ";"
-    occurs earlier on the same line, within 1000 characters. Those pairs are
-    found once per line that holds a candidate, so many ``password=`` decoys
-    cost linear time and lines without one are never searched for pairs.
+    occurs earlier on the same line, within 1000 characters. Pairs are searched
+    only on the lines that hold a candidate, or in the whole text once when many
+    lines do, so many ``password=`` decoys cost linear time.
     """
-    context_ends: dict[int, list[int]] = {}  # line start -> ends of the pairs on that line
+    pair_ends = _PairEnds(lowered)
     for needle in ("password", "pwd"):
         for index in positions(lowered, needle):
             if index and lowered[index - 1] not in _KV_KEY_BOUNDARY:
@@ -124,26 +124,48 @@ def has_kv_connection_password(text: str, lowered: str) -> bool:
             if value is None:
                 continue
             line_start = lowered.rfind("\n", 0, index) + 1
-            ends = context_ends.get(line_start)
-            if ends is None:
-                ends = context_ends[line_start] = _pair_ends_on_line(lowered, line_start)
             window_start = max(line_start, index - 1000)
+            if lowered.rfind(";", window_start, index) == -1:
+                continue  # a pair ends with ";": none can end in the window
+            ends = pair_ends.on_line(line_start)
             nearest = bisect.bisect_right(ends, index) - 1
             if nearest >= 0 and ends[nearest] > window_start and not is_placeholder(_first_group(value)):
                 return True
     return False
 
 
-def _pair_ends_on_line(lowered: str, line_start: int) -> list[int]:
-    """Where each connection-string pair on the line starting at ``line_start`` ends.
+class _PairEnds:
+    """Where the connection-string pairs end, searched per line while few lines ask.
 
-    A pair cannot span a newline (only its leading separator may be one), so
-    searching from the newline before the line to the next newline finds the
-    same pairs as a search of the whole text would.
+    A pair cannot span a newline (only its leading separator may be one), so the
+    pairs found from the newline before a line to the next newline are the ones a
+    search of the whole text finds there. Past ``LINES_SEARCHED_ALONE`` lines the
+    whole text is searched once instead: one regex call per line costs more than
+    one pass when thousands of lines hold a candidate.
     """
-    line_end = lowered.find("\n", line_start)
-    end = len(lowered) if line_end == -1 else line_end
-    return [match.end() for match in _KV_CONNECTION_CONTEXT.finditer(lowered, max(line_start - 1, 0), end)]
+
+    LINES_SEARCHED_ALONE = 32
+
+    def __init__(self, lowered: str) -> None:
+        self._lowered = lowered
+        self._lines: dict[int, list[int]] = {}
+        self._whole: list[int] | None = None
+
+    def on_line(self, line_start: int) -> list[int]:
+        """Sorted ends of the pairs on the line starting at ``line_start`` (maybe with other lines' too)."""
+        if self._whole is not None:
+            return self._whole
+        ends = self._lines.get(line_start)
+        if ends is not None:
+            return ends
+        if len(self._lines) == self.LINES_SEARCHED_ALONE:
+            self._whole = [match.end() for match in _KV_CONNECTION_CONTEXT.finditer(self._lowered)]
+            return self._whole
+        line_end = self._lowered.find("\n", line_start)
+        end = len(self._lowered) if line_end == -1 else line_end
+        ends = [match.end() for match in _KV_CONNECTION_CONTEXT.finditer(self._lowered, max(line_start - 1, 0), end)]
+        self._lines[line_start] = ends
+        return ends
 
 
 _KV_KEY_BOUNDARY = frozenset("; \t\r\n\"'")

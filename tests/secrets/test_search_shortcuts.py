@@ -66,6 +66,8 @@ KV_TEXTS = texts_of(
 @example("note\nServer=db;Password=Tr0ub4dor&3x")  # a pair at the start of a later line
 @example("Server=db; " + "a" * 990 + " Password=Tr0ub4dor&3x")  # a pair within 1000 characters
 @example("Server=db; " + "a" * 998 + " Password=Tr0ub4dor&3x")  # and one just beyond
+@example("Server=db;Password=<password>\n" * 40 + "Server=db;Password=Tr0ub4dor&3x")  # past the lines searched alone
+@example("Server=db;Password=<password>\n" * 40 + "Password=Tr0ub4dor&3x")
 def test_connection_string_pairs_searched_per_line_find_what_the_whole_text_search_finds(text: str) -> None:
     lowered = lower_same_length(text)
     assert connection_strings.has_kv_connection_password(text, lowered) == kv_password_whole_text(text, lowered)
