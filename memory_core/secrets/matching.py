@@ -27,16 +27,11 @@ class Detector:
     name: str
     hints: tuple[str, ...]
     matches: Callable[[str, str], bool]
-    # Hints that start alike are looked for in one pass: each absent hint searched
-    # alone reads the whole text again (about 40 us at 64 KiB), and most hints are
-    # absent. The regex engine finds their shared first character as fast as
-    # str.find; hints that start differently it could only look for by trying
-    # every character, which is slower than one str.find each.
+    # Each absent hint searched alone reads the whole text again, and most are absent.
     _any_hint: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        alike = len(self.hints) > 1 and len({hint[0] for hint in self.hints}) == 1
-        object.__setattr__(self, "_any_hint", re.compile("|".join(map(re.escape, self.hints))) if alike else None)
+        object.__setattr__(self, "_any_hint", one_pass_search(self.hints) if len(self.hints) > 1 else None)
 
     def found_in(self, text: str, lowered: str) -> bool:
         """True when this kind of secret occurs in ``text``.
@@ -50,6 +45,24 @@ class Detector:
         elif self.hints and not any(hint in lowered for hint in self.hints):
             return False
         return self.matches(text, lowered)
+
+
+def starts_alike(literals: tuple[str, ...]) -> bool:
+    """True when every literal starts with the same character: see ``one_pass_search``."""
+    return len({literal[0] for literal in literals}) == 1
+
+
+def one_pass_search(literals: tuple[str, ...]) -> re.Pattern[str] | None:
+    """A regex that finds any of ``literals`` in one pass, or None where separate searches are faster.
+
+    A search of 64 KiB takes about 40 us, whatever it looks for. When the literals
+    share their first character the regex engine skips to that character as fast as
+    ``str.find``, so one pass costs what one search does (GitLab's 11 prefixes: 0.03
+    against 0.36 ms). Literals that start differently it can only look for by trying
+    every character, which is slower than one ``str.find`` each (Slack's two: 0.43
+    against 0.06 ms), so then there is no regex.
+    """
+    return re.compile("|".join(map(re.escape, literals))) if starts_alike(literals) else None
 
 
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
