@@ -37,7 +37,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from memory_core.secrets.matching import Detector, one_pass_search, positions, starts_alike
+from memory_core.secrets.matching import AnyOf, Detector, positions, starts_alike
 from memory_core.secrets.values import looks_random
 
 # (text, lowered) -> candidate positions; lines without one are not scanned.
@@ -45,20 +45,12 @@ Locator = Callable[[str, str], Iterator[int]]
 
 
 def at_hints(*hints: str) -> Locator:
-    """Candidates: every occurrence of a literal, lower-case hint in the lower-cased text.
-
-    Hints that start alike are found in one pass (``one_pass_search``); one that
-    overlaps an earlier occurrence is then not yielded (it is on the same line).
-    """
-    any_hint = one_pass_search(hints)
+    """Candidates: every occurrence of a literal, lower-case hint in the lower-cased text
+    (``AnyOf.positions``: one overlapping an earlier one may be left out, being on the same line)."""
+    any_hint = AnyOf(hints)
 
     def locate(text: str, lowered: str) -> Iterator[int]:
-        if any_hint is not None:
-            for match in any_hint.finditer(lowered):
-                yield match.start()
-            return
-        for hint in hints:
-            yield from positions(lowered, hint)
+        return any_hint.positions(lowered)
 
     return locate
 
@@ -71,7 +63,7 @@ def where(anchors: tuple[str, ...], pattern: str, *, case_sensitive: bool = Fals
     goes after it) and never matches a newline. Finding anchors with
     ``str.find`` and matching only there is far cheaper than letting a regex
     try every position. When the anchors start alike the pattern is searched
-    in one pass instead (see ``one_pass_search`` for why): a candidate
+    in one pass instead (see ``AnyOf`` for why): a candidate
     overlapping an earlier one (on the same line, so scanned with it) is then
     not yielded.
     """

@@ -27,11 +27,10 @@ class Detector:
     name: str
     hints: tuple[str, ...]
     matches: Callable[[str, str], bool]
-    # Each absent hint searched alone reads the whole text again, and most are absent.
-    _any_hint: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _any_hint: AnyOf | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_any_hint", one_pass_search(self.hints) if len(self.hints) > 1 else None)
+        object.__setattr__(self, "_any_hint", AnyOf(self.hints) if self.hints else None)
 
     def found_in(self, text: str, lowered: str) -> bool:
         """True when this kind of secret occurs in ``text``.
@@ -39,30 +38,50 @@ class Detector:
         ``lowered`` must be ``lower_same_length(text)``: the same text lower-cased
         with every character at the same index.
         """
-        if self._any_hint is not None:
-            if self._any_hint.search(lowered) is None:
-                return False
-        elif self.hints and not any(hint in lowered for hint in self.hints):
+        if self._any_hint is not None and not self._any_hint.occurs_in(lowered):
             return False
         return self.matches(text, lowered)
 
 
 def starts_alike(literals: tuple[str, ...]) -> bool:
-    """True when every literal starts with the same character: see ``one_pass_search``."""
+    """True when every literal starts with the same character: see ``AnyOf``."""
     return len({literal[0] for literal in literals}) == 1
 
 
-def one_pass_search(literals: tuple[str, ...]) -> re.Pattern[str] | None:
-    """A regex that finds any of ``literals`` in one pass, or None where separate searches are faster.
+class AnyOf:
+    """Any of some literal strings in a text: whether one occurs, and where.
 
-    A search of 64 KiB takes about 40 us, whatever it looks for. When the literals
-    share their first character the regex engine skips to that character as fast as
-    ``str.find``, so one pass costs what one search does (GitLab's 11 prefixes: 0.03
-    against 0.36 ms). Literals that start differently it can only look for by trying
-    every character, which is slower than one ``str.find`` each (Slack's two: 0.43
-    against 0.06 ms), so then there is no regex.
+    A search of 64 KiB takes about 40 us, whatever it looks for. Literals that share
+    their first character are searched in one regex pass: the engine skips to that
+    character as fast as ``str.find``, so the pass costs what one search does
+    (GitLab's 11 prefixes: 0.03 against 0.36 ms when absent). Literals that start
+    differently the engine can only look for by trying every character, which is
+    slower than one ``str.find`` each (Slack's two: 0.43 against 0.06 ms), so those
+    are searched one after another.
     """
-    return re.compile("|".join(map(re.escape, literals))) if starts_alike(literals) else None
+
+    __slots__ = ("_literals", "_one_pass")
+
+    def __init__(self, literals: tuple[str, ...]) -> None:
+        self._literals = literals
+        alike = len(literals) > 1 and starts_alike(literals)
+        self._one_pass = re.compile("|".join(map(re.escape, literals))) if alike else None
+
+    def occurs_in(self, text: str) -> bool:
+        """True when one of the literals occurs in ``text``."""
+        if self._one_pass is not None:
+            return self._one_pass.search(text) is not None
+        return any(literal in text for literal in self._literals)
+
+    def positions(self, text: str) -> Iterator[int]:
+        """Where the literals occur in ``text``, not in order; searched in one pass, an occurrence
+        overlapping an earlier one is not yielded."""
+        if self._one_pass is not None:
+            for match in self._one_pass.finditer(text):
+                yield match.start()
+            return
+        for literal in self._literals:
+            yield from positions(text, literal)
 
 
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}

@@ -18,12 +18,16 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memory_core.secrets import connection_strings, identifiers, payment_cards
-from memory_core.secrets.library import LIBRARY_PLUGINS, library_detector
+from memory_core.secrets.library import LIBRARY_PLUGINS, LibraryEntry, library_detector
 from memory_core.secrets.matching import Detector, lower_same_length
 from tests.secrets.conftest import load_ordinary_memory
 from tests.secrets.corpus.fake_secrets import FAKE_SECRETS
 
 BOUNDED = settings(max_examples=300, deadline=None, derandomize=True, database=None)
+
+
+def _both(text: str) -> tuple[str, str]:
+    return text, lower_same_length(text)
 
 
 def texts_of(*fragments: str, max_size: int = 40) -> st.SearchStrategy[str]:
@@ -157,7 +161,7 @@ def test_a_detector_runs_exactly_when_one_of_its_hints_occurs(hints: tuple[str, 
 # --- detect-secrets' plugins: only the lines the locators point at are scanned
 
 
-def every_line(entry: tuple[type, tuple[str, ...], object, Callable[[str], bool] | None]) -> Callable[[str], bool]:
+def every_line(entry: LibraryEntry) -> Callable[[str], bool]:
     """The plugin run on every line of the text, with the same acceptance test: what locators may not change."""
     plugin_class, _hints, _locate, accept = entry
     plugin = plugin_class()
@@ -175,7 +179,7 @@ _PLUGIN_FRAGMENTS = (
 
 
 @pytest.mark.parametrize("entry", LIBRARY_PLUGINS, ids=lambda entry: entry[0].__name__)
-def test_a_plugin_finds_on_the_located_lines_what_it_finds_on_every_line(entry: tuple) -> None:  # type: ignore[type-arg]
+def test_a_plugin_finds_on_the_located_lines_what_it_finds_on_every_line(entry: LibraryEntry) -> None:
     detector = library_detector(*entry)
     reference = every_line(entry)
     for fragment in _PLUGIN_FRAGMENTS:  # each alone first: a candidate at the very start of a text
@@ -187,7 +191,3 @@ def test_a_plugin_finds_on_the_located_lines_what_it_finds_on_every_line(entry: 
         assert detector.found_in(text, lower_same_length(text)) == reference(text)
 
     check()
-
-
-def _both(text: str) -> tuple[str, str]:
-    return text, lower_same_length(text)
