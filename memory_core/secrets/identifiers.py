@@ -7,7 +7,8 @@ number, enables fraud on its own, and can be told from ordinary numbers:
 
 * **US SSN**: ``AAA-GG-SSSS`` (dashes, spaces or none) in the valid ranges (area
   001-899 but not 666, group 01-99, serial 0001-9999), and only on a line that
-  names it ("SSN", "social security"). Without the
+  names it ("SSN", "social security"); ASCII digits, as the scanner folds
+  other scripts' digits first (``folding``). Without the
   keyword nine digits are as likely an id or a reference number, so a bare
   number is not reported (documented gap).
 
@@ -30,7 +31,7 @@ from memory_core.secrets.matching import Detector, lower_same_length, positions
 US_SSN = "US Social Security Number"
 
 _SSN_KEYWORD = re.compile(r"\b(?:ssn|social[ -]security(?: (?:number|no\.?|#))?)\b")
-_SSN_NUMBER = re.compile(r"(?<![\d-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\d-])")
+_SSN_NUMBER = re.compile(r"(?<![0-9-])([0-9]{3})([- ]?)([0-9]{2})\2([0-9]{4})(?![0-9-])")
 
 
 def _ssn_in_range(area: str, group: str, serial: str) -> bool:

@@ -87,9 +87,15 @@ Design decisions
    numbers grouped with dots, doubled spaces or split over lines. A Luhn-valid
    16-digit number with a card prefix *is* reported even if the writer meant
    an order number: the two cannot be told apart.
-9. **Robust to crafted input.** Patterns use possessive/bounded quantifiers,
-   and keyword searches skip anchors inside a value already judged, so
-   repetitive input cannot make a scan backtrack quadratically.
+9. **Read as a person reads it** (``memory_core.secrets.folding``). A text with
+   other scripts' digits, full-width forms or non-ASCII spaces (a CJK input
+   method's full-width mode, a Persian keyboard, a copied page's no-break
+   spaces) is scanned as written and again as it reads in ASCII, so a card
+   number in full-width digits is refused as the ASCII one is. An ASCII text
+   is scanned once; so is one with nothing to fold.
+10. **Robust to crafted input.** Patterns use possessive/bounded quantifiers,
+    and keyword searches skip anchors inside a value already judged, so
+    repetitive input cannot make a scan backtrack quadratically.
 """
 
 from __future__ import annotations
@@ -98,6 +104,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memory_core.secrets.detectors import CUSTOM_DETECTORS
+from memory_core.secrets.folding import ascii_folded
 from memory_core.secrets.identifiers import IDENTIFIER_DETECTORS
 from memory_core.secrets.library import library_detectors
 from memory_core.secrets.matching import Detector, lower_same_length
@@ -133,15 +140,25 @@ class SecretScanner:
         return sorted({d.name for d in self._detectors})
 
     def scan(self, text: str) -> list[SecretFinding]:
-        """The distinct kinds of secret in ``text``, sorted by detector name; empty if none."""
+        """The distinct kinds of secret in ``text``, sorted by detector name; empty if none.
+
+        A text that reads differently in ASCII (``folding.ascii_folded``: other scripts'
+        digits, full-width forms, wide spaces) is scanned as written and as it reads.
+        """
         if not text:
             return []
-        lowered = lower_same_length(text)
         found: set[str] = set()
+        self._add_kinds_in(text, found)
+        folded = ascii_folded(text)
+        if folded is not None:
+            self._add_kinds_in(folded, found)
+        return [SecretFinding(name) for name in sorted(found)]
+
+    def _add_kinds_in(self, text: str, found: set[str]) -> None:
+        lowered = lower_same_length(text)
         for detector in self._detectors:
             if detector.name not in found and detector.found_in(text, lowered):
                 found.add(detector.name)
-        return [SecretFinding(name) for name in sorted(found)]
 
 
 def rejection_message(findings: Sequence[SecretFinding]) -> str:
