@@ -7,7 +7,9 @@ Run from the repository root:
     python bench/bench_secret_scan.py --append       # plus what the scan is of a 64 KiB append (SQLite)
 
 Texts are built from the test corpora: ordinary memory lines (no secrets) and
-the same with fake secrets mixed in, cut to 1 KiB and 64 KiB of UTF-8. The
+the same with fake secrets mixed in, cut to 1 KiB and 64 KiB of UTF-8, and the
+ordinary ones written in full-width forms (every character folds, so the text
+is scanned twice: as written and as it reads in ASCII). The
 target is a median under 1 ms for a 1 KiB write. Numbers depend on the
 machine and its load; compare runs made on the same machine.
 """
@@ -26,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from memory_core.secrets import SecretScanner
 from tests.secrets.corpus.fake_secrets import FAKE_SECRETS
+from tests.secrets.corpus.written_forms import full_width
 
 CORPUS = ROOT / "tests" / "secrets" / "corpus" / "ordinary_memory.txt"
 
@@ -137,11 +140,14 @@ def main() -> int:
 
     ordinary = ordinary_lines()
     mixed = with_secrets(ordinary)
+    wide = [full_width(line) for line in ordinary]
     cases = [
         ("1 KiB ordinary", cut_to_bytes(ordinary, 1024), args.iterations),
         ("1 KiB with secrets", cut_to_bytes(mixed, 1024), args.iterations),
         ("64 KiB ordinary", cut_to_bytes(ordinary, 64 * 1024), max(20, args.iterations // 10)),
         ("64 KiB with secrets", cut_to_bytes(mixed, 64 * 1024), max(20, args.iterations // 10)),
+        ("1 KiB full-width", cut_to_bytes(wide, 1024), args.iterations),
+        ("64 KiB full-width", cut_to_bytes(wide, 64 * 1024), max(20, args.iterations // 10)),
     ]
     scanners: list[tuple[str, Callable[[str], object]]] = [("memory_core SecretScanner", scanner.scan)]
     if args.compare:
