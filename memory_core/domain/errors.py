@@ -74,11 +74,13 @@ class SecretDetected(MemoryCoreError):
 
     code = "secret_detected"
 
-    def __init__(self, detectors: list[str]) -> None:
+    def __init__(self, detectors: list[str], *, where: str = "content") -> None:
+        """``where``: what held it, as the caller named it ("content", "reason", "tags"...)."""
         super().__init__(
-            f"content looks like it contains a secret (detectors: {', '.join(detectors)}); nothing was stored"
+            f"{where} looks like it contains a secret (detectors: {', '.join(detectors)}); nothing was stored"
         )
         self.detectors = detectors
+        self.where = where
 
 
 class Unavailable(MemoryCoreError):

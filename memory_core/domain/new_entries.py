@@ -2,14 +2,15 @@
 
 Every write of content (append, import, the memory tool's files, a legacy import) makes its
 entry here: the write size limit, no empty text (unless a replace empties the scope), tags
-normalized, and the secret screen, whose refusal is audited before it is raised. Nothing is
-stored here; the caller stores the entry.
+normalized, and the secret screen of the content and of every field stored beside it, whose
+refusal is audited before it is raised. Nothing is stored here; the caller stores the entry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.errors import InvalidInput, PayloadTooLarge, SecretDetected
@@ -80,16 +81,60 @@ class NewEntries:
         )
 
     def screen(self, caller: Caller, key: ProfileKey, content: str, options: WriteOptions) -> None:
-        """Refuse ``content`` that looks like a secret: ``SecretDetected``, after an audited
-        ``write_rejected`` event (its SHA-256 and size, never its text)."""
-        findings = self._scanner.scan(content) if self._scanner else []
+        """Refuse a write that looks like it carries a secret: in its content, or in any text stored
+        beside it (``stored_beside``: each is shown again with the entry, in reads and listings).
+
+        Raises ``SecretDetected`` naming where, after an audited ``write_rejected`` event: the
+        content's SHA-256 and size, never a field's text, and no session or operation id that
+        held the secret.
+        """
+        if self._scanner is None:
+            return
+        where, findings = self._secret_in(self._scanner, content, options)
         if not findings:
             return
         detectors = sorted({str(f.detector) for f in findings})
+        place = "" if where == (CONTENT,) else f" in {', '.join(where)}"
         self._audit.record(
             AuditAction.WRITE_REJECTED, actor=caller.upn or "operator", instance_id=key.instance_id, upn=key.upn,
-            scope=key.scope.value, agent_object_id=key.agent_object_id, session_id=options.session_id,
-            operation_id=options.operation_id, content_sha256=sha256_hex(content),
-            byte_count=len(content.encode("utf-8")), detail="secret_detected: " + ", ".join(detectors),
+            scope=key.scope.value, agent_object_id=key.agent_object_id,
+            session_id=None if "session_id" in where else options.session_id,
+            operation_id=None if "operation_id" in where else options.operation_id,
+            content_sha256=sha256_hex(content), byte_count=len(content.encode("utf-8")),
+            detail=f"secret_detected{place}: " + ", ".join(detectors),
         )
-        raise SecretDetected(detectors)
+        raise SecretDetected(detectors, where=", ".join(where))
+
+    @staticmethod
+    def _secret_in(
+        scanner: ContentScanner, content: str, options: WriteOptions
+    ) -> tuple[tuple[str, ...], Sequence[Any]]:
+        """Where a secret is (names as the caller sent them) and what kinds; ``((), [])`` for none."""
+        findings = scanner.scan(content)
+        if findings:
+            return (CONTENT,), findings
+        beside = stored_beside(options)
+        if not beside:
+            return (), []
+        # One scan for them all: a scan costs about 15 us however short its text.
+        findings = scanner.scan("\n".join(text for _, text in beside))
+        if not findings:
+            return (), []
+        named = tuple(name for name, text in beside if scanner.scan(text))
+        # None alone: a secret split over two of them (a key block's header in one) - name every one.
+        return named or tuple(name for name, _ in beside), findings
+
+
+CONTENT = "content"
+"""How a refusal names the content: "content looks like it contains a secret"."""
+
+
+def stored_beside(options: WriteOptions) -> list[tuple[str, str]]:
+    """The text a write stores beside its content, by the name the caller gave it, empty ones left out.
+
+    A read shows the reason, the agent's name and the session id in the entry's heading, and a
+    listing every field: a secret in one of them would be kept and shown like one in the content.
+    """
+    fields = (("reason", options.reason), ("agent_name", options.agent_name), ("session_id", options.session_id),
+              ("operation_id", options.operation_id), ("tags", "\n".join(options.tags)))
+    return [(name, text) for name, text in fields if text]

@@ -207,3 +207,20 @@ def test_a_secret_is_refused_with_422_and_nothing_stored(server: RunningServer, 
     assert stored == []
     assert [e["action"] for e in audit] == ["write_rejected"]
     assert key_body[:16] not in str(audit)
+
+
+def test_a_secret_beside_the_content_is_refused_and_nothing_stored(server: RunningServer, instance_id: str) -> None:
+    """A token in a tag or the session id answers 422 naming the field; nothing is stored, the audit keeps no token."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    with server.client() as http:
+        in_tag = http.post(f"/instances/{instance_id}/memory/append",
+                           json={"scope": "user", "content_markdown": "- likes tea", "tags": ["drinks", token]})
+        in_session = http.post(f"/instances/{instance_id}/memory/append",
+                               json={"scope": "user", "content_markdown": "- likes tea", "session_id": token})
+        stored = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
+        audit = http.get(f"/instances/{instance_id}/memory/audit").json()["events"]
+    assert [in_tag.status_code, in_session.status_code] == [422, 422]
+    assert in_tag.json()["error"]["message"].startswith("tags looks like it contains a secret (detectors: GitHub Token)")
+    assert in_session.json()["error"]["message"].startswith("session_id looks like it contains a secret")
+    assert stored == [] and [e["action"] for e in audit] == ["write_rejected", "write_rejected"]
+    assert token[:12] not in str(audit) + in_tag.text + in_session.text

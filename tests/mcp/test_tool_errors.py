@@ -142,6 +142,20 @@ async def test_secret_in_memory_is_the_rest_error(mcp_target: McpTarget, instanc
     assert key_body[:16] not in text(result)
 
 
+async def test_secret_in_the_reason_is_the_rest_error(mcp_target: McpTarget, instance_id: str) -> None:
+    """A model that puts a card number in append_memory's reason is refused as the REST API refuses it, naming
+    the reason: it would otherwise be kept in the entry's heading and shown on every read."""
+    reason = "the user said their card is 4111 1111 1111 1111"
+    with mcp_target.store.client() as rest:
+        code, message = _rest_error(rest.post(f"/instances/{instance_id}/memory/append",
+                                              json={"scope": "user", "content_markdown": "- pays by card", "reason": reason}))
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), "append_memory",
+                        {"scope": "user", "memory": "- pays by card", "reason": reason})
+    assert code == "secret_detected" and message.startswith("reason looks like it contains a secret")
+    _assert_tool_error(result, code, message)
+    assert "4111" not in text(result)
+
+
 async def test_invalid_instance_header_is_the_rest_error(mcp_target: McpTarget) -> None:
     """An X-INSTANCE-ID the REST API would refuse as {instanceId} answers the same message."""
     with mcp_target.store.client() as rest:

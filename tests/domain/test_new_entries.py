@@ -1,0 +1,97 @@
+"""The secret screen covers everything a write stores, not its content alone.
+
+A read shows an entry's reason, agent name and session id in its heading, and a
+listing every field, so a secret in any of them would be kept and shown like one in
+the content. On the real SQLite store with the real scanner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.composition import ScannerOnFirstScan
+from memory_core.domain.errors import SecretDetected
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import Scope
+from memory_core.domain.new_entries import stored_beside
+from memory_core.domain.service import MemoryService, WriteOptions
+from tests.secrets.corpus.fake_secrets import FAKE_SECRETS
+from tests.support.clock import TickingClock
+
+ALEX = Caller(upn="alex@contoso.com", name="Alex", user_name="alex")
+CARD = "4111 1111 1111 1111"
+GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+PEM_LINES = next(s.text for s in FAKE_SECRETS if "PRIVATE KEY" in s.text).split("\n")[1:]
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[MemoryService]:
+    store = SqliteMemoryStore(tmp_path / "m.sqlite3")
+    yield MemoryService(store, clock=TickingClock(datetime(2026, 12, 5, tzinfo=UTC)), scanner=ScannerOnFirstScan())
+    store.close()
+
+
+def _refused(service: MemoryService, options: WriteOptions, content: str = "- likes green tea") -> SecretDetected:
+    with pytest.raises(SecretDetected) as refused:
+        service.append(ALEX, "i", Scope.USER, None, content, options)
+    return refused.value
+
+
+@pytest.mark.parametrize(
+    ("field", "options", "secret"),
+    [
+        ("reason", WriteOptions(reason=f"user said: my card is {CARD}", operation_id="op-1"), CARD),
+        ("agent_name", WriteOptions(agent_name=f"bot token={GITHUB_TOKEN}", reason="from the chat"), GITHUB_TOKEN),
+        ("session_id", WriteOptions(session_id=GITHUB_TOKEN, reason="from the chat"), GITHUB_TOKEN),
+        ("operation_id", WriteOptions(operation_id=GITHUB_TOKEN, session_id="s-1"), GITHUB_TOKEN),
+        ("tags", WriteOptions(tags=("travel", GITHUB_TOKEN), agent_name="Benefits Assistant"), GITHUB_TOKEN),
+    ],
+    ids=["reason", "agent_name", "session_id", "operation_id", "tags"],
+)
+def test_a_secret_beside_the_content_is_refused_and_named(
+    service: MemoryService, field: str, options: WriteOptions, secret: str
+) -> None:
+    """The write is refused naming that field alone (another, ordinary, beside it); nothing is stored; the
+    audit names the field, never the secret."""
+    refused = _refused(service, options)
+    assert str(refused).startswith(f"{field} looks like it contains a secret")
+    assert secret[:8] not in str(refused)
+    assert service.entries(ALEX, "i", Scope.USER, None) == []
+    (event,) = service.audit_trail("i", ALEX.upn)
+    assert event.action.value == "write_rejected" and event.detail is not None
+    assert event.detail.startswith(f"secret_detected in {field}: ")
+    assert secret[:8] not in str(event.to_data())
+
+
+def test_a_secret_in_the_content_is_named_as_before(service: MemoryService) -> None:
+    refused = _refused(service, WriteOptions(reason="from the chat"), content=f"- card {CARD}")
+    assert str(refused).startswith("content looks like it contains a secret")
+    (event,) = service.audit_trail("i", ALEX.upn)
+    assert event.detail == "secret_detected: Payment Card Number"
+
+
+def test_a_secret_split_over_two_fields_names_every_field(service: MemoryService) -> None:
+    """A key block whose header is the reason and whose key is the agent name: neither alone holds a secret."""
+    options = WriteOptions(reason=PEM_LINES[0], agent_name="\n".join(PEM_LINES[1:]), session_id="s-1")
+    refused = _refused(service, options)
+    assert str(refused).startswith("reason, agent_name, session_id looks like it contains a secret (detectors: Private Key)")
+
+
+def test_ordinary_provenance_is_stored(service: MemoryService) -> None:
+    """What clients really send beside content passes: a memory file's reason, ids, an agent's name, tags."""
+    options = WriteOptions(reason="memory file /memories/notes/2026-trip.md", agent_name="Benefits Assistant",
+                           session_id="7f3a9c2e-41b2-4d7e-9a51-0c6f2b8e1d44", operation_id="op-000123",
+                           tags=("travel", "preference", "2026"))
+    service.append(ALEX, "i", Scope.USER, None, "- prefers aisle seats", options)
+    (entry,) = service.entries(ALEX, "i", Scope.USER, None)
+    assert entry.reason == options.reason and entry.session_id == options.session_id
+
+
+def test_stored_beside_lists_every_non_empty_field() -> None:
+    options = WriteOptions(reason="r", agent_name=None, session_id="", operation_id="o", tags=("a", "b"))
+    assert stored_beside(options) == [("reason", "r"), ("operation_id", "o"), ("tags", "a\nb")]
