@@ -12,14 +12,20 @@ Callers may rely on:
 * ``ascii_folded(text)`` is ``None`` when folding changes nothing, which is
   every ASCII text (answered at once: ``str.isascii`` reads a flag).
 * Otherwise it is the text with every character that reads as one ASCII
-  character replaced by it, and nothing else changed: the same length, each
-  character at the same index. What is folded:
+  character replaced by it, every character that reads as nothing removed,
+  and nothing else changed:
 
   - every decimal digit of any script (Unicode category Nd: Arabic-Indic,
     Devanagari, full-width, mathematical bold...) to its ASCII digit;
   - the full-width forms of ASCII (U+FF01-U+FF5E) to ASCII;
   - spaces that are not ASCII (no-break, narrow no-break, figure, thin,
-    ideographic...) to " ".
+    ideographic...) to " ";
+  - invisible formatting removed: the zero-width space, the word joiner, soft
+    hyphens, the byte-order mark, direction marks, embeddings and isolates.
+    Chat apps and web pages put some of them into long strings so they can
+    wrap, and right-to-left editors around numbers; a reader never sees them.
+    The zero-width joiner and non-joiner stay: Persian and Indic writing and
+    emoji use them, and folding them would scan such texts twice for nothing.
 
 * Not NFKC, on purpose: it can make a text far longer (U+FDFA becomes 18
   characters, so a 64 KiB write could be scanned as over 390,000), and most of
@@ -33,14 +39,21 @@ import re
 import unicodedata
 
 # What is searched for, in two character classes: "[^\D0-9]" is a decimal digit that is not
-# ASCII; the spaces are those NFKC maps to " ".
-_READ_AS_ASCII = re.compile(r"[^\D0-9]|[\u00a0\u2000-\u200a\u202f\u205f\u3000\uff01-\uff5e]")
+# ASCII; then the spaces NFKC maps to " ", full-width forms and the invisible formatting.
+_READ_AS_ASCII = re.compile(
+    r"[^\D0-9]|[\u00a0\u2000-\u200a\u202f\u205f\u3000\uff01-\uff5e"
+    r"\u00ad\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII_BYTES = bytes(range(128))
-# Full-width forms and spaces by str.translate (in C); the digits of other scripts, fewer
-# and spread over about 65 blocks, one by one.
-_FULL_WIDTH_AND_SPACES = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | dict.fromkeys(
-    (0x00A0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000), 0x20
+# Full-width forms, spaces and invisible formatting by str.translate (in C); the digits of
+# other scripts, fewer and spread over 64 blocks (Unicode 14), one by one.
+_INVISIBLE = (0x00AD, 0x180E, 0x200B, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2060, 0x2065),
+              *range(0x2066, 0x206A), 0xFEFF)
+_FOLDS: dict[int, int | None] = (
+    {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+    | dict.fromkeys((0x00A0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000), 0x20)
+    | dict.fromkeys(_INVISIBLE)
 )
 _OTHER_DIGIT = re.compile(r"[^\D0-9]")
 
@@ -50,7 +63,7 @@ def _ascii_digit(digit: re.Match[str]) -> str:
 
 
 def _folded_run(run: re.Match[str]) -> str:
-    return _OTHER_DIGIT.sub(_ascii_digit, run.group().translate(_FULL_WIDTH_AND_SPACES))
+    return _OTHER_DIGIT.sub(_ascii_digit, run.group().translate(_FOLDS))
 
 
 def ascii_folded(text: str) -> str | None:

@@ -88,9 +88,9 @@ Design decisions
    16-digit number with a card prefix *is* reported even if the writer meant
    an order number: the two cannot be told apart.
 9. **Read as a person reads it** (``memory_core.secrets.folding``). A text with
-   other scripts' digits, full-width forms or non-ASCII spaces (a CJK input
-   method's full-width mode, a Persian keyboard, a copied page's no-break
-   spaces) is scanned as written and again as it reads in ASCII, so a card
+   other scripts' digits, full-width forms, non-ASCII spaces or invisible
+   formatting (a CJK input method's full-width mode, a Persian keyboard, a
+   copied page's no-break spaces, a chat app's zero-width spaces) is scanned as written and again as it reads in ASCII, so a card
    number in full-width digits is refused as the ASCII one is. An ASCII text
    is scanned once; so is one with nothing to fold.
 10. **Robust to crafted input.** Patterns use possessive/bounded quantifiers,
@@ -143,7 +143,7 @@ class SecretScanner:
         """The distinct kinds of secret in ``text``, sorted by detector name; empty if none.
 
         A text that reads differently in ASCII (``folding.ascii_folded``: other scripts'
-        digits, full-width forms, wide spaces) is scanned as written and as it reads.
+        digits, full-width forms, wide spaces, invisible formatting) is scanned as written and as it reads.
         """
         if not text:
             return []

@@ -8,6 +8,7 @@ for the ASCII one, on every corpus the scanner is held to.
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections.abc import Callable
 
 import pytest
@@ -62,6 +63,7 @@ def test_ordinary_memory_stays_ordinary(
         ("card 4111\u00a01111\u00a01111\u00a01111 (copied from the bank's page)", "Payment Card Number"),
         ("ＳＳＮ： ０７８－０５－１１２０", "US Social Security Number"),
         ("ｐａｓｓｗｏｒｄ＝Ｔｒ０ｕｂ４ｄｏｒ＆３ｘ", "Secret Keyword"),
+        ("token from the chat: ghp_A1b2C3d4E5f6\u200bG7h8I9j0A1b2C3d4\u200bE5f6G7h8I9j0", "GitHub Token"),
     ],
 )
 def test_written_the_way_people_type_it(scanner: SecretScanner, text: str, kind: str) -> None:
@@ -77,6 +79,7 @@ def test_written_the_way_people_type_it(scanner: SecretScanner, text: str, kind:
         "注文番号：１２３４５６７８９０１２",  # an order number that fails Luhn
         "ราคา ๑๒๓๔ บาท",  # a price in Thai digits
         "🎉 誕生日おめでとう！",  # nothing to fold
+        "می‌خواهم 👩‍💻",  # a zero-width non-joiner in Persian, a joiner in an emoji: kept, nothing to fold
     ],
 )
 def test_ordinary_non_ascii_text_is_not_refused(scanner: SecretScanner, text: str) -> None:
@@ -86,14 +89,13 @@ def test_ordinary_non_ascii_text_is_not_refused(scanner: SecretScanner, text: st
 def test_ascii_and_text_with_nothing_to_fold_are_not_folded() -> None:
     assert ascii_folded("card 4111 1111 1111 1111") is None
     assert ascii_folded("誕生日は三月です 🎂") is None
+    assert ascii_folded("می\u200cخواهم 👩\u200d💻") is None
 
 
-def test_folding_keeps_every_character_at_its_index() -> None:
-    """Each folded character becomes one ASCII character; everything else is left as it is."""
-    text = "ｐｗ：\u3000٤٢ ४२\u00a0𝟒𝟐 ④ ﬁ ﷺ — 漢字"
-    folded = ascii_folded(text)
-    assert folded == "pw: 42 42 42 ④ ﬁ ﷺ — 漢字"
-    assert folded is not None and len(folded) == len(text)
+def test_folding_reads_each_character_as_ascii_or_as_nothing() -> None:
+    """Each folded character becomes one ASCII character, invisible formatting goes; nothing else changes."""
+    text = "ｐｗ：\u3000٤٢ ४२\u00a0𝟒𝟐 ④ ﬁ ﷺ — 漢字 to\u200bk\u00aden\ufeff \u202e21\u202c 👩\u200d💻"
+    assert ascii_folded(text) == "pw: 42 42 42 ④ ﬁ ﷺ — 漢字 token 21 👩\u200d💻"
 
 
 @pytest.mark.parametrize(
@@ -117,3 +119,34 @@ def test_a_lone_surrogate_is_kept_and_the_rest_folded(scanner: SecretScanner) ->
     """JSON can carry a lone surrogate ("\\ud800"); folding keeps it and still reads the digits around it."""
     assert ascii_folded("\ud800 ４２") == "\ud800 42"
     assert scanner.scan("card ４１１１ １１１１ １１１１ １１１１ \udfff") == [SecretFinding("Payment Card Number")]
+
+
+INVISIBLE = {0x00AD, 0x180E, 0x200B, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2060, 0x2065),
+             *range(0x2066, 0x206A), 0xFEFF}
+
+
+def _reads_as(char: str) -> str | None:
+    """What the module promises a character reads as, from Unicode's own data; None: itself."""
+    code = ord(char)
+    if char.isdecimal():
+        return str(unicodedata.decimal(char))
+    if 0xFF01 <= code <= 0xFF5E:
+        return chr(code - 0xFEE0)
+    if unicodedata.normalize("NFKC", char) == " ":
+        return " "
+    return "" if code in INVISIBLE else None
+
+
+def test_every_character_of_the_first_three_planes_folds_as_promised() -> None:
+    """Every non-ASCII code point below U+30000 (every decimal digit Unicode has is there) folds to what
+    Unicode's data says it reads as, and a text of characters that read as themselves is not folded."""
+    wrong = []
+    for code in range(0x80, 0x30000):
+        char = chr(code)
+        if unicodedata.category(char) == "Cs":
+            continue
+        expected = _reads_as(char)
+        folded = ascii_folded(f"a{char}b")
+        if folded != (None if expected is None else f"a{expected}b"):
+            wrong.append((hex(code), folded))
+    assert wrong == []

@@ -1,8 +1,10 @@
-"""Ways a person may write an ASCII text: other scripts' digits, full-width forms, wide spaces.
+"""Ways a person may write an ASCII text: other scripts' digits, full-width forms, wide spaces,
+invisible formatting.
 
 Each transform gives the text as an input method or a copied page produces it: a
 CJK input method in full-width mode, a Persian or Hindi keyboard's digits, text
-copied with no-break spaces. A reader reads each as the ASCII text.
+copied with no-break spaces, or from a chat app that puts zero-width spaces or soft
+hyphens into long strings so they can wrap. A reader reads each as the ASCII text.
 """
 
 from __future__ import annotations
@@ -37,4 +39,11 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "full-width": full_width,
     "no-break-spaces": lambda text: text.replace(" ", "\u00a0"),
     "narrow-no-break-spaces": lambda text: text.replace(" ", "\u202f"),
+    "zero-width-spaces": lambda text: every(3, "\u200b", text),
+    "soft-hyphens": lambda text: every(5, "\u00ad", text),
 }
+
+
+def every(step: int, mark: str, text: str) -> str:
+    """``mark`` after every ``step`` characters of ``text``."""
+    return mark.join(text[i : i + step] for i in range(0, len(text), step))
