@@ -38,24 +38,21 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# What is searched for, in two character classes: "[^\D0-9]" is a decimal digit that is not
-# ASCII; then the spaces NFKC maps to " ", full-width forms and the invisible formatting.
-_READ_AS_ASCII = re.compile(
-    r"[^\D0-9]|[\u00a0\u2000-\u200a\u202f\u205f\u3000\uff01-\uff5e"
-    r"\u00ad\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
-)
-_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
-_ASCII_BYTES = bytes(range(128))
 # Full-width forms, spaces and invisible formatting by str.translate (in C); the digits of
 # other scripts, fewer and spread over 64 blocks (Unicode 14), one by one.
 _INVISIBLE = (0x00AD, 0x180E, 0x200B, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2060, 0x2065),
               *range(0x2066, 0x206A), 0xFEFF)
 _FOLDS: dict[int, int | None] = (
     {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
-    | dict.fromkeys((0x00A0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000), 0x20)
+    | dict.fromkeys((0x00A0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000), 0x20)  # those NFKC maps to " "
     | dict.fromkeys(_INVISIBLE)
 )
-_OTHER_DIGIT = re.compile(r"[^\D0-9]")
+_OTHER_DIGIT_CLASS = r"[^\D0-9]"  # a decimal digit (Unicode category Nd) that is not ASCII
+_OTHER_DIGIT = re.compile(_OTHER_DIGIT_CLASS)
+# What is searched for: such a digit, or a character of the table.
+_READ_AS_ASCII = re.compile(_OTHER_DIGIT_CLASS + "|[" + "".join(re.escape(chr(code)) for code in sorted(_FOLDS)) + "]")
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+_ASCII_BYTES = bytes(range(128))
 
 
 def _ascii_digit(digit: re.Match[str]) -> str:
