@@ -1,4 +1,5 @@
-"""The ASCII a text reads as: other scripts' digits, full-width forms and wide spaces folded.
+"""The ASCII a text reads as: other scripts' digits, full-width forms and wide spaces folded,
+invisible formatting removed.
 
 Why: the detectors look for secrets as they are printed, in ASCII. A person who
 types with a Japanese or Chinese input method in full-width mode writes a card

@@ -2,9 +2,9 @@
 
 Callers may rely on: ISBNs, epoch timestamps, IBANs and order or phone numbers are not
 card numbers. Only ASCII digits are read as a card's digits (the Luhn check is defined on
-them); the scanner folds other scripts' digits to ASCII first (``memory_core.secrets.folding``). All patterns are compiled once at import, are safe to share between
-threads and avoid unbounded nested quantifiers, so a hostile 64 KiB write cannot make a
-scan backtrack for long.
+them); the scanner folds other scripts' digits to ASCII first (``memory_core.secrets.folding``).
+All patterns are compiled once at import, are safe to share between threads and avoid
+unbounded nested quantifiers, so a hostile 64 KiB write cannot make a scan backtrack for long.
 """
 
 from __future__ import annotations

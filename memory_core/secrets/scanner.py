@@ -90,9 +90,10 @@ Design decisions
 9. **Read as a person reads it** (``memory_core.secrets.folding``). A text with
    other scripts' digits, full-width forms, non-ASCII spaces or invisible
    formatting (a CJK input method's full-width mode, a Persian keyboard, a
-   copied page's no-break spaces, a chat app's zero-width spaces) is scanned as written and again as it reads in ASCII, so a card
-   number in full-width digits is refused as the ASCII one is. An ASCII text
-   is scanned once; so is one with nothing to fold.
+   copied page's no-break spaces, a chat app's zero-width spaces) is scanned
+   as written and again as it reads in ASCII, so a card number in full-width
+   digits is refused as the ASCII one is. An ASCII text is scanned once; so is
+   one with nothing to fold.
 10. **Robust to crafted input.** Patterns use possessive/bounded quantifiers,
     and keyword searches skip anchors inside a value already judged, so
     repetitive input cannot make a scan backtrack quadratically.
@@ -143,7 +144,8 @@ class SecretScanner:
         """The distinct kinds of secret in ``text``, sorted by detector name; empty if none.
 
         A text that reads differently in ASCII (``folding.ascii_folded``: other scripts'
-        digits, full-width forms, wide spaces, invisible formatting) is scanned as written and as it reads.
+        digits, full-width forms, wide spaces, invisible formatting) is scanned as written
+        and as it reads.
         """
         if not text:
             return []
