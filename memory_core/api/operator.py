@@ -114,7 +114,7 @@ def get_agent_settings(call: Call) -> AgentSettingsModel:
 
 @endpoint(EndpointSpec(summary="Replace an agent's memory settings", tag=OPERATOR, access=Access.OPERATOR,
                        query=AgentSettingsQuery, body=AgentSettingsBody, body_limit=SMALL_BODY_BYTES,
-                       response=AgentSettingsModel, errors=(400, 401, 403, 413, 415)))
+                       response=AgentSettingsModel, errors=(400, 401, 403, 413, 415, 422)))
 def put_agent_settings(call: Call) -> AgentSettingsModel:
     query = call.query(AgentSettingsQuery)
     body = call.body(AgentSettingsBody)

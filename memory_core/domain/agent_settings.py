@@ -7,11 +7,12 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from memory_core.domain.errors import Forbidden
+from memory_core.domain.errors import Forbidden, SecretDetected
 from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
+from memory_core.domain.views import ContentScanner
 
 SETTINGS_OWNER = internal_owner("settings")
 AGENT_SETTINGS = "agent_settings"
@@ -50,9 +51,13 @@ class AgentSettings:
 class AgentSettingsBook:
     """Reads, writes and enforces agent settings, cached briefly per process."""
 
-    def __init__(self, store: MemoryStore, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, store: MemoryStore, clock: Callable[[], float] = time.monotonic, scanner: ContentScanner | None = None
+    ) -> None:
+        """``scanner``: the secret screen writes pass through; ``put`` runs the instructions through it."""
         self._store = store
         self._clock = clock
+        self._scanner = scanner
         self._cache: dict[tuple[str, str], tuple[float, AgentSettings]] = {}
         self._lock = threading.Lock()
 
@@ -71,6 +76,16 @@ class AgentSettingsBook:
         return settings
 
     def put(self, instance_id: str, settings: AgentSettings) -> AgentSettings:
+        """Replace the agent's settings; every process sees them within ``CACHE_SECONDS``.
+
+        Raises ``SecretDetected`` (where "policy_instructions"), storing nothing, when the
+        instructions look like they hold a secret: they are sent word for word to every model
+        that calls memory as this agent (the MCP instructions and append_memory's description).
+        """
+        instructions = settings.policy_instructions
+        findings = self._scanner.scan(instructions) if self._scanner is not None and instructions else ()
+        if findings:
+            raise SecretDetected(sorted({str(f.detector) for f in findings}), where="policy_instructions")
         self._store.put_record(
             Record(Partition(instance_id, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(settings.agent_object_id),
                    settings.to_data())

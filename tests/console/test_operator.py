@@ -111,6 +111,21 @@ def test_an_operator_edits_agent_settings(browser: WebDriver, console_server: Ru
     assert saved["allowed_group_ids"] == ["group-a", "group-b"]
 
 
+def test_instructions_holding_a_secret_are_refused_with_the_reason_shown(
+    browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client
+) -> None:
+    """Saving instructions that hold a token shows the service's refusal, not "Settings saved."; nothing is stored."""
+    agent = f"{AGENT}-refused"
+    _open_operator(browser, console_server, instance)
+    find(browser, "#settings-agent").send_keys(agent)
+    browser.find_element(By.XPATH, "//button[text()='Load settings']").click()
+    find(browser, "#set-policy").send_keys("Call the weather API with ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2)
+    browser.find_element(By.CSS_SELECTOR, "#settings-form button[type=submit]").click()
+    status_says(browser, "policy_instructions looks like it contains a secret")
+    saved = operator_api.get("/operator/agent-settings", params={"agentObjectId": agent}).json()
+    assert saved["policy_instructions"] is None
+
+
 def test_without_an_operator_credential_the_operator_view_says_what_opens_it(
     browser: WebDriver, console_server: RunningServer, instance: str,
 ) -> None:

@@ -45,6 +45,25 @@ def test_unknown_settings_fields_are_400(server: RunningServer, instance_id: str
     assert _put(server, instance_id, _agent(), default_write_scope="combined").status_code == 400
 
 
+def test_instructions_holding_a_secret_are_refused_and_never_reach_a_model(
+    server: RunningServer, instance_id: str
+) -> None:
+    """A token in policy_instructions answers 422 naming the field, without echoing it; the stored settings and
+    what initialize tells the agent's model stay as they were."""
+    agent, token = _agent(), "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    _put(server, instance_id, agent, policy_instructions="Remember seat preferences only.").raise_for_status()
+    refused = _put(server, instance_id, agent, auto_append=True,
+                   policy_instructions=f"Use the weather API with token {token} for forecasts.")
+    after = httpx.get(f"{server.api}/instances/{instance_id}/operator/agent-settings",
+                      params={"agentObjectId": agent}, headers={"X-API-KEY": OPERATOR_KEY}).json()
+    init = asyncio.run(initialize(f"{server.api}/mcp", mcp_headers(USER_KEY, agent=agent, instance=instance_id)))
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "secret_detected"
+    assert refused.json()["error"]["message"].startswith("policy_instructions looks like it contains a secret")
+    assert token[:12] not in refused.text
+    assert after["policy_instructions"] == "Remember seat preferences only." and after["auto_append"] is False
+    assert "Remember seat preferences only." in (init.instructions or "") and token[:12] not in str(init)
+
+
 def test_a_disabled_agents_calls_are_refused(server: RunningServer, instance_id: str) -> None:
     """With enabled=false, REST and MCP calls for that agent answer 403 with a clear message."""
     agent = _agent()
