@@ -1,12 +1,12 @@
-"""The ASCII a text reads as: other scripts' digits, full-width forms and wide spaces folded,
-invisible formatting removed.
+"""The ASCII a text reads as: other scripts' digits, full-width forms, wide spaces and
+typographic hyphens folded, invisible formatting removed.
 
 Why: the detectors look for secrets as they are printed, in ASCII. A person who
 types with a Japanese or Chinese input method in full-width mode writes a card
 number in full-width digits (U+FF10-U+FF19), a Persian keyboard writes its own
 digits (U+06F0-U+06F9), and text copied from a web page or PDF separates groups
-with no-break spaces. A reader (or a model) reads each of them as the ASCII
-number; the scanner must too.
+with no-break spaces and non-breaking hyphens. A reader (or a model) reads each
+of them as the ASCII number; the scanner must too.
 
 Callers may rely on:
 
@@ -21,6 +21,13 @@ Callers may rely on:
   - the full-width forms of ASCII (U+FF01-U+FF5E) to ASCII;
   - spaces that are not ASCII (no-break, narrow no-break, figure, thin,
     ideographic...) to " ";
+  - the hyphens and dashes typesetting puts between digits to "-": the
+    hyphen, the non-breaking hyphen and the figure dash (U+2010-U+2012; web
+    pages write phone and account numbers with them so they never break), the
+    en dash (U+2013; typeset documents and PDFs put it between numbers), the
+    minus sign (U+2212) and the small hyphen-minus (U+FE63). Not the em dash:
+    prose, and models' prose above all, is full of it, and numbers are not
+    grouped with it;
   - invisible formatting removed: the zero-width space, the word joiner, soft
     hyphens, the byte-order mark, direction marks, embeddings and isolates.
     Chat apps and web pages put some of them into long strings so they can
@@ -31,7 +38,7 @@ Callers may rely on:
 * Not NFKC, on purpose: it can make a text far longer (U+FDFA becomes 18
   characters, so a 64 KiB write could be scanned as over 390,000), and most of
   what it folds (ligatures, superscripts, units) is not how secrets are
-  written. Circled numbers and dashes other than "-" are left as they are.
+  written. Circled numbers, the em dash and the other dashes are left as they are.
 """
 
 from __future__ import annotations
@@ -39,13 +46,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# Full-width forms, spaces and invisible formatting by str.translate (in C); the digits of
-# other scripts, fewer and spread over 64 blocks (Unicode 14), one by one.
+# Full-width forms, spaces, hyphens and invisible formatting by str.translate (in C); the
+# digits of other scripts, fewer and spread over 64 blocks (Unicode 14), one by one.
 _INVISIBLE = (0x00AD, 0x180E, 0x200B, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2060, 0x2065),
               *range(0x2066, 0x206A), 0xFEFF)
 _FOLDS: dict[int, int | None] = (
     {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
     | dict.fromkeys((0x00A0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000), 0x20)  # those NFKC maps to " "
+    | dict.fromkeys((*range(0x2010, 0x2014), 0x2212, 0xFE63), 0x2D)  # hyphens, figure and en dash, minus
     | dict.fromkeys(_INVISIBLE)
 )
 _OTHER_DIGIT_CLASS = r"[^\D0-9]"  # a decimal digit (Unicode category Nd) that is not ASCII

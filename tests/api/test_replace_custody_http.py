@@ -117,18 +117,20 @@ def test_openapi_documents_the_202_of_import(server: RunningServer) -> None:
 
 
 def test_card_numbers_and_ssns_are_refused_at_the_door(server: RunningServer, instance_id: str) -> None:
-    """The issue's card write, dashed and Amex-grouped cards and an SSN, and the card and the SSN typed
-    in full-width and Persian digits: 422, nothing stored, never echoed."""
+    """The issue's card write, dashed and Amex-grouped cards and an SSN, the card and the SSN typed
+    in full-width and Persian digits, and the SSN copied with non-breaking hyphens: 422, nothing stored,
+    never echoed."""
     full_width_card, persian_ssn = digits_of(0xFF10)("4111 1111 1111 1111"), digits_of(0x06F0)("536-22-1234")
     writes = ["- My card number is 4111 1111 1111 1111", "- card 5555-5555-5555-4444 exp 09/28",
               "- amex 3782 822463 10005", "- My SSN is 536-22-1234",
-              f"- カード番号 {full_width_card}", f"- SSN {persian_ssn}"]
+              f"- カード番号 {full_width_card}", f"- SSN {persian_ssn}", "- My SSN is 536\u201122\u20111234"]
     with server.client() as http:
         answers = [http.post(f"/instances/{instance_id}/memory/append",
                              json={"scope": "user", "content_markdown": text}) for text in writes]
         stored = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
-    assert [a.status_code for a in answers] == [422] * 6
+    assert [a.status_code for a in answers] == [422] * 7
     assert all(a.json()["error"]["code"] == "secret_detected" for a in answers)
     assert "4111" not in answers[0].text and "536-22" not in answers[3].text
     assert full_width_card[:4] not in str(answers[4].json()) and persian_ssn[:4] not in str(answers[5].json())
+    assert "536" not in answers[6].text
     assert stored == []

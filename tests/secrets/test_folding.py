@@ -1,4 +1,5 @@
-"""A secret written with other scripts' digits, full-width forms or wide spaces is refused as in ASCII.
+"""A secret written with other scripts' digits, full-width forms, wide spaces or typographic hyphens
+is refused as in ASCII.
 
 Each transform (``corpus/written_forms.py``) writes an ASCII text as a person could
 type or paste it. The scanner must answer for the transformed text what it answers
@@ -64,6 +65,9 @@ def test_ordinary_memory_stays_ordinary(
         ("ＳＳＮ： ０７８－０５－１１２０", "US Social Security Number"),
         ("ｐａｓｓｗｏｒｄ＝Ｔｒ０ｕｂ４ｄｏｒ＆３ｘ", "Secret Keyword"),
         ("token from the chat: ghp_A1b2C3d4E5f6\u200bG7h8I9j0A1b2C3d4\u200bE5f6G7h8I9j0", "GitHub Token"),
+        ("SSN 078\u201105\u20111120 (copied from the HR portal)", "US Social Security Number"),  # non-breaking hyphens
+        ("card 4111\u20121111\u20121111\u20121111", "Payment Card Number"),  # figure dashes
+        ("card 4111\u20131111\u20131111\u20131111 from the PDF statement", "Payment Card Number"),  # en dashes
     ],
 )
 def test_written_the_way_people_type_it(scanner: SecretScanner, text: str, kind: str) -> None:
@@ -80,6 +84,9 @@ def test_written_the_way_people_type_it(scanner: SecretScanner, text: str, kind:
         "ราคา ๑๒๓๔ บาท",  # a price in Thai digits
         "🎉 誕生日おめでとう！",  # nothing to fold
         "می‌خواهم 👩‍💻",  # a zero-width non-joiner in Persian, a joiner in an emoji: kept, nothing to fold
+        "Stand-up 10:00\u201310:30, pages 12\u201315, 2019\u20132024",  # en dashes in ranges
+        "Call +1 555\u20110100 or 020\u20127946\u20120018",  # phone numbers with non-breaking hyphens, figure dashes
+        "It was \u22125 \u00b0C \u2014 cold \u2014 and the fare was 1234\u20145678",  # minus sign; em dashes kept
     ],
 )
 def test_ordinary_non_ascii_text_is_not_refused(scanner: SecretScanner, text: str) -> None:
@@ -94,8 +101,8 @@ def test_ascii_and_text_with_nothing_to_fold_are_not_folded() -> None:
 
 def test_folding_reads_each_character_as_ascii_or_as_nothing() -> None:
     """Each folded character becomes one ASCII character, invisible formatting goes; nothing else changes."""
-    text = "ｐｗ：\u3000٤٢ ४२\u00a0𝟒𝟐 ④ ﬁ ﷺ — 漢字 to\u200bk\u00aden\ufeff \u202e21\u202c 👩\u200d💻"
-    assert ascii_folded(text) == "pw: 42 42 42 ④ ﬁ ﷺ — 漢字 token 21 👩\u200d💻"
+    text = "ｐｗ：\u3000٤٢ ४२\u00a0𝟒𝟐 ④ ﬁ ﷺ — 漢字 to\u200bk\u00aden\ufeff \u202e21\u202c 👩\u200d💻 1\u20112\u22123"
+    assert ascii_folded(text) == "pw: 42 42 42 ④ ﬁ ﷺ — 漢字 token 21 👩\u200d💻 1-2-3"
 
 
 @pytest.mark.parametrize(
@@ -123,6 +130,7 @@ def test_a_lone_surrogate_is_kept_and_the_rest_folded(scanner: SecretScanner) ->
 
 INVISIBLE = {0x00AD, 0x180E, 0x200B, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2060, 0x2065),
              *range(0x2066, 0x206A), 0xFEFF}
+HYPHENS = {0x2010, 0x2011, 0x2012, 0x2013, 0x2212, 0xFE63}  # hyphen, non-breaking, figure dash, en dash, minus, small
 
 
 def _reads_as(char: str) -> str | None:
@@ -134,6 +142,8 @@ def _reads_as(char: str) -> str | None:
         return chr(code - 0xFEE0)
     if unicodedata.normalize("NFKC", char) == " ":
         return " "
+    if code in HYPHENS:
+        return "-"
     return "" if code in INVISIBLE else None
 
 

@@ -1,10 +1,11 @@
 """Ways a person may write an ASCII text: other scripts' digits, full-width forms, wide spaces,
-invisible formatting.
+typographic hyphens, invisible formatting.
 
 Each transform gives the text as an input method or a copied page produces it: a
 CJK input method in full-width mode, a Persian or Hindi keyboard's digits, text
-copied with no-break spaces, or from a chat app that puts zero-width spaces or soft
-hyphens into long strings so they can wrap. A reader reads each as the ASCII text.
+copied with no-break spaces or non-breaking hyphens, a typeset document's dashes,
+or from a chat app that puts zero-width spaces or soft hyphens into long strings so
+they can wrap. A reader reads each as the ASCII text.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "full-width": full_width,
     "no-break-spaces": lambda text: text.replace(" ", "\u00a0"),
     "narrow-no-break-spaces": lambda text: text.replace(" ", "\u202f"),
+    "non-breaking-hyphens": lambda text: text.replace("-", "\u2011"),
+    "figure-dashes": lambda text: text.replace("-", "\u2012"),
+    "en-dashes": lambda text: text.replace("-", "\u2013"),
+    "minus-signs": lambda text: text.replace("-", "\u2212"),
     "zero-width-spaces": lambda text: every(3, "\u200b", text),
     "soft-hyphens": lambda text: every(5, "\u00ad", text),
 }
