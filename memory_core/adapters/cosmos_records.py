@@ -8,6 +8,7 @@ partition's stamp in one transactional batch (``Stamps.write``) and a hold may n
 
 - ``put_record`` and ``create_record`` are one write (a hold's: one batch with the stamp); with
   an etag the write is If-Match, and a 412 becomes ``Conflict`` for the service to re-read;
+  ``put_records`` is one transactional batch of upserts in one partition (a change and its audit event);
 - ``get_record`` is a point read, ``query_records`` and ``page_records`` one query inside the
   partition (``page_records`` reads only the items it answers), ``query_records_of_owner`` one
   cross-partition query;
@@ -16,7 +17,7 @@ partition's stamp in one transactional batch (``Stamps.write``) and a hold may n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from azure.cosmos.exceptions import CosmosResourceExistsError
@@ -27,7 +28,7 @@ from memory_core.adapters.cosmos_calls import OpenOperation
 from memory_core.adapters.cosmos_stamps import BatchRefused, Operation, Stamps
 from memory_core.adapters.cosmos_writes import erase_items
 from memory_core.domain.errors import Conflict
-from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.records import Partition, Record, RecordKind, check_put_records
 
 
 class CosmosRecords:
@@ -78,6 +79,18 @@ class CosmosRecords:
                     raise e.error from None
                 raise Conflict(f"the {record.kind} record already exists") from e
         return Record(partition, record.kind, record.id, record.data, body.get("_etag"))
+
+    def put_records(self, records: Sequence[Record]) -> list[Record]:
+        check_put_records(records)
+        if not records:
+            return []
+        items = [docs.record_item(record) for record in records]
+        partition = records[0].partition
+        with self._operation("put_records") as calls:
+            results = calls.execute_batch([("upsert", (item,)) for item in items],
+                                          [partition.instance_id, partition.owner])
+        return [Record(r.partition, r.kind, r.id, r.data, (result.get("resourceBody") or {}).get("_etag"))
+                for r, result in zip(records, results, strict=True)]
 
     def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
         item_id = docs.record_item_id(partition, kind, record_id)

@@ -227,6 +227,9 @@ class CosmosMemoryStore:
     def create_record(self, record: Record) -> Record:
         return self._records.create_record(record)
 
+    def put_records(self, records: Sequence[Record]) -> list[Record]:
+        return self._records.put_records(records)
+
     def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
         return self._records.get_record(partition, kind, record_id)
 

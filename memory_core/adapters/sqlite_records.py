@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from memory_core.adapters.sqlite_database import SqliteDatabase
 from memory_core.adapters.sqlite_rows import iso
 from memory_core.domain.errors import Conflict
-from memory_core.domain.records import Partition, Record
+from memory_core.domain.records import Partition, Record, check_put_records
 
 RECORD_INSERT = (
     "INSERT OR REPLACE INTO records (instance_id, owner, kind, id, data, etag, expires_on) VALUES (?,?,?,?,?,?,?)"
@@ -60,6 +60,13 @@ class SqliteRecords:
             else:
                 db.execute(RECORD_INSERT, values)
         return Record(p, record.kind, record.id, record.data, etag)
+
+    def put_records(self, records: Sequence[Record]) -> list[Record]:
+        check_put_records(records)
+        stored = [Record(r.partition, r.kind, r.id, r.data, uuid.uuid4().hex, r.expires_on) for r in records]
+        with self._db.write() as db:
+            db.executemany(RECORD_INSERT, [record_values(r, r.etag or "") for r in stored])  # one transaction
+        return [Record(r.partition, r.kind, r.id, r.data, r.etag) for r in stored]
 
     def create_record(self, record: Record) -> Record:
         etag = uuid.uuid4().hex

@@ -8,6 +8,7 @@ single-partition query.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -56,3 +57,12 @@ def deletions_partition(instance_id: str) -> Partition:
     ones included) is one single-partition query per page. Finished requests expire
     (``MEMORY_DELETION_RETENTION_DAYS``), so the partition does not grow forever."""
     return Partition(instance_id, DELETIONS_OWNER)
+
+
+def check_put_records(records: Sequence[Record]) -> None:
+    """Raise ``ValueError`` unless ``records`` may be written together (``MemoryStore.put_records``):
+    one partition, no hold (holds move the partition's stamp), no etag."""
+    if len({r.partition for r in records}) > 1:
+        raise ValueError("put_records takes the records of one partition")
+    if any(r.kind == RecordKind.HOLD or r.etag is not None for r in records):
+        raise ValueError("put_records writes no hold and takes no etag")

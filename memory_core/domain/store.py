@@ -124,6 +124,16 @@ class MemoryStore(Protocol):
         """Create a record only if none has its id; ``Conflict`` when one exists. Returns it with its etag."""
         ...
 
+    def put_records(self, records: Sequence[Record]) -> list[Record]:
+        """Create or replace each of ``records`` (no etags) in one atomic unit; the stored records, in order.
+
+        For a change and the audit event that describes it: either every record is stored or none
+        is (one SQLite transaction, one Cosmos DB transactional batch). They must all live in one
+        partition, none may be a hold (holds move the partition's stamp) and none may carry an
+        etag: ``ValueError``, and nothing is written.
+        """
+        ...
+
     def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
         ...
 

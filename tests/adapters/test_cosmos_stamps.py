@@ -85,7 +85,8 @@ READS = {"load", "load_partition", "get_entry", "load_heads", "newest_entries", 
          "get_record", "query_records", "page_records", "query_records_of_owner", "partition_stamp", "entry_sequence",
          "load_since", "load_present"}
 NEITHER = {"measure", "close", "erase_expired_records",  # Cosmos DB expires records itself: erases nothing here
-           "one_read"}  # a service read's span: no request
+           "one_read",  # a service read's span: no request
+           "put_records"}  # refuses holds, so what it writes changes no read (a settings change and its event)
 # A checkpoint's write rewrites the stamp unchanged (its etag moves, its counters do not):
 # tests/adapters/test_cosmos_checkpoints.py.
 CHECKPOINTS = {"read_checkpoint", "keep_checkpoint"}

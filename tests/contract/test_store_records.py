@@ -75,6 +75,39 @@ def test_a_record_write_with_an_etag_for_a_gone_record_conflicts(
         store.put_record(Record(partition, RecordKind.HOLD, "r1", {}, stored.etag))
 
 
+def test_put_records_writes_a_change_and_its_event_together(store: MemoryStore, partition: Partition) -> None:
+    """put_records replaces one record and creates another in one write; each comes back with the etag
+    a read then shows. (Both or neither is the SQLite transaction and the Cosmos DB batch; the Cosmos
+    protocol server used here does not roll a failed batch back, so no test here can fail half of one.)"""
+    store.put_record(Record(partition, "agent_settings", "a1", {"enabled": True}))
+    change = Record(partition, "agent_settings", "a1", {"enabled": False})
+    event = Record(partition, RecordKind.AUDIT, "2026-01-02T03:04:05+00:00~e1", {"action": "agent_settings"})
+    stored = store.put_records([change, event])
+    assert [r.data for r in stored] == [{"enabled": False}, {"action": "agent_settings"}]
+    assert [store.get_record(partition, r.kind, r.id) for r in stored] == stored
+    assert all(r.etag for r in stored)
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        Record(Partition("rec-elsewhere", UPN), RecordKind.AUDIT, "e2"),
+        Record(Partition("", ""), RecordKind.HOLD, "h1"),
+        Record(Partition("", ""), RecordKind.AUDIT, "e3", etag="stale"),
+    ],
+    ids=["another partition", "a hold", "an etag"],
+)
+def test_put_records_refuses_what_it_cannot_write_at_once_and_writes_nothing(
+    store: MemoryStore, partition: Partition, second: Record
+) -> None:
+    """Records of two partitions, a hold or an etag: ValueError, and not even the first record is stored."""
+    if second.partition == Partition("", ""):
+        second = Record(partition, second.kind, second.id, etag=second.etag)
+    with pytest.raises(ValueError):
+        store.put_records([Record(partition, RecordKind.AUDIT, "e1", {"n": 1}), second])
+    assert store.get_record(partition, RecordKind.AUDIT, "e1") is None
+
+
 def test_query_records_filters_orders_and_limits(store: MemoryStore, partition: Partition) -> None:
     """query_records answers one kind of one partition, matching where, ordered by id, up to limit."""
     other = Partition(partition.instance_id, "blake@contoso.com")
