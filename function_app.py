@@ -53,6 +53,9 @@ app.route(route="instances/{instanceId}/operator/sweep", methods=["POST"])(opera
 app.route(route="instances/{instanceId}/operator/audit", methods=["GET"])(operator.read_audit)
 app.route(route="instances/{instanceId}/operator/agent-settings", methods=["GET"])(operator.get_agent_settings)
 app.route(route="instances/{instanceId}/operator/agent-settings", methods=["PUT"])(operator.put_agent_settings)
+app.route(route="instances/{instanceId}/operator/agent-settings/audit", methods=["GET"])(
+    operator.read_agent_settings_audit
+)
 app.route(route="instances/{instanceId}/operator/legacy-imports", methods=["POST"])(operator.import_legacy)
 
 # The hosted MCP endpoint (streamable HTTP, stateless); it serves POST (and OPTIONS);

@@ -19,6 +19,8 @@ from memory_core.domain.overview import request_entry_count
 from memory_core.domain.views import PendingDeletion
 from memory_core.edge import SMALL_BODY_BYTES, Access, Call, EndpointSpec, endpoint, json_response
 from memory_core.wire.custody import (
+    AgentSettingsAuditQuery,
+    AgentSettingsAuditResponse,
     AgentSettingsBody,
     AgentSettingsModel,
     AgentSettingsQuery,
@@ -123,7 +125,21 @@ def put_agent_settings(call: Call) -> AgentSettingsModel:
         default_write_scope=body.default_write_scope, policy_instructions=body.policy_instructions,
         allowed_group_ids=tuple(body.allowed_group_ids) if body.allowed_group_ids is not None else None,
     )
-    return AgentSettingsModel.from_settings(call.runtime.service.agent_settings.put(call.instance_id, settings))
+    return AgentSettingsModel.from_settings(
+        call.runtime.service.agent_settings.put(call.instance_id, settings, actor=call.operator)
+    )
+
+
+@endpoint(EndpointSpec(summary="Read the trail of agent settings changes, a page at a time", tag=OPERATOR,
+                       access=Access.OPERATOR, query=AgentSettingsAuditQuery, response=AgentSettingsAuditResponse,
+                       errors=(400, 401, 403)))
+def read_agent_settings_audit(call: Call) -> AgentSettingsAuditResponse:
+    query = call.query(AgentSettingsAuditQuery)
+    page = call.runtime.service.agent_settings.trail(
+        call.instance_id, limit=query.limit, continuation=query.continuation,
+        newest_first=query.order == "newest_first", agent_object_id=query.agentObjectId,
+    )
+    return AgentSettingsAuditResponse.from_page(page)
 
 
 @endpoint(EndpointSpec(summary="Load legacy memory (no owner; shown only under the legacy policy)", tag=OPERATOR,

@@ -7,9 +7,11 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
 from memory_core.domain.errors import Forbidden, SecretDetected
 from memory_core.domain.identity import Caller, internal_owner
-from memory_core.domain.models import Scope, agent_hash
+from memory_core.domain.models import Scope, agent_hash, sha256_hex
+from memory_core.domain.paging import Page
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import ContentScanner
@@ -52,10 +54,13 @@ class AgentSettingsBook:
     """Reads, writes and enforces agent settings, cached briefly per process."""
 
     def __init__(
-        self, store: MemoryStore, clock: Callable[[], float] = time.monotonic, scanner: ContentScanner | None = None
+        self, store: MemoryStore, audit: AuditTrail, *, clock: Callable[[], float] = time.monotonic,
+        scanner: ContentScanner | None = None,
     ) -> None:
-        """``scanner``: the secret screen writes pass through; ``put`` runs the instructions through it."""
+        """``audit``: where every change is recorded (the instance's settings trail);
+        ``scanner``: the secret screen writes pass through; ``put`` runs the instructions through it."""
         self._store = store
+        self._audit = audit
         self._clock = clock
         self._scanner = scanner
         self._cache: dict[tuple[str, str], tuple[float, AgentSettings]] = {}
@@ -75,24 +80,44 @@ class AgentSettingsBook:
             self._cache[cache_key] = (now, settings)
         return settings
 
-    def put(self, instance_id: str, settings: AgentSettings) -> AgentSettings:
-        """Replace the agent's settings; every process sees them within ``CACHE_SECONDS``.
+    def put(self, instance_id: str, settings: AgentSettings, *, actor: str) -> AgentSettings:
+        """Replace the agent's settings, with an ``agent_settings`` audit event by ``actor`` in the
+        same atomic write (``trail``); every process sees them within ``CACHE_SECONDS``.
 
-        Raises ``SecretDetected`` (where "policy_instructions"), storing nothing, when the
-        instructions look like they hold a secret: they are sent word for word to every model
-        that calls memory as this agent (the MCP instructions and append_memory's description).
+        The event names what changed against the settings read just before, and for the policy
+        instructions their SHA-256 and size, never their text. Raises ``SecretDetected`` (where
+        "policy_instructions"), storing nothing, when the instructions look like they hold a
+        secret: they are sent word for word to every model that calls memory as this agent (the
+        MCP instructions and append_memory's description).
         """
         instructions = settings.policy_instructions
         findings = self._scanner.scan(instructions) if self._scanner is not None and instructions else ()
         if findings:
             raise SecretDetected(sorted({str(f.detector) for f in findings}), where="policy_instructions")
-        self._store.put_record(
-            Record(Partition(instance_id, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(settings.agent_object_id),
-                   settings.to_data())
+        partition = Partition(instance_id, SETTINGS_OWNER)
+        record_id = agent_hash(settings.agent_object_id)
+        before = self._store.get_record(partition, AGENT_SETTINGS, record_id)
+        _, event = self._audit.event(
+            AuditAction.AGENT_SETTINGS, actor=actor, instance_id=instance_id, upn=SETTINGS_OWNER,
+            agent_object_id=settings.agent_object_id,
+            content_sha256=sha256_hex(instructions) if instructions else None,
+            byte_count=len(instructions.encode("utf-8")) if instructions else None,
+            detail=settings_change(
+                AgentSettings.from_data(before.data) if before else AgentSettings(settings.agent_object_id), settings
+            ),
         )
+        self._store.put_records([Record(partition, AGENT_SETTINGS, record_id, settings.to_data()), event])
         with self._lock:
             self._cache[(instance_id, settings.agent_object_id)] = (self._clock(), settings)
         return settings
+
+    def trail(
+        self, instance_id: str, *, limit: int, continuation: str | None = None, newest_first: bool = False,
+        agent_object_id: str | None = None,
+    ) -> Page[AuditEvent]:
+        """One page of the instance's settings changes (``AuditTrail.page``), or of one agent's."""
+        return self._audit.page(instance_id, SETTINGS_OWNER, limit=limit, continuation=continuation,
+                                newest_first=newest_first, agent_object_id=agent_object_id)
 
     def enforce(self, caller: Caller, instance_id: str, agent_object_id: str, scope: Scope) -> AgentSettings:
         """Raise ``Forbidden`` when the agent's memory is disabled, or the caller may not use its agent scope."""
@@ -106,3 +131,35 @@ class AgentSettingsBook:
                 code="agent_group_forbidden",
             )
         return settings
+
+
+def settings_change(before: AgentSettings, after: AgentSettings) -> str:
+    """What an operator changed, for the audit trail: each changed setting with its old and new
+    value ("enabled: true -> false"), the groups added and removed, and for the instructions only
+    that they changed (the event carries their SHA-256); "no change" when nothing did."""
+    changes = [
+        f"{name}: {_shown(getattr(before, name))} -> {_shown(getattr(after, name))}"
+        for name in ("enabled", "auto_append", "default_write_scope")
+        if getattr(before, name) != getattr(after, name)
+    ]
+    if before.policy_instructions != after.policy_instructions:
+        verb = "removed" if not after.policy_instructions else "set" if not before.policy_instructions else "replaced"
+        changes.append(f"policy_instructions {verb}")
+    old_groups, new_groups = before.allowed_group_ids, after.allowed_group_ids
+    if old_groups is None or new_groups is None:
+        if old_groups != new_groups:
+            changes.append(f"allowed_group_ids: {_groups(old_groups)} -> {_groups(new_groups)}")
+    elif set(old_groups) != set(new_groups):
+        added = [g for g in new_groups if g not in old_groups]
+        removed = [g for g in old_groups if g not in new_groups]
+        changes.append("allowed_group_ids:" + (f" added {', '.join(added)}" if added else "")
+                       + (";" if added and removed else "") + (f" removed {', '.join(removed)}" if removed else ""))
+    return "; ".join(changes) or "no change"
+
+
+def _shown(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _groups(groups: tuple[str, ...] | None) -> str:
+    return "any group" if groups is None else ", ".join(groups) or "no group"

@@ -32,6 +32,7 @@ class AuditAction(StrEnum):
     DELETION_EXECUTED = "deletion_executed"
     WRITE_REJECTED = "write_rejected"
     MEMORY_FILE = "memory_file"
+    AGENT_SETTINGS = "agent_settings"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,14 +103,17 @@ class AuditTrail:
         return [AuditEvent.from_data(r.data) for r in reversed(records)]
 
     def page(
-        self, instance_id: str, upn: str, *, limit: int, continuation: str | None = None, newest_first: bool = False
+        self, instance_id: str, upn: str, *, limit: int, continuation: str | None = None, newest_first: bool = False,
+        agent_object_id: str | None = None,
     ) -> Page[AuditEvent]:
-        """One page of one user's trail, oldest (or newest) first: one query of at most ``limit`` + 1
-        records, whatever the trail's length. ``InvalidInput`` for a foreign continuation token."""
+        """One page of one user's trail (or an internal owner's), oldest (or newest) first, with
+        ``agent_object_id`` only that agent's events: one query of at most ``limit`` + 1 records,
+        whatever the trail's length. ``InvalidInput`` for a foreign continuation token."""
         listing = "audit:newest" if newest_first else "audit:oldest"
         position = decode_token(listing, continuation)
         records = self._store.page_records(
             Partition(instance_id, upn), RecordKind.AUDIT, limit=check_page_size(limit) + 1,
+            where={"agent_object_id": agent_object_id} if agent_object_id is not None else None,
             after=position[0] if position else None, descending=newest_first,
         )
         token = encode_token(listing, [records[limit - 1].id]) if len(records) > limit else None

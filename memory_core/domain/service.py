@@ -84,7 +84,7 @@ class MemoryService(MemoryReads):
         self.audit = AuditTrail(store, clock, audit_retention)
         self._new_entries = NewEntries(self.audit, max_write_bytes=max_write_bytes, clock=clock, new_id=new_id,
                                        scanner=scanner)
-        self.agent_settings = AgentSettingsBook(store, scanner=scanner)
+        self.agent_settings = AgentSettingsBook(store, self.audit, scanner=scanner)
         self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id,
                                       finished_retention=finished_deletion_retention)
         super().__init__(store, ProfileTargets(self.agent_settings, default_sharing,

@@ -181,6 +181,21 @@ class OperatorAuditQuery(AuditQuery):
     upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)]
 
 
+class AgentSettingsAuditQuery(AuditQuery):
+    agentObjectId: AgentObjectId | None = Field(default=None, description="Only this agent's changes")
+
+
+class AgentSettingsAuditResponse(BaseModel):
+    """The instance's settings trail: each event one operator's PUT of one agent's settings."""
+
+    events: list[AuditEventModel]
+    continuation: str | None = _CONTINUATION
+
+    @classmethod
+    def from_page(cls, page: Page[AuditEvent]) -> AgentSettingsAuditResponse:
+        return cls(events=[AuditEventModel.from_event(e) for e in page.items], continuation=page.continuation)
+
+
 class DeletionsQuery(PageQuery):
     status: Literal["pending", "approved", "rejected", "executed"] | None = None
 

@@ -1,4 +1,5 @@
-"""An entry and its audit event are written atomically: neither exists without the other.
+"""An entry and its audit event are written atomically: neither exists without the other; so are an
+agent's settings and the event of their change (``put_records``).
 
 SQLite: one transaction; a child process is killed (``os._exit``, no cleanup)
 inside it, right after the entry's row or right after the event's row, and the
@@ -21,6 +22,7 @@ import pytest
 
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.agent_settings import AgentSettings
 from memory_core.domain.audit import AuditAction
 from memory_core.domain.errors import Conflict
 from memory_core.domain.identity import Caller
@@ -135,3 +137,58 @@ def test_records_of_another_partition_are_refused(cosmos: CosmosMemoryStore, tmp
                 store.append_with_records(profile, entry, [elsewhere])
     finally:
         sqlite.close()
+
+
+_SETTINGS_CHILD = textwrap.dedent("""
+    import os, sys
+    sys.path.insert(0, {root!r})
+    from memory_core.adapters.sqlite_store import SqliteMemoryStore
+    from memory_core.domain.agent_settings import AgentSettings
+    from memory_core.domain.service import MemoryService
+
+    store = SqliteMemoryStore({path!r})
+    store._db.connection().create_function("crash", 0, lambda: os._exit(137))
+    store._db.connection().execute({trigger!r})
+    MemoryService(store).agent_settings.put("i", AgentSettings("/agents/a", enabled=False), actor="operator-key")
+    print("the write completed", flush=True)
+""")
+
+
+@pytest.mark.parametrize("point", list(CRASH_POINTS))
+def test_sqlite_process_killed_mid_settings_change_leaves_the_old_settings_and_no_event(
+    point: str, tmp_path: Path
+) -> None:
+    """Kill the process inside an agent settings change: afterwards the settings are the earlier ones and the
+    trail holds only the earlier change's event."""
+    path = tmp_path / "crash.sqlite3"
+    store = SqliteMemoryStore(path)
+    try:
+        MemoryService(store).agent_settings.put("i", AgentSettings("/agents/a", auto_append=True), actor="first")
+    finally:
+        store.close()
+    child = subprocess.run(
+        [sys.executable, "-c", _SETTINGS_CHILD.format(root=str(ROOT), path=str(path), trigger=CRASH_POINTS[point])],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert child.returncode == 137, child.stderr
+    store = SqliteMemoryStore(path)
+    try:
+        book = MemoryService(store).agent_settings
+        settings, events = book.get("i", "/agents/a"), book.trail("i", limit=10).items
+    finally:
+        store.close()
+    assert settings == AgentSettings("/agents/a", auto_append=True)
+    assert [e.actor for e in events] == ["first"]
+
+
+def test_cosmos_settings_and_their_event_travel_in_one_batch(cosmos: CosmosMemoryStore) -> None:
+    """A settings change is a point read of the settings it replaces and one batch with its event (measured on
+    the second change: a new client's first call also reads the account and the container)."""
+    instance = f"atomic-{uuid.uuid4().hex[:8]}"
+    book = MemoryService(cosmos).agent_settings
+    book.put(instance, AgentSettings("/agents/a", enabled=False), actor="operator-key")
+    with cosmos.measure() as metrics:
+        book.put(instance, AgentSettings("/agents/a", auto_append=True), actor="operator-key")
+    assert metrics.round_trips == 2
+    assert [e.detail for e in book.trail(instance, limit=10).items] == [
+        "enabled: true -> false", "enabled: false -> true; auto_append: false -> true"]

@@ -123,6 +123,7 @@ SAMPLES: dict[str, Sample] = {
     "read_audit": lambda c: ({}, {"upn": ALEX}, None),
     "get_agent_settings": lambda c: ({}, {"agentObjectId": AGENT}, None),
     "put_agent_settings": lambda c: ({}, {"agentObjectId": AGENT}, {"enabled": True}),
+    "read_agent_settings_audit": lambda c: ({}, {"agentObjectId": AGENT}, None),
     "import_legacy": lambda c: ({}, {}, {"scope": "user", "content_markdown": "- legacy fact"}),
     "view_file": lambda c: ({}, {}, {"command": "view", "path": "/memories"}),
     "create_file": lambda c: ({}, {}, {"command": "create", "path": f"/memories/m-{uuid.uuid4().hex}.md",

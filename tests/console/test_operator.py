@@ -100,11 +100,16 @@ def test_an_operator_edits_agent_settings(browser: WebDriver, console_server: Ru
     browser.find_element(By.XPATH, "//button[text()='Load settings']").click()
     enabled = find(browser, "#set-enabled")
     assert enabled.is_selected()
+    assert find(browser, "#settings-changes").text.endswith("No changes recorded yet.")
     enabled.click()
     browser.find_element(By.ID, "set-policy").send_keys("Only remember travel preferences.")
     browser.find_element(By.ID, "set-groups").send_keys("group-a, group-b")
     browser.find_element(By.CSS_SELECTOR, "#settings-form button[type=submit]").click()
     status_says(browser, "Settings saved.")
+    text_appears(browser, "#settings-audit-table", "Settings changed")
+    change = find(browser, "#settings-audit-table tbody tr").text
+    assert "operator-key" in change
+    assert "enabled: true -> false; policy_instructions set; allowed_group_ids: any group -> group-a, group-b" in change
     saved = operator_api.get("/operator/agent-settings", params={"agentObjectId": AGENT}).json()
     assert saved["enabled"] is False
     assert saved["policy_instructions"] == "Only remember travel preferences."

@@ -1,26 +1,39 @@
-"""An agent's settings: what an operator may store in its instructions.
+"""An agent's settings: what an operator may store in its instructions, and the trail of changes.
 
 The policy instructions are sent word for word to every model that calls memory as the
 agent (the MCP instructions and append_memory's description), so they pass the same
-secret screen as a write. On the real SQLite store with the real scanner.
+secret screen as a write. Every change leaves an audit event, written with it. On the
+real SQLite store with the real scanner.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.composition import ScannerOnFirstScan
-from memory_core.domain.agent_settings import AgentSettings, AgentSettingsBook
+from memory_core.domain.agent_settings import AgentSettings, AgentSettingsBook, settings_change
+from memory_core.domain.audit import AuditTrail
 from memory_core.domain.errors import SecretDetected
+from memory_core.domain.models import sha256_hex
+from memory_core.domain.views import ContentScanner
+from tests.support.clock import TickingClock
 
 INSTANCE = "inst-settings"
 AGENT = "/agents/travel"
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
 FULL_WIDTH_CARD = "".join(chr(ord(c) + 0xFEE0) if c.isdigit() else c for c in "4111 1111 1111 1111")
+OPERATOR = "operator-key"
+
+
+def _book(store: SqliteMemoryStore, scanner: ContentScanner | None = None) -> AgentSettingsBook:
+    """A book as the service builds it (a new one per call: a new process's, with an empty cache)."""
+    return AgentSettingsBook(store, AuditTrail(store, TickingClock(datetime(2026, 12, 5, tzinfo=UTC))),
+                             scanner=scanner)
 
 
 @pytest.fixture
@@ -42,23 +55,24 @@ def test_instructions_holding_a_secret_are_refused_and_the_old_settings_kept(
     store: SqliteMemoryStore, instructions: str, detector: str
 ) -> None:
     """The put raises SecretDetected naming the field; this process and a new one still read the old settings."""
-    book = AgentSettingsBook(store, scanner=ScannerOnFirstScan())
-    before = book.put(INSTANCE, AgentSettings(AGENT, policy_instructions="Only travel preferences."))
+    book = _book(store, ScannerOnFirstScan())
+    before = book.put(INSTANCE, AgentSettings(AGENT, policy_instructions="Only travel preferences."), actor=OPERATOR)
     with pytest.raises(SecretDetected) as refused:
-        book.put(INSTANCE, AgentSettings(AGENT, auto_append=True, policy_instructions=instructions))
+        book.put(INSTANCE, AgentSettings(AGENT, auto_append=True, policy_instructions=instructions), actor=OPERATOR)
     assert refused.value.where == "policy_instructions" and detector in refused.value.detectors
     assert str(refused.value).startswith("policy_instructions looks like it contains a secret")
     assert book.get(INSTANCE, AGENT) == before
-    assert AgentSettingsBook(store).get(INSTANCE, AGENT) == before
+    assert _book(store).get(INSTANCE, AGENT) == before
+    assert len(book.trail(INSTANCE, limit=10).items) == 1  # the first put's event; none for the refusal
 
 
 def test_ordinary_instructions_with_numbers_are_stored(store: SqliteMemoryStore) -> None:
     """Dates, times, amounts and ids in instructions are not secrets: stored and read back as written."""
-    book = AgentSettingsBook(store, scanner=ScannerOnFirstScan())
+    book = _book(store, ScannerOnFirstScan())
     instructions = ("Remember trips booked after 2026-01-15 14:30 UTC, budgets under $4,000, "
                     "and booking references like TRV-2026-000123. 予算は１２万円まで。")
-    stored = book.put(INSTANCE, AgentSettings(AGENT, policy_instructions=instructions))
-    assert AgentSettingsBook(store).get(INSTANCE, AGENT) == stored
+    stored = book.put(INSTANCE, AgentSettings(AGENT, policy_instructions=instructions), actor=OPERATOR)
+    assert _book(store).get(INSTANCE, AGENT) == stored
     assert stored.policy_instructions == instructions
 
 
@@ -69,5 +83,55 @@ def test_settings_without_instructions_are_not_scanned(store: SqliteMemoryStore)
         def scan(self, text: str) -> list[object]:
             raise AssertionError(f"scanned {text!r}")
 
-    book = AgentSettingsBook(store, scanner=Refuses())
-    assert book.put(INSTANCE, AgentSettings(AGENT, enabled=False)).enabled is False
+    book = _book(store, Refuses())
+    assert book.put(INSTANCE, AgentSettings(AGENT, enabled=False), actor=OPERATOR).enabled is False
+
+
+def test_every_change_leaves_an_event_naming_who_changed_what(store: SqliteMemoryStore) -> None:
+    """Each put is in the instance's settings trail: the operator, the agent, each changed setting with its
+    old and new value, and the instructions' SHA-256 and size, never their text."""
+    book = _book(store, ScannerOnFirstScan())
+    first = "Only travel preferences."
+    second = "Only seat and meal preferences."
+    book.put(INSTANCE, AgentSettings(AGENT, policy_instructions=first), actor=OPERATOR)
+    book.put(INSTANCE, AgentSettings(AGENT, enabled=False, default_write_scope="agent", policy_instructions=second,
+                                     allowed_group_ids=("g-travel", "g-ops")), actor="entra:ops@contoso.com")
+    events = book.trail(INSTANCE, limit=10).items
+    assert [(e.action.value, e.actor, e.agent_object_id) for e in events] == [
+        ("agent_settings", OPERATOR, AGENT), ("agent_settings", "entra:ops@contoso.com", AGENT)]
+    assert events[0].detail == "policy_instructions set"
+    assert events[1].detail == ("enabled: true -> false; default_write_scope: user -> agent; policy_instructions "
+                                "replaced; allowed_group_ids: any group -> g-travel, g-ops")
+    assert (events[1].content_sha256, events[1].byte_count) == (sha256_hex(second), len(second))
+    assert not any(text in str(e.to_data()) for e in events for text in (first, second))
+
+
+def test_the_trail_pages_newest_first_and_one_agent_at_a_time(store: SqliteMemoryStore) -> None:
+    """The trail reads back newest first when asked, and with an agent only that agent's changes."""
+    book = _book(store)
+    for agent in ("/agents/a", "/agents/b", "/agents/a"):
+        book.put(INSTANCE, AgentSettings(agent, auto_append=agent == "/agents/b"), actor=OPERATOR)
+    newest = book.trail(INSTANCE, limit=2, newest_first=True)
+    rest = book.trail(INSTANCE, limit=2, newest_first=True, continuation=newest.continuation)
+    only_a = book.trail(INSTANCE, limit=10, agent_object_id="/agents/a").items
+    assert [e.agent_object_id for e in [*newest.items, *rest.items]] == ["/agents/a", "/agents/b", "/agents/a"]
+    assert [e.detail for e in only_a] == ["no change", "no change"]
+    assert book.trail("another-instance", limit=10).items == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "detail"),
+    [
+        (AgentSettings(AGENT), AgentSettings(AGENT), "no change"),
+        (AgentSettings(AGENT, allowed_group_ids=("a", "b")), AgentSettings(AGENT, allowed_group_ids=("b", "c")),
+         "allowed_group_ids: added c; removed a"),
+        (AgentSettings(AGENT, allowed_group_ids=("a",)), AgentSettings(AGENT, allowed_group_ids=()),
+         "allowed_group_ids: removed a"),
+        (AgentSettings(AGENT, allowed_group_ids=("a",)), AgentSettings(AGENT), "allowed_group_ids: a -> any group"),
+        (AgentSettings(AGENT, policy_instructions="x"), AgentSettings(AGENT, auto_append=True),
+         "auto_append: false -> true; policy_instructions removed"),
+    ],
+    ids=["nothing", "groups swapped", "no group left", "groups lifted", "instructions removed"],
+)
+def test_a_change_is_described_setting_by_setting(before: AgentSettings, after: AgentSettings, detail: str) -> None:
+    assert settings_change(before, after) == detail

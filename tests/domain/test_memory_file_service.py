@@ -173,7 +173,8 @@ def test_operator_agent_settings_apply(service: MemoryService) -> None:
     from memory_core.domain.errors import Forbidden
 
     run(service, AGENT, command="create", path="/memories/agent/a.md", file_text="agent fact\n")
-    service.agent_settings.put(INSTANCE, AgentSettings(AGENT.object_id, allowed_group_ids=("g-travel",)))
+    service.agent_settings.put(INSTANCE, AgentSettings(AGENT.object_id, allowed_group_ids=("g-travel",)),
+                               actor="operator")
     outsider = Caller(upn="alex@contoso.com", group_ids=("g-other",))
     files = MemoryFiles(service)
     listing = files.execute(outsider, INSTANCE, AGENT, {"command": "view", "path": "/memories"}).text
@@ -182,7 +183,8 @@ def test_operator_agent_settings_apply(service: MemoryService) -> None:
         files.execute(outsider, INSTANCE, AGENT, {"command": "view", "path": "/memories/agent/a.md"})
     member = Caller(upn="alex@contoso.com", group_ids=("g-travel",))
     assert "agent fact" in files.execute(member, INSTANCE, AGENT, {"command": "view", "path": "/memories/agent/a.md"}).text
-    service.agent_settings.put(INSTANCE, AgentSettings(AGENT.object_id, enabled=False))
+    service.agent_settings.put(INSTANCE, AgentSettings(AGENT.object_id, enabled=False),
+                               actor="operator")
     with pytest.raises(Forbidden):
         files.execute(member, INSTANCE, AGENT, {"command": "view", "path": "/memories"})
 

@@ -64,6 +64,29 @@ def test_instructions_holding_a_secret_are_refused_and_never_reach_a_model(
     assert "Remember seat preferences only." in (init.instructions or "") and token[:12] not in str(init)
 
 
+def test_every_settings_change_is_in_the_operators_settings_trail(server: RunningServer, instance_id: str) -> None:
+    """GET operator/agent-settings/audit lists each PUT (who, which agent, what changed; never the instructions'
+    text), not a refused one; newest first when asked, one agent when named; operators only."""
+    agent, other = _agent(), _agent()
+    _put(server, instance_id, agent, policy_instructions="Only travel preferences.").raise_for_status()
+    _put(server, instance_id, other, auto_append=True).raise_for_status()
+    assert _put(server, instance_id, agent, policy_instructions="ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2).status_code == 422
+    _put(server, instance_id, agent, enabled=False, allowed_group_ids=["g-travel"]).raise_for_status()
+    url = f"{server.api}/instances/{instance_id}/operator/agent-settings/audit"
+    op = {"X-API-KEY": OPERATOR_KEY}
+    mine = httpx.get(url, params={"agentObjectId": agent, "order": "newest_first"}, headers=op).json()["events"]
+    every = httpx.get(url, headers=op).json()["events"]
+    as_user = httpx.get(url, headers={"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity("alex@contoso.com")})
+    assert [(e["action"], e["actor"], e["agent_object_id"]) for e in mine] == [
+        ("agent_settings", "operator-key", agent)] * 2
+    assert mine[0]["detail"] == ("enabled: true -> false; policy_instructions removed; "
+                                 "allowed_group_ids: any group -> g-travel")
+    assert mine[1]["detail"] == "policy_instructions set" and mine[1]["byte_count"] == 24
+    assert [e["agent_object_id"] for e in every] == [agent, other, agent]
+    assert "Only travel" not in str(every) and "ghp_" not in str(every)
+    assert as_user.status_code == 403 and httpx.get(url).status_code == 401
+
+
 def test_a_disabled_agents_calls_are_refused(server: RunningServer, instance_id: str) -> None:
     """With enabled=false, REST and MCP calls for that agent answer 403 with a clear message."""
     agent = _agent()

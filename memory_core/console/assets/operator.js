@@ -148,15 +148,24 @@ export class OperatorView {
       event.preventDefault();
       if (!agent.value.trim()) { agent.focus(); return; }
       busy(form.querySelector("button"), async () => {
-        const settings = await this.api.get("/operator/agent-settings", { agentObjectId: agent.value.trim() }, this.credential);
-        replace(out, this.settingsForm(settings));
+        const id = agent.value.trim();
+        const settings = await this.api.get("/operator/agent-settings", { agentObjectId: id }, this.credential);
+        const changes = h("div", { id: "settings-changes" });
+        replace(out, this.settingsForm(settings, () => this.showSettingsChanges(changes, id)), changes);
+        await this.showSettingsChanges(changes, id);
         out.querySelector("input")?.focus();
       });
     });
     return h("section", { "aria-labelledby": "settings-title" }, h("h2", { id: "settings-title" }, "Agent settings"), form, out);
   }
 
-  settingsForm(s) {
+  /** The agent's settings trail (who changed what, newest first) into ``out``. */
+  async showSettingsChanges(out, agentObjectId) {
+    const page = await this.api.list("/operator/agent-settings/audit", { agentObjectId }, "events", this.credential);
+    replace(out, h("h3", {}, "Changes to these settings"), auditTable(page.events || [], "settings-audit-table"));
+  }
+
+  settingsForm(s, onSaved) {
     const enabled = h("input", { type: "checkbox", id: "set-enabled", checked: s.enabled });
     const auto = h("input", { type: "checkbox", id: "set-auto", checked: s.auto_append });
     const scope = h("select", { id: "set-scope" }, ["user", "agent"].map((v) => h("option", { value: v, selected: s.default_write_scope === v }, v)));
@@ -180,6 +189,7 @@ export class OperatorView {
           policy_instructions: policy.value || null, allowed_group_ids: ids.length ? ids : null,
         }, this.credential);
         announce("Settings saved.");
+        await onSaved();
       });
     });
     return form;

@@ -9,7 +9,7 @@ const ACTION_LABELS = {
   append: "Added", import: "Imported", clear: "Cleared", forget: "Forgot",
   clear_requested: "Asked to clear", replace_requested: "Replaced by an import", forget_requested: "Asked to forget", purge_requested: "Erasure of everything requested",
   deletion_approved: "Deletion approved", deletion_rejected: "Deletion rejected", deletion_executed: "Deletion carried out",
-  write_rejected: "Write refused",
+  write_rejected: "Write refused", memory_file: "Memory file changed", agent_settings: "Settings changed",
 };
 
 export const MEMORY_OFF_TEXT = "An agent can switch memory off for a conversation (a \u201ctemporary chat\u201d) by sending "
