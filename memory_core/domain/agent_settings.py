@@ -14,7 +14,7 @@ from memory_core.domain.models import Scope, agent_hash, sha256_hex
 from memory_core.domain.paging import Page
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import ContentScanner
+from memory_core.domain.views import ContentScanner, detector_names
 
 SETTINGS_OWNER = internal_owner("settings")
 AGENT_SETTINGS = "agent_settings"
@@ -93,7 +93,7 @@ class AgentSettingsBook:
         instructions = settings.policy_instructions
         findings = self._scanner.scan(instructions) if self._scanner is not None and instructions else ()
         if findings:
-            raise SecretDetected(sorted({str(f.detector) for f in findings}), where="policy_instructions")
+            raise SecretDetected(detector_names(findings), where="policy_instructions")
         partition = Partition(instance_id, SETTINGS_OWNER)
         record_id = agent_hash(settings.agent_object_id)
         before = self._store.get_record(partition, AGENT_SETTINGS, record_id)

@@ -17,7 +17,7 @@ from memory_core.domain.errors import InvalidInput, PayloadTooLarge, SecretDetec
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, sha256_hex
 from memory_core.domain.tags import normalize_tags
-from memory_core.domain.views import ContentScanner, WriteOptions
+from memory_core.domain.views import ContentScanner, WriteOptions, detector_names
 
 
 class NewEntries:
@@ -93,7 +93,7 @@ class NewEntries:
         where, findings = self._secret_in(self._scanner, content, options)
         if not findings:
             return
-        detectors = sorted({str(f.detector) for f in findings})
+        detectors = detector_names(findings)
         place = "" if where == (CONTENT,) else f" in {', '.join(where)}"
         self._audit.record(
             AuditAction.WRITE_REJECTED, actor=caller.upn or "operator", instance_id=key.instance_id, upn=key.upn,

@@ -32,6 +32,11 @@ class ContentScanner(Protocol):
     def scan(self, text: str) -> Sequence[Any]: ...
 
 
+def detector_names(findings: Sequence[Any]) -> list[str]:
+    """The detectors behind a scan's findings, each once, sorted: what a refusal names."""
+    return sorted({str(f.detector) for f in findings})
+
+
 REPLACE_PENDING_MESSAGE = (
     "replaced content is hidden, pending operator approval of its deletion; the new content is visible now"
 )
