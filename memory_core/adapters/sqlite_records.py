@@ -63,10 +63,10 @@ class SqliteRecords:
 
     def put_records(self, records: Sequence[Record]) -> list[Record]:
         check_put_records(records)
-        stored = [Record(r.partition, r.kind, r.id, r.data, uuid.uuid4().hex, r.expires_on) for r in records]
-        with self._db.write() as db:
-            db.executemany(RECORD_INSERT, [record_values(r, r.etag or "") for r in stored])  # one transaction
-        return [Record(r.partition, r.kind, r.id, r.data, r.etag) for r in stored]
+        etags = [uuid.uuid4().hex for _ in records]
+        with self._db.write() as db:  # one transaction: all or none
+            db.executemany(RECORD_INSERT, [record_values(r, etag) for r, etag in zip(records, etags, strict=True)])
+        return [Record(r.partition, r.kind, r.id, r.data, etag) for r, etag in zip(records, etags, strict=True)]
 
     def create_record(self, record: Record) -> Record:
         etag = uuid.uuid4().hex

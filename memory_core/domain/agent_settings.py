@@ -74,11 +74,15 @@ class AgentSettingsBook:
             cached = self._cache.get(cache_key)
         if cached and now - cached[0] < CACHE_SECONDS:
             return cached[1]
-        record = self._store.get_record(Partition(instance_id, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(agent_object_id))
-        settings = AgentSettings.from_data(record.data) if record else AgentSettings(agent_object_id)
+        settings = self._stored(instance_id, agent_object_id)
         with self._lock:
             self._cache[cache_key] = (now, settings)
         return settings
+
+    def _stored(self, instance_id: str, agent_object_id: str) -> AgentSettings:
+        """The stored settings, read now (not cached); the defaults when none were stored."""
+        record = self._store.get_record(Partition(instance_id, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(agent_object_id))
+        return AgentSettings.from_data(record.data) if record else AgentSettings(agent_object_id)
 
     def put(self, instance_id: str, settings: AgentSettings, *, actor: str) -> AgentSettings:
         """Replace the agent's settings, with an ``agent_settings`` audit event by ``actor`` in the
@@ -94,19 +98,16 @@ class AgentSettingsBook:
         findings = self._scanner.scan(instructions) if self._scanner is not None and instructions else ()
         if findings:
             raise SecretDetected(detector_names(findings), where="policy_instructions")
-        partition = Partition(instance_id, SETTINGS_OWNER)
-        record_id = agent_hash(settings.agent_object_id)
-        before = self._store.get_record(partition, AGENT_SETTINGS, record_id)
         _, event = self._audit.event(
             AuditAction.AGENT_SETTINGS, actor=actor, instance_id=instance_id, upn=SETTINGS_OWNER,
             agent_object_id=settings.agent_object_id,
             content_sha256=sha256_hex(instructions) if instructions else None,
             byte_count=len(instructions.encode("utf-8")) if instructions else None,
-            detail=settings_change(
-                AgentSettings.from_data(before.data) if before else AgentSettings(settings.agent_object_id), settings
-            ),
+            detail=settings_change(self._stored(instance_id, settings.agent_object_id), settings),
         )
-        self._store.put_records([Record(partition, AGENT_SETTINGS, record_id, settings.to_data()), event])
+        partition = Partition(instance_id, SETTINGS_OWNER)
+        record = Record(partition, AGENT_SETTINGS, agent_hash(settings.agent_object_id), settings.to_data())
+        self._store.put_records([record, event])
         with self._lock:
             self._cache[(instance_id, settings.agent_object_id)] = (self._clock(), settings)
         return settings
@@ -150,10 +151,10 @@ def settings_change(before: AgentSettings, after: AgentSettings) -> str:
         if old_groups != new_groups:
             changes.append(f"allowed_group_ids: {_groups(old_groups)} -> {_groups(new_groups)}")
     elif set(old_groups) != set(new_groups):
-        added = [g for g in new_groups if g not in old_groups]
-        removed = [g for g in old_groups if g not in new_groups]
-        changes.append("allowed_group_ids:" + (f" added {', '.join(added)}" if added else "")
-                       + (";" if added and removed else "") + (f" removed {', '.join(removed)}" if removed else ""))
+        added = ", ".join(g for g in new_groups if g not in old_groups)
+        removed = ", ".join(g for g in old_groups if g not in new_groups)
+        parts = [f"added {added}"] * bool(added) + [f"removed {removed}"] * bool(removed)
+        changes.append("allowed_group_ids: " + "; ".join(parts))
     return "; ".join(changes) or "no change"
 
 
