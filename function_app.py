@@ -57,6 +57,9 @@ app.route(route="instances/{instanceId}/operator/agent-settings/audit", methods=
     operator.read_agent_settings_audit
 )
 app.route(route="instances/{instanceId}/operator/legacy-imports", methods=["POST"])(operator.import_legacy)
+app.route(route="instances/{instanceId}/operator/legacy-imports/audit", methods=["GET"])(
+    operator.read_legacy_import_audit
+)
 
 # The hosted MCP endpoint (streamable HTTP, stateless); it serves POST (and OPTIONS);
 # GET and DELETE are routed so that the app answers them 405, as the protocol asks

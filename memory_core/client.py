@@ -34,10 +34,12 @@ from memory_core.domain.errors import (
     UnsupportedMediaType,
 )
 from memory_core.wire.custody import (
+    AgentSettingsAuditResponse,
     AuditResponse,
     DeletionListResponse,
     DeletionRequestModel,
     ForgottenResponse,
+    LegacyImportAuditResponse,
     PendingDeletionResponse,
     SearchResponse,
     SweepResponse,
@@ -279,6 +281,33 @@ class CoreApiClient:
     async def sweep(self, instance_id: str, headers: Mapping[str, str]) -> SweepResponse:
         return parsed(await self.send("POST", self.operator_path(instance_id, "/sweep"), headers), SweepResponse)
 
-    async def audit(self, instance_id: str, headers: Mapping[str, str], upn: str) -> AuditResponse:
-        response = await self.send("GET", self.operator_path(instance_id, "/audit"), headers, params={"upn": upn})
+    async def audit(
+        self, instance_id: str, headers: Mapping[str, str], upn: str, *, newest_first: bool = False
+    ) -> AuditResponse:
+        """The first page of one user's trail."""
+        params = {"upn": upn, **_order(newest_first)}
+        response = await self.send("GET", self.operator_path(instance_id, "/audit"), headers, params=params)
         return parsed(response, AuditResponse)
+
+    async def agent_settings_audit(
+        self, instance_id: str, headers: Mapping[str, str], agent_object_id: str | None = None, *,
+        newest_first: bool = False,
+    ) -> AgentSettingsAuditResponse:
+        """The first page of the instance's settings trail, or of one agent's part of it."""
+        params = {**({"agentObjectId": agent_object_id} if agent_object_id else {}), **_order(newest_first)}
+        response = await self.send("GET", self.operator_path(instance_id, "/agent-settings/audit"), headers,
+                                   params=params)
+        return parsed(response, AgentSettingsAuditResponse)
+
+    async def legacy_import_audit(
+        self, instance_id: str, headers: Mapping[str, str], *, newest_first: bool = False
+    ) -> LegacyImportAuditResponse:
+        """The first page of the instance's legacy-import trail."""
+        response = await self.send("GET", self.operator_path(instance_id, "/legacy-imports/audit"), headers,
+                                   params=_order(newest_first))
+        return parsed(response, LegacyImportAuditResponse)
+
+
+def _order(newest_first: bool) -> dict[str, str]:
+    """A trail's ``order`` query parameter (the service's default is oldest first)."""
+    return {"order": "newest_first"} if newest_first else {}

@@ -1,4 +1,4 @@
-"""``python -m memory_core operator ...``: list, approve and reject deletions over HTTP.
+"""``python -m memory_core operator ...``: deletions, purges, the sweep and the audit trails, over HTTP.
 
 It talks to a running service (local or deployed) with an operator key, so an
 operator needs no access to the store, through the one CoreAPI client
@@ -40,6 +40,11 @@ def add_parser(commands: Any) -> None:
     actions.add_parser("sweep", help="execute approved requests now")
     audit = actions.add_parser("audit", help="read one user's audit trail")
     audit.add_argument("upn")
+    settings_audit = actions.add_parser("settings-audit", help="read the trail of agent settings changes")
+    settings_audit.add_argument("--agent", default=None, help="only this agent's changes (its object id)")
+    legacy_audit = actions.add_parser("legacy-audit", help="read the trail of legacy imports")
+    for trail in (audit, settings_audit, legacy_audit):
+        trail.add_argument("--newest-first", action="store_true", help="newest events first (default: oldest)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,6 +87,10 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
             return await client.purge(instance, headers, args.upn)
         if args.action == "sweep":
             return await client.sweep(instance, headers)
-        return await client.audit(instance, headers, args.upn)
+        if args.action == "settings-audit":
+            return await client.agent_settings_audit(instance, headers, args.agent, newest_first=args.newest_first)
+        if args.action == "legacy-audit":
+            return await client.legacy_import_audit(instance, headers, newest_first=args.newest_first)
+        return await client.audit(instance, headers, args.upn, newest_first=args.newest_first)
     finally:
         await client.aclose()

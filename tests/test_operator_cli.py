@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+
+import httpx
 
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer
 
@@ -40,3 +43,20 @@ def test_a_user_key_is_refused(server: RunningServer, instance_id: str) -> None:
     """A user key exits with the forbidden code (3)."""
     result = _cli(server, "--instance", instance_id, "list", key="test-user-key")
     assert result.returncode == 3
+
+
+def test_operator_reads_the_settings_and_legacy_trails(server: RunningServer, instance_id: str) -> None:
+    """settings-audit (one agent, newest first) and legacy-audit print the trails' events as JSON."""
+    op, api = {"X-API-KEY": OPERATOR_KEY}, f"{server.api}/instances/{instance_id}/operator"
+    for agent, enabled in (("/agents/a", False), ("/agents/b", True), ("/agents/a", True)):
+        httpx.put(f"{api}/agent-settings", params={"agentObjectId": agent}, headers=op,
+                  json={"enabled": enabled}).raise_for_status()
+    entry = httpx.post(f"{api}/legacy-imports", headers=op,
+                       json={"scope": "user", "content_markdown": "- legacy fact"}).json()["entry_id"]
+    settings = _cli(server, "--instance", instance_id, "settings-audit", "--agent", "/agents/a", "--newest-first")
+    legacy = _cli(server, "--instance", instance_id, "legacy-audit")
+    assert settings.returncode == 0 and legacy.returncode == 0
+    assert [e["detail"] for e in json.loads(settings.stdout)["events"]] == ["enabled: false -> true",
+                                                                            "enabled: true -> false"]
+    assert [(e["action"], e["entry_id"]) for e in json.loads(legacy.stdout)["events"]] == [("import", entry)]
+    assert "legacy fact" not in legacy.stdout

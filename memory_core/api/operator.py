@@ -24,10 +24,12 @@ from memory_core.wire.custody import (
     AgentSettingsBody,
     AgentSettingsModel,
     AgentSettingsQuery,
+    AuditQuery,
     AuditResponse,
     DeletionListResponse,
     DeletionRequestModel,
     DeletionsQuery,
+    LegacyImportAuditResponse,
     LegacyImportRequest,
     LegacyImportResponse,
     OperatorAuditQuery,
@@ -151,6 +153,16 @@ def import_legacy(call: Call) -> LegacyImportResponse:
     entry = call.runtime.service.import_legacy(call.operator, call.instance_id, Scope(body.scope), agent,
                                                body.content_markdown)
     return LegacyImportResponse(entry_id=entry.id, scope=entry.key.scope.value)
+
+
+@endpoint(EndpointSpec(summary="Read the trail of legacy imports, a page at a time", tag=OPERATOR,
+                       access=Access.OPERATOR, query=AuditQuery, response=LegacyImportAuditResponse,
+                       errors=(400, 401, 403)))
+def read_legacy_import_audit(call: Call) -> LegacyImportAuditResponse:
+    query = call.query(AuditQuery)
+    page = call.runtime.service.legacy_trail(call.instance_id, limit=query.limit, continuation=query.continuation,
+                                             newest_first=query.order == "newest_first")
+    return LegacyImportAuditResponse.from_page(page)
 
 
 def sweep_timer(timer: func.TimerRequest) -> None:

@@ -48,11 +48,13 @@ class NewEntries:
         options: WriteOptions,
         *,
         allow_empty: bool = False,
+        actor: str | None = None,
     ) -> MemoryEntry:
         """A new entry of ``content`` by ``caller`` in ``key``, created now.
 
         Raises ``PayloadTooLarge`` past the write size limit, ``InvalidInput`` for empty text
-        (unless ``allow_empty``) or bad tags, ``SecretDetected`` (audited) for a secret.
+        (unless ``allow_empty``) or bad tags, ``SecretDetected`` (audited, with ``actor`` as
+        the event's actor: the caller's UPN unless given) for a secret.
         """
         size = len(content.encode("utf-8"))
         if size > self._max_write_bytes:
@@ -62,7 +64,7 @@ class NewEntries:
         if not allow_empty and not content.strip():
             raise InvalidInput("content_markdown must not be empty", code="empty_content")
         tags = normalize_tags(options.tags, session_id=options.session_id, agent_id=key.agent_object_id)
-        self.screen(caller, key, content, options)
+        self.screen(caller, key, content, options, actor=actor)
         return MemoryEntry(
             id=self._new_id(),
             key=key,
@@ -80,7 +82,9 @@ class NewEntries:
             content_sha256=sha256_hex(content),
         )
 
-    def screen(self, caller: Caller, key: ProfileKey, content: str, options: WriteOptions) -> None:
+    def screen(
+        self, caller: Caller, key: ProfileKey, content: str, options: WriteOptions, *, actor: str | None = None
+    ) -> None:
         """Refuse a write that looks like it carries a secret: in its content, or in any text stored
         beside it (``stored_beside``: each is shown again with the entry, in reads and listings).
 
@@ -96,7 +100,7 @@ class NewEntries:
         detectors = detector_names(findings)
         place = "" if where == (CONTENT,) else f" in {', '.join(where)}"
         self._audit.record(
-            AuditAction.WRITE_REJECTED, actor=caller.upn or "operator", instance_id=key.instance_id, upn=key.upn,
+            AuditAction.WRITE_REJECTED, actor=actor or caller.upn, instance_id=key.instance_id, upn=key.upn,
             scope=key.scope.value, agent_object_id=key.agent_object_id,
             session_id=None if "session_id" in where else options.session_id,
             operation_id=None if "operation_id" in where else options.operation_id,

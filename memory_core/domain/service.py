@@ -223,11 +223,21 @@ class MemoryService(MemoryReads):
             agent = self._targets.require_agent(write_scope, agent)
         key = ProfileKey(instance_id, SHARED_OWNER, write_scope, agent.object_id if agent and write_scope is Scope.AGENT else None)
         nobody = Caller(upn="")
-        entry = self._new_entries.entry(nobody, key, agent, content_markdown, EntryKind.IMPORT, WriteOptions(share=Share.LEGACY))
+        entry = self._new_entries.entry(nobody, key, agent, content_markdown, EntryKind.IMPORT,
+                                        WriteOptions(share=Share.LEGACY), actor=operator)
         _, event = self.audit.event(AuditAction.IMPORT, actor=operator, **self._audit_fields(entry), detail="legacy")
         seed = MemoryProfile(key, None, None, None, entry.created_on, entry.created_on)
         self._store.append_with_records(seed, entry, [event])
         return entry
+
+    def legacy_trail(
+        self, instance_id: str, *, limit: int, continuation: str | None = None, newest_first: bool = False
+    ) -> Page[AuditEvent]:
+        """One page of the instance's legacy-import trail: an ``import`` event for each legacy import and a
+        ``write_rejected`` one for each refused, both naming the operator (see ``AuditTrail.page``).
+        ``InvalidInput`` for a foreign continuation token."""
+        return self.audit.page(instance_id, SHARED_OWNER, limit=limit, continuation=continuation,
+                               newest_first=newest_first)
 
     # -- forget, audit ---------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_validator
 
@@ -185,15 +185,23 @@ class AgentSettingsAuditQuery(AuditQuery):
     agentObjectId: AgentObjectId | None = Field(default=None, description="Only this agent's changes")
 
 
-class AgentSettingsAuditResponse(BaseModel):
-    """The instance's settings trail: each event one operator's PUT of one agent's settings."""
+class InstanceTrailResponse(BaseModel):
+    """One page of a trail the instance keeps, not a user: its events and the next page's token."""
 
     events: list[AuditEventModel]
     continuation: str | None = _CONTINUATION
 
     @classmethod
-    def from_page(cls, page: Page[AuditEvent]) -> AgentSettingsAuditResponse:
+    def from_page(cls, page: Page[AuditEvent]) -> Self:
         return cls(events=[AuditEventModel.from_event(e) for e in page.items], continuation=page.continuation)
+
+
+class AgentSettingsAuditResponse(InstanceTrailResponse):
+    """The instance's settings trail: each event one operator's PUT of one agent's settings."""
+
+
+class LegacyImportAuditResponse(InstanceTrailResponse):
+    """The instance's legacy-import trail: each event one operator's legacy import (SHA-256 and size, never the text)."""
 
 
 class DeletionsQuery(PageQuery):

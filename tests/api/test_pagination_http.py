@@ -173,13 +173,14 @@ def test_bad_paging_parameters_answer_400(server: RunningServer, instance_id: st
 
 
 def test_openapi_documents_paging_on_every_listing(server: RunningServer) -> None:
-    """limit and continuation are query parameters, and continuation a response field, of all five listings."""
+    """limit and continuation are query parameters, and continuation a response field, of all six listings."""
     document = httpx.get(f"{server.api}/openapi.json", timeout=30).json()
     routes = {
         "/api/instances/{instanceId}/memory/entries": "EntriesResponse",
         "/api/instances/{instanceId}/memory/audit": "AuditResponse",
         "/api/instances/{instanceId}/operator/audit": "AuditResponse",
         "/api/instances/{instanceId}/operator/agent-settings/audit": "AgentSettingsAuditResponse",
+        "/api/instances/{instanceId}/operator/legacy-imports/audit": "LegacyImportAuditResponse",
         "/api/instances/{instanceId}/operator/deletions": "DeletionListResponse",
     }
     for route, model in routes.items():
