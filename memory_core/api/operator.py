@@ -73,7 +73,7 @@ def approve_deletion(call: Call) -> DeletionRequestModel:
 
 @endpoint(EndpointSpec(summary="Reject a pending deletion request; its memory shows again", tag=OPERATOR,
                        access=Access.OPERATOR, body=RejectRequest, body_limit=SMALL_BODY_BYTES,
-                       response=DeletionRequestModel, errors=(400, 401, 403, 404, 409, 413, 415)))
+                       response=DeletionRequestModel, errors=(400, 401, 403, 404, 409, 413, 415, 422)))
 def reject_deletion(call: Call) -> DeletionRequestModel:
     body = call.body(RejectRequest)
     request = call.runtime.service.custody.reject(

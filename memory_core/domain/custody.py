@@ -23,11 +23,12 @@ from datetime import datetime, timedelta
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
-from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.errors import Conflict, NotFound, SecretDetected
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.store import MemoryStore
+from memory_core.domain.views import ContentScanner, detector_names
 
 SweepFault = Callable[[str, DeletionRequest], None]
 
@@ -48,11 +49,14 @@ class CustodyService:
         new_id: Callable[[], str],
         fault: SweepFault = _no_fault,
         finished_retention: timedelta | None = None,
+        scanner: ContentScanner | None = None,
     ) -> None:
         """``finished_retention``: how long executed and rejected requests are kept (None: forever).
-
-        Pending and approved requests, and holds, never expire."""
+        Pending and approved requests, and holds, never expire. ``scanner``: the secret screen
+        writes pass through; ``reject`` runs the operator's reason through it.
+        """
         self._store = store
+        self._scanner = scanner
         self._finished_retention = finished_retention
         self._audit = audit
         self._clock = clock
@@ -172,7 +176,15 @@ class CustodyService:
         return request
 
     def reject(self, operator: str, instance_id: str, request_id: str, reason: str) -> DeletionRequest:
-        """Refuse a pending request and show its entries again."""
+        """Refuse a pending request and show its entries again.
+
+        Raises ``SecretDetected`` (where "reason"), deciding nothing, when the reason looks like it
+        holds a secret: it is kept with the request and shown in the user's own audit trail.
+        ``NotFound`` for an unknown request, ``Conflict`` for one no longer pending.
+        """
+        findings = self._scanner.scan(reason) if self._scanner is not None else ()
+        if findings:
+            raise SecretDetected(detector_names(findings), where="reason")
         request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason)
         self._unhold(request)
         self._audit.record(AuditAction.DELETION_REJECTED, actor=operator, instance_id=instance_id, upn=request.upn,

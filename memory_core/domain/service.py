@@ -86,7 +86,7 @@ class MemoryService(MemoryReads):
                                        scanner=scanner)
         self.agent_settings = AgentSettingsBook(store, self.audit, scanner=scanner)
         self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id,
-                                      finished_retention=finished_deletion_retention)
+                                      finished_retention=finished_deletion_retention, scanner=scanner)
         super().__init__(store, ProfileTargets(self.agent_settings, default_sharing,
                                                allow_sharing_override=allow_sharing_override),
                          read_cache_bytes)

@@ -73,6 +73,32 @@ def test_rejection_restores_memory_over_http(server: RunningServer, instance_id:
     assert "- restored fact" in document
 
 
+def test_a_reason_holding_a_secret_is_refused_and_the_request_stays_pending(
+    server: RunningServer, instance_id: str
+) -> None:
+    """A reason is kept with the request and shown in the user's own trail, so a token in it answers 422 naming
+    the reason, without echoing it; nothing is decided, the memory stays hidden, and a plain reason then works."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    with server.client() as http, _operator(server) as op:
+        _append(http, instance_id, "- kept fact")
+        request_id = http.post(f"/instances/{instance_id}/memory/clear",
+                               json={"scope": "user", "confirm": True}).json()["request_id"]
+        reject = f"/instances/{instance_id}/operator/deletions/{request_id}/reject"
+        refused = op.post(reject, json={"reason": f"user re-sent the deploy token {token} by mistake"})
+        pending = op.get(f"/instances/{instance_id}/operator/deletions", params={"status": "pending"}).json()
+        hidden = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"}).json()["content_markdown"]
+        trail = http.get(f"/instances/{instance_id}/memory/audit").json()["events"]
+        accepted = op.post(reject, json={"reason": "ticket INC-2026-0042, 5 Dec 2026: the user keeps it"})
+        shown = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"}).json()["content_markdown"]
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "secret_detected"
+    assert refused.json()["error"]["message"].startswith("reason looks like it contains a secret")
+    assert token[:12] not in refused.text
+    assert [r["id"] for r in pending["requests"]] == [request_id] and "kept fact" not in hidden
+    assert "deletion_rejected" not in [e["action"] for e in trail] and "ghp_" not in str(trail)
+    assert accepted.status_code == 200 and accepted.json()["reason"].startswith("ticket INC-2026-0042")
+    assert "- kept fact" in shown
+
+
 def test_reject_without_reason_is_400(server: RunningServer, instance_id: str) -> None:
     """A rejection must say why."""
     with _operator(server) as op:

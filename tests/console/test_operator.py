@@ -131,6 +131,23 @@ def test_instructions_holding_a_secret_are_refused_with_the_reason_shown(
     assert saved["policy_instructions"] is None
 
 
+def test_a_rejection_reason_holding_a_secret_is_refused_with_the_reason_shown(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+    operator_api: httpx.Client,
+) -> None:
+    """Rejecting with a token in the reason shows the service's refusal, not "Rejected."; the request stays
+    pending and listed."""
+    forget_id, _ = _seed_requests(local_api)
+    _open_operator(browser, console_server, instance)
+    _row(browser, forget_id).find_element(By.XPATH, ".//button[text()='Reject']").click()
+    find(browser, "#reject-reason").send_keys("user re-sent ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2)
+    find(browser, "dialog#confirm[open] #confirm-ok").click()
+    status_says(browser, "reason looks like it contains a secret")
+    pending = operator_api.get("/operator/deletions", params={"status": "pending"}).json()["requests"]
+    assert forget_id in [r["id"] for r in pending]
+    assert _row(browser, forget_id).is_displayed()
+
+
 def test_without_an_operator_credential_the_operator_view_says_what_opens_it(
     browser: WebDriver, console_server: RunningServer, instance: str,
 ) -> None:

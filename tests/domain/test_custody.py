@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.composition import ScannerOnFirstScan
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.deletion import DeletionRequest, DeletionStatus
-from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.errors import Conflict, NotFound, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, Share
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, PendingDeletion, WriteOptions
@@ -89,6 +90,25 @@ def test_sweep_erases_approved_requests_and_records_counts(service: MemoryServic
     assert executed.erased_entries == 2
     assert store.load_partition("i", ALEX.upn)[0].entries == []
     assert service.get(ALEX, "i", Scope.USER, None).created_on is not None  # profile kept
+
+
+@pytest.mark.parametrize("reason", [
+    "the user pasted ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2,
+    "card " + "".join(chr(ord(c) + 0xFEE0) if c.isdigit() else c for c in "4111 1111 1111 1111") + " on file",
+], ids=["token", "full-width card"])
+def test_a_reason_holding_a_secret_decides_nothing(store: SqliteMemoryStore, reason: str) -> None:
+    """With the real scanner, a secret in the reason raises SecretDetected naming the reason; the request stays
+    pending, its memory hidden, and no event is written."""
+    service = MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL,
+                            scanner=ScannerOnFirstScan())
+    request_id = _pending_clear(service)
+    trail_before = service.audit_trail("i", ALEX.upn)
+    with pytest.raises(SecretDetected) as refused:
+        service.custody.reject("op", "i", request_id, reason)
+    assert refused.value.where == "reason"
+    assert service.custody.get("i", request_id).status is DeletionStatus.PENDING
+    assert _text(service) == "" and service.audit_trail("i", ALEX.upn) == trail_before
+    assert service.custody.reject("op", "i", request_id, "checked with the user").status is DeletionStatus.REJECTED
 
 
 def test_sweep_ignores_pending_and_rejected_requests(service: MemoryService, store: SqliteMemoryStore) -> None:
