@@ -148,6 +148,27 @@ def test_a_rejection_reason_holding_a_secret_is_refused_with_the_reason_shown(
     assert _row(browser, forget_id).is_displayed()
 
 
+def test_an_operator_reads_the_legacy_import_trail(browser: WebDriver, console_server: RunningServer, instance: str,
+                                                   operator_api: httpx.Client) -> None:
+    """The legacy section lists each legacy import and each one refused for a secret, newest first, with the
+    operator, scope and agent; never the text."""
+    operator_api.post("/operator/legacy-imports", json={"scope": "user", "content_markdown": "- prefers tea"}
+                      ).raise_for_status()
+    operator_api.post("/operator/legacy-imports", json={"scope": "agent", "agent_object_id": AGENT,
+                                                        "content_markdown": "- uses the helpdesk portal"}
+                      ).raise_for_status()
+    assert operator_api.post("/operator/legacy-imports", json={
+        "scope": "user", "content_markdown": "- token ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2}).status_code == 422
+    _open_operator(browser, console_server, instance)
+    find(browser, "#show-legacy-imports").click()
+    table = text_appears(browser, "#legacy-audit-table", "Write refused")
+    rows = [r.text for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert len(rows) == 3
+    assert "Write refused" in rows[0] and "operator-key" in rows[0] and "secret_detected" in rows[0]
+    assert "Imported" in rows[1] and AGENT in rows[1] and "Imported" in rows[2] and "user" in rows[2]
+    assert "tea" not in table.text and "helpdesk portal" not in table.text and "ghp_" not in table.text
+
+
 def test_without_an_operator_credential_the_operator_view_says_what_opens_it(
     browser: WebDriver, console_server: RunningServer, instance: str,
 ) -> None:

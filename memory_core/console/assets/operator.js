@@ -1,5 +1,5 @@
 // The operator's view: deletion requests to decide, any user's audit trail, agent settings,
-// and the sweep. Operator routes take an operator key or the operator app role.
+// the legacy-import trail and the sweep. Operator routes take an operator key or the operator app role.
 
 import { ApiError } from "./api.js";
 import { h, replace, field, formatTime } from "./dom.js";
@@ -33,7 +33,8 @@ export class OperatorView {
       }
       throw error;
     }
-    root.append(this.deletionsSection(requests.requests || []), this.sweepSection(), this.auditSection(), this.settingsSection());
+    root.append(this.deletionsSection(requests.requests || []), this.sweepSection(), this.auditSection(), this.settingsSection(),
+      this.legacySection());
     return root;
   }
 
@@ -137,6 +138,18 @@ export class OperatorView {
       });
     });
     return h("section", { "aria-labelledby": "op-audit-title" }, h("h2", { id: "op-audit-title" }, "Audit trail per user"), form, out);
+  }
+
+  /** The instance's legacy-import trail: what was loaded without an owner, and each import refused for a secret. */
+  legacySection() {
+    const out = h("div", { id: "legacy-imports" });
+    const show = h("button", { type: "button", id: "show-legacy-imports", onclick: (e) => busy(e.currentTarget, async () => {
+      const page = await this.api.list("/operator/legacy-imports/audit", {}, "events", this.credential);
+      replace(out, auditTable(page.events || [], "legacy-audit-table"));
+    }) }, "Show legacy imports");
+    return h("section", { "aria-labelledby": "legacy-title" }, h("h2", { id: "legacy-title" }, "Legacy imports"),
+      h("p", { class: "muted" }, "Memory loaded without an owner (shown only under the legacy sharing policy), "
+        + "and each import refused for a secret. Newest first; never the text."), show, out);
   }
 
   settingsSection() {
