@@ -9,6 +9,7 @@ refusal is audited before it is raised. Nothing is stored here; the caller store
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -64,6 +65,11 @@ class NewEntries:
         if not allow_empty and not content.strip():
             raise InvalidInput("content_markdown must not be empty", code="empty_content")
         tags = normalize_tags(options.tags, session_id=options.session_id, agent_id=key.agent_object_id)
+        # The name the entry keeps: the write's own, or else the calling agent's (a header, the memory
+        # tool's agentName, a legacy import's agent_name), screened like the write's own.
+        agent_name = options.agent_name or (agent.name if agent and key.scope is Scope.AGENT else None)
+        if agent_name != options.agent_name:
+            options = replace(options, agent_name=agent_name)
         self.screen(caller, key, content, options, actor=actor)
         return MemoryEntry(
             id=self._new_id(),
@@ -73,7 +79,7 @@ class NewEntries:
             created_on=self._clock(),
             author_upn=caller.upn,
             author_user_id=caller.user_id,
-            agent_name=options.agent_name or (agent.name if agent and key.scope is Scope.AGENT else None),
+            agent_name=agent_name,
             reason=options.reason,
             session_id=options.session_id,
             operation_id=options.operation_id,

@@ -235,6 +235,25 @@ def test_a_secret_is_refused_with_422_and_nothing_stored(server: RunningServer, 
     assert key_body[:16] not in str(audit)
 
 
+def test_a_secret_in_the_memory_tools_agent_name_is_refused(server: RunningServer, instance_id: str) -> None:
+    """A file below /memories/agent keeps the calling agent's name (the agentName query) in its entry's heading:
+    a token there answers 422 naming agent_name and stores nothing; the same file with a plain name is stored."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    create = {"command": "create", "path": "/memories/agent/notes.md", "file_text": "prefers email\n"}
+    agent = {"agentObjectId": "/agents/helpdesk"}
+    with server.client() as http:
+        refused = http.post(f"/instances/{instance_id}/memory/files/create", json=create,
+                            params={**agent, "agentName": f"Helpdesk {token}"})
+        before = http.get(f"/instances/{instance_id}/memory", params={"scope": "agent", **agent}).json()
+        accepted = http.post(f"/instances/{instance_id}/memory/files/create", json=create,
+                             params={**agent, "agentName": "Helpdesk"})
+        after = http.get(f"/instances/{instance_id}/memory", params={"scope": "agent", **agent}).json()
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "secret_detected"
+    assert refused.json()["error"]["message"].startswith("agent_name looks like it contains a secret")
+    assert token[:12] not in refused.text and before["content_markdown"] == ""
+    assert accepted.status_code == 200 and "agent: Helpdesk" in after["content_markdown"]
+
+
 def test_a_secret_beside_the_content_is_refused_and_nothing_stored(server: RunningServer, instance_id: str) -> None:
     """A token in a tag or the session id answers 422 naming the field; nothing is stored, the audit keeps no token."""
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2

@@ -16,7 +16,7 @@ import pytest
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.composition import ScannerOnFirstScan
 from memory_core.domain.errors import SecretDetected
-from memory_core.domain.identity import Caller
+from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import Scope
 from memory_core.domain.new_entries import stored_beside
 from memory_core.domain.service import MemoryService, WriteOptions
@@ -66,6 +66,23 @@ def test_a_secret_beside_the_content_is_refused_and_named(
     assert event.action.value == "write_rejected" and event.detail is not None
     assert event.detail.startswith(f"secret_detected in {field}: ")
     assert secret[:8] not in str(event.to_data())
+
+
+@pytest.mark.parametrize("write", ["append", "legacy import"])
+def test_the_calling_agents_own_name_is_screened_like_the_writes(service: MemoryService, write: str) -> None:
+    """An agent scope's entry keeps the calling agent's name when the write names none (the memory tool's
+    agentName, a legacy import's agent_name): a secret there is refused naming agent_name, nothing stored."""
+    agent = AgentContext("/agents/helpdesk", f"Helpdesk {GITHUB_TOKEN}")
+    with pytest.raises(SecretDetected) as refused:
+        if write == "append":
+            service.append(ALEX, "i", Scope.AGENT, agent, "- prefers email", WriteOptions(reason="from the chat"))
+        else:
+            service.import_legacy("operator-key", "i", Scope.AGENT, agent, "- prefers email")
+    assert str(refused.value).startswith("agent_name looks like it contains a secret")
+    assert service.entries(ALEX, "i", Scope.AGENT, agent) == []
+    assert service.get(ALEX, "i", Scope.AGENT, agent).content_markdown == ""
+    service.append(ALEX, "i", Scope.AGENT, AgentContext("/agents/helpdesk", "Helpdesk"), "- prefers email")
+    assert service.entries(ALEX, "i", Scope.AGENT, agent)[0].agent_name == "Helpdesk"
 
 
 def test_a_secret_in_the_content_is_named_as_before(service: MemoryService) -> None:

@@ -23,13 +23,16 @@ def _trail(server: RunningServer, instance_id: str, headers: dict[str, str] | No
 
 
 def test_each_legacy_import_and_each_refusal_is_in_the_trail(server: RunningServer, instance_id: str) -> None:
-    """Two imports and one refused for a token: three events in order, each naming the operator, the scope, the
-    agent, the content's SHA-256 and size, never its text; a user's own writes and shares are not in it."""
+    """Two imports, one refused for a token in its content and one for a token in its agent's name: four events in
+    order, each naming the operator, the scope, the agent, the content's SHA-256 and size, never its text; a
+    user's own writes and shares are not in it."""
     user_fact, agent_fact = "- prefers aisle seats", "- the travel agent books trains"
     _import(server, instance_id, scope="user", content_markdown=user_fact).raise_for_status()
     _import(server, instance_id, scope="agent", agent_object_id="/agents/travel", agent_name="Travel",
             content_markdown=agent_fact).raise_for_status()
     refused = _import(server, instance_id, scope="user", content_markdown=f"- deploy token {TOKEN}")
+    refused_name = _import(server, instance_id, scope="agent", agent_object_id="/agents/travel",
+                           agent_name=f"Travel {TOKEN}", content_markdown=agent_fact)
     with server.client("alex@contoso.com") as alex:
         alex.post(f"/instances/{instance_id}/memory/append",
                   json={"scope": "user", "content_markdown": "- team fact", "share": "team"}).raise_for_status()
@@ -39,9 +42,11 @@ def test_each_legacy_import_and_each_refusal_is_in_the_trail(server: RunningServ
         ("import", "operator-key", "user", None),
         ("import", "operator-key", "agent", "/agents/travel"),
         ("write_rejected", "operator-key", "user", None),
+        ("write_rejected", "operator-key", "agent", "/agents/travel"),
     ]
     assert events[0]["detail"] == events[1]["detail"] == "legacy"
     assert events[2]["detail"].startswith("secret_detected: ") and "GitHub Token" in events[2]["detail"]
+    assert refused_name.status_code == 422 and events[3]["detail"].startswith("secret_detected in agent_name: ")
     assert events[0]["content_sha256"] == hashlib.sha256(user_fact.encode()).hexdigest()
     assert events[1]["byte_count"] == len(agent_fact.encode())
     assert all(e["entry_id"] for e in events[:2]) and events[2]["entry_id"] is None
