@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
-from memory_core.domain.errors import Forbidden, SecretDetected
+from memory_core.domain.errors import Forbidden
 from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash, sha256_hex
 from memory_core.domain.paging import Page
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import ContentScanner, detector_names
+from memory_core.domain.views import ContentScanner, refuse_secret
 
 SETTINGS_OWNER = internal_owner("settings")
 AGENT_SETTINGS = "agent_settings"
@@ -95,9 +95,7 @@ class AgentSettingsBook:
         MCP instructions and append_memory's description).
         """
         instructions = settings.policy_instructions
-        findings = self._scanner.scan(instructions) if self._scanner is not None and instructions else ()
-        if findings:
-            raise SecretDetected(detector_names(findings), where="policy_instructions")
+        refuse_secret(self._scanner, instructions, "policy_instructions")
         _, event = self._audit.event(
             AuditAction.AGENT_SETTINGS, actor=actor, instance_id=instance_id, upn=SETTINGS_OWNER,
             agent_object_id=settings.agent_object_id,

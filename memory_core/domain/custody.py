@@ -23,12 +23,12 @@ from datetime import datetime, timedelta
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
-from memory_core.domain.errors import Conflict, NotFound, SecretDetected
+from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import ContentScanner, detector_names
+from memory_core.domain.views import ContentScanner, refuse_secret
 
 SweepFault = Callable[[str, DeletionRequest], None]
 
@@ -182,9 +182,7 @@ class CustodyService:
         holds a secret: it is kept with the request and shown in the user's own audit trail.
         ``NotFound`` for an unknown request, ``Conflict`` for one no longer pending.
         """
-        findings = self._scanner.scan(reason) if self._scanner is not None else ()
-        if findings:
-            raise SecretDetected(detector_names(findings), where="reason")
+        refuse_secret(self._scanner, reason, "reason")
         request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason)
         self._unhold(request)
         self._audit.record(AuditAction.DELETION_REJECTED, actor=operator, instance_id=instance_id, upn=request.upn,

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from memory_core.domain.budget import BudgetReport
 from memory_core.domain.deletion import PENDING_MESSAGE
+from memory_core.domain.errors import SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState, Share
 from memory_core.domain.rendering import render_scope
@@ -35,6 +36,18 @@ class ContentScanner(Protocol):
 def detector_names(findings: Sequence[Any]) -> list[str]:
     """The detectors behind a scan's findings, each once, sorted: what a refusal names."""
     return sorted({str(f.detector) for f in findings})
+
+
+def refuse_secret(scanner: ContentScanner | None, text: str | None, where: str) -> None:
+    """Raise ``SecretDetected`` naming ``where`` and the detectors, never the text, when ``text`` looks
+    like it holds a secret; nothing without a scanner or a text (the scanner is then never started).
+
+    For the text operators write (an agent's instructions, a rejection reason), refused without an
+    audit event since nothing changed; a write's own text goes through ``NewEntries.screen``.
+    """
+    findings = scanner.scan(text) if scanner is not None and text else ()
+    if findings:
+        raise SecretDetected(detector_names(findings), where=where)
 
 
 REPLACE_PENDING_MESSAGE = (

@@ -201,7 +201,8 @@ class AgentSettingsAuditResponse(InstanceTrailResponse):
 
 
 class LegacyImportAuditResponse(InstanceTrailResponse):
-    """The instance's legacy-import trail: each event one operator's legacy import (SHA-256 and size, never the text)."""
+    """The instance's legacy-import trail: each legacy import, and each refused for a secret, with the operator who
+    sent it and the content's SHA-256 and size, never its text."""
 
 
 class DeletionsQuery(PageQuery):

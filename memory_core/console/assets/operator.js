@@ -33,8 +33,8 @@ export class OperatorView {
       }
       throw error;
     }
-    root.append(this.deletionsSection(requests.requests || []), this.sweepSection(), this.auditSection(), this.settingsSection(),
-      this.legacySection());
+    root.append(this.deletionsSection(requests.requests || []), this.sweepSection(), this.auditSection(),
+      this.settingsSection(), this.legacySection());
     return root;
   }
 
