@@ -112,8 +112,9 @@ def read_audit(call: Call) -> AuditResponse:
                        query=AgentSettingsQuery, response=AgentSettingsModel, errors=(400, 401, 403)))
 def get_agent_settings(call: Call) -> AgentSettingsModel:
     query = call.query(AgentSettingsQuery)
-    return AgentSettingsModel.from_settings(call.runtime.service.agent_settings.get(call.instance_id,
-                                                                                  query.agentObjectId))
+    book = call.runtime.service.agent_settings
+    return AgentSettingsModel.from_settings(book.get(call.instance_id, query.agentObjectId),
+                                            for_models=book.for_models(call.instance_id, query.agentObjectId))
 
 
 @endpoint(EndpointSpec(summary="Replace an agent's memory settings", tag=OPERATOR, access=Access.OPERATOR,

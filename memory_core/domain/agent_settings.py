@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
 from memory_core.domain.errors import Forbidden
@@ -14,13 +15,18 @@ from memory_core.domain.models import Scope, agent_hash, sha256_hex
 from memory_core.domain.paging import Page
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import ContentScanner, refuse_secret
+from memory_core.domain.views import ContentScanner, detector_names, refuse_secret
 
 SETTINGS_OWNER = internal_owner("settings")
 AGENT_SETTINGS = "agent_settings"
 # Settings are read on every call that names an agent; a short per-process cache
 # keeps that off the hot path. Another instance sees a change within this time.
 CACHE_SECONDS = 5.0
+
+log = logging.getLogger("memory_core.agent_settings")
+# A settings record's mark that its instructions passed the screen at put; records stored
+# before that screen existed lack it, and their instructions are screened when read.
+SCREENED_AT_PUT = "screened_at_put"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,16 @@ class AgentSettings:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """One read of an agent's settings as the cache keeps it: when, what is stored, and what
+    models may see (the same, or without instructions that fail the secret screen)."""
+
+    at: float
+    settings: AgentSettings
+    for_models: AgentSettings
+
+
 class AgentSettingsBook:
     """Reads, writes and enforces agent settings, cached briefly per process."""
 
@@ -63,26 +79,54 @@ class AgentSettingsBook:
         self._audit = audit
         self._clock = clock
         self._scanner = scanner
-        self._cache: dict[tuple[str, str], tuple[float, AgentSettings]] = {}
+        self._cache: dict[tuple[str, str], _Read] = {}
         self._lock = threading.Lock()
 
     def get(self, instance_id: str, agent_object_id: str) -> AgentSettings:
         """The agent's settings; the defaults (enabled, no restrictions) when none were stored."""
+        return self._read(instance_id, agent_object_id).settings
+
+    def for_models(self, instance_id: str, agent_object_id: str) -> AgentSettings:
+        """The agent's settings as the models that call memory as it may see them: as ``get``, except
+        that stored policy instructions that look like they hold a secret are left out (None). Such
+        instructions can only predate the screen at ``put``: records written since carry its mark and
+        are not scanned again. They stay withheld, with a warning logged at each read of the store,
+        until an operator saves instructions that pass it."""
+        return self._read(instance_id, agent_object_id).for_models
+
+    def _read(self, instance_id: str, agent_object_id: str) -> _Read:
         cache_key = (instance_id, agent_object_id)
         now = self._clock()
         with self._lock:
             cached = self._cache.get(cache_key)
-        if cached and now - cached[0] < CACHE_SECONDS:
-            return cached[1]
-        settings = self._stored(instance_id, agent_object_id)
+        if cached and now - cached.at < CACHE_SECONDS:
+            return cached
+        settings, screened = self._stored(instance_id, agent_object_id)
+        read = _Read(now, settings, settings if screened else self._screened(instance_id, settings))
         with self._lock:
-            self._cache[cache_key] = (now, settings)
-        return settings
+            self._cache[cache_key] = read
+        return read
 
-    def _stored(self, instance_id: str, agent_object_id: str) -> AgentSettings:
-        """The stored settings, read now (not cached); the defaults when none were stored."""
+    def _screened(self, instance_id: str, settings: AgentSettings) -> AgentSettings:
+        """``settings``, or a copy without instructions that fail the screen (no text: no scan)."""
+        instructions = settings.policy_instructions
+        findings = self._scanner.scan(instructions) if self._scanner is not None and instructions else ()
+        if not findings:
+            return settings
+        log.warning(
+            "agent %s in instance %s: its stored policy_instructions look like they contain a secret (detectors: %s);"
+            " they are withheld from models until an operator saves instructions that pass the screen",
+            settings.agent_object_id, instance_id, ", ".join(detector_names(findings)),
+        )
+        return replace(settings, policy_instructions=None)
+
+    def _stored(self, instance_id: str, agent_object_id: str) -> tuple[AgentSettings, bool]:
+        """The stored settings, read now (not cached), the defaults when none were stored; and whether
+        their instructions passed the screen at ``put`` (not records from before it, or without a scanner)."""
         record = self._store.get_record(Partition(instance_id, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(agent_object_id))
-        return AgentSettings.from_data(record.data) if record else AgentSettings(agent_object_id)
+        if record is None:
+            return AgentSettings(agent_object_id), True
+        return AgentSettings.from_data(record.data), record.data.get(SCREENED_AT_PUT) is True
 
     def put(self, instance_id: str, settings: AgentSettings, *, actor: str) -> AgentSettings:
         """Replace the agent's settings, with an ``agent_settings`` audit event by ``actor`` in the
@@ -101,13 +145,15 @@ class AgentSettingsBook:
             agent_object_id=settings.agent_object_id,
             content_sha256=sha256_hex(instructions) if instructions else None,
             byte_count=len(instructions.encode("utf-8")) if instructions else None,
-            detail=settings_change(self._stored(instance_id, settings.agent_object_id), settings),
+            detail=settings_change(self._stored(instance_id, settings.agent_object_id)[0], settings),
         )
         partition = Partition(instance_id, SETTINGS_OWNER)
-        record = Record(partition, AGENT_SETTINGS, agent_hash(settings.agent_object_id), settings.to_data())
+        # Marked screened, so reads skip the scan (and a new process the detectors' load) for it.
+        data = {**settings.to_data(), SCREENED_AT_PUT: self._scanner is not None}
+        record = Record(partition, AGENT_SETTINGS, agent_hash(settings.agent_object_id), data)
         self._store.put_records([record, event])
         with self._lock:
-            self._cache[(instance_id, settings.agent_object_id)] = (self._clock(), settings)
+            self._cache[(instance_id, settings.agent_object_id)] = _Read(self._clock(), settings, settings)
         return settings
 
     def trail(

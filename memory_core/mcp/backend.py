@@ -203,7 +203,7 @@ class InProcessBackend:
         return MemoryFileResponse(result=answer.text)
 
     async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
-        settings = await self._run(self._service.agent_settings.get, instance_id, agent_object_id)
+        settings = await self._run(self._service.agent_settings.for_models, instance_id, agent_object_id)
         return AgentGuidance(settings.policy_instructions, settings.auto_append, settings.default_write_scope)
 
     async def aclose(self) -> None:

@@ -292,12 +292,20 @@ class AgentSettingsBody(BaseModel):
 
 class AgentSettingsModel(AgentSettingsBody):
     agent_object_id: str
+    policy_instructions_withheld: bool = Field(
+        default=False,
+        description="The stored policy_instructions look like they contain a secret (they were saved before "
+                    "instructions were screened): models do not receive them until instructions that pass are saved",
+    )
 
     @classmethod
-    def from_settings(cls, settings: AgentSettings) -> AgentSettingsModel:
+    def from_settings(cls, settings: AgentSettings, *, for_models: AgentSettings | None = None) -> AgentSettingsModel:
+        """``for_models``: what models see of them (``AgentSettingsBook.for_models``), when it may differ."""
+        withheld = for_models is not None and settings.policy_instructions != for_models.policy_instructions
         return cls(
             agent_object_id=settings.agent_object_id, enabled=settings.enabled, auto_append=settings.auto_append,
             default_write_scope=settings.default_write_scope,  # type: ignore[arg-type]
             policy_instructions=settings.policy_instructions,
             allowed_group_ids=list(settings.allowed_group_ids) if settings.allowed_group_ids is not None else None,
+            policy_instructions_withheld=withheld,
         )

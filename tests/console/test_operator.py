@@ -6,6 +6,9 @@ import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
+from memory_core.domain.models import agent_hash
+from memory_core.domain.records import Partition, Record
 from tests.console.browser import find, status_says, text_appears, wait_for, wait_idle
 from tests.console.conftest import open_console, screenshot_dir
 from tests.support.local_server import OPERATOR_KEY, RunningServer
@@ -146,6 +149,34 @@ def test_a_rejection_reason_holding_a_secret_is_refused_with_the_reason_shown(
     pending = operator_api.get("/operator/deletions", params={"status": "pending"}).json()["requests"]
     assert forget_id in [r["id"] for r in pending]
     assert _row(browser, forget_id).is_displayed()
+
+
+def test_stored_instructions_holding_a_secret_are_flagged_in_the_form(
+    browser: WebDriver, console_server: RunningServer, instance: str
+) -> None:
+    """Instructions stored before the screen, holding a token: the settings form says models do not receive them;
+    saving clean instructions removes the notice."""
+    agent = f"{AGENT}-withheld"
+    store = console_server.open_store()
+    try:
+        store.put_record(Record(Partition(instance, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(agent), AgentSettings(
+            agent, policy_instructions="Use token ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2).to_data()))
+    finally:
+        store.close()
+    _open_operator(browser, console_server, instance)
+    find(browser, "#settings-agent").send_keys(agent)
+    browser.find_element(By.XPATH, "//button[text()='Load settings']").click()
+    assert "Models do not receive them" in find(browser, "#policy-withheld").text
+    policy = find(browser, "#set-policy")
+    policy.clear()
+    policy.send_keys("Only travel preferences.")
+    browser.find_element(By.CSS_SELECTOR, "#settings-form button[type=submit]").click()
+    status_says(browser, "Settings saved.")
+    browser.find_element(By.XPATH, "//button[text()='Load settings']").click()
+    # One script reads the reloaded form at once: the form is replaced while it loads.
+    wait_for(browser, lambda d: d.execute_script(
+        "const p = document.getElementById('set-policy');"
+        "return !!p && p.value === 'Only travel preferences.' && !document.getElementById('policy-withheld');"))
 
 
 def test_an_operator_reads_the_legacy_import_trail(browser: WebDriver, console_server: RunningServer, instance: str,

@@ -8,6 +8,7 @@ real SQLite store with the real scanner.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,10 +17,17 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.composition import ScannerOnFirstScan
-from memory_core.domain.agent_settings import AgentSettings, AgentSettingsBook, settings_change
+from memory_core.domain.agent_settings import (
+    AGENT_SETTINGS,
+    SETTINGS_OWNER,
+    AgentSettings,
+    AgentSettingsBook,
+    settings_change,
+)
 from memory_core.domain.audit import AuditTrail
 from memory_core.domain.errors import SecretDetected
-from memory_core.domain.models import sha256_hex
+from memory_core.domain.models import agent_hash, sha256_hex
+from memory_core.domain.records import Partition, Record
 from memory_core.domain.views import ContentScanner
 from tests.support.clock import TickingClock
 
@@ -77,7 +85,8 @@ def test_ordinary_instructions_with_numbers_are_stored(store: SqliteMemoryStore)
 
 
 def test_settings_without_instructions_are_not_scanned(store: SqliteMemoryStore) -> None:
-    """Settings with no instructions (the default) never start the scanner: its first scan loads the detectors."""
+    """Settings with no instructions (the default) never start the scanner, put or read: its first scan loads the
+    detectors."""
 
     class Refuses:
         def scan(self, text: str) -> list[object]:
@@ -85,6 +94,67 @@ def test_settings_without_instructions_are_not_scanned(store: SqliteMemoryStore)
 
     book = _book(store, Refuses())
     assert book.put(INSTANCE, AgentSettings(AGENT, enabled=False), actor=OPERATOR).enabled is False
+    assert _book(store, Refuses()).for_models(INSTANCE, AGENT).enabled is False
+    assert _book(store, Refuses()).for_models(INSTANCE, "/agents/never-set") == AgentSettings("/agents/never-set")
+
+
+def _stored_before_the_screen(store: SqliteMemoryStore, settings: AgentSettings) -> None:
+    """Settings as a version without the screen at put stored them: the record alone."""
+    store.put_record(Record(Partition(INSTANCE, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(settings.agent_object_id),
+                            settings.to_data()))
+
+
+def test_stored_instructions_holding_a_secret_are_withheld_from_models(
+    store: SqliteMemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Instructions stored before the screen existed, holding a token: get (the operator's view) answers them as
+    stored; for_models leaves them out and keeps every other setting; a warning names the agent and the detector,
+    never the token; once an operator saves clean instructions, models receive those."""
+    old = AgentSettings(AGENT, auto_append=True, default_write_scope="agent",
+                        policy_instructions=f"Call the weather tool with token {GITHUB_TOKEN}.")
+    _stored_before_the_screen(store, old)
+    book = _book(store, ScannerOnFirstScan())
+    with caplog.at_level(logging.WARNING, logger="memory_core.agent_settings"):
+        seen = book.for_models(INSTANCE, AGENT)
+    assert book.get(INSTANCE, AGENT) == old
+    assert seen == AgentSettings(AGENT, auto_append=True, default_write_scope="agent", policy_instructions=None)
+    (warning,) = caplog.records
+    assert AGENT in warning.getMessage() and "GitHub Token" in warning.getMessage()
+    assert GITHUB_TOKEN[:8] not in warning.getMessage()
+    book.put(INSTANCE, AgentSettings(AGENT, auto_append=True, policy_instructions="Only travel preferences."),
+             actor=OPERATOR)
+    assert book.for_models(INSTANCE, AGENT).policy_instructions == "Only travel preferences."
+    assert _book(store, ScannerOnFirstScan()).for_models(INSTANCE, AGENT).policy_instructions == (
+        "Only travel preferences.")
+
+
+def test_instructions_saved_through_the_screen_are_not_scanned_again(store: SqliteMemoryStore) -> None:
+    """A put marks its record screened, so a new process's read does not scan (nor load the detectors) for it;
+    a record without the mark is scanned."""
+
+    class Counts:
+        def __init__(self) -> None:
+            self.scanned: list[str] = []
+
+        def scan(self, text: str) -> list[object]:
+            self.scanned.append(text)
+            return []
+
+    saved = _book(store, ScannerOnFirstScan()).put(
+        INSTANCE, AgentSettings(AGENT, policy_instructions="Only travel preferences."), actor=OPERATOR)
+    _stored_before_the_screen(store, AgentSettings("/agents/old", policy_instructions="Only seat preferences."))
+    counts = Counts()
+    reader = _book(store, counts)
+    assert reader.for_models(INSTANCE, AGENT) == saved and counts.scanned == []
+    assert reader.for_models(INSTANCE, "/agents/old").policy_instructions == "Only seat preferences."
+    assert counts.scanned == ["Only seat preferences."]
+
+
+def test_stored_instructions_that_pass_reach_models_unchanged(store: SqliteMemoryStore) -> None:
+    """Ordinary stored instructions, even ones stored before the screen, are what models receive."""
+    old = AgentSettings(AGENT, policy_instructions="Remember trips booked after 2026-01-15, budgets under $4,000.")
+    _stored_before_the_screen(store, old)
+    assert _book(store, ScannerOnFirstScan()).for_models(INSTANCE, AGENT) == old
 
 
 def test_every_change_leaves_an_event_naming_who_changed_what(store: SqliteMemoryStore) -> None:

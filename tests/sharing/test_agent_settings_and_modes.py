@@ -8,6 +8,9 @@ import uuid
 
 import httpx
 
+from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
+from memory_core.domain.models import agent_hash
+from memory_core.domain.records import Partition, Record
 from tests.mcp.client import call, initialize, mcp_headers, mcp_session, text
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, identity
 
@@ -36,7 +39,8 @@ def test_settings_default_to_enabled_and_round_trip(server: RunningServer, insta
     assert before["enabled"] is True and before["allowed_group_ids"] is None
     assert put.status_code == 200
     assert after == {"agent_object_id": agent, "enabled": True, "auto_append": True, "default_write_scope": "agent",
-                     "policy_instructions": "Only travel preferences.", "allowed_group_ids": ["g-travel"]}
+                     "policy_instructions": "Only travel preferences.", "allowed_group_ids": ["g-travel"],
+                     "policy_instructions_withheld": False}
 
 
 def test_unknown_settings_fields_are_400(server: RunningServer, instance_id: str) -> None:
@@ -62,6 +66,38 @@ def test_instructions_holding_a_secret_are_refused_and_never_reach_a_model(
     assert token[:12] not in refused.text
     assert after["policy_instructions"] == "Remember seat preferences only." and after["auto_append"] is False
     assert "Remember seat preferences only." in (init.instructions or "") and token[:12] not in str(init)
+
+
+def _store_settings_as_before_the_screen(server: RunningServer, instance: str, settings: AgentSettings) -> None:
+    """Write the settings record into the server's own store, as a version without the screen at PUT did."""
+    store = server.open_store()
+    try:
+        store.put_record(Record(Partition(instance, SETTINGS_OWNER), AGENT_SETTINGS,
+                                agent_hash(settings.agent_object_id), settings.to_data()))
+    finally:
+        store.close()
+
+
+def test_stored_instructions_holding_a_secret_never_reach_a_model(server: RunningServer, instance_id: str) -> None:
+    """Instructions holding a token, stored before the screen existed: initialize leaves them out and keeps the
+    other settings (auto-append); the operator's GET shows them with policy_instructions_withheld; a clean PUT
+    clears the flag and models receive the new instructions."""
+    agent, token = _agent(), "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    _store_settings_as_before_the_screen(server, instance_id, AgentSettings(
+        agent, auto_append=True, policy_instructions=f"Use the weather API with token {token}."))
+    headers = mcp_headers(USER_KEY, agent=agent, instance=instance_id)
+    url, op = f"{server.api}/instances/{instance_id}/operator/agent-settings", {"X-API-KEY": OPERATOR_KEY}
+    before = asyncio.run(initialize(f"{server.api}/mcp", headers))
+    shown = httpx.get(url, params={"agentObjectId": agent}, headers=op).json()
+    _put(server, instance_id, agent, auto_append=True, policy_instructions="Remember seat preferences only."
+         ).raise_for_status()
+    fixed = httpx.get(url, params={"agentObjectId": agent}, headers=op).json()
+    after = asyncio.run(initialize(f"{server.api}/mcp", headers))
+    assert token[:12] not in str(before) and "weather API" not in (before.instructions or "")
+    assert "auto-appends" in (before.instructions or "")
+    assert shown["policy_instructions_withheld"] is True and token in shown["policy_instructions"]
+    assert fixed["policy_instructions_withheld"] is False
+    assert "Remember seat preferences only." in (after.instructions or "")
 
 
 def test_every_settings_change_is_in_the_operators_settings_trail(server: RunningServer, instance_id: str) -> None:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import httpx
 
+from memory_core.domain.store import MemoryStore
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 USER_KEY = "test-user-key"
 OPERATOR_KEY = "test-operator-key"
@@ -46,6 +48,14 @@ class RunningServer:
     @property
     def api(self) -> str:
         return f"{self.base_url}/api"
+
+    def open_store(self) -> MemoryStore:
+        """The server's own store, opened beside it from its settings (the caller closes it): for writing
+        what an older version of the service stored, which no route writes any more."""
+        from memory_core.composition import build_store
+        from memory_core.settings import settings_from
+
+        return build_store(settings_from({k: v for k, v in self.env.items() if k.startswith(("MEMORY_", "COSMOS_"))}))
 
     def client(self, upn: str | None = "alex@contoso.com", *, key: str | None = USER_KEY, **headers: str) -> httpx.Client:
         """An HTTP client that sends the given user's identity and key."""

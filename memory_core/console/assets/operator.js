@@ -190,7 +190,11 @@ export class OperatorView {
       h("h3", {}, `Settings of ${s.agent_object_id}`),
       h("div", {}, enabled, h("label", { for: enabled.id }, " Memory on for this agent")),
       h("div", {}, auto, h("label", { for: auto.id }, " Append automatically")),
-      scopeField, policyField, groupsField,
+      scopeField, policyField,
+      s.policy_instructions_withheld ? h("p", { class: "notice", id: "policy-withheld" }, "These instructions look like "
+        + "they contain a secret (they were saved before instructions were screened). Models do not receive them "
+        + "until you save instructions without it.") : null,
+      groupsField,
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save settings")));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
