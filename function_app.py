@@ -53,6 +53,7 @@ app.route(route="instances/{instanceId}/operator/sweep", methods=["POST"])(opera
 app.route(route="instances/{instanceId}/operator/audit", methods=["GET"])(operator.read_audit)
 app.route(route="instances/{instanceId}/operator/agent-settings", methods=["GET"])(operator.get_agent_settings)
 app.route(route="instances/{instanceId}/operator/agent-settings", methods=["PUT"])(operator.put_agent_settings)
+app.route(route="instances/{instanceId}/operator/agents", methods=["GET"])(operator.list_agent_settings)
 app.route(route="instances/{instanceId}/operator/agent-settings/audit", methods=["GET"])(
     operator.read_agent_settings_audit
 )

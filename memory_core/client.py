@@ -35,6 +35,7 @@ from memory_core.domain.errors import (
 )
 from memory_core.wire.custody import (
     AgentSettingsAuditResponse,
+    AgentSettingsListResponse,
     AuditResponse,
     DeletionListResponse,
     DeletionRequestModel,
@@ -298,6 +299,11 @@ class CoreApiClient:
         response = await self.send("GET", self.operator_path(instance_id, "/agent-settings/audit"), headers,
                                    params=params)
         return parsed(response, AgentSettingsAuditResponse)
+
+    async def agents(self, instance_id: str, headers: Mapping[str, str]) -> AgentSettingsListResponse:
+        """The first page of the agents with stored settings."""
+        response = await self.send("GET", self.operator_path(instance_id, "/agents"), headers)
+        return parsed(response, AgentSettingsListResponse)
 
     async def legacy_import_audit(
         self, instance_id: str, headers: Mapping[str, str], *, newest_first: bool = False

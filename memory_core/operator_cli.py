@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.errors import exit_code_for, status_for
-from memory_core.wire.custody import DeletionListResponse
+from memory_core.wire.custody import AgentSettingsListResponse, DeletionListResponse
 
 
 def add_parser(commands: Any) -> None:
@@ -40,6 +40,7 @@ def add_parser(commands: Any) -> None:
     actions.add_parser("sweep", help="execute approved requests now")
     audit = actions.add_parser("audit", help="read one user's audit trail")
     audit.add_argument("upn")
+    actions.add_parser("agents", help="list the agents with stored settings")
     settings_audit = actions.add_parser("settings-audit", help="read the trail of agent settings changes")
     settings_audit.add_argument("--agent", default=None, help="only this agent's changes (its object id)")
     legacy_audit = actions.add_parser("legacy-audit", help="read the trail of legacy imports")
@@ -67,6 +68,15 @@ def run(args: argparse.Namespace) -> int:
             target = r.entry_id or r.scope or "all"
             print(f"{r.id}  {r.status:<9} {r.kind:<6} {r.upn}  {target}  requested {r.requested_on.isoformat()}")
         print(f"{len(answer.requests)} request(s)")
+    elif isinstance(answer, AgentSettingsListResponse):
+        for a in answer.agents:
+            instructions = "withheld (secret)" if a.policy_instructions_withheld else (
+                "set" if a.policy_instructions else "none")
+            groups = ",".join(a.allowed_group_ids) if a.allowed_group_ids is not None else "any"
+            print(f"{a.agent_object_id}  {'on' if a.enabled else 'off'}  auto_append={str(a.auto_append).lower()}"
+                  f"  scope={a.default_write_scope}  groups={groups}  instructions={instructions}")
+        print(f"{len(answer.agents)} agent(s)" + (" (more: use the REST route's continuation)" if answer.continuation
+                                                  else ""))
     else:
         print(answer.model_dump_json(indent=2))
     return 0
@@ -87,6 +97,8 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
             return await client.purge(instance, headers, args.upn)
         if args.action == "sweep":
             return await client.sweep(instance, headers)
+        if args.action == "agents":
+            return await client.agents(instance, headers)
         if args.action == "settings-audit":
             return await client.agent_settings_audit(instance, headers, args.agent, newest_first=args.newest_first)
         if args.action == "legacy-audit":

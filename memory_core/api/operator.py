@@ -22,6 +22,7 @@ from memory_core.wire.custody import (
     AgentSettingsAuditQuery,
     AgentSettingsAuditResponse,
     AgentSettingsBody,
+    AgentSettingsListResponse,
     AgentSettingsModel,
     AgentSettingsQuery,
     AuditQuery,
@@ -33,6 +34,7 @@ from memory_core.wire.custody import (
     LegacyImportRequest,
     LegacyImportResponse,
     OperatorAuditQuery,
+    PageQuery,
     PendingDeletionResponse,
     PurgeRequest,
     RejectRequest,
@@ -115,6 +117,16 @@ def get_agent_settings(call: Call) -> AgentSettingsModel:
     book = call.runtime.service.agent_settings
     return AgentSettingsModel.from_settings(book.get(call.instance_id, query.agentObjectId),
                                             for_models=book.for_models(call.instance_id, query.agentObjectId))
+
+
+@endpoint(EndpointSpec(summary="List the agents with stored settings, a page at a time", tag=OPERATOR,
+                       access=Access.OPERATOR, query=PageQuery, response=AgentSettingsListResponse,
+                       errors=(400, 401, 403)))
+def list_agent_settings(call: Call) -> AgentSettingsListResponse:
+    query = call.query(PageQuery)
+    return AgentSettingsListResponse.from_page(
+        call.runtime.service.agent_settings.page(call.instance_id, limit=query.limit, continuation=query.continuation)
+    )
 
 
 @endpoint(EndpointSpec(summary="Replace an agent's memory settings", tag=OPERATOR, access=Access.OPERATOR,

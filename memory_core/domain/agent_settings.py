@@ -12,7 +12,7 @@ from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
 from memory_core.domain.errors import Forbidden
 from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash, sha256_hex
-from memory_core.domain.paging import Page
+from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import ContentScanner, detector_names, refuse_secret
@@ -66,6 +66,19 @@ class _Read:
     for_models: AgentSettings
 
 
+@dataclass(frozen=True, slots=True)
+class StoredSettings:
+    """An agent's stored settings and what the models that call memory as it see of them."""
+
+    settings: AgentSettings
+    for_models: AgentSettings
+
+    @property
+    def instructions_withheld(self) -> bool:
+        """Stored instructions that fail the secret screen, so models do not receive them."""
+        return self.settings.policy_instructions != self.for_models.policy_instructions
+
+
 class AgentSettingsBook:
     """Reads, writes and enforces agent settings, cached briefly per process."""
 
@@ -107,17 +120,35 @@ class AgentSettingsBook:
             self._cache[cache_key] = read
         return read
 
-    def _screened(self, instance_id: str, settings: AgentSettings) -> AgentSettings:
-        """``settings``, or a copy without instructions that fail the screen (no text: no scan)."""
+    def page(self, instance_id: str, *, limit: int, continuation: str | None = None) -> Page[StoredSettings]:
+        """One page of the agents with stored settings in the instance, each with what models see of
+        them: one query of at most ``limit`` + 1 records, ordered by a key of the agent's id (stable
+        from page to page, not alphabetical). ``InvalidInput`` for a foreign continuation token."""
+        position = decode_token("agent-settings", continuation)
+        records = self._store.page_records(Partition(instance_id, SETTINGS_OWNER), AGENT_SETTINGS,
+                                           limit=check_page_size(limit) + 1, after=position[0] if position else None)
+        token = encode_token("agent-settings", [records[limit - 1].id]) if len(records) > limit else None
+        listed = []
+        for record in records[:limit]:
+            settings = AgentSettings.from_data(record.data)
+            screened = record.data.get(SCREENED_AT_PUT) is True
+            listed.append(StoredSettings(settings, settings if screened else self._screened(instance_id, settings,
+                                                                                           warn=False)))
+        return Page(listed, token)
+
+    def _screened(self, instance_id: str, settings: AgentSettings, *, warn: bool = True) -> AgentSettings:
+        """``settings``, or a copy without instructions that fail the screen (no text: no scan),
+        logged as a warning unless ``warn`` is False."""
         instructions = settings.policy_instructions
         findings = self._scanner.scan(instructions) if self._scanner is not None and instructions else ()
         if not findings:
             return settings
-        log.warning(
-            "agent %s in instance %s: its stored policy_instructions look like they contain a secret (detectors: %s);"
-            " they are withheld from models until an operator saves instructions that pass the screen",
-            settings.agent_object_id, instance_id, ", ".join(detector_names(findings)),
-        )
+        if warn:
+            log.warning(
+                "agent %s in instance %s: its stored policy_instructions look like they contain a secret"
+                " (detectors: %s); they are withheld from models until an operator saves instructions that pass"
+                " the screen", settings.agent_object_id, instance_id, ", ".join(detector_names(findings)),
+            )
         return replace(settings, policy_instructions=None)
 
     def _stored(self, instance_id: str, agent_object_id: str) -> tuple[AgentSettings, bool]:

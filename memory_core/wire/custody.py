@@ -7,7 +7,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_validator
 
-from memory_core.domain.agent_settings import AgentSettings
+from memory_core.domain.agent_settings import AgentSettings, StoredSettings
 from memory_core.domain.audit import AuditEvent
 from memory_core.domain.deletion import DeletionRequest
 from memory_core.domain.models import MemoryEntry
@@ -309,3 +309,15 @@ class AgentSettingsModel(AgentSettingsBody):
             allowed_group_ids=list(settings.allowed_group_ids) if settings.allowed_group_ids is not None else None,
             policy_instructions_withheld=withheld,
         )
+
+
+class AgentSettingsListResponse(BaseModel):
+    """GET /operator/agents: the agents with stored settings, a page at a time."""
+
+    agents: list[AgentSettingsModel]
+    continuation: str | None = _CONTINUATION
+
+    @classmethod
+    def from_page(cls, page: Page[StoredSettings]) -> AgentSettingsListResponse:
+        return cls(agents=[AgentSettingsModel.from_settings(s.settings, for_models=s.for_models) for s in page.items],
+                   continuation=page.continuation)

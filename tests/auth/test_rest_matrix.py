@@ -126,6 +126,7 @@ SAMPLES: dict[str, Sample] = {
     "read_agent_settings_audit": lambda c: ({}, {"agentObjectId": AGENT}, None),
     "import_legacy": lambda c: ({}, {}, {"scope": "user", "content_markdown": "- legacy fact"}),
     "read_legacy_import_audit": lambda c: ({}, {}, None),
+    "list_agent_settings": lambda c: ({}, {}, None),
     "view_file": lambda c: ({}, {}, {"command": "view", "path": "/memories"}),
     "create_file": lambda c: ({}, {}, {"command": "create", "path": f"/memories/m-{uuid.uuid4().hex}.md",
                                        "file_text": "matrix fact"}),

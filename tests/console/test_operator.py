@@ -179,6 +179,30 @@ def test_stored_instructions_holding_a_secret_are_flagged_in_the_form(
         "return !!p && p.value === 'Only travel preferences.' && !document.getElementById('policy-withheld');"))
 
 
+def test_an_operator_lists_the_configured_agents_and_opens_one(
+    browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client
+) -> None:
+    """The list shows each agent with stored settings, flags withheld instructions, and opens an agent's form."""
+    operator_api.put("/operator/agent-settings", params={"agentObjectId": "agent-travel"},
+                     json={"auto_append": True, "policy_instructions": "Only travel."}).raise_for_status()
+    store = console_server.open_store()
+    try:
+        store.put_record(Record(Partition(instance, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash("agent-old"),
+                                AgentSettings("agent-old", policy_instructions="token ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+                                              ).to_data()))
+    finally:
+        store.close()
+    _open_operator(browser, console_server, instance)
+    find(browser, "#list-agents").click()
+    old = find(browser, '#agents-table tr[data-agent="agent-old"]')
+    travel = find(browser, '#agents-table tr[data-agent="agent-travel"]')
+    assert "withheld" in old.text and "ghp_" not in find(browser, "#agents-table").text
+    assert "yes" in travel.text and "set" in travel.text
+    travel.find_element(By.TAG_NAME, "button").click()
+    wait_for(browser, lambda d: d.execute_script(
+        "const p = document.getElementById('set-policy'); return !!p && p.value === 'Only travel.';"))
+
+
 def test_an_operator_reads_the_legacy_import_trail(browser: WebDriver, console_server: RunningServer, instance: str,
                                                    operator_api: httpx.Client) -> None:
     """The legacy section lists each legacy import and each one refused for a secret, newest first, with the

@@ -25,7 +25,7 @@ from memory_core.domain.agent_settings import (
     settings_change,
 )
 from memory_core.domain.audit import AuditTrail
-from memory_core.domain.errors import SecretDetected
+from memory_core.domain.errors import InvalidInput, SecretDetected
 from memory_core.domain.models import agent_hash, sha256_hex
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.views import ContentScanner
@@ -148,6 +148,35 @@ def test_instructions_saved_through_the_screen_are_not_scanned_again(store: Sqli
     assert reader.for_models(INSTANCE, AGENT) == saved and counts.scanned == []
     assert reader.for_models(INSTANCE, "/agents/old").policy_instructions == "Only seat preferences."
     assert counts.scanned == ["Only seat preferences."]
+
+
+def test_the_instances_agents_are_listed_a_page_at_a_time_with_withheld_instructions_flagged(
+    store: SqliteMemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """page lists each agent with stored settings once across pages (not the trail's events beside them, not
+    another instance's), each with what models see; listing logs no warning."""
+    book = _book(store, ScannerOnFirstScan())
+    for n in range(4):
+        book.put(INSTANCE, AgentSettings(f"/agents/a{n}", enabled=n % 2 == 0), actor=OPERATOR)
+    book.put("inst-other", AgentSettings("/agents/elsewhere"), actor=OPERATOR)
+    _stored_before_the_screen(store, AgentSettings("/agents/old", policy_instructions=f"token {GITHUB_TOKEN}"))
+    listed, continuation = [], None
+    with caplog.at_level(logging.WARNING, logger="memory_core.agent_settings"):
+        while True:
+            page = book.page(INSTANCE, limit=2, continuation=continuation)
+            listed += page.items
+            continuation = page.continuation
+            if continuation is None:
+                break
+    by_agent = {s.settings.agent_object_id: s for s in listed}
+    assert sorted(by_agent) == ["/agents/a0", "/agents/a1", "/agents/a2", "/agents/a3", "/agents/old"]
+    assert len(listed) == 5 and [by_agent[f"/agents/a{n}"].settings.enabled for n in range(4)] == [
+        True, False, True, False]
+    assert by_agent["/agents/old"].instructions_withheld and by_agent["/agents/old"].for_models.policy_instructions is None
+    assert not any(s.instructions_withheld for a, s in by_agent.items() if a != "/agents/old")
+    assert caplog.records == []
+    with pytest.raises(InvalidInput):
+        book.page(INSTANCE, limit=2, continuation="not-a-token")
 
 
 def test_stored_instructions_that_pass_reach_models_unchanged(store: SqliteMemoryStore) -> None:

@@ -100,6 +100,32 @@ def test_stored_instructions_holding_a_secret_never_reach_a_model(server: Runnin
     assert "Remember seat preferences only." in (after.instructions or "")
 
 
+def test_operators_list_the_agents_with_settings(server: RunningServer, instance_id: str) -> None:
+    """GET operator/agents pages every agent with stored settings once, with its settings and whether models are
+    denied its instructions; operators only."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    _put(server, instance_id, "/agents/travel", auto_append=True, policy_instructions="Only travel.").raise_for_status()
+    _put(server, instance_id, "/agents/hr", enabled=False).raise_for_status()
+    _store_settings_as_before_the_screen(server, instance_id, AgentSettings("/agents/old",
+                                                                            policy_instructions=f"token {token}"))
+    url, op = f"{server.api}/instances/{instance_id}/operator/agents", {"X-API-KEY": OPERATOR_KEY}
+    listed, params = [], {"limit": "2"}
+    while True:
+        page = httpx.get(url, params=params, headers=op).json()
+        listed += page["agents"]
+        if page["continuation"] is None:
+            break
+        params = {"limit": "2", "continuation": page["continuation"]}
+    by_agent = {a["agent_object_id"]: a for a in listed}
+    as_user = httpx.get(url, headers={"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity("alex@contoso.com")})
+    assert len(listed) == 3 and sorted(by_agent) == ["/agents/hr", "/agents/old", "/agents/travel"]
+    assert by_agent["/agents/travel"]["auto_append"] is True and by_agent["/agents/hr"]["enabled"] is False
+    assert [a for a, s in by_agent.items() if s["policy_instructions_withheld"]] == ["/agents/old"]
+    assert httpx.get(f"{server.api}/instances/{instance_id}-other/operator/agents", headers=op).json() == {
+        "agents": [], "continuation": None}
+    assert as_user.status_code == 403 and httpx.get(url).status_code == 401
+
+
 def test_every_settings_change_is_in_the_operators_settings_trail(server: RunningServer, instance_id: str) -> None:
     """GET operator/agent-settings/audit lists each PUT (who, which agent, what changed; never the instructions'
     text), not a refused one; newest first when asked, one agent when named; operators only."""

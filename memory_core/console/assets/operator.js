@@ -169,7 +169,31 @@ export class OperatorView {
         out.querySelector("input")?.focus();
       });
     });
-    return h("section", { "aria-labelledby": "settings-title" }, h("h2", { id: "settings-title" }, "Agent settings"), form, out);
+    const listed = h("div", { id: "configured-agents" });
+    const list = h("button", { type: "button", id: "list-agents", onclick: (e) => busy(e.currentTarget, async () => {
+      const page = await this.api.list("/operator/agents", {}, "agents", this.credential);
+      replace(listed, this.agentsTable(page.agents || [], (id) => { agent.value = id; form.requestSubmit(); }));
+    }) }, "List configured agents");
+    return h("section", { "aria-labelledby": "settings-title" }, h("h2", { id: "settings-title" }, "Agent settings"),
+      form, h("div", { class: "row" }, list), listed, out);
+  }
+
+  /** The agents with stored settings; choosing one loads its settings with ``load``. */
+  agentsTable(agents, load) {
+    if (!agents.length) return h("p", { class: "empty", id: "agents-table" }, "No agent has stored settings yet.");
+    const instructions = (a) => a.policy_instructions_withheld ? h("strong", {}, "withheld: looks like a secret")
+      : a.policy_instructions ? "set" : "none";
+    return h("table", { id: "agents-table" },
+      h("caption", { class: "visually-hidden" }, "Agents with stored settings"),
+      h("thead", {}, h("tr", {}, ["Agent", "Memory", "Auto-append", "Default scope", "Groups", "Instructions"]
+        .map((c) => h("th", { scope: "col" }, c)))),
+      h("tbody", {}, agents.map((a) => h("tr", { "data-agent": a.agent_object_id },
+        h("td", {}, h("button", { type: "button", onclick: () => load(a.agent_object_id) }, a.agent_object_id)),
+        h("td", {}, a.enabled ? "on" : "off"),
+        h("td", {}, a.auto_append ? "yes" : "no"),
+        h("td", {}, a.default_write_scope),
+        h("td", {}, a.allowed_group_ids ? a.allowed_group_ids.join(", ") : "any"),
+        h("td", {}, instructions(a))))));
   }
 
   /** The agent's settings trail (who changed what, newest first) into ``out``. */
