@@ -58,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
 
     operator_cli.add_parser(commands)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # The operator command's output is its answer: its HTTP client's request lines would only be noise on stderr.
+    level = logging.WARNING if args.command == "operator" else logging.INFO
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
         from memory_core.local.serve import serve as run
 
