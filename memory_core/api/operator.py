@@ -114,9 +114,8 @@ def read_audit(call: Call) -> AuditResponse:
                        query=AgentSettingsQuery, response=AgentSettingsModel, errors=(400, 401, 403)))
 def get_agent_settings(call: Call) -> AgentSettingsModel:
     query = call.query(AgentSettingsQuery)
-    book = call.runtime.service.agent_settings
-    return AgentSettingsModel.from_settings(book.get(call.instance_id, query.agentObjectId),
-                                            for_models=book.for_models(call.instance_id, query.agentObjectId))
+    return AgentSettingsModel.from_stored(call.runtime.service.agent_settings.stored(call.instance_id,
+                                                                                 query.agentObjectId))
 
 
 @endpoint(EndpointSpec(summary="List the agents with stored settings, a page at a time", tag=OPERATOR,

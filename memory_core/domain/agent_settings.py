@@ -9,13 +9,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
-from memory_core.domain.errors import Forbidden
+from memory_core.domain.errors import Forbidden, SecretDetected
 from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash, sha256_hex
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import ContentScanner, detector_names, refuse_secret
+from memory_core.domain.views import ContentScanner, refuse_secret
 
 SETTINGS_OWNER = internal_owner("settings")
 AGENT_SETTINGS = "agent_settings"
@@ -57,18 +57,9 @@ class AgentSettings:
 
 
 @dataclass(frozen=True, slots=True)
-class _Read:
-    """One read of an agent's settings as the cache keeps it: when, what is stored, and what
-    models may see (the same, or without instructions that fail the secret screen)."""
-
-    at: float
-    settings: AgentSettings
-    for_models: AgentSettings
-
-
-@dataclass(frozen=True, slots=True)
 class StoredSettings:
-    """An agent's stored settings and what the models that call memory as it see of them."""
+    """An agent's stored settings and what the models that call memory as it see of them (the
+    same, or without stored instructions that fail the secret screen)."""
 
     settings: AgentSettings
     for_models: AgentSettings
@@ -77,6 +68,14 @@ class StoredSettings:
     def instructions_withheld(self) -> bool:
         """Stored instructions that fail the secret screen, so models do not receive them."""
         return self.settings.policy_instructions != self.for_models.policy_instructions
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """One read of an agent's settings as the cache keeps it, and when it was made."""
+
+    at: float
+    stored: StoredSettings
 
 
 class AgentSettingsBook:
@@ -97,7 +96,11 @@ class AgentSettingsBook:
 
     def get(self, instance_id: str, agent_object_id: str) -> AgentSettings:
         """The agent's settings; the defaults (enabled, no restrictions) when none were stored."""
-        return self._read(instance_id, agent_object_id).settings
+        return self.stored(instance_id, agent_object_id).settings
+
+    def stored(self, instance_id: str, agent_object_id: str) -> StoredSettings:
+        """The agent's settings (``get``) and what models see of them (``for_models``), from one read."""
+        return self._read(instance_id, agent_object_id).stored
 
     def for_models(self, instance_id: str, agent_object_id: str) -> AgentSettings:
         """The agent's settings as the models that call memory as it may see them: as ``get``, except
@@ -105,7 +108,7 @@ class AgentSettingsBook:
         instructions can only predate the screen at ``put``: records written since carry its mark and
         are not scanned again. They stay withheld, with a warning logged at each read of the store,
         until an operator saves instructions that pass it."""
-        return self._read(instance_id, agent_object_id).for_models
+        return self.stored(instance_id, agent_object_id).for_models
 
     def _read(self, instance_id: str, agent_object_id: str) -> _Read:
         cache_key = (instance_id, agent_object_id)
@@ -114,8 +117,8 @@ class AgentSettingsBook:
             cached = self._cache.get(cache_key)
         if cached and now - cached.at < CACHE_SECONDS:
             return cached
-        settings, screened = self._stored(instance_id, agent_object_id)
-        read = _Read(now, settings, settings if screened else self._screened(instance_id, settings))
+        record = self._record(instance_id, agent_object_id)
+        read = _Read(now, self._stored_settings(instance_id, agent_object_id, record))
         with self._lock:
             self._cache[cache_key] = read
         return read
@@ -128,36 +131,38 @@ class AgentSettingsBook:
         records = self._store.page_records(Partition(instance_id, SETTINGS_OWNER), AGENT_SETTINGS,
                                            limit=check_page_size(limit) + 1, after=position[0] if position else None)
         token = encode_token("agent-settings", [records[limit - 1].id]) if len(records) > limit else None
-        listed = []
-        for record in records[:limit]:
-            settings = AgentSettings.from_data(record.data)
-            screened = record.data.get(SCREENED_AT_PUT) is True
-            listed.append(StoredSettings(settings, settings if screened else self._screened(instance_id, settings,
-                                                                                           warn=False)))
-        return Page(listed, token)
+        return Page([self._stored_settings(instance_id, str(r.data["agent_object_id"]), r, warn=False)
+                     for r in records[:limit]], token)
+
+    def _stored_settings(
+        self, instance_id: str, agent_object_id: str, record: Record | None, *, warn: bool = True
+    ) -> StoredSettings:
+        """The settings ``record`` holds (the defaults for none) and what models see of them: its
+        instructions are screened unless the record carries the mark of the screen at ``put``."""
+        settings = _settings_of(record, agent_object_id)
+        if record is None or record.data.get(SCREENED_AT_PUT) is True:
+            return StoredSettings(settings, settings)
+        return StoredSettings(settings, self._screened(instance_id, settings, warn=warn))
 
     def _screened(self, instance_id: str, settings: AgentSettings, *, warn: bool = True) -> AgentSettings:
         """``settings``, or a copy without instructions that fail the screen (no text: no scan),
         logged as a warning unless ``warn`` is False."""
-        instructions = settings.policy_instructions
-        findings = self._scanner.scan(instructions) if self._scanner is not None and instructions else ()
-        if not findings:
-            return settings
-        if warn:
-            log.warning(
-                "agent %s in instance %s: its stored policy_instructions look like they contain a secret"
-                " (detectors: %s); they are withheld from models until an operator saves instructions that pass"
-                " the screen", settings.agent_object_id, instance_id, ", ".join(detector_names(findings)),
-            )
-        return replace(settings, policy_instructions=None)
+        try:
+            refuse_secret(self._scanner, settings.policy_instructions, "policy_instructions")
+        except SecretDetected as refused:
+            if warn:
+                log.warning(
+                    "agent %s in instance %s: its stored policy_instructions look like they contain a secret"
+                    " (detectors: %s); they are withheld from models until an operator saves instructions that"
+                    " pass the screen", settings.agent_object_id, instance_id, ", ".join(refused.detectors),
+                )
+            return replace(settings, policy_instructions=None)
+        return settings
 
-    def _stored(self, instance_id: str, agent_object_id: str) -> tuple[AgentSettings, bool]:
-        """The stored settings, read now (not cached), the defaults when none were stored; and whether
-        their instructions passed the screen at ``put`` (not records from before it, or without a scanner)."""
-        record = self._store.get_record(Partition(instance_id, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(agent_object_id))
-        if record is None:
-            return AgentSettings(agent_object_id), True
-        return AgentSettings.from_data(record.data), record.data.get(SCREENED_AT_PUT) is True
+    def _record(self, instance_id: str, agent_object_id: str) -> Record | None:
+        """The agent's settings record, read now (not cached)."""
+        partition = Partition(instance_id, SETTINGS_OWNER)
+        return self._store.get_record(partition, AGENT_SETTINGS, agent_hash(agent_object_id))
 
     def put(self, instance_id: str, settings: AgentSettings, *, actor: str) -> AgentSettings:
         """Replace the agent's settings, with an ``agent_settings`` audit event by ``actor`` in the
@@ -176,7 +181,9 @@ class AgentSettingsBook:
             agent_object_id=settings.agent_object_id,
             content_sha256=sha256_hex(instructions) if instructions else None,
             byte_count=len(instructions.encode("utf-8")) if instructions else None,
-            detail=settings_change(self._stored(instance_id, settings.agent_object_id)[0], settings),
+            detail=settings_change(
+                _settings_of(self._record(instance_id, settings.agent_object_id), settings.agent_object_id), settings
+            ),
         )
         partition = Partition(instance_id, SETTINGS_OWNER)
         # Marked screened, so reads skip the scan (and a new process the detectors' load) for it.
@@ -184,7 +191,8 @@ class AgentSettingsBook:
         record = Record(partition, AGENT_SETTINGS, agent_hash(settings.agent_object_id), data)
         self._store.put_records([record, event])
         with self._lock:
-            self._cache[(instance_id, settings.agent_object_id)] = _Read(self._clock(), settings, settings)
+            self._cache[(instance_id, settings.agent_object_id)] = _Read(self._clock(),
+                                                                         StoredSettings(settings, settings))
         return settings
 
     def trail(
@@ -207,6 +215,11 @@ class AgentSettingsBook:
                 code="agent_group_forbidden",
             )
         return settings
+
+
+def _settings_of(record: Record | None, agent_object_id: str) -> AgentSettings:
+    """The settings a record holds; the defaults (enabled, no restrictions) when there is none."""
+    return AgentSettings.from_data(record.data) if record else AgentSettings(agent_object_id)
 
 
 def settings_change(before: AgentSettings, after: AgentSettings) -> str:

@@ -299,9 +299,11 @@ class AgentSettingsModel(AgentSettingsBody):
     )
 
     @classmethod
-    def from_settings(cls, settings: AgentSettings, *, for_models: AgentSettings | None = None) -> AgentSettingsModel:
-        """``for_models``: what models see of them (``AgentSettingsBook.for_models``), when it may differ."""
-        withheld = for_models is not None and settings.policy_instructions != for_models.policy_instructions
+    def from_stored(cls, stored: StoredSettings) -> AgentSettingsModel:
+        return cls.from_settings(stored.settings, withheld=stored.instructions_withheld)
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings, *, withheld: bool = False) -> AgentSettingsModel:
         return cls(
             agent_object_id=settings.agent_object_id, enabled=settings.enabled, auto_append=settings.auto_append,
             default_write_scope=settings.default_write_scope,  # type: ignore[arg-type]
@@ -319,5 +321,5 @@ class AgentSettingsListResponse(BaseModel):
 
     @classmethod
     def from_page(cls, page: Page[StoredSettings]) -> AgentSettingsListResponse:
-        return cls(agents=[AgentSettingsModel.from_settings(s.settings, for_models=s.for_models) for s in page.items],
+        return cls(agents=[AgentSettingsModel.from_stored(s) for s in page.items],
                    continuation=page.continuation)
