@@ -8,7 +8,8 @@ partition's stamp in one transactional batch (``Stamps.write``) and a hold may n
 
 - ``put_record`` and ``create_record`` are one write (a hold's: one batch with the stamp); with
   an etag the write is If-Match, and a 412 becomes ``Conflict`` for the service to re-read;
-  ``put_records`` is one transactional batch of upserts in one partition (a change and its audit event);
+  ``put_records`` is one transactional batch in one partition (a change and its audit event): an
+  upsert per record, a create for one read as absent, an If-Match replace for one with an etag;
 - ``get_record`` is a point read, ``query_records`` and ``page_records`` one query inside the
   partition (``page_records`` reads only the items it answers), ``query_records_of_owner`` one
   cross-partition query;
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from azure.cosmos.exceptions import CosmosResourceExistsError
+from azure.cosmos.exceptions import CosmosBatchOperationError, CosmosResourceExistsError
 
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters import cosmos_queries as queries
@@ -28,7 +29,7 @@ from memory_core.adapters.cosmos_calls import OpenOperation
 from memory_core.adapters.cosmos_stamps import BatchRefused, Operation, Stamps
 from memory_core.adapters.cosmos_writes import erase_items
 from memory_core.domain.errors import Conflict
-from memory_core.domain.records import Partition, Record, RecordKind, check_put_records
+from memory_core.domain.records import ABSENT, Partition, Record, RecordKind, check_put_records
 
 
 class CosmosRecords:
@@ -42,16 +43,12 @@ class CosmosRecords:
     # -- MemoryStore: records -------------------------------------------------
 
     def put_record(self, record: Record) -> Record:
-        item = docs.record_item(record)
         if record.kind != RecordKind.HOLD:
             with self._operation("put_record") as calls:
-                body = calls.write(item, record.etag)
+                body = calls.write(docs.record_item(record), record.etag)
             return Record(record.partition, record.kind, record.id, record.data, body.get("_etag"))
         _no_expiry(record)
-        operation: Operation = (
-            ("upsert", (item,)) if record.etag is None
-            else ("replace", (item["id"], item), {"if_match_etag": record.etag})
-        )
+        operation = _batch_write(record)
         partition = record.partition
         with self._operation("put_record") as calls:
             try:
@@ -84,11 +81,16 @@ class CosmosRecords:
         check_put_records(records)
         if not records:
             return []
-        items = [docs.record_item(record) for record in records]
         partition = records[0].partition
         with self._operation("put_records") as calls:
-            results = calls.execute_batch([("upsert", (item,)) for item in items],
-                                          [partition.instance_id, partition.owner])
+            try:
+                results = calls.execute_batch([_batch_write(record) for record in records],
+                                              [partition.instance_id, partition.owner])
+            except CosmosBatchOperationError as refused:
+                if refused.status_code in (404, 409, 412):
+                    kind = records[refused.error_index].kind
+                    raise Conflict(f"the {kind} record changed, went or was created since it was read") from refused
+                raise
         return [Record(r.partition, r.kind, r.id, r.data, (result.get("resourceBody") or {}).get("_etag"))
                 for r, result in zip(records, results, strict=True)]
 
@@ -162,4 +164,15 @@ def _no_expiry(hold: Record) -> None:
         raise ValueError("a hold never expires (its erasure must move the partition's stamp)")
 
 
+def _batch_write(record: Record) -> Operation:
+    """The batch operation that writes ``record`` as its etag asks (``MemoryStore.put_records``)."""
+    item = docs.record_item(record)
+    if record.etag is None:
+        return ("upsert", (item,))
+    if record.etag == ABSENT:
+        return ("create", (item,))
+    return ("replace", (item["id"], item), {"if_match_etag": record.etag})
+
+
 __all__ = ["CosmosRecords"]
+

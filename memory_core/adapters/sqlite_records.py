@@ -15,10 +15,14 @@ from datetime import datetime
 from memory_core.adapters.sqlite_database import SqliteDatabase
 from memory_core.adapters.sqlite_rows import iso
 from memory_core.domain.errors import Conflict
-from memory_core.domain.records import Partition, Record, check_put_records
+from memory_core.domain.records import ABSENT, Partition, Record, check_put_records
 
 RECORD_INSERT = (
     "INSERT OR REPLACE INTO records (instance_id, owner, kind, id, data, etag, expires_on) VALUES (?,?,?,?,?,?,?)"
+)
+_RECORD_CREATE = RECORD_INSERT.replace("OR REPLACE", "OR IGNORE")
+_RECORD_REPLACE = (
+    "UPDATE records SET data=?, etag=?, expires_on=? WHERE instance_id=? AND owner=? AND kind=? AND id=? AND etag=?"
 )
 
 
@@ -50,11 +54,7 @@ class SqliteRecords:
         values = record_values(record, etag)
         with self._db.write() as db:
             if record.etag is not None:
-                changed = db.execute(
-                    "UPDATE records SET data=?, etag=?, expires_on=?"
-                    " WHERE instance_id=? AND owner=? AND kind=? AND id=? AND etag=?",
-                    (*values[4:], p.instance_id, p.owner, record.kind, record.id, record.etag),
-                ).rowcount
+                changed = db.execute(_RECORD_REPLACE, (*values[4:], *values[:4], record.etag)).rowcount
                 if changed != 1:
                     raise Conflict(f"the {record.kind} record changed since it was read")
             else:
@@ -64,19 +64,22 @@ class SqliteRecords:
     def put_records(self, records: Sequence[Record]) -> list[Record]:
         check_put_records(records)
         etags = [uuid.uuid4().hex for _ in records]
-        with self._db.write() as db:  # one transaction: all or none
-            db.executemany(RECORD_INSERT, [record_values(r, etag) for r, etag in zip(records, etags, strict=True)])
+        with self._db.write() as db:  # one transaction: all or none (a Conflict rolls it back)
+            for record, etag in zip(records, etags, strict=True):
+                values = record_values(record, etag)
+                if record.etag is None:
+                    db.execute(RECORD_INSERT, values)
+                elif record.etag == ABSENT:
+                    if db.execute(_RECORD_CREATE, values).rowcount != 1:
+                        raise Conflict(f"the {record.kind} record was created since it was read")
+                elif db.execute(_RECORD_REPLACE, (*values[4:], *values[:4], record.etag)).rowcount != 1:
+                    raise Conflict(f"the {record.kind} record changed or went since it was read")
         return [Record(r.partition, r.kind, r.id, r.data, etag) for r, etag in zip(records, etags, strict=True)]
 
     def create_record(self, record: Record) -> Record:
         etag = uuid.uuid4().hex
         with self._db.write() as db:
-            created = db.execute(
-                "INSERT OR IGNORE INTO records (instance_id, owner, kind, id, data, etag, expires_on)"
-                " VALUES (?,?,?,?,?,?,?)",
-                record_values(record, etag),
-            ).rowcount
-            if created != 1:
+            if db.execute(_RECORD_CREATE, record_values(record, etag)).rowcount != 1:
                 raise Conflict(f"the {record.kind} record already exists")
         return Record(record.partition, record.kind, record.id, record.data, etag)
 

@@ -130,7 +130,7 @@ def list_agent_settings(call: Call) -> AgentSettingsListResponse:
 
 @endpoint(EndpointSpec(summary="Replace an agent's memory settings", tag=OPERATOR, access=Access.OPERATOR,
                        query=AgentSettingsQuery, body=AgentSettingsBody, body_limit=SMALL_BODY_BYTES,
-                       response=AgentSettingsModel, errors=(400, 401, 403, 413, 415, 422)))
+                       response=AgentSettingsModel, errors=(400, 401, 403, 409, 413, 415, 422)))
 def put_agent_settings(call: Call) -> AgentSettingsModel:
     query = call.query(AgentSettingsQuery)
     body = call.body(AgentSettingsBody)

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
-from memory_core.domain.errors import Forbidden, SecretDetected
+from memory_core.domain.errors import Conflict, Forbidden, SecretDetected
 from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash, sha256_hex
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
-from memory_core.domain.records import Partition, Record
+from memory_core.domain.records import ABSENT, Partition, Record
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import ContentScanner, refuse_secret
 
@@ -27,6 +27,10 @@ log = logging.getLogger("memory_core.agent_settings")
 # A settings record's mark that its instructions passed the screen at put; records stored
 # before that screen existed lack it, and their instructions are screened when read.
 SCREENED_AT_PUT = "screened_at_put"
+# Two operators saving one agent's settings at once: each write is conditional on the record it
+# described its change against, and the one that lost reads again and describes its change
+# against the winner's. Beyond this many losses in a row the put gives up with Conflict.
+PUT_ATTEMPTS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,28 +172,38 @@ class AgentSettingsBook:
         """Replace the agent's settings, with an ``agent_settings`` audit event by ``actor`` in the
         same atomic write (``trail``); every process sees them within ``CACHE_SECONDS``.
 
-        The event names what changed against the settings read just before, and for the policy
-        instructions their SHA-256 and size, never their text. Raises ``SecretDetected`` (where
-        "policy_instructions"), storing nothing, when the instructions look like they hold a
-        secret: they are sent word for word to every model that calls memory as this agent (the
-        MCP instructions and append_memory's description).
+        The event names what changed against the settings this write replaced, and for the policy
+        instructions their SHA-256 and size, never their text: a write lands only if the settings
+        are still those it was described against, else it is described again against the new ones
+        (``PUT_ATTEMPTS``). Raises ``SecretDetected`` (where "policy_instructions"), storing
+        nothing, when the instructions look like they hold a secret: they are sent word for word to
+        every model that calls memory as this agent (the MCP instructions and append_memory's
+        description). Raises ``Conflict``, storing nothing, when other writes kept changing the
+        settings for every attempt.
         """
         instructions = settings.policy_instructions
         refuse_secret(self._scanner, instructions, "policy_instructions")
-        _, event = self._audit.event(
-            AuditAction.AGENT_SETTINGS, actor=actor, instance_id=instance_id, upn=SETTINGS_OWNER,
-            agent_object_id=settings.agent_object_id,
-            content_sha256=sha256_hex(instructions) if instructions else None,
-            byte_count=len(instructions.encode("utf-8")) if instructions else None,
-            detail=settings_change(
-                _settings_of(self._record(instance_id, settings.agent_object_id), settings.agent_object_id), settings
-            ),
-        )
         partition = Partition(instance_id, SETTINGS_OWNER)
         # Marked screened, so reads skip the scan (and a new process the detectors' load) for it.
         data = {**settings.to_data(), SCREENED_AT_PUT: self._scanner is not None}
-        record = Record(partition, AGENT_SETTINGS, agent_hash(settings.agent_object_id), data)
-        self._store.put_records([record, event])
+        for _ in range(PUT_ATTEMPTS):
+            before = self._record(instance_id, settings.agent_object_id)
+            _, event = self._audit.event(
+                AuditAction.AGENT_SETTINGS, actor=actor, instance_id=instance_id, upn=SETTINGS_OWNER,
+                agent_object_id=settings.agent_object_id,
+                content_sha256=sha256_hex(instructions) if instructions else None,
+                byte_count=len(instructions.encode("utf-8")) if instructions else None,
+                detail=settings_change(_settings_of(before, settings.agent_object_id), settings),
+            )
+            record = Record(partition, AGENT_SETTINGS, agent_hash(settings.agent_object_id), data,
+                            etag=before.etag if before is not None else ABSENT)
+            try:
+                self._store.put_records([record, event])  # the conditional record first (put_records)
+                break
+            except Conflict:
+                continue
+        else:
+            raise Conflict("the agent's settings kept changing while these were saved; nothing was stored, try again")
         with self._lock:
             self._cache[(instance_id, settings.agent_object_id)] = _Read(self._clock(),
                                                                          StoredSettings(settings, settings))

@@ -59,10 +59,15 @@ def deletions_partition(instance_id: str) -> Partition:
     return Partition(instance_id, DELETIONS_OWNER)
 
 
+ABSENT = "<absent>"
+"""The etag of a record that was read as missing. ``MemoryStore.put_records`` writes a record
+carrying it only while still no record has its id (``Conflict`` otherwise)."""
+
+
 def check_put_records(records: Sequence[Record]) -> None:
     """Raise ``ValueError`` unless ``records`` may be written together (``MemoryStore.put_records``):
-    one partition, no hold (holds move the partition's stamp), no etag."""
+    one partition, no hold (holds move the partition's stamp)."""
     if len({r.partition for r in records}) > 1:
         raise ValueError("put_records takes the records of one partition")
-    if any(r.kind == RecordKind.HOLD or r.etag is not None for r in records):
-        raise ValueError("put_records writes no hold and takes no etag")
+    if any(r.kind == RecordKind.HOLD for r in records):
+        raise ValueError("put_records writes no hold")

@@ -125,12 +125,16 @@ class MemoryStore(Protocol):
         ...
 
     def put_records(self, records: Sequence[Record]) -> list[Record]:
-        """Create or replace each of ``records`` (no etags) in one atomic unit; the stored records, in order.
+        """Create or replace each of ``records`` in one atomic unit; the stored records, in order.
 
         For a change and the audit event that describes it: either every record is stored or none
-        is (one SQLite transaction, one Cosmos DB transactional batch). They must all live in one
-        partition, none may be a hold (holds move the partition's stamp) and none may carry an
-        etag: ``ValueError``, and nothing is written.
+        is (one SQLite transaction, one Cosmos DB transactional batch). A record without an etag is
+        created or replaced; one with an etag replaces the stored record only if that still has
+        this etag, and one with ``records.ABSENT`` is created only if still no record has its id:
+        otherwise ``Conflict``, and nothing is written. Put such a record first: the Cosmos
+        protocol server the tests use applies a batch's operations in order without rolling back.
+        They must all live in one partition and none may be a hold (holds move the partition's
+        stamp): ``ValueError``, and nothing is written.
         """
         ...
 

@@ -22,7 +22,7 @@ from memory_core.domain.models import (
     ProfileKey,
     Scope,
 )
-from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.records import ABSENT, Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
@@ -88,21 +88,59 @@ def test_put_records_writes_a_change_and_its_event_together(store: MemoryStore, 
     assert all(r.etag for r in stored)
 
 
+def _event(partition: Partition, n: int) -> Record:
+    return Record(partition, RecordKind.AUDIT, f"2026-01-02T03:04:05+00:00~e{n}", {"action": "agent_settings"})
+
+
+def test_put_records_replaces_a_record_still_as_read_and_refuses_one_changed_since(
+    store: MemoryStore, partition: Partition
+) -> None:
+    """With the etag it was read with, a record is replaced together with its event; with an etag
+    another write has since replaced, Conflict, and neither the record nor the event is stored."""
+    read = store.put_record(Record(partition, "agent_settings", "a1", {"enabled": True}))
+    mine, stored_event = store.put_records([Record(partition, "agent_settings", "a1", {"enabled": False}, read.etag),
+                                            _event(partition, 1)])
+    assert store.get_record(partition, "agent_settings", "a1") == mine
+    assert mine.etag not in (None, read.etag)
+    with pytest.raises(Conflict):
+        store.put_records([Record(partition, "agent_settings", "a1", {"enabled": True}, read.etag), _event(partition, 2)])
+    assert store.get_record(partition, "agent_settings", "a1") == mine
+    assert store.get_record(partition, RecordKind.AUDIT, _event(partition, 2).id) is None
+    assert store.get_record(partition, RecordKind.AUDIT, stored_event.id) == stored_event
+
+
+def test_put_records_creates_a_record_read_as_absent_only_while_it_still_is(
+    store: MemoryStore, partition: Partition
+) -> None:
+    """``ABSENT``: created when no record has the id; Conflict, storing nothing, once one has; and
+    Conflict for a record with an etag that was erased since it was read."""
+    created, _ = store.put_records([Record(partition, "agent_settings", "a1", {"v": 1}, ABSENT), _event(partition, 1)])
+    assert store.get_record(partition, "agent_settings", "a1") == created
+    with pytest.raises(Conflict):
+        store.put_records([Record(partition, "agent_settings", "a1", {"v": 2}, ABSENT), _event(partition, 2)])
+    assert store.get_record(partition, "agent_settings", "a1") == created
+    assert store.get_record(partition, RecordKind.AUDIT, _event(partition, 2).id) is None
+    store.delete_record(partition, "agent_settings", "a1")
+    with pytest.raises(Conflict):
+        store.put_records([Record(partition, "agent_settings", "a1", {"v": 3}, created.etag), _event(partition, 3)])
+    assert store.get_record(partition, "agent_settings", "a1") is None
+    assert store.get_record(partition, RecordKind.AUDIT, _event(partition, 3).id) is None
+
+
 @pytest.mark.parametrize(
     "second",
     [
         Record(Partition("rec-elsewhere", UPN), RecordKind.AUDIT, "e2"),
         Record(Partition("", ""), RecordKind.HOLD, "h1"),
-        Record(Partition("", ""), RecordKind.AUDIT, "e3", etag="stale"),
     ],
-    ids=["another partition", "a hold", "an etag"],
+    ids=["another partition", "a hold"],
 )
 def test_put_records_refuses_what_it_cannot_write_at_once_and_writes_nothing(
     store: MemoryStore, partition: Partition, second: Record
 ) -> None:
-    """Records of two partitions, a hold or an etag: ValueError, and not even the first record is stored."""
+    """Records of two partitions or a hold: ValueError, and not even the first record is stored."""
     if second.partition == Partition("", ""):
-        second = Record(partition, second.kind, second.id, etag=second.etag)
+        second = Record(partition, second.kind, second.id)
     with pytest.raises(ValueError):
         store.put_records([Record(partition, RecordKind.AUDIT, "e1", {"n": 1}), second])
     assert store.get_record(partition, RecordKind.AUDIT, "e1") is None

@@ -9,6 +9,8 @@ real SQLite store with the real scanner.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,13 +21,14 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.composition import ScannerOnFirstScan
 from memory_core.domain.agent_settings import (
     AGENT_SETTINGS,
+    PUT_ATTEMPTS,
     SETTINGS_OWNER,
     AgentSettings,
     AgentSettingsBook,
     settings_change,
 )
 from memory_core.domain.audit import AuditTrail
-from memory_core.domain.errors import InvalidInput, SecretDetected
+from memory_core.domain.errors import Conflict, InvalidInput, SecretDetected
 from memory_core.domain.models import agent_hash, sha256_hex
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.views import ContentScanner
@@ -234,3 +237,113 @@ def test_the_trail_pages_newest_first_and_one_agent_at_a_time(store: SqliteMemor
 )
 def test_a_change_is_described_setting_by_setting(before: AgentSettings, after: AgentSettings, detail: str) -> None:
     assert settings_change(before, after) == detail
+
+
+class RacingStore(SqliteMemoryStore):
+    """The real SQLite store, where another operator's save of the agent's settings lands right after
+    each of the next ``races`` reads of them: between a put's read and its write."""
+
+    def __init__(self, path: Path, clock: TickingClock) -> None:
+        super().__init__(path)
+        self.races = 0
+        self._racer = AgentSettingsBook(self, AuditTrail(self, clock))
+        self._enabled = True
+
+    def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
+        record = super().get_record(partition, kind, record_id)
+        if kind == AGENT_SETTINGS and self.races > 0:
+            self.races -= 1
+            races, self.races = self.races, 0  # the racer's own read does not race
+            self._enabled = not self._enabled
+            self._racer.put(INSTANCE, AgentSettings(AGENT, enabled=self._enabled), actor="racer")
+            self.races = races
+        return record
+
+
+class PausingStore(SqliteMemoryStore):
+    """The real SQLite store, pausing 1 ms after each read of an agent's settings."""
+
+    def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
+        record = super().get_record(partition, kind, record_id)
+        if kind == AGENT_SETTINGS:
+            time.sleep(0.001)
+        return record
+
+
+@pytest.fixture
+def racing(tmp_path: Path) -> Iterator[tuple[RacingStore, AgentSettingsBook]]:
+    clock = TickingClock(datetime(2026, 12, 5, tzinfo=UTC))
+    store = RacingStore(tmp_path / "m.sqlite3", clock)
+    yield store, AgentSettingsBook(store, AuditTrail(store, clock))
+    store.close()
+
+
+@pytest.mark.parametrize("stored_first", [False, True], ids=["first save", "settings stored"])
+def test_a_change_saved_while_another_lands_is_described_against_the_one_it_replaced(
+    racing: tuple[RacingStore, AgentSettingsBook], stored_first: bool
+) -> None:
+    """Another operator disables the agent between this put's read and its write. The put is then
+    described against what it really replaced, so the trail says it enabled the agent again; described
+    against its read, it would have hidden that."""
+    store, book = racing
+    if stored_first:
+        book.put(INSTANCE, AgentSettings(AGENT, default_write_scope="agent"), actor=OPERATOR)
+    store.races = 1
+    book.put(INSTANCE, AgentSettings(AGENT, auto_append=True), actor=OPERATOR)
+    events = book.trail(INSTANCE, limit=10).items[-2:]
+    assert [(e.actor, e.detail) for e in events] == [
+        ("racer", "enabled: true -> false" + ("; default_write_scope: agent -> user" if stored_first else "")),
+        (OPERATOR, "enabled: false -> true; auto_append: false -> true"),
+    ]
+    assert _book(store).get(INSTANCE, AGENT) == AgentSettings(AGENT, auto_append=True)
+
+
+def test_a_put_that_loses_every_attempt_stores_nothing_and_says_conflict(
+    racing: tuple[RacingStore, AgentSettingsBook],
+) -> None:
+    """When other saves land between every read and write, the put gives up with Conflict after
+    ``PUT_ATTEMPTS``: the settings and the trail are the other operator's alone."""
+    store, book = racing
+    store.races = PUT_ATTEMPTS
+    with pytest.raises(Conflict):
+        book.put(INSTANCE, AgentSettings(AGENT, auto_append=True), actor=OPERATOR)
+    assert [e.actor for e in book.trail(INSTANCE, limit=10).items] == ["racer"] * PUT_ATTEMPTS
+    assert _book(store).get(INSTANCE, AGENT) == AgentSettings(AGENT, enabled=PUT_ATTEMPTS % 2 == 0)
+
+
+def test_concurrent_saves_leave_a_trail_where_each_change_starts_from_the_one_before(tmp_path: Path) -> None:
+    """Two operators save conflicting settings 40 times each from two threads, through two books (two
+    processes' worth), on a store that pauses 1 ms after each read of the settings so the other
+    thread's save often lands in between. Every save lands or raises Conflict having stored nothing;
+    each event's old values are the previous event's new ones: no change is described against
+    settings another save had already replaced."""
+    clock = TickingClock(datetime(2026, 12, 5, tzinfo=UTC))
+    store = PausingStore(tmp_path / "m.sqlite3")
+    values = {"ops-a": AgentSettings(AGENT, enabled=False), "ops-b": AgentSettings(AGENT, auto_append=True)}
+    landed = {actor: 0 for actor in values}
+
+    def save(actor: str) -> None:
+        book = AgentSettingsBook(store, AuditTrail(store, clock))
+        for _ in range(40):
+            try:
+                book.put(INSTANCE, values[actor], actor=actor)
+                landed[actor] += 1
+            except Conflict:
+                pass  # lost PUT_ATTEMPTS races in a row: nothing stored, the operator is told to try again
+
+    threads = [threading.Thread(target=save, args=(actor,)) for actor in values]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    events = AuditTrail(store, clock).page(INSTANCE, SETTINGS_OWNER, limit=1000).items
+    store.close()
+    assert [sum(e.actor == actor for e in events) for actor in values] == list(landed.values())
+    assert min(landed.values()) > 0
+    changes = 0
+    previous = AgentSettings(AGENT)
+    for event in events:
+        assert event.detail == settings_change(previous, values[event.actor]), event
+        changes += previous != values[event.actor]
+        previous = values[event.actor]
+    assert changes > 1
