@@ -26,13 +26,13 @@ LOCKED = "# Locked:"
 """The line in each file after which only the dependencies of the packages above it are pinned."""
 
 # Each file as pip installs it: requirements-dev.txt includes the three others.
-FILES = ("requirements.txt", "requirements-agent-framework.txt", "requirements-anthropic.txt", "requirements-dev.txt")
 INSTALLED_TOGETHER = {
     "requirements.txt": ("requirements.txt",),
     "requirements-agent-framework.txt": ("requirements.txt", "requirements-agent-framework.txt"),
     "requirements-anthropic.txt": ("requirements.txt", "requirements-anthropic.txt"),
     "requirements-dev.txt": ("requirements-dev.txt",),
 }
+FILES = tuple(INSTALLED_TOGETHER)
 
 
 @dataclass
@@ -108,6 +108,11 @@ def test_every_package_installed_is_locked(name: str) -> None:
     assert lines == [], f"{name} leaves these unpinned; add them below its '{LOCKED}' line:\n" + "\n".join(lines)
 
 
+def _pinned(requirement: Requirement) -> str:
+    """The version ``requirement`` pins with ``==`` (its only specifier)."""
+    return next(iter(requirement.specifier)).version
+
+
 def _installed(package: str) -> str:
     try:
         return metadata.version(package)
@@ -117,9 +122,8 @@ def _installed(package: str) -> str:
 
 @pytest.mark.parametrize("name", FILES)
 def test_each_pin_is_the_version_the_suite_runs_against(name: str) -> None:
-    stale = [f"{package}: pinned {next(iter(r.specifier)).version}, installed {_installed(package)}"
-             for package, r in _pins_of(name).all().items()
-             if next(iter(r.specifier)).version != _installed(package)]
+    stale = [f"{package}: pinned {_pinned(r)}, installed {_installed(package)}"
+             for package, r in _pins_of(name).all().items() if _pinned(r) != _installed(package)]
     assert stale == [], f"{name}: run scripts/test, which installs the pins, or correct them: {stale}"
 
 

@@ -18,10 +18,15 @@ from typing import Any
 
 from azure.core import MatchConditions
 from azure.cosmos import ContainerProxy
-from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
+from azure.cosmos.exceptions import (
+    CosmosAccessConditionFailedError,
+    CosmosResourceExistsError,
+    CosmosResourceNotFoundError,
+)
 
 from memory_core.domain.errors import Conflict
 from memory_core.domain.models import MemoryProfile, ProfileKey
+from memory_core.domain.records import ABSENT
 
 log = logging.getLogger("memory_core.adapters.cosmos")
 
@@ -175,9 +180,15 @@ class Calls:
         return self.container.create_item(item, timeout=self._timeout())
 
     def write(self, item: dict[str, Any], etag: str | None) -> dict[str, Any]:
-        """Upsert without an etag; replace If-Match with one (412, or gone: ``Conflict``)."""
+        """Upsert without an etag; create with ``records.ABSENT`` (one exists: ``Conflict``); replace
+        If-Match with another (412, or gone: ``Conflict``)."""
         if etag is None:
             return self.container.upsert_item(item, timeout=self._timeout())
+        if etag == ABSENT:
+            try:
+                return self.create(item)
+            except CosmosResourceExistsError as e:
+                raise Conflict(f"the stored {item['type']} was created since it was read") from e
         try:
             return self.container.replace_item(
                 item["id"], item, etag=etag, match_condition=MatchConditions.IfNotModified, timeout=self._timeout()

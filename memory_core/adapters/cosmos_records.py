@@ -54,8 +54,9 @@ class CosmosRecords:
             try:
                 (result,) = self._stamps.write(calls, partition.instance_id, partition.owner, lambda _: [operation])
             except BatchRefused as refused:
-                if refused.status in (404, 412):
-                    raise Conflict(f"the stored {record.kind} changed or went since it was read") from refused.error
+                if refused.status in (404, 409, 412):
+                    gone = f"the stored {record.kind} changed, went or was created since it was read"
+                    raise Conflict(gone) from refused.error
                 raise refused.error from None
         return Record(partition, record.kind, record.id, record.data, result["resourceBody"].get("_etag"))
 
@@ -175,4 +176,3 @@ def _batch_write(record: Record) -> Operation:
 
 
 __all__ = ["CosmosRecords"]
-

@@ -8,6 +8,7 @@ in for Cosmos DB's ttl, erased by ``erase_expired_records``.
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -33,6 +34,20 @@ def record_values(record: Record, etag: str) -> tuple[object, ...]:
             sort_keys=True), etag, iso(record.expires_on) if record.expires_on else None)
 
 
+def _write(db: sqlite3.Connection, record: Record, etag: str) -> None:
+    """Store ``record`` with the new ``etag`` inside the caller's transaction, as its own etag asks:
+    none, create or replace; ``ABSENT``, create only; another, replace only that version. ``Conflict``
+    when the stored record no longer is as the caller read it."""
+    values = record_values(record, etag)
+    if record.etag is None:
+        db.execute(RECORD_INSERT, values)
+    elif record.etag == ABSENT:
+        if db.execute(_RECORD_CREATE, values).rowcount != 1:
+            raise Conflict(f"the {record.kind} record was created since it was read")
+    elif db.execute(_RECORD_REPLACE, (*values[4:], *values[:4], record.etag)).rowcount != 1:
+        raise Conflict(f"the {record.kind} record changed or went since it was read")
+
+
 def _json_filters(where: Mapping[str, str] | None, params: list[object]) -> str:
     sql = ""
     for name, value in (where or {}).items():
@@ -49,31 +64,17 @@ class SqliteRecords:
     _db: SqliteDatabase
 
     def put_record(self, record: Record) -> Record:
-        p = record.partition
         etag = uuid.uuid4().hex
-        values = record_values(record, etag)
         with self._db.write() as db:
-            if record.etag is not None:
-                changed = db.execute(_RECORD_REPLACE, (*values[4:], *values[:4], record.etag)).rowcount
-                if changed != 1:
-                    raise Conflict(f"the {record.kind} record changed since it was read")
-            else:
-                db.execute(RECORD_INSERT, values)
-        return Record(p, record.kind, record.id, record.data, etag)
+            _write(db, record, etag)
+        return Record(record.partition, record.kind, record.id, record.data, etag)
 
     def put_records(self, records: Sequence[Record]) -> list[Record]:
         check_put_records(records)
         etags = [uuid.uuid4().hex for _ in records]
         with self._db.write() as db:  # one transaction: all or none (a Conflict rolls it back)
             for record, etag in zip(records, etags, strict=True):
-                values = record_values(record, etag)
-                if record.etag is None:
-                    db.execute(RECORD_INSERT, values)
-                elif record.etag == ABSENT:
-                    if db.execute(_RECORD_CREATE, values).rowcount != 1:
-                        raise Conflict(f"the {record.kind} record was created since it was read")
-                elif db.execute(_RECORD_REPLACE, (*values[4:], *values[:4], record.etag)).rowcount != 1:
-                    raise Conflict(f"the {record.kind} record changed or went since it was read")
+                _write(db, record, etag)
         return [Record(r.partition, r.kind, r.id, r.data, etag) for r, etag in zip(records, etags, strict=True)]
 
     def create_record(self, record: Record) -> Record:

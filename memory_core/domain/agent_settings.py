@@ -186,13 +186,13 @@ class AgentSettingsBook:
         partition = Partition(instance_id, SETTINGS_OWNER)
         # Marked screened, so reads skip the scan (and a new process the detectors' load) for it.
         data = {**settings.to_data(), SCREENED_AT_PUT: self._scanner is not None}
+        digest = sha256_hex(instructions) if instructions else None
+        size = len(instructions.encode("utf-8")) if instructions else None
         for _ in range(PUT_ATTEMPTS):
             before = self._record(instance_id, settings.agent_object_id)
             _, event = self._audit.event(
                 AuditAction.AGENT_SETTINGS, actor=actor, instance_id=instance_id, upn=SETTINGS_OWNER,
-                agent_object_id=settings.agent_object_id,
-                content_sha256=sha256_hex(instructions) if instructions else None,
-                byte_count=len(instructions.encode("utf-8")) if instructions else None,
+                agent_object_id=settings.agent_object_id, content_sha256=digest, byte_count=size,
                 detail=settings_change(_settings_of(before, settings.agent_object_id), settings),
             )
             record = Record(partition, AGENT_SETTINGS, agent_hash(settings.agent_object_id), data,

@@ -60,8 +60,8 @@ def deletions_partition(instance_id: str) -> Partition:
 
 
 ABSENT = "<absent>"
-"""The etag of a record that was read as missing. ``MemoryStore.put_records`` writes a record
-carrying it only while still no record has its id (``Conflict`` otherwise)."""
+"""The etag of a record that was read as missing. ``MemoryStore.put_record`` and ``put_records``
+write a record carrying it only while still no record has its id (``Conflict`` otherwise)."""
 
 
 def check_put_records(records: Sequence[Record]) -> None:

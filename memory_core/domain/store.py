@@ -114,7 +114,8 @@ class MemoryStore(Protocol):
         ...
 
     def put_record(self, record: Record) -> Record:
-        """Create or replace a record; with ``record.etag`` set, only if unchanged, else ``Conflict``.
+        """Create or replace a record; with ``record.etag`` set, only if unchanged, and with
+        ``records.ABSENT``, only if still no record has its id: else ``Conflict``.
 
         Returns the stored record with its new etag.
         """
@@ -128,10 +129,8 @@ class MemoryStore(Protocol):
         """Create or replace each of ``records`` in one atomic unit; the stored records, in order.
 
         For a change and the audit event that describes it: either every record is stored or none
-        is (one SQLite transaction, one Cosmos DB transactional batch). A record without an etag is
-        created or replaced; one with an etag replaces the stored record only if that still has
-        this etag, and one with ``records.ABSENT`` is created only if still no record has its id:
-        otherwise ``Conflict``, and nothing is written. Put such a record first: the Cosmos
+        is (one SQLite transaction, one Cosmos DB transactional batch). Each record's etag is honoured
+        as by ``put_record``: a record no longer as read is ``Conflict``, and nothing is written. Put such a record first: the Cosmos
         protocol server the tests use applies a batch's operations in order without rolling back.
         They must all live in one partition and none may be a hold (holds move the partition's
         stamp): ``ValueError``, and nothing is written.

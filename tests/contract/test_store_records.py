@@ -127,6 +127,18 @@ def test_put_records_creates_a_record_read_as_absent_only_while_it_still_is(
     assert store.get_record(partition, RecordKind.AUDIT, _event(partition, 3).id) is None
 
 
+@pytest.mark.parametrize("kind", ["agent_settings", RecordKind.HOLD])
+def test_put_record_creates_a_record_read_as_absent_only_while_it_still_is(
+    store: MemoryStore, partition: Partition, kind: str
+) -> None:
+    """``ABSENT`` means the same to ``put_record`` as to ``put_records``, for a hold (written with the
+    partition's stamp) as for any record: created once, then Conflict with the first one kept."""
+    created = store.put_record(Record(partition, kind, "r1", {"v": 1}, ABSENT))
+    with pytest.raises(Conflict):
+        store.put_record(Record(partition, kind, "r1", {"v": 2}, ABSENT))
+    assert store.get_record(partition, kind, "r1") == created
+
+
 @pytest.mark.parametrize(
     "second",
     [
