@@ -7,9 +7,9 @@ partition's stamp in one transactional batch (``Stamps.write``) and a hold may n
 (Cosmos DB would erase it without moving the stamp); other records are written alone. So:
 
 - ``put_record`` and ``create_record`` are one write (a hold's: one batch with the stamp); with
-  an etag the write is If-Match, and a 412 becomes ``Conflict`` for the service to re-read;
-  ``put_records`` is one transactional batch in one partition (a change and its audit event): an
-  upsert per record, a create for one read as absent, an If-Match replace for one with an etag;
+  an etag the write is If-Match, with ``records.ABSENT`` a create, and a 412 or 409 becomes
+  ``Conflict`` for the service to re-read; ``put_records`` is one transactional batch in one
+  partition (a change and its audit event) whose operations follow the same rule (``_batch_write``);
 - ``get_record`` is a point read, ``query_records`` and ``page_records`` one query inside the
   partition (``page_records`` reads only the items it answers), ``query_records_of_owner`` one
   cross-partition query;
