@@ -67,6 +67,13 @@ class ScannerOnFirstScan:
         self._lock = threading.Lock()
         self._scanner: SecretScanner | None = None
 
+    @property
+    def ruleset(self) -> str:
+        """The scanner's ruleset, named without building it (``memory_core.secrets.ruleset``)."""
+        from memory_core.secrets.ruleset import ruleset
+
+        return ruleset()
+
     def scan(self, text: str) -> Sequence[SecretFinding]:
         scanner = self._scanner
         if scanner is None:

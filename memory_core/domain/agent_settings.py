@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
-from memory_core.domain.errors import Conflict, Forbidden, SecretDetected
+from memory_core.domain.errors import Conflict, Forbidden, SecretDetected, Unavailable
 from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash, sha256_hex
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
@@ -24,9 +24,12 @@ AGENT_SETTINGS = "agent_settings"
 CACHE_SECONDS = 5.0
 
 log = logging.getLogger("memory_core.agent_settings")
-# A settings record's mark that its instructions passed the screen at put; records stored
-# before that screen existed lack it, and their instructions are screened when read.
-SCREENED_AT_PUT = "screened_at_put"
+# A settings record's mark: the screen's ruleset (ContentScanner.ruleset) its instructions passed,
+# at put or at a read that scanned them. Instructions are scanned when read unless the mark names
+# the current ruleset: records stored before the screen existed, records of versions that marked
+# only that they were screened ("screened_at_put": true), and records screened before an upgrade
+# changed the detectors.
+SCREENED_UNDER = "screened_under"
 # Two operators saving one agent's settings at once: each write is conditional on the record it
 # described its change against, and the one that lost reads again and describes its change
 # against the winner's. Beyond this many losses in a row the put gives up with Conflict.
@@ -108,10 +111,14 @@ class AgentSettingsBook:
 
     def for_models(self, instance_id: str, agent_object_id: str) -> AgentSettings:
         """The agent's settings as the models that call memory as it may see them: as ``get``, except
-        that stored policy instructions that look like they hold a secret are left out (None). Such
-        instructions can only predate the screen at ``put``: records written since carry its mark and
-        are not scanned again. They stay withheld, with a warning logged at each read of the store,
-        until an operator saves instructions that pass it."""
+        that stored policy instructions that look like they hold a secret are left out (None).
+
+        Instructions are scanned when read unless their record is marked as screened under the
+        scanner's current ruleset (``SCREENED_UNDER``): a put marks it, and so does a read whose scan
+        finds nothing, so each record is scanned once per ruleset, not at every read. Instructions
+        that fail can only predate the screen, or a detector added since they were saved. They stay
+        withheld, with a warning logged at each read of the store, until an operator saves
+        instructions that pass it."""
         return self.stored(instance_id, agent_object_id).for_models
 
     def _read(self, instance_id: str, agent_object_id: str) -> _Read:
@@ -122,7 +129,7 @@ class AgentSettingsBook:
         if cached and now - cached.at < CACHE_SECONDS:
             return cached
         record = self._record(instance_id, agent_object_id)
-        read = _Read(now, self._stored_settings(instance_id, agent_object_id, record))
+        read = _Read(now, self._stored_settings(instance_id, agent_object_id, record, stamp=True))
         with self._lock:
             self._cache[cache_key] = read
         return read
@@ -139,14 +146,37 @@ class AgentSettingsBook:
                      for r in records[:limit]], token)
 
     def _stored_settings(
-        self, instance_id: str, agent_object_id: str, record: Record | None, *, warn: bool = True
+        self, instance_id: str, agent_object_id: str, record: Record | None, *, warn: bool = True,
+        stamp: bool = False,
     ) -> StoredSettings:
         """The settings ``record`` holds (the defaults for none) and what models see of them: its
-        instructions are screened unless the record carries the mark of the screen at ``put``."""
+        instructions are screened unless the record is marked as screened under the current ruleset.
+        ``stamp``: mark the record when the scan finds nothing (``_stamp``)."""
         settings = _settings_of(record, agent_object_id)
-        if record is None or record.data.get(SCREENED_AT_PUT) is True:
+        if record is None or not settings.policy_instructions or self._scanner is None:
             return StoredSettings(settings, settings)
-        return StoredSettings(settings, self._screened(instance_id, settings, warn=warn))
+        ruleset = self._scanner.ruleset
+        if record.data.get(SCREENED_UNDER) == ruleset:
+            return StoredSettings(settings, settings)
+        for_models = self._screened(instance_id, settings, warn=warn)
+        if stamp and for_models == settings:
+            self._stamp(record, ruleset)
+        return StoredSettings(settings, for_models)
+
+    def _stamp(self, record: Record, ruleset: str) -> None:
+        """Mark ``record`` as screened under ``ruleset``, so no process scans it again until the ruleset
+        changes. No audit event: no setting changed, and the trail records what operators change.
+
+        The write is conditional on the record as read, so it never brings back settings that a put
+        replaced meanwhile (that put carries its own mark); when it does not land (that put, or the
+        store unavailable), the next read scans again."""
+        if record.etag is None:  # stores set it on read; without it the write could not be conditional
+            return
+        try:
+            self._store.put_record(replace(record, data={**record.data, SCREENED_UNDER: ruleset}))
+        except (Conflict, Unavailable) as missed:
+            log.debug("agent settings %s: not marked as screened (%s); the next read scans them again",
+                      record.id, type(missed).__name__)
 
     def _screened(self, instance_id: str, settings: AgentSettings, *, warn: bool = True) -> AgentSettings:
         """``settings``, or a copy without instructions that fail the screen (no text: no scan),
@@ -185,7 +215,9 @@ class AgentSettingsBook:
         refuse_secret(self._scanner, instructions, "policy_instructions")
         partition = Partition(instance_id, SETTINGS_OWNER)
         # Marked screened, so reads skip the scan (and a new process the detectors' load) for it.
-        data = {**settings.to_data(), SCREENED_AT_PUT: self._scanner is not None}
+        data = settings.to_data()
+        if instructions and self._scanner is not None:
+            data[SCREENED_UNDER] = self._scanner.ruleset
         digest = sha256_hex(instructions) if instructions else None
         size = len(instructions.encode("utf-8")) if instructions else None
         for _ in range(PUT_ATTEMPTS):

@@ -30,6 +30,12 @@ class DeletionMode(StrEnum):
 class ContentScanner(Protocol):
     """Finds secrets in text; each finding names its detector, never the value."""
 
+    @property
+    def ruleset(self) -> str:
+        """Names what decides the findings: text that passed under one ruleset needs no new scan
+        while it is the same, and must be scanned again once it differs (an upgrade's detectors)."""
+        ...
+
     def scan(self, text: str) -> Sequence[Any]: ...
 
 

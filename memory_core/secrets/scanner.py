@@ -103,12 +103,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from hashlib import sha256
 
 from memory_core.secrets.detectors import CUSTOM_DETECTORS
 from memory_core.secrets.folding import ascii_folded
 from memory_core.secrets.identifiers import IDENTIFIER_DETECTORS
 from memory_core.secrets.library import library_detectors
 from memory_core.secrets.matching import Detector, lower_same_length
+from memory_core.secrets.ruleset import ruleset
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +132,19 @@ def _default_detectors() -> tuple[Detector, ...]:
 class SecretScanner:
     """Finds the kinds of secret in a piece of text. Thread-safe; build once per process."""
 
-    __slots__ = ("_detectors",)
+    __slots__ = ("_detectors", "_own_detectors")
 
     def __init__(self, detectors: Iterable[Detector] | None = None) -> None:
+        self._own_detectors = detectors is not None
         self._detectors: tuple[Detector, ...] = tuple(detectors) if detectors is not None else _default_detectors()
+
+    @property
+    def ruleset(self) -> str:
+        """What decides this scanner's findings (``memory_core.secrets.ruleset``); a scanner built with
+        detectors of its own adds their names."""
+        if not self._own_detectors:
+            return ruleset()
+        return f"{ruleset()}+" + sha256("\0".join(self.detector_names).encode()).hexdigest()[:8]
 
     @property
     def detector_names(self) -> list[str]:

@@ -22,6 +22,7 @@ from memory_core.composition import ScannerOnFirstScan
 from memory_core.domain.agent_settings import (
     AGENT_SETTINGS,
     PUT_ATTEMPTS,
+    SCREENED_UNDER,
     SETTINGS_OWNER,
     AgentSettings,
     AgentSettingsBook,
@@ -32,7 +33,13 @@ from memory_core.domain.errors import Conflict, InvalidInput, SecretDetected
 from memory_core.domain.models import agent_hash, sha256_hex
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.views import ContentScanner
+from memory_core.secrets import SecretScanner
+from memory_core.secrets.detectors import CUSTOM_DETECTORS
+from memory_core.secrets.identifiers import IDENTIFIER_DETECTORS
+from memory_core.secrets.library import library_detectors
+from memory_core.secrets.ruleset import ruleset
 from tests.support.clock import TickingClock
+from tests.support.scanning import CountingScanner
 
 INSTANCE = "inst-settings"
 AGENT = "/agents/travel"
@@ -92,6 +99,8 @@ def test_settings_without_instructions_are_not_scanned(store: SqliteMemoryStore)
     detectors."""
 
     class Refuses:
+        ruleset = "screen-refuses"
+
         def scan(self, text: str) -> list[object]:
             raise AssertionError(f"scanned {text!r}")
 
@@ -131,26 +140,77 @@ def test_stored_instructions_holding_a_secret_are_withheld_from_models(
         "Only travel preferences.")
 
 
+def _mark(store: SqliteMemoryStore, agent_object_id: str) -> object:
+    record = store.get_record(Partition(INSTANCE, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(agent_object_id))
+    assert record is not None
+    return record.data.get(SCREENED_UNDER)
+
+
 def test_instructions_saved_through_the_screen_are_not_scanned_again(store: SqliteMemoryStore) -> None:
-    """A put marks its record screened, so a new process's read does not scan (nor load the detectors) for it;
-    a record without the mark is scanned."""
-
-    class Counts:
-        def __init__(self) -> None:
-            self.scanned: list[str] = []
-
-        def scan(self, text: str) -> list[object]:
-            self.scanned.append(text)
-            return []
-
+    """A put marks its record with the screen's ruleset, so a new process's read does not scan (nor load the
+    detectors) for it; a record without the mark is scanned."""
     saved = _book(store, ScannerOnFirstScan()).put(
         INSTANCE, AgentSettings(AGENT, policy_instructions="Only travel preferences."), actor=OPERATOR)
+    assert _mark(store, AGENT) == ruleset()
     _stored_before_the_screen(store, AgentSettings("/agents/old", policy_instructions="Only seat preferences."))
-    counts = Counts()
+    counts = CountingScanner()
     reader = _book(store, counts)
     assert reader.for_models(INSTANCE, AGENT) == saved and counts.scanned == []
     assert reader.for_models(INSTANCE, "/agents/old").policy_instructions == "Only seat preferences."
     assert counts.scanned == ["Only seat preferences."]
+
+
+@pytest.mark.parametrize("mark", [None, True, "screen-0000000000000000"],
+                         ids=["stored before the screen", "marked by round 2's first screen", "another ruleset"])
+def test_a_read_whose_scan_finds_nothing_marks_the_record_so_no_process_scans_it_again(
+    store: SqliteMemoryStore, mark: object
+) -> None:
+    """Instructions not marked with the current ruleset are scanned once: the read that finds nothing marks the
+    record (settings unchanged, no audit event: nobody changed a setting), and a new process reads it unscanned."""
+    old = AgentSettings(AGENT, auto_append=True, policy_instructions="Only seat preferences.")
+    data = old.to_data() | ({} if mark is None else {"screened_at_put" if mark is True else SCREENED_UNDER: mark})
+    store.put_record(Record(Partition(INSTANCE, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(AGENT), data))
+    first, second = CountingScanner(), CountingScanner()
+    assert _book(store, first).for_models(INSTANCE, AGENT) == old and first.scanned == [old.policy_instructions]
+    assert _mark(store, AGENT) == ruleset()
+    assert _book(store, second).for_models(INSTANCE, AGENT) == old and second.scanned == []
+    assert _book(store).get(INSTANCE, AGENT) == old
+    assert _book(store).trail(INSTANCE, limit=10).items == []
+
+
+def test_instructions_are_screened_again_once_an_upgrade_adds_a_detector(
+    store: SqliteMemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Instructions saved through a screen that could not see their token (the detectors before GitHub's were
+    added) are withheld from models by the first process with the detector, and by every one after it: a
+    record that fails is not marked, and its warning repeats until an operator saves clean instructions."""
+    before_upgrade = SecretScanner([d for d in library_detectors() + CUSTOM_DETECTORS + IDENTIFIER_DETECTORS
+                                    if d.name != "GitHub Token"])
+    assert before_upgrade.ruleset != ruleset()
+    stored = AgentSettings(AGENT, policy_instructions=f"Call the weather tool as {GITHUB_TOKEN}.")
+    assert _book(store, before_upgrade).put(INSTANCE, stored, actor=OPERATOR) == stored
+    with caplog.at_level(logging.WARNING, logger="memory_core.agent_settings"):
+        for _ in range(2):
+            upgraded = _book(store, ScannerOnFirstScan()).stored(INSTANCE, AGENT)
+            assert upgraded.instructions_withheld and upgraded.for_models == AgentSettings(AGENT)
+            assert upgraded.settings == stored
+    assert len(caplog.records) == 2 and all("GitHub Token" in r.getMessage() for r in caplog.records)
+    assert not any(GITHUB_TOKEN[:8] in r.getMessage() for r in caplog.records)
+    assert _mark(store, AGENT) == before_upgrade.ruleset
+
+
+def test_a_mark_never_brings_back_settings_saved_after_the_read_it_follows(
+    racing: tuple[RacingStore, AgentSettingsBook],
+) -> None:
+    """Another operator saves the agent's settings between a read that scans unmarked instructions and that
+    read's mark: the mark does not land, so the stored settings are the other operator's, not the ones read."""
+    store, _ = racing
+    _stored_before_the_screen(store, AgentSettings(AGENT, policy_instructions="Only seat preferences."))
+    store.races = 1
+    reader = _book(store, ScannerOnFirstScan())
+    assert reader.for_models(INSTANCE, AGENT).policy_instructions == "Only seat preferences."  # as read
+    assert _book(store).get(INSTANCE, AGENT) == AgentSettings(AGENT, enabled=False)
+    assert [e.actor for e in _book(store).trail(INSTANCE, limit=10).items] == ["racer"]
 
 
 def test_the_instances_agents_are_listed_a_page_at_a_time_with_withheld_instructions_flagged(
