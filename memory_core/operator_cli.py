@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{r.id}  {r.status:<9} {r.kind:<6} {r.upn}  {target}  requested {r.requested_on.isoformat()}")
         print(f"{len(answer.requests)} request(s)")
     elif isinstance(answer, AgentSettingsListResponse):
-        for a in answer.agents:
+        for a in sorted(answer.agents, key=lambda a: a.agent_object_id):  # the API's page is in a key order
             instructions = "withheld (secret)" if a.policy_instructions_withheld else (
                 "set" if a.policy_instructions else "none")
             groups = ",".join(a.allowed_group_ids) if a.allowed_group_ids is not None else "any"

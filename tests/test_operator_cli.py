@@ -63,7 +63,8 @@ def test_operator_reads_the_settings_and_legacy_trails(server: RunningServer, in
 
 
 def test_operator_lists_the_agents_with_settings(server: RunningServer, instance_id: str) -> None:
-    """agents prints one line per agent with stored settings, then the count, and nothing on stderr."""
+    """agents prints one line per agent with stored settings, sorted by agent id (the API pages in another order:
+    /agents/b's key comes first), then the count, and nothing on stderr."""
     op, api = {"X-API-KEY": OPERATOR_KEY}, f"{server.api}/instances/{instance_id}/operator"
     httpx.put(f"{api}/agent-settings", params={"agentObjectId": "/agents/a"}, headers=op,
               json={"enabled": False, "policy_instructions": "Only travel."}).raise_for_status()
@@ -71,7 +72,7 @@ def test_operator_lists_the_agents_with_settings(server: RunningServer, instance
               json={"auto_append": True, "allowed_group_ids": ["g-1"]}).raise_for_status()
     listed = _cli(server, "--instance", instance_id, "agents")
     assert listed.returncode == 0 and listed.stderr == ""  # no request log lines: stdout is the answer
-    assert sorted(listed.stdout.splitlines()) == [
+    assert listed.stdout.splitlines() == [
         "/agents/a  off  auto_append=false  scope=user  groups=any  instructions=set",
         "/agents/b  on  auto_append=true  scope=user  groups=g-1  instructions=none",
         "2 agent(s)",

@@ -182,9 +182,12 @@ def test_stored_instructions_holding_a_secret_are_flagged_in_the_form(
 def test_an_operator_lists_the_configured_agents_and_opens_one(
     browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client
 ) -> None:
-    """The list shows each agent with stored settings, flags withheld instructions, and opens an agent's form."""
+    """The list shows each agent with stored settings, sorted by agent id (the API pages them in another order),
+    flags withheld instructions, and opens an agent's form."""
     operator_api.put("/operator/agent-settings", params={"agentObjectId": "agent-travel"},
                      json={"auto_append": True, "policy_instructions": "Only travel."}).raise_for_status()
+    for other in ("agent-b", "agent-a9", "agent-a10"):
+        operator_api.put("/operator/agent-settings", params={"agentObjectId": other}, json={}).raise_for_status()
     store = console_server.open_store()
     try:
         store.put_record(Record(Partition(instance, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash("agent-old"),
@@ -197,6 +200,9 @@ def test_an_operator_lists_the_configured_agents_and_opens_one(
     old = find(browser, '#agents-table tr[data-agent="agent-old"]')
     travel = find(browser, '#agents-table tr[data-agent="agent-travel"]')
     assert "withheld" in old.text and "ghp_" not in find(browser, "#agents-table").text
+    shown = [row.get_attribute("data-agent") for row in browser.find_elements(By.CSS_SELECTOR, "#agents-table tbody tr")]
+    assert shown == ["agent-a10", "agent-a9", "agent-b", "agent-old", "agent-travel"]
+    assert [s["agent_object_id"] for s in operator_api.get("/operator/agents").json()["agents"]] != shown
     assert "yes" in travel.text and "set" in travel.text
     travel.find_element(By.TAG_NAME, "button").click()
     wait_for(browser, lambda d: d.execute_script(

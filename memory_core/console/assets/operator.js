@@ -172,7 +172,10 @@ export class OperatorView {
     const listed = h("div", { id: "configured-agents" });
     const list = h("button", { type: "button", id: "list-agents", onclick: (e) => busy(e.currentTarget, async () => {
       const page = await this.api.list("/operator/agents", {}, "agents", this.credential);
-      replace(listed, this.agentsTable(page.agents || [], (id) => { agent.value = id; form.requestSubmit(); }));
+      // The API pages in a key order of its own; an operator looks an agent up by its id.
+      const agents = (page.agents || []).slice().sort((a, b) =>
+        a.agent_object_id < b.agent_object_id ? -1 : a.agent_object_id > b.agent_object_id ? 1 : 0);
+      replace(listed, this.agentsTable(agents, (id) => { agent.value = id; form.requestSubmit(); }));
     }) }, "List configured agents");
     return h("section", { "aria-labelledby": "settings-title" }, h("h2", { id: "settings-title" }, "Agent settings"),
       form, h("div", { class: "row" }, list), listed, out);
