@@ -79,7 +79,10 @@ export class Api {
     return this.json(method, path, { body: body === undefined ? {} : body, credential });
   }
 
-  /** Every item of a listing, following continuation tokens when the API pages it. */
+  /**
+   * Every item of a listing, following continuation tokens when the API pages it, up to
+   * ``MAX_PAGES`` pages: ``truncated`` is then true, and ``cutShortNote`` says so under the list.
+   */
   async list(path, query, itemsField, credential) {
     const items = [];
     let token = null;
@@ -91,7 +94,7 @@ export class Api {
       token = nextToken(data);
       if (!token) break;
     }
-    return { ...first, [itemsField]: items };
+    return { ...first, [itemsField]: items, truncated: token !== null };
   }
 
   /** The raw text of a download (export), with the file name the API proposes. */

@@ -4,7 +4,10 @@
 import { ApiError } from "./api.js";
 import { h, replace, field, formatTime } from "./dom.js";
 import { auditTable } from "./person.js";
-import { announce, busy, confirmAction } from "./ui.js";
+import { announce, busy, confirmAction, cutShortNote } from "./ui.js";
+
+// Where an operator reads the rest of a listing the console cut short.
+const REST_ROUTE_REST = "The REST route gives the rest, a page at a time (its continuation).";
 
 export class OperatorView {
   constructor(api, session, config) {
@@ -33,7 +36,7 @@ export class OperatorView {
       }
       throw error;
     }
-    root.append(this.deletionsSection(requests.requests || []), this.sweepSection(), this.auditSection(),
+    root.append(this.deletionsSection(requests), this.sweepSection(), this.auditSection(),
       this.settingsSection(), this.legacySection());
     return root;
   }
@@ -56,7 +59,8 @@ export class OperatorView {
     document.getElementById("tab-operator")?.click();
   }
 
-  deletionsSection(requests) {
+  deletionsSection(page) {
+    const requests = page.requests || [];
     const select = h("select", { id: "deletion-status" },
       ["pending", "approved", "rejected", "executed", "all"].map((s) => h("option", { value: s, selected: s === this.status }, s)));
     select.addEventListener("change", () => { this.status = select.value; this.refresh(); });
@@ -67,7 +71,8 @@ export class OperatorView {
       h("tbody", {}, requests.map((r) => this.requestRow(r))))
       : h("p", { class: "empty", id: "no-deletions" }, `No ${this.status === "all" ? "" : `${this.status} `}deletion requests.`);
     return h("section", { "aria-labelledby": "deletions-title" },
-      h("h2", { id: "deletions-title" }, "Deletion requests"), statusField, table);
+      h("h2", { id: "deletions-title" }, "Deletion requests"), statusField, table,
+      cutShortNote(page, requests, "requests", REST_ROUTE_REST));
   }
 
   requestRow(r) {
@@ -133,8 +138,10 @@ export class OperatorView {
       event.preventDefault();
       if (!upn.value.trim()) { upn.focus(); return; }
       busy(form.querySelector("button"), async () => {
-        const page = await this.api.list("/operator/audit", { upn: upn.value.trim() }, "events", this.credential);
-        replace(out, h("h3", {}, `Audit trail of ${page.upn}`), auditTable(page.events || [], "operator-audit-table"));
+        const page = await this.api.list("/operator/audit", { upn: upn.value.trim(), order: "newest_first" }, "events",
+          this.credential);
+        replace(out, h("h3", {}, `Audit trail of ${page.upn}`), auditTable(page.events || [], "operator-audit-table"),
+          cutShortNote(page, page.events, "events, the newest,", REST_ROUTE_REST));
       });
     });
     return h("section", { "aria-labelledby": "op-audit-title" }, h("h2", { id: "op-audit-title" }, "Audit trail per user"), form, out);
@@ -144,8 +151,10 @@ export class OperatorView {
   legacySection() {
     const out = h("div", { id: "legacy-imports" });
     const show = h("button", { type: "button", id: "show-legacy-imports", onclick: (e) => busy(e.currentTarget, async () => {
-      const page = await this.api.list("/operator/legacy-imports/audit", {}, "events", this.credential);
-      replace(out, auditTable(page.events || [], "legacy-audit-table"));
+      const page = await this.api.list("/operator/legacy-imports/audit", { order: "newest_first" }, "events",
+        this.credential);
+      replace(out, auditTable(page.events || [], "legacy-audit-table"),
+        cutShortNote(page, page.events, "events, the newest,", REST_ROUTE_REST));
     }) }, "Show legacy imports");
     return h("section", { "aria-labelledby": "legacy-title" }, h("h2", { id: "legacy-title" }, "Legacy imports"),
       h("p", { class: "muted" }, "Memory loaded without an owner (shown only under the legacy sharing policy), "
@@ -175,7 +184,8 @@ export class OperatorView {
       // The API pages in a key order of its own; an operator looks an agent up by its id.
       const agents = (page.agents || []).slice().sort((a, b) =>
         a.agent_object_id < b.agent_object_id ? -1 : a.agent_object_id > b.agent_object_id ? 1 : 0);
-      replace(listed, this.agentsTable(agents, (id) => { agent.value = id; form.requestSubmit(); }));
+      replace(listed, this.agentsTable(agents, (id) => { agent.value = id; form.requestSubmit(); }),
+        cutShortNote(page, agents, "agents", REST_ROUTE_REST));
     }) }, "List configured agents");
     return h("section", { "aria-labelledby": "settings-title" }, h("h2", { id: "settings-title" }, "Agent settings"),
       form, h("div", { class: "row" }, list), listed, out);
@@ -201,8 +211,10 @@ export class OperatorView {
 
   /** The agent's settings trail (who changed what, newest first) into ``out``. */
   async showSettingsChanges(out, agentObjectId) {
-    const page = await this.api.list("/operator/agent-settings/audit", { agentObjectId }, "events", this.credential);
-    replace(out, h("h3", {}, "Changes to these settings"), auditTable(page.events || [], "settings-audit-table"));
+    const page = await this.api.list("/operator/agent-settings/audit", { agentObjectId, order: "newest_first" }, "events",
+      this.credential);
+    replace(out, h("h3", {}, "Changes to these settings"), auditTable(page.events || [], "settings-audit-table"),
+      cutShortNote(page, page.events, "changes, the newest,", REST_ROUTE_REST));
   }
 
   settingsForm(s, onSaved) {

@@ -2,7 +2,7 @@
 
 import { h, replace, field, formatTime, uid } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
-import { announce, busy, confirmAction } from "./ui.js";
+import { announce, busy, confirmAction, cutShortNote } from "./ui.js";
 
 const REQUESTED = new Set(["forget_requested", "clear_requested", "purge_requested", "replace_requested"]);
 const ACTION_LABELS = {
@@ -29,10 +29,11 @@ export class PersonView {
   // -- the memory tab ---------------------------------------------------------------------------
 
   async showMemory() {
-    // The three reads go out together; the entries are read for the scope shown last time.
+    // The three reads go out together; the entries are read for the scope shown last time. The trail is
+    // read newest first, so a trail longer than the console reads still shows the latest requests.
     const [agentsPage, audit, entriesPage] = await Promise.all([
       this.api.get("/memory/agents"),
-      this.api.list("/memory/audit", {}, "events").catch(() => ({ events: [] })),
+      this.api.list("/memory/audit", { order: "newest_first" }, "events").catch(() => ({ events: [] })),
       this.api.list("/memory/entries", this.scopeQuery, "entries"),
     ]);
     const agents = agentsPage.agents || [];
@@ -53,7 +54,7 @@ export class PersonView {
       h("details", { class: "panel" }, h("summary", {}, "What is \u201cmemory off\u201d?"), h("p", {}, MEMORY_OFF_TEXT)));
     const section = h("section", { "aria-labelledby": "scope-title" });
     root.append(nav, section);
-    this.renderScope(section, pendingRequests(audit.events || []), entriesPage);
+    this.renderScope(section, pendingRequests((audit.events || []).slice().reverse()), entriesPage);
     return root;
   }
 
@@ -92,6 +93,7 @@ export class PersonView {
       this.searchForm(entries, results),
       results,
       h("h3", {}, `Entries (${entries.length})`),
+      cutShortNote(entriesPage, entries, "entries, the oldest,", "Export your memory to get all of it."),
       entries.length ? h("ul", { class: "entries", id: "entries" }, entries.map((e) => this.entryItem(e)))
         : h("div", { class: "empty", id: "empty-state" },
           h("p", {}, "Nothing is remembered here."),
@@ -258,15 +260,16 @@ export class PersonView {
   // -- the audit tab ----------------------------------------------------------------------------
 
   async showAudit() {
-    const page = await this.api.list("/memory/audit", {}, "events");
+    const page = await this.api.list("/memory/audit", { order: "newest_first" }, "events");
     return h("section", { "aria-labelledby": "audit-title" },
       h("h2", { id: "audit-title" }, "My audit trail"),
       h("p", { class: "muted" }, "Every change to your memory, newest first. The trail records what happened, never the content."),
-      auditTable(page.events || [], "own-audit"));
+      auditTable(page.events || [], "own-audit"),
+      cutShortNote(page, page.events, "changes, the newest,", "Older ones are not shown here."));
   }
 }
 
-/** Deletion requests the user made that no operator has finished with yet (from their own audit trail). */
+/** Deletion requests the user made that no operator has finished with yet (from their own audit trail, oldest first). */
 export function pendingRequests(events) {
   const state = new Map();
   for (const e of events) {
@@ -288,9 +291,10 @@ function pendingPanel(pending) {
       `on ${formatTime(p.time)}: `, p.status === "approved" ? "approved, erasure under way" : "pending approval"))));
 }
 
+/** Audit events as the audit routes answer them with ``order=newest_first``: the newest first. */
 export function auditTable(events, id) {
   if (!events.length) return h("p", { class: "empty", id }, "No changes recorded yet.");
-  const rows = events.slice().reverse().map((e) => h("tr", {},
+  const rows = events.map((e) => h("tr", {},
     h("td", {}, h("time", { datetime: e.time }, formatTime(e.time))),
     h("td", {}, ACTION_LABELS[e.action] || e.action),
     h("td", {}, e.actor),

@@ -1,6 +1,6 @@
-// Shared page furniture: the status line and the confirmation dialog.
+// Shared page furniture: the status line, the confirmation dialog and the note under a list cut short.
 
-import { replace } from "./dom.js";
+import { h, replace } from "./dom.js";
 
 let statusTimer = null;
 
@@ -69,4 +69,14 @@ export async function busy(button, action) {
   } finally {
     if (button) button.disabled = false;
   }
+}
+
+/**
+ * A note for a listing ``Api.list`` did not read to its end (``truncated``), naming how many ``what`` it
+ * shows and where the rest is (``rest``); null for a whole one. A list cut short must never pass for all of it.
+ */
+export function cutShortNote(page, items, what, rest) {
+  if (!page || !page.truncated) return null;
+  return h("p", { class: "notice cut-short", role: "note" },
+    `Only the first ${items.length.toLocaleString("en-US")} ${what} are shown here, and there are more. ${rest}`);
 }
