@@ -7,7 +7,7 @@ import { auditTable } from "./person.js";
 import { announce, busy, confirmAction, cutShortNote } from "./ui.js";
 
 // Where an operator reads the rest of a listing the console cut short.
-const REST_ROUTE_REST = "The REST route gives the rest, a page at a time (its continuation).";
+const WHERE_THE_REST_IS = "The REST route gives the rest, a page at a time (its continuation).";
 
 export class OperatorView {
   constructor(api, session, config) {
@@ -72,7 +72,7 @@ export class OperatorView {
       : h("p", { class: "empty", id: "no-deletions" }, `No ${this.status === "all" ? "" : `${this.status} `}deletion requests.`);
     return h("section", { "aria-labelledby": "deletions-title" },
       h("h2", { id: "deletions-title" }, "Deletion requests"), statusField, table,
-      cutShortNote(page, requests, "requests", REST_ROUTE_REST));
+      cutShortNote(page, requests, "requests", WHERE_THE_REST_IS));
   }
 
   requestRow(r) {
@@ -141,7 +141,7 @@ export class OperatorView {
         const page = await this.api.list("/operator/audit", { upn: upn.value.trim(), order: "newest_first" }, "events",
           this.credential);
         replace(out, h("h3", {}, `Audit trail of ${page.upn}`), auditTable(page.events || [], "operator-audit-table"),
-          cutShortNote(page, page.events, "events, the newest,", REST_ROUTE_REST));
+          cutShortNote(page, page.events, "events, the newest,", WHERE_THE_REST_IS));
       });
     });
     return h("section", { "aria-labelledby": "op-audit-title" }, h("h2", { id: "op-audit-title" }, "Audit trail per user"), form, out);
@@ -154,7 +154,7 @@ export class OperatorView {
       const page = await this.api.list("/operator/legacy-imports/audit", { order: "newest_first" }, "events",
         this.credential);
       replace(out, auditTable(page.events || [], "legacy-audit-table"),
-        cutShortNote(page, page.events, "events, the newest,", REST_ROUTE_REST));
+        cutShortNote(page, page.events, "events, the newest,", WHERE_THE_REST_IS));
     }) }, "Show legacy imports");
     return h("section", { "aria-labelledby": "legacy-title" }, h("h2", { id: "legacy-title" }, "Legacy imports"),
       h("p", { class: "muted" }, "Memory loaded without an owner (shown only under the legacy sharing policy), "
@@ -185,7 +185,7 @@ export class OperatorView {
       const agents = (page.agents || []).slice().sort((a, b) =>
         a.agent_object_id < b.agent_object_id ? -1 : a.agent_object_id > b.agent_object_id ? 1 : 0);
       replace(listed, this.agentsTable(agents, (id) => { agent.value = id; form.requestSubmit(); }),
-        cutShortNote(page, agents, "agents", REST_ROUTE_REST));
+        cutShortNote(page, agents, "agents", WHERE_THE_REST_IS));
     }) }, "List configured agents");
     return h("section", { "aria-labelledby": "settings-title" }, h("h2", { id: "settings-title" }, "Agent settings"),
       form, h("div", { class: "row" }, list), listed, out);
@@ -214,7 +214,7 @@ export class OperatorView {
     const page = await this.api.list("/operator/agent-settings/audit", { agentObjectId, order: "newest_first" }, "events",
       this.credential);
     replace(out, h("h3", {}, "Changes to these settings"), auditTable(page.events || [], "settings-audit-table"),
-      cutShortNote(page, page.events, "changes, the newest,", REST_ROUTE_REST));
+      cutShortNote(page, page.events, "changes, the newest,", WHERE_THE_REST_IS));
   }
 
   settingsForm(s, onSaved) {
