@@ -12,7 +12,8 @@ and Debian's headless Chromium loading ``/api/console``. The page marks
 ``console:view-shown`` on the first frame after the memory view, all N entries rendered,
 is in the DOM; the figure is that mark's time from the start of navigation, after one
 warm-up load: reloading the console (the figure includes tearing down the page it replaces),
-then opening it from a blank page (a first visit). tests/console/test_first_paint.py holds the 1 s target at 1,000 entries.
+then opening it from a blank page (a first visit). tests/console/test_first_paint.py holds the
+1 s target at 1,000 entries.
 """
 
 from __future__ import annotations

@@ -130,8 +130,9 @@ class MemoryStore(Protocol):
 
         For a change and the audit event that describes it: either every record is stored or none
         is (one SQLite transaction, one Cosmos DB transactional batch). Each record's etag is honoured
-        as by ``put_record``: a record no longer as read is ``Conflict``, and nothing is written. Put such a record first: the Cosmos
-        protocol server the tests use applies a batch's operations in order without rolling back.
+        as by ``put_record``: a record no longer as read is ``Conflict``, and nothing is written. Put
+        such a record first: the Cosmos protocol server the tests use applies a batch's operations in
+        order without rolling back.
         They must all live in one partition and none may be a hold (holds move the partition's
         stamp): ``ValueError``, and nothing is written.
         """

@@ -36,6 +36,17 @@ import(url).then((m) => {
   done(true);
 });
 """
+SHOW_TRAIL = "//button[text()='Show audit trail']"
+
+
+def _cut_short_note(browser: WebDriver, path: str, field: str, reread: str, note_css: str) -> str:
+    """The note under the listing at ``path`` once the stand-in makes it endless and the button at ``reread``
+    (CSS or XPath) reads it again; the console must have stopped after its 50 pages."""
+    browser.execute_async_script(ENDLESS, path, field)
+    browser.find_element(By.XPATH if reread.startswith("//") else By.CSS_SELECTOR, reread).click()
+    note = text_appears(browser, note_css, "Only the first")
+    assert browser.execute_script("return window.__pagesRead") == 50
+    return note.text
 
 
 def test_an_entries_listing_longer_than_the_console_reads_says_so(
@@ -47,12 +58,9 @@ def test_an_entries_listing_longer_than_the_console_reads_says_so(
     open_console(browser, console_server, instance)
     assert "prefers tea" in find(browser, "#entries").text
     assert not browser.find_elements(By.CSS_SELECTOR, ".cut-short")
-    browser.execute_async_script(ENDLESS, "/memory/entries", "entries")
-    browser.find_element(By.CSS_SELECTOR, 'button[data-scope="user"]').click()
-    note = text_appears(browser, ".cut-short", "Only the first")
-    assert note.text == ("Only the first 100 entries, the oldest, are shown here, and there are more. "
-                         "Export your memory to get all of it.")
-    assert browser.execute_script("return window.__pagesRead") == 50
+    note = _cut_short_note(browser, "/memory/entries", "entries", 'button[data-scope="user"]', ".cut-short")
+    assert note == ("Only the first 100 entries, the oldest, are shown here, and there are more. "
+                    "Export your memory to get all of it.")
     assert find(browser, "#scope-title").text == "About me" and "Entries (100)" in browser.page_source
 
 
@@ -67,17 +75,14 @@ def test_an_audit_trail_longer_than_the_console_reads_keeps_its_newest_events_an
     local_api.delete(f"/memory/entries/{first['entry_id']}").raise_for_status()
     _open_operator(browser, console_server, instance)
     find(browser, "#audit-upn").send_keys("local@localhost")
-    browser.find_element(By.XPATH, "//button[text()='Show audit trail']").click()
+    browser.find_element(By.XPATH, SHOW_TRAIL).click()
     rows = find(browser, "#operator-audit-table").find_elements(By.CSS_SELECTOR, "tbody tr")
     assert [r.find_elements(By.TAG_NAME, "td")[1].text for r in rows][:3] == ["Asked to forget", "Added", "Added"]
     assert not browser.find_elements(By.CSS_SELECTOR, ".cut-short")
     wait_idle(browser)
-    browser.execute_async_script(ENDLESS, "/operator/audit", "events")
-    browser.find_element(By.XPATH, "//button[text()='Show audit trail']").click()
-    note = text_appears(browser, "#operator-audit .cut-short", "Only the first")
-    assert note.text == ("Only the first 100 events, the newest, are shown here, and there are more. "
-                         "The REST route gives the rest, a page at a time (its continuation).")
-    assert browser.execute_script("return window.__pagesRead") == 50
+    note = _cut_short_note(browser, "/operator/audit", "events", SHOW_TRAIL, "#operator-audit .cut-short")
+    assert note == ("Only the first 100 events, the newest, are shown here, and there are more. "
+                    "The REST route gives the rest, a page at a time (its continuation).")
 
 
 def test_the_pending_panel_reads_the_trail_newest_first_and_tells_approved_from_pending(
@@ -87,8 +92,8 @@ def test_the_pending_panel_reads_the_trail_newest_first_and_tells_approved_from_
     """The person's view reads their trail newest first (so a trail longer than it reads still holds the latest
     requests) and replays it oldest first: a request an operator approved, not yet carried out, shows as approved,
     the other as pending."""
-    ids = [local_api.post("/memory/append", json={"scope": "user", "content_markdown": f"- fact {n}"}).json()["entry_id"]
-           for n in range(2)]
+    ids = [local_api.post("/memory/append", json={"scope": "user", "content_markdown": f"- fact {n}"}
+                          ).json()["entry_id"] for n in range(2)]
     requests = [local_api.delete(f"/memory/entries/{entry}").json()["request_id"] for entry in ids]
     operator_api.post(f"/operator/deletions/{requests[0]}/approve").raise_for_status()
     open_console(browser, console_server, instance)

@@ -200,7 +200,8 @@ def test_an_operator_lists_the_configured_agents_and_opens_one(
     old = find(browser, '#agents-table tr[data-agent="agent-old"]')
     travel = find(browser, '#agents-table tr[data-agent="agent-travel"]')
     assert "withheld" in old.text and "ghp_" not in find(browser, "#agents-table").text
-    shown = [row.get_attribute("data-agent") for row in browser.find_elements(By.CSS_SELECTOR, "#agents-table tbody tr")]
+    shown = [row.get_attribute("data-agent")
+             for row in browser.find_elements(By.CSS_SELECTOR, "#agents-table tbody tr")]
     assert shown == ["agent-a10", "agent-a9", "agent-b", "agent-old", "agent-travel"]
     assert [s["agent_object_id"] for s in operator_api.get("/operator/agents").json()["agents"]] != shown
     assert "yes" in travel.text and "set" in travel.text

@@ -103,7 +103,8 @@ def test_put_records_replaces_a_record_still_as_read_and_refuses_one_changed_sin
     assert store.get_record(partition, "agent_settings", "a1") == mine
     assert mine.etag not in (None, read.etag)
     with pytest.raises(Conflict):
-        store.put_records([Record(partition, "agent_settings", "a1", {"enabled": True}, read.etag), _event(partition, 2)])
+        store.put_records([Record(partition, "agent_settings", "a1", {"enabled": True}, read.etag),
+                           _event(partition, 2)])
     assert store.get_record(partition, "agent_settings", "a1") == mine
     assert store.get_record(partition, RecordKind.AUDIT, _event(partition, 2).id) is None
     assert store.get_record(partition, RecordKind.AUDIT, stored_event.id) == stored_event

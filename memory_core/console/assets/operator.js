@@ -211,8 +211,8 @@ export class OperatorView {
 
   /** The agent's settings trail (who changed what, newest first) into ``out``. */
   async showSettingsChanges(out, agentObjectId) {
-    const page = await this.api.list("/operator/agent-settings/audit", { agentObjectId, order: "newest_first" }, "events",
-      this.credential);
+    const page = await this.api.list("/operator/agent-settings/audit", { agentObjectId, order: "newest_first" },
+      "events", this.credential);
     replace(out, h("h3", {}, "Changes to these settings"), auditTable(page.events || [], "settings-audit-table"),
       cutShortNote(page, page.events, "changes, the newest,", WHERE_THE_REST_IS));
   }

@@ -269,7 +269,10 @@ export class PersonView {
   }
 }
 
-/** Deletion requests the user made that no operator has finished with yet (from their own audit trail, oldest first). */
+/**
+ * Deletion requests the user made that no operator has finished with yet, from their own audit
+ * trail, oldest first.
+ */
 export function pendingRequests(events) {
   const state = new Map();
   for (const e of events) {
