@@ -25,11 +25,12 @@ app.route(route="instances/{instanceId}/memory/clear", methods=["POST"])(rest.cl
 app.route(route="instances/{instanceId}/memory/export", methods=["GET"])(rest.export_memory)
 app.route(route="instances/{instanceId}/memory/import", methods=["POST"])(rest.import_memory)
 
-# Entries, search and the user's own audit trail
+# Entries, search, and the user's own audit trail and deletion requests
 app.route(route="instances/{instanceId}/memory/entries", methods=["GET"])(entries.list_entries)
 app.route(route="instances/{instanceId}/memory/entries/{entryId}", methods=["DELETE"])(entries.forget_entry)
 app.route(route="instances/{instanceId}/memory/search", methods=["GET"])(entries.search_memory)
 app.route(route="instances/{instanceId}/memory/audit", methods=["GET"])(entries.read_own_audit)
+app.route(route="instances/{instanceId}/memory/deletions", methods=["GET"])(entries.list_own_deletions)
 app.route(route="instances/{instanceId}/memory/agents", methods=["GET"])(agent_scopes.list_agents)
 
 # Claude's memory tool (memory_20250818): one function per command over the file view of memory

@@ -13,9 +13,9 @@ from memory_core.adapters.sqlite_checkpoints import CHECKPOINTS_SCHEMA
 from memory_core.adapters.sqlite_fulltext import DROP_SQL, FULLTEXT_SCHEMA, REBUILD_SQL
 from memory_core.adapters.sqlite_stamps import STAMPS_SCHEMA
 
-SCHEMA_VERSION = 7  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
+SCHEMA_VERSION = 8  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
 # 5: records.expires_on (retention); 6: the FTS5 index keyed by time (sqlite_fulltext);
-# 7: read checkpoints (sqlite_checkpoints)
+# 7: read checkpoints (sqlite_checkpoints); 8: the deletion-request indexes
 TABLES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
     instance_id TEXT NOT NULL,
@@ -67,6 +67,17 @@ CREATE TABLE IF NOT EXISTS records (
     PRIMARY KEY (instance_id, owner, kind, id)
 );
 CREATE INDEX IF NOT EXISTS records_by_expiry ON records (expires_on) WHERE expires_on IS NOT NULL;
+-- An instance's deletion requests share one partition, finished ones included: a listing by status, by user, or
+-- by user and status, seeks to its requests in order instead of reading every request (version 8). The
+-- expressions are the ones sqlite_records writes for a ``where``; only deletion requests are indexed, so no
+-- other write pays for them.
+CREATE INDEX IF NOT EXISTS deletion_requests_by_status ON records
+    (instance_id, owner, json_extract(data, '$.status'), id) WHERE kind = 'deletion_request';
+CREATE INDEX IF NOT EXISTS deletion_requests_by_user ON records
+    (instance_id, owner, json_extract(data, '$.upn'), id) WHERE kind = 'deletion_request';
+CREATE INDEX IF NOT EXISTS deletion_requests_by_user_and_status ON records
+    (instance_id, owner, json_extract(data, '$.upn'), json_extract(data, '$.status'), id)
+    WHERE kind = 'deletion_request';
 """
 
 

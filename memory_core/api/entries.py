@@ -1,4 +1,5 @@
-"""User-facing custody endpoints: list and forget entries, search, read one's own audit trail."""
+"""User-facing custody endpoints: list and forget entries, search, read one's own audit trail and deletion
+requests."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 
 import azure.functions as func
 
+from memory_core.domain.deletion import DeletionStatus
 from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope
@@ -16,6 +18,9 @@ from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response
 from memory_core.wire.custody import (
     AuditQuery,
     AuditResponse,
+    DeletionListResponse,
+    DeletionRequestModel,
+    DeletionsQuery,
     EntriesQuery,
     EntriesResponse,
     EntryModel,
@@ -81,3 +86,16 @@ def read_own_audit(call: Call) -> AuditResponse:
     page = call.runtime.service.audit_page(call.instance_id, call.caller.upn, limit=query.limit,
                                            continuation=query.continuation, newest_first=query.order == "newest_first")
     return AuditResponse.from_page(call.caller.upn, page)
+
+
+@endpoint(EndpointSpec(summary="The caller's own deletion requests (with status), oldest first, a page at a time",
+                       tag=MEMORY, access=Access.USER, query=DeletionsQuery, response=DeletionListResponse))
+def list_own_deletions(call: Call) -> DeletionListResponse:
+    # What the person's console shows as waiting for an operator, without reading the whole audit trail;
+    # the requests include an operator's purge of the caller's memory.
+    query = call.query(DeletionsQuery)
+    status = DeletionStatus(query.status) if query.status else None
+    page = call.runtime.service.custody.page(call.instance_id, status, limit=query.limit,
+                                             continuation=query.continuation, upn=call.caller.upn)
+    return DeletionListResponse(requests=[DeletionRequestModel.from_request(r) for r in page.items],
+                                continuation=page.continuation)

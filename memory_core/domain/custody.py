@@ -144,18 +144,23 @@ class CustodyService:
         return [DeletionRequest.from_record(r) for r in records]
 
     def page(
-        self, instance_id: str, status: DeletionStatus | None, *, limit: int, continuation: str | None = None
+        self, instance_id: str, status: DeletionStatus | None, *, limit: int, continuation: str | None = None,
+        upn: str | None = None,
     ) -> Page[DeletionRequest]:
-        """One page of the instance's requests (with ``status``), oldest first: one query.
+        """One page of the instance's requests (with ``status``; of user ``upn`` only when given),
+        oldest first: one query.
 
-        ``InvalidInput`` for a continuation token another listing made.
+        ``InvalidInput`` for a continuation token another listing made: one user's listing
+        does not continue the instance's, nor the other way round.
         """
-        listing = f"deletions:{status.value if status else 'all'}"
+        listing = f"{'own-' if upn is not None else ''}deletions:{status.value if status else 'all'}"
         position = decode_token(listing, continuation)
+        where = {"status": status.value} if status is not None else {}
+        if upn is not None:
+            where["upn"] = upn
         records = self._store.page_records(
             deletions_partition(instance_id), RecordKind.DELETION_REQUEST, limit=check_page_size(limit) + 1,
-            where={"status": status.value} if status is not None else None,
-            after=position[0] if position else None,
+            where=where or None, after=position[0] if position else None,
         )
         token = encode_token(listing, [records[limit - 1].id]) if len(records) > limit else None
         return Page([DeletionRequest.from_record(r) for r in records[:limit]], token)

@@ -21,6 +21,7 @@ from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.audit import AuditAction, AuditEvent
+from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.service import MemoryService
 
@@ -98,3 +99,64 @@ def test_cosmos_audit_page_is_one_query_whatever_the_trail(cosmos: CosmosMemoryS
                 ids = [docs.record_item(r)["id"] for r in _events(instance, count)]
                 for at in range(0, count, 100):
                     calls.execute_batch([("delete", (i,)) for i in ids[at:at + 100]], [instance, UPN])
+
+
+INDEXES = ("deletion_requests_by_status", "deletion_requests_by_user", "deletion_requests_by_user_and_status")
+
+
+def _requests(instance: str, finished: int) -> list[Record]:
+    """``finished`` executed requests of 500 other users, then Alex's one pending and one approved request."""
+    made = [DeletionRequest(f"r{n}", instance, f"user{n % 500}@contoso.com", DeletionKind.FORGET,
+                            DeletionStatus.EXECUTED, "someone", T0 + timedelta(seconds=n), scope="user")
+            for n in range(finished)]
+    made += [DeletionRequest(f"alex-{status}", instance, UPN, DeletionKind.FORGET, status, UPN,
+                             T0 + timedelta(days=1, seconds=n), scope="user")
+             for n, status in enumerate((DeletionStatus.PENDING, DeletionStatus.APPROVED))]
+    return [r.to_record() for r in made]
+
+
+def test_sqlite_deletion_listings_by_status_or_user_cost_the_same_at_10_and_10000_finished_requests(
+    tmp_path: Path,
+) -> None:
+    """The operator's pending list and a user's pending, approved or whole list read the same rows and (within 10%)
+    the same VM steps whether the instance's one partition of requests holds 10 finished requests or 10,000: the
+    schema's partial indexes on status, on user, and on user and status, seek to them."""
+    store = SqliteMemoryStore(tmp_path / "requests.sqlite3")
+    try:
+        _seed_sqlite(tmp_path / "requests.sqlite3", _requests("small", 10) + _requests("large", 10_000))
+        custody = MemoryService(store).custody
+        for status, upn, expected in ((DeletionStatus.PENDING, None, ["alex-pending"]),
+                                      (DeletionStatus.PENDING, UPN, ["alex-pending"]),
+                                      (DeletionStatus.APPROVED, UPN, ["alex-approved"]),
+                                      (None, UPN, ["alex-pending", "alex-approved"])):
+            costs = []
+            for instance in ("small", "large"):
+                with store.measure() as metrics:
+                    page = custody.page(instance, status, limit=100, upn=upn)
+                assert [r.id for r in page.items] == expected
+                costs.append(metrics)
+            small, large = costs
+            print(f"\n{status} {upn}: 10 finished {small}; 10,000 finished {large}")
+            assert (small.round_trips, small.rows, large.round_trips, large.rows) == (1, len(expected)) * 2
+            assert large.vm_steps <= small.vm_steps * 1.1 + 2
+    finally:
+        store.close()
+
+
+def test_a_version_7_file_gains_the_deletion_request_indexes(tmp_path: Path) -> None:
+    """Opening a file of the previous layout creates the indexes in its upgrade, and its requests still list."""
+    path = tmp_path / "old.sqlite3"
+    SqliteMemoryStore(path).close()
+    _seed_sqlite(path, _requests("i", 3))
+    with sqlite3.connect(path) as db:
+        for name in INDEXES:
+            db.execute(f"DROP INDEX {name}")
+        db.execute("PRAGMA user_version=7")
+    store = SqliteMemoryStore(path)
+    try:
+        names = {row[0] for row in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        assert set(INDEXES) <= names
+        assert [r.id for r in MemoryService(store).custody.page("i", DeletionStatus.PENDING, limit=10, upn=UPN).items
+                ] == ["alex-pending"]
+    finally:
+        store.close()

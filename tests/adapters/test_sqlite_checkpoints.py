@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory_core.adapters.sqlite_checkpoints import KEPT_PER_PARTITION
+from memory_core.adapters.sqlite_schema import SCHEMA_VERSION
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.checkpoints import CHECKPOINT_MIN_SECTIONS, StoredCheckpoint, read_key
 from memory_core.domain.identity import Caller
@@ -78,7 +79,7 @@ def test_a_store_of_the_previous_layout_gains_checkpoints_and_their_triggers_on_
         assert reopened.read_checkpoint("i", ALEX.upn, key) is not None
         upgraded.clear(ALEX, "i", Scope.USER, None, confirm=True)  # a hold: the trigger erases the checkpoint
         assert reopened.read_checkpoint("i", ALEX.upn, key) is None
-        assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (7,)
+        assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     finally:
         reopened.close()
 

@@ -173,11 +173,12 @@ def test_bad_paging_parameters_answer_400(server: RunningServer, instance_id: st
 
 
 def test_openapi_documents_paging_on_every_listing(server: RunningServer) -> None:
-    """limit and continuation are query parameters, and continuation a response field, of all seven listings."""
+    """limit and continuation are query parameters, and continuation a response field, of all eight listings."""
     document = httpx.get(f"{server.api}/openapi.json", timeout=30).json()
     routes = {
         "/api/instances/{instanceId}/memory/entries": "EntriesResponse",
         "/api/instances/{instanceId}/memory/audit": "AuditResponse",
+        "/api/instances/{instanceId}/memory/deletions": "DeletionListResponse",
         "/api/instances/{instanceId}/operator/audit": "AuditResponse",
         "/api/instances/{instanceId}/operator/agent-settings/audit": "AgentSettingsAuditResponse",
         "/api/instances/{instanceId}/operator/legacy-imports/audit": "LegacyImportAuditResponse",

@@ -114,6 +114,7 @@ SAMPLES: dict[str, Sample] = {
     "forget_entry": lambda c: ({"entryId": c.entry_id()}, {}, None),
     "search_memory": lambda c: ({}, {"q": "matrix", "scope": "user"}, None),
     "read_own_audit": lambda c: ({}, {}, None),
+    "list_own_deletions": lambda c: ({}, {"status": "pending"}, None),
     "list_agents": lambda c: ({}, {}, None),
     "list_deletions": lambda c: ({}, {"status": "pending"}, None),
     "approve_deletion": lambda c: ({"requestId": c.pending_request_id()}, {}, None),

@@ -84,19 +84,3 @@ def test_an_audit_trail_longer_than_the_console_reads_keeps_its_newest_events_an
     assert note == ("Only the first 100 events, the newest, are shown here, and there are more. "
                     "The REST route gives the rest, a page at a time (its continuation).")
 
-
-def test_the_pending_panel_reads_the_trail_newest_first_and_tells_approved_from_pending(
-    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
-    operator_api: httpx.Client,
-) -> None:
-    """The person's view reads their trail newest first (so a trail longer than it reads still holds the latest
-    requests) and replays it oldest first: a request an operator approved, not yet carried out, shows as approved,
-    the other as pending."""
-    ids = [local_api.post("/memory/append", json={"scope": "user", "content_markdown": f"- fact {n}"}
-                          ).json()["entry_id"] for n in range(2)]
-    requests = [local_api.delete(f"/memory/entries/{entry}").json()["request_id"] for entry in ids]
-    operator_api.post(f"/operator/deletions/{requests[0]}/approve").raise_for_status()
-    open_console(browser, console_server, instance)
-    pending = text_appears(browser, "#pending", "2 deletions waiting for an operator")
-    states = [li.text.rsplit(": ", 1)[1] for li in pending.find_elements(By.TAG_NAME, "li")]
-    assert sorted(states) == ["approved, erasure under way", "pending approval"]

@@ -233,3 +233,29 @@ def test_entries_shared_by_others_show_their_author_and_cannot_be_forgotten_here
         assert bobs.find_elements(By.CSS_SELECTOR, "button") == []
         assert "Shared (team)" in own.text and "by " not in own.text
         assert own.find_elements(By.CSS_SELECTOR, "button.danger")
+
+
+def test_the_pending_panel_shows_the_requests_an_operator_has_not_finished_without_reading_the_trail(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+    operator_api: httpx.Client,
+) -> None:
+    """The panel lists the person's own requests that wait for an operator, oldest first: a forget approved and not
+    yet carried out, a pending forget and an operator's pending purge of them; a rejected forget is not listed.
+    It reads them from GET .../memory/deletions, not from the person's audit trail, whose length is unbounded."""
+    ids = [local_api.post("/memory/append", json={"scope": "user", "content_markdown": f"- fact {n}"}
+                          ).json()["entry_id"] for n in range(3)]
+    requests = [local_api.delete(f"/memory/entries/{entry}").json()["request_id"] for entry in ids]
+    operator_api.post(f"/operator/deletions/{requests[0]}/approve").raise_for_status()
+    operator_api.post(f"/operator/deletions/{requests[2]}/reject", json={"reason": "kept"}).raise_for_status()
+    operator_api.post("/operator/purges", json={"upn": "local@localhost"}).raise_for_status()
+    open_console(browser, console_server, instance)
+    pending = text_appears(browser, "#pending", "3 deletions waiting for an operator")
+    lines = [li.text for li in pending.find_elements(By.TAG_NAME, "li")]
+    assert [(line.split(" on ")[0], line.rsplit(": ", 1)[1]) for line in lines] == [
+        ("Asked to forget (user)", "approved, erasure under way"),
+        ("Asked to forget (user)", "pending approval"),
+        ("Erasure of everything requested", "pending approval"),
+    ]
+    read = browser.execute_script("return performance.getEntriesByType('resource').map((r) => r.name)")
+    assert not [url for url in read if "/memory/audit" in url]
+    assert [url for url in read if "/memory/deletions?status=pending" in url]

@@ -11,7 +11,7 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.composition import ScannerOnFirstScan
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.deletion import DeletionRequest, DeletionStatus
-from memory_core.domain.errors import Conflict, NotFound, SecretDetected
+from memory_core.domain.errors import Conflict, InvalidInput, NotFound, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, Share
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, PendingDeletion, WriteOptions
@@ -259,3 +259,34 @@ def test_import_replace_survives_a_sweep_crash_like_a_clear(service: MemoryServi
     (done,) = service.custody.sweep()
     assert done.erased_entries == 1
     assert _text(service) == "# User memory\n\n- new\n"
+
+
+def test_one_users_requests_page_apart_from_the_instances(service: MemoryService) -> None:
+    """``page(upn=...)`` lists that user's requests only (an operator's purge of them included), with the
+    status filter, oldest first; its tokens continue only listings of the same kind."""
+    bob = Caller(upn="bob@contoso.com", name="Bob")
+    alex_clear = _pending_clear(service)
+    service.append(bob, "i", Scope.USER, None, "- bob's")
+    bob_clear = service.clear(bob, "i", Scope.USER, None, confirm=True)
+    assert isinstance(bob_clear, PendingDeletion)
+    purge = service.custody.request_purge("olivia@contoso.com", "i", ALEX.upn)
+    service.custody.approve("olivia@contoso.com", "i", alex_clear)
+
+    def ids(status: DeletionStatus | None, upn: str | None, limit: int = 100) -> list[str]:
+        return [r.id for r in service.custody.page("i", status, limit=limit, upn=upn).items]
+
+    assert ids(None, ALEX.upn) == [alex_clear, purge.id]
+    assert ids(None, bob.upn) == [bob_clear.request_id]
+    assert ids(DeletionStatus.PENDING, ALEX.upn) == [purge.id]
+    assert ids(DeletionStatus.APPROVED, ALEX.upn) == [alex_clear]
+    assert ids(DeletionStatus.APPROVED, bob.upn) == []
+    assert ids(None, None) == [alex_clear, bob_clear.request_id, purge.id]
+    first = service.custody.page("i", None, limit=1, upn=ALEX.upn)
+    assert [r.id for r in first.items] == [alex_clear]
+    second = service.custody.page("i", None, limit=1, continuation=first.continuation, upn=ALEX.upn)
+    assert [r.id for r in second.items] == [purge.id] and second.continuation is None
+    with pytest.raises(InvalidInput):
+        service.custody.page("i", None, limit=1, continuation=first.continuation)
+    instance_token = service.custody.page("i", None, limit=1).continuation
+    with pytest.raises(InvalidInput):
+        service.custody.page("i", None, limit=1, continuation=instance_token, upn=ALEX.upn)

@@ -4,12 +4,16 @@ import { h, replace, field, formatTime, uid } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { announce, busy, confirmAction, cutShortNote } from "./ui.js";
 
-const REQUESTED = new Set(["forget_requested", "clear_requested", "purge_requested", "replace_requested"]);
 const ACTION_LABELS = {
   append: "Added", import: "Imported", clear: "Cleared", forget: "Forgot",
   clear_requested: "Asked to clear", replace_requested: "Replaced by an import", forget_requested: "Asked to forget", purge_requested: "Erasure of everything requested",
   deletion_approved: "Deletion approved", deletion_rejected: "Deletion rejected", deletion_executed: "Deletion carried out",
   write_rejected: "Write refused", memory_file: "Memory file changed", agent_settings: "Settings changed",
+};
+
+const KIND_LABELS = {
+  forget: "Asked to forget", clear: "Asked to clear", replace: "Replaced by an import",
+  purge: "Erasure of everything requested",
 };
 
 export const MEMORY_OFF_TEXT = "An agent can switch memory off for a conversation (a \u201ctemporary chat\u201d) by sending "
@@ -29,11 +33,10 @@ export class PersonView {
   // -- the memory tab ---------------------------------------------------------------------------
 
   async showMemory() {
-    // The three reads go out together; the entries are read for the scope shown last time. The trail is
-    // read newest first, so a trail longer than the console reads still shows the latest requests.
-    const [agentsPage, audit, entriesPage] = await Promise.all([
+    // The reads go out together; the entries are read for the scope shown last time.
+    const [agentsPage, waiting, entriesPage] = await Promise.all([
       this.api.get("/memory/agents"),
-      this.api.list("/memory/audit", { order: "newest_first" }, "events").catch(() => ({ events: [] })),
+      this.waitingRequests(),
       this.api.list("/memory/entries", this.scopeQuery, "entries"),
     ]);
     const agents = agentsPage.agents || [];
@@ -54,8 +57,18 @@ export class PersonView {
       h("details", { class: "panel" }, h("summary", {}, "What is \u201cmemory off\u201d?"), h("p", {}, MEMORY_OFF_TEXT)));
     const section = h("section", { "aria-labelledby": "scope-title" });
     root.append(nav, section);
-    this.renderScope(section, pendingRequests((audit.events || []).slice().reverse()), entriesPage);
+    this.renderScope(section, waiting, entriesPage);
     return root;
+  }
+
+  /**
+   * The caller's deletion requests no operator has finished with (pending, or approved and not yet carried
+   * out), oldest first. The panel is advisory, so a list that cannot be read counts as empty.
+   */
+  async waitingRequests() {
+    const lists = await Promise.all(["pending", "approved"].map((status) =>
+      this.api.list("/memory/deletions", { status }, "requests").catch(() => ({ requests: [] }))));
+    return oldestFirst(lists.flatMap((list) => list.requests || []));
   }
 
   scopeButton(scope, label, count) {
@@ -269,19 +282,10 @@ export class PersonView {
   }
 }
 
-/**
- * Deletion requests the user made that no operator has finished with yet, from their own audit
- * trail, oldest first.
- */
-export function pendingRequests(events) {
-  const state = new Map();
-  for (const e of events) {
-    if (!e.request_id) continue;
-    if (REQUESTED.has(e.action)) state.set(e.request_id, { ...e, status: "pending" });
-    else if (e.action === "deletion_approved" && state.has(e.request_id)) state.get(e.request_id).status = "approved";
-    else if (e.action === "deletion_rejected" || e.action === "deletion_executed") state.delete(e.request_id);
-  }
-  return [...state.values()];
+/** Deletion requests by the time they were made (``requested_on``, one ISO 8601 form), oldest first. */
+export function oldestFirst(requests) {
+  const time = (r) => r.requested_on;
+  return requests.slice().sort((a, b) => (time(a) < time(b) ? -1 : time(a) > time(b) ? 1 : 0));
 }
 
 function pendingPanel(pending) {
@@ -289,9 +293,10 @@ function pendingPanel(pending) {
     h("strong", {}, `${pending.length} deletion${pending.length === 1 ? "" : "s"} waiting for an operator`),
     h("p", {}, "What you asked to forget is already hidden from you and from every agent. An operator approves the erasure, "
       + "or rejects it and the memory shows again."),
-    h("ul", {}, pending.map((p) => h("li", {}, `${ACTION_LABELS[p.action] || p.action} `,
+    h("ul", {}, pending.map((p) => h("li", {}, `${KIND_LABELS[p.kind] || p.kind} `,
       p.scope ? `(${p.scope}${p.agent_object_id ? `: ${p.agent_object_id}` : ""}) ` : "",
-      `on ${formatTime(p.time)}: `, p.status === "approved" ? "approved, erasure under way" : "pending approval"))));
+      `on ${formatTime(p.requested_on)}: `,
+      p.status === "approved" ? "approved, erasure under way" : "pending approval"))));
 }
 
 /** Audit events as the audit routes answer them with ``order=newest_first``: the newest first. */
