@@ -1,7 +1,8 @@
 """First paint of the person's view on the embedded store with 1,000 entries is under one second.
 
 Measured in the browser: ``performance.mark("console:view-shown")`` is set on the first frame
-after the memory view (all 1,000 entries, rendered from markdown) is in the DOM; its
+after the memory view (the newest 500 of the 1,000 entries, rendered from markdown, and the
+button that shows more: tests/console/test_many_entries.py) is in the DOM; its
 ``startTime`` counts from the start of navigation, so it includes the page, its modules, the
 config and the API calls. Median of three loads, after one warm-up load.
 """
@@ -20,6 +21,7 @@ from tests.console.conftest import open_console
 from tests.support.local_server import RunningServer
 
 ENTRIES = 1000
+SHOWN = 500  # the entries the view renders at once
 BUDGET_MS = 1000.0
 
 
@@ -41,13 +43,14 @@ def test_first_paint_with_a_thousand_entries_is_under_a_second(browser: WebDrive
                                                                instance: str, local_api: httpx.Client) -> None:
     _seed(local_api)
     open_console(browser, console_server, instance)  # warm-up (and sets the instance)
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#entries .entry")) == ENTRIES
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#entries .entry")) == SHOWN
+    assert find(browser, "h3").text == f"Entries ({ENTRIES})"
     timings = []
     for _ in range(3):
         browser.get(f"{console_server.api}/console")
         find(browser, "#entries")
         timings.append(_shown_ms(browser))
-        assert len(browser.find_elements(By.CSS_SELECTOR, "#entries .entry")) == ENTRIES
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#entries .entry")) == SHOWN
     median = statistics.median(timings)
     print(f"\nconsole first paint with {ENTRIES} entries: median {median:.0f} ms of {[round(t) for t in timings]}")
     assert median < BUDGET_MS

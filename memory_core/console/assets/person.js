@@ -16,6 +16,12 @@ const KIND_LABELS = {
   purge: "Erasure of everything requested",
 };
 
+/**
+ * Entries rendered at once, newest first; a button shows as many more each time. Rendering and tearing
+ * down every entry of a long memory took most of a load at 10,000 entries (docs/performance.md).
+ */
+export const SHOWN_AT_ONCE = 500;
+
 export const MEMORY_OFF_TEXT = "An agent can switch memory off for a conversation (a \u201ctemporary chat\u201d) by sending "
   + "X-MEMORY-MODE: off. Then nothing is read from your memory and nothing new is stored, and the agent is told so. "
   + "Operators can also switch memory off for one agent. What is already stored stays here, and you can still see, "
@@ -26,6 +32,7 @@ export class PersonView {
     this.api = api;
     this.config = config;
     this.scope = { kind: "user" };
+    this.shown = SHOWN_AT_ONCE;  // entries rendered in the scope; kept when the view re-renders after a change
     this.onChange = () => {};
     this.onIdentity = () => {};
   }
@@ -76,7 +83,7 @@ export class PersonView {
     return h("li", {}, h("button", {
       type: "button", "aria-current": current ? "true" : "false",
       dataset: { scope: scope.kind === "user" ? "user" : `agent:${scope.id}` },
-      onclick: () => { this.scope = scope; this.onChange(); },
+      onclick: () => { this.scope = scope; this.shown = SHOWN_AT_ONCE; this.onChange(); },
     }, label, count === null ? null : h("span", { class: "count" }, h("span", { class: "visually-hidden" }, ", entries: "), String(count))));
   }
 
@@ -107,12 +114,42 @@ export class PersonView {
       results,
       h("h3", {}, `Entries (${entries.length})`),
       cutShortNote(entriesPage, entries, "entries, the oldest,", "Export your memory to get all of it."),
-      entries.length ? h("ul", { class: "entries", id: "entries" }, entries.map((e) => this.entryItem(e)))
+      entries.length ? this.entryList(entries)
         : h("div", { class: "empty", id: "empty-state" },
           h("p", {}, "Nothing is remembered here."),
           h("p", {}, "When an agent remembers something about you, it appears here. You can also add a note yourself below.")),
       this.addForm(),
       this.transferPanel(entries.length));
+  }
+
+  /** The newest ``this.shown`` entries, and a button that shows the next ones while older ones are left. */
+  entryList(entries) {
+    const list = h("ul", { class: "entries", id: "entries" },
+      entries.slice(0, this.shown).map((e) => this.entryItem(e)));
+    const more = h("button", { type: "button", id: "show-more" });
+    const label = () => {
+      const left = entries.length - list.children.length;
+      more.textContent = `Show ${Math.min(SHOWN_AT_ONCE, left).toLocaleString()} more`
+        + ` (${left.toLocaleString()} older not shown)`;
+    };
+    more.addEventListener("click", () => {
+      const start = list.children.length;
+      list.append(...entries.slice(start, start + SHOWN_AT_ONCE).map((e) => this.entryItem(e)));
+      this.shown = list.children.length;
+      announce(`Showing ${this.shown.toLocaleString()} of ${entries.length.toLocaleString()} entries.`);
+      if (this.shown < entries.length) {
+        label();
+        return;
+      }
+      // The button goes; focus moves to what replaces it rather than to the top of the page.
+      const done = h("p", { class: "muted", id: "all-shown", tabindex: "-1" },
+        `All ${entries.length.toLocaleString()} entries shown.`);
+      more.replaceWith(done);
+      done.focus();
+    });
+    if (list.children.length >= entries.length) return list;
+    label();
+    return h("div", {}, list, h("div", { class: "show-more" }, more));
   }
 
   entryItem(entry) {
