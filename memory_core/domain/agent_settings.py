@@ -99,6 +99,9 @@ class AgentSettingsBook:
         self._clock = clock
         self._scanner = scanner
         self._cache: dict[tuple[str, str], _Read] = {}
+        # Stored versions (instance, agent, etag) whose withheld instructions this process has warned about:
+        # the warning is for an operator to act on, once per version, not at every read of the store.
+        self._warned: set[tuple[str, str, str | None]] = set()
         self._lock = threading.Lock()
 
     def get(self, instance_id: str, agent_object_id: str) -> AgentSettings:
@@ -117,8 +120,8 @@ class AgentSettingsBook:
         scanner's current ruleset (``SCREENED_UNDER``): a put marks it, and so does a read whose scan
         finds nothing, so each record is scanned once per ruleset, not at every read. Instructions
         that fail can only predate the screen, or a detector added since they were saved. They stay
-        withheld, with a warning logged at each read of the store, until an operator saves
-        instructions that pass it."""
+        withheld until an operator saves instructions that pass it; each process logs a warning at the
+        first read of each stored version that fails, and a debug line at the reads after it."""
         return self.stored(instance_id, agent_object_id).for_models
 
     def _read(self, instance_id: str, agent_object_id: str) -> _Read:
@@ -158,7 +161,8 @@ class AgentSettingsBook:
         ruleset = self._scanner.ruleset
         if record.data.get(SCREENED_UNDER) == ruleset:
             return StoredSettings(settings, settings)
-        for_models = self._screened(instance_id, settings, warn=warn)
+        for_models = self._screened(instance_id, settings,
+                                    version=(instance_id, agent_object_id, record.etag) if warn else None)
         if stamp and for_models == settings:
             self._stamp(record, ruleset)
         return StoredSettings(settings, for_models)
@@ -178,18 +182,30 @@ class AgentSettingsBook:
             log.debug("agent settings %s: not marked as screened (%s); the next read scans them again",
                       record.id, type(missed).__name__)
 
-    def _screened(self, instance_id: str, settings: AgentSettings, *, warn: bool = True) -> AgentSettings:
+    def _first_warning(self, version: tuple[str, str, str | None]) -> bool:
+        """True the first time this process asks about ``version`` (instance, agent, etag): whether
+        instructions it withholds are worth a warning rather than a debug line."""
+        with self._lock:
+            if version in self._warned:
+                return False
+            self._warned.add(version)
+            return True
+
+    def _screened(
+        self, instance_id: str, settings: AgentSettings, *, version: tuple[str, str, str | None] | None
+    ) -> AgentSettings:
         """``settings``, or a copy without instructions that fail the screen (no text: no scan),
-        logged as a warning unless ``warn`` is False."""
+        logged as a warning the first time for the stored ``version``, else as a debug line (None:
+        always debug, for listings)."""
         try:
             refuse_secret(self._scanner, settings.policy_instructions, "policy_instructions")
         except SecretDetected as refused:
-            if warn:
-                log.warning(
-                    "agent %s in instance %s: its stored policy_instructions look like they contain a secret"
-                    " (detectors: %s); they are withheld from models until an operator saves instructions that"
-                    " pass the screen", settings.agent_object_id, instance_id, ", ".join(refused.detectors),
-                )
+            log.log(
+                logging.WARNING if version is not None and self._first_warning(version) else logging.DEBUG,
+                "agent %s in instance %s: its stored policy_instructions look like they contain a secret"
+                " (detectors: %s); they are withheld from models until an operator saves instructions that"
+                " pass the screen", settings.agent_object_id, instance_id, ", ".join(refused.detectors),
+            )
             return replace(settings, policy_instructions=None)
         return settings
 

@@ -21,6 +21,7 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.composition import ScannerOnFirstScan
 from memory_core.domain.agent_settings import (
     AGENT_SETTINGS,
+    CACHE_SECONDS,
     PUT_ATTEMPTS,
     SCREENED_UNDER,
     SETTINGS_OWNER,
@@ -176,6 +177,28 @@ def test_a_read_whose_scan_finds_nothing_marks_the_record_so_no_process_scans_it
     assert _book(store, second).for_models(INSTANCE, AGENT) == old and second.scanned == []
     assert _book(store).get(INSTANCE, AGENT) == old
     assert _book(store).trail(INSTANCE, limit=10).items == []
+
+
+def test_a_process_warns_once_per_stored_version_of_withheld_instructions(
+    store: SqliteMemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Withheld instructions are read from the store again every CACHE_SECONDS, each time withheld; the process
+    warns at the first of those reads and logs a debug line at the others, naming the agent and never the token.
+    Another stored version that fails warns again, and so does a new process."""
+    now = [1000.0]
+    book = AgentSettingsBook(store, AuditTrail(store, TickingClock(datetime(2026, 12, 5, tzinfo=UTC))),
+                             clock=lambda: now[0], scanner=ScannerOnFirstScan())
+    _stored_before_the_screen(store, AgentSettings(AGENT, policy_instructions=f"Use token {GITHUB_TOKEN}."))
+    with caplog.at_level(logging.DEBUG, logger="memory_core.agent_settings"):
+        for _ in range(3):
+            assert book.stored(INSTANCE, AGENT).instructions_withheld
+            now[0] += CACHE_SECONDS + 1
+        assert [r.levelno for r in caplog.records] == [logging.WARNING, logging.DEBUG, logging.DEBUG]
+        _stored_before_the_screen(store, AgentSettings(AGENT, policy_instructions=f"Now use {GITHUB_TOKEN}!"))
+        assert book.stored(INSTANCE, AGENT).instructions_withheld
+        assert _book(store, ScannerOnFirstScan()).stored(INSTANCE, AGENT).instructions_withheld
+    assert [r.levelno for r in caplog.records][3:] == [logging.WARNING, logging.WARNING]
+    assert all(AGENT in r.getMessage() and GITHUB_TOKEN[:8] not in r.getMessage() for r in caplog.records)
 
 
 def test_instructions_are_screened_again_once_an_upgrade_adds_a_detector(
