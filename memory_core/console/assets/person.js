@@ -11,11 +11,6 @@ const ACTION_LABELS = {
   write_rejected: "Write refused", memory_file: "Memory file changed", agent_settings: "Settings changed",
 };
 
-const KIND_LABELS = {
-  forget: "Asked to forget", clear: "Asked to clear", replace: "Replaced by an import",
-  purge: "Erasure of everything requested",
-};
-
 /**
  * Entries rendered at once, newest first; a button shows as many more each time. Rendering and tearing
  * down every entry of a long memory took most of a load at 10,000 entries (docs/performance.md).
@@ -31,8 +26,7 @@ export class PersonView {
   constructor(api, config) {
     this.api = api;
     this.config = config;
-    this.scope = { kind: "user" };
-    this.shown = SHOWN_AT_ONCE;  // entries rendered in the scope; kept when the view re-renders after a change
+    this.choose({ kind: "user" });
     this.onChange = () => {};
     this.onIdentity = () => {};
   }
@@ -50,7 +44,7 @@ export class PersonView {
     this.upn = agentsPage.upn || null;
     if (this.upn) this.onIdentity(this.upn);  // who the API says the caller is
     if (this.scope.kind === "agent" && !agents.some((a) => a.agent_object_id === this.scope.id)) {
-      this.scope = { kind: "user" };
+      this.choose({ kind: "user" });
       return this.showMemory();
     }
     const root = h("div", { class: "layout" });
@@ -78,12 +72,18 @@ export class PersonView {
     return oldestFirst(lists.flatMap((list) => list.requests || []));
   }
 
+  /** Show ``scope`` from its newest ``SHOWN_AT_ONCE`` entries; re-renders after a change keep ``shown``. */
+  choose(scope) {
+    this.scope = scope;
+    this.shown = SHOWN_AT_ONCE;
+  }
+
   scopeButton(scope, label, count) {
     const current = this.scope.kind === scope.kind && this.scope.id === scope.id;
     return h("li", {}, h("button", {
       type: "button", "aria-current": current ? "true" : "false",
       dataset: { scope: scope.kind === "user" ? "user" : `agent:${scope.id}` },
-      onclick: () => { this.scope = scope; this.shown = SHOWN_AT_ONCE; this.onChange(); },
+      onclick: () => { this.choose(scope); this.onChange(); },
     }, label, count === null ? null : h("span", { class: "count" }, h("span", { class: "visually-hidden" }, ", entries: "), String(count))));
   }
 
@@ -330,7 +330,7 @@ function pendingPanel(pending) {
     h("strong", {}, `${pending.length} deletion${pending.length === 1 ? "" : "s"} waiting for an operator`),
     h("p", {}, "What you asked to forget is already hidden from you and from every agent. An operator approves the erasure, "
       + "or rejects it and the memory shows again."),
-    h("ul", {}, pending.map((p) => h("li", {}, `${KIND_LABELS[p.kind] || p.kind} `,
+    h("ul", {}, pending.map((p) => h("li", {}, `${ACTION_LABELS[`${p.kind}_requested`] || p.kind} `,
       p.scope ? `(${p.scope}${p.agent_object_id ? `: ${p.agent_object_id}` : ""}) ` : "",
       `on ${formatTime(p.requested_on)}: `,
       p.status === "approved" ? "approved, erasure under way" : "pending approval"))));
