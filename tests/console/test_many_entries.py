@@ -35,12 +35,12 @@ def _shown(browser: WebDriver) -> list[str]:
 def test_the_newest_500_show_first_and_the_button_shows_the_rest_500_at_a_time(
     browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client
 ) -> None:
-    """1,201 entries: the newest 500 are rendered, newest first, under "Entries (1201)"; the button says how many
+    """1,201 entries: the newest 500 are rendered, newest first, under "Entries (1,201)"; the button says how many
     more it shows and how many are left; two clicks show them all, the oldest last, and focus lands on the line
     that replaces the button. A forget keeps every entry shown; choosing the scope again shows 500."""
     _seed(local_api, ENTRIES)
     open_console(browser, console_server, instance)
-    text_appears(browser, "h3", f"Entries ({ENTRIES})")
+    text_appears(browser, "h3", f"Entries ({ENTRIES:,})")
     shown = _shown(browser)
     assert (len(shown), shown[0], shown[-1]) == (500, "fact 1200", "fact 0701")
     more = find(browser, "#show-more")
@@ -61,7 +61,7 @@ def test_the_newest_500_show_first_and_the_button_shows_the_rest_500_at_a_time(
     oldest = browser.find_elements(By.CSS_SELECTOR, "#entries .entry")[-1]
     oldest.find_element(By.CSS_SELECTOR, "button.danger").click()
     _confirm(browser, "Forget")
-    text_appears(browser, "h3", f"Entries ({ENTRIES - 1})")
+    text_appears(browser, "h3", f"Entries ({ENTRIES - 1:,})")
     wait_idle(browser)
     shown = _shown(browser)
     assert (len(shown), shown[-1]) == (ENTRIES - 1, "fact 0001")

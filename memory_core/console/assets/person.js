@@ -112,7 +112,7 @@ export class PersonView {
       entriesPage.notice ? h("p", { class: "notice" }, entriesPage.notice) : null,
       this.searchForm(entries, results),
       results,
-      h("h3", {}, `Entries (${entries.length})`),
+      h("h3", {}, `Entries (${entries.length.toLocaleString()})`),
       cutShortNote(entriesPage, entries, "entries, the oldest,", "Export your memory to get all of it."),
       entries.length ? this.entryList(entries)
         : h("div", { class: "empty", id: "empty-state" },
