@@ -9,6 +9,7 @@ from __future__ import annotations
 import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
 
 from tests.console.browser import find, status_says, text_appears, wait_for, wait_idle
 from tests.console.conftest import open_console
@@ -24,6 +25,20 @@ def _seed(local_api: httpx.Client, count: int) -> None:
                        ).raise_for_status()
     for i in range(count):  # in order, one at a time: the entries' order is their number's
         append(i)
+
+
+def _click_when_still(browser: WebDriver, element: WebElement) -> None:
+    """Scroll ``element`` into view and click it once it has stopped moving. Entries off screen are laid out at an
+    estimated height (``content-visibility: auto``) and take their real one as they scroll into view, so a click
+    aimed while they do can land on an entry instead (seen once under a full CI run's load)."""
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    tops: list[float] = []
+
+    def still(d: WebDriver) -> bool:
+        tops.append(d.execute_script("return arguments[0].getBoundingClientRect().top", element))
+        return len(tops) >= 4 and len(set(tops[-4:])) == 1
+    wait_for(browser, still)
+    element.click()
 
 
 def _shown(browser: WebDriver) -> list[str]:
@@ -46,11 +61,11 @@ def test_the_newest_500_show_first_and_the_button_shows_the_rest_500_at_a_time(
     more = find(browser, "#show-more")
     assert more.text == "Show 500 more (701 older not shown)"
 
-    more.click()
+    _click_when_still(browser, more)
     wait_for(browser, lambda d: len(_shown(d)) == 1000)
     status_says(browser, "Showing 1,000 of 1,201 entries.")
     assert find(browser, "#show-more").text == "Show 201 more (201 older not shown)"
-    find(browser, "#show-more").click()
+    _click_when_still(browser, find(browser, "#show-more"))
     done = text_appears(browser, "#all-shown", "All 1,201 entries shown.")
     shown = _shown(browser)
     assert (len(shown), shown[500], shown[-1]) == (ENTRIES, "fact 0700", "fact 0000")
@@ -59,7 +74,7 @@ def test_the_newest_500_show_first_and_the_button_shows_the_rest_500_at_a_time(
 
     wait_idle(browser)
     oldest = browser.find_elements(By.CSS_SELECTOR, "#entries .entry")[-1]
-    oldest.find_element(By.CSS_SELECTOR, "button.danger").click()
+    _click_when_still(browser, oldest.find_element(By.CSS_SELECTOR, "button.danger"))
     _confirm(browser, "Forget")
     text_appears(browser, "h3", f"Entries ({ENTRIES - 1:,})")
     wait_idle(browser)
@@ -67,7 +82,7 @@ def test_the_newest_500_show_first_and_the_button_shows_the_rest_500_at_a_time(
     assert (len(shown), shown[-1]) == (ENTRIES - 1, "fact 0001")
     assert not browser.find_elements(By.ID, "show-more")
 
-    find(browser, 'button[data-scope="user"]').click()
+    _click_when_still(browser, find(browser, 'button[data-scope="user"]'))
     wait_for(browser, lambda d: len(_shown(d)) == 500)
     assert find(browser, "#show-more").text == "Show 500 more (700 older not shown)"
 
