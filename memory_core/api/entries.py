@@ -7,7 +7,6 @@ import re
 
 import azure.functions as func
 
-from memory_core.domain.deletion import DeletionStatus
 from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import Scope
@@ -94,8 +93,7 @@ def list_own_deletions(call: Call) -> DeletionListResponse:
     # What the person's console shows as waiting for an operator, without reading the whole audit trail;
     # the requests include an operator's purge of the caller's memory.
     query = call.query(DeletionsQuery)
-    status = DeletionStatus(query.status) if query.status else None
-    page = call.runtime.service.custody.page(call.instance_id, status, limit=query.limit,
+    page = call.runtime.service.custody.page(call.instance_id, query.wanted, limit=query.limit,
                                              continuation=query.continuation, upn=call.caller.upn)
     return DeletionListResponse(requests=[DeletionRequestModel.from_request(r) for r in page.items],
                                 continuation=page.continuation)

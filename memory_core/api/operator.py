@@ -11,7 +11,7 @@ import azure.functions as func
 
 from memory_core.composition import runtime
 from memory_core.domain.agent_settings import AgentSettings
-from memory_core.domain.deletion import PENDING_MESSAGE, DeletionStatus
+from memory_core.domain.deletion import PENDING_MESSAGE
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, InvalidCallerId, caller_upn
 from memory_core.domain.models import Scope
@@ -57,8 +57,7 @@ def _user(raw: str) -> str:
                        query=DeletionsQuery, response=DeletionListResponse, errors=(400, 401, 403)))
 def list_deletions(call: Call) -> DeletionListResponse:
     query = call.query(DeletionsQuery)
-    status = DeletionStatus(query.status) if query.status else None
-    page = call.runtime.service.custody.page(call.instance_id, status, limit=query.limit,
+    page = call.runtime.service.custody.page(call.instance_id, query.wanted, limit=query.limit,
                                              continuation=query.continuation)
     return DeletionListResponse(requests=[
         DeletionRequestModel.from_request(r).model_copy(update={"entry_count": request_entry_count(call.runtime.store, r)})

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from memory_core.domain.agent_settings import AgentSettings, StoredSettings
 from memory_core.domain.audit import AuditEvent
-from memory_core.domain.deletion import DeletionRequest
+from memory_core.domain.deletion import DeletionRequest, DeletionStatus
 from memory_core.domain.models import MemoryEntry
 from memory_core.domain.paging import MAX_PAGE_SIZE, MAX_TOKEN_CHARS, Page
 from memory_core.domain.search import SearchHit
@@ -207,6 +207,11 @@ class LegacyImportAuditResponse(InstanceTrailResponse):
 
 class DeletionsQuery(PageQuery):
     status: Literal["pending", "approved", "rejected", "executed"] | None = None
+
+    @property
+    def wanted(self) -> DeletionStatus | None:
+        """The status asked for; None for requests in any status."""
+        return DeletionStatus(self.status) if self.status else None
 
 
 class DeletionRequestModel(BaseModel):

@@ -45,6 +45,13 @@ export function replace(el, ...children) {
 // One formatter for the page: building one per call costs more than the rest of an entry's rendering.
 const TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
+const COUNT_FORMAT = new Intl.NumberFormat();
+
+/** A count in the reader's digit grouping, as ``formatTime`` writes times in their locale. */
+export function formatCount(n) {
+  return COUNT_FORMAT.format(n);
+}
+
 export function formatTime(iso) {
   if (!iso) return "";
   const d = new Date(iso);

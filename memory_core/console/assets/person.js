@@ -1,6 +1,6 @@
 // The person's view: their own memory only (the API decides whose memory from the sign-in).
 
-import { h, replace, field, formatTime, uid } from "./dom.js";
+import { h, replace, field, formatCount, formatTime, uid } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { announce, busy, confirmAction, cutShortNote } from "./ui.js";
 
@@ -15,7 +15,7 @@ const ACTION_LABELS = {
  * Entries rendered at once, newest first; a button shows as many more each time. Rendering and tearing
  * down every entry of a long memory took most of a load at 10,000 entries (docs/performance.md).
  */
-export const SHOWN_AT_ONCE = 500;
+const SHOWN_AT_ONCE = 500;
 
 export const MEMORY_OFF_TEXT = "An agent can switch memory off for a conversation (a \u201ctemporary chat\u201d) by sending "
   + "X-MEMORY-MODE: off. Then nothing is read from your memory and nothing new is stored, and the agent is told so. "
@@ -112,7 +112,7 @@ export class PersonView {
       entriesPage.notice ? h("p", { class: "notice" }, entriesPage.notice) : null,
       this.searchForm(entries, results),
       results,
-      h("h3", {}, `Entries (${entries.length.toLocaleString()})`),
+      h("h3", {}, `Entries (${formatCount(entries.length)})`),
       cutShortNote(entriesPage, entries, "entries, the oldest,", "Export your memory to get all of it."),
       entries.length ? this.entryList(entries)
         : h("div", { class: "empty", id: "empty-state" },
@@ -129,21 +129,21 @@ export class PersonView {
     const more = h("button", { type: "button", id: "show-more" });
     const label = () => {
       const left = entries.length - list.children.length;
-      more.textContent = `Show ${Math.min(SHOWN_AT_ONCE, left).toLocaleString()} more`
-        + ` (${left.toLocaleString()} older not shown)`;
+      more.textContent = `Show ${formatCount(Math.min(SHOWN_AT_ONCE, left))} more`
+        + ` (${formatCount(left)} older not shown)`;
     };
     more.addEventListener("click", () => {
       const start = list.children.length;
       list.append(...entries.slice(start, start + SHOWN_AT_ONCE).map((e) => this.entryItem(e)));
       this.shown = list.children.length;
-      announce(`Showing ${this.shown.toLocaleString()} of ${entries.length.toLocaleString()} entries.`);
+      announce(`Showing ${formatCount(this.shown)} of ${formatCount(entries.length)} entries.`);
       if (this.shown < entries.length) {
         label();
         return;
       }
       // The button goes; focus moves to what replaces it rather than to the top of the page.
       const done = h("p", { class: "muted", id: "all-shown", tabindex: "-1" },
-        `All ${entries.length.toLocaleString()} entries shown.`);
+        `All ${formatCount(entries.length)} entries shown.`);
       more.replaceWith(done);
       done.focus();
     });

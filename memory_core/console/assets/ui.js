@@ -1,6 +1,6 @@
 // Shared page furniture: the status line, the confirmation dialog and the note under a list cut short.
 
-import { h, replace } from "./dom.js";
+import { formatCount, h, replace } from "./dom.js";
 
 let statusTimer = null;
 
@@ -78,5 +78,5 @@ export async function busy(button, action) {
 export function cutShortNote(page, items, what, rest) {
   if (!page || !page.truncated) return null;
   return h("p", { class: "notice cut-short", role: "note" },
-    `Only the first ${items.length.toLocaleString("en-US")} ${what} are shown here, and there are more. ${rest}`);
+    `Only the first ${formatCount(items.length)} ${what} are shown here, and there are more. ${rest}`);
 }
