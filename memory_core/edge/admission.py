@@ -8,16 +8,18 @@ passes with:
 4. authentication, as the route declares it (``Access``; 401, 403);
 5. the memory mode (X-MEMORY-MODE) on user routes (400 when malformed);
 6. the body, bounded again as read, decoded strictly (``memory_core.wire.json_text``)
-   and validated; the query string; the ``{instanceId}`` route parameter (400).
+   and validated; the query string, each parameter the route reads given once; the
+   ``{instanceId}`` route parameter (400).
 
 A refusal is raised as the error family's member; ``memory_core.edge.function`` answers it.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import azure.functions as func
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -116,6 +118,26 @@ def _validated(model: type[M], data: object, where: str) -> M:
         raise ValidationFailed(f"invalid {where}: {details[0].field}: {details[0].message}", details) from None
 
 
+def _query(model: type[M], req: func.HttpRequest) -> M:
+    """The query string as ``model``; 400 ``repeated_query_parameter`` when a parameter it reads comes twice.
+
+    Azure's host joins a repeated parameter with commas and the local host keeps the last one,
+    so ``?status=pending&status=approved`` would mean something different on each. Names are
+    counted without case, as Azure's host joins them (ASP.NET's query collection; the host's
+    ``ToRpcHttp`` hands the worker ``StringValues.ToString()`` and the URL with its query string).
+    The raw URL is read for the count because ``req.params`` has already merged the repeats.
+    """
+    read = {(field.alias or name).casefold(): field.alias or name for name, field in model.model_fields.items()}
+    counts = Counter(name.casefold() for name, _ in parse_qsl(urlsplit(req.url).query, keep_blank_values=True))
+    repeated = sorted(read[name] for name, count in counts.items() if count > 1 and name in read)
+    if repeated:
+        raise InvalidInput(
+            f"query parameter {repeated[0]!r} is given {counts[repeated[0].casefold()]} times; give it once",
+            code="repeated_query_parameter",
+        )
+    return _validated(model, dict(req.params), "query")
+
+
 def _declared_length(req: func.HttpRequest) -> int | None:
     raw = req.headers.get("content-length")
     if raw is None or not raw.strip():
@@ -178,7 +200,7 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
     if len(raw) > limit:
         raise _too_large(len(raw), limit, declared=False)
     body = _parse_body(raw, spec.body) if spec.body is not None else None
-    query = _validated(spec.query, dict(req.params), "query") if spec.query is not None else None
+    query = _query(spec.query, req) if spec.query is not None else None
     instance = req.route_params.get("instanceId")
     return Call(
         request=req,
