@@ -17,9 +17,10 @@ or broken message alike:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_types import JSONRPCMessage, JSONRPCNotification, jsonrpc_message_adapter
+from mcp_types import PARSE_ERROR, JSONRPCMessage, JSONRPCNotification, jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from memory_core.wire import json_text
@@ -56,23 +57,32 @@ def jsonrpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
 BAD_REQUEST_ID = "Invalid Request: a request's id must be a string or an integer"
 """Why a request with an unusable id is refused (the id itself is never echoed)."""
 
-NOT_JSON: Any = object()
-"""What ``decode`` answers for text that is not (acceptable) JSON."""
+@dataclass(frozen=True)
+class NotJson:
+    """What ``decode`` answers for text that is not (acceptable) JSON: why, never quoting the text."""
+
+    reason: str
 
 
 def decode(body: bytes) -> Any:
-    """The body as JSON (the project's strict decoder), or ``NOT_JSON``.
+    """The body as JSON (the project's strict decoder), or ``NotJson`` saying why it is refused.
 
-    Refused: invalid UTF-8 or JSON, unpaired surrogates, nesting past the recursion limit.
+    Refused: invalid UTF-8 or JSON, unpaired surrogates, nesting past the recursion limit, an
+    object naming a member twice.
     """
     try:
         return json_text.loads(body)
-    except ValueError:
-        return NOT_JSON
+    except ValueError as error:
+        return NotJson(str(error))
+
+
+def parse_error(refused: NotJson) -> dict[str, Any]:
+    """The JSON-RPC parse error (-32700) answering a body or line ``decode`` refused; it has no id to answer."""
+    return jsonrpc_error(None, PARSE_ERROR, f"Parse error: {refused.reason}")
 
 
 def validate_envelope(decoded: Any) -> JSONRPCMessage | tuple[Any, str]:
-    """The JSON-RPC message ``decoded`` (JSON, not ``NOT_JSON``) is, or (id, message) saying why it is none.
+    """The JSON-RPC message ``decoded`` (JSON, not ``NotJson``) is, or (id, message) saying why it is none.
 
     The message names where and what is wrong, never the value found there: the
     SDK's own message for this case carries pydantic's ``input_value``, which
@@ -99,10 +109,9 @@ def validate_envelope(decoded: Any) -> JSONRPCMessage | tuple[Any, str]:
 def envelope_error(decoded: Any) -> tuple[Any, str] | None:
     """(id, message) when the body (``decoded`` by ``decode``) is JSON but not a JSON-RPC message; None otherwise.
 
-    A body that is not JSON at all is None here: the HTTP front leaves it to the
-    SDK (a -32700 parse error, which carries no input).
+    A body that is not JSON at all is None here: it is a parse error (``parse_error``).
     """
-    if decoded is NOT_JSON:
+    if isinstance(decoded, NotJson):
         return None
     found = validate_envelope(decoded)
     return found if isinstance(found, tuple) else None

@@ -26,9 +26,11 @@ from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
 from memory_core.mcp.envelope import (
     REQUEST_TIME_LIMIT_SECONDS,
     UNAUTHENTICATED,
+    NotJson,
     decode,
     envelope_error,
     jsonrpc_error,
+    parse_error,
     request_id_of,
     too_large,
 )
@@ -141,6 +143,9 @@ class McpHttpApp:
             await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, too_large(self._max_body_bytes, "request body")), [])
             return
         decoded = decode(body)
+        if isinstance(decoded, NotJson):  # the SDK's own parser would let some of it through
+            await _send_json(send, 400, parse_error(decoded), [])
+            return
         invalid = envelope_error(decoded)
         if invalid is not None:
             await _send_json(send, 400, jsonrpc_error(invalid[0], INVALID_REQUEST, invalid[1]), [])

@@ -50,7 +50,6 @@ from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    PARSE_ERROR,
     JSONRPCNotification,
     JSONRPCRequest,
 )
@@ -74,7 +73,10 @@ from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
 from memory_core.mcp.envelope import (
     REQUEST_TIME_LIMIT_SECONDS,
     UNAUTHENTICATED,
+    NotJson,
+    decode,
     jsonrpc_error,
+    parse_error,
     too_large,
     validate_envelope,
 )
@@ -91,7 +93,6 @@ from memory_core.mcp.stdio_wire import (
     pipe_reader,
     thread_reader,
 )
-from memory_core.wire import json_text
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -275,7 +276,11 @@ class StdioFront:
             self._answered.set()
 
     async def _refuse(self, out: WireOut, request_id: Any, code: int, message: str) -> None:
-        await out.write(json.dumps(jsonrpc_error(request_id, code, message), separators=(",", ":")).encode() + b"\n")
+        await self._write(out, jsonrpc_error(request_id, code, message))
+
+    @staticmethod
+    async def _write(out: WireOut, document: dict[str, Any]) -> None:
+        await out.write(json.dumps(document, separators=(",", ":")).encode() + b"\n")
 
     async def admitted(self, read_chunk: ReadChunk, out: WireOut) -> AsyncGenerator[Admitted]:
         """Each message of input the server is to see, with the context it is served in; the rest refused here.
@@ -323,10 +328,9 @@ class StdioFront:
         """One line: refused as the envelope's rules say (None), or the message with the launching identity's context."""
         if not line.strip():
             return None
-        try:
-            decoded = json_text.loads(line)
-        except json_text.JsonRejected as error:
-            await self._refuse(out, None, PARSE_ERROR, f"Parse error: {error}")
+        decoded = decode(line)
+        if isinstance(decoded, NotJson):
+            await self._write(out, parse_error(decoded))
             return None
         message = validate_envelope(decoded)
         if isinstance(message, tuple):

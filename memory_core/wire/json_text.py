@@ -4,6 +4,11 @@
 fail later with a 500: nesting deep enough to exhaust the interpreter's
 recursion limit, and ``\\ud800``-style escapes that decode to lone surrogates,
 which no UTF-8 encoder (SQLite, Cosmos DB, the response writer) accepts.
+
+It also lets an object name a member twice and keeps the last value, where other
+parsers keep the first or refuse (RFC 8259, section 4, leaves it open). A gateway that
+read ``{"upn": "alex@…", "upn": "bob@…"}`` in X-USER-IDENTITY, or a scope in a body,
+one way would see a different request from the one served, so such text is refused.
 """
 
 from __future__ import annotations
@@ -35,9 +40,17 @@ def _check_text(value: Any) -> None:
             pending.extend(item)
 
 
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        raise JsonRejected("a JSON object names the same member twice")
+    return members
+
+
 def loads(raw: bytes | str) -> Any:
     """The value of JSON text ``raw``. ``JsonRejected`` for invalid JSON or UTF-8, too deep a
-    nesting (past the interpreter's recursion limit) or a lone surrogate."""
+    nesting (past the interpreter's recursion limit), a lone surrogate or an object naming a
+    member twice."""
     if isinstance(raw, bytes):
         try:
             text = raw.decode("utf-8")  # strict: JSON on the wire is UTF-8, and encoded surrogates are invalid
@@ -48,7 +61,9 @@ def loads(raw: bytes | str) -> Any:
         if _SURROGATE.search(text):
             raise JsonRejected("JSON text contains an unpaired surrogate (\\ud800-\\udfff)")
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_members)
+    except JsonRejected:
+        raise
     except RecursionError:
         raise JsonRejected("JSON nests too deeply") from None
     except ValueError:

@@ -244,6 +244,50 @@ def test_a_lone_surrogate_in_the_identity_header_is_401(sqlite_server: RunningSe
     assert response.status_code == 401
 
 
+@pytest.mark.parametrize(("method", "path", "operator"), JSON_ROUTES)
+def test_a_member_named_twice_is_400_on_every_json_route(sqlite_server: RunningServer, instance_id: str,
+                                                         method: str, path: str, operator: bool) -> None:
+    """A body naming a member twice answers 400 malformed_json: which value wins differs between parsers."""
+    body = b'{"scope": "user", "scope": "agent", "reason": "x", "content_markdown": "- a"}'
+    response = httpx.request(method, f"{sqlite_server.api}/instances/{instance_id}/{path}", content=body,
+                             headers={**_headers(operator), "Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "malformed_json"
+    assert error["message"] == "request body is not acceptable JSON: a JSON object names the same member twice"
+
+
+def test_an_append_naming_its_content_twice_stores_neither(sqlite_server: RunningServer, instance_id: str) -> None:
+    """The reproducer: two content_markdown members stored the last one; now nothing is stored."""
+    body = b'{"scope": "user", "content_markdown": "- first", "content_markdown": "- second"}'
+    with sqlite_server.client() as http:
+        response = http.post(f"/instances/{instance_id}/memory/append", content=body,
+                             headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert _memory(sqlite_server, instance_id, "alex@contoso.com") == ""
+
+
+def test_an_identity_header_naming_the_upn_twice_is_401(sqlite_server: RunningServer, instance_id: str) -> None:
+    """X-USER-IDENTITY with two upn members is no identity: a gateway may have checked the other one."""
+    forged = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"upn": "alex@contoso.com", "upn": "bob@contoso.com"}'}
+    response = httpx.get(f"{sqlite_server.api}/instances/{instance_id}/memory?scope=user", headers=forged)
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthenticated"
+
+
+def test_an_mcp_message_naming_a_member_twice_is_a_parse_error(sqlite_server: RunningServer,
+                                                               instance_id: str) -> None:
+    """Over MCP the same text is refused before any tool runs (-32700, 400), and nothing is stored."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "MCP-Protocol-Version": "2025-11-25", "X-INSTANCE-ID": instance_id, **_headers(False)}
+    body = (b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "append_memory", '
+            b'"arguments": {"scope": "user", "memory": "- first", "memory": "- second"}}}')
+    response = httpx.post(f"{sqlite_server.api}/mcp", content=body, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700
+    assert _memory(sqlite_server, instance_id, "alex@contoso.com") == ""
+
+
 # -- 5. methods ------------------------------------------------------------------------
 
 

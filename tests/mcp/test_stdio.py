@@ -289,8 +289,10 @@ async def test_clear_waits_for_approval_and_secrets_are_refused(shared: RunningS
 
 
 def test_hostile_lines_are_refused_and_the_stream_goes_on(shared: RunningServer, instance_id: str) -> None:
-    """Over-long, non-JSON, non-JSON-RPC and invalid UTF-8 lines each answer an error; the next request is served."""
-    env = stdio_env(_db(shared), _upn(), MEMORY_MCP_INSTANCE_ID=instance_id)
+    """Over-long, non-JSON, non-JSON-RPC, invalid UTF-8 and twice-named-member lines each answer an error; the
+    next request is served, and nothing the refused lines held is stored."""
+    upn = _upn()
+    env = stdio_env(_db(shared), upn, MEMORY_MCP_INSTANCE_ID=instance_id)
     secret = "sk-hostile-" + uuid.uuid4().hex
     long_line = b'{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"append_memory","arguments":' \
                 b'{"scope":"user","memory":"' + b"x" * 2_000_000 + b'"}}}\n'
@@ -301,18 +303,24 @@ def test_hostile_lines_are_refused_and_the_stream_goes_on(shared: RunningServer,
         json.dumps({"jsonrpc": "1.0", "id": 7, "method": secret}).encode() + b"\n",
         json.dumps({"id": 8, "params": {"password": secret}}).encode() + b"\n",
         b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"s":"\xff\xfe"}}\n',
+        b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"append_memory","arguments":'
+        b'{"scope":"user","memory":"- first","memory":"- second"}}}\n',
         b"\n   \n",
         tool_call(10, "append_memory", {"scope": "user", "memory": "- still served"}),
     ])
     result = exchange(env, stdin)
     assert result.returncode == 0, result.stderr
     errors = [a["error"] for a in result.answers if "error" in a]
-    assert [e["code"] for e in errors] == [-32600, -32700, -32600, -32600, -32700]
+    assert [e["code"] for e in errors] == [-32600, -32700, -32600, -32600, -32700, -32700]
     assert "Payload Too Large" in errors[0]["message"]
+    assert errors[-1]["message"] == "Parse error: a JSON object names the same member twice"
     assert result.answer(7)["error"]["code"] == -32600 and result.answer(8)["error"]["code"] == -32600
     assert secret.encode() not in result.stdout
     assert not result.answer(10)["result"]["isError"]
-    assert all(a.get("id") != 99 for a in result.answers)
+    assert all(a.get("id") not in (99, 11) for a in result.answers)
+    with shared.client(upn) as rest:
+        stored = rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}).json()["content_markdown"]
+    assert "- still served" in stored and "first" not in stored and "second" not in stored
 
 
 def test_a_request_with_a_null_or_fractional_id_is_answered_with_an_error(shared: RunningServer, instance_id: str) -> None:

@@ -1,4 +1,4 @@
-"""The strict JSON decoder: deep nesting and lone surrogates are refusals, never crashes."""
+"""The strict JSON decoder: deep nesting, lone surrogates and twice-named members are refusals, never crashes."""
 
 from __future__ import annotations
 
@@ -37,3 +37,23 @@ def test_a_string_argument_with_a_raw_surrogate_is_rejected() -> None:
     """Header values reach the decoder as str; a raw lone surrogate in them is refused too."""
     with pytest.raises(JsonRejected):
         loads('{"upn": "a@b", "name": "\ud800"}')
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"upn": "alex@contoso.com", "upn": "bob@contoso.com"}',
+        b'{"a": {"scope": "user", "scope": "agent"}}',
+        b'[{"k": 1}, {"k": 2, "k": 2}]',
+        b'{"s": 1, "\\u0073": 2}',
+    ],
+    ids=["top", "nested", "in-a-list-same-value", "escaped-name"],
+)
+def test_an_object_naming_a_member_twice_is_rejected(raw: bytes) -> None:
+    """Parsers disagree on which of two values to keep, so neither is chosen; the message quotes neither."""
+    with pytest.raises(JsonRejected, match=r"^a JSON object names the same member twice$"):
+        loads(raw)
+
+
+def test_the_same_name_in_different_objects_is_fine() -> None:
+    assert loads(b'[{"k": 1}, {"k": 2, "K": 3}]') == [{"k": 1}, {"k": 2, "K": 3}]
