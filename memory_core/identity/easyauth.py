@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -22,6 +21,7 @@ from memory_core.identity.errors import CredentialRejected
 from memory_core.identity.headers import CLIENT_PRINCIPAL_HEADER, present
 from memory_core.identity.model import Authentication
 from memory_core.identity.modes import AuthMode
+from memory_core.wire import json_text
 
 log = logging.getLogger("memory_core.identity")
 
@@ -43,8 +43,8 @@ def decode_principal(raw: str) -> dict[str, Any]:
     if len(raw) > MAX_PRINCIPAL_CHARS:
         raise _rejected("oversized")
     try:
-        document = json.loads(base64.b64decode(raw + "=" * (-len(raw) % 4), validate=False))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+        document = json_text.loads(base64.b64decode(raw + "=" * (-len(raw) % 4), validate=False))
+    except (binascii.Error, ValueError):
         raise _rejected("not base64 JSON") from None
     if not isinstance(document, dict) or not isinstance(document.get("claims"), list):
         raise _rejected("no claims")

@@ -36,6 +36,26 @@ def test_malformed_principal_is_refused(auth: Authenticator) -> None:
         auth.user({"X-MS-CLIENT-PRINCIPAL": base64.b64encode(b"[1, 2]").decode()})
 
 
+UPN_CLAIM = b'{"typ": "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/upn", "val": "alex@contoso.com"}'
+
+
+@pytest.mark.parametrize("document", [
+    b'{"claims": [' + UPN_CLAIM + b'], "claims": [' + UPN_CLAIM.replace(b"alex@", b"bob@") + b"]}",
+    b'{"claims": [' + UPN_CLAIM[:-1] + b', "val": "bob@contoso.com"}]}',
+    b'{"claims": [' + UPN_CLAIM + b', {"typ": "name", "val": "Alex \\ud800"}]}',
+], ids=["claims-twice", "val-twice", "lone-surrogate"])
+def test_a_principal_the_strict_decoder_refuses_is_refused(auth: Authenticator, document: bytes) -> None:
+    """The principal is read by the one strict JSON decoder: a member named twice or a lone surrogate is a 401."""
+    with pytest.raises(Unauthenticated, match="invalid client principal"):
+        auth.user({"X-MS-CLIENT-PRINCIPAL": base64.b64encode(document).decode()})
+
+
+def test_the_same_principal_without_the_repeat_names_the_user(auth: Authenticator) -> None:
+    """The documents above differ from an accepted principal only by what the decoder refuses."""
+    caller = auth.user({"X-MS-CLIENT-PRINCIPAL": base64.b64encode(b'{"claims": [' + UPN_CLAIM + b"]}").decode()})
+    assert caller.upn == "alex@contoso.com"
+
+
 def test_operator_role_in_the_principal_opens_operator_routes(auth: Authenticator) -> None:
     """A principal with the Memory.Operator role is an operator, labelled by its UPN."""
     principal = client_principal(ALEX, roles=("Memory.Operator",))
