@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from memory_core.domain import memory_paths as texts
-from memory_core.domain.memory_paths import MemoryPath, parse_path
+from memory_core.domain.memory_paths import MemoryPath, parse_new_path, parse_path
 
 AGENT_DIR = "agent"
 """The calling agent's own memory (agent scope) is mounted at /memories/agent."""
@@ -154,7 +154,7 @@ def _children(ns: Namespace) -> dict[str, set[str]]:
 
 
 def create(ns: Namespace, path: str, file_text: str) -> Outcome:
-    target = parse_path(path)
+    target = parse_new_path(path)
     rel = target.rel
     after = ns.copy()
     if not target.is_root:
@@ -248,7 +248,7 @@ def delete(ns: Namespace, path: str) -> Outcome:
 
 def rename(ns: Namespace, old_path: str, new_path: str) -> Outcome:
     old = parse_path(old_path)
-    new = parse_path(new_path)
+    new = parse_new_path(new_path)
     if old.is_root:
         raise texts.root_unrenamable()
     if ns.exists(new.rel):

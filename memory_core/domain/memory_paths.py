@@ -10,7 +10,9 @@ Path rules are stricter than the reference's: under ``/memories``; no ``..``,
 ``.`` or empty segments (one trailing ``/`` is allowed, as for a directory);
 no control characters; NFC-normalized; at most ``MAX_PATH_CHARS`` characters
 and ``MAX_SEGMENT_BYTES`` UTF-8 bytes per segment. A rejected path gets the
-reference's own refusal text.
+reference's own refusal text. A name brought into being (``parse_new_path``: create,
+rename's destination) also has no invisible formatting character, which the
+reference has no text for.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ LINE_NUMBER_WIDTH = len(str(MAX_LINES))
 DIRECTORY_SIZE = "4K"
 # Unicode categories refused in a path: controls (C0, DEL, C1), surrogates, line/paragraph separators.
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+# Refused in a new name: format characters (Cf). Zero-width ones make "a\u200b.md" a second file that reads
+# as "a.md"; bidi overrides (U+202E) show a name reversed in listings and the console; tag characters
+# (U+E0000 block) carry text no one sees. Names stored before this rule can still be read, moved and deleted.
+_INVISIBLE_CATEGORY = "Cf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +72,20 @@ def parse_path(path: str) -> MemoryPath:
     ):
         raise InvalidInput(f"Path {path} would escape /memories directory", code="invalid_path")
     return MemoryPath(path, parts)
+
+
+def parse_new_path(path: str) -> MemoryPath:
+    """``parse_path`` for a name the command brings into being; ``InvalidInput`` also for a format character,
+    named by its code point (the text does not repeat the path, which would not show it)."""
+    target = parse_path(path)
+    invisible = next((ch for ch in target.rel if unicodedata.category(ch) == _INVISIBLE_CATEGORY), None)
+    if invisible is not None:
+        raise InvalidInput(
+            f"Path names cannot contain invisible formatting characters (U+{ord(invisible):04X}); "
+            "name the file with visible characters only",
+            code="invalid_path",
+        )
+    return target
 
 
 # -- the reference's texts ---------------------------------------------------------

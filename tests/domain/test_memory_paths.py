@@ -7,7 +7,7 @@ import unicodedata
 import pytest
 
 from memory_core.domain.errors import InvalidInput
-from memory_core.domain.memory_paths import MAX_PATH_CHARS, format_file_size, parse_path
+from memory_core.domain.memory_paths import MAX_PATH_CHARS, format_file_size, parse_new_path, parse_path
 
 
 @pytest.mark.parametrize("path", ["/memories", "/memories/", "/memories/a", "/memories/a/b.md", "/memories/a/"])
@@ -45,6 +45,28 @@ def test_paths_are_nfc_normalized() -> None:
     assert decomposed != "/memories/café.md"
     assert parse_path(decomposed).parts == parse_path("/memories/café.md").parts == ("café.md",)
     assert parse_path(decomposed).given == decomposed  # answers echo what the model sent
+
+
+@pytest.mark.parametrize("invisible", [
+    "\u200b", "\u200d", "\u200e", "\u202e", "\u2066", "\u2060", "\ufeff", "\u00ad", "\U000e0041",
+], ids=["zero-width-space", "zero-width-joiner", "left-to-right-mark", "right-to-left-override", "isolate",
+        "word-joiner", "byte-order-mark", "soft-hyphen", "tag-letter-a"])
+def test_a_new_name_with_an_invisible_formatting_character_is_refused(invisible: str) -> None:
+    """create and rename's destination refuse format characters (Cf), naming the code point; a name stored before
+    the rule stays addressable, so it can be read, moved and deleted."""
+    for path in (f"/memories/notes{invisible}.md", f"/memories/dir{invisible}/notes.md"):
+        with pytest.raises(InvalidInput) as refused:
+            parse_new_path(path)
+        assert refused.value.code == "invalid_path"
+        assert f"(U+{ord(invisible):04X})" in refused.value.message
+        assert parse_path(path).given == path
+
+
+@pytest.mark.parametrize("path", ["/memories/café ☕.md", "/memories/❤\ufe0f.md", "/memories/日本/東京.md",
+                                  "/memories/a\u0301.md", "/memories/مرحبا.md"])
+def test_visible_names_in_any_script_are_new_names(path: str) -> None:
+    """Emoji with a variation selector, combining marks, CJK and right-to-left scripts are visible, and accepted."""
+    assert parse_new_path(path).parts == parse_path(path).parts
 
 
 def test_segment_limit_counts_utf8_bytes() -> None:

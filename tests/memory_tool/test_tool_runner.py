@@ -85,3 +85,31 @@ async def test_async_tool_runner_drives_memory_core(sqlite_server: RunningServer
         final = await runner.until_done()
     await tool.aclose()
     _check(stand_in, sqlite_server, instance_id, final)
+
+
+def test_a_name_with_an_invisible_character_comes_back_to_the_model_as_an_error(sqlite_server: RunningServer,
+                                                                                instance_id: str) -> None:
+    """A model asked to write "notes\u200b.md" (a zero-width space: the name reads as notes.md) is told why it was
+    refused, as a tool error, and writes the visible name next; nothing holds the invisible one."""
+    turns = [
+        [_use(1, command="create", path="/memories/notes\u200b.md", file_text="likes trains\n")],
+        [_use(2, command="create", path="/memories/notes.md", file_text="likes trains\n"),
+         _use(3, command="view", path="/memories")],
+        [{"type": "text", "text": "Noted."}],
+    ]
+    tool = MemoryCoreMemoryTool(sqlite_server.api, instance_id, api_key=USER_KEY, user_identity={"upn": UPN})
+    with messages_stand_in(turns) as stand_in:
+        client = Anthropic(api_key="stand-in", base_url=stand_in.url, max_retries=0)
+        runner = client.beta.messages.tool_runner(
+            model="claude-sonnet-4-5", max_tokens=1024, tools=[tool],
+            messages=[{"role": "user", "content": "Remember that I like trains."}],
+        )
+        runner.until_done()
+    tool.close()
+    results = {r["tool_use_id"]: r for r in stand_in.tool_results()}
+    text = {k: r["content"] if isinstance(r["content"], str) else r["content"][0]["text"] for k, r in results.items()}
+    assert results["toolu_1"]["is_error"] is True
+    assert text["toolu_1"] == ("Path names cannot contain invisible formatting characters (U+200B); "
+                               "name the file with visible characters only")
+    assert text["toolu_2"] == "File created successfully at: /memories/notes.md"
+    assert text["toolu_3"].endswith("\n4K\t/memories\n13B\t/memories/notes.md")
