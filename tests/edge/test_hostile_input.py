@@ -275,19 +275,6 @@ def test_an_identity_header_naming_the_upn_twice_is_401(sqlite_server: RunningSe
     assert response.json()["error"]["code"] == "unauthenticated"
 
 
-def test_an_mcp_message_naming_a_member_twice_is_a_parse_error(sqlite_server: RunningServer,
-                                                               instance_id: str) -> None:
-    """Over MCP the same text is refused before any tool runs (-32700, 400), and nothing is stored."""
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-               "MCP-Protocol-Version": "2025-11-25", "X-INSTANCE-ID": instance_id, **_headers(False)}
-    body = (b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "append_memory", '
-            b'"arguments": {"scope": "user", "memory": "- first", "memory": "- second"}}}')
-    response = httpx.post(f"{sqlite_server.api}/mcp", content=body, headers=headers)
-    assert response.status_code == 400
-    assert response.json()["error"]["code"] == -32700
-    assert _memory(sqlite_server, instance_id, "alex@contoso.com") == ""
-
-
 # -- 5. methods ------------------------------------------------------------------------
 
 
@@ -356,12 +343,15 @@ def test_every_operation_with_a_body_documents_the_edges_refusals(sqlite_server:
     assert plain.json()["error"]["code"] == "unsupported_media_type"
 
 
-def test_a_lone_surrogate_in_an_mcp_tool_call_is_a_parse_error(sqlite_server: RunningServer, instance_id: str) -> None:
+@pytest.mark.parametrize("arguments", [b'"memory": "- \\ud800"', b'"memory": "- first", "memory": "- second"'],
+                         ids=["lone-surrogate", "member-named-twice"])
+def test_text_the_strict_decoder_refuses_in_an_mcp_tool_call_is_a_parse_error(sqlite_server: RunningServer,
+                                                                              instance_id: str, arguments: bytes) -> None:
     """Over MCP the same text is refused before any tool runs (JSON-RPC parse error, 400), and nothing is stored."""
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
                "MCP-Protocol-Version": "2025-11-25", "X-INSTANCE-ID": instance_id, **_headers(False)}
     body = (b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "append_memory", '
-            b'"arguments": {"scope": "user", "memory": "- \\ud800"}}}')
+            b'"arguments": {"scope": "user", ' + arguments + b'}}}')
     response = httpx.post(f"{sqlite_server.api}/mcp", content=body, headers=headers)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32700

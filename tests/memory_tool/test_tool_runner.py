@@ -42,8 +42,7 @@ TURNS = [
 def _check(stand_in: Any, server: RunningServer, instance_id: str, final: Any) -> None:
     assert final.content[0].text == "Noted."
     assert {"type": "memory_20250818", "name": "memory"} in stand_in.requests[0]["tools"]
-    results = {r["tool_use_id"]: r for r in stand_in.tool_results()}
-    text = {k: r["content"] if isinstance(r["content"], str) else r["content"][0]["text"] for k, r in results.items()}
+    results, text = _texts(stand_in)
     assert text["toolu_1"] == ("Here're the files and directories up to 2 levels deep in /memories, "
                                "excluding hidden items:\n4K\t/memories")
     assert text["toolu_2"] == "File created successfully at: /memories/user.md"
@@ -60,16 +59,31 @@ def _check(stand_in: Any, server: RunningServer, instance_id: str, final: Any) -
     assert any(e["action"] == "forget_requested" for e in audit["events"])
 
 
-def test_sync_tool_runner_drives_memory_core(sqlite_server: RunningServer, instance_id: str) -> None:
-    tool = MemoryCoreMemoryTool(sqlite_server.api, instance_id, api_key=USER_KEY, user_identity={"upn": UPN})
-    with messages_stand_in(TURNS) as stand_in:
+def _run_sync(server: RunningServer, instance_id: str, turns: list[list[dict[str, Any]]],
+              prompt: str) -> tuple[Any, Any]:
+    """The SDK's sync tool runner through ``turns`` with memory-core as its memory tool: (stand-in, final message)."""
+    tool = MemoryCoreMemoryTool(server.api, instance_id, api_key=USER_KEY, user_identity={"upn": UPN})
+    with messages_stand_in(turns) as stand_in:
         client = Anthropic(api_key="stand-in", base_url=stand_in.url, max_retries=0)
         runner = client.beta.messages.tool_runner(
             model="claude-sonnet-4-5", max_tokens=1024, tools=[tool],
-            messages=[{"role": "user", "content": "Remember that I am Samantha and prefer metric units."}],
+            messages=[{"role": "user", "content": prompt}],
         )
         final = runner.until_done()
     tool.close()
+    return stand_in, final
+
+
+def _texts(stand_in: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """The tool_result blocks the SDK sent, by tool_use id, and the text of each."""
+    results = {r["tool_use_id"]: r for r in stand_in.tool_results()}
+    return results, {k: r["content"] if isinstance(r["content"], str) else r["content"][0]["text"]
+                     for k, r in results.items()}
+
+
+def test_sync_tool_runner_drives_memory_core(sqlite_server: RunningServer, instance_id: str) -> None:
+    stand_in, final = _run_sync(sqlite_server, instance_id, TURNS,
+                                "Remember that I am Samantha and prefer metric units.")
     _check(stand_in, sqlite_server, instance_id, final)
 
 
@@ -97,17 +111,8 @@ def test_a_name_with_an_invisible_character_comes_back_to_the_model_as_an_error(
          _use(3, command="view", path="/memories")],
         [{"type": "text", "text": "Noted."}],
     ]
-    tool = MemoryCoreMemoryTool(sqlite_server.api, instance_id, api_key=USER_KEY, user_identity={"upn": UPN})
-    with messages_stand_in(turns) as stand_in:
-        client = Anthropic(api_key="stand-in", base_url=stand_in.url, max_retries=0)
-        runner = client.beta.messages.tool_runner(
-            model="claude-sonnet-4-5", max_tokens=1024, tools=[tool],
-            messages=[{"role": "user", "content": "Remember that I like trains."}],
-        )
-        runner.until_done()
-    tool.close()
-    results = {r["tool_use_id"]: r for r in stand_in.tool_results()}
-    text = {k: r["content"] if isinstance(r["content"], str) else r["content"][0]["text"] for k, r in results.items()}
+    stand_in, _ = _run_sync(sqlite_server, instance_id, turns, "Remember that I like trains.")
+    results, text = _texts(stand_in)
     assert results["toolu_1"]["is_error"] is True
     assert text["toolu_1"] == ("Path names cannot contain invisible formatting characters (U+200B); "
                                "name the file with visible characters only")
