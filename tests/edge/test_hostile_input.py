@@ -203,14 +203,24 @@ def test_declared_oversize_body_is_413_on_the_mcp_endpoint(sqlite_server: Runnin
 # -- 4. malformed JSON: 400, never 500 ---------------------------------------------------
 
 
+TWICE = b'{"scope": "user", "scope": "agent", "reason": "x", "content_markdown": "- a"}'
+
+
 @pytest.mark.parametrize(("method", "path", "operator"), JSON_ROUTES, ids=[p for _, p, _ in JSON_ROUTES])
-def test_deeply_nested_json_is_400_on_every_json_route(sqlite_server: RunningServer, instance_id: str,
-                                                       method: str, path: str, operator: bool) -> None:
-    """'['*1000 + ']'*1000 answers 400 malformed_json (it was a RecursionError 500)."""
-    response = httpx.request(method, f"{sqlite_server.api}/instances/{instance_id}/{path}", content=DEEP,
+@pytest.mark.parametrize(("body", "why"), [(DEEP, "JSON nests too deeply"),
+                                           (TWICE, "a JSON object names the same member twice")],
+                         ids=["deep", "member-named-twice"])
+def test_json_the_strict_decoder_refuses_is_400_on_every_json_route(
+        sqlite_server: RunningServer, instance_id: str, method: str, path: str, operator: bool, body: bytes,
+        why: str) -> None:
+    """'['*1000 + ']'*1000 (it was a RecursionError 500) and a body naming a member twice (parsers differ on which
+    value wins) answer 400 malformed_json, saying why."""
+    response = httpx.request(method, f"{sqlite_server.api}/instances/{instance_id}/{path}", content=body,
                              headers={**_headers(operator), "Content-Type": "application/json"})
     assert response.status_code == 400, response.text
-    assert response.json()["error"]["code"] == "malformed_json"
+    error = response.json()["error"]
+    assert error["code"] == "malformed_json"
+    assert error["message"] == f"request body is not acceptable JSON: {why}"
 
 
 @pytest.mark.parametrize("route", ["memory/append", "memory/import", "operator/legacy-imports"])
@@ -237,24 +247,17 @@ def test_a_surrogate_pair_is_text(sqlite_server: RunningServer, instance_id: str
     assert "\U0001f600" in _memory(sqlite_server, instance_id, "alex@contoso.com")
 
 
-def test_a_lone_surrogate_in_the_identity_header_is_401(sqlite_server: RunningServer, instance_id: str) -> None:
-    """X-USER-IDENTITY is decoded by the same strict decoder."""
-    forged = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"upn": "a@b.c", "name": "\\udc00"}'}
-    response = httpx.get(f"{sqlite_server.api}/instances/{instance_id}/memory?scope=user", headers=forged)
+@pytest.mark.parametrize("forged", ['{"upn": "a@b.c", "name": "\\udc00"}',
+                                    '{"upn": "alex@contoso.com", "upn": "bob@contoso.com"}'],
+                         ids=["lone-surrogate", "upn-named-twice"])
+def test_an_identity_header_the_strict_decoder_refuses_is_401(sqlite_server: RunningServer, instance_id: str,
+                                                              forged: str) -> None:
+    """X-USER-IDENTITY is decoded by the same strict decoder: a lone surrogate, or two upn members (a gateway
+    may have checked the other one), is no identity."""
+    headers = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": forged}
+    response = httpx.get(f"{sqlite_server.api}/instances/{instance_id}/memory?scope=user", headers=headers)
     assert response.status_code == 401
-
-
-@pytest.mark.parametrize(("method", "path", "operator"), JSON_ROUTES)
-def test_a_member_named_twice_is_400_on_every_json_route(sqlite_server: RunningServer, instance_id: str,
-                                                         method: str, path: str, operator: bool) -> None:
-    """A body naming a member twice answers 400 malformed_json: which value wins differs between parsers."""
-    body = b'{"scope": "user", "scope": "agent", "reason": "x", "content_markdown": "- a"}'
-    response = httpx.request(method, f"{sqlite_server.api}/instances/{instance_id}/{path}", content=body,
-                             headers={**_headers(operator), "Content-Type": "application/json"})
-    assert response.status_code == 400, response.text
-    error = response.json()["error"]
-    assert error["code"] == "malformed_json"
-    assert error["message"] == "request body is not acceptable JSON: a JSON object names the same member twice"
+    assert response.json()["error"]["code"] == "unauthenticated"
 
 
 def test_an_append_naming_its_content_twice_stores_neither(sqlite_server: RunningServer, instance_id: str) -> None:
@@ -265,14 +268,6 @@ def test_an_append_naming_its_content_twice_stores_neither(sqlite_server: Runnin
                              headers={"Content-Type": "application/json"})
     assert response.status_code == 400
     assert _memory(sqlite_server, instance_id, "alex@contoso.com") == ""
-
-
-def test_an_identity_header_naming_the_upn_twice_is_401(sqlite_server: RunningServer, instance_id: str) -> None:
-    """X-USER-IDENTITY with two upn members is no identity: a gateway may have checked the other one."""
-    forged = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"upn": "alex@contoso.com", "upn": "bob@contoso.com"}'}
-    response = httpx.get(f"{sqlite_server.api}/instances/{instance_id}/memory?scope=user", headers=forged)
-    assert response.status_code == 401
-    assert response.json()["error"]["code"] == "unauthenticated"
 
 
 # -- 5. methods ------------------------------------------------------------------------
