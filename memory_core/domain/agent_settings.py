@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, replace
 
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
 from memory_core.domain.errors import Conflict, Forbidden, SecretDetected, Unavailable
+from memory_core.domain.hidden_text import refuse_hidden_text
 from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash, sha256_hex
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
@@ -221,13 +222,14 @@ class AgentSettingsBook:
         The event names what changed against the settings this write replaced, and for the policy
         instructions their SHA-256 and size, never their text: a write lands only if the settings
         are still those it was described against, else it is described again against the new ones
-        (``PUT_ATTEMPTS``). Raises ``SecretDetected`` (where "policy_instructions"), storing
-        nothing, when the instructions look like they hold a secret: they are sent word for word to
-        every model that calls memory as this agent (the MCP instructions and append_memory's
-        description). Raises ``Conflict``, storing nothing, when other writes kept changing the
+        (``PUT_ATTEMPTS``). Raises ``HiddenText`` or ``SecretDetected`` (where "policy_instructions"),
+        storing nothing, when the instructions hold text no reader sees or look like they hold a
+        secret: they are sent word for word to every model that calls memory as this agent (the MCP
+        instructions and append_memory's description). Raises ``Conflict``, storing nothing, when other writes kept changing the
         settings for every attempt.
         """
         instructions = settings.policy_instructions
+        refuse_hidden_text(instructions, "policy_instructions")
         refuse_secret(self._scanner, instructions, "policy_instructions")
         partition = Partition(instance_id, SETTINGS_OWNER)
         # Marked screened, so reads skip the scan (and a new process the detectors' load) for it.

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
 from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.hidden_text import refuse_hidden_text
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
@@ -183,10 +184,12 @@ class CustodyService:
     def reject(self, operator: str, instance_id: str, request_id: str, reason: str) -> DeletionRequest:
         """Refuse a pending request and show its entries again.
 
-        Raises ``SecretDetected`` (where "reason"), deciding nothing, when the reason looks like it
-        holds a secret: it is kept with the request and shown in the user's own audit trail.
-        ``NotFound`` for an unknown request, ``Conflict`` for one no longer pending.
+        Raises ``HiddenText`` or ``SecretDetected`` (where "reason"), deciding nothing, when the reason
+        holds text no reader sees or looks like it holds a secret: it is kept with the request and shown
+        in the user's own audit trail. ``NotFound`` for an unknown request, ``Conflict`` for one no longer
+        pending.
         """
+        refuse_hidden_text(reason, "reason")
         refuse_secret(self._scanner, reason, "reason")
         request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason)
         self._unhold(request)

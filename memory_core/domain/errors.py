@@ -83,6 +83,21 @@ class SecretDetected(MemoryCoreError):
         self.where = where
 
 
+class HiddenText(MemoryCoreError):
+    """Text carrying characters no reader sees; nothing was stored (422)."""
+
+    code = "hidden_text"
+
+    def __init__(self, where: str, character: str) -> None:
+        """``where``: what held it, as the caller named it ("content", "reason", "policy_instructions"...)."""
+        super().__init__(
+            f"{where} holds invisible Unicode tag characters (U+{ord(character):04X}) that no reader sees; "
+            "nothing was stored. Only an emoji flag may use them."
+        )
+        self.where = where
+        self.character = character
+
+
 class Unavailable(MemoryCoreError):
     """The backing store cannot serve the request now; the caller may retry."""
 

@@ -2,8 +2,8 @@
 
 Every write of content (append, import, the memory tool's files, a legacy import) makes its
 entry here: the write size limit, no empty text (unless a replace empties the scope), tags
-normalized, and the secret screen of the content and of every field stored beside it, whose
-refusal is audited before it is raised. Nothing is stored here; the caller stores the entry.
+normalized, and the screens of the content and of every field stored beside it (text no reader
+sees, then secrets), whose refusals are audited before they are raised. Nothing is stored here; the caller stores the entry.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from memory_core.domain.audit import AuditAction, AuditTrail
-from memory_core.domain.errors import InvalidInput, PayloadTooLarge, SecretDetected
+from memory_core.domain.errors import HiddenText, InvalidInput, PayloadTooLarge, SecretDetected
+from memory_core.domain.hidden_text import hidden_character
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, sha256_hex
 from memory_core.domain.tags import normalize_tags
@@ -54,8 +55,9 @@ class NewEntries:
         """A new entry of ``content`` by ``caller`` in ``key``, created now.
 
         Raises ``PayloadTooLarge`` past the write size limit, ``InvalidInput`` for empty text
-        (unless ``allow_empty``) or bad tags, ``SecretDetected`` (audited, with ``actor`` as
-        the event's actor: the caller's UPN unless given) for a secret.
+        (unless ``allow_empty``) or bad tags, ``HiddenText`` for invisible tag characters and
+        ``SecretDetected`` for a secret (both audited, with ``actor`` as the event's actor: the
+        caller's UPN unless given).
         """
         size = len(content.encode("utf-8"))
         if size > self._max_write_bytes:
@@ -91,29 +93,41 @@ class NewEntries:
     def screen(
         self, caller: Caller, key: ProfileKey, content: str, options: WriteOptions, *, actor: str | None = None
     ) -> None:
-        """Refuse a write that looks like it carries a secret: in its content, or in any text stored
-        beside it (``stored_beside``: each is shown again with the entry, in reads and listings).
+        """Refuse a write that carries text no reader sees, or that looks like it carries a secret: in its
+        content, or in any text stored beside it (``stored_beside``: each is shown again with the entry,
+        in reads and listings).
 
-        Raises ``SecretDetected`` naming where, after an audited ``write_rejected`` event: the
-        content's SHA-256 and size, never a field's text, and no session or operation id that
-        held the secret.
+        Raises ``HiddenText`` or ``SecretDetected`` naming where, after an audited ``write_rejected``
+        event: the content's SHA-256 and size, never a field's text, and no session or operation id
+        that held what was refused.
         """
+        hidden = _hidden_in(content, options)
+        if hidden is not None:
+            where, character = hidden
+            self._reject(caller, key, content, options, (where,), f"hidden_text in {where}: U+{ord(character):04X}",
+                         actor)
+            raise HiddenText(where, character)
         if self._scanner is None:
             return
-        where, findings = self._secret_in(self._scanner, content, options)
+        found, findings = self._secret_in(self._scanner, content, options)
         if not findings:
             return
         detectors = detector_names(findings)
-        place = "" if where == (CONTENT,) else f" in {', '.join(where)}"
+        place = "" if found == (CONTENT,) else f" in {', '.join(found)}"
+        self._reject(caller, key, content, options, found, f"secret_detected{place}: " + ", ".join(detectors), actor)
+        raise SecretDetected(detectors, where=", ".join(found))
+
+    def _reject(self, caller: Caller, key: ProfileKey, content: str, options: WriteOptions, where: Sequence[str],
+                detail: str, actor: str | None) -> None:
+        """The ``write_rejected`` event of a refused write; ids named in ``where`` are left out of it."""
         self._audit.record(
             AuditAction.WRITE_REJECTED, actor=actor or caller.upn, instance_id=key.instance_id, upn=key.upn,
             scope=key.scope.value, agent_object_id=key.agent_object_id,
             session_id=None if "session_id" in where else options.session_id,
             operation_id=None if "operation_id" in where else options.operation_id,
             content_sha256=sha256_hex(content), byte_count=len(content.encode("utf-8")),
-            detail=f"secret_detected{place}: " + ", ".join(detectors),
+            detail=detail,
         )
-        raise SecretDetected(detectors, where=", ".join(where))
 
     @staticmethod
     def _secret_in(
@@ -137,6 +151,15 @@ class NewEntries:
 
 CONTENT = "content"
 """How a refusal names the content: "content looks like it contains a secret"."""
+
+
+def _hidden_in(content: str, options: WriteOptions) -> tuple[str, str] | None:
+    """(where, the character) of the first tag character no reader sees, in the content or a field beside it."""
+    for where, text in ((CONTENT, content), *stored_beside(options)):
+        character = hidden_character(text)
+        if character is not None:
+            return where, character
+    return None
 
 
 def stored_beside(options: WriteOptions) -> list[tuple[str, str]]:

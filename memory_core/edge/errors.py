@@ -16,6 +16,7 @@ import azure.functions as func
 from memory_core.domain.errors import (
     Conflict,
     Forbidden,
+    HiddenText,
     InvalidInput,
     MemoryCoreError,
     MisdirectedRequest,
@@ -40,6 +41,7 @@ HTTP_STATUS: dict[type[MemoryCoreError], int] = {
     UnsupportedMediaType: 415,
     MisdirectedRequest: 421,
     SecretDetected: 422,
+    HiddenText: 422,
     Unavailable: 503,
 }
 
