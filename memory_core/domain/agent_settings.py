@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, replace
 
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
 from memory_core.domain.errors import Conflict, Forbidden, SecretDetected, Unavailable
-from memory_core.domain.hidden_text import refuse_hidden_text
+from memory_core.domain.hidden_text import hidden_character, refuse_hidden_text
 from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash, sha256_hex
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
@@ -67,14 +67,14 @@ class AgentSettings:
 @dataclass(frozen=True, slots=True)
 class StoredSettings:
     """An agent's stored settings and what the models that call memory as it see of them (the
-    same, or without stored instructions that fail the secret screen)."""
+    same, or without stored instructions that fail the secret screen or hold hidden text)."""
 
     settings: AgentSettings
     for_models: AgentSettings
 
     @property
     def instructions_withheld(self) -> bool:
-        """Stored instructions that fail the secret screen, so models do not receive them."""
+        """Stored instructions that fail the secret screen or hold hidden text, so models do not receive them."""
         return self.settings.policy_instructions != self.for_models.policy_instructions
 
 
@@ -115,7 +115,8 @@ class AgentSettingsBook:
 
     def for_models(self, instance_id: str, agent_object_id: str) -> AgentSettings:
         """The agent's settings as the models that call memory as it may see them: as ``get``, except
-        that stored policy instructions that look like they hold a secret are left out (None).
+        that stored policy instructions that look like they hold a secret, or that hold text no reader
+        sees (``hidden_text``; saved before it was refused, checked at every read), are left out (None).
 
         Instructions are scanned when read unless their record is marked as screened under the
         scanner's current ruleset (``SCREENED_UNDER``): a put marks it, and so does a read whose scan
@@ -154,16 +155,24 @@ class AgentSettingsBook:
         stamp: bool = False,
     ) -> StoredSettings:
         """The settings ``record`` holds (the defaults for none) and what models see of them: its
-        instructions are screened unless the record is marked as screened under the current ruleset.
+        instructions are withheld when they hold hidden text, and else screened unless the record is
+        marked as screened under the current ruleset.
         ``stamp``: mark the record when the scan finds nothing (``_stamp``)."""
         settings = _settings_of(record, agent_object_id)
-        if record is None or not settings.policy_instructions or self._scanner is None:
+        if record is None or not settings.policy_instructions:
+            return StoredSettings(settings, settings)
+        version = (instance_id, agent_object_id, record.etag) if warn else None
+        hidden = hidden_character(settings.policy_instructions)
+        if hidden is not None:
+            # Saved before hidden text was refused. No mark says so, so every read checks: 0.04 us for ASCII.
+            why = f"hold invisible Unicode tag characters (U+{ord(hidden):04X})"
+            return StoredSettings(settings, self._withheld(instance_id, settings, version, why))
+        if self._scanner is None:
             return StoredSettings(settings, settings)
         ruleset = self._scanner.ruleset
         if record.data.get(SCREENED_UNDER) == ruleset:
             return StoredSettings(settings, settings)
-        for_models = self._screened(instance_id, settings,
-                                    version=(instance_id, agent_object_id, record.etag) if warn else None)
+        for_models = self._screened(instance_id, settings, version=version)
         if stamp and for_models == settings:
             self._stamp(record, ruleset)
         return StoredSettings(settings, for_models)
@@ -201,14 +210,20 @@ class AgentSettingsBook:
         try:
             refuse_secret(self._scanner, settings.policy_instructions, "policy_instructions")
         except SecretDetected as refused:
-            log.log(
-                logging.WARNING if version is not None and self._first_warning(version) else logging.DEBUG,
-                "agent %s in instance %s: its stored policy_instructions look like they contain a secret"
-                " (detectors: %s); they are withheld from models until an operator saves instructions that"
-                " pass the screen", settings.agent_object_id, instance_id, ", ".join(refused.detectors),
-            )
-            return replace(settings, policy_instructions=None)
+            why = f"look like they contain a secret (detectors: {', '.join(refused.detectors)})"
+            return self._withheld(instance_id, settings, version, why)
         return settings
+
+    def _withheld(self, instance_id: str, settings: AgentSettings, version: tuple[str, str, str | None] | None,
+                  why: str) -> AgentSettings:
+        """``settings`` without their instructions, logged with ``why`` as a warning the first time for the
+        stored ``version``, else as a debug line (None: always debug, for listings)."""
+        log.log(
+            logging.WARNING if version is not None and self._first_warning(version) else logging.DEBUG,
+            "agent %s in instance %s: its stored policy_instructions %s; they are withheld from models until an"
+            " operator saves instructions that pass the screen", settings.agent_object_id, instance_id, why,
+        )
+        return replace(settings, policy_instructions=None)
 
     def _record(self, instance_id: str, agent_object_id: str) -> Record | None:
         """The agent's settings record, read now (not cached)."""

@@ -141,6 +141,25 @@ def test_stored_instructions_holding_a_secret_are_withheld_from_models(
         "Only travel preferences.")
 
 
+def test_stored_instructions_holding_hidden_text_are_withheld_from_models(
+    store: SqliteMemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Instructions saved before hidden text was refused, holding Unicode tag characters, are left out for models
+    at every read, marked or not (the mark covers the secret screen only); the operator's view and the withheld
+    flag show them; the warning names the first character and carries none of the hidden text."""
+    hidden = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
+    old = AgentSettings(AGENT, auto_append=True, policy_instructions="Only travel preferences." + hidden)
+    store.put_record(Record(Partition(INSTANCE, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(AGENT),
+                            old.to_data() | {SCREENED_UNDER: ruleset()}))
+    book = _book(store, CountingScanner())
+    with caplog.at_level(logging.WARNING, logger="memory_core.agent_settings"):
+        seen = book.for_models(INSTANCE, AGENT)
+    assert seen == AgentSettings(AGENT, auto_append=True, policy_instructions=None)
+    assert book.get(INSTANCE, AGENT) == old and book.stored(INSTANCE, AGENT).instructions_withheld
+    (warning,) = caplog.records
+    assert AGENT in warning.getMessage() and "(U+E006F)" in warning.getMessage() and hidden[0] not in warning.getMessage()
+
+
 def _mark(store: SqliteMemoryStore, agent_object_id: str) -> object:
     record = store.get_record(Partition(INSTANCE, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash(agent_object_id))
     assert record is not None
