@@ -240,8 +240,8 @@ class AgentSettingsBook:
         (``PUT_ATTEMPTS``). Raises ``HiddenText`` or ``SecretDetected`` (where "policy_instructions"),
         storing nothing, when the instructions hold text no reader sees or look like they hold a
         secret: they are sent word for word to every model that calls memory as this agent (the MCP
-        instructions and append_memory's description). Raises ``Conflict``, storing nothing, when other writes kept changing the
-        settings for every attempt.
+        instructions and append_memory's description). Raises ``Conflict``, storing nothing, when
+        other writes kept changing the settings for every attempt.
         """
         instructions = settings.policy_instructions
         refuse_hidden_text(instructions, "policy_instructions")

@@ -3,7 +3,8 @@
 Every write of content (append, import, the memory tool's files, a legacy import) makes its
 entry here: the write size limit, no empty text (unless a replace empties the scope), tags
 normalized, and the screens of the content and of every field stored beside it (text no reader
-sees, then secrets), whose refusals are audited before they are raised. Nothing is stored here; the caller stores the entry.
+sees, then secrets), whose refusals are audited before they are raised. Nothing is stored here;
+the caller stores the entry.
 """
 
 from __future__ import annotations

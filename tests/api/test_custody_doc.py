@@ -31,7 +31,8 @@ def test_every_test_the_custody_page_cites_exists() -> None:
         source = ROOT / path
         assert source.is_file(), path
         if name is not None:
-            names = {n.name for n in ast.walk(ast.parse(source.read_text())) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+            names = {n.name for n in ast.walk(ast.parse(source.read_text())) if isinstance(n, functions)}
             assert name in names, f"{path}::{name}"
 
 

@@ -65,7 +65,8 @@ def test_a_memory_file_with_hidden_text_is_refused(server: RunningServer, instan
     with server.client() as http:
         created = http.post(f"/instances/{instance_id}/memory/files/create",
                             json={"command": "create", "path": "/memories/prefs.md", "file_text": "tea" + SMUGGLED})
-        listing = http.post(f"/instances/{instance_id}/memory/files/view", json={"command": "view", "path": "/memories"})
+        listing = http.post(f"/instances/{instance_id}/memory/files/view",
+                            json={"command": "view", "path": "/memories"})
     assert _error(created)[:2] == (422, "hidden_text")
     assert "prefs.md" not in listing.json()["result"]
 

@@ -157,7 +157,8 @@ def test_stored_instructions_holding_hidden_text_are_withheld_from_models(
     assert seen == AgentSettings(AGENT, auto_append=True, policy_instructions=None)
     assert book.get(INSTANCE, AGENT) == old and book.stored(INSTANCE, AGENT).instructions_withheld
     (warning,) = caplog.records
-    assert AGENT in warning.getMessage() and "(U+E006F)" in warning.getMessage() and hidden[0] not in warning.getMessage()
+    message = warning.getMessage()
+    assert AGENT in message and "(U+E006F)" in message and hidden[0] not in message
 
 
 def _mark(store: SqliteMemoryStore, agent_object_id: str) -> object:

@@ -18,7 +18,8 @@ ENGLAND = "\U0001f3f4" + tags("gbeng") + "\U000e007f"
 
 
 @pytest.mark.parametrize("text", [
-    "", "- prefers aisle seats", "café, 日本, مرحبا, emoji 😀 and 👨\u200d👩\u200d👧", f"- supports {SCOTLAND}",
+    "", "- prefers aisle seats", "café, 日本, مرحبا, emoji 😀 and 👨\u200d👩\u200d👧",
+    f"- supports {SCOTLAND}",
     f"{ENGLAND}{SCOTLAND} rugby", "zero\u200bwidth space: not a tag character",
 ])
 def test_text_a_reader_sees_is_kept(text: str) -> None:

@@ -340,8 +340,8 @@ def test_every_operation_with_a_body_documents_the_edges_refusals(sqlite_server:
 
 @pytest.mark.parametrize("arguments", [b'"memory": "- \\ud800"', b'"memory": "- first", "memory": "- second"'],
                          ids=["lone-surrogate", "member-named-twice"])
-def test_text_the_strict_decoder_refuses_in_an_mcp_tool_call_is_a_parse_error(sqlite_server: RunningServer,
-                                                                              instance_id: str, arguments: bytes) -> None:
+def test_text_the_strict_decoder_refuses_in_an_mcp_tool_call_is_a_parse_error(
+        sqlite_server: RunningServer, instance_id: str, arguments: bytes) -> None:
     """Over MCP the same text is refused before any tool runs (JSON-RPC parse error, 400), and nothing is stored."""
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
                "MCP-Protocol-Version": "2025-11-25", "X-INSTANCE-ID": instance_id, **_headers(False)}

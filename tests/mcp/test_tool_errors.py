@@ -168,7 +168,8 @@ async def test_hidden_text_in_memory_is_the_rest_error(mcp_target: McpTarget, in
                         {"scope": "user", "memory": memory})
     assert code == "hidden_text" and message.startswith("content holds invisible Unicode tag characters (U+E006F)")
     _assert_tool_error(result, code, message)
-    read = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), "get_memory", {"scope": "user"})
+    read = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), "get_memory",
+                      {"scope": "user"})
     assert "likes tea" not in text(read)
 
 
