@@ -1,0 +1,94 @@
+"""Benchmark: what the edge's text checks add to a request.
+
+Run from the repository root:
+
+    python bench/bench_edge_checks.py
+
+Two checks, each beside what it sits next to:
+
+- the strict JSON decoder (``memory_core.wire.json_text.loads``: strict UTF-8, nesting, lone
+  surrogates, an object naming a member twice) beside plain ``json.loads`` of the same bytes,
+  and the part of it that refuses a member named twice (``json.loads`` with its
+  ``object_pairs_hook``): an append body, an MCP tools/call, a 1 MiB import and a body of
+  10,000 small objects;
+- the hidden-text check (``memory_core.domain.hidden_text.hidden_character``: Unicode tag
+  characters outside an emoji flag) beside the secret scan every write already pays, on the
+  secret corpora's ordinary memory lines cut to 1 KiB and 64 KiB, and 64 KiB of ASCII.
+
+Medians and p99 in microseconds over many calls after a warm-up. Numbers depend on the
+machine and its load; compare runs made on the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_secret_scan import cut_to_bytes, measure, ordinary_lines
+
+from memory_core.domain.hidden_text import hidden_character
+from memory_core.secrets import SecretScanner
+from memory_core.wire import json_text
+from memory_core.wire.json_text import _unique_members
+
+
+def fmt(us: float) -> str:
+    """Microseconds to one decimal below a millisecond, else milliseconds to two."""
+    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} µs"
+
+
+def bodies() -> dict[str, bytes]:
+    """Request bodies as clients send them."""
+    lines = ordinary_lines()
+    return {
+        "append body": json.dumps({"scope": "user", "content_markdown": "- Prefers concise answers.",
+                                   "reason": "user said so", "tags": ["mem_type:user-profile"]}).encode(),
+        "MCP tools/call": json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "append_memory", "arguments": {"scope": "user", "memory": "- likes trains"},
+            "_meta": {"progressToken": 3}}}).encode(),
+        "1 MiB import": json.dumps({"scope": "user", "mode": "append",
+                                    "content_markdown": cut_to_bytes(lines, 1 << 20)}).encode(),
+        "10,000 small objects": json.dumps({"items": [{"a": i, "b": str(i), "c": [i]} for i in range(10000)]}).encode(),
+    }
+
+
+def texts() -> dict[str, str]:
+    """Text a write stores: the ordinary corpus (not all ASCII) and plain ASCII."""
+    lines = ordinary_lines()
+    return {"1 KiB ordinary": cut_to_bytes(lines, 1024), "64 KiB ordinary": cut_to_bytes(lines, 65536),
+            "64 KiB ASCII": cut_to_bytes([line for line in lines if line.isascii()], 65536)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--iterations", type=int, default=2000, help="calls per small case (large ones: a tenth)")
+    args = parser.parse_args()
+
+    print("| body | bytes | json.loads median | strict median | strict p99 | added | of which the member check |"
+          "\n|---|---:|---:|---:|---:|---:|---:|")
+    for name, body in bodies().items():
+        n = args.iterations if len(body) < 10_000 else max(20, args.iterations // 10)
+        plain, _, _ = measure(json.loads, body, n)  # type: ignore[arg-type]
+        hooked, _, _ = measure(lambda b: json.loads(b, object_pairs_hook=_unique_members), body, n)  # type: ignore[arg-type]
+        strict, p99, _ = measure(json_text.loads, body, n)  # type: ignore[arg-type]
+        print(f"| {name} | {len(body):,} | {fmt(plain)} | {fmt(strict)} | {fmt(p99)} | +{fmt(strict - plain)} "
+              f"| +{fmt(hooked - plain)} |")
+
+    scanner = SecretScanner()
+    print("\n| text | hidden-text median | p99 | secret scan median | check / scan |\n|---|---:|---:|---:|---:|")
+    for name, text in texts().items():
+        n = args.iterations if len(text) < 10_000 else max(20, args.iterations // 10)
+        hidden, p99, _ = measure(hidden_character, text, n)
+        scan, _, _ = measure(scanner.scan, text, n)
+        print(f"| {name} | {hidden:.2f} µs | {p99:.2f} µs | {fmt(scan)} | {hidden / scan:.1%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
