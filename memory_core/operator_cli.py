@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(answer.requests)} request(s)")
     elif isinstance(answer, AgentSettingsListResponse):
         for a in sorted(answer.agents, key=lambda a: a.agent_object_id):  # the API's page is in a key order
-            instructions = "withheld (secret)" if a.policy_instructions_withheld else (
+            instructions = "withheld (secret or hidden text)" if a.policy_instructions_withheld else (
                 "set" if a.policy_instructions else "none")
             groups = ",".join(a.allowed_group_ids) if a.allowed_group_ids is not None else "any"
             print(f"{a.agent_object_id}  {'on' if a.enabled else 'off'}  auto_append={str(a.auto_append).lower()}"

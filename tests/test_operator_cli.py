@@ -9,6 +9,10 @@ import sys
 
 import httpx
 
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
+from memory_core.domain.models import agent_hash
+from memory_core.domain.records import Partition, Record
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer
 
 
@@ -76,4 +80,25 @@ def test_operator_lists_the_agents_with_settings(server: RunningServer, instance
         "/agents/a  off  auto_append=false  scope=user  groups=any  instructions=set",
         "/agents/b  on  auto_append=true  scope=user  groups=g-1  instructions=none",
         "2 agent(s)",
+    ]
+
+
+def test_operator_lists_instructions_saved_with_hidden_text_as_withheld(sqlite_server: RunningServer,
+                                                                        instance_id: str) -> None:
+    """Instructions saved before hidden text was refused (written to the store as that version wrote them) are
+    listed as withheld, and the line names both reasons a screen withholds them for; the hidden text is not
+    printed."""
+    hidden = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
+    store = SqliteMemoryStore(sqlite_server.env["MEMORY_SQLITE_PATH"])
+    try:
+        settings = AgentSettings("/agents/c", policy_instructions="Only travel." + hidden)
+        store.put_record(Record(Partition(instance_id, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash("/agents/c"),
+                                settings.to_data()))
+    finally:
+        store.close()
+    listed = _cli(sqlite_server, "--instance", instance_id, "agents")
+    assert listed.returncode == 0 and listed.stderr == ""
+    assert listed.stdout.splitlines() == [
+        "/agents/c  on  auto_append=false  scope=user  groups=any  instructions=withheld (secret or hidden text)",
+        "1 agent(s)",
     ]

@@ -299,8 +299,9 @@ class AgentSettingsModel(AgentSettingsBody):
     agent_object_id: str
     policy_instructions_withheld: bool = Field(
         default=False,
-        description="The stored policy_instructions look like they contain a secret (they were saved before "
-                    "instructions were screened): models do not receive them until instructions that pass are saved",
+        description="The stored policy_instructions look like they contain a secret, or hold invisible Unicode tag "
+                    "characters (they were saved before instructions were screened for them): models do not receive "
+                    "them until instructions that pass are saved",
     )
 
     @classmethod

@@ -194,7 +194,7 @@ export class OperatorView {
   /** The agents with stored settings; choosing one loads its settings with ``load``. */
   agentsTable(agents, load) {
     if (!agents.length) return h("p", { class: "empty", id: "agents-table" }, "No agent has stored settings yet.");
-    const instructions = (a) => a.policy_instructions_withheld ? h("strong", {}, "withheld: looks like a secret")
+    const instructions = (a) => a.policy_instructions_withheld ? h("strong", {}, "withheld: a secret or hidden text")
       : a.policy_instructions ? "set" : "none";
     return h("table", { id: "agents-table" },
       h("caption", { class: "visually-hidden" }, "Agents with stored settings"),
@@ -231,8 +231,8 @@ export class OperatorView {
       h("div", {}, auto, h("label", { for: auto.id }, " Append automatically")),
       scopeField, policyField,
       s.policy_instructions_withheld ? h("p", { class: "notice", id: "policy-withheld" }, "These instructions look like "
-        + "they contain a secret (they were saved before instructions were screened). Models do not receive them "
-        + "until you save instructions without it.") : null,
+        + "they contain a secret, or hold characters no one sees (they were saved before instructions were screened "
+        + "for them). Models do not receive them until you save new ones.") : null,
       groupsField,
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save settings")));
     form.addEventListener("submit", (event) => {
