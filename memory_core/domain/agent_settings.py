@@ -10,13 +10,13 @@ from dataclasses import asdict, dataclass, replace
 
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
 from memory_core.domain.errors import Conflict, Forbidden, SecretDetected, Unavailable
-from memory_core.domain.hidden_text import hidden_character, refuse_hidden_text
+from memory_core.domain.hidden_text import hidden_character
 from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash, sha256_hex
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import ABSENT, Partition, Record
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import ContentScanner, refuse_secret
+from memory_core.domain.views import ContentScanner, refuse_operator_text, refuse_secret
 
 SETTINGS_OWNER = internal_owner("settings")
 AGENT_SETTINGS = "agent_settings"
@@ -244,8 +244,7 @@ class AgentSettingsBook:
         other writes kept changing the settings for every attempt.
         """
         instructions = settings.policy_instructions
-        refuse_hidden_text(instructions, "policy_instructions")
-        refuse_secret(self._scanner, instructions, "policy_instructions")
+        refuse_operator_text(self._scanner, instructions, "policy_instructions")
         partition = Partition(instance_id, SETTINGS_OWNER)
         # Marked screened, so reads skip the scan (and a new process the detectors' load) for it.
         data = settings.to_data()

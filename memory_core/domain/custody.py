@@ -24,12 +24,11 @@ from datetime import datetime, timedelta
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
 from memory_core.domain.errors import Conflict, NotFound
-from memory_core.domain.hidden_text import refuse_hidden_text
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import ContentScanner, refuse_secret
+from memory_core.domain.views import ContentScanner, refuse_operator_text
 
 SweepFault = Callable[[str, DeletionRequest], None]
 
@@ -189,8 +188,7 @@ class CustodyService:
         in the user's own audit trail. ``NotFound`` for an unknown request, ``Conflict`` for one no longer
         pending.
         """
-        refuse_hidden_text(reason, "reason")
-        refuse_secret(self._scanner, reason, "reason")
+        refuse_operator_text(self._scanner, reason, "reason")
         request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason)
         self._unhold(request)
         self._audit.record(AuditAction.DELETION_REJECTED, actor=operator, instance_id=instance_id, upn=request.upn,

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from memory_core.domain.budget import BudgetReport
 from memory_core.domain.deletion import PENDING_MESSAGE
 from memory_core.domain.errors import SecretDetected
+from memory_core.domain.hidden_text import refuse_hidden_text
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState, Share
 from memory_core.domain.rendering import render_scope
@@ -48,12 +49,20 @@ def refuse_secret(scanner: ContentScanner | None, text: str | None, where: str) 
     """Raise ``SecretDetected`` naming ``where`` and the detectors, never the text, when ``text`` looks
     like it holds a secret; nothing without a scanner or a text (the scanner is then never started).
 
-    For the text operators write (an agent's instructions, a rejection reason), refused without an
-    audit event since nothing changed; a write's own text goes through ``NewEntries.screen``.
+    Part of ``refuse_operator_text``, and alone the scan of stored instructions when read; a write's
+    own text goes through ``NewEntries.screen``.
     """
     findings = scanner.scan(text) if scanner is not None and text else ()
     if findings:
         raise SecretDetected(detector_names(findings), where=where)
+
+
+def refuse_operator_text(scanner: ContentScanner | None, text: str | None, where: str) -> None:
+    """The screen of text an operator writes that models or the person will read (an agent's instructions,
+    a rejection reason): ``HiddenText`` for characters no reader sees, then ``SecretDetected``
+    (``refuse_secret``), each naming ``where``; no audit event, since nothing changed."""
+    refuse_hidden_text(text, where)
+    refuse_secret(scanner, text, where)
 
 
 REPLACE_PENDING_MESSAGE = (

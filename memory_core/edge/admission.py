@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
@@ -118,6 +119,12 @@ def _validated(model: type[M], data: object, where: str) -> M:
         raise ValidationFailed(f"invalid {where}: {details[0].field}: {details[0].message}", details) from None
 
 
+@cache
+def _names_read(model: type[BaseModel]) -> dict[str, str]:
+    """The query parameters ``model`` reads, by their case-folded names (once per model, not per request)."""
+    return {(field.alias or name).casefold(): field.alias or name for name, field in model.model_fields.items()}
+
+
 def _query(model: type[M], req: func.HttpRequest) -> M:
     """The query string as ``model``; 400 ``repeated_query_parameter`` when a parameter it reads comes twice.
 
@@ -127,7 +134,7 @@ def _query(model: type[M], req: func.HttpRequest) -> M:
     ``ToRpcHttp`` hands the worker ``StringValues.ToString()`` and the URL with its query string).
     The raw URL is read for the count because ``req.params`` has already merged the repeats.
     """
-    read = {(field.alias or name).casefold(): field.alias or name for name, field in model.model_fields.items()}
+    read = _names_read(model)
     counts = Counter(name.casefold() for name, _ in parse_qsl(urlsplit(req.url).query, keep_blank_values=True))
     repeated = sorted(read[name] for name, count in counts.items() if count > 1 and name in read)
     if repeated:

@@ -9,7 +9,6 @@ Entra ID's and the platform's, which cannot be reached here.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ import function_app
 from memory_core.api.function_table import functions_of, http_methods
 from tests.auth.conftest import ALEX, BOB, OLIVIA, Tokens
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, identity
+from tests.support.routes import route_path
 
 AGENT = "/instances/i/providers/FoundationaLLM.Agent/agents/matrix-agent"
 MARKER = "matrix-secret-of-alex"
@@ -143,7 +143,7 @@ SAMPLES: dict[str, Sample] = {
 
 def _path(route: Route, instance: str, params: dict[str, str] | None = None) -> str:
     values = {"instanceId": instance, "entryId": "e-unknown", "requestId": "r-unknown", **(params or {})}
-    return "/" + re.sub(r"{(\w+)[^}]*}", lambda m: values[m.group(1)], route.template)
+    return route_path(route.template, values)
 
 
 def _call(server: RunningServer, route: Route, instance: str, headers: dict[str, str],

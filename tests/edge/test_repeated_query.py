@@ -6,7 +6,6 @@ kept the last one, so before this rule the same URL meant different things on ea
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import azure.functions as func
@@ -22,6 +21,7 @@ from memory_core.edge.admission import admit
 from memory_core.settings import Settings
 from memory_core.wire.custody import DeletionsQuery
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, identity
+from tests.support.routes import route_path
 
 AGENT = "/instances/i/providers/FoundationaLLM.Agent/agents/repeat-agent"
 FILE = "/memories/repeat.md"
@@ -63,8 +63,7 @@ def _headers(template: str, upn: str = "alex@contoso.com") -> dict[str, str]:
 
 
 def _path(template: str, instance_id: str) -> str:
-    values = {"instanceId": instance_id, "entryId": "e-unknown", "requestId": "r-unknown"}
-    return "/" + re.sub(r"{(\w+)[^}]*}", lambda m: values[m.group(1)], template)
+    return route_path(template, {"instanceId": instance_id, "entryId": "e-unknown", "requestId": "r-unknown"})
 
 
 def test_the_routes_that_read_a_query_are_found() -> None:
