@@ -50,6 +50,13 @@ LOAD_HEADS = (
     " AND ((c.type = @profile AND ARRAY_CONTAINS(@profile_ids, c.profile_id)) OR c.record_kind = @hold"
     " OR c.type = @stamp)"
 )
+# An operator's scan across the instance's partitions (``partition_owners``): the one entry query that names
+# only the first partition key field, so it runs across partitions. A user has a profile per agent besides
+# the user one: TOP counts profiles, not owners, and a short page is asked again from its last owner.
+PARTITION_OWNERS = (
+    "SELECT TOP @top VALUE c.upn FROM c WHERE c.instance_id = @instance_id AND c.type = @profile"
+    " AND c.upn > @after ORDER BY c.upn"
+)
 EXISTING_ENTRY_IDS = (
     "SELECT VALUE c.id FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND c.profile_id = @profile_id AND c.type = @entry AND ARRAY_CONTAINS(@ids, c.id)"

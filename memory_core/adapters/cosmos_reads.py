@@ -167,6 +167,20 @@ class CosmosReads:
             return None
         return docs.entry_from_item(docs.key_of_item(item), item)
 
+    def partition_owners(self, instance_id: str, limit: int, *, after: str | None = None) -> list[str]:
+        owners: list[str] = []
+        position = after or ""
+        top = max(limit, 1) * 4
+        with self._operation("partition_owners") as calls:
+            while len(owners) < limit:
+                params = {"@instance_id": instance_id, "@profile": docs.PROFILE, "@after": position, "@top": top}
+                rows = calls.query(queries.PARTITION_OWNERS, params, None)
+                owners.extend(dict.fromkeys(rows))  # each query starts after the last owner the one before read
+                if len(rows) < top:
+                    break
+                position = rows[-1]
+        return owners[:max(0, limit)]
+
     # -- ChangeStamps (domain.snapshots), kept by cosmos_stamps ----------------
 
     def partition_stamp(self, instance_id: str, upn: str) -> PartitionStamp:

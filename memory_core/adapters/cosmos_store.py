@@ -182,6 +182,9 @@ class CosmosMemoryStore:
     def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
         return self._reads.get_entry(instance_id, upn, entry_id)
 
+    def partition_owners(self, instance_id: str, limit: int, *, after: str | None = None) -> list[str]:
+        return self._reads.partition_owners(instance_id, limit, after=after)
+
     # -- ChangeStamps and ReadCheckpoints (cosmos_reads) ---------------------------
 
     def partition_stamp(self, instance_id: str, upn: str) -> PartitionStamp:

@@ -307,6 +307,12 @@ class SqliteMemoryStore(SqliteRecords):
             return []
         return self.load(keys)
 
+    def partition_owners(self, instance_id: str, limit: int, *, after: str | None = None) -> list[str]:
+        # The profiles' primary key (instance_id, upn, profile_id) serves the order: ``limit`` distinct owners.
+        rows = self._db.read("SELECT DISTINCT upn FROM profiles WHERE instance_id=? AND upn>? ORDER BY upn LIMIT ?",
+                             [instance_id, after or "", max(0, limit)])
+        return [row[0] for row in rows]
+
     def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
         rows = self._db.read(
             f"SELECT {ENTRY_COLUMNS}, scope, agent_object_id FROM entries WHERE instance_id=? AND upn=? AND id=?",

@@ -176,6 +176,17 @@ class MemoryStore(Protocol):
         """
         ...
 
+    def partition_owners(self, instance_id: str, limit: int, *, after: str | None = None) -> list[str]:
+        """Up to ``limit`` owners of the instance's partitions that hold a profile, each once, in the
+        backend's order of strings, starting after ``after`` (None: from the first).
+
+        The service's own partitions that hold profiles (``~shared``) are among them. For an
+        operator's scan across users (``domain.hidden_text_scan``) only: no caller's path reads
+        more than its own partitions. One bounded query on SQLite; on Cosmos DB a cross-partition
+        ``TOP``/``ORDER BY`` query of profile items, repeated while a page is short of owners.
+        """
+        ...
+
     def erase_expired_records(self, now: datetime) -> int:
         """Erase records whose ``expires_on`` is at or before ``now``; the count erased.
 
