@@ -50,7 +50,9 @@ app.route(route="instances/{instanceId}/operator/deletions/{requestId}/reject", 
     operator.reject_deletion
 )
 app.route(route="instances/{instanceId}/operator/purges", methods=["POST"])(operator.request_purge)
+app.route(route="instances/{instanceId}/operator/forgets", methods=["POST"])(operator.request_forget)
 app.route(route="instances/{instanceId}/operator/sweep", methods=["POST"])(operator.run_sweep)
+app.route(route="instances/{instanceId}/operator/hidden-text", methods=["GET"])(operator.scan_hidden_text)
 app.route(route="instances/{instanceId}/operator/audit", methods=["GET"])(operator.read_audit)
 app.route(route="instances/{instanceId}/operator/agent-settings", methods=["GET"])(operator.get_agent_settings)
 app.route(route="instances/{instanceId}/operator/agent-settings", methods=["PUT"])(operator.put_agent_settings)

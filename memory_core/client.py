@@ -45,6 +45,7 @@ from memory_core.wire.custody import (
     SearchResponse,
     SweepResponse,
 )
+from memory_core.wire.hidden_text import HiddenTextScanResponse
 from memory_core.wire.memory import MemoryResponse
 from memory_core.wire.memory_files import MemoryFileResponse
 
@@ -278,6 +279,26 @@ class CoreApiClient:
     async def purge(self, instance_id: str, headers: Mapping[str, str], upn: str) -> PendingDeletionResponse:
         response = await self.send("POST", self.operator_path(instance_id, "/purges"), headers, json={"upn": upn})
         return parsed(response, PendingDeletionResponse)
+
+    async def forget_for(
+        self, instance_id: str, headers: Mapping[str, str], upn: str, entry_id: str
+    ) -> PendingDeletionResponse:
+        """Ask for one of ``upn``'s entries to be forgotten (pending an operator's approval)."""
+        response = await self.send("POST", self.operator_path(instance_id, "/forgets"), headers,
+                                   json={"upn": upn, "entry_id": entry_id})
+        return parsed(response, PendingDeletionResponse)
+
+    async def hidden_text_page(
+        self, instance_id: str, headers: Mapping[str, str], *, limit: int | None = None,
+        continuation: str | None = None,
+    ) -> HiddenTextScanResponse:
+        """One page of the scan for stored text no reader sees: ``limit`` memories read whole, after
+        ``continuation``."""
+        params = {"limit": str(limit)} if limit else {}
+        if continuation:
+            params["continuation"] = continuation
+        response = await self.send("GET", self.operator_path(instance_id, "/hidden-text"), headers, params=params)
+        return parsed(response, HiddenTextScanResponse)
 
     async def sweep(self, instance_id: str, headers: Mapping[str, str]) -> SweepResponse:
         return parsed(await self.send("POST", self.operator_path(instance_id, "/sweep"), headers), SweepResponse)

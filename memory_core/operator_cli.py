@@ -1,4 +1,5 @@
-"""``python -m memory_core operator ...``: deletions, purges, the sweep and the audit trails, over HTTP.
+"""``python -m memory_core operator ...``: deletions, purges, the sweep, the audit trails and the hidden-text
+scan, over HTTP.
 
 It talks to a running service (local or deployed) with an operator key, so an
 operator needs no access to the store, through the one CoreAPI client
@@ -18,8 +19,10 @@ from pydantic import BaseModel
 
 from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
 from memory_core.domain.errors import MemoryCoreError
+from memory_core.domain.hidden_text_scan import DEFAULT_OWNERS_PER_PAGE, MAX_OWNERS_PER_PAGE
 from memory_core.edge.errors import exit_code_for, status_for
 from memory_core.wire.custody import AgentSettingsListResponse, DeletionListResponse
+from memory_core.wire.hidden_text import HiddenTextScanResponse
 
 
 def add_parser(commands: Any) -> None:
@@ -37,6 +40,12 @@ def add_parser(commands: Any) -> None:
     reject.add_argument("--reason", required=True)
     purge = actions.add_parser("purge", help="request erasure of all of one user's memory")
     purge.add_argument("upn")
+    forget = actions.add_parser("forget", help="ask for one user's entry to be forgotten (pending approval)")
+    forget.add_argument("upn")
+    forget.add_argument("entry_id")
+    scan = actions.add_parser("hidden-text", help="find stored entries holding text no reader sees (every user)")
+    scan.add_argument("--page", type=int, default=None, metavar="N",
+                      help=f"memories read per request (1-{MAX_OWNERS_PER_PAGE}, default {DEFAULT_OWNERS_PER_PAGE})")
     actions.add_parser("sweep", help="execute approved requests now")
     audit = actions.add_parser("audit", help="read one user's audit trail")
     audit.add_argument("upn")
@@ -68,6 +77,15 @@ def run(args: argparse.Namespace) -> int:
             target = r.entry_id or r.scope or "all"
             print(f"{r.id}  {r.status:<9} {r.kind:<6} {r.upn}  {target}  requested {r.requested_on.isoformat()}")
         print(f"{len(answer.requests)} request(s)")
+    elif isinstance(answer, HiddenTextScanResponse):
+        for f in answer.findings:
+            where = f.scope + (f" agent={f.agent_object_id}" if f.agent_object_id else "")
+            print(f"{f.upn or '(legacy)'}  {f.entry_id}  {where}  {f.field}  {f.character}"
+                  f"  stored {f.created_on.isoformat()}")
+        print(f"{len(answer.findings)} entr{'y' if len(answer.findings) == 1 else 'ies'} with hidden text, in "
+              f"{answer.owners_scanned} memor{'y' if answer.owners_scanned == 1 else 'ies'} "
+              f"({answer.entries_scanned} entries) scanned"
+              + ("; forget one with: operator forget UPN ENTRY_ID" if any(f.upn for f in answer.findings) else ""))
     elif isinstance(answer, AgentSettingsListResponse):
         for a in sorted(answer.agents, key=lambda a: a.agent_object_id):  # the API's page is in a key order
             instructions = "withheld (secret or hidden text)" if a.policy_instructions_withheld else (
@@ -95,6 +113,10 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
             return await client.reject(instance, headers, args.request_id, args.reason)
         if args.action == "purge":
             return await client.purge(instance, headers, args.upn)
+        if args.action == "forget":
+            return await client.forget_for(instance, headers, args.upn, args.entry_id)
+        if args.action == "hidden-text":
+            return await _scan(client, instance, headers, args.page)
         if args.action == "sweep":
             return await client.sweep(instance, headers)
         if args.action == "agents":
@@ -106,3 +128,20 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
         return await client.audit(instance, headers, args.upn, newest_first=args.newest_first)
     finally:
         await client.aclose()
+
+
+async def _scan(client: CoreApiClient, instance: str, headers: dict[str, str], page: int | None) -> BaseModel:
+    """Every page of the hidden-text scan as one answer; a line on stderr after each page (a scan reads every
+    user's memory, so a large instance takes a while)."""
+    whole = HiddenTextScanResponse(findings=[], owners_scanned=0, entries_scanned=0)
+    continuation: str | None = None
+    while True:
+        answer = await client.hidden_text_page(instance, headers, limit=page, continuation=continuation)
+        whole.findings.extend(answer.findings)
+        whole.owners_scanned += answer.owners_scanned
+        whole.entries_scanned += answer.entries_scanned
+        continuation = answer.continuation
+        if continuation is None:
+            return whole
+        print(f"scanned {whole.owners_scanned} memories ({whole.entries_scanned} entries), "
+              f"{len(whole.findings)} found so far", file=sys.stderr)

@@ -6,12 +6,13 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 
 import httpx
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
-from memory_core.domain.models import agent_hash
+from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, agent_hash
 from memory_core.domain.records import Partition, Record
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer
 
@@ -102,3 +103,31 @@ def test_operator_lists_instructions_saved_with_hidden_text_as_withheld(sqlite_s
         "/agents/c  on  auto_append=false  scope=user  groups=any  instructions=withheld (secret or hidden text)",
         "1 agent(s)",
     ]
+
+
+def test_operator_finds_hidden_text_and_asks_to_forget_it(sqlite_server: RunningServer, instance_id: str) -> None:
+    """hidden-text walks every page (a progress line on stderr after each but the last) and prints one line per
+    finding, never the text, then a summary; forget files the pending request the list then shows."""
+    hidden = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
+    store = SqliteMemoryStore(sqlite_server.env["MEMORY_SQLITE_PATH"])
+    try:
+        found = []
+        for n, content in enumerate(["- tea" + hidden, "- clean", "- coffee" + hidden]):
+            key = ProfileKey(instance_id, f"user{n}@contoso.com", Scope.USER)
+            entry = MemoryEntry(f"e{n}", key, content, EntryKind.APPEND, datetime(2026, 1, 1, tzinfo=UTC), key.upn)
+            store.append(MemoryProfile(key, None, None, None, entry.created_on, entry.created_on), entry)
+            found += [entry] if hidden in content else []
+    finally:
+        store.close()
+    scan = _cli(sqlite_server, "--instance", instance_id, "hidden-text", "--page", "1")
+    forget = _cli(sqlite_server, "--instance", instance_id, "forget", "user2@contoso.com", "e2")
+    listed = _cli(sqlite_server, "--instance", instance_id, "list", "--status", "pending")
+    assert scan.returncode == 0
+    assert scan.stdout.splitlines() == [
+        *(f"{e.key.upn}  {e.id}  user  content  U+E006F  stored 2026-01-01T00:00:00+00:00" for e in found),
+        "2 entries with hidden text, in 3 memories (3 entries) scanned; forget one with: operator forget UPN ENTRY_ID"]
+    assert scan.stderr.splitlines() == ["scanned 1 memories (1 entries), 1 found so far",
+                                        "scanned 2 memories (2 entries), 1 found so far"]
+    assert hidden[0] not in scan.stdout + scan.stderr
+    assert forget.returncode == 0 and json.loads(forget.stdout)["status"] == "pending_approval"
+    assert "forget user2@contoso.com  e2" in listed.stdout

@@ -40,6 +40,7 @@ from memory_core.wire.custody import (
     RejectRequest,
     SweepResponse,
 )
+from memory_core.wire.hidden_text import HiddenTextScanQuery, HiddenTextScanResponse, OperatorForgetRequest
 
 log = logging.getLogger("memory_core.sweep")
 OPERATOR = "operator"
@@ -90,6 +91,26 @@ def request_purge(call: Call) -> func.HttpResponse:
     body = call.body(PurgeRequest)
     request = call.runtime.service.custody.request_purge(call.operator, call.instance_id, _user(body.upn))
     return json_response(PendingDeletionResponse.from_pending(PendingDeletion(request.id, PENDING_MESSAGE)), 202)
+
+
+@endpoint(EndpointSpec(summary="Ask for one user's entry to be forgotten (pending approval, as the person's own)",
+                       tag=OPERATOR, access=Access.OPERATOR, body=OperatorForgetRequest, body_limit=SMALL_BODY_BYTES,
+                       response=PendingDeletionResponse, success_status=202, errors=(400, 401, 403, 404, 413, 415)))
+def request_forget(call: Call) -> func.HttpResponse:
+    body = call.body(OperatorForgetRequest)
+    request = call.runtime.service.custody.request_forget_of(call.operator, call.instance_id, _user(body.upn),
+                                                             body.entry_id)
+    return json_response(PendingDeletionResponse.from_pending(PendingDeletion(request.id, PENDING_MESSAGE)), 202)
+
+
+@endpoint(EndpointSpec(summary="Scan stored memory for text no reader sees, a page of users at a time", tag=OPERATOR,
+                       access=Access.OPERATOR, query=HiddenTextScanQuery, response=HiddenTextScanResponse,
+                       errors=(400, 401, 403)))
+def scan_hidden_text(call: Call) -> HiddenTextScanResponse:
+    query = call.query(HiddenTextScanQuery)
+    return HiddenTextScanResponse.from_page(
+        call.runtime.service.hidden_text_page(call.instance_id, limit=query.limit, continuation=query.continuation)
+    )
 
 
 @endpoint(EndpointSpec(summary="Run the sweep now for this instance; answers what it executed", tag=OPERATOR,

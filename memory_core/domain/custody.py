@@ -22,6 +22,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from memory_core.domain.audit import AuditAction, AuditTrail
+from memory_core.domain.budget import is_visible
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
@@ -103,6 +104,18 @@ class CustodyService:
         self._open(request, AuditAction.FORGET_REQUESTED, shared=shared, entry_id=entry.id,
                    content_sha256=entry.content_sha256, byte_count=len(entry.content_markdown.encode("utf-8")))
         return request
+
+    def request_forget_of(self, actor: str, instance_id: str, upn: str, entry_id: str) -> DeletionRequest:
+        """An operator's request to forget one of ``upn``'s visible entries (``hidden_text_scan`` names them).
+
+        Pending like a person's own forget, in either deletion mode: an operator approves it and the
+        sweep erases it. ``NotFound`` when ``upn`` has no visible entry by that id (one a pending request
+        already hides included).
+        """
+        entry = self._store.get_entry(instance_id, upn, entry_id)
+        if entry is None or not is_visible(self._store, entry):
+            raise NotFound(f"no memory entry {entry_id} of {upn}")
+        return self.request_forget(actor, entry)
 
     def request_purge(self, actor: str, instance_id: str, upn: str) -> DeletionRequest:
         """Hide all of one user's memory in the instance until an operator decides."""

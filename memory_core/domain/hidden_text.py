@@ -12,6 +12,7 @@ refused wherever text is stored for a model to read.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from memory_core.domain.errors import HiddenText
 
@@ -25,6 +26,15 @@ def hidden_character(text: str) -> str | None:
         return None
     found = _TAG.search(_FLAG_SEQUENCE.sub("", text))
     return found.group() if found else None
+
+
+def first_hidden(fields: Iterable[tuple[str, str | None]]) -> tuple[str, str] | None:
+    """(name, character) of the first of ``fields`` (name, text) whose text holds such a character, or None."""
+    for name, text in fields:
+        character = hidden_character(text) if text else None
+        if character is not None:
+            return name, character
+    return None
 
 
 def refuse_hidden_text(text: str | None, where: str) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.errors import HiddenText, InvalidInput, PayloadTooLarge, SecretDetected
-from memory_core.domain.hidden_text import hidden_character
+from memory_core.domain.hidden_text import first_hidden
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, sha256_hex
 from memory_core.domain.tags import normalize_tags
@@ -156,11 +156,7 @@ CONTENT = "content"
 
 def _hidden_in(content: str, options: WriteOptions) -> tuple[str, str] | None:
     """(where, the character) of the first tag character no reader sees, in the content or a field beside it."""
-    for where, text in ((CONTENT, content), *stored_beside(options)):
-        character = hidden_character(text)
-        if character is not None:
-            return where, character
-    return None
+    return first_hidden(((CONTENT, content), *stored_beside(options)))
 
 
 def stored_beside(options: WriteOptions) -> list[tuple[str, str]]:

@@ -23,6 +23,7 @@ from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
 from memory_core.domain.budget import is_visible
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
+from memory_core.domain.hidden_text_scan import HiddenTextScanPage, scan_page
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import DEFAULT_MAX_BYTES
 from memory_core.domain.models import (
@@ -238,6 +239,10 @@ class MemoryService(MemoryReads):
         ``InvalidInput`` for a foreign continuation token."""
         return self.audit.page(instance_id, SHARED_OWNER, limit=limit, continuation=continuation,
                                newest_first=newest_first)
+
+    def hidden_text_page(self, instance_id: str, *, limit: int, continuation: str | None = None) -> HiddenTextScanPage:
+        """One page of the operator's scan for stored text no reader sees (``domain.hidden_text_scan``)."""
+        return scan_page(self._store, instance_id, limit, continuation)
 
     # -- forget, audit ---------------------------------------------------------
 

@@ -120,6 +120,8 @@ SAMPLES: dict[str, Sample] = {
     "approve_deletion": lambda c: ({"requestId": c.pending_request_id()}, {}, None),
     "reject_deletion": lambda c: ({"requestId": c.pending_request_id()}, {}, {"reason": "not verified"}),
     "request_purge": lambda c: ({}, {}, {"upn": ALEX}),
+    "request_forget": lambda c: ({}, {}, {"upn": ALEX, "entry_id": c.entry_id()}),
+    "scan_hidden_text": lambda c: ({}, {}, None),
     "run_sweep": lambda c: ({}, {}, None),
     "read_audit": lambda c: ({}, {"upn": ALEX}, None),
     "get_agent_settings": lambda c: ({}, {"agentObjectId": AGENT}, None),

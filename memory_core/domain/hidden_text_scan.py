@@ -1,0 +1,89 @@
+"""An operator's scan for text no reader sees in memory already stored.
+
+Writes that carry Unicode tag characters outside an emoji flag are refused at the door
+(``hidden_text``), but entries stored before that rule are still served to every model
+that reads them. The scan finds them: it walks the instance's partitions in the store's
+order, a page of owners at a time, and names each visible entry whose content or a field
+stored beside it holds such a character, with the field and the first such character,
+never the text. An operator then asks for their deletion under custody
+(``CustodyService.request_forget_of``), or asks the person to.
+
+What it reads: every partition that holds a profile, including the shared one, where only
+legacy entries are looked at (a team copy is found in its author's partition). Entries a
+pending deletion already hides are not listed: no model is served them, and the request
+that hides them is the operator's to decide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory_core.domain.errors import InvalidInput
+from memory_core.domain.hidden_text import first_hidden
+from memory_core.domain.models import SHARED_OWNER, MemoryEntry, Share
+from memory_core.domain.paging import decode_token, encode_token
+from memory_core.domain.store import MemoryStore
+
+LISTING = "hidden_text_scan"
+# Each owner's whole partition is read: a page of 100 memories of 10,000 entries is a million entries.
+MAX_OWNERS_PER_PAGE = 100
+DEFAULT_OWNERS_PER_PAGE = 20
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenTextFinding:
+    """One stored entry that holds text no reader sees: in ``field``, first at ``character``."""
+
+    entry: MemoryEntry
+    field: str
+    character: str
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenTextScanPage:
+    """What one page of the scan read and found; ``continuation`` is None after the last owner."""
+
+    findings: list[HiddenTextFinding]
+    owners_scanned: int
+    entries_scanned: int
+    continuation: str | None
+
+
+def stored_text(entry: MemoryEntry) -> list[tuple[str, str | None]]:
+    """The text an entry keeps and shows again, by the name a write gives each (as the door screens them)."""
+    return [("content", entry.content_markdown), ("reason", entry.reason), ("agent_name", entry.agent_name),
+            ("session_id", entry.session_id), ("operation_id", entry.operation_id), ("tags", "\n".join(entry.tags))]
+
+
+def finding_in(entry: MemoryEntry) -> HiddenTextFinding | None:
+    """The entry's first field holding text no reader sees, or None."""
+    found = first_hidden(stored_text(entry))
+    return HiddenTextFinding(entry, *found) if found else None
+
+
+def scan_page(store: MemoryStore, instance_id: str, limit: int, continuation: str | None) -> HiddenTextScanPage:
+    """Scan up to ``limit`` owners' partitions of the instance, after the one ``continuation`` names.
+
+    Raises ``InvalidInput`` for a ``limit`` outside 1-``MAX_OWNERS_PER_PAGE`` (``invalid_limit``) and for a
+    continuation another listing made (``invalid_continuation``).
+    """
+    if not 1 <= limit <= MAX_OWNERS_PER_PAGE:
+        raise InvalidInput(f"limit must be between 1 and {MAX_OWNERS_PER_PAGE}", code="invalid_limit")
+    position = decode_token(LISTING, continuation)
+    # One owner more than the page reads tells whether another page follows (a last page is never empty).
+    owners = store.partition_owners(instance_id, limit + 1, after=position[0] if position else None)
+    more = len(owners) > limit
+    owners = owners[:limit]
+    findings: list[HiddenTextFinding] = []
+    scanned = 0
+    for owner in owners:
+        for state in store.load_partition(instance_id, owner):
+            for entry in state.visible_entries():
+                if owner == SHARED_OWNER and entry.share is not Share.LEGACY:
+                    continue
+                scanned += 1
+                finding = finding_in(entry)
+                if finding is not None:
+                    findings.append(finding)
+    return HiddenTextScanPage(findings, len(owners), scanned,
+                              encode_token(LISTING, [owners[-1]]) if more else None)
