@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
-from memory_core.domain.models import agent_hash
+from memory_core.domain.models import (
+    SHARED_OWNER,
+    EntryKind,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Scope,
+    Share,
+    agent_hash,
+)
 from memory_core.domain.records import Partition, Record
 from tests.console.browser import find, status_says, text_appears, wait_for, wait_idle
 from tests.console.conftest import open_console, screenshot_dir
@@ -240,3 +251,39 @@ def test_without_an_operator_credential_the_operator_view_says_what_opens_it(
     assert not browser.find_elements(By.ID, "deletions")
     _open_operator(browser, console_server, instance, key="not-the-key")
     assert "invalid API key" in find(browser, "#operator-refused").text
+
+
+def test_an_operator_scans_for_hidden_text_and_asks_to_forget_a_finding(
+    browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client,
+) -> None:
+    """Entries stored with tag characters before writes were screened (written to the store as that version did):
+    the scan lists each with its user, field and first character, never the text, and a legacy one without a
+    forget; asking to forget one files a pending forget that the deletion requests then show."""
+    hidden = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
+    store = console_server.open_store()
+    try:
+        for owner, share in (("alex@contoso.com", Share.PRIVATE), (SHARED_OWNER, Share.LEGACY)):
+            key = ProfileKey(instance, owner, Scope.USER)
+            entry = MemoryEntry(f"hidden-{share.value}", key, "- prefers tea" + hidden, EntryKind.APPEND,
+                                datetime(2026, 1, 1, tzinfo=UTC), "" if owner == SHARED_OWNER else owner, share=share)
+            store.append(MemoryProfile(key, None, None, None, entry.created_on, entry.created_on), entry)
+    finally:
+        store.close()
+    _open_operator(browser, console_server, instance)
+    find(browser, "#scan-hidden-text").click()
+    text_appears(browser, "#hidden-text-summary", "2 entries hold hidden text")
+    table = find(browser, "#hidden-text-table")
+    rows = [[c.text for c in r.find_elements(By.TAG_NAME, "td")]
+            for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert [r[:5] for r in rows] == [["alex@contoso.com", "hidden-private", "user", "content", "U+E006F"],
+                                     ["(legacy)", "hidden-legacy", "user", "content", "U+E006F"]]
+    assert rows[1][6] == "legacy: never changed"
+    assert "tea" not in table.text and hidden[0] not in browser.page_source
+    table.find_element(By.XPATH, ".//button[text()='Ask to forget']").click()
+    find(browser, "dialog#confirm[open] #confirm-ok").click()
+    status_says(browser, "Forget requested")
+    wait_idle(browser)
+    pending = operator_api.get("/operator/deletions", params={"status": "pending"}).json()["requests"]
+    assert [(r["kind"], r["upn"], r["entry_id"], r["requested_by"]) for r in pending] == [
+        ("forget", "alex@contoso.com", "hidden-private", "operator-key")]
+    assert "forget user" in _row(browser, pending[0]["id"]).text

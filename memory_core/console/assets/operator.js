@@ -1,8 +1,8 @@
 // The operator's view: deletion requests to decide, any user's audit trail, agent settings,
-// the legacy-import trail and the sweep. Operator routes take an operator key or the operator app role.
+// the legacy-import trail, the scan for hidden text and the sweep. Operator routes take an operator key or the operator app role.
 
 import { ApiError } from "./api.js";
-import { h, replace, field, formatTime } from "./dom.js";
+import { h, replace, field, formatCount, formatTime } from "./dom.js";
 import { auditTable } from "./person.js";
 import { announce, busy, confirmAction, cutShortNote } from "./ui.js";
 
@@ -37,7 +37,7 @@ export class OperatorView {
       throw error;
     }
     root.append(this.deletionsSection(requests), this.sweepSection(), this.auditSection(),
-      this.settingsSection(), this.legacySection());
+      this.settingsSection(), this.legacySection(), this.hiddenTextSection());
     return root;
   }
 
@@ -159,6 +159,61 @@ export class OperatorView {
     return h("section", { "aria-labelledby": "legacy-title" }, h("h2", { id: "legacy-title" }, "Legacy imports"),
       h("p", { class: "muted" }, "Memory loaded without an owner (shown only under the legacy sharing policy), "
         + "and each import refused for a secret. Newest first; never the text."), show, out);
+  }
+
+  /**
+   * The scan for entries stored with characters no one sees (before writes were screened for them), every
+   * page of it with a progress line, and a forget request for each one a user owns.
+   */
+  hiddenTextSection() {
+    const out = h("div", { id: "hidden-text", "aria-live": "polite" });
+    const scan = h("button", { type: "button", id: "scan-hidden-text", onclick: (e) => busy(e.currentTarget, async () => {
+      const findings = [];
+      let memories = 0, entries = 0, token = null;
+      do {
+        const page = await this.api.get("/operator/hidden-text", { limit: 100, continuation: token }, this.credential);
+        findings.push(...(page.findings || []));
+        memories += page.owners_scanned;
+        entries += page.entries_scanned;
+        token = page.continuation || null;
+        replace(out, h("p", { class: "muted", id: "hidden-text-progress" },
+          `Scanned ${formatCount(memories)} memories (${formatCount(entries)} entries)\u2026`));
+      } while (token);
+      replace(out, h("p", { id: "hidden-text-summary" }, `${formatCount(findings.length)} `
+        + `entr${findings.length === 1 ? "y holds" : "ies hold"} hidden text; ${formatCount(memories)} memories `
+        + `(${formatCount(entries)} entries) scanned.`), findings.length ? this.hiddenTextTable(findings) : null);
+    }) }, "Scan for hidden text");
+    return h("section", { "aria-labelledby": "hidden-text-title" }, h("h2", { id: "hidden-text-title" }, "Hidden text"),
+      h("p", { class: "muted" }, "Entries stored before writes were screened for characters no one sees and every "
+        + "model reads (Unicode tag characters). The scan reads every user's memory and names the field and the first "
+        + "such character, never the text."), scan, out);
+  }
+
+  hiddenTextTable(findings) {
+    const action = (f) => f.upn ? h("button", { type: "button", class: "danger", "aria-label": `Ask to forget ${f.entry_id} of ${f.upn}`,
+      onclick: (e) => this.forgetFinding(f, e.currentTarget) }, "Ask to forget")
+      : h("span", { class: "muted" }, "legacy: never changed");
+    return h("table", { id: "hidden-text-table" },
+      h("caption", { class: "visually-hidden" }, "Entries holding hidden text"),
+      h("thead", {}, h("tr", {}, ["Who", "Entry", "Where", "Field", "Character", "Stored", "Action"]
+        .map((c) => h("th", { scope: "col" }, c)))),
+      h("tbody", {}, findings.map((f) => h("tr", { "data-entry": f.entry_id },
+        h("td", {}, f.upn || "(legacy)"), h("td", {}, h("code", {}, f.entry_id)),
+        h("td", {}, f.scope + (f.agent_object_id ? ` (${f.agent_object_id})` : "")), h("td", {}, f.field),
+        h("td", {}, f.character), h("td", {}, h("time", { datetime: f.created_on }, formatTime(f.created_on))),
+        h("td", {}, action(f))))));
+  }
+
+  async forgetFinding(f, button) {
+    const ok = await confirmAction({ title: "Ask to forget this entry?",
+      text: `${f.upn}'s entry is hidden at once and waits for an operator's approval, as if they had asked.`,
+      ok: "Ask to forget" });
+    if (!ok) return;
+    await busy(button, async () => {
+      await this.api.send("POST", "/operator/forgets", { upn: f.upn, entry_id: f.entry_id }, this.credential);
+      announce("Forget requested. It waits in Deletion requests for approval.");
+      this.refresh();
+    });
   }
 
   settingsSection() {
