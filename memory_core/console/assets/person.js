@@ -1,6 +1,7 @@
 // The person's view: their own memory only (the API decides whose memory from the sign-in).
 
 import { h, replace, field, formatCount, formatTime, uid } from "./dom.js";
+import { hiddenRuns } from "./hidden_text.js";
 import { renderMarkdown } from "./markdown.js";
 import { announce, busy, confirmAction, cutShortNote } from "./ui.js";
 
@@ -21,6 +22,19 @@ export const MEMORY_OFF_TEXT = "An agent can switch memory off for a conversatio
   + "X-MEMORY-MODE: off. Then nothing is read from your memory and nothing new is stored, and the agent is told so. "
   + "Operators can also switch memory off for one agent. What is already stored stays here, and you can still see, "
   + "export and forget it.";
+
+/**
+ * A notice spelling out text the entry holds that no one sees and every agent reads (stored before such
+ * writes were refused), or null. Its content, and what is shown beside it, are each looked at.
+ */
+function hiddenNotice(entry) {
+  const fields = [["text", entry.content_markdown], ["reason", entry.reason], ["agent name", entry.agent?.name],
+    ["session", entry.session_id], ["tags", (entry.tags || []).join(" ")]];
+  const found = fields.flatMap(([name, text]) => hiddenRuns(text).map((run) => `${name}: \u201c${run}\u201d`));
+  if (!found.length) return null;
+  return h("p", { class: "notice hidden-text" }, "This entry holds text no one sees on screen and agents read: ",
+    found.join("; "), ". If you did not write it, forget the entry.");
+}
 
 export class PersonView {
   constructor(api, config) {
@@ -168,6 +182,7 @@ export class PersonView {
         (entry.tags || []).length ? h("span", {}, h("span", { class: "visually-hidden" }, "Tags: "),
           entry.tags.map((t) => h("span", { class: "tag" }, t))) : null),
       renderMarkdown(entry.content_markdown),
+      hiddenNotice(entry),
       mine ? h("div", { class: "actions" }, h("button", {
         type: "button", class: "danger", "aria-label": `Forget the entry from ${formatTime(entry.created_on)}`,
         onclick: (event) => this.forget(entry, event.currentTarget),
