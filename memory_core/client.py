@@ -294,7 +294,7 @@ class CoreApiClient:
     ) -> HiddenTextScanResponse:
         """One page of the scan for stored text no reader sees: ``limit`` memories read whole, after
         ``continuation``."""
-        params = {"limit": str(limit)} if limit else {}
+        params = {"limit": str(limit)} if limit is not None else {}
         if continuation:
             params["continuation"] = continuation
         response = await self.send("GET", self.operator_path(instance_id, "/hidden-text"), headers, params=params)

@@ -107,7 +107,8 @@ def test_operator_lists_instructions_saved_with_hidden_text_as_withheld(sqlite_s
 
 def test_operator_finds_hidden_text_and_asks_to_forget_it(sqlite_server: RunningServer, instance_id: str) -> None:
     """hidden-text walks every page (a progress line on stderr after each but the last) and prints one line per
-    finding, never the text, then a summary; forget files the pending request the list then shows."""
+    finding, never the text, then a summary; a page size the service refuses exits 2 with its reason; forget files
+    the pending request the list then shows."""
     hidden = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
     store = SqliteMemoryStore(sqlite_server.env["MEMORY_SQLITE_PATH"])
     try:
@@ -120,6 +121,7 @@ def test_operator_finds_hidden_text_and_asks_to_forget_it(sqlite_server: Running
     finally:
         store.close()
     scan = _cli(sqlite_server, "--instance", instance_id, "hidden-text", "--page", "1")
+    refused = _cli(sqlite_server, "--instance", instance_id, "hidden-text", "--page", "0")
     forget = _cli(sqlite_server, "--instance", instance_id, "forget", "user2@contoso.com", "e2")
     listed = _cli(sqlite_server, "--instance", instance_id, "list", "--status", "pending")
     assert scan.returncode == 0
@@ -129,5 +131,6 @@ def test_operator_finds_hidden_text_and_asks_to_forget_it(sqlite_server: Running
     assert scan.stderr.splitlines() == ["scanned 1 memories (1 entries), 1 found so far",
                                         "scanned 2 memories (2 entries), 1 found so far"]
     assert hidden[0] not in scan.stdout + scan.stderr
+    assert refused.returncode == 2 and "limit" in refused.stderr and refused.stdout == ""
     assert forget.returncode == 0 and json.loads(forget.stdout)["status"] == "pending_approval"
     assert "forget user2@contoso.com  e2" in listed.stdout
