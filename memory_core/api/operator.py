@@ -11,7 +11,7 @@ import azure.functions as func
 
 from memory_core.composition import runtime
 from memory_core.domain.agent_settings import AgentSettings
-from memory_core.domain.deletion import PENDING_MESSAGE
+from memory_core.domain.deletion import PENDING_MESSAGE, DeletionRequest
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, InvalidCallerId, caller_upn
 from memory_core.domain.models import Scope
@@ -54,6 +54,11 @@ def _user(raw: str) -> str:
         raise InvalidInput(f"upn: {error}", code="invalid_upn") from None
 
 
+def _pending(request: DeletionRequest) -> func.HttpResponse:
+    """202: an operator's request waits for an operator's approval, as a person's own does."""
+    return json_response(PendingDeletionResponse.from_pending(PendingDeletion(request.id, PENDING_MESSAGE)), 202)
+
+
 @endpoint(EndpointSpec(summary="List deletion requests, optionally by status", tag=OPERATOR, access=Access.OPERATOR,
                        query=DeletionsQuery, response=DeletionListResponse, errors=(400, 401, 403)))
 def list_deletions(call: Call) -> DeletionListResponse:
@@ -89,8 +94,7 @@ def reject_deletion(call: Call) -> DeletionRequestModel:
                        response=PendingDeletionResponse, success_status=202, errors=(400, 401, 403, 413, 415)))
 def request_purge(call: Call) -> func.HttpResponse:
     body = call.body(PurgeRequest)
-    request = call.runtime.service.custody.request_purge(call.operator, call.instance_id, _user(body.upn))
-    return json_response(PendingDeletionResponse.from_pending(PendingDeletion(request.id, PENDING_MESSAGE)), 202)
+    return _pending(call.runtime.service.custody.request_purge(call.operator, call.instance_id, _user(body.upn)))
 
 
 @endpoint(EndpointSpec(summary="Ask for one user's entry to be forgotten (pending approval, as the person's own)",
@@ -98,9 +102,8 @@ def request_purge(call: Call) -> func.HttpResponse:
                        response=PendingDeletionResponse, success_status=202, errors=(400, 401, 403, 404, 413, 415)))
 def request_forget(call: Call) -> func.HttpResponse:
     body = call.body(OperatorForgetRequest)
-    request = call.runtime.service.custody.request_forget_of(call.operator, call.instance_id, _user(body.upn),
-                                                             body.entry_id)
-    return json_response(PendingDeletionResponse.from_pending(PendingDeletion(request.id, PENDING_MESSAGE)), 202)
+    return _pending(call.runtime.service.custody.request_forget_of(call.operator, call.instance_id, _user(body.upn),
+                                                                   body.entry_id))
 
 
 @endpoint(EndpointSpec(summary="Scan stored memory for text no reader sees, a page of users at a time", tag=OPERATOR,

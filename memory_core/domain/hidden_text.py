@@ -39,6 +39,6 @@ def first_hidden(fields: Iterable[tuple[str, str | None]]) -> tuple[str, str] | 
 
 def refuse_hidden_text(text: str | None, where: str) -> None:
     """Raise ``HiddenText`` naming ``where`` and the first such character when ``text`` holds one."""
-    character = hidden_character(text) if text else None
-    if character is not None:
-        raise HiddenText(where, character)
+    found = first_hidden([(where, text)])
+    if found is not None:
+        raise HiddenText(*found)

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory_core.domain.errors import InvalidInput
 from memory_core.domain.hidden_text import first_hidden
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, Share
-from memory_core.domain.paging import decode_token, encode_token
+from memory_core.domain.new_entries import CONTENT, stored_beside
+from memory_core.domain.paging import check_page_size, decode_token, encode_token
 from memory_core.domain.store import MemoryStore
 
 LISTING = "hidden_text_scan"
@@ -49,15 +49,10 @@ class HiddenTextScanPage:
     continuation: str | None
 
 
-def stored_text(entry: MemoryEntry) -> list[tuple[str, str | None]]:
-    """The text an entry keeps and shows again, by the name a write gives each (as the door screens them)."""
-    return [("content", entry.content_markdown), ("reason", entry.reason), ("agent_name", entry.agent_name),
-            ("session_id", entry.session_id), ("operation_id", entry.operation_id), ("tags", "\n".join(entry.tags))]
-
-
 def finding_in(entry: MemoryEntry) -> HiddenTextFinding | None:
-    """The entry's first field holding text no reader sees, or None."""
-    found = first_hidden(stored_text(entry))
+    """The entry's first field holding text no reader sees, or None: its content and the fields the door
+    screens beside it (``new_entries.stored_beside``), by the names a write gives them."""
+    found = first_hidden(((CONTENT, entry.content_markdown), *stored_beside(entry)))
     return HiddenTextFinding(entry, *found) if found else None
 
 
@@ -67,8 +62,7 @@ def scan_page(store: MemoryStore, instance_id: str, limit: int, continuation: st
     Raises ``InvalidInput`` for a ``limit`` outside 1-``MAX_OWNERS_PER_PAGE`` (``invalid_limit``) and for a
     continuation another listing made (``invalid_continuation``).
     """
-    if not 1 <= limit <= MAX_OWNERS_PER_PAGE:
-        raise InvalidInput(f"limit must be between 1 and {MAX_OWNERS_PER_PAGE}", code="invalid_limit")
+    check_page_size(limit, MAX_OWNERS_PER_PAGE)
     position = decode_token(LISTING, continuation)
     # One owner more than the page reads tells whether another page follows (a last page is never empty).
     owners = store.partition_owners(instance_id, limit + 1, after=position[0] if position else None)

@@ -159,8 +159,9 @@ def _hidden_in(content: str, options: WriteOptions) -> tuple[str, str] | None:
     return first_hidden(((CONTENT, content), *stored_beside(options)))
 
 
-def stored_beside(options: WriteOptions) -> list[tuple[str, str]]:
-    """The text a write stores beside its content, by the name the caller gave it, empty ones left out.
+def stored_beside(options: WriteOptions | MemoryEntry) -> list[tuple[str, str]]:
+    """The text a write stores beside its content (or a stored entry keeps there), by the name the caller
+    gave it, empty ones left out.
 
     A read shows the reason, the agent's name and the session id in the entry's heading, and a
     listing every field: a secret in one of them would be kept and shown like one in the content.

@@ -63,7 +63,8 @@ def decode_token(listing: str, token: str | None) -> list[str] | None:
     return position
 
 
-def check_page_size(limit: int) -> int:
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise InvalidInput(f"limit must be between 1 and {MAX_PAGE_SIZE}", code="invalid_limit")
+def check_page_size(limit: int, maximum: int = MAX_PAGE_SIZE) -> int:
+    """``limit``, when it is 1 to ``maximum``; else ``InvalidInput`` (``invalid_limit``)."""
+    if not 1 <= limit <= maximum:
+        raise InvalidInput(f"limit must be between 1 and {maximum}", code="invalid_limit")
     return limit
