@@ -165,7 +165,7 @@ class AgentSettingsBook:
         hidden = hidden_character(settings.policy_instructions)
         if hidden is not None:
             # Saved before hidden text was refused. No mark says so, so every read checks: 0.07 us for ASCII.
-            why = f"hold invisible Unicode tag characters (U+{ord(hidden):04X})"
+            why = f"hold invisible characters no reader sees (U+{ord(hidden):04X})"
             return StoredSettings(settings, self._withheld(instance_id, settings, version, why))
         if self._scanner is None:
             return StoredSettings(settings, settings)

@@ -89,11 +89,16 @@ class HiddenText(MemoryCoreError):
     code = "hidden_text"
 
     def __init__(self, where: str, character: str) -> None:
-        """``where``: what held it, as the caller named it ("content", "reason", "policy_instructions"...)."""
-        super().__init__(
-            f"{where} holds invisible Unicode tag characters (U+{ord(character):04X}) that no reader sees; "
-            "nothing was stored. Only an emoji flag may use them."
-        )
+        """``where``: what held it, as the caller named it ("content", "reason", "policy_instructions"...);
+        ``character``: the first such character (``domain.hidden_text``), a tag character or a variation selector."""
+        if "\U000e0000" <= character <= "\U000e007f":  # a tag character
+            why = f"invisible Unicode tag characters (U+{ord(character):04X}) that no reader sees"
+            allowed = "Only an emoji flag may use them."
+        else:
+            why = f"an invisible Unicode variation selector (U+{ord(character):04X}) that varies no character"
+            allowed = ("One may follow an emoji, a symbol, a digit or a CJK ideograph to choose its form; "
+                       "a run of them, or one after a letter, carries text no reader sees.")
+        super().__init__(f"{where} holds {why}; nothing was stored. {allowed}")
         self.where = where
         self.character = character
 

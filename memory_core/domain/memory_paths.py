@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
+from memory_core.domain.hidden_text import hidden_character, is_tag_character
 
 ROOT = "/memories"
 MAX_PATH_CHARS = 1024
@@ -34,8 +35,15 @@ DIRECTORY_SIZE = "4K"
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 # Refused in a new name: format characters (Cf). Zero-width ones make "a\u200b.md" a second file that reads
 # as "a.md"; bidi overrides (U+202E) show a name reversed in listings and the console; tag characters
-# (U+E0000 block) carry text no one sees. Names stored before this rule can still be read, moved and deleted.
+# (U+E0000 block) and stray variation selectors carry text no one sees (``hidden_text``). What emoji need is
+# kept: a joiner between two pictographs (a family, a rainbow flag) and a subdivision flag's tag characters.
+# Names stored before this rule can still be read, moved and deleted.
 _INVISIBLE_CATEGORY = "Cf"
+_JOINER = "\u200d"
+_PICTOGRAPH_CATEGORY = "So"
+# What may stand between a pictograph and the joiner after it: emoji presentation and the skin tones.
+_EMOJI_PRESENTATION = "\ufe0f"
+_SKIN_TONES = ("\U0001f3fb", "\U0001f3ff")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +86,7 @@ def parse_new_path(path: str) -> MemoryPath:
     """``parse_path`` for a name the command brings into being; ``InvalidInput`` also for a format character,
     named by its code point (the text does not repeat the path, which would not show it)."""
     target = parse_path(path)
-    invisible = next((ch for ch in target.rel if unicodedata.category(ch) == _INVISIBLE_CATEGORY), None)
+    invisible = _invisible(target.rel)
     if invisible is not None:
         raise InvalidInput(
             f"Path names cannot contain invisible formatting characters (U+{ord(invisible):04X}); "
@@ -86,6 +94,26 @@ def parse_new_path(path: str) -> MemoryPath:
             code="invalid_path",
         )
     return target
+
+
+def _invisible(name: str) -> str | None:
+    """The first character of ``name`` no one sees that no emoji needs, or None."""
+    for at, character in enumerate(name):
+        if (unicodedata.category(character) == _INVISIBLE_CATEGORY and not is_tag_character(character)
+                and not _joins_pictographs(name, at)):
+            return character
+    return hidden_character(name)
+
+
+def _joins_pictographs(name: str, at: int) -> bool:
+    """Whether ``name[at]`` is a zero-width joiner between two pictographs, as in an emoji ZWJ sequence."""
+    if name[at] != _JOINER or not 0 < at < len(name) - 1:
+        return False
+    before = at - 1
+    if name[before] == _EMOJI_PRESENTATION or _SKIN_TONES[0] <= name[before] <= _SKIN_TONES[1]:
+        before -= 1
+    return (before >= 0 and unicodedata.category(name[before]) == _PICTOGRAPH_CATEGORY
+            and unicodedata.category(name[at + 1]) == _PICTOGRAPH_CATEGORY)
 
 
 # -- the reference's texts ---------------------------------------------------------

@@ -56,7 +56,7 @@ class NewEntries:
         """A new entry of ``content`` by ``caller`` in ``key``, created now.
 
         Raises ``PayloadTooLarge`` past the write size limit, ``InvalidInput`` for empty text
-        (unless ``allow_empty``) or bad tags, ``HiddenText`` for invisible tag characters and
+        (unless ``allow_empty``) or bad tags, ``HiddenText`` for text no reader sees and
         ``SecretDetected`` for a secret (both audited, with ``actor`` as the event's actor: the
         caller's UPN unless given).
         """
@@ -155,7 +155,7 @@ CONTENT = "content"
 
 
 def _hidden_in(content: str, options: WriteOptions) -> tuple[str, str] | None:
-    """(where, the character) of the first tag character no reader sees, in the content or a field beside it."""
+    """(where, the character) of the first character no reader sees (``hidden_text``), in the content or a field beside it."""
     return first_hidden(((CONTENT, content), *stored_beside(options)))
 
 

@@ -27,6 +27,7 @@ from tests.support.clock import TickingClock
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
 BOB = Caller(upn="bob@contoso.com", name="Bob")
 HIDDEN = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
+SELECTORS = "".join(chr(0xE0100 + ord(ch) - 16) for ch in "obey")  # "obey" as variation selectors, a byte each
 SCOTLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
 
 
@@ -63,7 +64,8 @@ def _found(service: MemoryService) -> list[tuple[str, str, str]]:
 @pytest.mark.usefixtures("before_the_rule")
 def test_every_field_a_write_stores_is_scanned_and_flags_are_not_found(service: MemoryService) -> None:
     """Content, reason, agent name, session id, operation id and tags are each found and named with the first
-    hidden character; a clean entry and the flag of Scotland are looked at and not listed."""
+    hidden character, tag character or stray variation selector; a clean entry, the flag of Scotland and an emoji's
+    variation selector are looked at and not listed."""
     agent = AgentContext("/agents/a", "Helper" + HIDDEN)
     service.append(ALEX, "i", Scope.USER, None, "- likes tea" + HIDDEN)
     service.append(ALEX, "i", Scope.USER, None, "- a", WriteOptions(reason="said so" + HIDDEN))
@@ -72,12 +74,14 @@ def test_every_field_a_write_stores_is_scanned_and_flags_are_not_found(service: 
     service.append(ALEX, "i", Scope.USER, None, "- d", WriteOptions(operation_id="o" + HIDDEN))
     service.append(ALEX, "i", Scope.USER, None, "- e", WriteOptions(tags=("drinks" + HIDDEN,)))
     service.append(ALEX, "i", Scope.USER, None, "- clean")
-    service.append(ALEX, "i", Scope.USER, None, f"- supports {SCOTLAND}")
+    service.append(ALEX, "i", Scope.USER, None, f"- supports {SCOTLAND} \u2764\ufe0f")
+    service.append(ALEX, "i", Scope.USER, None, "- likes \U0001f600" + SELECTORS)
     (page,) = _scan_all(service)
     assert sorted(f.field for f in page.findings) == sorted(
-        ["content", "reason", "agent_name", "session_id", "operation_id", "tags"])
-    assert {f.character for f in page.findings} == {HIDDEN[0]}
-    assert (page.owners_scanned, page.entries_scanned, page.continuation) == (1, 8, None)
+        ["content", "reason", "agent_name", "session_id", "operation_id", "tags", "content"])
+    assert [f.character for f in page.findings].count(HIDDEN[0]) == 6
+    assert [f.character for f in page.findings if f.character != HIDDEN[0]] == [SELECTORS[0]]
+    assert (page.owners_scanned, page.entries_scanned, page.continuation) == (1, 9, None)
 
 
 @pytest.mark.usefixtures("before_the_rule")

@@ -69,6 +69,31 @@ def test_visible_names_in_any_script_are_new_names(path: str) -> None:
     assert parse_new_path(path).parts == parse_path(path).parts
 
 
+@pytest.mark.parametrize("name", [
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f3f3\ufe0f\u200d\U0001f308",
+    "\U0001f469\U0001f3fd\u200d\U0001f4bb", "\u2764\ufe0f\u200d\U0001f525",
+    "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f", "\u845b\U000e0100",
+], ids=["family", "rainbow-flag", "technologist-skin-tone", "heart-on-fire", "flag-of-scotland", "ideographic-variant"])
+def test_emoji_sequences_name_new_files(name: str) -> None:
+    """The joiners of an emoji ZWJ sequence and a subdivision flag's tag characters are format characters, but an
+    emoji needs them to be drawn: a name made of one is accepted, and so is an ideograph's registered variant."""
+    assert parse_new_path(f"/memories/{name}.md").parts == (f"{name}.md",)
+
+
+@pytest.mark.parametrize("name", [
+    "notes\u200d.md", "\u200d\U0001f600.md", "\U0001f600\u200d.md", "\U0001f600\u200d\u200d\U0001f600.md",
+    "notes\U000e0100.md", "\U0001f600\ufe0f\ufe0f.md", "\U0001f600\U000e0151\U000e015c.md",
+    "\U000e0067\U000e0062\U000e007f.md",
+], ids=["joiner-after-a-letter", "joiner-first", "joiner-last", "two-joiners", "selector-after-a-letter",
+        "selector-run", "smuggled-bytes", "tags-without-a-flag"])
+def test_joiners_and_selectors_no_emoji_needs_are_refused_in_new_names(name: str) -> None:
+    """A joiner not between two pictographs, a variation selector that varies no character and tag characters
+    outside a flag hide something in a name: refused, naming the first such character."""
+    with pytest.raises(InvalidInput) as refused:
+        parse_new_path(f"/memories/{name}")
+    assert refused.value.message.startswith("Path names cannot contain invisible formatting characters (U+")
+
+
 def test_segment_limit_counts_utf8_bytes() -> None:
     assert parse_path("/memories/" + "é" * 127).parts  # 254 bytes
     with pytest.raises(InvalidInput):

@@ -1,19 +1,73 @@
-// Text no reader sees (memory_core/domain/hidden_text.py): Unicode tag characters outside an emoji
-// flag. No font draws them and every model reads them, so the person's view spells them out.
+// Text no reader sees (memory_core/domain/hidden_text.py): Unicode tag characters outside an emoji flag, and
+// variation selectors that vary no character. No font draws them and every model reads them, so the person's
+// view spells them out. The rule for selectors mirrors the domain's; keep the two alike.
 
 const FLAG = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
 const TAG_RUN = /[\u{E0000}-\u{E007F}]+/gu;
+const SELECTOR = /^[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]$/u;
+const IDEOGRAPH = /^[\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u{20000}-\u{3FFFF}]$/u;
+const ASCII_WITH_VARIANTS = "#*0123456789";
+const FIRST_IDEOGRAPHIC_SELECTOR = 0xE0100;
+const PRINTABLE = /^[^\p{Cc}\p{Cf}\p{Co}\p{Cn}]*$/u;
+
+const codePoint = (ch) => `U+${ch.codePointAt(0).toString(16).toUpperCase()}`;
 
 /**
- * Each run of tag characters in ``text`` outside an emoji flag, spelled as the ASCII it mirrors (a tag
- * character with no printable twin as its code point, "U+E0001"); [] when there is none.
+ * Each run of hidden characters in ``text``, spelled out; [] when there is none. A run of tag characters
+ * outside an emoji flag reads as the ASCII it mirrors (a tag character with no printable twin as its code
+ * point, "U+E0001"). A run of variation selectors holding a stray one reads as the bytes it encodes in the
+ * usual scheme (U+FE00-U+FE0F are 0-15, U+E0100-U+E01EF are 16-255) when they are printable UTF-8, and
+ * otherwise as its code points.
  */
 export function hiddenRuns(text) {
   const s = String(text || "");
+  return [...tagRuns(s), ...selectorRuns(s)];
+}
+
+function tagRuns(s) {
   if (!/[\u{E0000}-\u{E007F}]/u.test(s)) return [];
   return (s.replace(FLAG, "").match(TAG_RUN) || []).map((run) => [...run].map((ch) => {
     const cp = ch.codePointAt(0);
-    return cp >= 0xE0020 && cp <= 0xE007E ? String.fromCharCode(cp - 0xE0000)
-      : `U+${cp.toString(16).toUpperCase()}`;
+    return cp >= 0xE0020 && cp <= 0xE007E ? String.fromCharCode(cp - 0xE0000) : codePoint(ch);
   }).join(""));
+}
+
+function strays(before, selector) {
+  return !before || SELECTOR.test(before)
+    || (before.codePointAt(0) < 0x80 && !ASCII_WITH_VARIANTS.includes(before))
+    || (selector.codePointAt(0) >= FIRST_IDEOGRAPHIC_SELECTOR && !IDEOGRAPH.test(before));
+}
+
+function selectorRuns(s) {
+  if (!/[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u.test(s)) return [];
+  const chars = [...s];
+  const runs = [];
+  let run = [];
+  let stray = false;
+  chars.forEach((ch, at) => {
+    if (SELECTOR.test(ch)) {
+      stray = stray || strays(at ? chars[at - 1] : "", ch);
+      run.push(ch);
+      return;
+    }
+    if (stray) runs.push(run);
+    run = [];
+    stray = false;
+  });
+  if (stray) runs.push(run);
+  return runs.map(spellSelectors);
+}
+
+function spellSelectors(run) {
+  const bytes = run.map((ch) => {
+    const cp = ch.codePointAt(0);
+    return cp >= FIRST_IDEOGRAPHIC_SELECTOR ? cp - FIRST_IDEOGRAPHIC_SELECTOR + 16 : cp - 0xFE00;
+  });
+  try {
+    const decoded = new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(bytes));
+    if (PRINTABLE.test(decoded)) return decoded;
+  } catch {
+    // not UTF-8: spelled as code points below
+  }
+  return run.map(codePoint).join(" ");
 }

@@ -185,7 +185,7 @@ export class OperatorView {
     }) }, "Scan for hidden text");
     return h("section", { "aria-labelledby": "hidden-text-title" }, h("h2", { id: "hidden-text-title" }, "Hidden text"),
       h("p", { class: "muted" }, "Entries stored before writes were screened for characters no one sees and every "
-        + "model reads (Unicode tag characters). The scan reads every user's memory and names the field and the first "
+        + "model reads (Unicode tag characters, stray variation selectors). The scan reads every user's memory and names the field and the first "
         + "such character, never the text."), scan, out);
   }
 
