@@ -287,3 +287,65 @@ def test_an_operator_scans_for_hidden_text_and_asks_to_forget_a_finding(
     assert [(r["kind"], r["upn"], r["entry_id"], r["requested_by"]) for r in pending] == [
         ("forget", "alex@contoso.com", "hidden-private", "operator-key")]
     assert "forget user" in _row(browser, pending[0]["id"]).text
+
+
+def test_an_operator_stops_a_long_scan_for_hidden_text_and_continues_it(
+    browser: WebDriver, console_server: RunningServer, instance: str,
+) -> None:
+    """250 memories are three pages of 100. Stop, clicked while the second page is under way, ends the scan after
+    that page with what it found so far and says the rest is not scanned; Continue the scan reads the third page
+    and finds the last user's entry too; a page that fails stops the scan the same way, keeping its findings.
+
+    The browser's fetch is wrapped to hold the second page until the test lets it go, and then to fail one page
+    once with the service's own 503: that fixes when the click lands and makes an outage happen. The server and
+    its answers are real."""
+    hidden = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
+    store = console_server.open_store()
+    try:
+        for n in range(250):
+            key = ProfileKey(instance, f"user-{n:03d}@contoso.com", Scope.USER)
+            text = "- prefers tea" + (hidden if n in (0, 249) else "")
+            entry = MemoryEntry(f"entry-{n:03d}", key, text, EntryKind.APPEND, datetime(2026, 1, 1, tzinfo=UTC), key.upn)
+            store.append(MemoryProfile(key, None, None, None, entry.created_on, entry.created_on), entry)
+    finally:
+        store.close()
+    _open_operator(browser, console_server, instance)
+    browser.execute_script("""
+        const real = window.fetch;
+        window.__release = null;
+        window.__failOnce = false;
+        const gate = new Promise((resolve) => { window.__release = resolve; });
+        let pages = 0;
+        window.fetch = async (url, init) => {
+          if (String(url).includes("/operator/hidden-text")) {
+            pages += 1;
+            if (pages === 2) await gate;
+            if (window.__failOnce) {
+              window.__failOnce = false;
+              return new Response(JSON.stringify({ error: { code: "unavailable", message: "store unavailable" } }),
+                { status: 503, headers: { "Content-Type": "application/json" } });
+            }
+          }
+          return real(url, init);
+        };""")
+    find(browser, "#scan-hidden-text").click()
+    text_appears(browser, "#hidden-text-progress", "Scanned 100 memories (100 entries)")
+    assert not find(browser, "#scan-hidden-text").is_enabled()
+    find(browser, "#stop-hidden-text").click()
+    assert "Stopping after this page." in find(browser, "#hidden-text-progress").text
+    browser.execute_script("window.__release()")
+    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 memories "
+                                                  "(200 entries) scanned so far; the rest is not scanned yet.")
+    assert [r.get_attribute("data-entry") for r in browser.find_elements(By.CSS_SELECTOR, "#hidden-text-table tbody tr")
+            ] == ["entry-000"]
+
+    browser.execute_script("window.__failOnce = true")
+    find(browser, "#continue-hidden-text").click()
+    status_says(browser, "store unavailable")
+    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 memories")
+    find(browser, "#continue-hidden-text").click()
+    text_appears(browser, "#hidden-text-summary", "2 entries hold hidden text; 250 memories (250 entries) scanned.")
+    assert not browser.find_elements(By.ID, "continue-hidden-text")
+    assert [r.get_attribute("data-entry") for r in browser.find_elements(By.CSS_SELECTOR, "#hidden-text-table tbody tr")
+            ] == ["entry-000", "entry-249"]
+    assert find(browser, "#scan-hidden-text").is_enabled()

@@ -163,30 +163,58 @@ export class OperatorView {
 
   /**
    * The scan for entries stored with characters no one sees (before writes were screened for them), every
-   * page of it with a progress line, and a forget request for each one a user owns.
+   * page of it with a progress line, and a forget request for each one a user owns. The scan can be stopped
+   * after the page under way, and continued from there; a page that fails stops it the same way, keeping
+   * what was found.
    */
   hiddenTextSection() {
     const out = h("div", { id: "hidden-text", "aria-live": "polite" });
-    const scan = h("button", { type: "button", id: "scan-hidden-text", onclick: (e) => busy(e.currentTarget, async () => {
-      const findings = [];
-      let memories = 0, entries = 0, token = null;
-      do {
-        const page = await this.api.get("/operator/hidden-text", { limit: 100, continuation: token }, this.credential);
-        findings.push(...(page.findings || []));
-        memories += page.owners_scanned;
-        entries += page.entries_scanned;
-        token = page.continuation || null;
-        replace(out, h("p", { class: "muted", id: "hidden-text-progress" },
-          `Scanned ${formatCount(memories)} memories (${formatCount(entries)} entries)\u2026`));
-      } while (token);
-      replace(out, h("p", { id: "hidden-text-summary" }, `${formatCount(findings.length)} `
-        + `entr${findings.length === 1 ? "y holds" : "ies hold"} hidden text; ${formatCount(memories)} memories `
-        + `(${formatCount(entries)} entries) scanned.`), findings.length ? this.hiddenTextTable(findings) : null);
-    }) }, "Scan for hidden text");
+    let scan = null;
+    // One scan at a time: the start button stays disabled while a scan, or its continuation, runs.
+    const run = (fresh) => busy(start, async () => {
+      if (fresh || !scan) scan = { findings: [], memories: 0, entries: 0, token: null };
+      const state = scan;
+      state.stopping = false;
+      const progress = h("p", { class: "muted", id: "hidden-text-progress" }, "Scanning\u2026");
+      const stop = h("button", { type: "button", id: "stop-hidden-text", onclick: () => {
+        state.stopping = true;
+        stop.disabled = true;
+        progress.textContent += " Stopping after this page.";
+      } }, "Stop");
+      replace(out, progress, stop);
+      try {
+        do {
+          const page = await this.api.get("/operator/hidden-text", { limit: 100, continuation: state.token },
+            this.credential);
+          state.findings.push(...(page.findings || []));
+          state.memories += page.owners_scanned;
+          state.entries += page.entries_scanned;
+          state.token = page.continuation || null;
+          progress.textContent = `Scanned ${formatCount(state.memories)} memories (${formatCount(state.entries)} `
+            + `entries)\u2026${state.stopping ? " Stopping after this page." : ""}`;
+        } while (state.token && !state.stopping);
+      } finally {
+        this.showHiddenText(out, state, () => run(false));
+      }
+    });
+    const start = h("button", { type: "button", id: "scan-hidden-text", onclick: () => run(true) },
+      "Scan for hidden text");
     return h("section", { "aria-labelledby": "hidden-text-title" }, h("h2", { id: "hidden-text-title" }, "Hidden text"),
       h("p", { class: "muted" }, "Entries stored before writes were screened for characters no one sees and every "
-        + "model reads (Unicode tag characters, stray variation selectors). The scan reads every user's memory and names the field and the first "
-        + "such character, never the text."), scan, out);
+        + "model reads (Unicode tag characters, stray variation selectors). The scan reads every user's memory and "
+        + "names the field and the first such character, never the text."), start, out);
+  }
+
+  /** What a scan found, whole or so far; a scan cut short says so and offers to continue from where it stopped. */
+  showHiddenText(out, scan, resume) {
+    const { findings, memories, entries, token } = scan;
+    const found = `${formatCount(findings.length)} entr${findings.length === 1 ? "y holds" : "ies hold"} hidden text`;
+    const read = `${formatCount(memories)} memories (${formatCount(entries)} entries)`;
+    const more = token ? h("button", { type: "button", id: "continue-hidden-text",
+      onclick: resume }, "Continue the scan") : null;
+    replace(out, h("p", { id: "hidden-text-summary" },
+      token ? `Stopped: ${found} in the ${read} scanned so far; the rest is not scanned yet.`
+        : `${found}; ${read} scanned.`), more, findings.length ? this.hiddenTextTable(findings) : null);
   }
 
   hiddenTextTable(findings) {
