@@ -28,6 +28,10 @@ LISTING = "hidden_text_scan"
 # Each owner's whole partition is read: a page of 100 memories of 10,000 entries is a million entries.
 MAX_OWNERS_PER_PAGE = 100
 DEFAULT_OWNERS_PER_PAGE = 20
+# So a page also ends at the first owner that starts past this many entries: a page of large memories
+# answers in about the time of 10,000 entries and one memory, not a million, and a scan that keeps
+# timing out on a page still makes progress. A page always reads at least one owner.
+ENTRIES_PER_PAGE = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +61,8 @@ def finding_in(entry: MemoryEntry) -> HiddenTextFinding | None:
 
 
 def scan_page(store: MemoryStore, instance_id: str, limit: int, continuation: str | None) -> HiddenTextScanPage:
-    """Scan up to ``limit`` owners' partitions of the instance, after the one ``continuation`` names.
+    """Scan up to ``limit`` owners' partitions of the instance, after the one ``continuation`` names, ending
+    before an owner once ``ENTRIES_PER_PAGE`` entries are scanned (``owners_scanned`` says how many were).
 
     Raises ``InvalidInput`` for a ``limit`` outside 1-``MAX_OWNERS_PER_PAGE`` (``invalid_limit``) and for a
     continuation another listing made (``invalid_continuation``).
@@ -66,11 +71,13 @@ def scan_page(store: MemoryStore, instance_id: str, limit: int, continuation: st
     position = decode_token(LISTING, continuation)
     # One owner more than the page reads tells whether another page follows (a last page is never empty).
     owners = store.partition_owners(instance_id, limit + 1, after=position[0] if position else None)
-    more = len(owners) > limit
-    owners = owners[:limit]
     findings: list[HiddenTextFinding] = []
     scanned = 0
-    for owner in owners:
+    read: list[str] = []
+    for owner in owners[:limit]:
+        if read and scanned >= ENTRIES_PER_PAGE:
+            break
+        read.append(owner)
         for state in store.load_partition(instance_id, owner):
             for entry in state.visible_entries():
                 if owner == SHARED_OWNER and entry.share is not Share.LEGACY:
@@ -79,5 +86,5 @@ def scan_page(store: MemoryStore, instance_id: str, limit: int, continuation: st
                 finding = finding_in(entry)
                 if finding is not None:
                     findings.append(finding)
-    return HiddenTextScanPage(findings, len(owners), scanned,
-                              encode_token(LISTING, [owners[-1]]) if more else None)
+    more = len(owners) > len(read)
+    return HiddenTextScanPage(findings, len(read), scanned, encode_token(LISTING, [read[-1]]) if more else None)

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from memory_core.domain.hidden_text_scan import (
     DEFAULT_OWNERS_PER_PAGE,
+    ENTRIES_PER_PAGE,
     MAX_OWNERS_PER_PAGE,
     HiddenTextFinding,
     HiddenTextScanPage,
@@ -20,7 +21,8 @@ from memory_core.wire.custody import PageQuery
 
 class HiddenTextScanQuery(PageQuery):
     limit: int = Field(default=DEFAULT_OWNERS_PER_PAGE, ge=1, le=MAX_OWNERS_PER_PAGE,
-                       description=f"Memories (one per user) read whole per page (1-{MAX_OWNERS_PER_PAGE})")
+                       description=f"Memories (one per user) read whole per page (1-{MAX_OWNERS_PER_PAGE}); a page "
+                                   f"also ends at the first memory after {ENTRIES_PER_PAGE:,} entries")
 
 
 class HiddenTextFindingModel(BaseModel):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.domain import new_entries
+from memory_core.domain import hidden_text_scan, new_entries
 from memory_core.domain.deletion import DeletionKind, DeletionStatus
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.hidden_text_scan import HiddenTextScanPage
@@ -125,6 +125,25 @@ def test_pages_read_every_memory_once_in_order(service: MemoryService) -> None:
     assert [f.entry.key.upn for p in pages for f in p.findings] == [u.upn for u in users]
     assert [(p.owners_scanned, p.continuation) for p in _scan_all(service, limit=7)] == [(7, None)]
     assert service.hidden_text_page("other", limit=3) == HiddenTextScanPage([], 0, 0, None)
+
+
+@pytest.mark.usefixtures("before_the_rule")
+def test_a_page_ends_at_the_owner_after_its_entry_budget_and_no_memory_is_skipped(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With a budget of 5 entries a page (10,000 in service), users of 4, 1, 6, 1 and 1 entries read 20 at a time
+    are pages of 2 users (5 entries), 1 user (6: a memory over the budget is still read whole, so the scan goes
+    on) and 2; every user's finding is listed once, in order."""
+    monkeypatch.setattr(hidden_text_scan, "ENTRIES_PER_PAGE", 5)
+    users = [Caller(f"user{n}@contoso.com") for n in range(5)]
+    for user, size in zip(users, (4, 1, 6, 1, 1), strict=True):
+        service.append(user, "i", Scope.USER, None, "- x" + HIDDEN)
+        for n in range(size - 1):
+            service.append(user, "i", Scope.USER, None, f"- clean {n}")
+    pages = _scan_all(service, limit=20)
+    assert [(p.owners_scanned, p.entries_scanned, p.continuation is None) for p in pages] == [
+        (2, 5, False), (1, 6, False), (2, 2, True)]
+    assert [f.entry.key.upn for p in pages for f in p.findings] == [u.upn for u in users]
 
 
 @pytest.mark.parametrize("limit", [0, 101])
