@@ -46,6 +46,8 @@ def add_parser(commands: Any) -> None:
     scan = actions.add_parser("hidden-text", help="find stored entries holding text no reader sees (every user)")
     scan.add_argument("--page", type=int, default=None, metavar="N",
                       help=f"memories read per request (1-{MAX_OWNERS_PER_PAGE}, default {DEFAULT_OWNERS_PER_PAGE})")
+    scan.add_argument("--from", dest="start", default=None, metavar="CONTINUATION",
+                      help="go on from where a stopped scan stopped (it names this on stderr)")
     actions.add_parser("sweep", help="execute approved requests now")
     audit = actions.add_parser("audit", help="read one user's audit trail")
     audit.add_argument("upn")
@@ -67,25 +69,23 @@ def run(args: argparse.Namespace) -> int:
         answer = asyncio.run(_call(f"{base}/api", {"X-API-KEY": key}, args))
     except CoreApiUnreachable as error:
         print(f"memory-core operator: cannot reach {base}: {error.__cause__ or error.message}", file=sys.stderr)
+        _print_notes(error)
         return exit_code_for(503)
     except MemoryCoreError as error:
         status = http_status_of(error) or status_for(error)
         print(f"memory-core operator: {status}: {error.message}", file=sys.stderr)
+        _print_notes(error)
         return exit_code_for(status)
+    except KeyboardInterrupt:
+        print("memory-core operator: interrupted", file=sys.stderr)
+        return 130
     if isinstance(answer, DeletionListResponse):
         for r in answer.requests:
             target = r.entry_id or r.scope or "all"
             print(f"{r.id}  {r.status:<9} {r.kind:<6} {r.upn}  {target}  requested {r.requested_on.isoformat()}")
         print(f"{len(answer.requests)} request(s)")
     elif isinstance(answer, HiddenTextScanResponse):
-        for f in answer.findings:
-            where = f.scope + (f" agent={f.agent_object_id}" if f.agent_object_id else "")
-            print(f"{f.upn or '(legacy)'}  {f.entry_id}  {where}  {f.field}  {f.character}"
-                  f"  stored {f.created_on.isoformat()}")
-        print(f"{len(answer.findings)} entr{'y' if len(answer.findings) == 1 else 'ies'} with hidden text, in "
-              f"{answer.owners_scanned} memor{'y' if answer.owners_scanned == 1 else 'ies'} "
-              f"({answer.entries_scanned} entries) scanned"
-              + ("; forget one with: operator forget UPN ENTRY_ID" if any(f.upn for f in answer.findings) else ""))
+        _print_findings(answer)
     elif isinstance(answer, AgentSettingsListResponse):
         for a in sorted(answer.agents, key=lambda a: a.agent_object_id):  # the API's page is in a key order
             instructions = "withheld (secret or hidden text)" if a.policy_instructions_withheld else (
@@ -116,7 +116,7 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
         if args.action == "forget":
             return await client.forget_for(instance, headers, args.upn, args.entry_id)
         if args.action == "hidden-text":
-            return await _scan(client, instance, headers, args.page)
+            return await _scan(client, instance, headers, args.page, args.start)
         if args.action == "sweep":
             return await client.sweep(instance, headers)
         if args.action == "agents":
@@ -130,13 +130,29 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
         await client.aclose()
 
 
-async def _scan(client: CoreApiClient, instance: str, headers: dict[str, str], page: int | None) -> BaseModel:
-    """Every page of the hidden-text scan as one answer; a line on stderr after each page (a scan reads every
-    user's memory, so a large instance takes a while)."""
+async def _scan(client: CoreApiClient, instance: str, headers: dict[str, str], page: int | None,
+                start: str | None) -> BaseModel:
+    """Every page of the hidden-text scan as one answer, from the start or from ``start`` (a continuation); a line
+    on stderr after each page (a scan reads every user's memory, so a large instance takes a while).
+
+    A page that fails, or Ctrl-C, ends the scan: what it found so far is printed as a whole scan's answer would be,
+    with the command that goes on from there on stderr, and the error is raised on."""
     whole = HiddenTextScanResponse(findings=[], owners_scanned=0, entries_scanned=0)
-    continuation: str | None = None
+    continuation = start
     while True:
-        answer = await client.hidden_text_page(instance, headers, limit=page, continuation=continuation)
+        try:
+            answer = await client.hidden_text_page(instance, headers, limit=page, continuation=continuation)
+        except (MemoryCoreError, asyncio.CancelledError) as error:
+            if whole.owners_scanned:
+                _print_findings(whole, so_far=True)
+            if continuation is not None:
+                resume = (f"memory-core operator: the scan stopped; go on from where it stopped with: hidden-text"
+                          f"{f' --page {page}' if page is not None else ''} --from {continuation}")
+                if isinstance(error, MemoryCoreError):
+                    error.add_note(resume)  # printed by ``run`` after the error, as the last line
+                else:
+                    print(resume, file=sys.stderr)
+            raise
         whole.findings.extend(answer.findings)
         whole.owners_scanned += answer.owners_scanned
         whole.entries_scanned += answer.entries_scanned
@@ -145,3 +161,22 @@ async def _scan(client: CoreApiClient, instance: str, headers: dict[str, str], p
             return whole
         print(f"scanned {whole.owners_scanned} memories ({whole.entries_scanned} entries), "
               f"{len(whole.findings)} found so far", file=sys.stderr)
+
+
+def _print_notes(error: BaseException) -> None:
+    """What the command added to ``error`` on its way out (``_scan``: how to go on), after the error's line."""
+    for note in getattr(error, "__notes__", ()):
+        print(note, file=sys.stderr)
+
+
+def _print_findings(answer: HiddenTextScanResponse, *, so_far: bool = False) -> None:
+    """One line per finding, never the text, then what was scanned (``so_far``: before the scan stopped)."""
+    for f in answer.findings:
+        where = f.scope + (f" agent={f.agent_object_id}" if f.agent_object_id else "")
+        print(f"{f.upn or '(legacy)'}  {f.entry_id}  {where}  {f.field}  {f.character}"
+              f"  stored {f.created_on.isoformat()}")
+    print(f"{len(answer.findings)} entr{'y' if len(answer.findings) == 1 else 'ies'} with hidden text, in "
+          f"{answer.owners_scanned} memor{'y' if answer.owners_scanned == 1 else 'ies'} "
+          f"({answer.entries_scanned} entries) scanned{' before the scan stopped' if so_far else ''}"
+          + ("; forget one with: operator forget UPN ENTRY_ID" if any(f.upn for f in answer.findings) else ""),
+          flush=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 
@@ -14,7 +16,7 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, agent_hash
 from memory_core.domain.records import Partition, Record
-from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer
+from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer, running_server
 
 
 def _cli(server: RunningServer, *args: str, key: str = OPERATOR_KEY) -> subprocess.CompletedProcess[str]:
@@ -134,3 +136,53 @@ def test_operator_finds_hidden_text_and_asks_to_forget_it(sqlite_server: Running
     assert refused.returncode == 2 and "limit" in refused.stderr and refused.stdout == ""
     assert forget.returncode == 0 and json.loads(forget.stdout)["status"] == "pending_approval"
     assert "forget user2@contoso.com  e2" in listed.stdout
+
+
+def test_a_scan_cut_short_prints_its_findings_and_goes_on_from_where_it_stopped(tmp_path: Path) -> None:
+    """300 memories read one a page: the server is stopped while the command is paused after its third progress
+    line. The command prints what it found so far, says it stopped before the end, exits 6 (unavailable) and names
+    on its last line the command that goes on; run with ``--from`` against the server started again on the same
+    store, it scans the rest. Each memory is scanned once over the two runs and each finding is listed once."""
+    hidden = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
+    store = SqliteMemoryStore(tmp_path / "memory.sqlite3")
+    try:
+        for n in range(300):
+            key = ProfileKey("i", f"user{n:03d}@contoso.com", Scope.USER)
+            entry = MemoryEntry(f"e{n:03d}", key, "- tea" + (hidden if n % 150 == 0 or n == 299 else ""),
+                                EntryKind.APPEND, datetime(2026, 1, 1, tzinfo=UTC), key.upn)
+            store.append(MemoryProfile(key, None, None, None, entry.created_on, entry.created_on), entry)
+    finally:
+        store.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    with running_server(tmp_path) as server:
+        scan = subprocess.Popen(
+            [sys.executable, "-m", "memory_core", "operator", "--url", server.base_url, "--key", OPERATOR_KEY,
+             "--instance", "i", "hidden-text", "--page", "1"],
+            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert scan.stderr is not None
+        progress = [scan.stderr.readline() for _ in range(3)]
+        scan.send_signal(signal.SIGSTOP)
+        server.process.terminate()
+        server.process.wait(timeout=30)
+        scan.send_signal(signal.SIGCONT)
+        out, err = scan.communicate(timeout=60)
+    assert progress[0] == "scanned 1 memories (1 entries), 1 found so far\n"
+    assert scan.returncode == 6
+    stopped_at = int(out.splitlines()[-1].split(" in ")[1].split(" memories")[0])
+    assert 3 <= stopped_at < 300
+    assert out.splitlines()[0] == "user000@contoso.com  e000  user  content  U+E006F  stored 2026-01-01T00:00:00+00:00"
+    assert f"in {stopped_at} memories ({stopped_at} entries) scanned before the scan stopped" in out
+    *_, unreachable, resume = err.splitlines()
+    assert unreachable.startswith(f"memory-core operator: cannot reach {server.base_url}")
+    assert resume.startswith("memory-core operator: the scan stopped; go on from where it stopped with: "
+                             "hidden-text --page 1 --from ")
+    token = resume.rsplit(" ", 1)[1]
+
+    with running_server(tmp_path) as again:
+        rest = _cli(again, "--instance", "i", "hidden-text", "--page", "100", "--from", token)
+        refused = _cli(again, "--instance", "i", "hidden-text", "--from", "not-a-token")
+    assert rest.returncode == 0
+    found = [line.split()[1] for line in (out + rest.stdout).splitlines() if "  user  content  " in line]
+    assert sorted(found) == ["e000", "e150", "e299"]
+    assert rest.stdout.splitlines()[-1].split(" in ")[1].startswith(f"{300 - stopped_at} memories")
+    assert refused.returncode == 2 and "continuation" in refused.stderr
