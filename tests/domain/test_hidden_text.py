@@ -84,6 +84,8 @@ def test_a_variation_selector_after_the_character_it_varies_is_kept(text: str) -
     ("doubled \u2764\ufe0f\ufe0f", "U+FE0F"),
     ("a letter h\ufe01i", "U+FE01"),
     ("a space \ufe0e", "U+FE0E"),
+    ("punctuation -\ufe0f and .\ufe00", "U+FE0F"),
+    ("a digit 1\U000e0100 has no ideographic variant", "U+E0100"),
     ("\u00e9\U000e0100 is not an ideograph", "U+E0100"),
     ("\u3042\U000e0100 is kana", "U+E0100"),
     ("\u845b\U000e0100\U000e0101 two on one ideograph", "U+E0101"),
