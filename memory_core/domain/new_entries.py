@@ -155,7 +155,8 @@ CONTENT = "content"
 
 
 def _hidden_in(content: str, options: WriteOptions) -> tuple[str, str] | None:
-    """(where, the character) of the first character no reader sees (``hidden_text``), in the content or a field beside it."""
+    """(where, the character) of the first character no reader sees (``hidden_text``), in the content or a field
+    beside it."""
     return first_hidden(((CONTENT, content), *stored_beside(options)))
 
 

@@ -63,7 +63,8 @@ def test_variation_selectors_that_vary_no_character_are_refused_and_those_of_emo
         refused = [http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", **w})
                    for w in ({"content_markdown": "- likes \U0001f600" + SELECTORS},
                              {"content_markdown": "- likes tea", "tags": ["\U0001f600" + SELECTORS]})]
-        stored = http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": visible})
+        stored = http.post(f"/instances/{instance_id}/memory/append",
+                           json={"scope": "user", "content_markdown": visible})
         document = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"}).json()["content_markdown"]
         audit = http.get(f"/instances/{instance_id}/memory/audit").json()["events"]
     assert [_error(r)[:2] for r in refused] == [(422, "hidden_text")] * 2

@@ -305,7 +305,8 @@ def test_an_operator_stops_a_long_scan_for_hidden_text_and_continues_it(
         for n in range(250):
             key = ProfileKey(instance, f"user-{n:03d}@contoso.com", Scope.USER)
             text = "- prefers tea" + (hidden if n in (0, 249) else "")
-            entry = MemoryEntry(f"entry-{n:03d}", key, text, EntryKind.APPEND, datetime(2026, 1, 1, tzinfo=UTC), key.upn)
+            entry = MemoryEntry(f"entry-{n:03d}", key, text, EntryKind.APPEND, datetime(2026, 1, 1, tzinfo=UTC),
+                                key.upn)
             store.append(MemoryProfile(key, None, None, None, entry.created_on, entry.created_on), entry)
     finally:
         store.close()
