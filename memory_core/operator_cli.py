@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
-from memory_core.domain.errors import MemoryCoreError
+from memory_core.domain.errors import InvalidInput, MemoryCoreError
 from memory_core.domain.hidden_text_scan import DEFAULT_OWNERS_PER_PAGE, MAX_OWNERS_PER_PAGE
 from memory_core.edge.errors import exit_code_for, status_for
 from memory_core.wire.custody import AgentSettingsListResponse, DeletionListResponse
@@ -136,7 +136,8 @@ async def _scan(client: CoreApiClient, instance: str, headers: dict[str, str], p
     on stderr after each page (a scan reads every user's memory, so a large instance takes a while).
 
     A page that fails, or Ctrl-C, ends the scan: what it found so far is printed as a whole scan's answer would be,
-    with the command that goes on from there on stderr, and the error is raised on."""
+    with the command that goes on from there on stderr (not for a request the service refused, which would fail
+    again), and the error is raised on."""
     whole = HiddenTextScanResponse(findings=[], owners_scanned=0, entries_scanned=0)
     continuation = start
     while True:
@@ -145,7 +146,8 @@ async def _scan(client: CoreApiClient, instance: str, headers: dict[str, str], p
         except (MemoryCoreError, asyncio.CancelledError) as error:
             if whole.owners_scanned:
                 _print_findings(whole, so_far=True)
-            if continuation is not None:
+            # A refused request (a page size, a continuation that is not one) fails the same way again: no hint.
+            if continuation is not None and not isinstance(error, InvalidInput):
                 resume = (f"memory-core operator: the scan stopped; go on from where it stopped with: hidden-text"
                           f"{f' --page {page}' if page is not None else ''} --from {continuation}")
                 if isinstance(error, MemoryCoreError):

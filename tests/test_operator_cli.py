@@ -186,3 +186,4 @@ def test_a_scan_cut_short_prints_its_findings_and_goes_on_from_where_it_stopped(
     assert sorted(found) == ["e000", "e150", "e299"]
     assert rest.stdout.splitlines()[-1].split(" in ")[1].startswith(f"{300 - stopped_at} memories")
     assert refused.returncode == 2 and "continuation" in refused.stderr
+    assert "go on" not in refused.stderr  # a refused continuation is not one to go on from
