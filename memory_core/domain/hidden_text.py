@@ -29,7 +29,8 @@ from collections.abc import Iterable
 from memory_core.domain.errors import HiddenText
 
 _TAGS = "\U000e0000-\U000e007f"
-_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+_IDEOGRAPHIC_SELECTORS = "\U000e0100-\U000e01ef"
+_SELECTORS = f"\ufe00-\ufe0f{_IDEOGRAPHIC_SELECTORS}"
 _TAG = re.compile(f"[{_TAGS}]")
 _SELECTOR = re.compile(f"[{_SELECTORS}]")
 # Both blocks, and the unassigned code points between them: one range less makes the first pass, the only
@@ -43,7 +44,6 @@ _FLAG_OR_TAG = re.compile(f"{_BLACK_FLAG}[\U000e0020-\U000e007e]+\U000e007f|[{_T
 _IDEOGRAPHS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
 # ASCII but "#", "*" and the digits, the only ASCII characters with variants.
 _ASCII_WITHOUT_VARIANTS = "\x00-\x22\x24-\x29\x2b-\x2f\x3a-\x7f"
-_IDEOGRAPHIC_SELECTORS = "\U000e0100-\U000e01ef"
 # A selector that varies no character (the module's rule), after the text's first character: one after
 # a selector or an ASCII character without variants, or an ideographic one after anything but an
 # ideograph. The pattern starts with one character class, so the engine skips to selectors as fast as

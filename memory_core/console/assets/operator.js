@@ -175,11 +175,12 @@ export class OperatorView {
       if (fresh || !scan) scan = { findings: [], memories: 0, entries: 0, token: null };
       const state = scan;
       state.stopping = false;
+      const stopping = " Stopping after this page.";
       const progress = h("p", { class: "muted", id: "hidden-text-progress" }, "Scanning\u2026");
       const stop = h("button", { type: "button", id: "stop-hidden-text", onclick: () => {
         state.stopping = true;
         stop.disabled = true;
-        progress.textContent += " Stopping after this page.";
+        progress.textContent += stopping;
       } }, "Stop");
       replace(out, progress, stop);
       try {
@@ -191,7 +192,7 @@ export class OperatorView {
           state.entries += page.entries_scanned;
           state.token = page.continuation || null;
           progress.textContent = `Scanned ${formatCount(state.memories)} memories (${formatCount(state.entries)} `
-            + `entries)\u2026${state.stopping ? " Stopping after this page." : ""}`;
+            + `entries)\u2026${state.stopping ? stopping : ""}`;
         } while (state.token && !state.stopping);
       } finally {
         this.showHiddenText(out, state, () => run(false));
