@@ -258,7 +258,8 @@ def test_an_operator_scans_for_hidden_text_and_asks_to_forget_a_finding(
 ) -> None:
     """Entries stored with tag characters before writes were screened (written to the store as that version did):
     the scan lists each with its user, field and first character, never the text, and a legacy one without a
-    forget; asking to forget one files a pending forget that the deletion requests then show."""
+    forget; asking to forget one files a pending forget that the deletion requests then show. The findings stay
+    on the redrawn view, the forgotten one marked, and after a reload too; another instance does not show them."""
     hidden = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
     store = console_server.open_store()
     try:
@@ -288,28 +289,59 @@ def test_an_operator_scans_for_hidden_text_and_asks_to_forget_a_finding(
         ("forget", "alex@contoso.com", "hidden-private", "operator-key")]
     assert "forget user" in _row(browser, pending[0]["id"]).text
 
+    def shown() -> list[list[str]]:
+        summary = text_appears(browser, "#hidden-text-summary", "2 entries hold hidden text; 2 memories")
+        assert "Stopped" not in summary.text
+        return [[c.text for c in r.find_elements(By.TAG_NAME, "td")]
+                for r in browser.find_elements(By.CSS_SELECTOR, "#hidden-text-table tbody tr")]
 
-def test_an_operator_stops_a_long_scan_for_hidden_text_and_continues_it(
-    browser: WebDriver, console_server: RunningServer, instance: str,
-) -> None:
-    """250 memories are three pages of 100. Stop, clicked while the second page is under way, ends the scan after
-    that page with what it found so far and says the rest is not scanned; Continue the scan reads the third page
-    and finds the last user's entry too; a page that fails stops the scan the same way, keeping its findings.
+    assert [(r[1], r[6]) for r in shown()] == [("hidden-private", "forget requested"),
+                                               ("hidden-legacy", "legacy: never changed")]
+    browser.refresh()
+    browser.find_element(By.ID, "tab-operator").click()
+    assert [(r[1], r[6]) for r in shown()] == [("hidden-private", "forget requested"),
+                                               ("hidden-legacy", "legacy: never changed")]
+    assert not browser.find_elements(By.XPATH, "//*[@id='hidden-text-table']//button[text()='Ask to forget']")
 
-    The browser's fetch is wrapped to hold the second page until the test lets it go, and then to fail one page
-    once with the service's own 503: that fixes when the click lands and makes an outage happen. The server and
-    its answers are real."""
+    switch = find(browser, "#who input")
+    switch.clear()
+    switch.send_keys("another-instance\n")
+    wait_for(browser, lambda d: d.find_elements(By.ID, "scan-hidden-text")
+             and not d.find_elements(By.ID, "hidden-text-summary"))
+    switch = find(browser, "#who input")
+    switch.clear()
+    switch.send_keys(instance + "\n")
+    assert len(shown()) == 2
+
+
+def _seed_users(server: RunningServer, instance: str, users: int, hidden_in: tuple[int, ...]) -> None:
+    """``users`` memories of one entry each (``entry-NNN`` of ``user-NNN@contoso.com``), written to the store as a
+    version before hidden text was refused did; those numbered in ``hidden_in`` hide "obey" in tag characters."""
     hidden = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
-    store = console_server.open_store()
+    store = server.open_store()
     try:
-        for n in range(250):
+        for n in range(users):
             key = ProfileKey(instance, f"user-{n:03d}@contoso.com", Scope.USER)
-            text = "- prefers tea" + (hidden if n in (0, 249) else "")
+            text = "- prefers tea" + (hidden if n in hidden_in else "")
             entry = MemoryEntry(f"entry-{n:03d}", key, text, EntryKind.APPEND, datetime(2026, 1, 1, tzinfo=UTC),
                                 key.upn)
             store.append(MemoryProfile(key, None, None, None, entry.created_on, entry.created_on), entry)
     finally:
         store.close()
+
+
+def test_an_operator_stops_a_long_scan_for_hidden_text_and_continues_it(
+    browser: WebDriver, console_server: RunningServer, instance: str,
+) -> None:
+    """250 memories are three pages of 100. Stop, clicked while the second page is under way, ends the scan after
+    that page with what it found so far and says the rest is not scanned; a page that fails stops the scan the
+    same way, keeping its findings; after a reload, Continue the scan reads the third page and finds the last
+    user's entry too.
+
+    The browser's fetch is wrapped to hold the second page until the test lets it go, and then to fail one page
+    once with the service's own 503: that fixes when the click lands and makes an outage happen. The server and
+    its answers are real."""
+    _seed_users(console_server, instance, 250, hidden_in=(0, 249))
     _open_operator(browser, console_server, instance)
     browser.execute_script("""
         const real = window.fetch;
@@ -334,6 +366,7 @@ def test_an_operator_stops_a_long_scan_for_hidden_text_and_continues_it(
     assert not find(browser, "#scan-hidden-text").is_enabled()
     find(browser, "#stop-hidden-text").click()
     assert "Stopping after this page." in find(browser, "#hidden-text-progress").text
+    assert not find(browser, "#stop-hidden-text").is_enabled()
     browser.execute_script("window.__release()")
     text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 memories "
                                                   "(200 entries) scanned so far; the rest is not scanned yet.")
@@ -344,9 +377,60 @@ def test_an_operator_stops_a_long_scan_for_hidden_text_and_continues_it(
     find(browser, "#continue-hidden-text").click()
     status_says(browser, "store unavailable")
     text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 memories")
+
+    # A reload keeps where the scan stopped and what it found; Continue goes on from there.
+    browser.refresh()
+    browser.find_element(By.ID, "tab-operator").click()
+    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 memories")
     find(browser, "#continue-hidden-text").click()
     text_appears(browser, "#hidden-text-summary", "2 entries hold hidden text; 250 memories (250 entries) scanned.")
     assert not browser.find_elements(By.ID, "continue-hidden-text")
     assert [r.get_attribute("data-entry") for r in browser.find_elements(By.CSS_SELECTOR, "#hidden-text-table tbody tr")
             ] == ["entry-000", "entry-249"]
     assert find(browser, "#scan-hidden-text").is_enabled()
+
+
+def test_switching_instance_stops_a_scan_and_keeps_it_for_its_own_instance(
+    browser: WebDriver, console_server: RunningServer, instance: str,
+) -> None:
+    """A scan runs for the instance it started on: switched to another while a page is under way, the console
+    shows that other instance no progress and no findings, asks it for no page, and stops the scan after the
+    page; switched back, the scan shows where it stopped, and Continue finishes it.
+
+    The browser's fetch is wrapped to hold the first page until the test lets it go, and to count the pages
+    asked; the server and its answers are real."""
+    _seed_users(console_server, instance, 150, hidden_in=(0, 149))
+    _open_operator(browser, console_server, instance)
+    browser.execute_script("""
+        const real = window.fetch;
+        const gate = new Promise((resolve) => { window.__release = resolve; });
+        window.__pages = 0;
+        window.fetch = async (url, init) => {
+          if (String(url).includes("/operator/hidden-text")) {
+            window.__pages += 1;
+            if (window.__pages === 1) await gate;
+          }
+          return real(url, init);
+        };""")
+    find(browser, "#scan-hidden-text").click()
+    find(browser, "#hidden-text-progress")
+    switch = find(browser, "#who input")
+    switch.clear()
+    switch.send_keys("another-instance\n")
+    wait_for(browser, lambda d: d.find_elements(By.ID, "scan-hidden-text")
+             and not d.find_element(By.ID, "scan-hidden-text").is_enabled())
+    assert browser.find_element(By.ID, "hidden-text").text == ""
+    browser.execute_script("window.__release()")
+    wait_for(browser, lambda d: d.find_element(By.ID, "scan-hidden-text").is_enabled())
+    wait_idle(browser)
+    assert browser.execute_script("return window.__pages") == 1
+    assert browser.find_element(By.ID, "hidden-text").text == ""
+
+    switch = find(browser, "#who input")
+    switch.clear()
+    switch.send_keys(instance + "\n")
+    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 100 memories "
+                                                  "(100 entries) scanned so far")
+    find(browser, "#continue-hidden-text").click()
+    text_appears(browser, "#hidden-text-summary", "2 entries hold hidden text; 150 memories (150 entries) scanned.")
+    assert browser.execute_script("return window.__pages") == 2

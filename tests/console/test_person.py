@@ -202,9 +202,13 @@ def test_key_mode_signs_in_with_a_form_and_keeps_the_key_out_of_urls(tmp_path: P
         with httpx.Client(base_url=f"{server.api}/instances/key-instance",
                           headers={"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"upn": "dana@contoso.com"}'}) as api:
             assert "written by dana" in api.get("/memory", params={"scope": "user"}).json()["content_markdown"]
+        # What an operator's hidden-text scan found in this tab is forgotten with the sign-in.
+        scan = "memory-core.console.hidden-text-scan.key-instance"
+        browser.execute_script("sessionStorage.setItem(arguments[0], '{\"findings\": []}')", scan)
         find(browser, "#sign-out").click()
         find(browser, "#key-form")
-        assert "memory-core.console.key" not in session_storage(browser)
+        stored = session_storage(browser)
+        assert "memory-core.console.key" not in stored and scan not in stored
 
 
 def test_entries_shared_by_others_show_their_author_and_cannot_be_forgotten_here(tmp_path: Path,

@@ -4,8 +4,9 @@
 import { Api, ApiError } from "./api.js";
 import { Session } from "./auth.js";
 import { h, replace, field } from "./dom.js";
-import { PersonView } from "./person.js";
+import { forgetScans } from "./hidden_text_scan.js";
 import { OperatorView } from "./operator.js";
+import { PersonView } from "./person.js";
 import { announce } from "./ui.js";
 
 const INSTANCE_STORE = "memory-core.console.instance";
@@ -91,7 +92,11 @@ function showConsole(main, session, config, api) {
     h("span", { id: "signed-in", hidden: !session.who }, "Signed in as ", h("strong", { id: "signed-in-as" }, session.who)),
     instField,
     session.mode === "local" ? null
-      : h("button", { type: "button", id: "sign-out", onclick: async () => { await session.signOut(); location.reload(); } }, "Sign out"));
+      : h("button", { type: "button", id: "sign-out", onclick: async () => {
+        forgetScans();
+        await session.signOut();
+        location.reload();
+      } }, "Sign out"));
 
   const person = new PersonView(api, config);
   const operator = new OperatorView(api, session, config);

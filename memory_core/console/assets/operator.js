@@ -1,8 +1,10 @@
 // The operator's view: deletion requests to decide, any user's audit trail, agent settings,
-// the legacy-import trail, the scan for hidden text and the sweep. Operator routes take an operator key or the operator app role.
+// the legacy-import trail, the scan for hidden text (hidden_text_scan.js) and the sweep.
+// Operator routes take an operator key or the operator app role.
 
 import { ApiError } from "./api.js";
-import { h, replace, field, formatCount, formatTime } from "./dom.js";
+import { h, replace, field, formatTime } from "./dom.js";
+import { HiddenTextScan } from "./hidden_text_scan.js";
 import { auditTable } from "./person.js";
 import { announce, busy, confirmAction, cutShortNote } from "./ui.js";
 
@@ -15,6 +17,8 @@ export class OperatorView {
     this.session = session;
     this.config = config;
     this.status = "pending";
+    // One scan for the view's life: what it found survives the view's redraws.
+    this.hiddenTextScan = new HiddenTextScan(api, () => this.session.operatorHeaders(), () => this.refresh());
   }
 
   get credential() {
@@ -37,7 +41,7 @@ export class OperatorView {
       throw error;
     }
     root.append(this.deletionsSection(requests), this.sweepSection(), this.auditSection(),
-      this.settingsSection(), this.legacySection(), this.hiddenTextSection());
+      this.settingsSection(), this.legacySection(), this.hiddenTextScan.section());
     return root;
   }
 
@@ -159,90 +163,6 @@ export class OperatorView {
     return h("section", { "aria-labelledby": "legacy-title" }, h("h2", { id: "legacy-title" }, "Legacy imports"),
       h("p", { class: "muted" }, "Memory loaded without an owner (shown only under the legacy sharing policy), "
         + "and each import refused for a secret. Newest first; never the text."), show, out);
-  }
-
-  /**
-   * The scan for entries stored with characters no one sees (before writes were screened for them), every
-   * page of it with a progress line, and a forget request for each one a user owns. The scan can be stopped
-   * after the page under way, and continued from there; a page that fails stops it the same way, keeping
-   * what was found.
-   */
-  hiddenTextSection() {
-    const out = h("div", { id: "hidden-text", "aria-live": "polite" });
-    let scan = null;
-    // One scan at a time: the start button stays disabled while a scan, or its continuation, runs.
-    const run = (fresh) => busy(start, async () => {
-      if (fresh || !scan) scan = { findings: [], memories: 0, entries: 0, token: null };
-      const state = scan;
-      state.stopping = false;
-      const stopping = " Stopping after this page.";
-      const progress = h("p", { class: "muted", id: "hidden-text-progress" }, "Scanning\u2026");
-      const stop = h("button", { type: "button", id: "stop-hidden-text", onclick: () => {
-        state.stopping = true;
-        stop.disabled = true;
-        progress.textContent += stopping;
-      } }, "Stop");
-      replace(out, progress, stop);
-      try {
-        do {
-          const page = await this.api.get("/operator/hidden-text", { limit: 100, continuation: state.token },
-            this.credential);
-          state.findings.push(...(page.findings || []));
-          state.memories += page.owners_scanned;
-          state.entries += page.entries_scanned;
-          state.token = page.continuation || null;
-          progress.textContent = `Scanned ${formatCount(state.memories)} memories (${formatCount(state.entries)} `
-            + `entries)\u2026${state.stopping ? stopping : ""}`;
-        } while (state.token && !state.stopping);
-      } finally {
-        this.showHiddenText(out, state, () => run(false));
-      }
-    });
-    const start = h("button", { type: "button", id: "scan-hidden-text", onclick: () => run(true) },
-      "Scan for hidden text");
-    return h("section", { "aria-labelledby": "hidden-text-title" }, h("h2", { id: "hidden-text-title" }, "Hidden text"),
-      h("p", { class: "muted" }, "Entries stored before writes were screened for characters no one sees and every "
-        + "model reads (Unicode tag characters, stray variation selectors). The scan reads every user's memory and "
-        + "names the field and the first such character, never the text."), start, out);
-  }
-
-  /** What a scan found, whole or so far; a scan cut short says so and offers to continue from where it stopped. */
-  showHiddenText(out, scan, resume) {
-    const { findings, memories, entries, token } = scan;
-    const found = `${formatCount(findings.length)} entr${findings.length === 1 ? "y holds" : "ies hold"} hidden text`;
-    const read = `${formatCount(memories)} memories (${formatCount(entries)} entries)`;
-    const more = token ? h("button", { type: "button", id: "continue-hidden-text",
-      onclick: resume }, "Continue the scan") : null;
-    replace(out, h("p", { id: "hidden-text-summary" },
-      token ? `Stopped: ${found} in the ${read} scanned so far; the rest is not scanned yet.`
-        : `${found}; ${read} scanned.`), more, findings.length ? this.hiddenTextTable(findings) : null);
-  }
-
-  hiddenTextTable(findings) {
-    const action = (f) => f.upn ? h("button", { type: "button", class: "danger", "aria-label": `Ask to forget ${f.entry_id} of ${f.upn}`,
-      onclick: (e) => this.forgetFinding(f, e.currentTarget) }, "Ask to forget")
-      : h("span", { class: "muted" }, "legacy: never changed");
-    return h("table", { id: "hidden-text-table" },
-      h("caption", { class: "visually-hidden" }, "Entries holding hidden text"),
-      h("thead", {}, h("tr", {}, ["Who", "Entry", "Where", "Field", "Character", "Stored", "Action"]
-        .map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, findings.map((f) => h("tr", { "data-entry": f.entry_id },
-        h("td", {}, f.upn || "(legacy)"), h("td", {}, h("code", {}, f.entry_id)),
-        h("td", {}, f.scope + (f.agent_object_id ? ` (${f.agent_object_id})` : "")), h("td", {}, f.field),
-        h("td", {}, f.character), h("td", {}, h("time", { datetime: f.created_on }, formatTime(f.created_on))),
-        h("td", {}, action(f))))));
-  }
-
-  async forgetFinding(f, button) {
-    const ok = await confirmAction({ title: "Ask to forget this entry?",
-      text: `${f.upn}'s entry is hidden at once and waits for an operator's approval, as if they had asked.`,
-      ok: "Ask to forget" });
-    if (!ok) return;
-    await busy(button, async () => {
-      await this.api.send("POST", "/operator/forgets", { upn: f.upn, entry_id: f.entry_id }, this.credential);
-      announce("Forget requested. It waits in Deletion requests for approval.");
-      this.refresh();
-    });
   }
 
   settingsSection() {
