@@ -3,6 +3,7 @@
 Run from the repository root:
 
     python bench/bench_hidden_text_scan.py [--shapes 1000x10,100x1000,10x10000] [--limit 20] [--repeat 3]
+    python bench/bench_hidden_text_scan.py --cosmos --shapes 100x10,1x25000
 
 Each shape is USERSxENTRIES: that many users, each with that many entries in their user scope
 (one in ten holds an accented word, so the scan's non-ASCII path runs; one in a thousand holds
@@ -10,6 +11,11 @@ tag characters, which the scan must find). For each, the median over ``--repeat`
 scan through ``MemoryService.hidden_text_page`` (every page, ``--limit`` users each), in process:
 the time, entries per second, the slowest page, and the findings (checked against what was seeded).
 The HTTP route adds one round trip per page and the JSON of its findings.
+
+With ``--cosmos``, the same shapes on the Cosmos DB test server (npm @vercel/cosmosdb-server, the
+tests' server, entries seeded in batches): one whole scan, and for its pages the round trips and the
+items the store read (``store.measure()``), the largest page's and the total. No time is printed: the
+test server scans its whole container for every query, so its times say nothing about Azure.
 """
 
 from __future__ import annotations
@@ -71,12 +77,58 @@ def _scan(service: MemoryService, limit: int) -> tuple[float, float, int, int, i
             return time.perf_counter() - start, slowest, pages, scanned, found
 
 
+def _cosmos_costs(shapes: list[tuple[int, int]], limit: int) -> None:
+    """Round trips and items read per page of one whole scan, on the Cosmos DB test server."""
+    from tests.adapters.cosmos_support import cosmos_store, provisioned_cosmos_server
+    from tests.support.seeding import seed
+
+    print("| users x entries | pages | round trips, largest page | items read, largest page | round trips, total "
+          "| items read, total | found |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for users, entries in shapes:
+        with provisioned_cosmos_server() as account:
+            store = cosmos_store(account)
+            print(f"seeding {users:,} x {entries:,} ...", file=sys.stderr, flush=True)
+            hidden = 0
+            for u in range(users):
+                key = ProfileKey("i", f"user{u:06d}@contoso.com", Scope.USER)
+                texts = [_text(n) for n in range(entries)]
+                hidden += sum(HIDDEN in t for t in texts)
+                seed(store, [MemoryEntry(uuid.uuid4().hex, key, t, EntryKind.APPEND, T0 + timedelta(seconds=n),
+                                         key.upn) for n, t in enumerate(texts)], account)
+            service = MemoryService(store)
+            costs: list[tuple[int, int]] = []
+            continuation: str | None = None
+            scanned = found = 0
+            while True:
+                with store.measure() as metrics:
+                    page = service.hidden_text_page("i", limit=limit, continuation=continuation)
+                costs.append((metrics.round_trips, metrics.rows))
+                scanned, found = scanned + page.entries_scanned, found + len(page.findings)
+                continuation = page.continuation
+                if continuation is None:
+                    break
+            store.close()
+        if (scanned, found) != (users * entries, hidden):
+            raise SystemExit(f"{users}x{entries}: scanned {scanned} and found {found}, seeded "
+                             f"{users * entries} and {hidden}")
+        print(f"| {users:,} x {entries:,} | {len(costs)} | {max(c[0] for c in costs)} | "
+              f"{max(c[1] for c in costs):,} | {sum(c[0] for c in costs)} | {sum(c[1] for c in costs):,} | {found} |",
+              flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="1000x10,100x1000,10x10000")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cosmos", action="store_true", help="round trips and items per page on the Cosmos DB "
+                        "test server, instead of SQLite times")
     args = parser.parse_args()
+    if args.cosmos:
+        _cosmos_costs([(int(u), int(e)) for u, e in (shape.split("x") for shape in args.shapes.split(","))],
+                      args.limit)
+        return
     print("| users x entries | entries | pages | whole scan | entries/s | slowest page | found |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for shape in args.shapes.split(","):

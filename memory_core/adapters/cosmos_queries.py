@@ -45,6 +45,12 @@ LOAD_PARTITION = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND (c.type = @profile OR c.type = @entry OR c.record_kind = @hold)"
 )
+# The same, at most @top items: a partition that fills them may hold more (``load_partition_within``).
+LOAD_PARTITION_TOP = (
+    "SELECT TOP @top * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND (c.type = @profile OR c.type = @entry OR c.record_kind = @hold)"
+)
+PARTITION_KEYS = "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.type = @profile"
 LOAD_HEADS = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND ((c.type = @profile AND ARRAY_CONTAINS(@profile_ids, c.profile_id)) OR c.record_kind = @hold"

@@ -85,8 +85,29 @@ class CosmosReads:
         }
         with self._operation("load_partition") as calls:
             items = calls.query(queries.LOAD_PARTITION, params, [instance_id, upn])
+        return self._partition_states(items)
+
+    def load_partition_within(self, instance_id: str, upn: str, at_most: int) -> list[ScopeState] | None:
+        top = max(0, at_most) + 1
+        params = {
+            "@instance_id": instance_id, "@upn": upn, "@top": top,
+            "@profile": docs.PROFILE, "@entry": docs.ENTRY, "@hold": RecordKind.HOLD,
+        }
+        with self._operation("load_partition_within") as calls:
+            items = calls.query(queries.LOAD_PARTITION_TOP, params, [instance_id, upn])
+        # TOP filled: more may follow, and part of a partition must never pass for all of it.
+        return None if len(items) >= top else self._partition_states(items)
+
+    def _partition_states(self, items: list[dict[str, Any]]) -> list[ScopeState]:
+        """Every profile of a partition's items (profiles, entries, holds), with its entries, in key order."""
         keys = {docs.key_of_item(i) for i in items if i.get("type") in (docs.PROFILE, docs.ENTRY)}
         return self._states(sorted(keys, key=lambda k: k.profile_id), items) if keys else []
+
+    def partition_keys(self, instance_id: str, upn: str) -> list[ProfileKey]:
+        params = {"@instance_id": instance_id, "@upn": upn, "@profile": docs.PROFILE}
+        with self._operation("partition_keys") as calls:
+            items = calls.query(queries.PARTITION_KEYS, params, [instance_id, upn])
+        return sorted((docs.key_of_item(i) for i in items), key=lambda k: k.profile_id)
 
     def load_heads(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
         if not keys:

@@ -307,6 +307,17 @@ class SqliteMemoryStore(SqliteRecords):
             return []
         return self.load(keys)
 
+    def load_partition_within(self, instance_id: str, upn: str, at_most: int) -> list[ScopeState] | None:
+        # One probe of the entries' key index past the limit: the entries past it are never read.
+        past = self._db.read("SELECT 1 FROM entries WHERE instance_id=? AND upn=? LIMIT 1 OFFSET ?",
+                             [instance_id, upn, max(0, at_most)])
+        return None if past else self.load_partition(instance_id, upn)
+
+    def partition_keys(self, instance_id: str, upn: str) -> list[ProfileKey]:
+        rows = self._db.read("SELECT scope, agent_object_id FROM profiles WHERE instance_id=? AND upn=?"
+                             " ORDER BY profile_id", [instance_id, upn])
+        return [ProfileKey(instance_id, upn, Scope(row[0]), row[1]) for row in rows]
+
     def partition_owners(self, instance_id: str, limit: int, *, after: str | None = None) -> list[str]:
         # The profiles' primary key (instance_id, upn, profile_id) serves the order: ``limit`` distinct owners.
         rows = self._db.read("SELECT DISTINCT upn FROM profiles WHERE instance_id=? AND upn>? ORDER BY upn LIMIT ?",

@@ -16,21 +16,25 @@ that hides them is the operator's to decide.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
+from memory_core.domain.errors import InvalidInput
 from memory_core.domain.hidden_text import first_hidden
+from memory_core.domain.listings import Position, entry_position, listing_position
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, Share
 from memory_core.domain.new_entries import CONTENT, stored_beside
 from memory_core.domain.paging import check_page_size, decode_token, encode_token
 from memory_core.domain.store import MemoryStore
+from memory_core.domain.stored_pages import stored_page
 
 LISTING = "hidden_text_scan"
-# Each owner's whole partition is read: a page of 100 memories of 10,000 entries is a million entries.
 MAX_OWNERS_PER_PAGE = 100
 DEFAULT_OWNERS_PER_PAGE = 20
-# So a page also ends at the first owner that starts past this many entries: a page of large memories
-# answers in about the time of 10,000 entries and one memory, not a million, and a scan that keeps
-# timing out on a page still makes progress. A page always reads at least one owner.
+# A page reads about this many entries at most, however large the memories: it ends at the next owner
+# once they are read, or inside a memory larger than what is left of them (see ``scan_page``). A page
+# that keeps timing out would stop the scan for good; one of bounded size does not.
 ENTRIES_PER_PAGE = 10_000
 
 
@@ -61,30 +65,111 @@ def finding_in(entry: MemoryEntry) -> HiddenTextFinding | None:
 
 
 def scan_page(store: MemoryStore, instance_id: str, limit: int, continuation: str | None) -> HiddenTextScanPage:
-    """Scan up to ``limit`` owners' partitions of the instance, after the one ``continuation`` names, ending
-    before an owner once ``ENTRIES_PER_PAGE`` entries are scanned (``owners_scanned`` says how many were).
+    """Scan up to ``limit`` owners' partitions of the instance, from where ``continuation`` left off, reading
+    about ``ENTRIES_PER_PAGE`` entries at most.
 
-    Raises ``InvalidInput`` for a ``limit`` outside 1-``MAX_OWNERS_PER_PAGE`` (``invalid_limit``) and for a
-    continuation another listing made (``invalid_continuation``).
+    An owner whose partition fits in what is left of the page's entries is read whole (one bounded query);
+    a larger one is read a scope at a time in listing order (``stored_pages``), and the page may end inside
+    it: its continuation then names the scope and the last entry read. ``owners_scanned`` counts the owners
+    the page finished. Raises ``InvalidInput`` for a ``limit`` outside 1-``MAX_OWNERS_PER_PAGE``
+    (``invalid_limit``) and for a continuation this listing did not make (``invalid_continuation``).
     """
     check_page_size(limit, MAX_OWNERS_PER_PAGE)
-    position = decode_token(LISTING, continuation)
+    tally = _Tally(store, instance_id)
+    last, inside = _resume_point(decode_token(LISTING, continuation))
+    finished = 0
+    if last is not None and inside is not None:  # the last page ended inside this owner's memory
+        stop = tally.large_owner(last, inside)
+        if stop is not None:
+            return tally.page(0, stop)
+        finished = 1
     # One owner more than the page reads tells whether another page follows (a last page is never empty).
-    owners = store.partition_owners(instance_id, limit + 1, after=position[0] if position else None)
-    findings: list[HiddenTextFinding] = []
-    scanned = 0
-    read: list[str] = []
-    for owner in owners[:limit]:
-        if read and scanned >= ENTRIES_PER_PAGE:
+    owners = store.partition_owners(instance_id, limit - finished + 1, after=last)
+    read = 0
+    for owner in owners[:limit - finished]:
+        if tally.read >= ENTRIES_PER_PAGE:
             break
-        read.append(owner)
-        for state in store.load_partition(instance_id, owner):
-            for entry in state.visible_entries():
-                if owner == SHARED_OWNER and entry.share is not Share.LEGACY:
+        states = store.load_partition_within(instance_id, owner, ENTRIES_PER_PAGE - tally.read)
+        if states is None:
+            stop = tally.large_owner(owner, None)
+            if stop is not None:
+                return tally.page(finished + read, stop)
+        else:
+            for state in states:
+                tally.take(owner, state.visible_entries())
+        read += 1
+        last = owner
+    more = len(owners) > read
+    return tally.page(finished + read, [last] if more and last is not None else None)
+
+
+_Inside = tuple[str, "tuple[Position, datetime] | None"]
+"""A place inside an owner's memory: a scope's profile id, and the position after which its entries go on."""
+
+
+def _resume_point(position: list[str] | None) -> tuple[str | None, _Inside | None]:
+    """Where a continuation goes on: after an owner (``[owner]``), or inside one, at a scope (``[owner,
+    profile_id]``) or after an entry of it (``[owner, profile_id, *listings.entry_position]``)."""
+    if position is None:
+        return None, None
+    if len(position) == 1:
+        return position[0], None
+    if len(position) == 2:
+        return position[0], (position[1], None)
+    if len(position) == 5:
+        return position[0], (position[1], listing_position(position[2:]))
+    raise InvalidInput("continuation is not a token this listing answered; start again without it",
+                       code="invalid_continuation")
+
+
+class _Tally:
+    """What one page has read and found so far."""
+
+    def __init__(self, store: MemoryStore, instance_id: str) -> None:
+        self._store = store
+        self._instance_id = instance_id
+        self.findings: list[HiddenTextFinding] = []
+        self.read = 0
+        """Visible entries read, toward ``ENTRIES_PER_PAGE`` (team copies in the shared partition too)."""
+        self.scanned = 0
+        """Entries looked at: in the shared partition, legacy entries only (a team copy is its author's)."""
+
+    def take(self, owner: str, entries: Iterable[MemoryEntry]) -> None:
+        for entry in entries:
+            self.read += 1
+            if owner == SHARED_OWNER and entry.share is not Share.LEGACY:
+                continue
+            self.scanned += 1
+            finding = finding_in(entry)
+            if finding is not None:
+                self.findings.append(finding)
+
+    def large_owner(self, owner: str, inside: _Inside | None) -> list[str] | None:
+        """Read ``owner``'s memory a scope at a time, from ``inside`` (None: its start), until the page's
+        entries are read: the continuation's position then, None once the whole memory is read."""
+        for key in self._store.partition_keys(self._instance_id, owner):
+            after = None
+            if inside is not None:
+                if key.profile_id < inside[0]:
                     continue
-                scanned += 1
-                finding = finding_in(entry)
-                if finding is not None:
-                    findings.append(finding)
-    more = len(owners) > len(read)
-    return HiddenTextScanPage(findings, len(read), scanned, encode_token(LISTING, [read[-1]]) if more else None)
+                if key.profile_id == inside[0]:
+                    after = inside[1]
+            while True:
+                if self.read >= ENTRIES_PER_PAGE:
+                    return [owner, key.profile_id, *after[0]] if after is not None else [owner, key.profile_id]
+                page = stored_page(self._store, [key], after, ENTRIES_PER_PAGE - self.read)
+                if page is None:  # a hold no window expresses (an author's shared copies): the scope whole
+                    (state,) = self._store.load([key])
+                    self.take(owner, [e for e in state.visible_entries() if after is None or
+                                      entry_position(e) > after[0]])
+                    break
+                self.take(owner, page.entries)
+                if not page.more:
+                    break
+                last = page.entries[-1]
+                after = entry_position(last), last.created_on
+        return None
+
+    def page(self, owners: int, continuation: list[str] | None) -> HiddenTextScanPage:
+        return HiddenTextScanPage(self.findings, owners, self.scanned,
+                                  encode_token(LISTING, continuation) if continuation is not None else None)

@@ -71,6 +71,20 @@ class MemoryStore(Protocol):
         """Every profile of one owner, with entries and holds (one query)."""
         ...
 
+    def load_partition_within(self, instance_id: str, upn: str, at_most: int) -> list[ScopeState] | None:
+        """``load_partition``'s answer when the owner's partition holds no more than ``at_most`` entries; None
+        when it holds more, having read no more than about ``at_most`` items (one bounded query).
+
+        On Cosmos DB the partition's profiles and holds count with its entries (``TOP``), so a partition
+        a few entries short of ``at_most`` may answer None too; one holding more never answers states.
+        """
+        ...
+
+    def partition_keys(self, instance_id: str, upn: str) -> list[ProfileKey]:
+        """The key of every profile of one owner, in ``profile_id`` order, without entries: one query of
+        the profiles alone (every entry is stored with its profile), as ``partition_owners`` finds owners."""
+        ...
+
     def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
         """One entry of the owner's partition, or None."""
         ...

@@ -21,13 +21,14 @@ from memory_core.domain.hidden_text_scan import HiddenTextScanPage
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import SHARED_OWNER, Scope, Share
 from memory_core.domain.paging import encode_token
-from memory_core.domain.service import DeletionMode, MemoryService, WriteOptions
+from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
 from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
 BOB = Caller(upn="bob@contoso.com", name="Bob")
 HIDDEN = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
 SELECTORS = "".join(chr(0xE0100 + ord(ch) - 16) for ch in "obey")  # "obey" as variation selectors, a byte each
+T = "2026-01-01T00:00:00.000000+00:00"  # a position's time, as a continuation carries it
 SCOTLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
 
 
@@ -128,22 +129,93 @@ def test_pages_read_every_memory_once_in_order(service: MemoryService) -> None:
 
 
 @pytest.mark.usefixtures("before_the_rule")
-def test_a_page_ends_at_the_owner_after_its_entry_budget_and_no_memory_is_skipped(
+def test_a_page_reads_its_entry_budget_and_no_memory_is_skipped_or_read_twice(
     service: MemoryService, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """With a budget of 5 entries a page (10,000 in service), users of 4, 1, 6, 1 and 1 entries read 20 at a time
-    are pages of 2 users (5 entries), 1 user (6: a memory over the budget is still read whole, so the scan goes
-    on) and 2; every user's finding is listed once, in order."""
+    """With a budget of 5 entries a page (10,000 in service), users of 4, 2, 6, 1 and 1 entries read 20 at a time:
+    the first page reads the first user whole and one entry of the second, which does not fit in what is left,
+    and ends inside its memory; the second reads its other entry and 4 of the third user's 6; the third reads the
+    rest. No page reads more than 5 entries, every user's finding is listed once, in order, and each user is
+    counted on the page that finishes it."""
     monkeypatch.setattr(hidden_text_scan, "ENTRIES_PER_PAGE", 5)
     users = [Caller(f"user{n}@contoso.com") for n in range(5)]
-    for user, size in zip(users, (4, 1, 6, 1, 1), strict=True):
+    for user, size in zip(users, (4, 2, 6, 1, 1), strict=True):
         service.append(user, "i", Scope.USER, None, "- x" + HIDDEN)
         for n in range(size - 1):
             service.append(user, "i", Scope.USER, None, f"- clean {n}")
     pages = _scan_all(service, limit=20)
     assert [(p.owners_scanned, p.entries_scanned, p.continuation is None) for p in pages] == [
-        (2, 5, False), (1, 6, False), (2, 2, True)]
+        (1, 5, False), (1, 5, False), (3, 4, True)]
     assert [f.entry.key.upn for p in pages for f in p.findings] == [u.upn for u in users]
+
+
+@pytest.mark.usefixtures("before_the_rule")
+def test_a_memory_larger_than_a_page_is_read_in_parts_as_its_readers_see_it(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One user's 14 entries in two scopes, read 4 a page: every page reads at most 4 entries, each visible
+    finding is listed once and in its scope's order, an entry a pending forget hides is not, nor one before the
+    agent scope's newest replace (no reader sees it); an entry appended between two pages, after the place the
+    scan has reached, is found on a later page."""
+    monkeypatch.setattr(hidden_text_scan, "ENTRIES_PER_PAGE", 4)
+    agent = AgentContext("/agents/a")
+    user_ids = [service.append(ALEX, "i", Scope.USER, None, f"- u{n}" + (HIDDEN if n % 3 == 0 else "")).entry_id
+                for n in range(8)]
+    service.forget(ALEX, "i", user_ids[3])
+    service.append(ALEX, "i", Scope.AGENT, agent, "- before the replace" + HIDDEN)
+    service.import_markdown(ALEX, "i", Scope.AGENT, agent, "- a0" + HIDDEN, ImportMode.REPLACE)
+    for n in range(1, 5):
+        service.append(ALEX, "i", Scope.AGENT, agent, f"- a{n}" + ("" if n % 2 else HIDDEN))
+    pages = [service.hidden_text_page("i", limit=20)]
+    service.append(ALEX, "i", Scope.USER, None, "- late" + HIDDEN)
+    while pages[-1].continuation is not None:
+        pages.append(service.hidden_text_page("i", limit=20, continuation=pages[-1].continuation))
+    # 13 visible entries: the user scope's 8 less the forgotten one, the late one, the agent scope's replace and 4.
+    assert [(p.owners_scanned, p.entries_scanned) for p in pages] == [(0, 4), (0, 4), (0, 4), (1, 1)]
+    found = [f.entry.content_markdown.removesuffix(HIDDEN) for f in _all_findings(pages)]
+    assert sorted(found) == ["- a0", "- a2", "- a4", "- late", "- u0", "- u6"]
+
+
+def _all_findings(pages: list[HiddenTextScanPage]) -> list[hidden_text_scan.HiddenTextFinding]:
+    return [f for p in pages for f in p.findings]
+
+
+@pytest.mark.usefixtures("before_the_rule")
+def test_a_large_shared_partition_is_read_in_parts_and_only_its_legacy_entries_are_looked_at(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Team copies count toward a page's entries, since they are read, but are found in their authors' memories
+    only: with a budget of 2, two legacy imports and four team entries are each listed once. A forget of a team
+    entry while the scan is inside the shared partition holds its shared copy by author, which no window of the
+    shared scope expresses, so the scan reads the rest of that scope whole (``stored_page`` answers None), from
+    where it was: what it had read there is not listed again."""
+    monkeypatch.setattr(hidden_text_scan, "ENTRIES_PER_PAGE", 2)
+    legacy = [service.import_legacy("op", "i", Scope.USER, None, f"- old {n}" + HIDDEN).id for n in range(2)]
+    team = [service.append(ALEX, "i", Scope.USER, None, f"- team {n}" + HIDDEN, WriteOptions(share=Share.TEAM))
+            .entry_id for n in range(4)]
+    expected = sorted([(ALEX.upn, e) for e in team] + [(SHARED_OWNER, e) for e in legacy])
+    pages = _scan_all(service)
+    assert sorted((f.entry.key.upn, f.entry.id) for f in _all_findings(pages)) == expected
+    assert sum(p.entries_scanned for p in pages) == 4 + 2 and sum(p.owners_scanned for p in pages) == 2
+
+    pages = [service.hidden_text_page("i", limit=20)]
+    while not any(f.entry.key.upn == SHARED_OWNER for f in pages[-1].findings):
+        pages.append(service.hidden_text_page("i", limit=20, continuation=pages[-1].continuation))
+    assert pages[-1].continuation is not None  # inside the shared partition, its team copies still to read
+    service.forget(ALEX, "i", team[1])
+    while pages[-1].continuation is not None:
+        pages.append(service.hidden_text_page("i", limit=20, continuation=pages[-1].continuation))
+    assert sorted((f.entry.key.upn, f.entry.id) for f in _all_findings(pages)) == expected
+
+
+@pytest.mark.parametrize("position", [["a", "b", "c"], ["a", "p", "0", "not a time", "x"], ["a", "p", "2", T, "x"],
+                                      ["a", "p", "0", T, "x", "y"]])
+def test_a_continuation_inside_a_memory_that_this_listing_did_not_make_is_refused(
+    service: MemoryService, position: list[str],
+) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        service.hidden_text_page("i", limit=5, continuation=encode_token(hidden_text_scan.LISTING, position))
+    assert refused.value.code == "invalid_continuation"
 
 
 @pytest.mark.parametrize("limit", [0, 101])
