@@ -11,7 +11,9 @@ the same with fake secrets mixed in, cut to 1 KiB and 64 KiB of UTF-8, and the
 ordinary ones written in full-width forms (every character folds, so the text
 is scanned twice: as written and as it reads in ASCII), and the ordinary ones
 with one en dash in a range of years (that one character folds, so the text is
-scanned twice too). The
+scanned twice too), the same with an em dash (it reads as "-" between digits), and
+the ordinary ones with an em dash between words on every line (prose: nothing folds,
+but the text is searched for an em dash between digits). The
 target is a median under 1 ms for a 1 KiB write. Numbers depend on the
 machine and its load; compare runs made on the same machine.
 """
@@ -144,6 +146,8 @@ def main() -> int:
     mixed = with_secrets(ordinary)
     wide = [full_width(line) for line in ordinary]
     ranged = [ordinary[0] + " (2019\u20132024)", *ordinary[1:]]
+    em_ranged = [ordinary[0] + " (2019\u20142024)", *ordinary[1:]]
+    prose = [f"{line} \u2014 as noted" for line in ordinary]
     cases = [
         ("1 KiB ordinary", cut_to_bytes(ordinary, 1024), args.iterations),
         ("1 KiB with secrets", cut_to_bytes(mixed, 1024), args.iterations),
@@ -152,6 +156,9 @@ def main() -> int:
         ("1 KiB full-width", cut_to_bytes(wide, 1024), args.iterations),
         ("64 KiB full-width", cut_to_bytes(wide, 64 * 1024), max(20, args.iterations // 10)),
         ("1 KiB one en dash", cut_to_bytes(ranged, 1024), args.iterations),
+        ("1 KiB one em dash", cut_to_bytes(em_ranged, 1024), args.iterations),
+        ("1 KiB em dash prose", cut_to_bytes(prose, 1024), args.iterations),
+        ("64 KiB em dash prose", cut_to_bytes(prose, 64 * 1024), max(20, args.iterations // 10)),
     ]
     scanners: list[tuple[str, Callable[[str], object]]] = [("memory_core SecretScanner", scanner.scan)]
     if args.compare:

@@ -25,9 +25,11 @@ Callers may rely on:
     hyphen, the non-breaking hyphen and the figure dash (U+2010-U+2012; web
     pages write phone and account numbers with them so they never break), the
     en dash (U+2013; typeset documents and PDFs put it between numbers), the
-    minus sign (U+2212) and the small hyphen-minus (U+FE63). Not the em dash:
-    prose, and models' prose above all, is full of it, and numbers are not
-    grouped with it;
+    minus sign (U+2212) and the small hyphen-minus (U+FE63); and the em dash,
+    the horizontal bar and the small em dash (U+2014, U+2015, U+FE58) between
+    two digits only: typesetting never groups numbers with them, but a person
+    can ("078—05—1120"), and prose, models' prose above all, is full of them
+    between words, which must not cost a second scan;
   - invisible formatting removed: the zero-width space, the word joiner, soft
     hyphens, the byte-order mark, direction marks, embeddings and isolates.
     Chat apps and web pages put some of them into long strings so they can
@@ -38,7 +40,8 @@ Callers may rely on:
 * Not NFKC, on purpose: it can make a text far longer (U+FDFA becomes 18
   characters, so a 64 KiB write could be scanned as over 390,000), and most of
   what it folds (ligatures, superscripts, units) is not how secrets are
-  written. Circled numbers, the em dash and the other dashes are left as they are.
+  written. Circled numbers, other dashes, and em dashes that are not between
+  two digits are left as they are.
 """
 
 from __future__ import annotations
@@ -57,6 +60,10 @@ _FOLDS: dict[int, int | None] = (
     | dict.fromkeys(_INVISIBLE)
 )
 _OTHER_DIGIT_CLASS = r"[^\D0-9]"  # a decimal digit (Unicode category Nd) that is not ASCII
+_EM_DASHES = "\u2014\u2015\ufe58"  # em dash, horizontal bar, small em dash
+# The dash first: the search stops at dashes only, and the replacement is a literal "-".
+_EM_DASH_BETWEEN_DIGITS = re.compile(f"[{_EM_DASHES}](?<=[0-9].)(?=[0-9])")
+_DASHES_LOOKED_AT = 64
 _OTHER_DIGIT = re.compile(_OTHER_DIGIT_CLASS)
 # What is searched for: such a digit, or a character of the table.
 _READ_AS_ASCII = re.compile(_OTHER_DIGIT_CLASS + "|[" + "".join(re.escape(chr(code)) for code in sorted(_FOLDS)) + "]")
@@ -80,6 +87,29 @@ def ascii_folded(text: str) -> str | None:
     # (no byte of a longer sequence is ASCII), so the regex reads those alone: in C, about
     # 60 us for 64 KiB of mostly English text, against 1 ms for the regex over the text.
     others = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
-    if _READ_AS_ASCII.search(others) is None:
+    dashed = any(dash in others for dash in _EM_DASHES)
+    if _READ_AS_ASCII.search(others) is None and not (dashed and _dash_between_digits(text)):
         return None
-    return _NOT_ASCII.sub(_folded_run, text)
+    folded = _NOT_ASCII.sub(_folded_run, text)
+    # After the digits are folded, so that Arabic-Indic digits around an em dash read "1-2" too.
+    return _EM_DASH_BETWEEN_DIGITS.sub("-", folded) if dashed and _dash_between_digits(folded) else folded
+
+
+def _dash_between_digits(text: str) -> bool:
+    """Whether an em dash of ``_EM_DASHES`` stands between two ASCII digits of ``text``.
+
+    Each dash is found with ``str.find`` (a fast search in C), so prose with a few of them costs
+    microseconds; past ``_DASHES_LOOKED_AT`` of them, one regex search of the text answers (at most
+    about 0.7 ms for 64 KiB, made of dashes), so no text costs more than that.
+    """
+    looked_at = 0
+    for dash in _EM_DASHES:
+        at = text.find(dash)
+        while at != -1:
+            if 0 < at < len(text) - 1 and "0" <= text[at - 1] <= "9" and "0" <= text[at + 1] <= "9":
+                return True
+            looked_at += 1
+            if looked_at > _DASHES_LOOKED_AT:
+                return _EM_DASH_BETWEEN_DIGITS.search(text) is not None
+            at = text.find(dash, at + 1)
+    return False

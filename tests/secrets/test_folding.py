@@ -68,6 +68,9 @@ def test_ordinary_memory_stays_ordinary(
         ("SSN 078\u201105\u20111120 (copied from the HR portal)", "US Social Security Number"),  # non-breaking hyphens
         ("card 4111\u20121111\u20121111\u20121111", "Payment Card Number"),  # figure dashes
         ("card 4111\u20131111\u20131111\u20131111 from the PDF statement", "Payment Card Number"),  # en dashes
+        ("my SSN is 078\u201405\u20141120", "US Social Security Number"),  # em dashes
+        ("card 4111\u20151111\u20151111\u20151111", "Payment Card Number"),  # horizontal bars
+        ("SSN \u0660\u0667\u0668\u2014\u0660\u0665\u2014\u0661\u0661\u0662\u0660", "US Social Security Number"),
     ],
 )
 def test_written_the_way_people_type_it(scanner: SecretScanner, text: str, kind: str) -> None:
@@ -87,6 +90,7 @@ def test_written_the_way_people_type_it(scanner: SecretScanner, text: str, kind:
         "Stand-up 10:00\u201310:30, pages 12\u201315, 2019\u20132024",  # en dashes in ranges
         "Call +1 555\u20110100 or 020\u20127946\u20120018",  # phone numbers with non-breaking hyphens, figure dashes
         "It was \u22125 \u00b0C \u2014 cold \u2014 and the fare was 1234\u20145678",  # minus sign; em dashes kept
+        "The years 2019\u20142024\u2014pages 12\u201415\u2014were the busiest\u2014by far",  # em dashes in prose
     ],
 )
 def test_ordinary_non_ascii_text_is_not_refused(scanner: SecretScanner, text: str) -> None:
@@ -97,6 +101,28 @@ def test_ascii_and_text_with_nothing_to_fold_are_not_folded() -> None:
     assert ascii_folded("card 4111 1111 1111 1111") is None
     assert ascii_folded("誕生日は三月です 🎂") is None
     assert ascii_folded("می\u200cخواهم 👩\u200d💻") is None
+    assert ascii_folded("a long day \u2014 and a longer night\u20141 of 3 \u2015 x\u20142") is None
+
+
+def test_an_em_dash_reads_as_a_hyphen_between_two_digits_only() -> None:
+    """Between two digits (of any script, once folded) an em dash, horizontal bar or small em dash reads "-";
+    next to a letter, a space or another dash it stays, and a text with only those is not folded."""
+    assert ascii_folded("078\u201405\u20141120") == "078-05-1120"
+    assert ascii_folded("1\u20152\ufe583") == "1-2-3"
+    assert ascii_folded("\u0661\u2014\u0662 \u2014 x") == "1-2 \u2014 x"
+    assert ascii_folded("\uff11\u2014\uff12") == "1-2"  # full-width digits
+    assert ascii_folded("1\u200b\u20142") == "1-2"  # around an invisible space, gone once folded
+    assert ascii_folded("1\u2014\u20142") is None
+    assert ascii_folded("\u00e9t\u00e9 1\u2014 2") is None
+
+
+def test_an_em_dash_between_digits_is_found_after_many_in_prose(scanner: SecretScanner) -> None:
+    """Past the dashes looked at one by one, the search of the whole text still finds the one between digits,
+    and a text made of dashes alone is folded as nothing, quickly."""
+    prose = "and then \u2014 as always \u2014 " * 100
+    assert scanner.scan(prose + "SSN 078\u201405\u20141120") == [SecretFinding("US Social Security Number")]
+    assert ascii_folded(prose + "1\u20152") == prose + "1-2"
+    assert ascii_folded("\u2014" * 65_536) is None
 
 
 def test_folding_reads_each_character_as_ascii_or_as_nothing() -> None:

@@ -1,5 +1,5 @@
 """Ways a person may write an ASCII text: other scripts' digits, full-width forms, wide spaces,
-typographic hyphens, invisible formatting.
+typographic hyphens, em dashes between digits, invisible formatting.
 
 Each transform gives the text as an input method or a copied page produces it: a
 CJK input method in full-width mode, a Persian or Hindi keyboard's digits, text
@@ -10,7 +10,11 @@ they can wrap. A reader reads each as the ASCII text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+
+# A hyphen between two digits: where a person may type an em dash instead ("078—05—1120").
+_BETWEEN_DIGITS = re.compile("(?<=[0-9])-(?=[0-9])")
 
 # The zero of each script's digits (Unicode category Nd, ten in a row).
 DIGIT_ZEROS = {
@@ -44,6 +48,8 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "figure-dashes": lambda text: text.replace("-", "\u2012"),
     "en-dashes": lambda text: text.replace("-", "\u2013"),
     "minus-signs": lambda text: text.replace("-", "\u2212"),
+    "em-dashes-between-digits": lambda text: _BETWEEN_DIGITS.sub("\u2014", text),
+    "horizontal-bars-between-digits": lambda text: _BETWEEN_DIGITS.sub("\u2015", text),
     "zero-width-spaces": lambda text: every(3, "\u200b", text),
     "soft-hyphens": lambda text: every(5, "\u00ad", text),
 }
