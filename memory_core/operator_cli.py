@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
 from memory_core.domain.errors import InvalidInput, MemoryCoreError
-from memory_core.domain.hidden_text_scan import DEFAULT_OWNERS_PER_PAGE, MAX_OWNERS_PER_PAGE
+from memory_core.domain.hidden_text_scan import DEFAULT_OWNERS_PER_PAGE, ENTRIES_PER_PAGE, MAX_OWNERS_PER_PAGE
 from memory_core.edge.errors import exit_code_for, status_for
 from memory_core.wire.custody import AgentSettingsListResponse, DeletionListResponse
 from memory_core.wire.hidden_text import HiddenTextScanResponse
@@ -45,7 +45,8 @@ def add_parser(commands: Any) -> None:
     forget.add_argument("entry_id")
     scan = actions.add_parser("hidden-text", help="find stored entries holding text no reader sees (every user)")
     scan.add_argument("--page", type=int, default=None, metavar="N",
-                      help=f"memories read per request (1-{MAX_OWNERS_PER_PAGE}, default {DEFAULT_OWNERS_PER_PAGE})")
+                      help=f"memories read per request at most (1-{MAX_OWNERS_PER_PAGE}, default "
+                           f"{DEFAULT_OWNERS_PER_PAGE}); a request also ends at about {ENTRIES_PER_PAGE:,} entries")
     scan.add_argument("--from", dest="start", default=None, metavar="CONTINUATION",
                       help="go on from where a stopped scan stopped (it names this on stderr)")
     actions.add_parser("sweep", help="execute approved requests now")
