@@ -21,8 +21,9 @@ from memory_core.wire.custody import PageQuery
 
 class HiddenTextScanQuery(PageQuery):
     limit: int = Field(default=DEFAULT_OWNERS_PER_PAGE, ge=1, le=MAX_OWNERS_PER_PAGE,
-                       description=f"Memories (one per user) read whole per page (1-{MAX_OWNERS_PER_PAGE}); a page "
-                                   f"also ends at the first memory after {ENTRIES_PER_PAGE:,} entries")
+                       description=f"Memories (one per user) a page reads at most (1-{MAX_OWNERS_PER_PAGE}); a page "
+                                   f"also ends once about {ENTRIES_PER_PAGE:,} entries are read, inside a memory "
+                                   "larger than that")
 
 
 class HiddenTextFindingModel(BaseModel):
@@ -47,7 +48,8 @@ class HiddenTextFindingModel(BaseModel):
 
 class HiddenTextScanResponse(BaseModel):
     findings: list[HiddenTextFindingModel]
-    owners_scanned: int = Field(description="Memories (one per user, and the shared one) this page read")
+    owners_scanned: int = Field(description="Memories (one per user, and the shared one) this page finished "
+                                            "reading: a memory read over several pages counts on its last")
     entries_scanned: int = Field(description="Visible entries this page looked at")
     continuation: str | None = Field(
         default=None, description="Set while memories are left to scan: pass it as ?continuation= for the next page")

@@ -18,7 +18,7 @@ export class OperatorView {
     this.config = config;
     this.status = "pending";
     // One scan for the view's life: what it found survives the view's redraws.
-    this.hiddenTextScan = new HiddenTextScan(api, () => this.session.operatorHeaders(), () => this.refresh());
+    this.hiddenTextScan = new HiddenTextScan(api, this.credential, () => this.refresh());
   }
 
   get credential() {
