@@ -145,7 +145,7 @@ async def _scan(client: CoreApiClient, instance: str, headers: dict[str, str], p
         try:
             answer = await client.hidden_text_page(instance, headers, limit=page, continuation=continuation)
         except (MemoryCoreError, asyncio.CancelledError) as error:
-            if whole.owners_scanned:
+            if continuation != start:  # a page was read: pages inside one large memory finish no memory
                 _print_findings(whole, so_far=True)
             # A refused request (a page size, a continuation that is not one) fails the same way again: no hint.
             if continuation is not None and not isinstance(error, InvalidInput):

@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -138,6 +138,26 @@ def test_operator_finds_hidden_text_and_asks_to_forget_it(sqlite_server: Running
     assert "forget user2@contoso.com  e2" in listed.stdout
 
 
+def _scan_stopped_by_an_outage(tmp_path: Path, lines: int, *options: str) -> tuple[list[str], int, str, str, str]:
+    """``operator hidden-text`` against a server on ``tmp_path``'s store, paused after ``lines`` progress lines
+    while the server is stopped, then let go: the progress lines, exit status, stdout, stderr and the server's
+    URL."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    with running_server(tmp_path) as server:
+        scan = subprocess.Popen(
+            [sys.executable, "-m", "memory_core", "operator", "--url", server.base_url, "--key", OPERATOR_KEY,
+             "--instance", "i", "hidden-text", *options],
+            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert scan.stderr is not None
+        progress = [scan.stderr.readline() for _ in range(lines)]
+        scan.send_signal(signal.SIGSTOP)
+        server.process.terminate()
+        server.process.wait(timeout=30)
+        scan.send_signal(signal.SIGCONT)
+        out, err = scan.communicate(timeout=60)
+    return progress, scan.returncode, out, err, server.base_url
+
+
 def test_a_scan_cut_short_prints_its_findings_and_goes_on_from_where_it_stopped(tmp_path: Path) -> None:
     """300 memories read one a page: the server is stopped while the command is paused after its third progress
     line. The command prints what it found so far, says it stopped before the end, exits 6 (unavailable) and names
@@ -153,27 +173,15 @@ def test_a_scan_cut_short_prints_its_findings_and_goes_on_from_where_it_stopped(
             store.append(MemoryProfile(key, None, None, None, entry.created_on, entry.created_on), entry)
     finally:
         store.close()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    with running_server(tmp_path) as server:
-        scan = subprocess.Popen(
-            [sys.executable, "-m", "memory_core", "operator", "--url", server.base_url, "--key", OPERATOR_KEY,
-             "--instance", "i", "hidden-text", "--page", "1"],
-            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert scan.stderr is not None
-        progress = [scan.stderr.readline() for _ in range(3)]
-        scan.send_signal(signal.SIGSTOP)
-        server.process.terminate()
-        server.process.wait(timeout=30)
-        scan.send_signal(signal.SIGCONT)
-        out, err = scan.communicate(timeout=60)
+    progress, returncode, out, err, base_url = _scan_stopped_by_an_outage(tmp_path, 3, "--page", "1")
     assert progress[0] == "scanned 1 memories (1 entries), 1 found so far\n"
-    assert scan.returncode == 6
+    assert returncode == 6
     stopped_at = int(out.splitlines()[-1].split(" in ")[1].split(" memories")[0])
     assert 3 <= stopped_at < 300
     assert out.splitlines()[0] == "user000@contoso.com  e000  user  content  U+E006F  stored 2026-01-01T00:00:00+00:00"
     assert f"in {stopped_at} memories ({stopped_at} entries) scanned before the scan stopped" in out
     *_, unreachable, resume = err.splitlines()
-    assert unreachable.startswith(f"memory-core operator: cannot reach {server.base_url}")
+    assert unreachable.startswith(f"memory-core operator: cannot reach {base_url}")
     assert resume.startswith("memory-core operator: the scan stopped; go on from where it stopped with: "
                              "hidden-text --page 1 --from ")
     token = resume.rsplit(" ", 1)[1]
@@ -187,3 +195,36 @@ def test_a_scan_cut_short_prints_its_findings_and_goes_on_from_where_it_stopped(
     assert rest.stdout.splitlines()[-1].split(" in ")[1].startswith(f"{300 - stopped_at} memories")
     assert refused.returncode == 2 and "continuation" in refused.stderr
     assert "go on" not in refused.stderr  # a refused continuation is not one to go on from
+
+
+def test_a_scan_cut_short_inside_a_large_memory_prints_what_it_found(tmp_path: Path) -> None:
+    """One user's 25,000 entries are read about 10,000 a page, so the pages before the stop finish no memory. The
+    server is stopped while the command is paused after its first progress line: the command still prints what
+    those pages found, says it stopped before the end, and names the ``--from`` that goes on; the scan's rest,
+    against the server started again, finds the others. Each hidden entry is listed once over the two runs."""
+    hidden = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
+    store = SqliteMemoryStore(tmp_path / "memory.sqlite3")
+    try:
+        key = ProfileKey("i", "big@contoso.com", Scope.USER)
+        start = datetime(2026, 1, 1, tzinfo=UTC)
+        profile = MemoryProfile(key, None, None, None, start, start)
+        for n in range(25_000):
+            text = "- tea" + (hidden if n in (0, 12_345, 24_999) else "")
+            store.append(profile, MemoryEntry(f"e{n:05d}", key, text, EntryKind.APPEND, start + timedelta(seconds=n),
+                                              key.upn))
+    finally:
+        store.close()
+    progress, returncode, out, err, _ = _scan_stopped_by_an_outage(tmp_path, 1)
+    assert progress == ["scanned 0 memories (10000 entries), 1 found so far\n"]
+    assert returncode == 6
+    assert out.splitlines()[0].startswith("big@contoso.com  e00000  user  content  U+E006F")
+    assert "in 0 memories (" in out and "entries) scanned before the scan stopped" in out
+    token = err.splitlines()[-1].rsplit(" ", 1)[1]
+    assert err.splitlines()[-1].startswith("memory-core operator: the scan stopped; go on from where it stopped with: "
+                                           "hidden-text --from ")
+    with running_server(tmp_path) as again:
+        rest = _cli(again, "--instance", "i", "hidden-text", "--from", token)
+    assert rest.returncode == 0
+    found = [line.split()[1] for line in (out + rest.stdout).splitlines() if "  user  content  " in line]
+    assert sorted(found) == ["e00000", "e12345", "e24999"]
+    assert rest.stdout.splitlines()[-1].split(" in ")[1].startswith("1 memory")
