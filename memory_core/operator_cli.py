@@ -162,8 +162,19 @@ async def _scan(client: CoreApiClient, instance: str, headers: dict[str, str], p
         continuation = answer.continuation
         if continuation is None:
             return whole
-        print(f"scanned {whole.owners_scanned} memories ({whole.entries_scanned} entries), "
-              f"{len(whole.findings)} found so far", file=sys.stderr)
+        # Entries first: pages inside one memory larger than a page read entries but finish no memory.
+        print(f"scanned {_scanned(whole, so_far=True)}, {len(whole.findings)} found so far", file=sys.stderr)
+
+
+def _scanned(answer: HiddenTextScanResponse, *, so_far: bool) -> str:
+    """How much a scan read: "3 memories (3 entries)" when whole, "10000 entries (0 memories finished)" so far."""
+    memories = _counted(answer.owners_scanned, "memory", "memories")
+    entries = _counted(answer.entries_scanned, "entry", "entries")
+    return f"{entries} ({memories} finished)" if so_far else f"{memories} ({entries})"
+
+
+def _counted(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _print_notes(error: BaseException) -> None:
@@ -178,8 +189,7 @@ def _print_findings(answer: HiddenTextScanResponse, *, so_far: bool = False) -> 
         where = f.scope + (f" agent={f.agent_object_id}" if f.agent_object_id else "")
         print(f"{f.upn or '(legacy)'}  {f.entry_id}  {where}  {f.field}  {f.character}"
               f"  stored {f.created_on.isoformat()}")
-    print(f"{len(answer.findings)} entr{'y' if len(answer.findings) == 1 else 'ies'} with hidden text, in "
-          f"{answer.owners_scanned} memor{'y' if answer.owners_scanned == 1 else 'ies'} "
-          f"({answer.entries_scanned} entries) scanned{' before the scan stopped' if so_far else ''}"
+    found, stopped = _counted(len(answer.findings), "entry", "entries"), " before the scan stopped" if so_far else ""
+    print(f"{found} with hidden text, in {_scanned(answer, so_far=so_far)} scanned{stopped}"
           + ("; forget one with: operator forget UPN ENTRY_ID" if any(f.upn for f in answer.findings) else ""),
           flush=True)

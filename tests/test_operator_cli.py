@@ -130,8 +130,8 @@ def test_operator_finds_hidden_text_and_asks_to_forget_it(sqlite_server: Running
     assert scan.stdout.splitlines() == [
         *(f"{e.key.upn}  {e.id}  user  content  U+E006F  stored 2026-01-01T00:00:00+00:00" for e in found),
         "2 entries with hidden text, in 3 memories (3 entries) scanned; forget one with: operator forget UPN ENTRY_ID"]
-    assert scan.stderr.splitlines() == ["scanned 1 memories (1 entries), 1 found so far",
-                                        "scanned 2 memories (2 entries), 1 found so far"]
+    assert scan.stderr.splitlines() == ["scanned 1 entry (1 memory finished), 1 found so far",
+                                        "scanned 2 entries (2 memories finished), 1 found so far"]
     assert hidden[0] not in scan.stdout + scan.stderr
     assert refused.returncode == 2 and "limit" in refused.stderr and refused.stdout == ""
     assert forget.returncode == 0 and json.loads(forget.stdout)["status"] == "pending_approval"
@@ -174,12 +174,12 @@ def test_a_scan_cut_short_prints_its_findings_and_goes_on_from_where_it_stopped(
     finally:
         store.close()
     progress, returncode, out, err, base_url = _scan_stopped_by_an_outage(tmp_path, 3, "--page", "1")
-    assert progress[0] == "scanned 1 memories (1 entries), 1 found so far\n"
+    assert progress[0] == "scanned 1 entry (1 memory finished), 1 found so far\n"
     assert returncode == 6
-    stopped_at = int(out.splitlines()[-1].split(" in ")[1].split(" memories")[0])
+    stopped_at = int(out.splitlines()[-1].split(" in ")[1].split(" entries")[0])
     assert 3 <= stopped_at < 300
     assert out.splitlines()[0] == "user000@contoso.com  e000  user  content  U+E006F  stored 2026-01-01T00:00:00+00:00"
-    assert f"in {stopped_at} memories ({stopped_at} entries) scanned before the scan stopped" in out
+    assert f"in {stopped_at} entries ({stopped_at} memories finished) scanned before the scan stopped" in out
     *_, unreachable, resume = err.splitlines()
     assert unreachable.startswith(f"memory-core operator: cannot reach {base_url}")
     assert resume.startswith("memory-core operator: the scan stopped; go on from where it stopped with: "
@@ -215,10 +215,10 @@ def test_a_scan_cut_short_inside_a_large_memory_prints_what_it_found(tmp_path: P
     finally:
         store.close()
     progress, returncode, out, err, _ = _scan_stopped_by_an_outage(tmp_path, 1)
-    assert progress == ["scanned 0 memories (10000 entries), 1 found so far\n"]
+    assert progress == ["scanned 10000 entries (0 memories finished), 1 found so far\n"]
     assert returncode == 6
     assert out.splitlines()[0].startswith("big@contoso.com  e00000  user  content  U+E006F")
-    assert "in 0 memories (" in out and "entries) scanned before the scan stopped" in out
+    assert " entries (0 memories finished) scanned before the scan stopped" in out
     token = err.splitlines()[-1].rsplit(" ", 1)[1]
     assert err.splitlines()[-1].startswith("memory-core operator: the scan stopped; go on from where it stopped with: "
                                            "hidden-text --from ")

@@ -362,26 +362,26 @@ def test_an_operator_stops_a_long_scan_for_hidden_text_and_continues_it(
           return real(url, init);
         };""")
     find(browser, "#scan-hidden-text").click()
-    text_appears(browser, "#hidden-text-progress", "Scanned 100 memories (100 entries)")
+    text_appears(browser, "#hidden-text-progress", "Scanned 100 entries (100 memories finished)")
     assert not find(browser, "#scan-hidden-text").is_enabled()
     find(browser, "#stop-hidden-text").click()
     assert "Stopping after this page." in find(browser, "#hidden-text-progress").text
     assert not find(browser, "#stop-hidden-text").is_enabled()
     browser.execute_script("window.__release()")
-    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 memories "
-                                                  "(200 entries) scanned so far; the rest is not scanned yet.")
+    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 entries "
+                                                  "(200 memories finished) scanned so far; the rest is not scanned yet.")
     assert [r.get_attribute("data-entry") for r in browser.find_elements(By.CSS_SELECTOR, "#hidden-text-table tbody tr")
             ] == ["entry-000"]
 
     browser.execute_script("window.__failOnce = true")
     find(browser, "#continue-hidden-text").click()
     status_says(browser, "store unavailable")
-    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 memories")
+    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 entries")
 
     # A reload keeps where the scan stopped and what it found; Continue goes on from there.
     browser.refresh()
     browser.find_element(By.ID, "tab-operator").click()
-    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 memories")
+    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 entries")
     find(browser, "#continue-hidden-text").click()
     text_appears(browser, "#hidden-text-summary", "2 entries hold hidden text; 250 memories (250 entries) scanned.")
     assert not browser.find_elements(By.ID, "continue-hidden-text")
@@ -429,8 +429,8 @@ def test_switching_instance_stops_a_scan_and_keeps_it_for_its_own_instance(
     switch = find(browser, "#who input")
     switch.clear()
     switch.send_keys(instance + "\n")
-    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 100 memories "
-                                                  "(100 entries) scanned so far")
+    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 100 entries "
+                                                  "(100 memories finished) scanned so far")
     find(browser, "#continue-hidden-text").click()
     text_appears(browser, "#hidden-text-summary", "2 entries hold hidden text; 150 memories (150 entries) scanned.")
     assert browser.execute_script("return window.__pages") == 2

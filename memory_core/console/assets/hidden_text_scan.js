@@ -35,6 +35,14 @@ export function forgetScans() {
   for (const name of Object.keys(sessionStorage)) if (name.startsWith(SCAN_STORE)) sessionStorage.removeItem(name);
 }
 
+/** How much a scan read: "250 memories (250 entries)" when whole; entries first while under way or stopped, as
+ * pages inside one memory larger than a page read entries but finish no memory. */
+function scanned({ memories, entries }, soFar) {
+  const counted = (n, one, many) => `${formatCount(n)} ${n === 1 ? one : many}`;
+  const [m, e] = [counted(memories, "memory", "memories"), counted(entries, "entry", "entries")];
+  return soFar ? `${e} (${m} finished)` : `${m} (${e})`;
+}
+
 /** The operator view's scan section, and the one scan it runs at a time. */
 export class HiddenTextScan {
   /**
@@ -110,9 +118,7 @@ export class HiddenTextScan {
     if (!scan) {
       replace(out);
     } else if (scan.running) {
-      const counted = scan.memories || scan.entries
-        ? `Scanned ${formatCount(scan.memories)} memories (${formatCount(scan.entries)} entries)\u2026`
-        : "Scanning\u2026";
+      const counted = scan.memories || scan.entries ? `Scanned ${scanned(scan, true)}\u2026` : "Scanning\u2026";
       replace(out, h("p", { class: "muted", id: "hidden-text-progress" }, counted + (scan.stopping ? STOPPING : "")),
         h("button", { type: "button", id: "stop-hidden-text", disabled: scan.stopping, onclick: () => {
           scan.stopping = true;
@@ -125,9 +131,9 @@ export class HiddenTextScan {
 
   /** What a scan found, whole or so far; a scan cut short says so and offers to continue from where it stopped. */
   showFindings(out, scan) {
-    const { findings, memories, entries, token } = scan;
+    const { findings, token } = scan;
     const found = `${formatCount(findings.length)} entr${findings.length === 1 ? "y holds" : "ies hold"} hidden text`;
-    const read = `${formatCount(memories)} memories (${formatCount(entries)} entries)`;
+    const read = scanned(scan, Boolean(token));
     const more = token ? h("button", { type: "button", id: "continue-hidden-text",
       onclick: () => this.run(false) }, "Continue the scan") : null;
     replace(out, h("p", { id: "hidden-text-summary" },
