@@ -91,7 +91,9 @@ class HiddenText(MemoryCoreError):
     def __init__(self, where: str, character: str) -> None:
         """``where``: what held it, as the caller named it ("content", "reason", "policy_instructions"...);
         ``character``: the first such character (``domain.hidden_text``), a tag character or a variation selector."""
-        if "\U000e0000" <= character <= "\U000e007f":  # a tag character
+        from memory_core.domain.hidden_text import is_tag_character  # here: that module raises this error
+
+        if is_tag_character(character):
             why = f"invisible Unicode tag characters (U+{ord(character):04X}) that no reader sees"
             allowed = "Only an emoji flag may use them."
         else:
