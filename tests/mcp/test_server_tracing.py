@@ -22,7 +22,7 @@ from opentelemetry import trace
 
 from memory_core.identity.local import LocalPath
 from memory_core.mcp.server import new_server
-from memory_core.mcp.stdio import StdioFront
+from memory_core.mcp.stdio_front import StdioFront
 from tests.support.stdio_server import Collected, initialize, tool_call
 
 pytestmark = pytest.mark.anyio

@@ -23,7 +23,7 @@ from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 from memory_core.identity.local import LocalPath
 from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION
-from memory_core.mcp.stdio import StdioFront
+from memory_core.mcp.stdio_front import StdioFront
 from tests.support.stdio_server import Collected, initialize, tool_call
 
 pytestmark = pytest.mark.anyio
