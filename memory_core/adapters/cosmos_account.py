@@ -25,6 +25,7 @@ from azure.cosmos import ContainerProxy, CosmosClient
 from azure.cosmos.exceptions import CosmosClientTimeoutError, CosmosResourceNotFoundError
 
 from memory_core.adapters.cosmos_calls import Calls, Meter
+from memory_core.adapters.cosmos_client import new_client
 from memory_core.domain.errors import MemoryCoreError, PayloadTooLarge, Unavailable
 
 log = logging.getLogger("memory_core.adapters.cosmos")
@@ -85,9 +86,9 @@ class CosmosAccount:
                 raise RuntimeError("the Cosmos DB store is closed")
             if self._container is None:
                 if self._client is None:
-                    self._client = CosmosClient(
+                    self._client = new_client(
                         self.endpoint,
-                        credential=self._credential,
+                        self._credential,
                         raw_request_hook=self._meter.on_request,
                         raw_response_hook=self._meter.on_response,
                         **self._client_kwargs,
