@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 import uuid
@@ -17,6 +16,7 @@ from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.service import DeletionMode, MemoryService
 from tests.adapters.cosmos_support import cosmos_store
 from tests.support.cosmos_server import CosmosServer
+from tests.support.threads import run_switching_often
 
 RACING_SECONDS = 4.0
 
@@ -53,15 +53,7 @@ def _race(service: MemoryService, seconds: float) -> tuple[int, list[BaseExcepti
             failures.append(error)
 
     threads = [threading.Thread(target=work) for _ in range(3)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows: more interleavings
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=seconds + 60)
-    finally:
-        sys.setswitchinterval(interval)
+    run_switching_often(threads, timeout=seconds + 60)
     return calls[0], failures
 
 

@@ -368,8 +368,9 @@ def test_an_operator_stops_a_long_scan_for_hidden_text_and_continues_it(
     assert "Stopping after this page." in find(browser, "#hidden-text-progress").text
     assert not find(browser, "#stop-hidden-text").is_enabled()
     browser.execute_script("window.__release()")
-    text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 entries "
-                                                  "(200 memories finished) scanned so far; the rest is not scanned yet.")
+    text_appears(browser, "#hidden-text-summary",
+                 "Stopped: 1 entry holds hidden text in the 200 entries (200 memories finished) scanned so far; "
+                 "the rest is not scanned yet.")
     assert [r.get_attribute("data-entry") for r in browser.find_elements(By.CSS_SELECTOR, "#hidden-text-table tbody tr")
             ] == ["entry-000"]
 

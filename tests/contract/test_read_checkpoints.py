@@ -21,6 +21,7 @@ from memory_core.domain.service import MemoryService
 from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, SnapshotCache
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import DeletionMode, ImportMode, PendingDeletion
+from tests.support.threads import run_switching_often
 
 CHECKPOINT_STORES = ["sqlite", "cosmos"]
 """The stores that implement ReadCheckpoints."""
@@ -289,7 +290,6 @@ def test_fresh_readers_racing_a_writer_that_forgets_leave_no_checkpoint_of_forgo
     a fresh read is the read built from scratch. Interleavings vary: with the store's stamp check on keeping removed,
     this failed 5 runs of 6; ``test_a_checkpoint_built_before_a_concurrent_forget_is_never_stored``
     is the same race, made to happen every time."""
-    import sys
     import threading
 
     store, another = stores
@@ -327,15 +327,7 @@ def test_fresh_readers_racing_a_writer_that_forgets_leave_no_checkpoint_of_forgo
             failures.append(error)
 
     threads = [threading.Thread(target=write), *(threading.Thread(target=read) for _ in range(3))]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows: more interleavings
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=120)
-    finally:
-        sys.setswitchinterval(interval)
+    run_switching_often(threads, timeout=120)
     assert not failures and not any(t.is_alive() for t in threads)
     assert len(forgotten) == RACE_ROUNDS and not leaked
     checkpoint = _checkpoint(store, caller)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import random
-import sys
 import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ from memory_core.domain.kept import KeptAnswers
 from memory_core.domain.models import ProfileKey, Scope, Share
 from memory_core.domain.service import MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
+from tests.support.threads import run_switching_often
 
 READER = Caller(upn="reader@contoso.com", name="Reader")
 TEAMMATE = Caller(upn="teammate@contoso.com")
@@ -175,15 +175,7 @@ def test_answers_put_and_read_from_many_threads_keep_an_exact_count() -> None:
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(seed,)) for seed in range(16)]
-    switching = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows: races show
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(switching)
+    run_switching_often(threads)
     assert errors == []
     for key in [(group, n) for group in range(4) for n in range(50)]:
         answer = kept.get(key)
