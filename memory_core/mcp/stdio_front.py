@@ -254,7 +254,8 @@ class StdioFront:
             yield bytes(buffer)
 
     async def _admit(self, line: bytes, out: WireOut) -> Admitted | None:
-        """One line: refused as the envelope's rules say (None), or the message with the launching identity's context."""
+        """One line: refused as the envelope's rules say (None), or the message with the launching identity's
+        context."""
         if not line.strip():
             return None
         decoded = decode(line)
