@@ -16,7 +16,9 @@ Two checks, each beside what it sits next to:
   secret scan every write already pays, on the secret corpora's ordinary memory lines cut to
   1 KiB and 64 KiB, the same with an emoji and its selector (❤️) every 64 characters, which
   takes the check's second pass, 64 KiB of nothing but that emoji (a selector every second
-  character: the check's worst case), and 64 KiB of ASCII.
+  character), Cyrillic prose with that emoji every 64 characters, 64 KiB of a symbol each with
+  a selector (every selector's character collected and looked up: the check's worst case),
+  and 64 KiB of ASCII.
 
 Medians and p99 in microseconds over many calls after a warm-up. Numbers depend on the
 machine and its load; compare runs made on the same machine.
@@ -61,6 +63,13 @@ def bodies() -> dict[str, bytes]:
     }
 
 
+_CYRILLIC = (
+    "\u041f\u0440\u0435\u0434\u043f\u043e\u0447\u0438\u0442\u0430\u0435\u0442 \u0447\u0430\u0439 "
+    "\u0431\u0435\u0437 \u0441\u0430\u0445\u0430\u0440\u0430, \u0440\u0430\u0431\u043e\u0442\u0430\u0435\u0442 "
+    "\u0438\u0437 \u0434\u043e\u043c\u0430 \u043f\u043e \u043f\u044f\u0442\u043d\u0438\u0446\u0430\u043c. "
+) * 4
+
+
 def texts() -> dict[str, str]:
     """Text a write stores: the ordinary corpus (not all ASCII), the same with emoji, and plain ASCII."""
     lines = ordinary_lines()
@@ -70,6 +79,12 @@ def texts() -> dict[str, str]:
     return {"1 KiB ordinary": ordinary[1024], "64 KiB ordinary": ordinary[65536],
             "1 KiB with emoji": with_emoji[1024], "64 KiB with emoji": with_emoji[65536],
             "64 KiB of emoji only": "\u2764\ufe0f" * (65536 // 6),
+            # Cyrillic prose (two bytes a letter), with the same emoji every 64 characters.
+            "64 KiB Cyrillic with emoji": "".join(
+                _CYRILLIC[at % len(_CYRILLIC):][:64] + " \u2764\ufe0f" for at in range(0, 65536, 64)
+            ).encode()[:65536].decode(errors="ignore"),
+            # A selector after each of a symbol the quick skip does not know: every one is collected.
+            "64 KiB of symbols with selectors": "\u20ac\ufe00" * (65536 // 6),
             "64 KiB ASCII": cut_to_bytes([line for line in lines if line.isascii()], 65536)}
 
 

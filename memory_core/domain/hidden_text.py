@@ -13,9 +13,14 @@ for a model to read, a character of either kind is refused unless it has its one
   shape. Each is refused when it follows no character or another selector (a run is how data is
   hidden: a byte per selector after one emoji), when it follows an ASCII character other than
   ``#``, ``*`` or a digit (no ASCII letter, space or punctuation has a variant, and one after each
-  letter hides data in plain English), and, for U+E0100-U+E01EF, when it does not follow a CJK
-  ideograph, the only characters those vary. Every standardized and emoji variation sequence of
-  Unicode 15 passes.
+  letter hides data in plain English), when it follows a letter, mark, space, punctuation or
+  control character of any other script that has none (one after each letter hides half a byte
+  per letter of Cyrillic, Greek, Arabic, Devanagari or accented Latin just as well), and, for
+  U+E0100-U+E01EF, when it does not follow a CJK ideograph, the only characters those vary.
+  Symbols, digits and emoji keep one, and so do the scripts and characters with standardized
+  variants: Myanmar, Phags-pa, Manichaean, Egyptian hieroglyphs, the script and math letters, and
+  the punctuation that has an emoji or a positional form. Every standardized and emoji variation
+  sequence of Unicode 15 passes.
 
 Mongolian free variation selectors (U+180B-U+180F) are not screened: they are part of writing
 Mongolian and vary its letters by position.
@@ -24,6 +29,7 @@ Mongolian and vary its letters by position.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
 from memory_core.domain.errors import HiddenText
@@ -44,14 +50,39 @@ _FLAG_OR_TAG = re.compile(f"{_BLACK_FLAG}[\U000e0020-\U000e007e]+\U000e007f|[{_T
 _IDEOGRAPHS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
 # ASCII but "#", "*" and the digits, the only ASCII characters with variants.
 _ASCII_WITHOUT_VARIANTS = "\x00-\x22\x24-\x29\x2b-\x2f\x3a-\x7f"
-# A selector that varies no character (the module's rule), after the text's first character: one after
-# a selector or an ASCII character without variants, or an ideographic one after anything but an
-# ideograph. The pattern starts with one character class, so the engine skips to selectors as fast as
-# it finds them, and looks behind only there.
-_STRAY_SELECTOR = re.compile(
-    f"[{_SELECTORS}](?:(?<=[{_SELECTORS}{_ASCII_WITHOUT_VARIANTS}][{_SELECTORS}])"
-    f"|(?<=[{_IDEOGRAPHIC_SELECTORS}])(?<![{_IDEOGRAPHS}][{_IDEOGRAPHIC_SELECTORS}]))"
+# Beyond ASCII, what a selector U+FE00-U+FE0F may follow though it is no symbol or digit: every standardized and
+# emoji variation sequence of Unicode 15 whose base is a letter, mark or punctuation. Whole blocks for the
+# scripts (Myanmar and its extensions, Phags-pa, Manichaean, Egyptian hieroglyphs) and the letterlike and math
+# letters, so that variants added to them later pass; the punctuation one by one (in its blocks are spaces and
+# invisible format characters, which must not carry one).
+_VARIED_SCRIPTS = (
+    "\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f\ua840-\ua87f\U00010ac0-\U00010aff\U00013000-\U000143ff"
+    "\u2100-\u214f\U0001d400-\U0001d7ff"
 )
+_VARIED_PUNCTUATION = "\u203c\u2049\u3001\u3002\u3030\u303d\uff01\uff0c\uff0e\uff1a\uff1b\uff1f"
+# Symbols and emoji, which keep a selector whatever their category says: left out of the search below for
+# speed alone (text full of emoji finds nothing to look at).
+_SYMBOL_BLOCKS = "\u00a9\u00ae\u2190-\u2bff\u2460-\u24ff\u3200-\u33ff\U0001f000-\U0001faff"
+# Where a selector varies no character (the module's rule), after the text's first character, for certain: after
+# a selector or an ASCII character without variants, or an ideographic one after anything but an ideograph.
+_CERTAINLY_STRAY = (
+    f"(?<=[{_SELECTORS}{_ASCII_WITHOUT_VARIANTS}][{_SELECTORS}])"
+    f"|(?<=[{_IDEOGRAPHIC_SELECTORS}])(?<![{_IDEOGRAPHS}][{_IDEOGRAPHIC_SELECTORS}])"
+)
+# One pass over the text finds both those and every selector U+FE00-U+FE0F after a character beyond ASCII that may
+# have no variant, that character captured (``_stray_selector`` asks the category of each different one; a stray
+# for certain captures nothing). The pattern starts with one character class, so the engine skips to selectors
+# as fast as it finds them, and looks behind only there.
+_SUSPECT_SELECTOR = re.compile(
+    f"[{_SELECTORS}](?:{_CERTAINLY_STRAY}"
+    f"|(?<=([^\x00-\x7f{_SELECTORS}{_IDEOGRAPHS}{_VARIED_SCRIPTS}{_VARIED_PUNCTUATION}{_SYMBOL_BLOCKS}])"
+    f"[\ufe00-\ufe0f]))"
+)
+_STRAY_SELECTOR = re.compile(f"[{_SELECTORS}](?:{_CERTAINLY_STRAY})")
+# Letters, marks, spaces, punctuation and controls: what no selector varies outside the blocks above. Unassigned
+# code points (Cn in Python's tables, perhaps assigned since) are given the benefit of the doubt.
+_CATEGORIES_WITHOUT_VARIANTS = frozenset({"Cc", "Cf", "Co"})
+_CLASSES_WITHOUT_VARIANTS = frozenset("LMPZ")
 
 
 def hidden_character(text: str) -> str | None:
@@ -100,8 +131,29 @@ def _stray_tag(text: str, start: int) -> int | None:
 
 
 def _stray_selector(text: str, start: int) -> int | None:
-    """Where the first variation selector at or after ``start`` that varies no character is, or None."""
+    """Where the first variation selector at or after ``start`` that varies no character is, or None.
+
+    One pass collects the selectors that are strays for certain and the characters before those that may be;
+    each different character is looked up once. Only a text holding a stray takes a second pass, to find where
+    the first one is: text of thousands of emoji or symbols, each with its selector, costs one pass."""
     if start == 0 and _SELECTOR.match(text):  # the text's first character: it varies nothing
         return 0
-    found = _STRAY_SELECTOR.search(text, start)
+    suspects = _SUSPECT_SELECTOR.findall(text, start)
+    if not suspects:
+        return None
+    strays = [base for base in set(suspects) if base and _varies_nothing(base)]
+    if not strays and "" not in suspects:
+        return None
+    stray = _STRAY_SELECTOR
+    if strays:
+        # Only a text that is refused gets here: compiling its own pattern costs nothing anyone waits for.
+        stray = re.compile(
+            f"[{_SELECTORS}](?:{_CERTAINLY_STRAY}|(?<=[{''.join(re.escape(base) for base in strays)}][\ufe00-\ufe0f]))"
+        )
+    found = stray.search(text, start)
     return found.start() if found else None
+
+
+def _varies_nothing(character: str) -> bool:
+    category = unicodedata.category(character)
+    return category[0] in _CLASSES_WITHOUT_VARIANTS or category in _CATEGORIES_WITHOUT_VARIANTS

@@ -3,6 +3,8 @@ vary no character."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -67,8 +69,12 @@ def test_none_and_empty_text_are_not_scanned() -> None:
     "zero with a slash 0\ufe00", "math \u2229\ufe00", "Myanmar \u1000\ufe00",
     "ideographic variants \u845b\U000e0100 \u845b\U000e0101 \U00020000\U000e0100 \uf900\U000e0100",
     "CJK compatibility variant \u349e\ufe00", f"{SCOTLAND}\u2764\ufe0f",
+    "\u2139\ufe0f information, \u203c\ufe0f and \u00a9\ufe0f", "fullwidth \uff01\ufe00 and \u3001\ufe01",
+    "script capitals \u212c\ufe00 \U0001d49c\ufe01", "Phags-pa \ua856\ufe00, Manichaean \U00010ac5\ufe00",
+    "Egyptian \U00013091\ufe00", "Myanmar vowel sign \u1031\ufe00",
 ], ids=["emoji", "keycaps", "text-style", "zwj-sequences", "digit", "math", "myanmar", "ideographic", "cjk-compat",
-        "flag-then-emoji"])
+        "flag-then-emoji", "letterlike-and-punctuation-emoji", "cjk-punctuation", "script-capitals",
+        "phags-pa-and-manichaean", "egyptian", "myanmar-mark"])
 def test_a_variation_selector_after_the_character_it_varies_is_kept(text: str) -> None:
     """One selector after an emoji, a symbol, a digit, a letter of a script with variants or a CJK ideograph picks
     its form on screen: kept. (Every standardized and emoji variation sequence of Unicode 15, 2,000, passes, as
@@ -89,16 +95,42 @@ def test_a_variation_selector_after_the_character_it_varies_is_kept(text: str) -
     ("\u00e9\U000e0100 is not an ideograph", "U+E0100"),
     ("\u3042\U000e0100 is kana", "U+E0100"),
     ("\u845b\U000e0100\U000e0101 two on one ideograph", "U+E0101"),
+    ("Cyrillic \u043f\ufe00\u0440\u0438", "U+FE00"),
+    ("accented caf\u00e9\ufe0f", "U+FE0F"),
+    ("Greek \u03b1\ufe01", "U+FE01"),
+    ("Arabic \u0628\ufe02", "U+FE02"),
+    ("Devanagari \u0915\ufe03", "U+FE03"),
+    ("kana \u3042\ufe00 and Hangul \ud55c\ufe01", "U+FE00"),
+    ("a fullwidth letter \uff21\ufe00", "U+FE00"),
+    ("a combining accent e\u0301\ufe00", "U+FE00"),
+    ("an ideographic space \u3000\ufe00", "U+FE00"),
+    ("a no-break space \u00a0\ufe00", "U+FE00"),
+    ("a zero-width space \u200b\ufe0e", "U+FE0E"),
+    ("emoji \u2764\ufe0f \u20ac\ufe00 then \u043f\ufe05", "U+FE05"),
 ])
 def test_a_variation_selector_that_varies_no_character_is_refused(text: str, first: str) -> None:
-    """A selector at the start, after another one, after an ASCII letter, space or punctuation, or an ideographic
-    one after anything but a CJK ideograph: named, with what a selector may follow."""
+    """A selector at the start, after another one, after an ASCII letter, space or punctuation, after a letter, mark,
+    space, punctuation or invisible character of a script with no variants, or an ideographic one after anything
+    but a CJK ideograph: named, with what a selector may follow."""
     with pytest.raises(HiddenText) as refused:
         refuse_hidden_text(text, "content")
     assert refused.value.message == (
         f"content holds an invisible Unicode variation selector ({first}) that varies no character; nothing was "
         "stored. One may follow an emoji, a symbol, a digit or a CJK ideograph to choose its form; a run of them, "
         "or one after a letter, carries text no reader sees.")
+
+
+def test_half_a_byte_after_each_letter_of_any_script_is_refused() -> None:
+    """One selector after each letter hides four bits a letter: "obey" in the Cyrillic of a greeting, as it was in
+    plain English before, and each selector alone looks like one that may vary its letter."""
+    hidden = b"obey".hex()
+    greeting = "\u041f\u0440\u0438\u0432\u0435\u0442 \u043c\u0438\u0440"
+    letters = [ch for ch in greeting if ch != " "]
+    text = "".join(ch + chr(0xFE00 + int(nibble, 16)) for ch, nibble in zip(letters, hidden, strict=False))
+    assert len(text) == 2 * len(hidden) and _hidden_by_the_letter(text) == chr(0xFE00 + int(hidden[0], 16))
+    with pytest.raises(HiddenText) as refused:
+        refuse_hidden_text(text, "content")
+    assert refused.value.character == chr(0xFE00 + int(hidden[0], 16))
 
 
 def test_the_first_hidden_character_is_named_whichever_kind() -> None:
@@ -127,9 +159,22 @@ def _hidden_by_the_letter(text: str) -> str | None:
             ideograph = before != "" and (0x3400 <= ord(before) <= 0x4DBF or 0x4E00 <= ord(before) <= 0x9FFF
                                           or 0xF900 <= ord(before) <= 0xFAFF or 0x20000 <= ord(before) <= 0x3FFFF)
             if (not before or after_selector or (ord(before) < 0x80 and before not in "#*0123456789")
-                    or (code >= 0xE0100 and not ideograph)):
+                    or (code >= 0xE0100 and not ideograph)
+                    or (code <= 0xFE0F and not ideograph and _has_no_variant_beyond_ascii(before))):
                 return character
     return None
+
+
+def _has_no_variant_beyond_ascii(before: str) -> bool:
+    """A letter, mark, space, punctuation or control character beyond ASCII, outside the scripts, letters and
+    punctuation that have standardized variants (the module's list, written out here)."""
+    code = ord(before)
+    varied = (0x1000 <= code <= 0x109F or 0xA9E0 <= code <= 0xA9FF or 0xAA60 <= code <= 0xAA7F
+              or 0xA840 <= code <= 0xA87F or 0x10AC0 <= code <= 0x10AFF or 0x13000 <= code <= 0x143FF
+              or 0x2100 <= code <= 0x214F or 0x1D400 <= code <= 0x1D7FF
+              or before in "\u203c\u2049\u3001\u3002\u3030\u303d\uff01\uff0c\uff0e\uff1a\uff1b\uff1f")
+    category = unicodedata.category(before)
+    return code >= 0x80 and not varied and (category[0] in "LMPZ" or category in ("Cc", "Cf", "Co"))
 
 
 @settings(max_examples=400, deadline=None)
@@ -137,6 +182,8 @@ def _hidden_by_the_letter(text: str) -> str | None:
     "a", " ", "1", "#", "\u00e9", "\u845b", "\U00020000", "\u2764", "\U0001f600", "\U0001f3f4", "\u200d",
     "\ufe0f", "\ufe0e", "\ufe00", "\U000e0100", "\U000e01ef", "\U000e0067", "\U000e0062", "\U000e007f",
     "\U000e0001", "\U000e0020", "\U000e007e", SCOTLAND,
+    "\u043f", "\u0301", "\u00a0", "\u3000", "\u200b", "\u20ac", "\u0663", "\u2139", "\u1000", "\uff01", "\u3001",
+    "\U0001d49c", "\U00013091", "\u00a9",
 ]), max_size=12).map("".join))
 def test_the_one_pass_scan_agrees_with_the_rule_spelled_out(text: str) -> None:
     """Any mix of letters, emoji, flags, joiners, tag characters and selectors: the scan names the character the

@@ -7,6 +7,12 @@ const TAG_RUN = /[\u{E0000}-\u{E007F}]+/gu;
 const SELECTOR = /^[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]$/u;
 const IDEOGRAPH = /^[\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u{20000}-\u{3FFFF}]$/u;
 const ASCII_WITH_VARIANTS = "#*0123456789";
+// Beyond ASCII, the letters and punctuation a selector may follow (the domain's _VARIED_SCRIPTS and
+// _VARIED_PUNCTUATION), and what no selector varies elsewhere: letters, marks, spaces, punctuation and controls.
+const VARIED_SCRIPT = /^[\u1000-\u109F\uA9E0-\uA9FF\uAA60-\uAA7F\uA840-\uA87F\u{10AC0}-\u{10AFF}\u{13000}-\u{143FF}]$/u;
+const VARIED_LETTER_OR_PUNCTUATION =
+  /^[\u2100-\u214F\u{1D400}-\u{1D7FF}\u203C\u2049\u3001\u3002\u3030\u303D\uFF01\uFF0C\uFF0E\uFF1A\uFF1B\uFF1F]$/u;
+const WITHOUT_VARIANTS = /^[\p{L}\p{M}\p{P}\p{Z}\p{Cc}\p{Cf}\p{Co}]$/u;
 const FIRST_IDEOGRAPHIC_SELECTOR = 0xE0100;
 const PRINTABLE = /^[^\p{Cc}\p{Cf}\p{Co}\p{Cn}]*$/u;
 
@@ -33,9 +39,13 @@ function tagRuns(s) {
 }
 
 function strays(before, selector) {
+  const ideographic = selector.codePointAt(0) >= FIRST_IDEOGRAPHIC_SELECTOR;
   return !before || SELECTOR.test(before)
     || (before.codePointAt(0) < 0x80 && !ASCII_WITH_VARIANTS.includes(before))
-    || (selector.codePointAt(0) >= FIRST_IDEOGRAPHIC_SELECTOR && !IDEOGRAPH.test(before));
+    || (ideographic && !IDEOGRAPH.test(before))
+    || (!ideographic && before.codePointAt(0) >= 0x80 && !IDEOGRAPH.test(before) && !VARIED_SCRIPT.test(before)
+      && !VARIED_LETTER_OR_PUNCTUATION.test(before)
+      && WITHOUT_VARIANTS.test(before));
 }
 
 function selectorRuns(s) {
