@@ -91,11 +91,15 @@ class HiddenText(MemoryCoreError):
     def __init__(self, where: str, character: str) -> None:
         """``where``: what held it, as the caller named it ("content", "reason", "policy_instructions"...);
         ``character``: the first such character (``domain.hidden_text``), a tag character or a variation selector."""
-        from memory_core.domain.hidden_text import is_tag_character  # here: that module raises this error
+        # Imported here: that module raises this error.
+        from memory_core.domain.hidden_text import is_mongolian_selector, is_tag_character
 
         if is_tag_character(character):
             why = f"invisible Unicode tag characters (U+{ord(character):04X}) that no reader sees"
             allowed = "Only an emoji flag may use them."
+        elif is_mongolian_selector(character):
+            why = f"an invisible Mongolian free variation selector (U+{ord(character):04X}) outside Mongolian"
+            allowed = "One may follow a Mongolian letter to choose its form."
         else:
             why = f"an invisible Unicode variation selector (U+{ord(character):04X}) that varies no character"
             allowed = ("One may follow an emoji, a symbol, a digit or a CJK ideograph to choose its form; "

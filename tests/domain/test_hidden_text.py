@@ -72,9 +72,10 @@ def test_none_and_empty_text_are_not_scanned() -> None:
     "\u2139\ufe0f information, \u203c\ufe0f and \u00a9\ufe0f", "fullwidth \uff01\ufe00 and \u3001\ufe01",
     "script capitals \u212c\ufe00 \U0001d49c\ufe01", "Phags-pa \ua856\ufe00, Manichaean \U00010ac5\ufe00",
     "Egyptian \U00013091\ufe00", "Myanmar vowel sign \u1031\ufe00",
+    "Mongolian \u1820\u180b \u1821\u180c \u1828\u180d \u1822\u180f",
 ], ids=["emoji", "keycaps", "text-style", "zwj-sequences", "digit", "math", "myanmar", "ideographic", "cjk-compat",
         "flag-then-emoji", "letterlike-and-punctuation-emoji", "cjk-punctuation", "script-capitals",
-        "phags-pa-and-manichaean", "egyptian", "myanmar-mark"])
+        "phags-pa-and-manichaean", "egyptian", "myanmar-mark", "mongolian"])
 def test_a_variation_selector_after_the_character_it_varies_is_kept(text: str) -> None:
     """One selector after an emoji, a symbol, a digit, a letter of a script with variants or a CJK ideograph picks
     its form on screen: kept. (Every standardized and emoji variation sequence of Unicode 15, 2,000, passes, as
@@ -120,6 +121,25 @@ def test_a_variation_selector_that_varies_no_character_is_refused(text: str, fir
         "or one after a letter, carries text no reader sees.")
 
 
+@pytest.mark.parametrize(("text", "first"), [
+    ("a Latin letter a\u180b", "U+180B"),
+    ("\u180c at the start", "U+180C"),
+    ("Cyrillic \u043f\u180d", "U+180D"),
+    ("an emoji \u2764\u180f", "U+180F"),
+    ("a digit 1\u180b", "U+180B"),
+    ("two on one Mongolian letter \u1820\u180b\u180c", "U+180C"),
+    ("an ornamental birga of the Mongolian supplement \U00011660\u180b", "U+180B"),
+])
+def test_a_mongolian_selector_outside_mongolian_is_refused(text: str, first: str) -> None:
+    """A Mongolian free variation selector after anything but a Mongolian letter (four of them: two bits after
+    each letter of any text), at the start or after another selector: named, with what one may follow."""
+    with pytest.raises(HiddenText) as refused:
+        refuse_hidden_text(text, "content")
+    assert refused.value.message == (
+        f"content holds an invisible Mongolian free variation selector ({first}) outside Mongolian; nothing was "
+        "stored. One may follow a Mongolian letter to choose its form.")
+
+
 def test_half_a_byte_after_each_letter_of_any_script_is_refused() -> None:
     """One selector after each letter hides four bits a letter: "obey" in the Cyrillic of a greeting, as it was in
     plain English before, and each selector alone looks like one that may vary its letter."""
@@ -154,8 +174,12 @@ def _hidden_by_the_letter(text: str) -> str | None:
         before = text[at - 1] if at else ""
         if 0xE0000 <= code <= 0xE007F and not in_flag[at]:
             return character
+        after_selector = before != "" and _is_selector(before)
+        if 0x180B <= code <= 0x180F and code != 0x180E:
+            mongolian = before != "" and 0x1800 <= ord(before) <= 0x18AF
+            if not mongolian or after_selector:
+                return character
         if 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF:
-            after_selector = before != "" and (0xFE00 <= ord(before) <= 0xFE0F or 0xE0100 <= ord(before) <= 0xE01EF)
             ideograph = before != "" and (0x3400 <= ord(before) <= 0x4DBF or 0x4E00 <= ord(before) <= 0x9FFF
                                           or 0xF900 <= ord(before) <= 0xFAFF or 0x20000 <= ord(before) <= 0x3FFFF)
             if (not before or after_selector or (ord(before) < 0x80 and before not in "#*0123456789")
@@ -163,6 +187,11 @@ def _hidden_by_the_letter(text: str) -> str | None:
                     or (code <= 0xFE0F and not ideograph and _has_no_variant_beyond_ascii(before))):
                 return character
     return None
+
+
+def _is_selector(character: str) -> bool:
+    code = ord(character)
+    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF or (0x180B <= code <= 0x180F and code != 0x180E)
 
 
 def _has_no_variant_beyond_ascii(before: str) -> bool:
@@ -183,7 +212,7 @@ def _has_no_variant_beyond_ascii(before: str) -> bool:
     "\ufe0f", "\ufe0e", "\ufe00", "\U000e0100", "\U000e01ef", "\U000e0067", "\U000e0062", "\U000e007f",
     "\U000e0001", "\U000e0020", "\U000e007e", SCOTLAND,
     "\u043f", "\u0301", "\u00a0", "\u3000", "\u200b", "\u20ac", "\u0663", "\u2139", "\u1000", "\uff01", "\u3001",
-    "\U0001d49c", "\U00013091", "\u00a9",
+    "\U0001d49c", "\U00013091", "\u00a9", "\u1820", "\u180b", "\u180e", "\u180f",
 ]), max_size=12).map("".join))
 def test_the_one_pass_scan_agrees_with_the_rule_spelled_out(text: str) -> None:
     """Any mix of letters, emoji, flags, joiners, tag characters and selectors: the scan names the character the

@@ -1,10 +1,13 @@
 // Text no reader sees (memory_core/domain/hidden_text.py): Unicode tag characters outside an emoji flag, and
-// variation selectors that vary no character. No font draws them and every model reads them, so the person's
-// view spells them out. The rule for selectors mirrors the domain's; keep the two alike.
+// variation selectors (Mongolian ones included) that vary no character. No font draws them and every model
+// reads them, so the person's view spells them out. The rule for selectors mirrors the domain's; keep the two
+// alike.
 
 const FLAG = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
 const TAG_RUN = /[\u{E0000}-\u{E007F}]+/gu;
-const SELECTOR = /^[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]$/u;
+const SELECTOR = /^[\u180B-\u180D\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}]$/u;
+const MONGOLIAN_SELECTOR = /^[\u180B-\u180D\u180F]$/u;
+const MONGOLIAN = /^[\u1800-\u18AF]$/u;
 const IDEOGRAPH = /^[\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u{20000}-\u{3FFFF}]$/u;
 const ASCII_WITH_VARIANTS = "#*0123456789";
 // Beyond ASCII, the letters and punctuation a selector may follow (the domain's _VARIED_SCRIPTS and
@@ -40,6 +43,7 @@ function tagRuns(s) {
 
 function strays(before, selector) {
   const ideographic = selector.codePointAt(0) >= FIRST_IDEOGRAPHIC_SELECTOR;
+  if (MONGOLIAN_SELECTOR.test(selector)) return !before || SELECTOR.test(before) || !MONGOLIAN.test(before);
   return !before || SELECTOR.test(before)
     || (before.codePointAt(0) < 0x80 && !ASCII_WITH_VARIANTS.includes(before))
     || (ideographic && !IDEOGRAPH.test(before))
@@ -49,7 +53,7 @@ function strays(before, selector) {
 }
 
 function selectorRuns(s) {
-  if (!/[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u.test(s)) return [];
+  if (!/[\u180B-\u180D\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u.test(s)) return [];
   const chars = [...s];
   const runs = [];
   let run = [];
@@ -69,6 +73,8 @@ function selectorRuns(s) {
 }
 
 function spellSelectors(run) {
+  // Mongolian selectors carry no byte in the usual scheme: a run holding one is spelled as code points.
+  if (run.some((ch) => MONGOLIAN_SELECTOR.test(ch))) return run.map(codePoint).join(" ");
   const bytes = run.map((ch) => {
     const cp = ch.codePointAt(0);
     return cp >= FIRST_IDEOGRAPHIC_SELECTOR ? cp - FIRST_IDEOGRAPHIC_SELECTOR + 16 : cp - 0xFE00;
