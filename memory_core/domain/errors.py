@@ -90,11 +90,17 @@ class HiddenText(MemoryCoreError):
 
     def __init__(self, where: str, character: str) -> None:
         """``where``: what held it, as the caller named it ("content", "reason", "policy_instructions"...);
-        ``character``: the first such character (``domain.hidden_text``), a tag character or a variation selector."""
+        ``character``: the first such character (``domain.hidden_text``): a tag character, a variation selector
+        or a bidirectional override."""
         # Imported here: that module raises this error.
-        from memory_core.domain.hidden_text import is_mongolian_selector, is_tag_character
+        from memory_core.domain.hidden_text import is_bidi_override, is_mongolian_selector, is_tag_character
 
-        if is_tag_character(character):
+        if is_bidi_override(character):
+            why = (f"a bidirectional override (U+{ord(character):04X}), which shows the text after it in another "
+                   "order than agents read it")
+            allowed = ("Write the text in the order it is read; right-to-left letters order themselves, and "
+                       "direction marks and isolates are kept.")
+        elif is_tag_character(character):
             why = f"invisible Unicode tag characters (U+{ord(character):04X}) that no reader sees"
             allowed = "Only an emoji flag may use them."
         elif is_mongolian_selector(character):

@@ -25,6 +25,13 @@ for a model to read, a character of either kind is refused unless it has its one
   letter before it, and is refused after anything else (one after each Latin letter hides two
   bits a letter), at the start and after another selector. All 60 Mongolian variation sequences
   of Unicode 15 pass.
+
+Text that shows something else than agents read is refused too: a bidirectional override
+(U+202D left-to-right, U+202E right-to-left) draws the characters after it in the order it
+forces, so a person reviewing the memory reads a sentence while agents read it backwards, or
+the other way round ("Trojan Source", CVE-2021-42574). Nothing written for a reader needs one:
+right-to-left text is ordered by the characters themselves, and the marks and isolates that
+adjust it (U+200E, U+200F, U+2066-U+2069) are kept.
 """
 
 from __future__ import annotations
@@ -42,11 +49,13 @@ _SELECTORS = f"{_MONGOLIAN_SELECTORS}\ufe00-\ufe0f{_IDEOGRAPHIC_SELECTORS}"
 _TAG = re.compile(f"[{_TAGS}]")
 _SELECTOR = re.compile(f"[{_SELECTORS}]")
 _MONGOLIAN_SELECTOR = re.compile(f"[{_MONGOLIAN_SELECTORS}]")
-# Both blocks, and the unassigned code points between them: one range less makes the first pass, the only
-# one ordinary text takes, about a fifth faster. The four Mongolian selectors are looked for with ``str.find``
-# instead: a third range made that pass a third slower, four finds add about 1%.
-_SUSPECT = re.compile("[\ufe00-\ufe0f\U000e0000-\U000e01ef]")
-_MONGOLIAN_SELECTOR_CHARACTERS = ("\u180b", "\u180c", "\u180d", "\u180f")
+# Every character hidden text begins with: the selectors, the tags and the unassigned code points between tags
+# and ideographic selectors, and the overrides. The first pass, the only one ordinary text takes, looks for them.
+# Its speed depends on how the engine stores the class, not on its size: these five ranges cost what the two
+# blocks alone did (228-248 µs per 64 KiB of ordinary text), where those two and the Mongolian selectors as a
+# third range cost a third more (306 µs).
+_SUSPECT = re.compile("[\u180b-\u180d\u180f\u202d\u202e\ufe00-\ufe0f\U000e0000-\U000e01ef]")
+_BIDI_OVERRIDES = ("\u202d", "\u202e")
 # The Mongolian block: the letters a Mongolian free variation selector may follow (all 60 sequences' are there).
 _MONGOLIAN = "\u1800-\u18af"
 _BLACK_FLAG = "\U0001f3f4"
@@ -95,25 +104,28 @@ _CLASSES_WITHOUT_VARIANTS = frozenset("LMPZ")
 
 
 def hidden_character(text: str) -> str | None:
-    """The first character of ``text`` no reader sees (a tag character outside an emoji tag sequence, or a stray
-    variation selector: see the module), or None; always None for ASCII."""
+    """The first character of ``text`` no reader sees (a tag character outside an emoji tag sequence, a stray
+    variation selector, or a bidirectional override: see the module), or None; always None for ASCII."""
     if text.isascii():
         return None
     suspect = _SUSPECT.search(text)  # one pass answers ordinary text
-    start = suspect.start() if suspect is not None else len(text)
-    for selector in _MONGOLIAN_SELECTOR_CHARACTERS:
-        at = text.find(selector, 0, start)
-        if at >= 0:
-            start = at
-    if start == len(text):
+    if suspect is None:
         return None
-    found = [at for at in (_stray_tag(text, start), _stray_selector(text, start)) if at is not None]
+    start = suspect.start()
+    # An override is refused wherever it is: where the first one is, found from the first suspect on.
+    overrides = [at for at in (text.find(override, start) for override in _BIDI_OVERRIDES) if at >= 0]
+    found = [at for at in (_stray_tag(text, start), _stray_selector(text, start), *overrides) if at is not None]
     return text[min(found)] if found else None
 
 
 def is_tag_character(character: str) -> bool:
     """Whether ``character`` is in the Tags block (U+E0000-U+E007F), hidden text unless in a flag."""
     return _TAG.match(character) is not None
+
+
+def is_bidi_override(character: str) -> bool:
+    """Whether ``character`` is a bidirectional override, which shows text in another order than it is read."""
+    return character in _BIDI_OVERRIDES
 
 
 def is_mongolian_selector(character: str) -> bool:

@@ -14,7 +14,7 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.audit import AuditAction
-from memory_core.domain.errors import InvalidInput, NotFound, SecretDetected
+from memory_core.domain.errors import HiddenText, InvalidInput, NotFound, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import Scope, sha256_hex
@@ -202,19 +202,24 @@ def test_a_secret_in_a_file_name_is_refused(service: MemoryService) -> None:
 def test_an_invisible_character_in_a_new_name_is_refused_and_an_old_such_name_can_be_cleaned_up(
         service: MemoryService, monkeypatch: pytest.MonkeyPatch) -> None:
     """create and rename refuse "a\u200b.md" and store nothing; a name stored before the rule (made here by
-    lifting the rule, as an earlier release stored it) can still be read, renamed to a visible name and deleted."""
-    from memory_core.domain import memory_files
+    lifting the rules of names and of hidden text, as an earlier release stored it) can still be read, renamed to a
+    visible name and deleted."""
+    from memory_core.domain import memory_files, new_entries
     from memory_core.domain.memory_paths import parse_path
 
     run(service, command="create", path="/memories/a.md", file_text="visible\n")
     for command in ({"command": "create", "path": "/memories/a\u200b.md", "file_text": "hidden twin\n"},
-                    {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/b\u202e.md"}):
+                    {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/b\u2066.md"}):
         with pytest.raises(InvalidInput, match=r"invisible formatting characters \(U\+20"):
             run(service, **command)
+    # A name is screened as content first: an override, which shows a name backwards, is hidden text there.
+    with pytest.raises(HiddenText, match=r"bidirectional override \(U\+202E\)"):
+        run(service, command="rename", old_path="/memories/a.md", new_path="/memories/b\u202e.md")
     assert run(service, command="view", path="/memories").endswith("\n4K\t/memories\n8B\t/memories/a.md")
     assert "hidden twin" not in service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
 
     monkeypatch.setattr(memory_files, "parse_new_path", parse_path)
+    monkeypatch.setattr(new_entries, "first_hidden", lambda fields: None)  # the file's entry names its path
     run(service, command="create", path="/memories/old\u202e.md", file_text="stored long ago\n")
     monkeypatch.undo()
     assert "stored long ago" in run(service, command="view", path="/memories/old\u202e.md")

@@ -1,7 +1,7 @@
-// Text no reader sees (memory_core/domain/hidden_text.py): Unicode tag characters outside an emoji flag, and
-// variation selectors (Mongolian ones included) that vary no character. No font draws them and every model
-// reads them, so the person's view spells them out. The rule for selectors mirrors the domain's; keep the two
-// alike.
+// Text no reader sees (memory_core/domain/hidden_text.py): Unicode tag characters outside an emoji flag,
+// variation selectors (Mongolian ones included) that vary no character, and bidirectional overrides, which
+// show text in another order than it is read. Every model reads them as they are, so the person's view spells
+// them out. The rule for selectors mirrors the domain's; keep the two alike.
 
 const FLAG = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
 const TAG_RUN = /[\u{E0000}-\u{E007F}]+/gu;
@@ -17,6 +17,8 @@ const VARIED_LETTER_OR_PUNCTUATION =
   /^[\u2100-\u214F\u{1D400}-\u{1D7FF}\u203C\u2049\u3001\u3002\u3030\u303D\uFF01\uFF0C\uFF0E\uFF1A\uFF1B\uFF1F]$/u;
 const WITHOUT_VARIANTS = /^[\p{L}\p{M}\p{P}\p{Z}\p{Cc}\p{Cf}\p{Co}]$/u;
 const FIRST_IDEOGRAPHIC_SELECTOR = 0xE0100;
+// Bidirectional overrides: the text after one is shown in the order it forces, not as agents read it.
+const OVERRIDE = /[\u202D\u202E]/g;
 const PRINTABLE = /^[^\p{Cc}\p{Cf}\p{Co}\p{Cn}]*$/u;
 
 const codePoint = (ch) => `U+${ch.codePointAt(0).toString(16).toUpperCase()}`;
@@ -26,11 +28,11 @@ const codePoint = (ch) => `U+${ch.codePointAt(0).toString(16).toUpperCase()}`;
  * outside an emoji flag reads as the ASCII it mirrors (a tag character with no printable twin as its code
  * point, "U+E0001"). A run of variation selectors holding a stray one reads as the bytes it encodes in the
  * usual scheme (U+FE00-U+FE0F are 0-15, U+E0100-U+E01EF are 16-255) when they are printable UTF-8, and
- * otherwise as its code points.
+ * otherwise as its code points. A bidirectional override reads as its code point.
  */
 export function hiddenRuns(text) {
   const s = String(text || "");
-  return [...tagRuns(s), ...selectorRuns(s)];
+  return [...tagRuns(s), ...selectorRuns(s), ...(s.match(OVERRIDE) || []).map(codePoint)];
 }
 
 function tagRuns(s) {
