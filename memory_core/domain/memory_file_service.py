@@ -124,7 +124,7 @@ class MemoryFiles:
         # A name is stored too (in the file index): it is screened like content.
         for key in ("path", "new_path"):
             if cmd["command"] in ("create", "rename") and key in cmd:
-                self._service.screen(caller, ProfileKey(instance_id, caller.upn, Scope.USER), str(cmd[key]))
+                self._service.screen(caller, ProfileKey(instance_id, caller.upn, Scope.USER), str(cmd[key]), name=key)
         for _ in range(_ATTEMPTS):
             snapshot = self._snapshot(caller, instance_id, agent)
             side_effect: MemoryCoreError | None = None

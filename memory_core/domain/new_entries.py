@@ -22,6 +22,9 @@ from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope,
 from memory_core.domain.tags import normalize_tags
 from memory_core.domain.views import ContentScanner, WriteOptions, detector_names
 
+CONTENT = "content"
+"""How a refusal names the content: "content looks like it contains a secret"."""
+
 
 class NewEntries:
     """Makes the entries writes store, refusing content the service may not keep."""
@@ -92,17 +95,18 @@ class NewEntries:
         )
 
     def screen(
-        self, caller: Caller, key: ProfileKey, content: str, options: WriteOptions, *, actor: str | None = None
+        self, caller: Caller, key: ProfileKey, content: str, options: WriteOptions, *, actor: str | None = None,
+        name: str = CONTENT,
     ) -> None:
         """Refuse a write that carries text no reader sees, or that looks like it carries a secret: in its
         content, or in any text stored beside it (``stored_beside``: each is shown again with the entry,
-        in reads and listings).
+        in reads and listings). ``name`` is what a refusal calls ``content`` ("path" for a file's name).
 
         Raises ``HiddenText`` or ``SecretDetected`` naming where, after an audited ``write_rejected``
         event: the content's SHA-256 and size, never a field's text, and no session or operation id
         that held what was refused.
         """
-        hidden = _hidden_in(content, options)
+        hidden = first_hidden(((name, content), *stored_beside(options)))
         if hidden is not None:
             where, character = hidden
             self._reject(caller, key, content, options, (where,), f"hidden_text in {where}: U+{ord(character):04X}",
@@ -110,7 +114,7 @@ class NewEntries:
             raise HiddenText(where, character)
         if self._scanner is None:
             return
-        found, findings = self._secret_in(self._scanner, content, options)
+        found, findings = self._secret_in(self._scanner, content, options, name)
         if not findings:
             return
         detectors = detector_names(findings)
@@ -132,12 +136,13 @@ class NewEntries:
 
     @staticmethod
     def _secret_in(
-        scanner: ContentScanner, content: str, options: WriteOptions
+        scanner: ContentScanner, content: str, options: WriteOptions, name: str
     ) -> tuple[tuple[str, ...], Sequence[Any]]:
-        """Where a secret is (names as the caller sent them) and what kinds; ``((), [])`` for none."""
+        """Where a secret is (names as the caller sent them, ``name`` for the content) and what kinds; ``((), [])``
+        for none."""
         findings = scanner.scan(content)
         if findings:
-            return (CONTENT,), findings
+            return (name,), findings
         beside = stored_beside(options)
         if not beside:
             return (), []
@@ -148,16 +153,6 @@ class NewEntries:
         named = tuple(name for name, text in beside if scanner.scan(text))
         # None alone: a secret split over two of them (a key block's header in one) - name every one.
         return named or tuple(name for name, _ in beside), findings
-
-
-CONTENT = "content"
-"""How a refusal names the content: "content looks like it contains a secret"."""
-
-
-def _hidden_in(content: str, options: WriteOptions) -> tuple[str, str] | None:
-    """(where, the character) of the first character no reader sees (``hidden_text``), in the content or a field
-    beside it."""
-    return first_hidden(((CONTENT, content), *stored_beside(options)))
 
 
 def stored_beside(options: WriteOptions | MemoryEntry) -> list[tuple[str, str]]:

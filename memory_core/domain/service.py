@@ -266,12 +266,13 @@ class MemoryService(MemoryReads):
         self._audit_write(AuditAction.FORGET, caller, entry)
         return Forgotten(entry.id)
 
-    def screen(self, caller: Caller, key: ProfileKey, text: str) -> None:
-        """Refuse ``text`` that looks like a secret, as a write would (``SecretDetected``, audited).
+    def screen(self, caller: Caller, key: ProfileKey, text: str, *, name: str = "content") -> None:
+        """Refuse ``text`` that holds text no reader sees or looks like a secret, as a write would
+        (``HiddenText`` or ``SecretDetected`` naming it ``name``, audited).
 
         For what is stored beside content rather than as an entry: the memory tool's file names.
         """
-        self._new_entries.screen(caller, key, text, WriteOptions())
+        self._new_entries.screen(caller, key, text, WriteOptions(), name=name)
 
     def drop_version(self, caller: Caller, key: ProfileKey, entry_id: str, detail: str) -> None:
         """Erase one of the caller's entries whose text is not lost by it, in any deletion mode.

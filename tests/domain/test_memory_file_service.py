@@ -190,13 +190,28 @@ def test_operator_agent_settings_apply(service: MemoryService) -> None:
 
 
 def test_a_secret_in_a_file_name_is_refused(service: MemoryService) -> None:
+    """Named as the command names it: the model is told which argument to change, not about a "content"."""
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    with pytest.raises(SecretDetected):
+    with pytest.raises(SecretDetected, match=r"^path looks like it contains a secret"):
         run(service, command="create", path=f"/memories/{token}.md", file_text="x\n")
     run(service, command="create", path="/memories/plain.md", file_text="x\n")
-    with pytest.raises(SecretDetected):
+    with pytest.raises(SecretDetected, match=r"^new_path looks like it contains a secret"):
         run(service, command="rename", old_path="/memories/plain.md", new_path=f"/memories/{token}.md")
     assert token not in run(service, command="view", path="/memories")
+
+
+def test_hidden_text_in_a_file_name_is_refused_naming_the_argument(service: MemoryService) -> None:
+    """A tag character in a new file's name, an override in a new name: refused as hidden text, naming the
+    command's argument, in the answer and in the audited rejection; nothing is created or renamed."""
+    with pytest.raises(HiddenText, match=r"^path holds invisible Unicode tag characters \(U\+E006F\)"):
+        run(service, command="create", path="/memories/a" + chr(0xE006F) + ".md", file_text="x\n")
+    run(service, command="create", path="/memories/plain.md", file_text="x\n")
+    with pytest.raises(HiddenText, match=r"^new_path holds a bidirectional override \(U\+202E\)"):
+        run(service, command="rename", old_path="/memories/plain.md", new_path="/memories/b\u202e.md")
+    assert run(service, command="view", path="/memories").endswith("\n4K\t/memories\n2B\t/memories/plain.md")
+    rejected = [event.detail for event in service.audit_trail(INSTANCE, ALEX.upn)
+                if event.action.value == "write_rejected"]
+    assert rejected == ["hidden_text in path: U+E006F", "hidden_text in new_path: U+202E"]
 
 
 def test_an_invisible_character_in_a_new_name_is_refused_and_an_old_such_name_can_be_cleaned_up(
@@ -213,7 +228,7 @@ def test_an_invisible_character_in_a_new_name_is_refused_and_an_old_such_name_ca
         with pytest.raises(InvalidInput, match=r"invisible formatting characters \(U\+20"):
             run(service, **command)
     # A name is screened as content first: an override, which shows a name backwards, is hidden text there.
-    with pytest.raises(HiddenText, match=r"bidirectional override \(U\+202E\)"):
+    with pytest.raises(HiddenText, match=r"^new_path holds a bidirectional override \(U\+202E\)"):
         run(service, command="rename", old_path="/memories/a.md", new_path="/memories/b\u202e.md")
     assert run(service, command="view", path="/memories").endswith("\n4K\t/memories\n8B\t/memories/a.md")
     assert "hidden twin" not in service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
