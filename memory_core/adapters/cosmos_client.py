@@ -40,12 +40,14 @@ def new_client(endpoint: str, credential: Any, **kwargs: Any) -> CosmosClient:
 def keep_response_headers_per_thread(client: CosmosClient) -> None:
     """Make ``client``'s ``last_response_headers`` one per thread (each starts empty), from now on."""
     connection = client.client_connection
+    connection._memory_core_headers = threading.local()  # type: ignore[attr-defined]
     # The property is a data descriptor: it takes precedence over the value the constructor left on the instance.
     connection.__class__ = _per_thread_class(type(connection))
 
 
 def _per_thread_class(base: type) -> type:
-    """A subclass of ``base`` whose ``last_response_headers`` is a property over each instance's thread-local."""
+    """A subclass of ``base`` whose ``last_response_headers`` is a property over the instance's thread-local
+    (``_memory_core_headers``, set before the class is swapped)."""
     with _PER_THREAD_LOCK:
         made = _PER_THREAD.get(base)
         if made is None:
@@ -56,16 +58,8 @@ def _per_thread_class(base: type) -> type:
         return made
 
 
-def _local(connection: Any) -> threading.local:
-    local: threading.local | None = connection.__dict__.get("_memory_core_headers")
-    if local is None:
-        # setdefault: two threads' first requests on a new client share one thread-local.
-        local = connection.__dict__.setdefault("_memory_core_headers", threading.local())
-    return local
-
-
 def _headers(connection: Any) -> Any:
-    local = _local(connection)
+    local = connection._memory_core_headers
     headers = getattr(local, "headers", None)
     if headers is None:
         headers = local.headers = CaseInsensitiveDict()
@@ -73,4 +67,4 @@ def _headers(connection: Any) -> Any:
 
 
 def _set_headers(connection: Any, headers: Any) -> None:
-    _local(connection).headers = headers
+    connection._memory_core_headers.headers = headers

@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memory_core.domain.errors import InvalidInput
-from memory_core.domain.hidden_text import first_hidden
 from memory_core.domain.listings import Position, entry_position, listing_position
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, Share
-from memory_core.domain.new_entries import CONTENT, stored_beside
+from memory_core.domain.new_entries import hidden_in
 from memory_core.domain.paging import check_page_size, decode_token, encode_token
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.stored_pages import stored_page
@@ -59,8 +58,8 @@ class HiddenTextScanPage:
 
 def finding_in(entry: MemoryEntry) -> HiddenTextFinding | None:
     """The entry's first field holding text no reader sees, or None: its content and the fields the door
-    screens beside it (``new_entries.stored_beside``), by the names a write gives them."""
-    found = first_hidden(((CONTENT, entry.content_markdown), *stored_beside(entry)))
+    screens beside it (``new_entries.hidden_in``), by the names a write gives them."""
+    found = hidden_in(entry.content_markdown, entry)
     return HiddenTextFinding(entry, *found) if found else None
 
 

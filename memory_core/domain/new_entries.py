@@ -106,7 +106,7 @@ class NewEntries:
         event: the content's SHA-256 and size, never a field's text, and no session or operation id
         that held what was refused.
         """
-        hidden = first_hidden(((name, content), *stored_beside(options)))
+        hidden = hidden_in(content, options, name)
         if hidden is not None:
             where, character = hidden
             self._reject(caller, key, content, options, (where,), f"hidden_text in {where}: U+{ord(character):04X}",
@@ -153,6 +153,12 @@ class NewEntries:
         named = tuple(name for name, text in beside if scanner.scan(text))
         # None alone: a secret split over two of them (a key block's header in one) - name every one.
         return named or tuple(name for name, _ in beside), findings
+
+
+def hidden_in(content: str, beside: WriteOptions | MemoryEntry, name: str = CONTENT) -> tuple[str, str] | None:
+    """(where, the character) of the first character no reader sees (``hidden_text``): in ``content``, named
+    ``name``, or in a field stored beside it (``stored_beside``), by the name a write gives it; or None."""
+    return first_hidden(((name, content), *stored_beside(beside)))
 
 
 def stored_beside(options: WriteOptions | MemoryEntry) -> list[tuple[str, str]]:

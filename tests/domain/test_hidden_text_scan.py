@@ -47,7 +47,7 @@ def service(store: SqliteMemoryStore) -> MemoryService:
 @pytest.fixture
 def before_the_rule(monkeypatch: pytest.MonkeyPatch) -> None:
     """Writes as an earlier version made them: the door lets hidden text through."""
-    monkeypatch.setattr(new_entries, "first_hidden", lambda fields: None)
+    monkeypatch.setattr(new_entries, "hidden_in", lambda content, beside, name="content": None)
 
 
 def _scan_all(service: MemoryService, limit: int = 20) -> list[HiddenTextScanPage]:

@@ -234,7 +234,7 @@ def test_an_invisible_character_in_a_new_name_is_refused_and_an_old_such_name_ca
     assert "hidden twin" not in service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
 
     monkeypatch.setattr(memory_files, "parse_new_path", parse_path)
-    monkeypatch.setattr(new_entries, "first_hidden", lambda fields: None)  # the file's entry names its path
+    monkeypatch.setattr(new_entries, "hidden_in", lambda content, beside, name="content": None)  # names its path
     run(service, command="create", path="/memories/old\u202e.md", file_text="stored long ago\n")
     monkeypatch.undo()
     assert "stored long ago" in run(service, command="view", path="/memories/old\u202e.md")
