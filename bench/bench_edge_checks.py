@@ -18,7 +18,11 @@ Two checks, each beside what it sits next to:
   takes the check's second pass, 64 KiB of nothing but that emoji (a selector every second
   character), Cyrillic prose with that emoji every 64 characters, 64 KiB of a symbol each with
   a selector (every selector's character collected and looked up: the check's worst case),
-  and 64 KiB of ASCII.
+  and 64 KiB of ASCII;
+- the check of texts it refuses for a stray selector: a line with a selector after a letter beyond
+  ASCII, a different letter each call (about 2,000 in turn, more than the 512 compiled patterns
+  Python keeps) and the same line each call, and 64 KiB of a symbol each with a selector, then a
+  stray (more selectors to look at than the check walks one by one).
 
 Medians and p99 in microseconds over many calls after a warm-up. Numbers depend on the
 machine and its load; compare runs made on the same machine.
@@ -27,8 +31,10 @@ machine and its load; compare runs made on the same machine.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
+import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,6 +94,12 @@ def texts() -> dict[str, str]:
             "64 KiB ASCII": cut_to_bytes([line for line in lines if line.isascii()], 65536)}
 
 
+def refused_lines() -> list[str]:
+    """A line with a selector after a letter beyond ASCII, for each such letter below U+30000 that has none."""
+    letters = (chr(code) for code in range(0x100, 0x30000) if unicodedata.category(chr(code)) in ("Ll", "Lu"))
+    return [line for line in (f"- prefers {letter}\ufe01 tea" for letter in letters) if hidden_character(line)][:2000]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--iterations", type=int, default=2000, help="calls per small case (large ones: a tenth)")
@@ -110,6 +122,19 @@ def main() -> int:
         hidden, p99, _ = measure(hidden_character, text, n)
         scan, _, _ = measure(scanner.scan, text, n)
         print(f"| {name} | {hidden:.2f} µs | {p99:.2f} µs | {fmt(scan)} | {hidden / scan:.1%} |")
+
+    print("\n| refused text | hidden-text median | p99 |\n|---|---:|---:|")
+    lines = refused_lines()
+    in_turn = itertools.cycle(lines)
+    long_text = "\u20ac\ufe0f" * 21800 + "\u0436\ufe01"
+    for name, check, text, n in (
+            (f"a line, a different letter each ({len(lines):,} in turn)", lambda _: hidden_character(next(in_turn)),
+             "", args.iterations),
+            ("a line, the same each time", hidden_character, lines[0], args.iterations),
+            ("64 KiB of symbols with selectors, then a stray", hidden_character, long_text,
+             max(20, args.iterations // 10))):
+        refused, p99, _ = measure(check, text, n)
+        print(f"| {name} | {refused:.2f} µs | {p99:.2f} µs |")
     return 0
 
 

@@ -76,9 +76,15 @@ _VARIED_SCRIPTS = (
     "\u2100-\u214f\U0001d400-\U0001d7ff"
 )
 _VARIED_PUNCTUATION = "\u203c\u2049\u3001\u3002\u3030\u303d\uff01\uff0c\uff0e\uff1a\uff1b\uff1f"
-# Symbols and emoji, which keep a selector whatever their category says: left out of the search below for
-# speed alone (text full of emoji finds nothing to look at).
-_SYMBOL_BLOCKS = "\u00a9\u00ae\u2190-\u2bff\u2460-\u24ff\u3200-\u33ff\U0001f000-\U0001faff"
+# Symbols and emoji, which keep a selector: the blocks from arrows to miscellaneous symbols, enclosed CJK and
+# CJK compatibility, and the emoji planes' blocks, whose characters are all symbols or numbers but for 60
+# brackets (U+2308-U+230B, U+2329, U+232A, U+2768-U+2775, U+27C5, U+27C6, U+27E6-U+27EF, U+2983-U+2998,
+# U+29D8-U+29DB, U+29FC, U+29FD), punctuation with no variant, cut out. Left out of the search below for speed
+# alone (text full of emoji finds nothing to look at): the brackets must be looked at like any punctuation.
+_SYMBOL_BLOCKS = (
+    "\u00a9\u00ae\u2190-\u2307\u230c-\u2328\u232b-\u2767\u2776-\u27c4\u27c7-\u27e5\u27f0-\u2982"
+    "\u2999-\u29d7\u29dc-\u29fb\u29fe-\u2bff\u3200-\u33ff\U0001f000-\U0001faff"
+)
 # Where a selector varies no character (the module's rule), after the text's first character, for certain: after
 # a selector or an ASCII character without variants, an ideographic one after anything but an ideograph, or a
 # Mongolian one after anything but a Mongolian letter.
@@ -96,6 +102,10 @@ _SUSPECT_SELECTOR = re.compile(
     f"|(?<=([^\x00-\x7f{_SELECTORS}{_IDEOGRAPHS}{_VARIED_SCRIPTS}{_VARIED_PUNCTUATION}{_SYMBOL_BLOCKS}])"
     f"[\ufe00-\ufe0f]))"
 )
+# Where the first stray is: a walk over the first pass's matches in Python (about 0.25 µs a match) up to this many,
+# else a pattern naming the characters before the strays, compiled for the text (about 1 ms, as Python keeps only
+# 512 compiled patterns and refused texts differ) and searched in one pass.
+_WALKED_AT_MOST = 4096
 _STRAY_SELECTOR = re.compile(f"[{_SELECTORS}](?:{_CERTAINLY_STRAY})")
 # Letters, marks, spaces, punctuation and controls: what no selector varies outside the blocks above. Unassigned
 # code points (Cn in Python's tables, perhaps assigned since) are given the benefit of the doubt.
@@ -165,22 +175,25 @@ def _stray_selector(text: str, start: int) -> int | None:
     """Where the first variation selector at or after ``start`` that varies no character is, or None.
 
     One pass collects the selectors that are strays for certain and the characters before those that may be;
-    each different character is looked up once. Only a text holding a stray takes a second pass, to find where
-    the first one is: text of thousands of emoji or symbols, each with its selector, costs one pass."""
+    each different character is looked up once. Only a text holding a stray takes a second pass, which stops at
+    the first: text of thousands of emoji or symbols, each with its selector, costs one pass, and a refused text
+    costs about what it would if it passed (a few µs for a line, a few ms for 64 KiB of symbols with selectors)."""
     if start == 0 and _SELECTOR.match(text):  # the text's first character: it varies nothing
         return 0
     suspects = _SUSPECT_SELECTOR.findall(text, start)
     if not suspects:
         return None
-    strays = [base for base in set(suspects) if base and _varies_nothing(base)]
+    strays = {base for base in set(suspects) if base and _varies_nothing(base)}
     if not strays and "" not in suspects:
         return None
+    if len(suspects) <= _WALKED_AT_MOST:
+        # A stray for certain captures no character (None here, "" in findall's list). The first pass found one.
+        return next(found.start() for found in _SUSPECT_SELECTOR.finditer(text, start)
+                    if found.group(1) is None or found.group(1) in strays)
     stray = _STRAY_SELECTOR
     if strays:
-        # Only a text that is refused gets here: compiling its own pattern costs nothing anyone waits for.
-        stray = re.compile(
-            f"[{_SELECTORS}](?:{_CERTAINLY_STRAY}|(?<=[{''.join(re.escape(base) for base in strays)}][\ufe00-\ufe0f]))"
-        )
+        stray = re.compile(f"[{_SELECTORS}](?:{_CERTAINLY_STRAY}"
+                           f"|(?<=[{''.join(re.escape(base) for base in strays)}][\ufe00-\ufe0f]))")
     found = stray.search(text, start)
     return found.start() if found else None
 
