@@ -18,7 +18,8 @@ Two checks, each beside what it sits next to:
   takes the check's second pass, 64 KiB of nothing but that emoji (a selector every second
   character), Cyrillic prose with that emoji every 64 characters, 64 KiB of a symbol each with
   a selector (every selector's character collected and looked up: the check's worst case),
-  and 64 KiB of ASCII;
+  Persian prose with a zero-width non-joiner in about one word in three, 64 KiB of emoji
+  families (two zero-width joiners each), and 64 KiB of ASCII;
 - the check of texts it refuses for a stray selector: a line with a selector after a letter beyond
   ASCII, a different letter each call (about 2,000 in turn, more than the 512 compiled patterns
   Python keeps) and the same line each call, and 64 KiB of a symbol each with a selector, then a
@@ -76,6 +77,13 @@ _CYRILLIC = (
 ) * 4
 
 
+_PERSIAN = (
+    "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u0686\u0627\u06cc \u0628\u06cc\u200c\u0634\u06a9\u0631 "
+    "\u0628\u0646\u0648\u0634\u0645 \u0648 \u062c\u0645\u0639\u0647\u200c\u0647\u0627 \u0627\u0632 "
+    "\u062e\u0627\u0646\u0647 \u06a9\u0627\u0631 \u0645\u06cc\u200c\u06a9\u0646\u0645. "
+)
+
+
 def texts() -> dict[str, str]:
     """Text a write stores: the ordinary corpus (not all ASCII), the same with emoji, and plain ASCII."""
     lines = ordinary_lines()
@@ -89,6 +97,11 @@ def texts() -> dict[str, str]:
             "64 KiB Cyrillic with emoji": "".join(
                 _CYRILLIC[at % len(_CYRILLIC):][:64] + " \u2764\ufe0f" for at in range(0, 65536, 64)
             ).encode()[:65536].decode(errors="ignore"),
+            # Persian prose, a zero-width non-joiner in about one word in three: each takes the check's second pass.
+            "64 KiB Persian with non-joiners": (_PERSIAN * (65536 // len(_PERSIAN.encode()) + 1)).encode()[:65536]
+            .decode(errors="ignore"),
+            # Emoji families, two joiners each: the most zero-width characters ordinary text holds.
+            "64 KiB of emoji families": "\U0001f468\u200d\U0001f469\u200d\U0001f467 " * (65536 // 19),
             # A selector after each of a symbol the quick skip does not know: every one is collected.
             "64 KiB of symbols with selectors": "\u20ac\ufe00" * (65536 // 6),
             "64 KiB ASCII": cut_to_bytes([line for line in lines if line.isascii()], 65536)}

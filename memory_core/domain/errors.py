@@ -8,6 +8,8 @@ stack traces or another user's data.
 
 from __future__ import annotations
 
+from typing import Literal
+
 
 class MemoryCoreError(Exception):
     """Base of every error the service reports to a caller."""
@@ -83,33 +85,35 @@ class SecretDetected(MemoryCoreError):
         self.where = where
 
 
+HiddenKind = Literal["tag", "selector", "mongolian_selector", "bidi_override", "zero_width_run"]
+# What each kind of hidden text is ({} is its code point), and what the text may hold instead.
+_HIDDEN_KINDS: dict[HiddenKind, tuple[str, str]] = {
+    "tag": ("invisible Unicode tag characters ({}) that no reader sees", "Only an emoji flag may use them."),
+    "selector": ("an invisible Unicode variation selector ({}) that varies no character",
+                 "One may follow an emoji, a symbol, a digit or a CJK ideograph to choose its form; a run of them, "
+                 "or one after a letter, carries text no reader sees."),
+    "mongolian_selector": ("an invisible Mongolian free variation selector ({}) outside Mongolian",
+                           "One may follow a Mongolian letter to choose its form."),
+    "bidi_override": ("a bidirectional override ({}), which shows the text after it in another order than agents "
+                      "read it", "Write the text in the order it is read; right-to-left letters order themselves, "
+                      "and direction marks and isolates are kept."),
+    "zero_width_run": ("invisible zero-width characters in a row ({} after another) that no reader sees",
+                       "One at a time may join or separate letters or emoji; two or more together carry text no "
+                       "reader sees."),
+}
+
+
 class HiddenText(MemoryCoreError):
     """Text carrying characters no reader sees; nothing was stored (422)."""
 
     code = "hidden_text"
 
-    def __init__(self, where: str, character: str) -> None:
+    def __init__(self, where: str, character: str, kind: HiddenKind) -> None:
         """``where``: what held it, as the caller named it ("content", "reason", "policy_instructions"...);
-        ``character``: the first such character (``domain.hidden_text``): a tag character, a variation selector
-        or a bidirectional override."""
-        # Imported here: that module raises this error.
-        from memory_core.domain.hidden_text import is_bidi_override, is_mongolian_selector, is_tag_character
-
-        if is_bidi_override(character):
-            why = (f"a bidirectional override (U+{ord(character):04X}), which shows the text after it in another "
-                   "order than agents read it")
-            allowed = ("Write the text in the order it is read; right-to-left letters order themselves, and "
-                       "direction marks and isolates are kept.")
-        elif is_tag_character(character):
-            why = f"invisible Unicode tag characters (U+{ord(character):04X}) that no reader sees"
-            allowed = "Only an emoji flag may use them."
-        elif is_mongolian_selector(character):
-            why = f"an invisible Mongolian free variation selector (U+{ord(character):04X}) outside Mongolian"
-            allowed = "One may follow a Mongolian letter to choose its form."
-        else:
-            why = f"an invisible Unicode variation selector (U+{ord(character):04X}) that varies no character"
-            allowed = ("One may follow an emoji, a symbol, a digit or a CJK ideograph to choose its form; "
-                       "a run of them, or one after a letter, carries text no reader sees.")
+        ``character``: the first such character and ``kind`` what it is (``domain.hidden_text.refusal`` gives
+        both)."""
+        why, allowed = _HIDDEN_KINDS[kind]
+        why = why.format(f"U+{ord(character):04X}")
         super().__init__(f"{where} holds {why}; nothing was stored. {allowed}")
         self.where = where
         self.character = character

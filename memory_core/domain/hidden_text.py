@@ -1,6 +1,7 @@
-"""Text no reader sees: Unicode tag characters outside an emoji flag, and stray variation selectors.
+"""Text no reader sees: Unicode tag characters outside an emoji flag, stray variation selectors, zero-width
+characters in a row, and bidirectional overrides, which show text in another order than it is read.
 
-Both carry data in characters that no font draws and that every model reads. Written into
+Tag characters and selectors carry data in characters that no font draws and that every model reads. Written into
 memory, they reach a model on every later turn while the person and the operator reviewing
 that memory see nothing ("ASCII smuggling", "emoji smuggling"). So wherever text is stored
 for a model to read, a character of either kind is refused unless it has its one visible use:
@@ -26,6 +27,13 @@ for a model to read, a character of either kind is refused unless it has its one
   bits a letter), at the start and after another selector. All 60 Mongolian variation sequences
   of Unicode 15 pass.
 
+Zero-width characters in a row are refused: U+200B (zero-width space), U+200C (non-joiner), U+200D (joiner),
+U+2060 (word joiner), U+2061-U+2064 (invisible operators), U+FEFF (zero-width no-break space) and U+180E
+(Mongolian vowel separator). One at a time each has its use (a joiner in an emoji sequence or in Devanagari, a
+non-joiner in Persian, a break opportunity in a long word), but two or more together are how zero-width
+steganography writes bits between two visible letters, and no text a person writes needs them. The second of a
+run is the one named.
+
 Text that shows something else than agents read is refused too: a bidirectional override
 (U+202D left-to-right, U+202E right-to-left) draws the characters after it in the order it
 forces, so a person reviewing the memory reads a sentence while agents read it backwards, or
@@ -40,7 +48,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from memory_core.domain.errors import HiddenText
+from memory_core.domain.errors import HiddenKind, HiddenText
 
 _TAGS = "\U000e0000-\U000e007f"
 _IDEOGRAPHIC_SELECTORS = "\U000e0100-\U000e01ef"
@@ -49,12 +57,23 @@ _SELECTORS = f"{_MONGOLIAN_SELECTORS}\ufe00-\ufe0f{_IDEOGRAPHIC_SELECTORS}"
 _TAG = re.compile(f"[{_TAGS}]")
 _SELECTOR = re.compile(f"[{_SELECTORS}]")
 _MONGOLIAN_SELECTOR = re.compile(f"[{_MONGOLIAN_SELECTORS}]")
-# Every character hidden text begins with: the selectors, the tags and the unassigned code points between tags
-# and ideographic selectors, and the overrides. The first pass, the only one ordinary text takes, looks for them.
-# Its speed depends on how the engine stores the class, not on its size: these five ranges cost what the two
-# blocks alone did (228-248 µs per 64 KiB of ordinary text), where those two and the Mongolian selectors as a
-# third range cost a third more (306 µs).
-_SUSPECT = re.compile("[\u180b-\u180d\u180f\u202d\u202e\ufe00-\ufe0f\U000e0000-\U000e01ef]")
+_ZERO_WIDTH = "\u180e\u200b-\u200d\u2060-\u2064\ufeff"
+# After a zero-width character matched, another follows: the match is a run's first, and the next character the
+# first that is hidden text.
+_RUN = f"(?<=[{_ZERO_WIDTH}])(?=[{_ZERO_WIDTH}])"
+_ZERO_WIDTH_CHARACTERS = frozenset("\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff")
+# Where hidden text may begin: a selector, a tag character or an unassigned code point between tags and
+# ideographic selectors, an override, or a zero-width character followed by another (one alone is kept, so text
+# with a joiner or non-joiner here and there is answered by this pass alone). The first pass, the only one
+# ordinary text takes, looks for these. It starts with one character class, so the engine skips to such
+# characters as fast as it finds them, and looks around only there. Its speed depends on how the engine stores
+# the class, not on its size: with five ranges or more it is a bitmap, and these cost what the two blocks alone
+# did (228-248 µs per 64 KiB of ordinary text), where those two and the Mongolian selectors as a third range cost
+# a third more (306 µs).
+_SUSPECT = re.compile(
+    f"[{_MONGOLIAN_SELECTORS}\u202d\u202e\ufe00-\ufe0f\U000e0000-\U000e01ef{_ZERO_WIDTH}]"
+    f"(?:(?<=[^{_ZERO_WIDTH}])|(?=[{_ZERO_WIDTH}]))"
+)
 _BIDI_OVERRIDES = ("\u202d", "\u202e")
 # The Mongolian block: the letters a Mongolian free variation selector may follow (all 60 sequences' are there).
 _MONGOLIAN = "\u1800-\u18af"
@@ -93,20 +112,22 @@ _CERTAINLY_STRAY = (
     f"|(?<=[{_IDEOGRAPHIC_SELECTORS}])(?<![{_IDEOGRAPHS}][{_IDEOGRAPHIC_SELECTORS}])"
     f"|(?<=[{_MONGOLIAN_SELECTORS}])(?<![{_MONGOLIAN}][{_MONGOLIAN_SELECTORS}])"
 )
-# One pass over the text finds both those and every selector U+FE00-U+FE0F after a character beyond ASCII that may
-# have no variant, that character captured (``_stray_selector`` asks the category of each different one; a stray
-# for certain captures nothing). The pattern starts with one character class, so the engine skips to selectors
-# as fast as it finds them, and looks behind only there.
+# One pass over the text finds those, every selector U+FE00-U+FE0F after a character beyond ASCII that may have
+# no variant, that character captured (``_stray`` asks the category of each different one), and the first
+# character of each run of zero-width characters; a stray for certain and a run capture nothing (``_named`` tells
+# them apart by the character matched). The pattern starts with one character class, so the engine skips to
+# selectors and zero-width characters as fast as it finds them, and looks around only there: a pass of its own for
+# the runs cost as much again (170 µs per 64 KiB), and capturing their first character 50% more (findall's pairs).
 _SUSPECT_SELECTOR = re.compile(
-    f"[{_SELECTORS}](?:{_CERTAINLY_STRAY}"
+    f"[{_SELECTORS}{_ZERO_WIDTH}](?:{_CERTAINLY_STRAY}"
     f"|(?<=([^\x00-\x7f{_SELECTORS}{_IDEOGRAPHS}{_VARIED_SCRIPTS}{_VARIED_PUNCTUATION}{_SYMBOL_BLOCKS}])"
-    f"[\ufe00-\ufe0f]))"
+    f"[\ufe00-\ufe0f])|{_RUN})"
 )
 # Where the first stray is: a walk over the first pass's matches in Python (about 0.25 µs a match) up to this many,
 # else a pattern naming the characters before the strays, compiled for the text (about 1 ms, as Python keeps only
 # 512 compiled patterns and refused texts differ) and searched in one pass.
 _WALKED_AT_MOST = 4096
-_STRAY_SELECTOR = re.compile(f"[{_SELECTORS}](?:{_CERTAINLY_STRAY})")
+_STRAY_SELECTOR = re.compile(f"[{_SELECTORS}{_ZERO_WIDTH}](?:{_CERTAINLY_STRAY}|{_RUN})")
 # Letters, marks, spaces, punctuation and controls: what no selector varies outside the blocks above. Unassigned
 # code points (Cn in Python's tables, perhaps assigned since) are given the benefit of the doubt.
 _CATEGORIES_WITHOUT_VARIANTS = frozenset({"Cc", "Cf", "Co"})
@@ -115,7 +136,8 @@ _CLASSES_WITHOUT_VARIANTS = frozenset("LMPZ")
 
 def hidden_character(text: str) -> str | None:
     """The first character of ``text`` no reader sees (a tag character outside an emoji tag sequence, a stray
-    variation selector, or a bidirectional override: see the module), or None; always None for ASCII."""
+    variation selector, a bidirectional override, or the second zero-width character of a run: see the module),
+    or None; always None for ASCII."""
     if text.isascii():
         return None
     suspect = _SUSPECT.search(text)  # one pass answers ordinary text
@@ -124,23 +146,26 @@ def hidden_character(text: str) -> str | None:
     start = suspect.start()
     # An override is refused wherever it is: where the first one is, found from the first suspect on.
     overrides = [at for at in (text.find(override, start) for override in _BIDI_OVERRIDES) if at >= 0]
-    found = [at for at in (_stray_tag(text, start), _stray_selector(text, start), *overrides) if at is not None]
+    found = [at for at in (_stray_tag(text, start), _stray(text, start), *overrides) if at is not None]
     return text[min(found)] if found else None
+
+
+def kind_of(character: str) -> HiddenKind:
+    """Which kind of hidden text ``character``, as ``hidden_character`` named it, is (what a refusal explains)."""
+    if character in _BIDI_OVERRIDES:
+        return "bidi_override"
+    if _TAG.match(character):
+        return "tag"
+    if _MONGOLIAN_SELECTOR.match(character):
+        return "mongolian_selector"
+    if _SELECTOR.match(character):
+        return "selector"
+    return "zero_width_run"
 
 
 def is_tag_character(character: str) -> bool:
     """Whether ``character`` is in the Tags block (U+E0000-U+E007F), hidden text unless in a flag."""
     return _TAG.match(character) is not None
-
-
-def is_bidi_override(character: str) -> bool:
-    """Whether ``character`` is a bidirectional override, which shows text in another order than it is read."""
-    return character in _BIDI_OVERRIDES
-
-
-def is_mongolian_selector(character: str) -> bool:
-    """Whether ``character`` is a Mongolian free variation selector, hidden text unless after a Mongolian letter."""
-    return _MONGOLIAN_SELECTOR.match(character) is not None
 
 
 def first_hidden(fields: Iterable[tuple[str, str | None]]) -> tuple[str, str] | None:
@@ -156,7 +181,12 @@ def refuse_hidden_text(text: str | None, where: str) -> None:
     """Raise ``HiddenText`` naming ``where`` and the first such character when ``text`` holds one."""
     found = first_hidden([(where, text)])
     if found is not None:
-        raise HiddenText(*found)
+        raise refusal(*found)
+
+
+def refusal(where: str, character: str) -> HiddenText:
+    """The ``HiddenText`` error for ``character`` (as ``hidden_character`` named it) found in ``where``."""
+    return HiddenText(where, character, kind_of(character))
 
 
 def _stray_tag(text: str, start: int) -> int | None:
@@ -171,31 +201,39 @@ def _stray_tag(text: str, start: int) -> int | None:
     return None
 
 
-def _stray_selector(text: str, start: int) -> int | None:
-    """Where the first variation selector at or after ``start`` that varies no character is, or None.
+def _stray(text: str, start: int) -> int | None:
+    """Where the first variation selector at or after ``start`` that varies no character, or the second character
+    of a run of zero-width characters, is, or None.
 
-    One pass collects the selectors that are strays for certain and the characters before those that may be;
-    each different character is looked up once. Only a text holding a stray takes a second pass, which stops at
-    the first: text of thousands of emoji or symbols, each with its selector, costs one pass, and a refused text
+    One pass collects the selectors that are strays for certain, the characters before those that may be, and the
+    runs; each different character is looked up once. Only a text holding a stray takes a second pass, which stops
+    at the first: text of thousands of emoji or symbols, each with its selector, costs one pass, and a refused text
     costs about what it would if it passed (a few µs for a line, a few ms for 64 KiB of symbols with selectors)."""
     if start == 0 and _SELECTOR.match(text):  # the text's first character: it varies nothing
         return 0
-    suspects = _SUSPECT_SELECTOR.findall(text, start)
+    suspects = _SUSPECT_SELECTOR.findall(text, start)  # the character before a selector, or "" for certain
     if not suspects:
         return None
     strays = {base for base in set(suspects) if base and _varies_nothing(base)}
     if not strays and "" not in suspects:
         return None
     if len(suspects) <= _WALKED_AT_MOST:
-        # A stray for certain captures no character (None here, "" in findall's list). The first pass found one.
-        return next(found.start() for found in _SUSPECT_SELECTOR.finditer(text, start)
+        # A stray for certain captures no character (None here, "" in findall's list), and neither does a run.
+        # The first pass found a stray, so the walk finds one.
+        return next(_named(text, found) for found in _SUSPECT_SELECTOR.finditer(text, start)
                     if found.group(1) is None or found.group(1) in strays)
     stray = _STRAY_SELECTOR
     if strays:
-        stray = re.compile(f"[{_SELECTORS}](?:{_CERTAINLY_STRAY}"
+        stray = re.compile(f"[{_SELECTORS}{_ZERO_WIDTH}](?:{_CERTAINLY_STRAY}|{_RUN}"
                            f"|(?<=[{''.join(re.escape(base) for base in strays)}][\ufe00-\ufe0f]))")
     found = stray.search(text, start)
-    return found.start() if found else None
+    return None if found is None else _named(text, found)
+
+
+def _named(text: str, stray: re.Match[str]) -> int:
+    """Where the hidden character of a match of a stray is: the selector matched, or the next character when the
+    match is the first of a run of zero-width characters."""
+    return stray.start() + 1 if text[stray.start()] in _ZERO_WIDTH_CHARACTERS else stray.start()
 
 
 def _varies_nothing(character: str) -> bool:

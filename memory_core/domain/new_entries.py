@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from memory_core.domain.audit import AuditAction, AuditTrail
-from memory_core.domain.errors import HiddenText, InvalidInput, PayloadTooLarge, SecretDetected
-from memory_core.domain.hidden_text import first_hidden
+from memory_core.domain.errors import InvalidInput, PayloadTooLarge, SecretDetected
+from memory_core.domain.hidden_text import first_hidden, refusal
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, sha256_hex
 from memory_core.domain.tags import normalize_tags
@@ -111,7 +111,7 @@ class NewEntries:
             where, character = hidden
             self._reject(caller, key, content, options, (where,), f"hidden_text in {where}: U+{ord(character):04X}",
                          actor)
-            raise HiddenText(where, character)
+            raise refusal(where, character)
         if self._scanner is None:
             return
         found, findings = self._secret_in(self._scanner, content, options, name)

@@ -300,8 +300,9 @@ class AgentSettingsModel(AgentSettingsBody):
     policy_instructions_withheld: bool = Field(
         default=False,
         description="The stored policy_instructions look like they contain a secret, or hold invisible Unicode tag "
-                    "characters, variation selectors or bidirectional overrides (they were saved before instructions "
-                    "were screened for them): models do not receive them until instructions that pass are saved",
+                    "characters, variation selectors, zero-width characters in a row or bidirectional overrides "
+                    "(they were saved before instructions were screened for them): models do not receive them until "
+                    "instructions that pass are saved",
     )
 
     @classmethod

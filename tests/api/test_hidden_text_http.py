@@ -2,7 +2,8 @@
 
 A write whose content, or a field stored beside it, holds Unicode tag characters outside an
 emoji flag, or variation selectors that vary no character, answers 422 ``hidden_text`` naming the
-field and the first character, stores nothing and leaves a ``write_rejected`` event; so do an
+field and the first character, stores nothing and leaves a ``write_rejected`` event (and so do zero-width
+characters in a row, and a bidirectional override); so do an
 agent's instructions and a rejection's reason, which are shown to models and to the person. Flags
 that use tag characters, and emoji and ideographs with their selectors, are kept.
 """
@@ -73,6 +74,27 @@ def test_variation_selectors_that_vary_no_character_are_refused_and_those_of_emo
     assert visible in document and SELECTORS[:2] not in document
     assert [e["detail"] for e in audit if e["action"] == "write_rejected"] == [
         "hidden_text in content: U+E0151", "hidden_text in tags: U+E0151"]
+
+
+def test_zero_width_characters_in_a_row_are_refused_and_one_at_a_time_kept(server: RunningServer,
+                                                                           instance_id: str) -> None:
+    """"obey" as zero-width steganography writes it (a bit a character between two letters) answers 422 naming the
+    second of the run and stores nothing; a Persian non-joiner, an emoji family's joiners and a zero-width space
+    in a long word are stored and read back whole."""
+    bits = "".join("\u200c" if byte >> shift & 1 else "\u200b" for byte in b"obey" for shift in range(7, -1, -1))
+    visible = ("- \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645, \U0001f468\u200d\U0001f469\u200d\U0001f467, "
+               "long\u200bword")
+    with server.client() as http:
+        refused = http.post(f"/instances/{instance_id}/memory/append",
+                            json={"scope": "user", "content_markdown": f"- prefers tea{bits} always"})
+        stored = http.post(f"/instances/{instance_id}/memory/append",
+                           json={"scope": "user", "content_markdown": visible})
+        document = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"}).json()["content_markdown"]
+    assert _error(refused)[:2] == (422, "hidden_text")
+    assert _error(refused)[2].startswith("content holds invisible zero-width characters in a row (U+200C after "
+                                         "another)")
+    assert stored.status_code == 200
+    assert visible in document and "tea" not in document
 
 
 def test_a_flag_made_of_tag_characters_is_kept(server: RunningServer, instance_id: str) -> None:

@@ -162,6 +162,48 @@ def test_right_to_left_text_and_the_marks_that_order_it_are_kept(text: str) -> N
     assert hidden_character(text) is None
 
 
+def _zero_width_bits(message: bytes) -> str:
+    """``message`` as zero-width steganography writes it: a bit a character, U+200B for 0 and U+200C for 1."""
+    return "".join("\u200c" if byte >> shift & 1 else "\u200b" for byte in message for shift in range(7, -1, -1))
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    (f"Prefers tea.{_zero_width_bits(b'obey')} Works from home.", "U+200C"),
+    ("a\u200b\u200bb", "U+200B"),
+    ("\u200d\u200d", "U+200D"),
+    ("x\u2061\u2062\u2063\u2064 y", "U+2062"),
+    ("\ufeff\ufeffhello", "U+FEFF"),
+    ("word\u2060\u180e joiner", "U+180E"),
+    ("\U0001f468\u200d\u200c\U0001f469", "U+200C"),
+])
+def test_zero_width_characters_in_a_row_are_refused(text: str, first: str) -> None:
+    """Two or more zero-width characters together write bits between two visible letters; the second is named."""
+    assert f"U+{ord(hidden_character(text) or chr(0)):04X}" == first
+    with pytest.raises(HiddenText) as refused:
+        refuse_hidden_text(text, "content")
+    assert refused.value.message == (
+        f"content holds invisible zero-width characters in a row ({first} after another) that no reader sees; "
+        "nothing was stored. One at a time may join or separate letters or emoji; two or more together carry "
+        "text no reader sees.")
+
+
+def test_any_two_zero_width_characters_together_are_refused() -> None:
+    zero_width = "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u180e"
+    assert [(a, b) for a in zero_width for b in zero_width if hidden_character(f"x{a}{b}y") != b] == []
+    assert [a for a in zero_width if hidden_character(f"x{a}y{a}z") is not None] == []
+
+
+@pytest.mark.parametrize("text", [
+    "a family \U0001f468\u200d\U0001f469\u200d\U0001f467 and a rainbow flag \U0001f3f3\ufe0f\u200d\U0001f308",
+    "Persian \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 with its non-joiner",
+    "Devanagari \u0915\u094d\u200d\u0937 with a joiner",
+    "\ufeffa byte order mark, then a long\u200bword\u200bbroken, a word\u2060joiner, x\u2062y",
+    "\u200b at either end \u200d",
+])
+def test_one_zero_width_character_at_a_time_is_kept(text: str) -> None:
+    assert hidden_character(text) is None
+
+
 def test_among_the_symbols_a_selector_after_a_bracket_is_refused_and_after_a_symbol_kept() -> None:
     """The blocks from arrows to dingbats, enclosed CJK and the emoji blocks are symbols and numbers, which keep a
     selector, but for brackets (U+2308, U+2768, U+27E8, U+2983 ...), which have no variant: one after each hid half
@@ -196,7 +238,8 @@ def test_the_first_hidden_character_is_named_whichever_kind() -> None:
 @pytest.mark.parametrize("symbols", [10, 5000])
 def test_among_many_symbols_with_their_selectors_the_first_stray_is_named(symbols: int) -> None:
     """Thousands of selectors the check may have to look at (each after a symbol it does not skip), then strays of
-    both kinds: the first is named, whether the check walks the selectors or searches them."""
+    each kind and a run of zero-width characters: the first is named, whether the check walks the selectors or
+    searches them."""
     kept = "\u20ac\ufe0f" * symbols
     after_a_letter, after_ascii = "\u0436\ufe01", "x\ufe02"
     assert hidden_character(kept) is None
@@ -204,6 +247,10 @@ def test_among_many_symbols_with_their_selectors_the_first_stray_is_named(symbol
     assert hidden_character(kept + after_a_letter + kept + after_ascii) == "\ufe01"
     assert hidden_character(kept + after_ascii + kept + after_a_letter) == "\ufe02"
     assert hidden_character(kept + "\u0436" + kept + after_a_letter) == "\ufe01"
+    run = "a\u200b\u200cb"
+    assert hidden_character(kept + run + kept + after_a_letter) == "\u200c"
+    assert hidden_character(kept + after_a_letter + kept + run) == "\ufe01"
+    assert hidden_character(kept + run) == "\u200c"
 
 
 def _hidden_by_the_letter(text: str) -> str | None:
@@ -223,6 +270,8 @@ def _hidden_by_the_letter(text: str) -> str | None:
             return character
         if 0xE0000 <= code <= 0xE007F and not in_flag[at]:
             return character
+        if _is_zero_width(character) and before != "" and _is_zero_width(before):
+            return character
         after_selector = before != "" and _is_selector(before)
         if 0x180B <= code <= 0x180F and code != 0x180E:
             mongolian = before != "" and 0x1800 <= ord(before) <= 0x18AF
@@ -236,6 +285,10 @@ def _hidden_by_the_letter(text: str) -> str | None:
                     or (code <= 0xFE0F and not ideograph and _has_no_variant_beyond_ascii(before))):
                 return character
     return None
+
+
+def _is_zero_width(character: str) -> bool:
+    return character in "\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
 
 
 def _is_selector(character: str) -> bool:

@@ -3,8 +3,8 @@
 A text drawn as a list of these pieces, joined, mixes what the rule must tell apart: ASCII with and without
 variants, letters of other scripts, marks, spaces, ideographs, emoji, a flag, joiners, tag characters inside and
 outside a flag, every kind of selector, the characters selectors may follow beyond ASCII (Myanmar, letterlike and
-math letters, punctuation with variants, symbols), brackets among the symbols (which have none), Mongolian, and
-the bidirectional controls kept and refused.
+math letters, punctuation with variants, symbols), brackets among the symbols (which have none), Mongolian,
+the bidirectional controls kept and refused, and zero-width characters (one is kept, two in a row refused).
 """
 
 from __future__ import annotations
@@ -23,5 +23,5 @@ PIECES = [
     "\U000e0001", "\U000e0020", "\U000e007e", SCOTLAND,
     "\u043f", "\u0301", "\u00a0", "\u3000", "\u200b", "\u20ac", "\u0663", "\u2139", "\u1000", "\uff01", "\u3001",
     "\U0001d49c", "\U00013091", "\u00a9", "\u23f0", "\u2308", "\u27e8", "\u1820", "\u180b", "\u180e", "\u180f",
-    "\u202e", "\u202d", "\u2067",
+    "\u202e", "\u202d", "\u2067", "\u200c", "\u2060", "\u2062", "\ufeff",
 ]

@@ -1,8 +1,9 @@
 // Text no reader sees (memory_core/domain/hidden_text.py): Unicode tag characters outside an emoji flag,
-// variation selectors (Mongolian ones included) that vary no character, and bidirectional overrides, which
-// show text in another order than it is read. Every model reads them as they are, so the person's view spells
-// them out. The rule for selectors mirrors the domain's; keep the two alike (tests/console/test_hidden_text_rule.py
-// checks that they agree on every character and on any mix of the pieces hidden text is made of).
+// variation selectors (Mongolian ones included) that vary no character, zero-width characters in a row, and
+// bidirectional overrides, which show text in another order than it is read. Every model reads them as they
+// are, so the person's view spells them out. The rule mirrors the domain's; keep the two alike
+// (tests/console/test_hidden_text_rule.py checks that they agree on every character and on any mix of the pieces
+// hidden text is made of).
 
 const FLAG = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
 const TAG_RUN = /[\u{E0000}-\u{E007F}]+/gu;
@@ -22,6 +23,8 @@ const WITHOUT_VARIANTS = /^[\p{L}\p{M}\p{P}\p{Z}\p{Cc}\p{Cf}\p{Co}]$/u;
 const FIRST_IDEOGRAPHIC_SELECTOR = 0xE0100;
 // Bidirectional overrides: the text after one is shown in the order it forces, not as agents read it.
 const OVERRIDE = /[\u202D\u202E]/g;
+// Zero-width characters in a row: how zero-width steganography writes bits between two visible letters.
+const ZERO_WIDTH_RUN = /[\u180E\u200B-\u200D\u2060-\u2064\uFEFF]{2,}/g;
 const PRINTABLE = /^[^\p{Cc}\p{Cf}\p{Co}\p{Cn}]*$/u;
 
 const codePoint = (ch) => `U+${ch.codePointAt(0).toString(16).toUpperCase()}`;
@@ -31,11 +34,13 @@ const codePoint = (ch) => `U+${ch.codePointAt(0).toString(16).toUpperCase()}`;
  * outside an emoji flag reads as the ASCII it mirrors (a tag character with no printable twin as its code
  * point, "U+E0001"). A run of variation selectors holding a stray one reads as the bytes it encodes in the
  * usual scheme (U+FE00-U+FE0F are 0-15, U+E0100-U+E01EF are 16-255) when they are printable UTF-8, and
- * otherwise as its code points. A bidirectional override reads as its code point.
+ * otherwise as its code points. A bidirectional override reads as its code point, and a run of zero-width
+ * characters as theirs.
  */
 export function hiddenRuns(text) {
   const s = String(text || "");
-  return [...tagRuns(s), ...selectorRuns(s), ...(s.match(OVERRIDE) || []).map(codePoint)];
+  return [...tagRuns(s), ...selectorRuns(s), ...(s.match(OVERRIDE) || []).map(codePoint),
+    ...(s.match(ZERO_WIDTH_RUN) || []).map((run) => [...run].map(codePoint).join(" "))];
 }
 
 function tagRuns(s) {
