@@ -9,10 +9,19 @@ process and every code path that writes the file does it, as with the stamps.
 
 A checkpoint is stored only while the partition's stamp is the one it was built at: the insert
 checks it in the same statement (one ``BEGIN IMMEDIATE`` transaction, so no write can come
-between the check and the insert).
+between the check and the insert). ``SqliteCheckpoints`` reads and keeps them: the
+``ReadCheckpoints`` half of the store.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memory_core.domain.checkpoints import StoredCheckpoint
+from memory_core.domain.snapshots import PartitionStamp
+
+if TYPE_CHECKING:  # sqlite_database builds the schema, which holds this module's triggers
+    from memory_core.adapters.sqlite_database import SqliteDatabase
 
 KEPT_PER_PARTITION = 8
 """Checkpoints kept per owner partition (one per read shape: user, each agent, each combined read);
@@ -76,4 +85,30 @@ TRIM_SQL = (
 )
 """Keeps the partition's ``KEPT_PER_PARTITION`` most recently kept checkpoints."""
 
-__all__ = ["CHECKPOINTS_SCHEMA", "CHECKPOINT_WAIT_SECONDS", "KEEP_SQL", "KEPT_PER_PARTITION", "READ_SQL", "TRIM_SQL"]
+
+
+class SqliteCheckpoints:
+    """The ``ReadCheckpoints`` operations of the ``MemoryStore`` Protocol on a ``SqliteDatabase``."""
+
+    _db: SqliteDatabase
+
+    def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
+        rows = self._db.read(READ_SQL, [instance_id, upn, read_key])
+        return StoredCheckpoint(PartitionStamp(rows[0][0], rows[0][1]), rows[0][2]) if rows else None
+
+    def keep_checkpoint(self, instance_id: str, upn: str, read_key: str, checkpoint: StoredCheckpoint) -> bool:
+        """Stored in one transaction with the stamp check; the partition keeps its newest
+        ``KEPT_PER_PARTITION`` checkpoints. Waits at most ``CHECKPOINT_WAIT_SECONDS`` for another
+        writer's lock (then ``Unavailable``): the read that keeps it has its answer already."""
+        values = {"instance_id": instance_id, "upn": upn, "read_key": read_key, "changes": checkpoint.stamp.changes,
+                  "inserts": checkpoint.stamp.inserts, "payload": checkpoint.payload,
+                  "kept_per_partition": KEPT_PER_PARTITION}
+        with self._db.write(wait_seconds=CHECKPOINT_WAIT_SECONDS) as db:
+            kept = db.execute(KEEP_SQL, values).rowcount > 0
+            if kept:
+                db.execute(TRIM_SQL, values)
+        return kept
+
+
+__all__ = ["CHECKPOINTS_SCHEMA", "CHECKPOINT_WAIT_SECONDS", "KEEP_SQL", "KEPT_PER_PARTITION", "READ_SQL",
+           "TRIM_SQL", "SqliteCheckpoints"]

@@ -5,7 +5,7 @@ One database file (``sqlite_database``: a connection per thread, WAL, one
 write or none of it), whose tables are in ``sqlite_schema``. This module holds
 the profiles and entries half of the ``MemoryStore`` Protocol, the partition
 stamps' reads (``sqlite_stamps``) and the full-text search (``sqlite_fulltext``);
-the records half is ``sqlite_records``.
+the records half is ``sqlite_records``, and the read checkpoints ``sqlite_checkpoints``.
 """
 
 from __future__ import annotations
@@ -18,13 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_core.adapters.sqlite_checkpoints import (
-    CHECKPOINT_WAIT_SECONDS,
-    KEEP_SQL,
-    KEPT_PER_PARTITION,
-    READ_SQL,
-    TRIM_SQL,
-)
+from memory_core.adapters.sqlite_checkpoints import SqliteCheckpoints
 from memory_core.adapters.sqlite_database import SqliteDatabase, SqliteMetrics
 from memory_core.adapters.sqlite_fulltext import page_of_matches, replaces_sql
 from memory_core.adapters.sqlite_records import RECORD_INSERT, SqliteRecords, record_values
@@ -40,7 +34,6 @@ from memory_core.adapters.sqlite_rows import (
 )
 from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
 from memory_core.domain.budget import entry_window
-from memory_core.domain.checkpoints import StoredCheckpoint
 from memory_core.domain.errors import Conflict
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState
 from memory_core.domain.present_entries import PresentLoad
@@ -51,7 +44,7 @@ from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 _IDS_PER_READ = 500  # ids bound in one IN (...) list, well under SQLite's limit on parameters
 
 
-class SqliteMemoryStore(SqliteRecords):
+class SqliteMemoryStore(SqliteRecords, SqliteCheckpoints):
     """The ``MemoryStore`` Protocol on a local SQLite file."""
 
     def __init__(self, path: str | Path, *, busy_timeout_seconds: float = 10.0) -> None:
@@ -162,25 +155,6 @@ class SqliteMemoryStore(SqliteRecords):
             sequence = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0]
             states = self._states(keys, profiles, rows, holds)
         return StampedLoad(_stamp_of(stamp), int(sequence), states)
-
-    # -- ReadCheckpoints (domain.checkpoints; erased by sqlite_checkpoints' triggers) ------
-
-    def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
-        rows = self._db.read(READ_SQL, [instance_id, upn, read_key])
-        return StoredCheckpoint(PartitionStamp(rows[0][0], rows[0][1]), rows[0][2]) if rows else None
-
-    def keep_checkpoint(self, instance_id: str, upn: str, read_key: str, checkpoint: StoredCheckpoint) -> bool:
-        """Stored in one transaction with the stamp check; the partition keeps its newest
-        ``KEPT_PER_PARTITION`` checkpoints. Waits at most ``CHECKPOINT_WAIT_SECONDS`` for another
-        writer's lock (then ``Unavailable``): the read that keeps it has its answer already."""
-        values = {"instance_id": instance_id, "upn": upn, "read_key": read_key, "changes": checkpoint.stamp.changes,
-                  "inserts": checkpoint.stamp.inserts, "payload": checkpoint.payload,
-                  "kept_per_partition": KEPT_PER_PARTITION}
-        with self._db.write(wait_seconds=CHECKPOINT_WAIT_SECONDS) as db:
-            kept = db.execute(KEEP_SQL, values).rowcount > 0
-            if kept:
-                db.execute(TRIM_SQL, values)
-        return kept
 
     def _profiles(self, keys: Sequence[ProfileKey]) -> list[Any]:
         marks = ",".join("?" * len(keys))
