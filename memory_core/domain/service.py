@@ -285,6 +285,10 @@ class MemoryService(MemoryReads):
         """
         entry = self._store.get_entry(key.instance_id, caller.upn, entry_id)
         self._store.delete_entries(key, [entry_id])
+        if entry is not None:
+            # Its team copy goes with it: the file's new version is private (the memory tool shares nothing), and
+            # a copy left behind would outlive every later forget of the file.
+            team_copies.withdraw(self._store, entry)
         self.audit.record(
             AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=key.instance_id, upn=caller.upn,
             scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=entry_id,

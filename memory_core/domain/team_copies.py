@@ -2,7 +2,7 @@
 
 A write shared with the team (``Share.TEAM``) stores the entry in the author's memory and a
 copy, under ``shared_copy_id``, in the shared partition of the same scope; erasing the entry
-erases the copy, and a clear or replace withdraws the author's copies from before it
+erases the copy (``withdraw``), and a clear or replace withdraws the author's copies from before it
 (``copies_before`` finds them; the service erases them).
 """
 
@@ -12,16 +12,21 @@ from dataclasses import replace
 from datetime import datetime
 
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, Share, shared_copy_id
+from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Share, shared_copy_id
 from memory_core.domain.store import MemoryStore
 
 
 def share(store: MemoryStore, entry: MemoryEntry) -> None:
-    """Offer ``entry`` to the instance when it is team-shared: its copy in the shared partition."""
+    """Offer ``entry`` to the instance when it is team-shared: its copy in the shared partition.
+
+    The copy of a replace is kind ``held_replace``: it renders like a replace but cuts off nothing before it.
+    The shared partition holds every author's copies, and a replace in it would hide all of theirs from every
+    reader; the author's own earlier copies are withdrawn by the service (``copies_before``) instead."""
     if entry.share is not Share.TEAM:
         return
     shared_key = entry.key.shared()
-    copy = replace(entry, id=shared_copy_id(entry.id), key=shared_key)
+    kind = EntryKind.HELD_REPLACE if entry.kind is EntryKind.REPLACE else entry.kind
+    copy = replace(entry, id=shared_copy_id(entry.id), key=shared_key, kind=kind)
     seed = MemoryProfile(shared_key, None, None, None, entry.created_on, entry.created_on)
     store.append(seed, copy)
 
@@ -31,3 +36,9 @@ def copies_before(store: MemoryStore, caller: Caller, key: ProfileKey, watermark
     clear or replace withdraws (the service erases them: only it and custody erase memory)."""
     (shared,) = store.load([key.shared()])
     return [e.id for e in shared.entries if e.author_upn == caller.upn and e.created_on <= watermark]
+
+
+def withdraw(store: MemoryStore, entry: MemoryEntry) -> None:
+    """Erase ``entry``'s copy in the shared partition, when it is team-shared: with the entry, always."""
+    if entry.share is Share.TEAM:
+        store.delete_entries(entry.key.shared(), [shared_copy_id(entry.id)])

@@ -17,8 +17,9 @@ from memory_core.domain.audit import AuditAction
 from memory_core.domain.errors import HiddenText, InvalidInput, NotFound, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
-from memory_core.domain.models import Scope, sha256_hex
-from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
+from memory_core.domain.models import ProfileKey, Scope, Share, sha256_hex
+from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion, WriteOptions
+from memory_core.domain.sharing import SharingPolicy
 from memory_core.secrets import SecretScanner
 
 ALEX = Caller(upn="alex@contoso.com")
@@ -58,6 +59,41 @@ def test_editing_an_append_keeps_one_version(service: MemoryService) -> None:
     run(service, command="str_replace", path=path, old_str="window views", new_str="window views and legroom")
     document = service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
     assert document.count("likes window views") == 1 and "legroom" in document
+
+
+@pytest.mark.parametrize("mode", list(DeletionMode))
+@pytest.mark.parametrize("edit", ["insert", "str_replace", "move to agent memory"])
+def test_editing_a_team_shared_append_withdraws_its_team_copy(tmp_path: Path, mode: DeletionMode, edit: str) -> None:
+    """The memory tool stores a private version and erases the one it supersedes, whose whole text it keeps; that
+    version's team copy goes with it, so no copy outlives the file: once the file is forgotten (approved, where
+    deletion waits for an operator), teammates read nothing of it."""
+    store = SqliteMemoryStore(tmp_path / "team.sqlite3")
+    service = MemoryService(store, deletion_mode=mode)
+    team = MemoryService(store, default_sharing=SharingPolicy.TEAM)
+    bob = Caller(upn="bob@contoso.com")
+    view = service.append(ALEX, INSTANCE, Scope.USER, None, "- salary band L7", WriteOptions(share=Share.TEAM))
+    assert "salary band" in team.get(bob, INSTANCE, Scope.COMBINED, AGENT).content_markdown
+    path = f"/memories/appended/{view.entry_id}.md"
+    files = MemoryFiles(service)
+    command: dict[str, object] = {
+        "insert": {"command": "insert", "path": path, "insert_line": 0, "insert_text": "note:"},
+        "str_replace": {"command": "str_replace", "path": path, "old_str": "L7", "new_str": "L7 (2026)"},
+        "move to agent memory": {"command": "rename", "old_path": path, "new_path": "/memories/agent/band.md"},
+    }[edit]
+    files.execute(ALEX, INSTANCE, AGENT, command)
+    assert "salary band" not in team.get(bob, INSTANCE, Scope.COMBINED, AGENT).content_markdown
+    assert "salary band" in service.get(ALEX, INSTANCE, Scope.COMBINED, AGENT).content_markdown
+    (shared,) = store.load([ProfileKey(INSTANCE, ALEX.upn, Scope.USER).shared()])
+    assert shared.entries == []
+    listing = files.execute(ALEX, INSTANCE, AGENT, {"command": "view", "path": "/memories"}).text
+    edited = next(line.split("\t")[1] for line in listing.splitlines() if line.endswith(".md"))
+    answer = files.execute(ALEX, INSTANCE, AGENT, {"command": "delete", "path": edited})
+    for request_id in answer.pending_request_ids:
+        service.custody.approve("operator", INSTANCE, request_id)
+    service.custody.sweep()
+    assert "salary band" not in service.get(ALEX, INSTANCE, Scope.COMBINED, AGENT).content_markdown
+    assert "salary band" not in team.get(bob, INSTANCE, Scope.COMBINED, AGENT).content_markdown
+    store.close()
 
 
 def test_agent_memory_is_mounted_at_memories_agent(service: MemoryService) -> None:

@@ -12,8 +12,9 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.errors import Forbidden
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, Share
-from memory_core.domain.service import MemoryService, WriteOptions
+from memory_core.domain.service import DeletionMode, MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
+from memory_core.domain.views import ImportMode
 
 
 class CountingStore:
@@ -130,3 +131,25 @@ def test_a_sharing_read_is_as_new_as_the_newest_entry_it_shows(store: SqliteMemo
         for view in (service.get(bea, "i", scope, agent), service.get_within(bea, "i", scope, agent, 16_000)):
             assert "- tip" in view.content_markdown
             assert (view.updated_on, view.agent_name) == (tip.updated_on, "Tipster"), (scope, view)
+
+
+@pytest.mark.parametrize("mode", list(DeletionMode))
+def test_a_team_shared_replace_hides_only_its_authors_earlier_copies(store: SqliteMemoryStore,
+                                                                      mode: DeletionMode) -> None:
+    """Carol replaces her own memory, sharing the new content with the team: teammates still read what Dana
+    shared before, in every read, and no longer read what Carol shared before her replace."""
+    writer = MemoryService(store, deletion_mode=mode)
+    dana, carol, bob = Caller(upn="dana@contoso.com"), Caller(upn="carol@contoso.com"), Caller(upn="bob@contoso.com")
+    writer.append(dana, "i", Scope.USER, None, "- standup at nine", WriteOptions(share=Share.TEAM))
+    writer.append(carol, "i", Scope.USER, None, "- old plan", WriteOptions(share=Share.TEAM))
+    writer.import_markdown(carol, "i", Scope.USER, None, "- new plan", ImportMode.REPLACE,
+                           WriteOptions(share=Share.TEAM))
+    reader = MemoryService(store, deletion_mode=mode, default_sharing=SharingPolicy.TEAM)
+    document = reader.get(bob, "i", Scope.USER, None).content_markdown
+    within = reader.get_within(bob, "i", Scope.USER, None, 10_000).content_markdown
+    listed = [e.content_markdown for e in reader.entries_page(bob, "i", Scope.USER, None, limit=100).items]
+    found = [hit.entry.content_markdown for hit in reader.search(bob, "i", Scope.USER, None, "standup")]
+    assert "standup at nine" in document and "standup at nine" in within and "- standup at nine" in listed
+    assert found == ["- standup at nine"]
+    assert "new plan" in document and "new plan" in within and "old plan" not in document + within
+    assert "- old plan" not in listed
