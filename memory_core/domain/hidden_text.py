@@ -57,11 +57,11 @@ _SELECTORS = f"{_MONGOLIAN_SELECTORS}\ufe00-\ufe0f{_IDEOGRAPHIC_SELECTORS}"
 _TAG = re.compile(f"[{_TAGS}]")
 _SELECTOR = re.compile(f"[{_SELECTORS}]")
 _MONGOLIAN_SELECTOR = re.compile(f"[{_MONGOLIAN_SELECTORS}]")
-_ZERO_WIDTH = "\u180e\u200b-\u200d\u2060-\u2064\ufeff"
+_ZERO_WIDTH_CHARACTERS = frozenset("\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff")
+_ZERO_WIDTH = "".join(sorted(_ZERO_WIDTH_CHARACTERS))  # as a character class's contents
 # After a zero-width character matched, another follows: the match is a run's first, and the next character the
 # first that is hidden text.
 _RUN = f"(?<=[{_ZERO_WIDTH}])(?=[{_ZERO_WIDTH}])"
-_ZERO_WIDTH_CHARACTERS = frozenset("\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff")
 # Where hidden text may begin: a selector, a tag character or an unassigned code point between tags and
 # ideographic selectors, an override, or a zero-width character followed by another (one alone is kept, so text
 # with a joiner or non-joiner here and there is answered by this pass alone). The first pass, the only one

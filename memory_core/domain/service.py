@@ -262,7 +262,7 @@ class MemoryService(MemoryReads):
         if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
             return PendingDeletion(self.custody.request_forget(caller.upn, entry).id)
         self._store.delete_entries(entry.key, [entry.id])
-        self._store.delete_entries(entry.key.shared(), [shared_copy_id(entry.id)])
+        self._withdraw_copy(entry)
         self._audit_write(AuditAction.FORGET, caller, entry)
         return Forgotten(entry.id)
 
@@ -275,7 +275,7 @@ class MemoryService(MemoryReads):
         self._new_entries.screen(caller, key, text, WriteOptions(), name=name)
 
     def drop_version(self, caller: Caller, key: ProfileKey, entry_id: str, detail: str) -> None:
-        """Erase one of the caller's entries whose text is not lost by it, in any deletion mode.
+        """Erase one of the caller's entries whose text is not lost by it, and its team copy, in any deletion mode.
 
         Only for the memory tool's file versions (``memory_file_service``): a version superseded by
         one that keeps its whole text (an insert, a replacement that keeps what it replaces, a move
@@ -288,12 +288,17 @@ class MemoryService(MemoryReads):
         if entry is not None:
             # Its team copy goes with it: the file's new version is private (the memory tool shares nothing), and
             # a copy left behind would outlive every later forget of the file.
-            team_copies.withdraw(self._store, entry)
+            self._withdraw_copy(entry)
         self.audit.record(
             AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=key.instance_id, upn=caller.upn,
             scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=entry_id,
             content_sha256=entry.content_sha256 if entry else None, detail=detail,
         )
+
+    def _withdraw_copy(self, entry: MemoryEntry) -> None:
+        """Erase ``entry``'s copy in the shared partition when it is team-shared: with the entry, always."""
+        if entry.share is Share.TEAM:
+            self._store.delete_entries(entry.key.shared(), [shared_copy_id(entry.id)])
 
     def audit_trail(self, instance_id: str, upn: str, limit: int = 1000) -> list[AuditEvent]:
         """The audit events of one user's memory in an instance, oldest first."""

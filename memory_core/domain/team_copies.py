@@ -2,8 +2,8 @@
 
 A write shared with the team (``Share.TEAM``) stores the entry in the author's memory and a
 copy, under ``shared_copy_id``, in the shared partition of the same scope; erasing the entry
-erases the copy (``withdraw``), and a clear or replace withdraws the author's copies from before it
-(``copies_before`` finds them; the service erases them).
+erases the copy, and a clear or replace withdraws the author's copies from before it
+(``copies_before`` finds them). The service erases them: only it and custody erase memory.
 """
 
 from __future__ import annotations
@@ -36,9 +36,3 @@ def copies_before(store: MemoryStore, caller: Caller, key: ProfileKey, watermark
     clear or replace withdraws (the service erases them: only it and custody erase memory)."""
     (shared,) = store.load([key.shared()])
     return [e.id for e in shared.entries if e.author_upn == caller.upn and e.created_on <= watermark]
-
-
-def withdraw(store: MemoryStore, entry: MemoryEntry) -> None:
-    """Erase ``entry``'s copy in the shared partition, when it is team-shared: with the entry, always."""
-    if entry.share is Share.TEAM:
-        store.delete_entries(entry.key.shared(), [shared_copy_id(entry.id)])
