@@ -1,8 +1,9 @@
 """An operator's scan for text no reader sees in memory already stored.
 
-Writes that carry Unicode tag characters outside an emoji flag, or variation selectors that
-vary no character, are refused at the door (``hidden_text``), but entries stored before that
-rule are still served to every model that reads them. The scan finds them: it walks the
+Writes that carry Unicode tag characters outside an emoji flag, variation selectors that vary
+no character, zero-width characters in a row or bidirectional overrides are refused at the door
+(``hidden_text``), but entries stored before that rule are still served to every model that
+reads them. The scan finds them: it walks the
 instance's partitions in the store's order, a page of owners at a time, and names each
 visible entry whose content or a field stored beside it holds such a character, with the
 field and the first such character, never the text. An operator then asks for their deletion under custody

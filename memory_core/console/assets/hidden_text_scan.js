@@ -73,7 +73,8 @@ export class HiddenTextScan {
     this.show();
     return h("section", { "aria-labelledby": "hidden-text-title" }, h("h2", { id: "hidden-text-title" }, "Hidden text"),
       h("p", { class: "muted" }, "Entries stored before writes were screened for characters no one sees and every "
-        + "model reads (Unicode tag characters, stray variation selectors). The scan reads every user's memory and "
+        + "model reads (Unicode tag characters, stray variation selectors, zero-width characters in a row) or that "
+        + "shows in another order than models read it (bidirectional overrides). The scan reads every user's memory and "
         + "names the field and the first such character, never the text."), start, out);
   }
 
