@@ -86,7 +86,6 @@ TRIM_SQL = (
 """Keeps the partition's ``KEPT_PER_PARTITION`` most recently kept checkpoints."""
 
 
-
 class SqliteCheckpoints:
     """The ``ReadCheckpoints`` operations of the ``MemoryStore`` Protocol on a ``SqliteDatabase``."""
 

@@ -3,11 +3,11 @@
 Writes that carry Unicode tag characters outside an emoji flag, variation selectors that vary
 no character, zero-width characters in a row or bidirectional overrides are refused at the door
 (``hidden_text``), but entries stored before that rule are still served to every model that
-reads them. The scan finds them: it walks the
-instance's partitions in the store's order, a page of owners at a time, and names each
-visible entry whose content or a field stored beside it holds such a character, with the
-field and the first such character, never the text. An operator then asks for their deletion under custody
-(``CustodyService.request_forget_of``), or asks the person to.
+reads them. The scan finds them: it walks the instance's partitions in the store's order, a
+page of owners at a time, and names each visible entry whose content or a field stored beside it
+holds such a character, with the field and the first such character, never the text. An
+operator then asks for their deletion under custody (``CustodyService.request_forget_of``), or
+asks the person to.
 
 What it reads: every partition that holds a profile, including the shared one, where only
 legacy entries are looked at (a team copy is found in its author's partition). Entries a

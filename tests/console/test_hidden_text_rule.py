@@ -14,7 +14,7 @@ import json
 import shutil
 import subprocess
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -67,6 +67,16 @@ def _refused(text: str) -> bool:
     return hidden_character(text) is not None
 
 
+def _compared(console_rule: ConsoleRule, texts: list[str]) -> list[tuple[str, bool]]:
+    """Each of ``texts`` whose characters node's tables all assign, with whether the view spells anything out."""
+    return [(text, bool(runs)) for text, (runs, known) in zip(texts, console_rule.runs(texts), strict=True) if known]
+
+
+def _disagreements(compared: Iterable[tuple[str, bool]]) -> list[tuple[bytes, bool]]:
+    """The texts where the view spells something out and a write would keep it, or the other way round."""
+    return [(text.encode("unicode_escape"), by_view) for text, by_view in compared if by_view != _refused(text)]
+
+
 def test_after_every_character_both_tables_know_the_view_spells_out_the_selectors_a_write_refuses(
         console_rule: ConsoleRule) -> None:
     """Each character Python's and node's Unicode tables both assign, followed by a selector of each kind (U+FE00,
@@ -77,12 +87,9 @@ def test_after_every_character_both_tables_know_the_view_spells_out_the_selector
     characters = [chr(code) for code in range(0x110000)
                   if not 0xD800 <= code <= 0xDFFF and unicodedata.category(chr(code)) != "Cn"]
     texts = [character + selector for character in characters for selector in ("\ufe00", "\U000e0100", "\u180b")]
-    answers = console_rule.runs(texts)
-    compared = [(text, bool(runs)) for text, (runs, known) in zip(texts, answers, strict=True) if known]
+    compared = _compared(console_rule, texts)
     assert len(compared) > 0.99 * len(texts)
-    disagreements = [f"{ord(text[0]):04X} {ord(text[1]):04X}: the view {'spells' if spelled else 'keeps'} it"
-                     for text, spelled in compared if spelled != _refused(text)]
-    assert disagreements == []
+    assert _disagreements(compared) == []
     assert sum(spelled for _, spelled in compared) > len(compared) // 3  # most are refused: letters are most
 
 
@@ -94,12 +101,9 @@ def test_for_any_two_invisible_characters_together_the_view_spells_out_what_a_wr
     invisible = [chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF
                  and (unicodedata.category(chr(code)) in ("Cf", "Zs") or 0xFE00 <= code <= 0xFE0F)]
     texts = [f"x{a}{b}y" for a in invisible for b in invisible]
-    answers = console_rule.runs(texts)
-    compared = [(text, bool(runs)) for text, (runs, known) in zip(texts, answers, strict=True) if known]
+    compared = _compared(console_rule, texts)
     assert len(compared) > 0.99 * len(texts)
-    disagreements = [(text.encode("unicode_escape"), by_view) for text, by_view in compared
-                     if by_view != _refused(text)]
-    assert disagreements == []
+    assert _disagreements(compared) == []
 
 
 def test_in_every_three_pieces_in_a_row_the_view_spells_out_hidden_text_where_a_write_refuses_it(
@@ -108,9 +112,7 @@ def test_in_every_three_pieces_in_a_row_the_view_spells_out_hidden_text_where_a_
     character and after another selector, each tag character beside a flag."""
     texts = ["".join(three) for three in itertools.product(PIECES, repeat=3)]
     spelled = [bool(runs) for runs, _ in console_rule.runs(texts)]
-    disagreements = [(text.encode("unicode_escape"), by_view) for text, by_view in zip(texts, spelled, strict=True)
-                     if by_view != _refused(text)]
-    assert disagreements == []
+    assert _disagreements(zip(texts, spelled, strict=True)) == []
 
 
 @settings(max_examples=600, deadline=None)

@@ -7,10 +7,11 @@
 
 const FLAG = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
 const TAG_RUN = /[\u{E0000}-\u{E007F}]+/gu;
-const SELECTORS = "\\u180B-\\u180D\\u180F\\uFE00-\\uFE0F\\u{E0100}-\\u{E01EF}";
+const MONGOLIAN_SELECTORS = "\\u180B-\\u180D\\u180F";
+const SELECTORS = `${MONGOLIAN_SELECTORS}\\uFE00-\\uFE0F\\u{E0100}-\\u{E01EF}`;
 const SELECTOR = new RegExp(`^[${SELECTORS}]$`, "u");
 const ANY_SELECTOR = new RegExp(`[${SELECTORS}]`, "u");
-const MONGOLIAN_SELECTOR = /^[\u180B-\u180D\u180F]$/u;
+const MONGOLIAN_SELECTOR = new RegExp(`^[${MONGOLIAN_SELECTORS}]$`, "u");
 const MONGOLIAN = /^[\u1800-\u18AF]$/u;
 const IDEOGRAPH = /^[\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u{20000}-\u{3FFFF}]$/u;
 const ASCII_WITH_VARIANTS = "#*0123456789";
