@@ -131,7 +131,7 @@ class MemoryFiles:
             try:
                 outcome = run(snapshot.namespace, cmd)
             except FailedWithSideEffect as failed:
-                outcome = Outcome("", failed.namespace)
+                outcome = Outcome("", failed.namespace, audit_paths=failed.made)
                 side_effect = failed.error  # type: ignore[assignment]
             if not outcome.changed:
                 return FileAnswer(outcome.answer)
@@ -142,6 +142,8 @@ class MemoryFiles:
                     continue
                 raise
             if side_effect is not None:
+                # What it changed is audited as any change is; the model is told only of the refusal.
+                self._finish(caller, instance_id, agent, cmd, outcome, committed, refused=True)
                 raise side_effect
             return self._finish(caller, instance_id, agent, cmd, outcome, committed)
         raise Conflict("the memory files kept changing during this command; retry", code="conflict")
@@ -252,7 +254,11 @@ class MemoryFiles:
         command: dict[str, Any],
         outcome: Outcome,
         after: Namespace,
+        *,
+        refused: bool = False,
     ) -> FileAnswer:
+        """Retire old versions, audit every path the command changed, and answer. ``refused``: the command failed
+        after making directories (``FailedWithSideEffect``), audited as what it made."""
         pending: list[str] = []
         for retire in outcome.retired:
             request_id = self._retire(caller, instance_id, agent, retire)
@@ -267,7 +273,7 @@ class MemoryFiles:
                 entry_id=node.entry_id if node else None,
                 content_sha256=sha256_hex(node.text) if node else None,
                 byte_count=len(node.text.encode("utf-8")) if node else None,
-                detail=_audit_detail(command, rel, outcome.retired),
+                detail=_audit_detail(command, rel, outcome.retired, refused=refused),
             )
         if not pending:
             return FileAnswer(outcome.answer)
@@ -290,7 +296,11 @@ class MemoryFiles:
         return None
 
 
-def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...]) -> str:
-    """The command, the path's SHA-256 (a name is the user's words too: the trail keeps no text), what it replaced."""
+def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...], *, refused: bool = False) -> str:
+    """The command, the path's SHA-256 (a name is the user's words too: the trail keeps no text), what it replaced;
+    for a refused command, the directory it made."""
+    path_hash = f"path-sha256:{sha256_hex(texts.ROOT + '/' + rel)}"
+    if refused:
+        return f"{command['command']} refused, made directory {path_hash}"
     old = ", ".join(r.entry_id for r in retired) or "none"
-    return f"{command['command']} path-sha256:{sha256_hex(texts.ROOT + '/' + rel)} (replaced entries: {old})"
+    return f"{command['command']} {path_hash} (replaced entries: {old})"

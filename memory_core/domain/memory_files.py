@@ -267,7 +267,7 @@ def rename(ns: Namespace, old_path: str, new_path: str) -> Outcome:
     else:
         # The reference made the destination's parents before it found the source missing.
         if after.dirs != ns.dirs:
-            return _failed_with_side_effect(after, texts.not_found_short(old_path))
+            return _failed_with_side_effect(ns, after, texts.not_found_short(old_path))
         raise texts.not_found_short(old_path)
     for d in dirs:
         after.dirs.discard(d)
@@ -290,16 +290,19 @@ def rename(ns: Namespace, old_path: str, new_path: str) -> Outcome:
 
 
 class FailedWithSideEffect(Exception):
-    """A refused command that still changed directories (as the reference's would): commit, then refuse."""
+    """A refused command that still changed directories (as the reference's would): commit, audit, then refuse.
 
-    def __init__(self, namespace: Namespace, error: Exception) -> None:
+    ``made``: the directories it made, each audited like a path a command changed."""
+
+    def __init__(self, namespace: Namespace, error: Exception, made: tuple[str, ...]) -> None:
         super().__init__(str(error))
         self.namespace = namespace
         self.error = error
+        self.made = made
 
 
-def _failed_with_side_effect(after: Namespace, error: Exception) -> Outcome:
-    raise FailedWithSideEffect(after, error)
+def _failed_with_side_effect(before: Namespace, after: Namespace, error: Exception) -> Outcome:
+    raise FailedWithSideEffect(after, error, tuple(sorted(after.dirs - before.dirs)))
 
 
 def run(ns: Namespace, command: dict[str, object]) -> Outcome:

@@ -141,6 +141,25 @@ def test_every_change_is_audited_with_content_hashes(service: MemoryService) -> 
     assert all("zebra" not in d and "okapi" not in d for d in details)  # hashes and paths, never the content
 
 
+def test_a_refused_rename_audits_the_directories_it_made(service: MemoryService) -> None:
+    # As the reference does, a rename of a missing file makes the destination's parents before it fails: they stay,
+    # and like every change they leave an event (a path's hash, no text).
+    run(service, command="create", path="/memories/kept/a.md", file_text="zebra\n")
+    with pytest.raises(NotFound, match="does not exist"):
+        run(service, command="rename", old_path="/memories/missing.md", new_path="/memories/kept/x/y/b.md")
+    assert "/memories/kept/x/y/" in run(service, command="view", path="/memories/kept")
+    events = [e for e in service.audit_trail(INSTANCE, ALEX.upn) if e.action is AuditAction.MEMORY_FILE]
+    refused = [e for e in events if (e.detail or "").startswith("rename")]
+    assert [e.detail for e in refused] == [
+        f"rename refused, made directory path-sha256:{sha256_hex('/memories/kept/' + d)}" for d in ("x", "x/y")]
+    assert all(e.entry_id is None and e.content_sha256 is None for e in refused)
+    # Refused with nothing made (its parents exist), it leaves none.
+    with pytest.raises(NotFound):
+        run(service, command="rename", old_path="/memories/missing.md", new_path="/memories/kept/x/c.md")
+    events = [e for e in service.audit_trail(INSTANCE, ALEX.upn) if e.action is AuditAction.MEMORY_FILE]
+    assert len(events) == len(refused) + 1
+
+
 def test_a_deletion_follows_the_deletion_mode(service: MemoryService) -> None:
     run(service, command="create", path="/memories/old.md", file_text="old plan\n")
     files = MemoryFiles(service)
