@@ -20,6 +20,8 @@ MAX_UPN_CHARS = 320
 _LOCAL_PART = r"[a-z0-9!#$%&'*+=^_`{|}~.-]{1,256}"
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _UPN = re.compile(rf"{_LOCAL_PART}@{_LABEL}(?:\.{_LABEL})*")
+# What a UPN is trimmed of: ASCII spaces only (str.strip would also trim Unicode spaces and separators).
+_ASCII_SPACES = " \t\r\n"
 
 
 class InvalidCallerId(ValueError):
@@ -27,17 +29,23 @@ class InvalidCallerId(ValueError):
 
 
 def caller_upn(raw: str) -> str:
-    """The normalized owner key of a caller's UPN: trimmed, lower-cased, and checked against the grammar.
+    """The normalized owner key of a caller's UPN: trimmed of ASCII spaces, lower-cased, and checked against the
+    grammar.
 
     ``local@domain``: a local part of letters, digits and ``!#$%&'*+=^_`{|}~.-``,
     one "@", and a DNS name (ASCII; internationalized names in punycode).
     Raises ``InvalidCallerId`` for anything else.
     """
-    upn = raw.strip().lower()
+    upn = raw.strip(_ASCII_SPACES)
     if not upn:
         raise InvalidCallerId("a user principal name is required")
     if len(upn) > MAX_UPN_CHARS:
         raise InvalidCallerId(f"a user principal name has at most {MAX_UPN_CHARS} characters")
+    # ASCII is checked before lower-casing: Python lower-cases the Kelvin sign U+212A to "k", so
+    # "\u212aate@contoso.com" would otherwise be kate@contoso.com, another caller's memory.
+    if not upn.isascii():
+        raise InvalidCallerId("a user principal name is ASCII (internationalized domain names in punycode)")
+    upn = upn.lower()
     if not _UPN.fullmatch(upn):
         raise InvalidCallerId("a user principal name has the form name@domain (letters, digits, '.', '-', '_')")
     return upn

@@ -38,6 +38,15 @@ def test_anything_else_is_not_a_caller(raw: str) -> None:
         caller_upn(raw)
 
 
+@pytest.mark.parametrize("raw", ["\u212aate@example.com", "kate@example.\u212az", "kate@example.com\u3000",
+                                 "\u2003kate@example.com", "kate@example.com\x1c", "\x85kate@example.com"])
+def test_no_other_character_stands_for_an_ascii_one(raw: str) -> None:
+    """A character that lower-cases to ASCII (the Kelvin sign to "k") or that str.strip trims (Unicode spaces and
+    separators) never reaches the grammar as the ASCII caller it resembles: it is refused, not kate@example.com."""
+    with pytest.raises(InvalidCallerId):
+        caller_upn(raw)
+
+
 def test_no_internal_owner_can_be_a_caller() -> None:
     """Every internal partition owner of the stores fails the caller grammar, whatever its case or spacing."""
     for owner in (SHARED_OWNER, SYSTEM_INSTANCE, DELETIONS_OWNER, SETTINGS_OWNER):

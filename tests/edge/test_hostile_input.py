@@ -78,6 +78,18 @@ def test_a_look_alike_upn_is_its_own_user(sqlite_server: RunningServer, instance
     assert _memory(sqlite_server, instance_id, "~shared@x") == ""
 
 
+def test_a_kelvin_sign_never_reads_the_memory_of_the_k_it_lower_cases_to(sqlite_server: RunningServer,
+                                                                          instance_id: str) -> None:
+    """"\u212aate@example.com" lower-cases to kate@example.com in Python: it is refused with 401 over REST, and
+    kate's memory is not read."""
+    with sqlite_server.client("kate@example.com") as http:
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "user", "content_markdown": "- kate's own fact"}).raise_for_status()
+    with sqlite_server.client(None, X_USER_IDENTITY=json.dumps({"upn": "\u212aate@example.com"})) as http:
+        response = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"})
+    assert response.status_code == 401 and "kate's own fact" not in response.text
+
+
 @pytest.mark.parametrize("upn", ["~shared", "~deletions", "not-a-upn"])
 def test_operators_cannot_name_an_internal_partition(sqlite_server: RunningServer, instance_id: str,
                                                       upn: str) -> None:
