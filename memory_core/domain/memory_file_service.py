@@ -26,6 +26,7 @@ How /memories maps onto the storage model (docs/memory-tool.md has the whole des
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -121,10 +122,12 @@ class MemoryFiles:
                 agent = None  # a caller outside the agent's groups sees user memory only
         if agent is None and agent_paths:
             raise texts.agent_required(agent_paths[0])
-        # A name is stored too (in the file index): it is screened like content.
+        # A name is stored too (in the file index): it is screened like content, as sent and as stored (NFC, where
+        # the Kelvin sign U+212A is a "K": "A\u212aIA..." is stored as an AWS key id).
         for key in ("path", "new_path"):
             if cmd["command"] in ("create", "rename") and key in cmd:
-                self._service.screen(caller, ProfileKey(instance_id, caller.upn, Scope.USER), str(cmd[key]), name=key)
+                for name in dict.fromkeys((str(cmd[key]), unicodedata.normalize("NFC", str(cmd[key])))):
+                    self._service.screen(caller, ProfileKey(instance_id, caller.upn, Scope.USER), name, name=key)
         for _ in range(_ATTEMPTS):
             snapshot = self._snapshot(caller, instance_id, agent)
             side_effect: MemoryCoreError | None = None

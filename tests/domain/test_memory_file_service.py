@@ -255,6 +255,18 @@ def test_a_secret_in_a_file_name_is_refused(service: MemoryService) -> None:
     assert token not in run(service, command="view", path="/memories")
 
 
+def test_a_secret_a_name_becomes_once_stored_is_refused(service: MemoryService) -> None:
+    """Names are stored NFC, where the Kelvin sign U+212A is "K": "A\u212aIA..." would be listed as an AWS access key
+    id. A rename (no entry, so no reason) and a whitespace-only create (stored in the index) are screened as stored."""
+    kelvin = "A\u212aIAZZZZQWERTYUIOPAR"
+    run(service, command="create", path="/memories/plain.md", file_text="x\n")
+    with pytest.raises(SecretDetected, match=r"^new_path looks like it contains a secret"):
+        run(service, command="rename", old_path="/memories/plain.md", new_path=f"/memories/{kelvin}")
+    with pytest.raises(SecretDetected, match=r"^path looks like it contains a secret"):
+        run(service, command="create", path=f"/memories/{kelvin}", file_text=" \n")
+    assert "AKIA" not in run(service, command="view", path="/memories")
+
+
 def test_hidden_text_in_a_file_name_is_refused_naming_the_argument(service: MemoryService) -> None:
     """A tag character in a new file's name, an override in a new name: refused as hidden text, naming the
     command's argument, in the answer and in the audited rejection; nothing is created or renamed."""
