@@ -182,10 +182,15 @@ def str_replace(ns: Namespace, path: str, old_str: str, new_str: str) -> Outcome
     if count == 0:
         raise texts.no_match(old_str, path)
     if count > 1:
+        # The reference's list, every occurrence's line, found in one pass: it counted the newlines before each from
+        # the start, quadratic in the file (0.6 s of CPU for old_str "" in a 64 KiB file).
         lines: list[int] = []
-        start = 0
+        start = counted = 0
+        line = 1
         while (pos := content.find(old_str, start)) != -1:
-            lines.append(content[:pos].count("\n") + 1)
+            line += content.count("\n", counted, pos)
+            counted = pos
+            lines.append(line)
             start = pos + 1
         raise texts.not_unique(old_str, lines, path)
     changed_line = content[: content.find(old_str)].count("\n")

@@ -40,6 +40,9 @@ SCRIPT: list[Command] = [
      "new_str": "prefers short answers, with examples"},
     {"command": "str_replace", "path": "/memories/notes.md", "old_str": "likes coffee", "new_str": "x"},
     {"command": "str_replace", "path": "/memories/notes.md", "old_str": "likes tea", "new_str": "likes green tea"},
+    # repeated on many lines, and the empty string, repeated at every character
+    {"command": "str_replace", "path": "/memories/notes.md", "old_str": "e", "new_str": "E"},
+    {"command": "str_replace", "path": "/memories/notes.md", "old_str": "", "new_str": "x"},
     {"command": "str_replace", "path": "/memories/projects", "old_str": "a", "new_str": "b"},
     {"command": "str_replace", "path": "/memories/missing.md", "old_str": "a", "new_str": "b"},
     {"command": "str_replace", "path": "/memories/projects/alpha/plan.md", "old_str": "step two",
