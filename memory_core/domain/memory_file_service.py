@@ -26,6 +26,7 @@ How /memories maps onto the storage model (docs/memory-tool.md has the whole des
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -65,6 +66,9 @@ if TYPE_CHECKING:  # the service's read machinery loads with the composition roo
 
 FILE_TAG = "memory-file"
 MAX_FILES = 2000
+# The file index is one record: its JSON, as the Cosmos DB SDK sends it (non-ASCII escaped), stays well inside an
+# item's 2 MB. Directories count here, not in MAX_FILES: a 1,024-character path makes about 500 of them.
+MAX_INDEX_BYTES = 1024 * 1024
 # Whitespace-only text cannot be an entry (appends refuse it); it is kept in the index, up to this size.
 MAX_INLINE_BYTES = 4096
 _ATTEMPTS = 12
@@ -229,6 +233,11 @@ class MemoryFiles:
         after: Namespace,
     ) -> None:
         data = index_data(snapshot.record, snapshot.entries, agent, after)
+        if len(json.dumps(data)) > MAX_INDEX_BYTES:
+            raise InvalidInput(
+                "the memory files' names, directories and empty files take at most 1 MiB; delete or rename some first",
+                code="file_index_full",
+            )
         partition = Partition(instance_id, caller.upn)
         try:
             if snapshot.record is None:

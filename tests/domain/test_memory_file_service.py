@@ -6,6 +6,7 @@ threads at the commit point.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,9 +16,11 @@ import pytest
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.audit import AuditAction
 from memory_core.domain.errors import HiddenText, InvalidInput, NotFound, SecretDetected
+from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import ProfileKey, Scope, Share, sha256_hex
+from memory_core.domain.records import Partition
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.secrets import SecretScanner
@@ -158,6 +161,32 @@ def test_a_refused_rename_audits_the_directories_it_made(service: MemoryService)
         run(service, command="rename", old_path="/memories/missing.md", new_path="/memories/kept/x/c.md")
     events = [e for e in service.audit_trail(INSTANCE, ALEX.upn) if e.action is AuditAction.MEMORY_FILE]
     assert len(events) == len(refused) + 1
+
+
+def test_the_file_index_stays_within_its_bound_whatever_the_directories(service: MemoryService) -> None:
+    """Directories are not files, but every one is a name in the user's one index record: a rename of a missing file
+    to a 1,000-character path makes about 500 of them. The record stays under 1 MiB (an item of Cosmos DB holds 2 MB):
+    past it a command is refused and changes nothing, and deleting makes room again."""
+    from memory_core.domain.memory_file_service import MAX_INDEX_BYTES
+
+    deep = "/a" * 495
+    made = 0
+    with pytest.raises(InvalidInput, match="take at most 1 MiB") as full:
+        while made < 100:
+            with pytest.raises(NotFound):
+                run(service, command="rename", old_path="/memories/gone.md", new_path=f"/memories/d{made}{deep}/x.md")
+            made += 1
+    assert full.value.code == "file_index_full" and 2 < made < 100
+    listing = run(service, command="view", path="/memories")
+    assert f"/memories/d{made - 1}/" in listing and f"/memories/d{made}/" not in listing
+    with pytest.raises(InvalidInput, match="take at most 1 MiB"):
+        run(service, command="create", path=f"/memories/d{made}{deep}/x.md", file_text="x\n")
+    index = service.store.get_record(Partition(INSTANCE, ALEX.upn), INDEX_KIND, INDEX_ID)
+    assert index is not None and len(json.dumps(index.data)) <= MAX_INDEX_BYTES
+    with pytest.raises(NotFound):  # nothing of the refused create was stored
+        run(service, command="view", path=f"/memories/d{made}{deep}/x.md")
+    run(service, command="delete", path="/memories/d0")
+    run(service, command="create", path=f"/memories/d{made}{deep}/x.md", file_text="x\n")
 
 
 def test_a_deletion_follows_the_deletion_mode(service: MemoryService) -> None:
