@@ -11,8 +11,8 @@ Path rules are stricter than the reference's: under ``/memories``; no ``..``,
 no control characters; NFC-normalized; at most ``MAX_PATH_CHARS`` characters
 and ``MAX_SEGMENT_BYTES`` UTF-8 bytes per segment. A rejected path gets the
 reference's own refusal text. A name brought into being (``parse_new_path``: create,
-rename's destination) also has no invisible formatting character, which the
-reference has no text for.
+rename's destination) also has no invisible formatting character or other
+default-ignorable character, which the reference has no text for.
 """
 
 from __future__ import annotations
@@ -39,6 +39,14 @@ _REFUSED_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 # kept: a joiner between two pictographs (a family, a rainbow flag) and a subdivision flag's tag characters.
 # Names stored before this rule can still be read, moved and deleted.
 _INVISIBLE_CATEGORY = "Cf"
+# Refused too: the default-ignorable characters that are not Cf (Unicode's DerivedCoreProperties), which draw
+# nothing though they are letters or marks: the combining grapheme joiner, the Hangul fillers, the Khmer inherent
+# vowels, and the code points reserved as default-ignorable (U+2065, U+FFF0-U+FFF8, the rest of the U+E0000
+# plane). "notes\u3164.md" reads as "notes.md". The variation selectors among them are ``hidden_character``'s.
+_INVISIBLE_LETTERS_AND_MARKS = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u2065\u3164\uffa0" + "".join(map(chr, range(0xFFF0, 0xFFF9)))
+)
+_IGNORABLE_PLANE = (0xE0000, 0xE0FFF)
 _JOINER = "\u200d"
 _PICTOGRAPH_CATEGORY = "So"
 # What may stand between a pictograph and the joiner after it: emoji presentation and the skin tones.
@@ -99,10 +107,17 @@ def parse_new_path(path: str) -> MemoryPath:
 def _invisible(name: str) -> str | None:
     """The first character of ``name`` no one sees that no emoji needs, or None."""
     for at, character in enumerate(name):
+        if character in _INVISIBLE_LETTERS_AND_MARKS:
+            return character
         if (unicodedata.category(character) == _INVISIBLE_CATEGORY and not is_tag_character(character)
                 and not _joins_pictographs(name, at)):
             return character
-    return hidden_character(name)
+    hidden = hidden_character(name)
+    if hidden is not None:
+        return hidden
+    # What the Tags block and the ideographic selectors leave of that plane: unassigned, and drawn as nothing.
+    return next((c for c in name if _IGNORABLE_PLANE[0] <= ord(c) <= _IGNORABLE_PLANE[1]
+                 and unicodedata.category(c) == "Cn"), None)
 
 
 def _joins_pictographs(name: str, at: int) -> bool:

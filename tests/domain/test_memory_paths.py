@@ -49,10 +49,14 @@ def test_paths_are_nfc_normalized() -> None:
 
 @pytest.mark.parametrize("invisible", [
     "\u200b", "\u200d", "\u200e", "\u202e", "\u2066", "\u2060", "\ufeff", "\u00ad", "\U000e0041",
+    "\u034f", "\u115f", "\u1160", "\u3164", "\uffa0", "\u17b4", "\u2065", "\ufff0", "\U000e0200",
 ], ids=["zero-width-space", "zero-width-joiner", "left-to-right-mark", "right-to-left-override", "isolate",
-        "word-joiner", "byte-order-mark", "soft-hyphen", "tag-letter-a"])
+        "word-joiner", "byte-order-mark", "soft-hyphen", "tag-letter-a", "combining-grapheme-joiner",
+        "hangul-choseong-filler", "hangul-jungseong-filler", "hangul-filler", "halfwidth-hangul-filler",
+        "khmer-inherent-vowel", "reserved-u2065", "reserved-ufff0", "reserved-plane-14"])
 def test_a_new_name_with_an_invisible_formatting_character_is_refused(invisible: str) -> None:
-    """create and rename's destination refuse format characters (Cf), naming the code point; a name stored before
+    """create and rename's destination refuse format characters (Cf) and the other default-ignorable characters,
+    which draw nothing (a Hangul filler, the combining grapheme joiner), naming the code point; a name stored before
     the rule stays addressable, so it can be read, moved and deleted."""
     for path in (f"/memories/notes{invisible}.md", f"/memories/dir{invisible}/notes.md"):
         with pytest.raises(InvalidInput) as refused:
@@ -63,9 +67,11 @@ def test_a_new_name_with_an_invisible_formatting_character_is_refused(invisible:
 
 
 @pytest.mark.parametrize("path", ["/memories/café ☕.md", "/memories/❤\ufe0f.md", "/memories/日本/東京.md",
-                                  "/memories/a\u0301.md", "/memories/مرحبا.md"])
+                                  "/memories/a\u0301.md", "/memories/مرحبا.md", "/memories/한국어 메모.md",
+                                  "/memories/ភាសាខ្មែរ.md", "/memories/\u1100\u1161\u11a8.md"])
 def test_visible_names_in_any_script_are_new_names(path: str) -> None:
-    """Emoji with a variation selector, combining marks, CJK and right-to-left scripts are visible, and accepted."""
+    """Emoji with a variation selector, combining marks, CJK, Hangul (syllables and conjoining jamo), Khmer and
+    right-to-left scripts are visible, and accepted."""
     assert parse_new_path(path).parts == parse_path(path).parts
 
 
