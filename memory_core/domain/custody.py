@@ -5,7 +5,9 @@ The sweep is idempotent and safe to crash and re-run at any step:
 
 1. plan   - the entries to erase are fixed once, in the request (with its counts);
 2. erase  - the planned entries are erased (erasing twice erases nothing more);
-3. seal   - a clear moves the profile's watermark, a purge erases the profiles;
+3. seal   - a clear moves the profile's watermark, a purge erases the profiles, and the
+            user's memory tool file index loses the names the request covered (its
+            files' paths, and the directories and whitespace-only files it hid);
 4. unhold - the hold that hid the entries is removed;
 5. done   - the request is marked executed with the planned counts.
 
@@ -25,6 +27,7 @@ from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
 from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, erased
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
@@ -250,6 +253,7 @@ class CustodyService:
             self._store.delete_entries(self._key(request, item.scope, item.agent_object_id, item.owner), entry_ids)
         self._fault("erased", request)
         self._seal(request)
+        self._erase_file_names(request)
         self._fault("sealed", request)
         self._unhold(request)
         self._fault("unheld", request)
@@ -317,6 +321,38 @@ class CustodyService:
                 except Conflict:
                     continue
             raise Conflict("the memory profile kept changing during the sweep")
+
+    def _erase_file_names(self, request: DeletionRequest) -> None:
+        """The seal's last part: the names the request covered leave the file index (``file_index.erased``)."""
+        own = [item.entry_id for item in request.plan or () if item.owner is None]
+        if request.kind is DeletionKind.FORGET:
+            self.erase_file_names(request.instance_id, request.upn, None, None, own)
+        elif request.kind is DeletionKind.PURGE:
+            self.erase_file_names(request.instance_id, request.upn, None, request.watermark, own)
+        else:  # a clear or a replace of one scope
+            tree = request.agent_object_id if request.scope == Scope.AGENT.value else None
+            self.erase_file_names(request.instance_id, request.upn, [tree], request.watermark, own)
+
+    def erase_file_names(
+        self, instance_id: str, upn: str, agent_object_ids: builtins.list[str | None] | None,
+        made_by: datetime | None, entry_ids: builtins.list[str],
+    ) -> None:
+        """Take out of ``upn``'s memory tool file index what an erasure took: the files of ``entry_ids`` and, made
+        at or before ``made_by``, the directories and whitespace-only files, in the trees of ``agent_object_ids``
+        (None in it: user memory; None: every tree). Paths are the user's words: an erased file's path must not
+        outlive its text. Conditional on the index's etag, retried on a race; ``Conflict`` after 8 races."""
+        partition = Partition(instance_id, upn)
+        for _ in range(8):
+            record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
+            data = erased(record.data, agent_object_ids, made_by, set(entry_ids)) if record else None
+            if record is None or data is None:
+                return
+            try:
+                self._store.put_record(Record(partition, INDEX_KIND, INDEX_ID, data, record.etag))
+                return
+            except Conflict:
+                continue
+        raise Conflict("the memory file index kept changing during the erasure; retry")
 
     def _unhold(self, request: DeletionRequest) -> None:
         self._store.delete_record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id)

@@ -3,25 +3,36 @@
 The record (kind ``memory_file_index``, id ``files``, partition ``(instance_id, upn)``) holds a
 tree for user memory (``user``) and one per agent (``agents``, by the agent's object id): its
 files, each an entry id and the text's SHA-256 (or, for whitespace-only text, the text itself),
-and its directories. Entries no file names show as files of their own under appended/. Here: the
-namespace an index and the caller's visible entries make, and the index a changed namespace
-makes; reading and committing the record under its etag is ``memory_file_service``'s.
+its directories, and when each directory and whitespace-only file was made (``made``). Entries no
+file names show as files of their own under appended/. Here: the namespace an index and the
+caller's visible entries make, the index a changed namespace makes, and the index without what an
+erasure took; reading and committing the record under its etag is ``memory_file_service``'s, and
+erasing from it ``service``'s and ``custody``'s.
+
+A directory or a whitespace-only file is no entry, but it is the user's words all the same (a
+name) and a model reads it: it follows its scope's custody as an entry made when it was made
+would. A clear, an import-replace or a purge hides it at once, pending or not, and a rejection
+shows it again; the erasure that executes them takes it out of the index (``erased``). One stored
+before stamps were kept counts as made at the start of time: any clear takes it.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from memory_core.domain.file_entries import FileEntries
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import AGENT_DIR, APPENDED_DIR, FileNode, Namespace, is_agent_path, parents
-from memory_core.domain.models import MemoryEntry, sha256_hex
+from memory_core.domain.models import EntryKind, MemoryEntry, ScopeState, sha256_hex
 from memory_core.domain.records import Record
 
 INDEX_KIND = "memory_file_index"
 INDEX_ID = "files"
+# When a directory or whitespace-only file stored without a stamp was made, as far as custody knows.
+_UNSTAMPED = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def namespace_of(
@@ -36,16 +47,19 @@ def namespace_of(
     ns = Namespace()
     indexed: list[str] = []
     upn = caller.upn
-    for agent_scope in entries.states:
+    for agent_scope, state in entries.states.items():
         tree = _tree(data, agent.object_id if agent_scope and agent else None)
         mount = AGENT_DIR + "/" if agent_scope else ""
         appended = mount + APPENDED_DIR + "/"
         own: dict[str, MemoryEntry] = entries.by_visible(agent_scope, ("own", upn), functools.partial(_own, upn))
+        shown = functools.partial(_shown, state, entries.visible(agent_scope), upn, tree["made"])
         named: set[str] = set()
         files_before = len(ns.files)
         for rel, slot in tree["files"].items():
             entry_id = slot.get("entry_id")
             if entry_id is None:
+                if not shown(rel):
+                    continue
                 ns.files[mount + rel] = FileNode(str(slot.get("text") or ""))
             elif entry_id in own:
                 ns.files[mount + rel] = FileNode(own[entry_id].content_markdown, entry_id)
@@ -62,12 +76,36 @@ def namespace_of(
         if unnamed:  # every appended file has the same parents: found once, not once per entry
             ns.files.update(unnamed)
             ns.dirs.update(parents(appended + "_"))
-        ns.dirs.update(mount + d if d else AGENT_DIR for d in tree["dirs"])
+        ns.dirs.update(mount + d if d else AGENT_DIR for d in tree["dirs"] if shown(d))
         if agent_scope and len(ns.files) > files_before:  # the user's own files never lie under agent/
             ns.dirs.add(AGENT_DIR)
     for rel in indexed:
         ns.dirs.update(parents(rel))
     return ns
+
+
+def _shown(state: ScopeState, visible: list[MemoryEntry], upn: str, made: Mapping[str, str], rel: str) -> bool:
+    """Whether the directory or whitespace-only file ``rel`` of ``state``'s tree shows: an entry made when it was
+    would (not before the scope's clear watermark, under a hold, or before the newest visible replace)."""
+    return _covered(state, visible, upn, _made_on(made, rel)) is None
+
+
+def _covered(state: ScopeState, visible: list[MemoryEntry], upn: str, made_on: datetime) -> str | None:
+    """What hides an item made at ``made_on`` in ``state``'s scope: "watermark" (erased by a clear or replace that
+    is done), "hold" (a pending deletion: a rejection shows it again), "replace" (a newer replace), or None."""
+    watermark = state.profile.cleared_on if state.profile else None
+    if watermark is not None and made_on <= watermark:
+        return "watermark"
+    if any(hold.covers_facts(state.key.profile_id, upn, made_on, "") for hold in state.holds):
+        return "hold"
+    if visible and visible[0].kind is EntryKind.REPLACE and made_on < visible[0].created_on:
+        return "replace"
+    return None
+
+
+def _made_on(made: Mapping[str, str], rel: str) -> datetime:
+    stamp = made.get(rel)
+    return datetime.fromisoformat(stamp) if stamp else _UNSTAMPED
 
 
 def _own(upn: str, entry: MemoryEntry) -> tuple[str, MemoryEntry] | None:
@@ -84,21 +122,45 @@ def _appended_file(upn: str, appended: str, entry: MemoryEntry) -> tuple[str, Fi
 
 
 def index_data(
-    record: Record | None, entries: FileEntries[Namespace], agent: AgentContext | None, after: Namespace
+    record: Record | None,
+    entries: FileEntries[Namespace],
+    agent: AgentContext | None,
+    after: Namespace,
+    caller: Caller,
+    now: datetime,
 ) -> dict[str, Any]:
     """The index ``record`` becomes once the namespace is ``after``: the trees of the scopes ``entries``
-    read, rewritten; a file hidden by a pending deletion (a clear, a forget) keeps its place, so that a
-    rejection restores it; every other tree (other agents') kept as it was."""
+    read, rewritten; a file or directory hidden by a pending deletion (a clear, a forget) keeps its place, so that
+    a rejection restores it; every other tree (other agents') kept as it was. A directory or whitespace-only file
+    new in ``after`` is stamped ``now``; one a done clear or a replace hides is left out, erased."""
     data: dict[str, Any] = dict(record.data) if record else {"version": 1}
     agents: dict[str, Any] = dict(data.get("agents") or {})
-    for agent_scope in entries.states:
+    for agent_scope, state in entries.states.items():
         stored, visible = entries.scope_ids(agent_scope), entries.visible_ids(agent_scope)
         old_tree = _tree(data, agent.object_id if agent_scope and agent else None)
         tree = _tree_of(after, agent_scope)
+        old_made: Mapping[str, str] = old_tree["made"]
+        hidden = {rel: _covered(state, entries.visible(agent_scope), caller.upn, _made_on(old_made, rel))
+                  for rel in [*old_tree["dirs"], *(r for r, slot in old_tree["files"].items() if not slot.get("entry_id"))]}
+        made: dict[str, str] = {}
         for rel, slot in old_tree["files"].items():
-            held = slot.get("entry_id") in stored and slot.get("entry_id") not in visible
+            held = (slot.get("entry_id") in stored and slot.get("entry_id") not in visible) or hidden.get(rel) == "hold"
             if held and rel not in tree["files"]:
                 tree["files"][rel] = slot
+                if rel in old_made:
+                    made[rel] = old_made[rel]
+        kept_dirs = set(tree["dirs"])
+        for rel in old_tree["dirs"]:
+            if rel not in kept_dirs and hidden[rel] == "hold":
+                tree["dirs"].append(rel)
+                if rel in old_made:
+                    made[rel] = old_made[rel]
+        # What ``after`` shows was shown before, with its stamp, or is made by this command (a name the snapshot
+        # hid, made again, is new too).
+        for rel in [*kept_dirs, *(r for r, slot in tree["files"].items() if not slot["entry_id"] and r not in made)]:
+            shown_before = rel in old_made and hidden.get(rel) is None
+            made[rel] = old_made[rel] if shown_before else now.isoformat()
+        tree = _stored(tree["files"], tree["dirs"], made)
         if agent_scope and agent is not None:
             agents[agent.object_id] = tree
         else:
@@ -107,10 +169,63 @@ def index_data(
     return data
 
 
+def erased(
+    data: Mapping[str, Any], agent_object_ids: Collection[str | None] | None, made_by: datetime | None,
+    entry_ids: Collection[str],
+) -> dict[str, Any] | None:
+    """The index ``data`` without what an erasure took, or None when it took nothing from it: in the trees of
+    ``agent_object_ids`` (None in it: user memory; ``agent_object_ids`` None: every tree), the files of
+    ``entry_ids``, and the directories and whitespace-only files made at or before ``made_by`` (a clear's, a
+    replace's or a purge's watermark)."""
+    trees = {None: data.get("user") or {}, **(data.get("agents") or {})}
+    changed: dict[str | None, dict[str, Any]] = {}
+    for object_id in trees if agent_object_ids is None else agent_object_ids:
+        if object_id not in trees:
+            continue
+        tree = _tree(data, object_id)
+        made = tree["made"]
+
+        def taken(rel: str, made: Mapping[str, str] = made) -> bool:
+            return made_by is not None and _made_on(made, rel) <= made_by
+
+        files = {rel: slot for rel, slot in tree["files"].items()
+                 if not (slot.get("entry_id") in entry_ids or (slot.get("entry_id") is None and taken(rel)))}
+        dirs = [rel for rel in tree["dirs"] if not taken(rel)]
+        if len(files) < len(tree["files"]) or len(dirs) < len(tree["dirs"]):
+            changed[object_id] = _stored(files, dirs, made)
+    if not changed:
+        return None
+    result = dict(data)
+    agents = dict(data.get("agents") or {})
+    for object_id, tree in changed.items():
+        if object_id is None:
+            result["user"] = tree
+        else:
+            agents[object_id] = tree
+    result["agents"] = agents
+    return result
+
+
 def _tree(data: Mapping[str, Any], agent_object_id: str | None) -> dict[str, Any]:
+    """One stored tree as ``files`` (path: slot), ``dirs`` (paths) and ``made`` (path: ISO time, for the directories
+    and whitespace-only files stamped). Stored, a directory maps to its stamp (a list, before stamps: none), and a
+    whitespace-only file's slot holds its own: each name is written once, as the index's bound counts it."""
     raw = (data.get("agents") or {}).get(agent_object_id) if agent_object_id else data.get("user")
     raw = raw or {}
-    return {"files": dict(raw.get("files") or {}), "dirs": list(raw.get("dirs") or [])}
+    files: dict[str, Any] = dict(raw.get("files") or {})
+    stored_dirs = raw.get("dirs") or []
+    made = {rel: stamp for rel, stamp in stored_dirs.items() if stamp} if isinstance(stored_dirs, dict) else {}
+    made.update((rel, slot["made"]) for rel, slot in files.items() if slot.get("made"))
+    return {"files": files, "dirs": list(stored_dirs), "made": made}
+
+
+def _stored(files: Mapping[str, Any], dirs: Collection[str], made: Mapping[str, str]) -> dict[str, Any]:
+    """The tree as stored (``_tree`` reads it back)."""
+    return {
+        "files": {rel: ({**slot, "made": made[rel]} if slot.get("entry_id") is None and rel in made else slot)
+                  for rel, slot in files.items()},
+        "dirs": {rel: made.get(rel) for rel in sorted(dirs)},
+    }
 
 
 def _tree_of(ns: Namespace, agent_scope: bool) -> dict[str, Any]:

@@ -232,7 +232,7 @@ class MemoryFiles:
         snapshot: _Snapshot,
         after: Namespace,
     ) -> None:
-        data = index_data(snapshot.record, snapshot.entries, agent, after)
+        data = index_data(snapshot.record, snapshot.entries, agent, after, caller, self._service.now())
         if len(json.dumps(data)) > MAX_INDEX_BYTES:
             raise InvalidInput(
                 "the memory files' names, directories and empty files take at most 1 MiB; delete or rename some first",

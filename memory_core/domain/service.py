@@ -92,6 +92,10 @@ class MemoryService(MemoryReads):
                                                allow_sharing_override=allow_sharing_override),
                          read_cache_bytes)
 
+    def now(self) -> datetime:
+        """The time by the service's clock, the one entries are stamped with."""
+        return self._clock()
+
     # -- writes --------------------------------------------------------------
 
     def append(
@@ -154,8 +158,10 @@ class MemoryService(MemoryReads):
                                  self._seed_profile(caller, key, agent, options, entry.created_on), entry, "replace")
             watermark = entry.created_on - timedelta(microseconds=1)
             self._advance_watermark(key, watermark, entry.created_on)
-            self._store.delete_entries(key, [e.id for e in before.entries if e.created_on <= watermark])
+            replaced = [e.id for e in before.entries if e.created_on <= watermark]
+            self._store.delete_entries(key, replaced)
             self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, caller, key, watermark))
+            self.custody.erase_file_names(instance_id, caller.upn, [key.agent_object_id], watermark, replaced)
             team_copies.share(self._store, entry)
         return self.get(caller, instance_id, key.scope, agent)
 
@@ -205,8 +211,10 @@ class MemoryService(MemoryReads):
             self._store.save_profile(replace(seed, cleared_on=now))
         else:
             self._advance_watermark(key, now, now, first=state)
-        erased = self._store.delete_entries(key, [e.id for e in state.entries if e.created_on <= now])
+        cleared = [e.id for e in state.entries if e.created_on <= now]
+        erased = self._store.delete_entries(key, cleared)
         self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, caller, key, now))
+        self.custody.erase_file_names(instance_id, caller.upn, [key.agent_object_id], now, cleared)
         self.audit.record(AuditAction.CLEAR, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
                           scope=key.scope.value, agent_object_id=key.agent_object_id, detail=f"erased {erased} entries")
         (after,) = self._store.load([key])
@@ -263,6 +271,7 @@ class MemoryService(MemoryReads):
             return PendingDeletion(self.custody.request_forget(caller.upn, entry).id)
         self._store.delete_entries(entry.key, [entry.id])
         self._withdraw_copy(entry)
+        self.custody.erase_file_names(instance_id, caller.upn, None, None, [entry.id])
         self._audit_write(AuditAction.FORGET, caller, entry)
         return Forgotten(entry.id)
 
