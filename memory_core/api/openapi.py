@@ -19,8 +19,9 @@ from pydantic.json_schema import models_json_schema
 from memory_core import __version__
 from memory_core.api.function_table import functions_of, http_methods
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, spec_of
+from memory_core.edge.spec import not_stored
 from memory_core.wire.errors import ErrorResponse
-from memory_core.wire.memory import INSTANCE_ID_PATTERN
+from memory_core.wire.memory import INSTANCE_ID_PATTERN, NotStoredResponse
 
 Handler = Callable[..., Any]
 
@@ -34,6 +35,7 @@ _STATUS_TEXT = {
     409: "Conflict",
     413: "Request body larger than this endpoint accepts",
     415: "Body not sent as application/json",
+    421: "The Host header names no host this service answers for (DNS rebinding)",
     422: "Rejected content",
     503: "Store unavailable; retry after Retry-After seconds",
 }
@@ -59,6 +61,8 @@ def build_openapi(app: func.FunctionApp, route_prefix: str = "api") -> dict[str,
     models: set[type[BaseModel]] = {ErrorResponse}
     for _, _, spec, _ in specs:
         models.update(m for m in (spec.body, spec.response, *spec.statuses.values()) if m is not None)
+        if spec.memory_off is not_stored:
+            models.add(NotStoredResponse)
     _, schema = models_json_schema(
         [(m, "validation") for m in sorted(models, key=lambda m: m.__name__)],
         ref_template=_REF,
@@ -108,7 +112,10 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, A
         for name, prop in query_schema.get("properties", {}).items():
             parameters.append({"name": name, "in": "query", "required": name in required, "schema": prop})
     if spec.content_type == "application/json" and spec.response is not None:
-        content: dict[str, Any] = {"application/json": {"schema": {"$ref": _REF.format(model=spec.response.__name__)}}}
+        schema: dict[str, Any] = {"$ref": _REF.format(model=spec.response.__name__)}
+        if spec.memory_off is not_stored:  # a write under X-MEMORY-MODE: off stores nothing and says so
+            schema = {"anyOf": [schema, {"$ref": _REF.format(model=NotStoredResponse.__name__)}]}
+        content: dict[str, Any] = {"application/json": {"schema": schema}}
     elif spec.content_type == "application/json":
         content = {"application/json": {"schema": {"type": "object"}}}
     else:
@@ -121,8 +128,9 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, A
         }
     error_content = {"application/json": {"schema": {"$ref": _REF.format(model="ErrorResponse")}}}
     # The edge refuses a body that is not JSON (415) or past the endpoint's limit (413) before any
-    # handler runs, so every operation that takes a body can answer both, whatever its spec lists.
-    edge_refusals = {413, 415} if spec.body is not None else set()
+    # handler runs, so every operation that takes a body can answer both, whatever its spec lists; and any
+    # operation a foreign Host (421) or a cross-site Origin (403).
+    edge_refusals = {403, 421} | ({413, 415} if spec.body is not None else set())
     for status in sorted({*spec.errors, *edge_refusals, 503}):
         responses[str(status)] = {"description": _STATUS_TEXT.get(status, "Error"), "content": error_content}
     operation: dict[str, Any] = {

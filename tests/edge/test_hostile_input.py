@@ -330,6 +330,17 @@ def test_the_document_lists_what_the_service_answers(sqlite_server: RunningServe
     parameter = paths[f"{base}/memory"]["get"]["parameters"][0]
     assert parameter["name"] == "instanceId" and parameter["schema"]["pattern"].startswith("^")
     assert "/api/mcp" not in paths
+    # Under X-MEMORY-MODE: off a write answers not_stored, with the status its success has (202 for a forget).
+    not_stored = {"$ref": "#/components/schemas/NotStoredResponse"}
+    for path, method, status in ((f"{base}/memory/append", "post", "200"), (f"{base}/memory/clear", "post", "200"),
+                                 (f"{base}/memory/import", "post", "200"),
+                                 (f"{base}/memory/entries/{{entryId}}", "delete", "202")):
+        schema = paths[path][method]["responses"][status]["content"]["application/json"]["schema"]
+        assert not_stored in schema["anyOf"], path
+    # The edge refuses a foreign Host (421) and a cross-site Origin (403) on every operation.
+    for path, item in paths.items():
+        for method, operation in item.items():
+            assert {"403", "421"} <= set(operation["responses"]), f"{method} {path}"
 
 
 def test_every_operation_with_a_body_documents_the_edges_refusals(sqlite_server: RunningServer,
