@@ -29,10 +29,18 @@ for a model to read, a character of either kind is refused unless it has its one
 
 Zero-width characters in a row are refused: U+200B (zero-width space), U+200C (non-joiner), U+200D (joiner),
 U+2060 (word joiner), U+2061-U+2064 (invisible operators), U+FEFF (zero-width no-break space) and U+180E
-(Mongolian vowel separator). One at a time each has its use (a joiner in an emoji sequence or in Devanagari, a
-non-joiner in Persian, a break opportunity in a long word), but two or more together are how zero-width
-steganography writes bits between two visible letters, and no text a person writes needs them. The second of a
-run is the one named.
+(Mongolian vowel separator), and with them every other character Unicode makes default-ignorable (drawn as
+nothing) in the BMP and plane 14 but the selectors and tag characters above: the soft hyphen, the combining
+grapheme joiner U+034F, the Hangul fillers, the Khmer inherent vowels, the bidirectional marks, embeddings and
+isolates (U+061C, U+200E, U+200F, U+202A-U+202C, U+2066-U+2069), the deprecated format characters
+U+206A-U+206F, and the code points reserved as default-ignorable. (The shorthand and musical format controls,
+U+1BCA0-U+1BCA3 and U+1D173-U+1D17A, are not looked for: see ``_ZERO_WIDTH_BMP``.) One at a time each has its
+use (a joiner in an emoji sequence or in Devanagari, a non-joiner in Persian, a break opportunity in a long
+word, a mark beside right-to-left text), but two or more together are how zero-width steganography writes bits between two visible
+letters, and no text a person writes needs them: with any of them between, a run of two is still a run. Two
+exceptions, which right-to-left text formatted by software writes: the same closer twice (U+2069 U+2069, U+202C
+U+202C), which ends nested isolates or embeddings at once, and a mark after a closer (U+2069 U+200F), which sets
+the direction of the punctuation after an isolate. The second of a run is the one named.
 
 Text that shows something else than agents read is refused too: a bidirectional override
 (U+202D left-to-right, U+202E right-to-left) draws the characters after it in the order it
@@ -57,11 +65,23 @@ _SELECTORS = f"{_MONGOLIAN_SELECTORS}\ufe00-\ufe0f{_IDEOGRAPHIC_SELECTORS}"
 _TAG = re.compile(f"[{_TAGS}]")
 _SELECTOR = re.compile(f"[{_SELECTORS}]")
 _MONGOLIAN_SELECTOR = re.compile(f"[{_MONGOLIAN_SELECTORS}]")
-_ZERO_WIDTH_CHARACTERS = frozenset("\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff")
-_ZERO_WIDTH = "".join(sorted(_ZERO_WIDTH_CHARACTERS))  # as a character class's contents
-# After a zero-width character matched, another follows: the match is a run's first, and the next character the
-# first that is hidden text.
-_RUN = f"(?<=[{_ZERO_WIDTH}])(?=[{_ZERO_WIDTH}])"
+# The default-ignorable code points (DerivedCoreProperties) that are neither selectors nor tag characters, nor an
+# override (refused alone), nor outside the BMP and plane 14 (the shorthand and musical format controls); as a
+# character class's contents. Where a class is what the engine scans the text for, its part beyond the BMP is one
+# range: each range there costs every character of the text a comparison (a class with the three of plane 14 and
+# those two blocks as well searched 64 KiB of ordinary text in 514 µs, against 218 µs with one).
+_ZERO_WIDTH_BMP = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202c\u2060-\u206f\u3164\ufeff"
+    "\uffa0\ufff0-\ufff8"
+)
+_ZERO_WIDTH = f"{_ZERO_WIDTH_BMP}\U000e0080-\U000e00ff\U000e01f0-\U000e0fff"
+# Selectors and zero-width characters together, scanned for: plane 14 from U+E0080 on holds nothing else.
+_SELECTORS_OR_ZERO_WIDTH = f"{_MONGOLIAN_SELECTORS}\ufe00-\ufe0f{_ZERO_WIDTH_BMP}\U000e0080-\U000e0fff"
+_ZERO_WIDTH_CHARACTER = re.compile(f"[{_ZERO_WIDTH}]")
+# After a zero-width character matched, another follows (but the same closer of an isolate or embedding again):
+# the match is a run's first, and the next character the first that is hidden text.
+_NEXT_IN_RUN = f"(?=[{_ZERO_WIDTH}])(?!(?<=\u2069)\u2069|(?<=\u202c)\u202c|(?<=[\u2069\u202c])[\u061c\u200e\u200f])"
+_RUN = f"(?<=[{_ZERO_WIDTH}]){_NEXT_IN_RUN}"
 # Where hidden text may begin: a selector, a tag character or an unassigned code point between tags and
 # ideographic selectors, an override, or a zero-width character followed by another (one alone is kept, so text
 # with a joiner or non-joiner here and there is answered by this pass alone). The first pass, the only one
@@ -71,8 +91,8 @@ _RUN = f"(?<=[{_ZERO_WIDTH}])(?=[{_ZERO_WIDTH}])"
 # did (228-248 µs per 64 KiB of ordinary text), where those two and the Mongolian selectors as a third range cost
 # a third more (306 µs).
 _SUSPECT = re.compile(
-    f"[{_MONGOLIAN_SELECTORS}\u202d\u202e\ufe00-\ufe0f\U000e0000-\U000e01ef{_ZERO_WIDTH}]"
-    f"(?:(?<=[^{_ZERO_WIDTH}])|(?=[{_ZERO_WIDTH}]))"
+    f"[{_MONGOLIAN_SELECTORS}\u202d\u202e\ufe00-\ufe0f{_ZERO_WIDTH_BMP}\U000e0000-\U000e0fff]"
+    f"(?:(?<=[^{_ZERO_WIDTH}])|{_NEXT_IN_RUN})"
 )
 _BIDI_OVERRIDES = ("\u202d", "\u202e")
 # The Mongolian block: the letters a Mongolian free variation selector may follow (all 60 sequences' are there).
@@ -119,7 +139,7 @@ _CERTAINLY_STRAY = (
 # selectors and zero-width characters as fast as it finds them, and looks around only there: a pass of its own for
 # the runs cost as much again (170 µs per 64 KiB), and capturing their first character 50% more (findall's pairs).
 _SUSPECT_SELECTOR = re.compile(
-    f"[{_SELECTORS}{_ZERO_WIDTH}](?:{_CERTAINLY_STRAY}"
+    f"[{_SELECTORS_OR_ZERO_WIDTH}](?:{_CERTAINLY_STRAY}"
     f"|(?<=([^\x00-\x7f{_SELECTORS}{_IDEOGRAPHS}{_VARIED_SCRIPTS}{_VARIED_PUNCTUATION}{_SYMBOL_BLOCKS}])"
     f"[\ufe00-\ufe0f])|{_RUN})"
 )
@@ -127,7 +147,7 @@ _SUSPECT_SELECTOR = re.compile(
 # else a pattern naming the characters before the strays, compiled for the text (about 1 ms, as Python keeps only
 # 512 compiled patterns and refused texts differ) and searched in one pass.
 _WALKED_AT_MOST = 4096
-_STRAY_SELECTOR = re.compile(f"[{_SELECTORS}{_ZERO_WIDTH}](?:{_CERTAINLY_STRAY}|{_RUN})")
+_STRAY_SELECTOR = re.compile(f"[{_SELECTORS_OR_ZERO_WIDTH}](?:{_CERTAINLY_STRAY}|{_RUN})")
 # Letters, marks, spaces, punctuation and controls: what no selector varies outside the blocks above. Unassigned
 # code points (Cn in Python's tables, perhaps assigned since) are given the benefit of the doubt.
 _CATEGORIES_WITHOUT_VARIANTS = frozenset({"Cc", "Cf", "Co"})
@@ -224,7 +244,7 @@ def _stray(text: str, start: int) -> int | None:
                     if found.group(1) is None or found.group(1) in strays)
     stray = _STRAY_SELECTOR
     if strays:
-        stray = re.compile(f"[{_SELECTORS}{_ZERO_WIDTH}](?:{_CERTAINLY_STRAY}|{_RUN}"
+        stray = re.compile(f"[{_SELECTORS_OR_ZERO_WIDTH}](?:{_CERTAINLY_STRAY}|{_RUN}"
                            f"|(?<=[{''.join(re.escape(base) for base in strays)}][\ufe00-\ufe0f]))")
     found = stray.search(text, start)
     return None if found is None else _named(text, found)
@@ -233,7 +253,7 @@ def _stray(text: str, start: int) -> int | None:
 def _named(text: str, stray: re.Match[str]) -> int:
     """Where the hidden character of a match of a stray is: the selector matched, or the next character when the
     match is the first of a run of zero-width characters."""
-    return stray.start() + 1 if text[stray.start()] in _ZERO_WIDTH_CHARACTERS else stray.start()
+    return stray.start() + 1 if _ZERO_WIDTH_CHARACTER.match(text, stray.start()) else stray.start()
 
 
 def _varies_nothing(character: str) -> bool:

@@ -193,6 +193,47 @@ def test_any_two_zero_width_characters_together_are_refused() -> None:
     assert [a for a in zero_width if hidden_character(f"x{a}y{a}z") is not None] == []
 
 
+def test_any_two_default_ignorable_characters_together_are_refused_but_closers_ending_nested_text() -> None:
+    """Every character Unicode draws as nothing (Default_Ignorable_Code_Point, less the selectors, tags and
+    overrides) counts in a run: marks, isolates, the soft hyphen, the combining grapheme joiner, the Hangul fillers
+    ... (3,772 of them; each with a zero-width space, and each pair of the BMP's 44). Alone, each is kept.
+    The same closer twice and a mark after a closer are kept: right-to-left text formatted by software writes them."""
+    ignorable = [chr(code) for low, high in _DEFAULT_IGNORABLE for code in range(low, high + 1)]
+    assert len(ignorable) == 3_772
+    assert [a for a in ignorable if hidden_character(f"x{a}y") is not None] == []
+    assert [a for a in ignorable if hidden_character(f"x{a}\u200by") != "\u200b"] == []
+    assert [a for a in ignorable if hidden_character(f"x\u200b{a}y") != a] == []
+    kept = {("\u2069", "\u2069"), ("\u202c", "\u202c"), *((closer, mark) for closer in "\u2069\u202c"
+                                                           for mark in "\u061c\u200e\u200f")}
+    bmp = [a for a in ignorable if ord(a) < 0x10000]
+    assert [(a, b) for a in bmp for b in bmp if (hidden_character(f"x{a}{b}y") is None) != ((a, b) in kept)] == []
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    ("tea\u200e\u200f\u200e\u200e\u200f time", "U+200F"),  # marks
+    ("tea\u200b\u034f\u200c\u034f\u200b time", "U+034F"),  # a combining grapheme joiner between zero-width ones
+    ("tea\u00ad\u034f\u00ad time", "U+034F"),  # a soft hyphen beside it
+    ("tea\u3164\uffa0\u3164 time", "U+FFA0"),  # Hangul fillers
+    ("tea\u2066\u2067\u2069 time", "U+2067"),  # isolates opened at once
+    ("tea\u206a\u206b time", "U+206B"),  # deprecated format characters
+])
+def test_runs_of_other_invisible_characters_are_refused(text: str, first: str) -> None:
+    """An audit wrote 224 invisible characters between two words with these, where the zero-width ones were
+    refused."""
+    assert f"U+{ord(hidden_character(text) or chr(0)):04X}" == first
+
+
+@pytest.mark.parametrize("text", [
+    "Hebrew \u05e9\u05dc\u05d5\u05dd\u200f! with a mark, Arabic \u0627\u0644\u061c with its letter mark",
+    "nested \u2067\u05d0 \u2066abc\u2069\u2069 isolates and \u202b\u05d1 \u202adef\u202c\u202c embeddings",
+    "an isolate \u2068name\u2069\u200f, then a mark",
+    "Silben\u00adtrennung, a combining grapheme joiner a\u0301\u034f\u0300, \ud55c\uad6d\uc5b4 and "
+    "\u1100\u1161\u11a8 jamo",
+])
+def test_right_to_left_text_and_single_invisible_characters_are_kept(text: str) -> None:
+    assert hidden_character(text) is None
+
+
 @pytest.mark.parametrize("text", [
     "a family \U0001f468\u200d\U0001f469\u200d\U0001f467 and a rainbow flag \U0001f3f3\ufe0f\u200d\U0001f308",
     "Persian \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 with its non-joiner",
@@ -270,7 +311,8 @@ def _hidden_by_the_letter(text: str) -> str | None:
             return character
         if 0xE0000 <= code <= 0xE007F and not in_flag[at]:
             return character
-        if _is_zero_width(character) and before != "" and _is_zero_width(before):
+        if _is_zero_width(character) and before != "" and _is_zero_width(before) and not (
+                before in "\u2069\u202c" and (character == before or character in "\u061c\u200e\u200f")):
             return character
         after_selector = before != "" and _is_selector(before)
         if 0x180B <= code <= 0x180F and code != 0x180E:
@@ -287,8 +329,18 @@ def _hidden_by_the_letter(text: str) -> str | None:
     return None
 
 
+# Default_Ignorable_Code_Point of Unicode's DerivedCoreProperties.txt (15.0), as listed there, less the variation
+# selectors, the tag characters and the overrides, which have rules of their own, and the shorthand and musical
+# format controls (U+1BCA0-U+1BCA3, U+1D173-U+1D17A), which the rule does not look for.
+_DEFAULT_IGNORABLE = [
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180E, 0x180E),
+    (0x200B, 0x200F), (0x202A, 0x202C), (0x2060, 0x2064), (0x2065, 0x2065), (0x2066, 0x206F), (0x3164, 0x3164),
+    (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0xE0080, 0xE00FF), (0xE01F0, 0xE0FFF),
+]
+
+
 def _is_zero_width(character: str) -> bool:
-    return character in "\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+    return any(low <= ord(character) <= high for low, high in _DEFAULT_IGNORABLE)
 
 
 def _is_selector(character: str) -> bool:

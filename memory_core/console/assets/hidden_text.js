@@ -24,8 +24,16 @@ const WITHOUT_VARIANTS = /^[\p{L}\p{M}\p{P}\p{Z}\p{Cc}\p{Cf}\p{Co}]$/u;
 const FIRST_IDEOGRAPHIC_SELECTOR = 0xE0100;
 // Bidirectional overrides: the text after one is shown in the order it forces, not as agents read it.
 const OVERRIDE = /[\u202D\u202E]/g;
-// Zero-width characters in a row: how zero-width steganography writes bits between two visible letters.
-const ZERO_WIDTH_RUN = /[\u180E\u200B-\u200D\u2060-\u2064\uFEFF]{2,}/g;
+// Zero-width characters in a row: how zero-width steganography writes bits between two visible letters. Every
+// default-ignorable character of the BMP and plane 14 but the selectors, tags and overrides counts (marks,
+// isolates, the soft hyphen, U+034F, the Hangul fillers ...), but for two pairs right-to-left text formatted by
+// software writes: the same closer twice (nested isolates or embeddings ended at once) and a mark after a closer.
+const ZERO_WIDTH_RUN = new RegExp("[\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180E\\u200B-\\u200F"
+  + "\\u202A-\\u202C\\u2060-\\u206F\\u3164\\uFEFF\\uFFA0\\uFFF0-\\uFFF8"
+  + "\\u{E0080}-\\u{E00FF}\\u{E01F0}-\\u{E0FFF}]{2,}", "gu");
+const CLOSERS = "\u2069\u202C";
+const MARKS = "\u061C\u200E\u200F";
+const keptPair = (a, b) => CLOSERS.includes(a) && (b === a || MARKS.includes(b));
 const PRINTABLE = /^[^\p{Cc}\p{Cf}\p{Co}\p{Cn}]*$/u;
 
 const codePoint = (ch) => `U+${ch.codePointAt(0).toString(16).toUpperCase()}`;
@@ -41,7 +49,12 @@ const codePoint = (ch) => `U+${ch.codePointAt(0).toString(16).toUpperCase()}`;
 export function hiddenRuns(text) {
   const s = String(text || "");
   return [...tagRuns(s), ...selectorRuns(s), ...(s.match(OVERRIDE) || []).map(codePoint),
-    ...(s.match(ZERO_WIDTH_RUN) || []).map((run) => [...run].map(codePoint).join(" "))];
+    ...(s.match(ZERO_WIDTH_RUN) || []).filter(hidesText).map((run) => [...run].map(codePoint).join(" "))];
+}
+
+function hidesText(run) {
+  const chars = [...run];
+  return chars.slice(1).some((ch, at) => !keptPair(chars[at], ch));
 }
 
 function tagRuns(s) {
