@@ -69,8 +69,12 @@ MAX_FILES = 2000
 # The file index is one record: its JSON, as the Cosmos DB SDK sends it (non-ASCII escaped), stays well inside an
 # item's 2 MB. Directories count here, not in MAX_FILES: a 1,024-character path makes about 500 of them.
 MAX_INDEX_BYTES = 1024 * 1024
-# Whitespace-only text cannot be an entry (appends refuse it); it is kept in the index, up to this size.
-MAX_INLINE_BYTES = 4096
+# Whitespace-only text cannot be an entry (appends refuse it); it is kept in the index, up to this size, of these
+# characters only. No person reading the memory sees it, and a model reads it: spaces and tabs, or Unicode's other
+# spaces and separators, are how whitespace steganography writes bits. An empty file, or a few blank lines, is
+# what a model means by one.
+MAX_INLINE_BYTES = 256
+_BLANK = frozenset(" \t\r\n")
 _ATTEMPTS = 12
 
 
@@ -212,9 +216,11 @@ class MemoryFiles:
                     assert view.entry_id is not None
                     stored.append((agent_scope, view.entry_id))
                     after.files[rel] = FileNode(node.text, view.entry_id)
-                elif len(node.text.encode("utf-8")) > MAX_INLINE_BYTES:
+                elif len(node.text) > MAX_INLINE_BYTES or not _BLANK.issuperset(node.text):
                     raise InvalidInput(
-                        f"a memory file of only whitespace is limited to {MAX_INLINE_BYTES} bytes", code="invalid_input"
+                        f"a memory file of only whitespace holds at most {MAX_INLINE_BYTES} spaces, tabs and line "
+                        "breaks (no other space or separator): no person reading the memory sees it",
+                        code="invalid_input",
                     )
             if self._on_commit is not None:
                 self._on_commit()

@@ -189,6 +189,23 @@ def test_the_file_index_stays_within_its_bound_whatever_the_directories(service:
     run(service, command="create", path=f"/memories/d{made}{deep}/x.md", file_text="x\n")
 
 
+@pytest.mark.parametrize("blank", ["\u2003 \t\u3000", "\x1c\x1d\x1e\x1f", " \x85 ", "\u2028", "\x0b\x0c", " " * 257])
+def test_a_whitespace_only_file_holds_a_few_ascii_blanks_at_most(service: MemoryService, blank: str) -> None:
+    """No person sees a whitespace-only file (it is no entry) and a model reads it: Unicode's other spaces and
+    separators, or more than 256 blanks, are how whitespace steganography would write bits there. Refused, nothing
+    stored; an empty file and a few blank lines are kept."""
+    with pytest.raises(InvalidInput, match="holds at most 256 spaces, tabs and line breaks"):
+        run(service, command="create", path="/memories/blank.md", file_text=blank)
+    with pytest.raises(NotFound):
+        run(service, command="view", path="/memories/blank.md")
+    for kept in ("", "\n", " \t\r\n\n", " " * 256):
+        run(service, command="create", path=f"/memories/kept-{len(kept)}.md", file_text=kept)
+        assert run(service, command="view", path=f"/memories/kept-{len(kept)}.md").startswith("Here's the content")
+    run(service, command="create", path="/memories/edited.md", file_text="x\n")
+    with pytest.raises(InvalidInput, match="holds at most 256"):  # an edit that leaves only such blanks
+        run(service, command="str_replace", path="/memories/edited.md", old_str="x", new_str="\u3000")
+
+
 def test_a_deletion_follows_the_deletion_mode(service: MemoryService) -> None:
     run(service, command="create", path="/memories/old.md", file_text="old plan\n")
     files = MemoryFiles(service)
