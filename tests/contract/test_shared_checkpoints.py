@@ -183,21 +183,21 @@ def test_a_teammates_forget_erases_the_shared_part_and_no_fresh_read_shows_the_t
     alex, bea, _ = _people()
     writer = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE, allow_sharing_override=True)
     _team_memory(writer, alex, bea, 3)
-    secret = writer.append(bea, "i", Scope.USER, None, "- bea's locker code is 4417",
+    secret = writer.append(bea, "i", Scope.USER, None, "- bea's locker code is tangerine",
                            WriteOptions(share=Share.TEAM)).entry_id
     fresh, _ = _fresh(another(), DeletionMode.IMMEDIATE)
-    assert "4417" in fresh.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    assert "tangerine" in fresh.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
     keys = [ProfileKey("i", alex.upn, Scope.USER)]
     shared_part = _stored_part(store, [k.shared() for k in keys], "\x00")
     own_part = _stored_part(store, keys, alex.upn)
-    assert shared_part is not None and "4417" in shared_part
-    assert own_part is not None and "4417" not in own_part and "bea tip" not in own_part
+    assert shared_part is not None and "tangerine" in shared_part
+    assert own_part is not None and "tangerine" not in own_part and "bea tip" not in own_part
 
     assert secret is not None
     writer.forget(bea, "i", secret)
     assert _stored_part(store, [k.shared() for k in keys], "\x00") is None
     again, parts = _fresh(another(), DeletionMode.IMMEDIATE)
-    assert "4417" not in again.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    assert "tangerine" not in again.get(alex, "i", Scope.USER, None, SharingPolicy.TEAM).content_markdown
     assert parts.restores == 1  # the reader's own part still served
 
 
