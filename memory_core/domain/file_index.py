@@ -90,9 +90,15 @@ def _shown(state: ScopeState, visible: list[MemoryEntry], upn: str, made: Mappin
     return _covered(state, visible, upn, _made_on(made, rel)) is None
 
 
-def _covered(state: ScopeState, visible: list[MemoryEntry], upn: str, made_on: datetime) -> str | None:
+def _covered(state: ScopeState, visible: list[MemoryEntry], upn: str, made_on: datetime | None) -> str | None:
     """What hides an item made at ``made_on`` in ``state``'s scope: "watermark" (erased by a clear or replace that
-    is done), "hold" (a pending deletion: a rejection shows it again), "replace" (a newer replace), or None."""
+    is done), "hold" (a pending deletion: a rejection shows it again), "replace" (a newer replace), or None.
+
+    An item stored before stamps (``made_on`` None) may have been made after a clear that is done, so it is hidden
+    only by a deletion pending now, as made at the start of time; the next erasure of its scope takes it."""
+    if made_on is None:
+        return "hold" if any(hold.covers_facts(state.key.profile_id, upn, _UNSTAMPED, "")
+                             for hold in state.holds) else None
     watermark = state.profile.cleared_on if state.profile else None
     if watermark is not None and made_on <= watermark:
         return "watermark"
@@ -103,9 +109,9 @@ def _covered(state: ScopeState, visible: list[MemoryEntry], upn: str, made_on: d
     return None
 
 
-def _made_on(made: Mapping[str, str], rel: str) -> datetime:
+def _made_on(made: Mapping[str, str], rel: str) -> datetime | None:
     stamp = made.get(rel)
-    return datetime.fromisoformat(stamp) if stamp else _UNSTAMPED
+    return datetime.fromisoformat(stamp) if stamp else None
 
 
 def _own(upn: str, entry: MemoryEntry) -> tuple[str, MemoryEntry] | None:
@@ -140,9 +146,18 @@ def index_data(
         old_tree = _tree(data, agent.object_id if agent_scope and agent else None)
         tree = _tree_of(after, agent_scope)
         old_made: Mapping[str, str] = old_tree["made"]
+        old_items = [*old_tree["dirs"], *(r for r, slot in old_tree["files"].items() if not slot.get("entry_id"))]
         hidden = {rel: _covered(state, entries.visible(agent_scope), caller.upn, _made_on(old_made, rel))
-                  for rel in [*old_tree["dirs"], *(r for r, slot in old_tree["files"].items() if not slot.get("entry_id"))]}
+                  for rel in old_items}
+        # What ``after`` shows was shown before, with its stamp (or none, as stored before stamps), or is made by
+        # this command: a name the snapshot hid, made again, is new too.
         made: dict[str, str] = {}
+        for rel in [*tree["dirs"], *(r for r, slot in tree["files"].items() if not slot["entry_id"])]:
+            if rel not in hidden or hidden[rel] is not None:
+                made[rel] = now.isoformat()
+            elif rel in old_made:
+                made[rel] = old_made[rel]
+        # What a pending deletion hides keeps its place and its stamp (or none), so that a rejection restores it.
         for rel, slot in old_tree["files"].items():
             held = (slot.get("entry_id") in stored and slot.get("entry_id") not in visible) or hidden.get(rel) == "hold"
             if held and rel not in tree["files"]:
@@ -155,11 +170,6 @@ def index_data(
                 tree["dirs"].append(rel)
                 if rel in old_made:
                     made[rel] = old_made[rel]
-        # What ``after`` shows was shown before, with its stamp, or is made by this command (a name the snapshot
-        # hid, made again, is new too).
-        for rel in [*kept_dirs, *(r for r, slot in tree["files"].items() if not slot["entry_id"] and r not in made)]:
-            shown_before = rel in old_made and hidden.get(rel) is None
-            made[rel] = old_made[rel] if shown_before else now.isoformat()
         tree = _stored(tree["files"], tree["dirs"], made)
         if agent_scope and agent is not None:
             agents[agent.object_id] = tree
@@ -175,8 +185,9 @@ def erased(
 ) -> dict[str, Any] | None:
     """The index ``data`` without what an erasure took, or None when it took nothing from it: in the trees of
     ``agent_object_ids`` (None in it: user memory; ``agent_object_ids`` None: every tree), the files of
-    ``entry_ids``, and the directories and whitespace-only files made at or before ``made_by`` (a clear's, a
-    replace's or a purge's watermark)."""
+    ``entry_ids`` and the directories above them that hold nothing else then (a path is the user's words too),
+    and the directories and whitespace-only files made at or before ``made_by`` (a clear's, a replace's or a
+    purge's watermark; one stored before stamps counts as made at the start of time)."""
     trees = {None: data.get("user") or {}, **(data.get("agents") or {})}
     changed: dict[str | None, dict[str, Any]] = {}
     for object_id in trees if agent_object_ids is None else agent_object_ids:
@@ -186,11 +197,16 @@ def erased(
         made = tree["made"]
 
         def taken(rel: str, made: Mapping[str, str] = made) -> bool:
-            return made_by is not None and _made_on(made, rel) <= made_by
+            return made_by is not None and (_made_on(made, rel) or _UNSTAMPED) <= made_by
 
         files = {rel: slot for rel, slot in tree["files"].items()
                  if not (slot.get("entry_id") in entry_ids or (slot.get("entry_id") is None and taken(rel)))}
         dirs = [rel for rel in tree["dirs"] if not taken(rel)]
+        emptied = {parent for rel in tree["files"] if rel not in files for parent in parents(rel)}
+        for parent in sorted(emptied, key=len, reverse=True):  # the deepest first: its parent may empty with it
+            below = parent + "/"
+            if not any(rel.startswith(below) for rel in [*files, *dirs]):
+                dirs = [rel for rel in dirs if rel != parent]
         if len(files) < len(tree["files"]) or len(dirs) < len(tree["dirs"]):
             changed[object_id] = _stored(files, dirs, made)
     if not changed:
@@ -204,6 +220,14 @@ def erased(
             agents[object_id] = tree
     result["agents"] = agents
     return result
+
+
+def in_stored_form(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with every tree as this version stores it (an index stored before stamps listed its directories):
+    what a command that changes nothing in it would write, to measure the two alike."""
+    trees = {object_id: _tree(data, object_id) for object_id in (None, *(data.get("agents") or {}))}
+    stored = {object_id: _stored(tree["files"], tree["dirs"], tree["made"]) for object_id, tree in trees.items()}
+    return {**data, "user": stored.pop(None), "agents": stored}
 
 
 def _tree(data: Mapping[str, Any], agent_object_id: str | None) -> dict[str, Any]:
@@ -220,10 +244,16 @@ def _tree(data: Mapping[str, Any], agent_object_id: str | None) -> dict[str, Any
 
 
 def _stored(files: Mapping[str, Any], dirs: Collection[str], made: Mapping[str, str]) -> dict[str, Any]:
-    """The tree as stored (``_tree`` reads it back)."""
+    """The tree as stored (``_tree`` reads it back): a whitespace-only file's stamp in its slot (none when it has
+    none), a directory's as its value."""
+    def slot_of(rel: str, slot: Mapping[str, Any]) -> Mapping[str, Any]:
+        if slot.get("entry_id") is not None:
+            return slot
+        bare = {key: value for key, value in slot.items() if key != "made"}
+        return {**bare, "made": made[rel]} if rel in made else bare
+
     return {
-        "files": {rel: ({**slot, "made": made[rel]} if slot.get("entry_id") is None and rel in made else slot)
-                  for rel, slot in files.items()},
+        "files": {rel: slot_of(rel, slot) for rel, slot in files.items()},
         "dirs": {rel: made.get(rel) for rel in sorted(dirs)},
     }
 

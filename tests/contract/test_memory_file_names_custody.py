@@ -144,16 +144,19 @@ def test_names_made_while_a_clear_is_pending_stay_and_a_rejection_brings_the_old
 def test_a_forgotten_files_path_leaves_the_index(store: MemoryStore, mode: DeletionMode) -> None:
     """Forgotten through REST (not by the memory tool), a file's text is erased: its path goes with it."""
     service, caller = MemoryService(store, deletion_mode=mode), _caller()
-    _run(service, caller, command="create", path="/memories/hiv-status.md", file_text="positive\n")
-    (entry,) = service.entries(caller, INSTANCE, Scope.USER, None)
-    forgotten = service.forget(caller, INSTANCE, entry.id)
+    _run(service, caller, command="create", path="/memories/health/hiv/status.md", file_text="positive\n")
+    _run(service, caller, command="create", path="/memories/health/diet.md", file_text="no gluten\n")
+    status = next(e for e in service.entries(caller, INSTANCE, Scope.USER, None) if "positive" in e.content_markdown)
+    forgotten = service.forget(caller, INSTANCE, status.id)
     if isinstance(forgotten, PendingDeletion):
-        assert "hiv-status" in _stored_index(store, caller)  # held: a rejection would restore the file
+        assert "hiv" in _stored_index(store, caller)  # held: a rejection would restore the file
         service.custody.approve(OPERATOR, INSTANCE, forgotten.request_id)
         service.custody.sweep()
-    assert "hiv-status" not in _stored_index(store, caller)
+    # The file's path goes, and with it the directory that held nothing else; the one that still holds a file stays.
+    assert "hiv" not in _stored_index(store, caller)
+    assert _listing(service, caller) == ["/memories/health/", "/memories/health/diet.md"]
     with pytest.raises(NotFound):
-        _run(service, caller, command="view", path="/memories/hiv-status.md")
+        _run(service, caller, command="view", path="/memories/health/hiv/status.md")
 
 
 def test_an_import_replace_takes_the_names_before_it(store: MemoryStore) -> None:
@@ -183,3 +186,43 @@ def test_names_stored_before_stamps_are_taken_by_the_next_clear(store: MemorySto
     service.custody.approve(OPERATOR, INSTANCE, pending.request_id)
     service.custody.sweep()
     assert "old dir" not in _stored_index(store, caller) and "blank" not in _stored_index(store, caller)
+
+
+def test_names_stored_before_stamps_outlive_a_clear_that_was_done_before_them(store: MemoryStore) -> None:
+    """Stored before stamps, a name may have been made after a clear that is done: it stays, as it showed before."""
+    service, caller = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE), _caller()
+    _run(service, caller, command="create", path="/memories/old.md", file_text="before the clear\n")
+    service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    _run(service, caller, command="create", path="/memories/projects/todo.md", file_text="\n")
+    _unstamp(store, caller)
+    assert _listing(service, caller) == ["/memories/projects/", "/memories/projects/todo.md"]
+    _run(service, caller, command="create", path="/memories/n.md", file_text="a later file\n")
+    assert "/memories/projects/todo.md" in _listing(service, caller)
+
+
+def test_a_name_stored_before_stamps_stays_hidden_by_a_pending_clear_through_other_commands(
+    store: MemoryStore,
+) -> None:
+    service, caller = MemoryService(store), _caller()
+    _run(service, caller, command="create", path="/memories/secret plan/blank.md", file_text=" \n")
+    _unstamp(store, caller)
+    pending = service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    assert isinstance(pending, PendingDeletion)
+    _run(service, caller, command="create", path="/memories/other.md", file_text="made meanwhile\n")
+    assert _listing(service, caller) == ["/memories/other.md"]
+    service.custody.approve(OPERATOR, INSTANCE, pending.request_id)
+    service.custody.sweep()
+    assert "secret plan" not in _stored_index(store, caller) and _listing(service, caller) == ["/memories/other.md"]
+
+
+def _unstamp(store: MemoryStore, caller: Caller) -> None:
+    """Rewrite the index as an earlier release stored it: directories as a list, no stamps."""
+    partition = Partition(INSTANCE, caller.upn)
+    record = store.get_record(partition, INDEX_KIND, INDEX_ID)
+    assert record is not None
+    trees = [record.data["user"], *record.data.get("agents", {}).values()]
+    for tree in trees:
+        tree["dirs"] = list(tree["dirs"])
+        for slot in tree["files"].values():
+            slot.pop("made", None)
+    store.put_record(Record(partition, INDEX_KIND, INDEX_ID, record.data, record.etag))

@@ -20,7 +20,7 @@ from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import ProfileKey, Scope, Share, sha256_hex
-from memory_core.domain.records import Partition
+from memory_core.domain.records import Partition, Record
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.secrets import SecretScanner
@@ -187,6 +187,23 @@ def test_the_file_index_stays_within_its_bound_whatever_the_directories(service:
         run(service, command="view", path=f"/memories/d{made}{deep}/x.md")
     run(service, command="delete", path="/memories/d0")
     run(service, command="create", path=f"/memories/d{made}{deep}/x.md", file_text="x\n")
+
+
+def test_an_index_stored_past_the_bound_still_takes_what_shrinks_it(service: MemoryService) -> None:
+    """An index stored before the bound may hold more than 1 MiB of directories: a delete or a rename that does not
+    grow it goes through, and a command that grows it is refused."""
+    run(service, command="create", path="/memories/a.md", file_text="x\n")
+    partition = Partition(INSTANCE, ALEX.upn)
+    index = service.store.get_record(partition, INDEX_KIND, INDEX_ID)
+    assert index is not None
+    index.data["user"]["dirs"] = [f"old-{n:05d}-" + "d" * 200 for n in range(5_000)]  # as stored before: a list
+    service.store.put_record(Record(partition, INDEX_KIND, INDEX_ID, index.data, index.etag))
+    with pytest.raises(InvalidInput, match="take at most 1 MiB"):
+        run(service, command="create", path="/memories/b.md", file_text="\n")
+    run(service, command="rename", old_path="/memories/a.md", new_path="/memories/c.md")
+    run(service, command="delete", path="/memories/old-00000-" + "d" * 200)
+    run(service, command="delete", path="/memories/c.md")
+    assert "/memories/c.md" not in run(service, command="view", path="/memories")
 
 
 @pytest.mark.parametrize("blank", ["\u2003 \t\u3000", "\x1c\x1d\x1e\x1f", " \x85 ", "\u2028", "\x0b\x0c", " " * 257])

@@ -25,15 +25,12 @@ const FIRST_IDEOGRAPHIC_SELECTOR = 0xE0100;
 // Bidirectional overrides: the text after one is shown in the order it forces, not as agents read it.
 const OVERRIDE = /[\u202D\u202E]/g;
 // Zero-width characters in a row: how zero-width steganography writes bits between two visible letters. Every
-// default-ignorable character of the BMP and plane 14 but the selectors, tags and overrides counts (marks,
-// isolates, the soft hyphen, U+034F, the Hangul fillers ...), but for two pairs right-to-left text formatted by
-// software writes: the same closer twice (nested isolates or embeddings ended at once) and a mark after a closer.
-const ZERO_WIDTH_RUN = new RegExp("[\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180E\\u200B-\\u200F"
-  + "\\u202A-\\u202C\\u2060-\\u206F\\u3164\\uFEFF\\uFFA0\\uFFF0-\\uFFF8"
-  + "\\u{E0080}-\\u{E00FF}\\u{E01F0}-\\u{E0FFF}]{2,}", "gu");
-const CLOSERS = "\u2069\u202C";
-const MARKS = "\u061C\u200E\u200F";
-const keptPair = (a, b) => CLOSERS.includes(a) && (b === a || MARKS.includes(b));
+// default-ignorable character of the BMP and plane 14 no text needs two of counts (the soft hyphen, U+034F, the
+// Hangul filler ...); bidirectional marks, embeddings and isolates between two break no run, but do not count.
+const ZERO_WIDTH = "\\u00AD\\u034F\\u17B4\\u17B5\\u180E\\u200B-\\u200D\\u2060-\\u2065\\u206A-\\u206F\\u3164\\uFEFF\\uFFA0"
+  + "\\uFFF0-\\uFFF8\\u{E0080}-\\u{E00FF}\\u{E01F0}-\\u{E0FFF}";
+const BIDI_CONTROLS = "\\u061C\\u200E\\u200F\\u202A-\\u202C\\u2066-\\u2069";
+const ZERO_WIDTH_RUN = new RegExp(`[${ZERO_WIDTH}](?:[${BIDI_CONTROLS}]*[${ZERO_WIDTH}])+`, "gu");
 const PRINTABLE = /^[^\p{Cc}\p{Cf}\p{Co}\p{Cn}]*$/u;
 
 const codePoint = (ch) => `U+${ch.codePointAt(0).toString(16).toUpperCase()}`;
@@ -49,12 +46,7 @@ const codePoint = (ch) => `U+${ch.codePointAt(0).toString(16).toUpperCase()}`;
 export function hiddenRuns(text) {
   const s = String(text || "");
   return [...tagRuns(s), ...selectorRuns(s), ...(s.match(OVERRIDE) || []).map(codePoint),
-    ...(s.match(ZERO_WIDTH_RUN) || []).filter(hidesText).map((run) => [...run].map(codePoint).join(" "))];
-}
-
-function hidesText(run) {
-  const chars = [...run];
-  return chars.slice(1).some((ch, at) => !keptPair(chars[at], ch));
+    ...(s.match(ZERO_WIDTH_RUN) || []).map((run) => [...run].map(codePoint).join(" "))];
 }
 
 function tagRuns(s) {
