@@ -149,7 +149,6 @@ class MemoryService(MemoryReads):
         elif self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
             return self._replace_pending(caller, key, agent, content_markdown, options)
         else:
-            (before,) = self._store.load([key])
             body = strip_title(key.scope, content_markdown)
             entry = self._new_entries.entry(caller, key, agent, body, EntryKind.REPLACE, options, allow_empty=True)
             # The replace entry alone switches what readers see; the watermark and
@@ -158,6 +157,9 @@ class MemoryService(MemoryReads):
                                  self._seed_profile(caller, key, agent, options, entry.created_on), entry, "replace")
             watermark = entry.created_on - timedelta(microseconds=1)
             self._advance_watermark(key, watermark, entry.created_on)
+            # Read once the watermark hides them: an entry another writer stamped before it but stored after an
+            # earlier read would stay stored, hidden and never erased.
+            (before,) = self._store.load([key])
             replaced = [e.id for e in before.entries if e.created_on <= watermark]
             self._store.delete_entries(key, replaced)
             self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, caller, key, watermark))
@@ -211,14 +213,16 @@ class MemoryService(MemoryReads):
             self._store.save_profile(replace(seed, cleared_on=now))
         else:
             self._advance_watermark(key, now, now, first=state)
-        cleared = [e.id for e in state.entries if e.created_on <= now]
+        # Read once the watermark hides them: an entry another writer stamped before it but stored after the read
+        # above would stay stored, hidden and never erased. The same read answers what the scope shows now.
+        (sealed,) = self._store.load([key])
+        cleared = [e.id for e in sealed.entries if e.created_on <= now]
         erased = self._store.delete_entries(key, cleared)
         self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, caller, key, now))
         self.custody.erase_file_names(instance_id, caller.upn, [key.agent_object_id], now, cleared)
         self.audit.record(AuditAction.CLEAR, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
                           scope=key.scope.value, agent_object_id=key.agent_object_id, detail=f"erased {erased} entries")
-        (after,) = self._store.load([key])
-        return scope_view(caller, after, agent, render_scope(key.scope, after.visible_entries()))
+        return scope_view(caller, sealed, agent, render_scope(key.scope, sealed.visible_entries()))
 
     def import_legacy(
         self, operator: str, instance_id: str, scope: Scope, agent: AgentContext | None, content_markdown: str

@@ -11,7 +11,7 @@ import pytest
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.errors import InvalidInput, PayloadTooLarge
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import Scope
+from memory_core.domain.models import MemoryProfile, ProfileKey, Scope
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
 from memory_core.domain.views import export_filename
 from tests.support.clock import TickingClock
@@ -123,3 +123,30 @@ def test_write_options_reach_the_heading(service: MemoryService) -> None:
 def test_agent_export_filename_is_safe(name: str | None, expected: str) -> None:
     """Agent names become file-name-safe: no path separators, quotes or spaces."""
     assert export_filename(Scope.AGENT, name) == expected
+
+
+@pytest.mark.parametrize("write", ["clear", "import-replace"])
+def test_an_immediate_erasure_takes_an_entry_stamped_before_it_but_stored_after_its_first_read(
+        tmp_path: Path, write: str) -> None:
+    """Another writer stamps its entry before the clear (or replace) and stores it while the erasure moves the
+    watermark: the watermark hides it, and the erasure must take it too, not leave it stored and hidden for good."""
+    store = SqliteMemoryStore(tmp_path / "race.sqlite3")
+    writer = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE, clock=lambda: datetime(2026, 1, 1, tzinfo=UTC))
+    eraser = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE, clock=TickingClock(NOON))
+    eraser.append(ALEX, "i", Scope.USER, None, "- an earlier fact")
+    save_profile = store.save_profile
+
+    def the_late_write_then_save(profile: MemoryProfile) -> MemoryProfile:
+        store.save_profile = save_profile  # type: ignore[method-assign]
+        writer.append(ALEX, "i", Scope.USER, None, "- stamped before the erasure, stored during it")
+        return save_profile(profile)
+
+    store.save_profile = the_late_write_then_save  # type: ignore[method-assign]
+    if write == "clear":
+        eraser.clear(ALEX, "i", Scope.USER, None, confirm=True)
+    else:
+        eraser.import_markdown(ALEX, "i", Scope.USER, None, "- a fresh start", ImportMode.REPLACE)
+    assert store.save_profile == save_profile  # the late write happened
+    (state,) = store.load([ProfileKey("i", ALEX.upn, Scope.USER)])
+    assert [e.content_markdown for e in state.entries if "stored during it" in e.content_markdown] == []
+    store.close()
