@@ -11,6 +11,7 @@ operator names, it reaches the store only through ``caller_upn``.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 MAX_UPN_CHARS = 320
@@ -49,6 +50,23 @@ def caller_upn(raw: str) -> str:
     if not _UPN.fullmatch(upn):
         raise InvalidCallerId("a user principal name has the form name@domain (letters, digits, '.', '-', '_')")
     return upn
+
+
+# What an identifier (an agent's object id) must not hold: controls, format characters (bidirectional overrides,
+# zero-width ones, tags), separators, surrogates, and the default-ignorable letters and marks and selectors, which
+# draw nothing. "trusted-\u202etob-lizziw" is shown as "trusted-wizzil-bot" wherever the id is shown.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+_DRAWN_AS_NOTHING = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0")
+
+
+def invisible_in_identifier(value: str) -> str | None:
+    """The first character of ``value`` that draws nothing or reorders or formats text, or None."""
+    for character in value:
+        code = ord(character)
+        if (unicodedata.category(character) in _INVISIBLE_CATEGORIES or character in _DRAWN_AS_NOTHING
+                or 0xFE00 <= code <= 0xFE0F or 0xE0000 <= code <= 0xE0FFF):
+            return character
+    return None
 
 
 def is_caller_upn(value: str) -> bool:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
+from memory_core.domain.identity import invisible_in_identifier
 from memory_core.domain.models import Scope, Share
 from memory_core.domain.views import ImportMode, MemoryView
 from memory_core.wire.budget import MAX_BUDGET_CHARS, BudgetModel, omission_notice
@@ -14,9 +15,23 @@ from memory_core.wire.budget import MAX_BUDGET_CHARS, BudgetModel, omission_noti
 INSTANCE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 InstanceId = Annotated[str, StringConstraints(pattern=INSTANCE_ID_PATTERN)]
 # No surrounding whitespace: what the document says is what is accepted (no silent trimming).
-AgentObjectId = Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^\S(?:.*\S)?$")]
+def _visible_identifier(value: str) -> str:
+    """An agent id from a body or a query, refused when it would show as something else (``invisible_in_identifier``).
+    An HTTP header (MCP's X-AGENT-OBJECT-ID) is read as latin-1 and cannot hold such a character but the soft
+    hyphen."""
+    invisible = invisible_in_identifier(value)
+    if invisible is not None:
+        raise ValueError(f"holds a character that draws nothing or reorders text (U+{ord(invisible):04X})")
+    return value
+
+
+AgentObjectId = Annotated[
+    str, StringConstraints(min_length=1, max_length=1024, pattern=r"^\S(?:.*\S)?$"), AfterValidator(_visible_identifier)
+]
 ShortText = Annotated[str, StringConstraints(max_length=1024)]
-Tag = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+# No comma: a search names the tags it filters on as one comma-separated parameter, so a tag holding one could be
+# stored and never be searched for.
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^,]+$")]
 
 SharingName = Literal["private", "team", "legacy"]
 WriteScope = Literal["user", "agent"]

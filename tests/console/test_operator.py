@@ -107,6 +107,21 @@ def test_an_operator_approves_and_rejects_then_sweeps(browser: WebDriver, consol
         assert action in audit.text
 
 
+def test_a_long_unbroken_agent_id_keeps_the_buttons_on_the_page(browser: WebDriver, console_server: RunningServer,
+                                                                 instance: str, local_api: httpx.Client) -> None:
+    """An agent id may be 1,024 characters with no space: its cell wraps, and Approve stays within the page (it
+    was at x = 10,678 of a 10,783-pixel-wide page)."""
+    agent = "agent-" + "x" * 1018
+    local_api.post("/memory/append", json={"scope": "agent", "agent_object_id": agent,
+                                           "content_markdown": "- a fact"}).raise_for_status()
+    local_api.post("/memory/clear", json={"scope": "agent", "agent_object_id": agent, "confirm": True})
+    _open_operator(browser, console_server, instance)
+    approve = find(browser, "tr[data-request-id] button")
+    width = browser.execute_script("return window.innerWidth")
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    assert approve.location["x"] + approve.size["width"] <= width
+
+
 def test_an_operator_edits_agent_settings(browser: WebDriver, console_server: RunningServer, instance: str,
                                           operator_api: httpx.Client) -> None:
     _open_operator(browser, console_server, instance)

@@ -19,7 +19,7 @@ from tests.console.browser import (
     wait_for,
     wait_idle,
 )
-from tests.console.conftest import open_console, screenshot_dir
+from tests.console.conftest import INSTANCE_KEY, open_console, screenshot_dir
 from tests.support.local_server import RunningServer
 
 TRAVEL = "agent-travel-7"
@@ -63,6 +63,20 @@ def test_an_empty_memory_says_so_and_explains_memory_off(browser: WebDriver, con
     browser.find_element(By.CSS_SELECTOR, "details summary").click()
     assert "X-MEMORY-MODE: off" in browser.find_element(By.CSS_SELECTOR, "details").text
     assert find(browser, "#signed-in-as").text == "local@localhost"
+
+
+def test_the_console_opened_with_another_letter_case_reads_the_same_memory(
+        browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client) -> None:
+    """Routes are case-insensitive, so /api/Console serves the page: its calls go to /api, not /api/Console."""
+    local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- reads the same in any case"}
+                   ).raise_for_status()
+    browser.get(f"{console_server.api}/Console")
+    browser.execute_script("sessionStorage.clear(); sessionStorage.setItem(arguments[0], arguments[1]);",
+                           INSTANCE_KEY, instance)
+    browser.get(f"{console_server.api}/Console")
+    find(browser, "#scope-title")
+    wait_idle(browser)
+    assert "reads the same in any case" in find(browser, "#main").text
 
 
 def test_a_person_adds_searches_exports_imports_and_forgets(

@@ -90,6 +90,39 @@ def test_a_kelvin_sign_never_reads_the_memory_of_the_k_it_lower_cases_to(sqlite_
     assert response.status_code == 401 and "kate's own fact" not in response.text
 
 
+@pytest.mark.parametrize(("agent", "named"), [("trusted-\u202etob-lizziw", "U+202E"), ("z\u200b\u200b\u200bz", "U+200B"),
+                                              ("a\u2066b", "U+2066"), ("x\u3164y", "U+3164"), ("t\U000e0041ag", "U+E0041")])
+def test_an_agent_id_that_would_show_as_another_is_refused(sqlite_server: RunningServer, instance_id: str,
+                                                            agent: str, named: str) -> None:
+    """An agent id is shown in the console's scope list, headings and the operator's deletions: one holding an
+    override, zero-width or tag characters would show as another ("trusted-wizzil-bot"). 400 at the write, on the
+    query of a read, and nothing stored; visible non-ASCII ids are kept."""
+    with sqlite_server.client("alex@contoso.com") as http:
+        write = http.post(f"/instances/{instance_id}/memory/append",
+                          json={"scope": "agent", "agent_object_id": agent, "content_markdown": "- a fact"})
+        read = http.get(f"/instances/{instance_id}/memory", params={"scope": "agent", "agentObjectId": agent})
+        kept = http.post(f"/instances/{instance_id}/memory/append",
+                         json={"scope": "agent", "agent_object_id": "agent ü 日本", "content_markdown": "- a fact"})
+        agents = http.get(f"/instances/{instance_id}/memory/agents").json()
+    assert (write.status_code, read.status_code, kept.status_code) == (400, 400, 200)
+    assert named in write.text
+    assert [a["agent_object_id"] for a in agents["agents"]] == ["agent ü 日本"]
+
+
+def test_a_tag_holding_a_comma_is_refused_as_no_search_could_name_it(sqlite_server: RunningServer,
+                                                                      instance_id: str) -> None:
+    """A search names its tags as one comma-separated parameter: "work,home" would be stored and never found."""
+    with sqlite_server.client("alex@contoso.com") as http:
+        refused = http.post(f"/instances/{instance_id}/memory/append",
+                            json={"scope": "user", "content_markdown": "- alpha", "tags": ["work,home"]})
+        kept = http.post(f"/instances/{instance_id}/memory/append",
+                         json={"scope": "user", "content_markdown": "- alpha", "tags": ["work", "home"]})
+        found = http.get(f"/instances/{instance_id}/memory/search",
+                         params={"q": "alpha", "scope": "user", "tags": "work,home"})
+    assert (refused.status_code, kept.status_code) == (400, 200)
+    assert len(found.json()["hits"]) == 1
+
+
 @pytest.mark.parametrize("upn", ["~shared", "~deletions", "not-a-upn"])
 def test_operators_cannot_name_an_internal_partition(sqlite_server: RunningServer, instance_id: str,
                                                       upn: str) -> None:

@@ -11,7 +11,8 @@ import { announce } from "./ui.js";
 
 const INSTANCE_STORE = "memory-core.console.instance";
 const consoleBase = document.body.dataset.consoleBase;
-const apiBase = consoleBase.replace(/\/console$/, "");
+// The route is case-insensitive (the handler finds "/console" in any case): so is taking it off.
+const apiBase = consoleBase.replace(/\/console$/i, "");
 
 async function boot() {
   const main = document.getElementById("main");

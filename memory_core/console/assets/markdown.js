@@ -35,7 +35,8 @@ export function renderMarkdown(text) {
     if (heading) {
       // Memory headings sit under the console's own: shift them below h3.
       const level = Math.min(6, heading[1].length + 3);
-      root.append(h(`h${level}`, {}, inline(heading[2].replace(/\s+#+\s*$/, ""))));
+      // A closing run of #, found without backtracking over a long run of spaces.
+      root.append(h(`h${level}`, {}, inline(heading[2].replace(/\s#+\s*$/, "").trimEnd())));
       i += 1;
       continue;
     }
@@ -67,7 +68,11 @@ export function renderMarkdown(text) {
 }
 
 // Inline: `code`, ![alt](url), [text](url), **strong**, *em* / _em_, <autolinks>.
-const INLINE = /(`+)([\s\S]*?)\1|!\[([^\]]*)\]\(([^)\s]*)[^)]*\)|\[([^\]]+)\]\(([^)\s]*)[^)]*\)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*]+)\*|_([^_]+)_|<(https?:\/\/[^>\s]+)>/g;
+// Each part stops at the character that would start another of its kind ("[" in a link's text, "(" in its address
+// but for one pair, as in a Wikipedia address, "<" in an autolink), and the address and title do not overlap: otherwise an entry of "[a](" repeated, with no ")",
+// made the engine try every split at every "[" (a 64 KB entry froze the person's view for minutes;
+// tests/console/test_markdown_cost.py times the worst texts).
+const INLINE = /(`+)([\s\S]*?)\1|!\[([^[\]]*)\]\(((?:[^()\s]|\([^()\s]*\))*)(?:\s[^()]*)?\)|\[([^[\]]+)\]\(((?:[^()\s]|\([^()\s]*\))*)(?:\s[^()]*)?\)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*]+)\*|_([^_]+)_|<(https?:\/\/[^<>\s]+)>/g;
 
 export function inline(text) {
   const nodes = [];
