@@ -13,7 +13,8 @@ A directory or a whitespace-only file is no entry, but it is the user's words al
 name) and a model reads it: it follows its scope's custody as an entry made when it was made
 would. A clear, an import-replace or a purge hides it at once, pending or not, and a rejection
 shows it again; the erasure that executes them takes it out of the index (``erased``). One stored
-before stamps were kept counts as made at the start of time: any clear takes it.
+before stamps were kept counts as made at the start of time for the deletions to come (the next
+clear takes it), but not for a clear already done, which it may have been made after.
 """
 
 from __future__ import annotations

@@ -76,15 +76,18 @@ _ZERO_WIDTH_BMP = (
 )
 _ZERO_WIDTH = f"{_ZERO_WIDTH_BMP}\U000e0080-\U000e00ff\U000e01f0-\U000e0fff"
 _ZERO_WIDTH_CHARACTER = re.compile(f"[{_ZERO_WIDTH}]")
+DRAWN_AS_NOTHING = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
+"""The default-ignorable characters that are letters or marks, not format characters (Cf), and are no selector: the
+combining grapheme joiner, the Hangul fillers and the Khmer inherent vowels. A name or an identifier holding one
+reads as the same without it."""
 # Selectors and zero-width characters together, scanned for: plane 14 from U+E0080 on holds nothing else.
 _SELECTORS_OR_ZERO_WIDTH = f"{_MONGOLIAN_SELECTORS}\ufe00-\ufe0f{_ZERO_WIDTH_BMP}\U000e0080-\U000e0fff"
 # Bidirectional marks, embeddings and isolates: neither counted in a run nor breaking one.
-_BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202c\u2066-\u2069"
 _IN_BETWEEN = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u2066\u2067\u2068\u2069")
+_BIDI_CONTROLS = "".join(sorted(_IN_BETWEEN))  # as a character class's contents
 # After a zero-width character matched, another follows, with only bidirectional controls between: the match is a
 # run's first, and that other the first character that is hidden text.
 _NEXT_IN_RUN = f"(?=[{_BIDI_CONTROLS}]*[{_ZERO_WIDTH}])"
-_RUN = f"(?<=[{_ZERO_WIDTH}]){_NEXT_IN_RUN}"
 _RUN = f"(?<=[{_ZERO_WIDTH}]){_NEXT_IN_RUN}"
 # Where hidden text may begin: a selector, a tag character or an unassigned code point between tags and
 # ideographic selectors, an override, or a zero-width character followed by another (one alone is kept, so text

@@ -14,6 +14,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from memory_core.domain.hidden_text import DRAWN_AS_NOTHING
+
 MAX_UPN_CHARS = 320
 
 # RFC 5322 atext without "/", "?" and "\": the local part of a UPN or e-mail
@@ -56,7 +58,7 @@ def caller_upn(raw: str) -> str:
 # zero-width ones, tags), separators, surrogates, and the default-ignorable letters and marks and selectors, which
 # draw nothing. "trusted-\u202etob-lizziw" is shown as "trusted-wizzil-bot" wherever the id is shown.
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
-_DRAWN_AS_NOTHING = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0")
+_DRAWN_AS_NOTHING = DRAWN_AS_NOTHING | frozenset("\u180b\u180c\u180d\u180f")  # and the Mongolian selectors
 
 
 def invisible_in_identifier(value: str) -> str | None:

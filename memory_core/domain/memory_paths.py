@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
-from memory_core.domain.hidden_text import hidden_character, is_tag_character
+from memory_core.domain.hidden_text import DRAWN_AS_NOTHING, hidden_character, is_tag_character
 
 ROOT = "/memories"
 MAX_PATH_CHARS = 1024
@@ -43,9 +43,7 @@ _INVISIBLE_CATEGORY = "Cf"
 # nothing though they are letters or marks: the combining grapheme joiner, the Hangul fillers, the Khmer inherent
 # vowels, and the code points reserved as default-ignorable (U+2065, U+FFF0-U+FFF8, the rest of the U+E0000
 # plane). "notes\u3164.md" reads as "notes.md". The variation selectors among them are ``hidden_character``'s.
-_INVISIBLE_LETTERS_AND_MARKS = frozenset(
-    "\u034f\u115f\u1160\u17b4\u17b5\u2065\u3164\uffa0" + "".join(map(chr, range(0xFFF0, 0xFFF9)))
-)
+_INVISIBLE_LETTERS_AND_MARKS = DRAWN_AS_NOTHING | frozenset("\u2065" + "".join(map(chr, range(0xFFF0, 0xFFF9))))
 _IGNORABLE_PLANE = (0xE0000, 0xE0FFF)
 _JOINER = "\u200d"
 _PICTOGRAPH_CATEGORY = "So"
