@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible
+from memory_core.domain.custody_fence import fence
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, erased
@@ -69,6 +71,11 @@ class CustodyService:
         self._fault = fault
 
     # -- requests -------------------------------------------------------------
+
+    def fence(self, instance_id: str, upn: str) -> AbstractContextManager[None]:
+        """Hold ``upn``'s memory-tool edits back while a deletion chooses what it covers and writes it
+        (``domain.custody_fence``): every request and immediate erasure of their memory is made inside one."""
+        return fence(self._store, instance_id, upn, clock=self._clock)
 
     def request_clear(self, actor: str, key: ProfileKey) -> DeletionRequest:
         """Hide everything now in ``key``'s scope until an operator decides."""
@@ -115,16 +122,18 @@ class CustodyService:
         sweep erases it. ``NotFound`` when ``upn`` has no visible entry by that id (one a pending request
         already hides included).
         """
-        entry = self._store.get_entry(instance_id, upn, entry_id)
-        if entry is None or not is_visible(self._store, entry):
-            raise NotFound(f"no memory entry {entry_id} of {upn}")
-        return self.request_forget(actor, entry)
+        with self.fence(instance_id, upn):
+            entry = self._store.get_entry(instance_id, upn, entry_id)
+            if entry is None or not is_visible(self._store, entry):
+                raise NotFound(f"no memory entry {entry_id} of {upn}")
+            return self.request_forget(actor, entry)
 
     def request_purge(self, actor: str, instance_id: str, upn: str) -> DeletionRequest:
         """Hide all of one user's memory in the instance until an operator decides."""
-        now = self._clock()
-        request = self._new_request(actor, instance_id, upn, DeletionKind.PURGE, now, watermark=now)
-        self._open(request, AuditAction.PURGE_REQUESTED, shared=Hold(request.id, None, now))
+        with self.fence(instance_id, upn):
+            now = self._clock()
+            request = self._new_request(actor, instance_id, upn, DeletionKind.PURGE, now, watermark=now)
+            self._open(request, AuditAction.PURGE_REQUESTED, shared=Hold(request.id, None, now))
         return request
 
     def _new_request(

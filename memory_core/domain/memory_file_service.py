@@ -27,6 +27,7 @@ How /memories maps onto the storage model (docs/memory-tool.md has the whole des
 from __future__ import annotations
 
 import json
+import time
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,12 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 from memory_core.domain import memory_paths as texts
 from memory_core.domain.audit import AuditAction
+from memory_core.domain.custody_fence import fenced_until, without_fences
 from memory_core.domain.errors import (
     Conflict,
     Forbidden,
     InvalidInput,
     MemoryCoreError,
     NotFound,
+    Unavailable,
 )
 from memory_core.domain.file_entries import FileEntries, file_entries
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, in_stored_form, index_data, namespace_of
@@ -76,6 +79,8 @@ MAX_INDEX_BYTES = 1024 * 1024
 MAX_INLINE_BYTES = 256
 _BLANK = frozenset(" \t\r\n")
 _ATTEMPTS = 12
+# How long a command waits for a deletion of the user's memory to be recorded (its fence): a few writes, milliseconds.
+FENCE_WAIT = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +107,14 @@ class MemoryFiles:
     ``Forbidden``, ``Unavailable``).
     """
 
-    def __init__(self, service: MemoryService, *, on_commit: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, service: MemoryService, *, on_commit: Callable[[], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self._service = service
         self._store: MemoryStore = service.store
         self._on_commit = on_commit  # tests: widen the race window between reading and committing
+        self._sleep = sleep
 
     def execute(
         self,
@@ -172,6 +181,7 @@ class MemoryFiles:
         partition = Partition(instance_id, caller.upn)
         record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
         for _ in range(_ATTEMPTS):
+            record = self._unfenced(partition, record)
             entries = file_entries(self._store, self._service.file_entries, keys)
             # The index and the entries are two reads: if the index did not change around the entries'
             # read, every entry it names was stored before it (a commit stores them first) and is in it.
@@ -184,6 +194,19 @@ class MemoryFiles:
         namespace = entries.files_for(record.etag if record else None,
                                       lambda: namespace_of(caller, agent, record, entries))
         return _Snapshot(record, namespace, entries)
+
+    def _unfenced(self, partition: Partition, record: Record | None) -> Record | None:
+        """The index record once no deletion's fence stands in it (``domain.custody_fence``): read again after
+        short pauses while one does. ``Unavailable`` when one still stands after ``FENCE_WAIT`` seconds."""
+        deadline = time.monotonic() + FENCE_WAIT
+        pause = 0.005
+        while record is not None and fenced_until(record.data, self._service.now()) is not None:
+            if time.monotonic() + pause > deadline:
+                raise Unavailable("a deletion of this memory is being recorded; retry", retry_after_seconds=1)
+            self._sleep(pause)
+            pause = min(pause * 2, 0.1)
+            record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
+        return record
 
     # -- committing ------------------------------------------------------------------
 
@@ -238,7 +261,7 @@ class MemoryFiles:
         snapshot: _Snapshot,
         after: Namespace,
     ) -> None:
-        data = index_data(snapshot.record, snapshot.entries, agent, after, caller, self._service.now())
+        data = without_fences(index_data(snapshot.record, snapshot.entries, agent, after, caller, self._service.now()))
         size = len(json.dumps(data))
         # A command that does not grow the index goes through, so that deleting makes room in one past the bound
         # (stored before there was one).
@@ -313,7 +336,8 @@ class MemoryFiles:
                 return None  # already gone (a concurrent delete, a clear)
             return outcome.request_id if isinstance(outcome, PendingDeletion) else None
         self._service.drop_version(
-            caller, key, retire.entry_id, "superseded: its whole text is kept in the file's new version"
+            caller, key, retire.entry_id, "superseded: its whole text is kept in the file's new version",
+            superseded=True,
         )
         return None
 

@@ -150,11 +150,14 @@ class MemoryService(MemoryReads):
             return self._replace_pending(caller, key, agent, content_markdown, options)
         else:
             body = strip_title(key.scope, content_markdown)
-            entry = self._new_entries.entry(caller, key, agent, body, EntryKind.REPLACE, options, allow_empty=True)
-            # The replace entry alone switches what readers see; the watermark and
-            # the purge after it only reclaim space, so a crash between them loses nothing.
-            self._append_audited(AuditAction.IMPORT, caller,
-                                 self._seed_profile(caller, key, agent, options, entry.created_on), entry, "replace")
+            with self.custody.fence(instance_id, caller.upn):  # the replace's time is its watermark: chosen fenced
+                entry = self._new_entries.entry(caller, key, agent, body, EntryKind.REPLACE, options,
+                                                allow_empty=True)
+                # The replace entry alone switches what readers see; the watermark and
+                # the purge after it only reclaim space, so a crash between them loses nothing.
+                self._append_audited(AuditAction.IMPORT, caller,
+                                     self._seed_profile(caller, key, agent, options, entry.created_on), entry,
+                                     "replace")
             watermark = entry.created_on - timedelta(microseconds=1)
             self._advance_watermark(key, watermark, entry.created_on)
             # Read once the watermark hides them: an entry another writer stamped before it but stored after an
@@ -180,10 +183,12 @@ class MemoryService(MemoryReads):
         The content is screened before anything is written.
         """
         body = strip_title(key.scope, content_markdown)
-        entry = self._new_entries.entry(caller, key, agent, body, EntryKind.HELD_REPLACE, options, allow_empty=True)
-        # The request and its holds go first: a crash after them leaves the old
-        # content hidden and a request an operator can decide, never old and new mixed.
-        request = self.custody.request_replace(caller.upn, key, entry.created_on - timedelta(microseconds=1))
+        with self.custody.fence(key.instance_id, caller.upn):  # the new entry's time is the request's watermark
+            entry = self._new_entries.entry(caller, key, agent, body, EntryKind.HELD_REPLACE, options,
+                                            allow_empty=True)
+            # The request and its holds go first: a crash after them leaves the old
+            # content hidden and a request an operator can decide, never old and new mixed.
+            request = self.custody.request_replace(caller.upn, key, entry.created_on - timedelta(microseconds=1))
         if body.strip():
             self._append_audited(AuditAction.IMPORT, caller,
                                  self._seed_profile(caller, key, agent, options, entry.created_on), entry,
@@ -205,14 +210,16 @@ class MemoryService(MemoryReads):
         if confirm is not True:
             raise InvalidInput("clear requires confirm=true", code="confirm_required")
         if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
-            return PendingDeletion(self.custody.request_clear(caller.upn, key).id)
-        now = self._clock()
-        (state,) = self._store.load([key])
-        if state.profile is None:
-            seed = self._seed_profile(caller, key, agent, WriteOptions(), now)
-            self._store.save_profile(replace(seed, cleared_on=now))
-        else:
-            self._advance_watermark(key, now, now, first=state)
+            with self.custody.fence(instance_id, caller.upn):
+                return PendingDeletion(self.custody.request_clear(caller.upn, key).id)
+        with self.custody.fence(instance_id, caller.upn):
+            now = self._clock()
+            (state,) = self._store.load([key])
+            if state.profile is None:
+                seed = self._seed_profile(caller, key, agent, WriteOptions(), now)
+                self._store.save_profile(replace(seed, cleared_on=now))
+            else:
+                self._advance_watermark(key, now, now, first=state)
         # Read once the watermark hides them: an entry another writer stamped before it but stored after the read
         # above would stay stored, hidden and never erased. The same read answers what the scope shows now.
         (sealed,) = self._store.load([key])
@@ -266,14 +273,15 @@ class MemoryService(MemoryReads):
 
     def forget(self, caller: Caller, instance_id: str, entry_id: str) -> PendingDeletion | Forgotten:
         """Forget one of the caller's visible entries. ``NotFound`` when there is none by that id."""
-        entry = self._store.get_entry(instance_id, caller.upn, entry_id)
-        if entry is not None and not is_visible(self._store, entry):
-            entry = None
-        if entry is None:
-            raise NotFound(f"no memory entry {entry_id}")
-        if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
-            return PendingDeletion(self.custody.request_forget(caller.upn, entry).id)
-        self._store.delete_entries(entry.key, [entry.id])
+        with self.custody.fence(instance_id, caller.upn):
+            entry = self._store.get_entry(instance_id, caller.upn, entry_id)
+            if entry is not None and not is_visible(self._store, entry):
+                entry = None
+            if entry is None:
+                raise NotFound(f"no memory entry {entry_id}")
+            if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
+                return PendingDeletion(self.custody.request_forget(caller.upn, entry).id)
+            self._store.delete_entries(entry.key, [entry.id])
         self._withdraw_copy(entry)
         self.custody.erase_file_names(instance_id, caller.upn, None, None, [entry.id])
         self._audit_write(AuditAction.FORGET, caller, entry)
@@ -287,16 +295,26 @@ class MemoryService(MemoryReads):
         """
         self._new_entries.screen(caller, key, text, WriteOptions(), name=name)
 
-    def drop_version(self, caller: Caller, key: ProfileKey, entry_id: str, detail: str) -> None:
+    def drop_version(
+        self, caller: Caller, key: ProfileKey, entry_id: str, detail: str, *, superseded: bool = False
+    ) -> None:
         """Erase one of the caller's entries whose text is not lost by it, and its team copy, in any deletion mode.
 
         Only for the memory tool's file versions (``memory_file_service``): a version superseded by
         one that keeps its whole text (an insert, a replacement that keeps what it replaces, a move
         between scopes), or a version a command stored but never published because it lost a race.
         Text that would be lost goes through ``forget`` instead. Audited ``memory_file`` with the
-        entry's SHA-256 and ``detail``; a missing entry is fine.
+        entry's SHA-256 and ``detail``; a missing entry is fine. A ``superseded`` version that a deletion
+        hid since the command read it is left to that deletion: an operator decides what it erases.
         """
         entry = self._store.get_entry(key.instance_id, caller.upn, entry_id)
+        if superseded and entry is not None and not is_visible(self._store, entry):
+            self.audit.record(
+                AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=key.instance_id, upn=caller.upn,
+                scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=entry_id,
+                content_sha256=entry.content_sha256, detail=f"{detail}; kept: a deletion hid it first",
+            )
+            return
         self._store.delete_entries(key, [entry_id])
         if entry is not None:
             # Its team copy goes with it: the file's new version is private (the memory tool shares nothing), and
