@@ -114,7 +114,7 @@ class NewEntries:
             raise refusal(where, character)
         if self._scanner is None:
             return
-        found, findings = self._secret_in(self._scanner, content, options, name)
+        found, findings = self._secret_in(self._scanner, content, options, name, key.agent_object_id)
         if not findings:
             return
         detectors = detector_names(findings)
@@ -127,7 +127,7 @@ class NewEntries:
         """The ``write_rejected`` event of a refused write; ids named in ``where`` are left out of it."""
         self._audit.record(
             AuditAction.WRITE_REJECTED, actor=actor or caller.upn, instance_id=key.instance_id, upn=key.upn,
-            scope=key.scope.value, agent_object_id=key.agent_object_id,
+            scope=key.scope.value, agent_object_id=None if AGENT_ID in where else key.agent_object_id,
             session_id=None if "session_id" in where else options.session_id,
             operation_id=None if "operation_id" in where else options.operation_id,
             content_sha256=sha256_hex(content), byte_count=len(content.encode("utf-8")),
@@ -136,14 +136,15 @@ class NewEntries:
 
     @staticmethod
     def _secret_in(
-        scanner: ContentScanner, content: str, options: WriteOptions, name: str
+        scanner: ContentScanner, content: str, options: WriteOptions, name: str, agent_object_id: str | None
     ) -> tuple[tuple[str, ...], Sequence[Any]]:
         """Where a secret is (names as the caller sent them, ``name`` for the content) and what kinds; ``((), [])``
-        for none."""
+        for none. The agent's id is screened too: it is stored with the entry, shown in its heading to every model
+        that reads it, and kept in the audit trail."""
         findings = scanner.scan(content)
         if findings:
             return (name,), findings
-        beside = stored_beside(options)
+        beside = stored_beside(options) + ([(AGENT_ID, agent_object_id)] if agent_object_id else [])
         if not beside:
             return (), []
         # One scan for them all: a scan costs about 15 us however short its text.
@@ -159,6 +160,10 @@ def hidden_in(content: str, beside: WriteOptions | MemoryEntry, name: str = CONT
     """(where, the character) of the first character no reader sees (``hidden_text``): in ``content``, named
     ``name``, or in a field stored beside it (``stored_beside``), by the name a write gives it; or None."""
     return first_hidden(((name, content), *stored_beside(beside)))
+
+
+#: The agent id's name in a refusal ("agent_object_id looks like it contains a secret"), as the REST body spells it.
+AGENT_ID = "agent_object_id"
 
 
 def stored_beside(options: WriteOptions | MemoryEntry) -> list[tuple[str, str]]:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pydantic import TypeAdapter, ValidationError
 
 from memory_core.domain.errors import InvalidInput
-from memory_core.domain.identity import AgentContext
+from memory_core.domain.identity import AgentContext, invisible_in_identifier
 from memory_core.domain.models import Scope
 from memory_core.identity import Authenticator, AuthMode, identity_json
 from memory_core.mcp.backend import CallTarget
@@ -77,6 +77,12 @@ def resolve_target(
             "instanceId must be 1-128 characters: letters, digits, '.', '_', ':' or '-'", code="invalid_instance_id"
         ) from None
     object_id = _header(headers, AGENT_OBJECT_ID_HEADER, "X-AGENT-OBJECT-ID", MAX_AGENT_OBJECT_ID)
+    # As REST refuses it in a body or query: an id that shows as another (a soft hyphen or a C1 control, which a
+    # latin-1 header can carry; anything through stdio's MEMORY_MCP_AGENT_OBJECT_ID) would be another agent's memory.
+    invisible = invisible_in_identifier(object_id) if object_id else None
+    if invisible is not None:
+        raise InvalidInput(f"the X-AGENT-OBJECT-ID header holds a character that draws nothing or reorders text "
+                           f"(U+{ord(invisible):04X})", code="invalid_header")
     name = _header(headers, AGENT_NAME_HEADER, "X-AGENT-NAME", MAX_SHORT_TEXT)
     return CallTarget(
         caller=caller,

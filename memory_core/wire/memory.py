@@ -17,8 +17,8 @@ InstanceId = Annotated[str, StringConstraints(pattern=INSTANCE_ID_PATTERN)]
 # No surrounding whitespace: what the document says is what is accepted (no silent trimming).
 def _visible_identifier(value: str) -> str:
     """An agent id from a body or a query, refused when it would show as something else (``invisible_in_identifier``).
-    An HTTP header (MCP's X-AGENT-OBJECT-ID) is read as latin-1 and cannot hold such a character but the soft
-    hyphen."""
+    MCP's X-AGENT-OBJECT-ID header (latin-1: a soft hyphen or a C1 control) is refused the same way by
+    ``mcp.call_targets``."""
     invisible = invisible_in_identifier(value)
     if invisible is not None:
         raise ValueError(f"holds a character that draws nothing or reorders text (U+{ord(invisible):04X})")

@@ -254,6 +254,23 @@ def test_a_secret_in_the_memory_tools_agent_name_is_refused(server: RunningServe
     assert accepted.status_code == 200 and "agent: Helpdesk" in after["content_markdown"]
 
 
+def test_a_secret_in_the_agent_id_is_refused_and_kept_out_of_the_trail(server: RunningServer, instance_id: str) -> None:
+    """The agent id is stored with the entry, shown in its heading to every model that reads it and kept in the audit
+    trail: a token there answers 422 naming agent_object_id, and the rejection's event leaves the id out."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    agent = f"agent-{token}"
+    with server.client() as http:
+        refused = http.post(f"/instances/{instance_id}/memory/append",
+                            json={"scope": "agent", "agent_object_id": agent, "content_markdown": "- likes tea"})
+        agents = http.get(f"/instances/{instance_id}/memory/agents").json()
+        audit = http.get(f"/instances/{instance_id}/memory/audit").json()["events"]
+        stored = http.get(f"/instances/{instance_id}/memory", params={"scope": "agent", "agentObjectId": agent}).json()
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "secret_detected"
+    assert refused.json()["error"]["message"].startswith("agent_object_id looks like it contains a secret")
+    assert stored["content_markdown"] == "" and token[:12] not in str(agents)
+    assert [e["action"] for e in audit] == ["write_rejected"] and token[:12] not in str(audit) + refused.text
+
+
 def test_a_secret_beside_the_content_is_refused_and_nothing_stored(server: RunningServer, instance_id: str) -> None:
     """A token in a tag or the session id answers 422 naming the field; nothing is stored, the audit keeps no token."""
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import httpx
 import pytest
@@ -236,3 +237,16 @@ async def test_over_long_agent_header_is_a_clear_error(mcp_target: McpTarget, in
     result = await call(mcp_target.url, mcp_headers(mcp_target.key, agent="a" * 1025, instance=instance_id),
                         "get_memory", {"scope": "agent"})
     _assert_tool_error(result, "invalid_header", "the X-AGENT-OBJECT-ID header must be at most 1024 characters")
+
+
+@pytest.mark.parametrize("invisible", ["\u00ad", "\u009b"])
+async def test_an_agent_header_with_a_character_that_draws_nothing_is_a_clear_error(
+    mcp_target: McpTarget, instance_id: str, invisible: str
+) -> None:
+    """A latin-1 header can carry a soft hyphen or a C1 control: "tra\\u00advel" shows as "travel" and would be
+    another agent's memory. REST refuses the same id in a body or a query."""
+    headers: dict[str, Any] = mcp_headers(mcp_target.key, instance=instance_id)
+    headers["X-AGENT-OBJECT-ID"] = f"tra{invisible}vel".encode("latin-1")  # httpx sends bytes as they are
+    result = await call(mcp_target.url, headers, "append_memory", {"scope": "agent", "memory": "- likes tea"})
+    _assert_tool_error(result, "invalid_header", "the X-AGENT-OBJECT-ID header holds a character that draws nothing "
+                       f"or reorders text (U+{ord(invisible):04X})")
