@@ -157,8 +157,9 @@ def entry_window(state: ScopeState) -> EntryWindow | None:
     """
     after = state.profile.cleared_on if state.profile else None
     excluded: set[str] = set()
+    profile_id = state.key.profile_id  # built from the key each time it is asked for: once, not once per hold
     for hold in state.holds:
-        if hold.profile_ids is not None and state.key.profile_id not in hold.profile_ids:
+        if hold.profile_ids is not None and profile_id not in hold.profile_ids:
             continue
         if hold.author_upn is not None:
             return None

@@ -26,6 +26,7 @@ How /memories maps onto the storage model (docs/memory-tool.md has the whole des
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import unicodedata
@@ -305,10 +306,13 @@ class MemoryFiles:
         """Retire old versions, audit every path the command changed, and answer. ``refused``: the command failed
         after making directories (``FailedWithSideEffect``), audited as what it made."""
         pending: list[str] = []
-        for retire in outcome.retired:
-            request_id = self._retire(caller, instance_id, agent, retire)
-            if request_id:
-                pending.append(request_id)
+        # One fence for all the command's forgets (a directory's delete forgets every file in it), not one each.
+        forgets = any(retire.removes_content for retire in outcome.retired)
+        with self._service.custody.fence(instance_id, caller.upn) if forgets else contextlib.nullcontext():
+            for retire in outcome.retired:
+                request_id = self._retire(caller, instance_id, agent, retire)
+                if request_id:
+                    pending.append(request_id)
         for rel in outcome.audit_paths:
             node = after.files.get(rel)
             self._service.audit.record(
@@ -331,7 +335,7 @@ class MemoryFiles:
         key = self._keys(caller, instance_id, agent)[retire.agent_scope]
         if retire.removes_content:
             try:
-                outcome = self._service.forget(caller, instance_id, retire.entry_id)
+                outcome = self._service.forget(caller, instance_id, retire.entry_id, fenced=True)
             except NotFound:
                 return None  # already gone (a concurrent delete, a clear)
             return outcome.request_id if isinstance(outcome, PendingDeletion) else None

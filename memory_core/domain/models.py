@@ -199,6 +199,41 @@ class Hold:
 
 
 @dataclass(frozen=True, slots=True)
+class HeldFacts:
+    """What a profile's holds cover, indexed once: ``covers_facts`` answers as ``any(hold.covers_facts(...))`` over
+    the holds would, in constant time however many holds there are (a directory's delete files one per file)."""
+
+    watermark: datetime | None = None
+    entry_ids: frozenset[str] = frozenset()
+    # Holds of the shared partition cover one author's copies: the same, per author.
+    by_author: Mapping[str, tuple[datetime | None, frozenset[str]]] = field(default_factory=dict)
+
+    @staticmethod
+    def of(profile_id: str, holds: tuple[Hold, ...] | list[Hold]) -> HeldFacts:
+        """The facts ``holds`` cover in profile ``profile_id``."""
+        marks: dict[str | None, tuple[datetime | None, set[str]]] = {}
+        for hold in holds:
+            if hold.profile_ids is not None and profile_id not in hold.profile_ids:
+                continue
+            watermark, ids = marks.get(hold.author_upn, (None, set()))
+            if hold.watermark is not None and (watermark is None or hold.watermark > watermark):
+                watermark = hold.watermark
+            ids.update(hold.entry_ids)
+            marks[hold.author_upn] = (watermark, ids)
+        watermark, ids = marks.pop(None, (None, set()))
+        return HeldFacts(watermark, frozenset(ids),
+                         {author: (mark, frozenset(named)) for author, (mark, named) in marks.items() if author})
+
+    def covers_facts(self, author_upn: str, created_on: datetime, entry_id: str) -> bool:
+        if (self.watermark is not None and created_on <= self.watermark) or entry_id in self.entry_ids:
+            return True
+        if not self.by_author:
+            return False
+        watermark, ids = self.by_author.get(author_upn, (None, frozenset()))
+        return (watermark is not None and created_on <= watermark) or entry_id in ids
+
+
+@dataclass(frozen=True, slots=True)
 class ScopeState:
     """What the store holds for one profile: the record (if any), its entries, and holds on them."""
 
@@ -210,11 +245,12 @@ class ScopeState:
     def visible_entries(self) -> list[MemoryEntry]:
         """Entries that belong to the document now, oldest first (held entries excluded)."""
         watermark = self.profile.cleared_on if self.profile else None
-        holds = self.holds
+        held = HeldFacts.of(self.key.profile_id, self.holds)
         visible = [
             e
             for e in self.entries
-            if (watermark is None or e.created_on > watermark) and not any(h.covers(e) for h in holds)
+            if (watermark is None or e.created_on > watermark)
+            and not held.covers_facts(e.author_upn, e.created_on, e.id)
         ]
         visible.sort(key=lambda e: e.sort_key)
         # A replace starts the document anew: nothing before the newest one shows.

@@ -49,7 +49,7 @@ from memory_core.domain.known_entries import (
     section_of,
     section_starts,
 )
-from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState
+from memory_core.domain.models import EntryKind, HeldFacts, MemoryEntry, ProfileKey, ScopeState
 from memory_core.domain.present_entries import PresentEntries
 from memory_core.domain.snapshots import ScopeSnapshot, Snapshots
 
@@ -294,13 +294,12 @@ def _visible(rows: _Rows, now: ScopeState) -> list[int]:
     """The positions of ``rows`` that show under ``now``'s profile and holds: ``ScopeState.visible_entries``'s
     rule, on the facts it reads."""
     watermark = now.profile.cleared_on if now.profile else None
-    profile_id = now.key.profile_id
-    covering = [h for h in now.holds if h.profile_ids is None or profile_id in h.profile_ids]
+    held = HeldFacts.of(now.key.profile_id, now.holds)
     moments, ids, authors = rows.moments, rows.ids, rows.authors
     visible = [
         at for at in range(len(rows))
         if (watermark is None or moments[at] > watermark)
-        and not any(h.covers_facts(profile_id, authors[at], moments[at], ids[at]) for h in covering)
+        and not held.covers_facts(authors[at], moments[at], ids[at])
     ]
     # A replace starts the document anew: nothing before the newest one shows.
     for index in range(len(visible) - 1, -1, -1):

@@ -11,6 +11,7 @@ are ``domain/team_copies.py``.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -271,9 +272,14 @@ class MemoryService(MemoryReads):
         """One page of one user's audit trail (see ``AuditTrail.page``)."""
         return self.audit.page(instance_id, upn, limit=limit, continuation=continuation, newest_first=newest_first)
 
-    def forget(self, caller: Caller, instance_id: str, entry_id: str) -> PendingDeletion | Forgotten:
-        """Forget one of the caller's visible entries. ``NotFound`` when there is none by that id."""
-        with self.custody.fence(instance_id, caller.upn):
+    def forget(
+        self, caller: Caller, instance_id: str, entry_id: str, *, fenced: bool = False
+    ) -> PendingDeletion | Forgotten:
+        """Forget one of the caller's visible entries. ``NotFound`` when there is none by that id.
+
+        ``fenced``: the caller already stands the fence (``CustodyService.fence``) around this and more forgets, as
+        the memory tool does around a command's old versions."""
+        with contextlib.nullcontext() if fenced else self.custody.fence(instance_id, caller.upn):
             entry = self._store.get_entry(instance_id, caller.upn, entry_id)
             if entry is not None and not is_visible(self._store, entry):
                 entry = None
