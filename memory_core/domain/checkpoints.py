@@ -48,8 +48,9 @@ CHECKPOINT_REFRESH_SECTIONS = 256
 """A checkpoint is written again once a read shows this many entries more than it does: a fresh
 process then loads at most about this many entries beside it."""
 
-FORMAT = 1
-"""The payload's layout. A checkpoint of another layout is ignored (the read is built instead)."""
+FORMAT = 2
+"""The payload's layout, and the rendering of its sections (2: headings on one line, another author's heading lines
+escaped). A checkpoint of another layout is ignored (the read is built instead)."""
 
 
 @dataclass(frozen=True, slots=True)

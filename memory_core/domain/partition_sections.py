@@ -30,9 +30,10 @@ from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeS
 from memory_core.domain.rendering import render_entry
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad, appended_after
 
-FORMAT = 2
-"""The payload's layout. A checkpoint of another layout (format 1 held a list per row) is ignored:
-the part is read in full and kept again in this one."""
+FORMAT = 3
+"""The payload's layout. A checkpoint of another layout (format 1 held a list per row; 2 rendered headings with the
+line breaks of a reason and another author's heading lines as written) is ignored: the part is read in full and
+kept again in this one."""
 
 ANY_OTHER = "\x00"
 """The viewer the shared partition's sections are rendered for: no entry's author, so every entry

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -15,23 +16,29 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(sep=" ", timespec="seconds")[:19] + " UTC"
 
 
+# A line that would read as a heading: up to three spaces, then "#" (CommonMark's ATX heading), after any line break
+# a reader might take as one.
+_HEADING_LINE = re.compile("(\\A|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029])( {0,3})#")
+
+
 def entry_heading(entry: MemoryEntry, viewer: str | None = None) -> str | None:
-    """The provenance heading written above an entry (None for the viewer's own replace).
+    """The provenance heading written above an entry (None for the viewer's own replace), on one line: a line
+    break in the agent's name, the reason or the session id shows as a space.
 
     An entry written by someone other than ``viewer`` says so: "shared by {upn}",
     or "legacy" for an entry that has no owner.
     """
-    foreign = viewer is not None and entry.author_upn != viewer
+    foreign = _foreign(entry, viewer)
     if entry.kind in (EntryKind.REPLACE, EntryKind.HELD_REPLACE) and not foreign:
         return None
     label = "Appended" if entry.kind is EntryKind.APPEND else "Imported"
     details = [format_time(entry.created_on)]
     if entry.agent_name or entry.key.agent_object_id:
-        details.append(f"agent: {entry.agent_name or entry.key.agent_object_id}")
+        details.append(f"agent: {_one_line(entry.agent_name or entry.key.agent_object_id or '')}")
     if entry.reason:
-        details.append(f"reason: {entry.reason}")
+        details.append(f"reason: {_one_line(entry.reason)}")
     if entry.session_id:
-        details.append(f"session: {entry.session_id}")
+        details.append(f"session: {_one_line(entry.session_id)}")
     heading = f"## {label} {' · '.join(details)}"
     if foreign:
         heading += " (legacy)" if entry.share is Share.LEGACY or not entry.author_upn else f" (shared by {entry.author_upn})"
@@ -39,9 +46,23 @@ def entry_heading(entry: MemoryEntry, viewer: str | None = None) -> str | None:
 
 
 def render_entry(entry: MemoryEntry, viewer: str | None = None) -> str:
+    """The entry's section: its heading, then its text. Another author's text has its heading lines escaped
+    ("\\#"): the headings are the only authorship a reader of the document sees, and a teammate's entry holding
+    "## Appended <time>" would otherwise read as the viewer's own memory, or as a third person's."""
     heading = entry_heading(entry, viewer)
     body = entry.content_markdown.strip("\n")
+    if _foreign(entry, viewer) and "#" in body:
+        body = _HEADING_LINE.sub(r"\1\2\\#", body)
     return body if heading is None else f"{heading}\n\n{body}"
+
+
+def _foreign(entry: MemoryEntry, viewer: str | None) -> bool:
+    return viewer is not None and entry.author_upn != viewer
+
+
+def _one_line(text: str) -> str:
+    # isprintable is False for every line break splitlines knows (and other controls): the common case costs one scan.
+    return text if text.isprintable() else " ".join(text.splitlines())
 
 
 def render_scope(scope: Scope, entries: Sequence[MemoryEntry], viewer: str | None = None) -> str:
