@@ -75,7 +75,7 @@ def namespace_of(
             for entry_id in named:
                 unnamed.pop(f"{appended}{entry_id}.md", None)
         if unnamed:  # every appended file has the same parents: found once, not once per entry
-            ns.files.update(unnamed)
+            ns.files.update(_beside_named(unnamed, ns.files))
             ns.dirs.update(parents(appended + "_"))
         ns.dirs.update(mount + d if d else AGENT_DIR for d in tree["dirs"] if shown(d))
         if agent_scope and len(ns.files) > files_before:  # the user's own files never lie under agent/
@@ -83,6 +83,23 @@ def namespace_of(
     for rel in indexed:
         ns.dirs.update(parents(rel))
     return ns
+
+
+def _beside_named(unnamed: dict[str, FileNode], files: Mapping[str, FileNode]) -> dict[str, FileNode]:
+    """``unnamed`` with each entry's file moved aside (``<entry id>-1.md``) where a file the index names holds its path:
+    a file made at appended/<id>.md while that entry was hidden by a pending forget, which a rejection then showed
+    again. What the model wrote at a path is what it reads there, and the entry is still a file it can reach."""
+    clashes = [path for path in unnamed if path in files]
+    if not clashes:
+        return unnamed
+    moved = dict(unnamed)
+    for path in clashes:
+        node = moved.pop(path)
+        number = 1
+        while (aside := f"{path[:-3]}-{number}.md") in files or aside in moved:
+            number += 1
+        moved[aside] = node
+    return moved
 
 
 def _shown(state: ScopeState, visible: list[MemoryEntry], upn: str, made: Mapping[str, str], rel: str) -> bool:

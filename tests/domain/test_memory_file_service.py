@@ -56,6 +56,28 @@ def test_an_append_is_a_file_under_appended(service: MemoryService) -> None:
     assert "- likes window views" in run(service, command="view", path=f"/memories/appended/{view.entry_id}.md")
 
 
+def test_a_file_made_at_an_appended_path_while_its_entry_was_held_keeps_the_path_after_a_rejection(
+    tmp_path: Path,
+) -> None:
+    """The model makes appended/<E>.md while E is hidden by a pending forget; the operator rejects the forget. The
+    model's file stays at its path (a delete there forgets the model's file, not E), and E shows beside it."""
+    store = SqliteMemoryStore(tmp_path / "shadow.sqlite3")
+    service = MemoryService(store, deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    entry_id = service.append(ALEX, INSTANCE, Scope.USER, None, "- the entry kept").entry_id
+    pending = service.forget(ALEX, INSTANCE, str(entry_id))
+    assert isinstance(pending, PendingDeletion)
+    path = f"/memories/appended/{entry_id}.md"
+    run(service, command="create", path=path, file_text="- the model's own file\n")
+    service.custody.reject("olivia@contoso.com", INSTANCE, pending.request_id, "keep it")
+    assert "- the model's own file" in run(service, command="view", path=path)
+    assert "- the entry kept" in run(service, command="view", path=f"/memories/appended/{entry_id}-1.md")
+    answer = MemoryFiles(service).execute(ALEX, INSTANCE, None, {"command": "delete", "path": path})
+    (request,) = [r for r in service.custody.list(INSTANCE) if r.id in answer.pending_request_ids]
+    assert request.entry_id != entry_id
+    assert "- the entry kept" in service.get(ALEX, INSTANCE, Scope.USER, None).content_markdown
+    store.close()
+
+
 def test_editing_an_append_keeps_one_version(service: MemoryService) -> None:
     view = service.append(ALEX, INSTANCE, Scope.USER, None, "- likes window views")
     path = f"/memories/appended/{view.entry_id}.md"
