@@ -28,6 +28,7 @@ from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible
 from memory_core.domain.custody_fence import fence
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
+from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, erased
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
@@ -69,6 +70,7 @@ class CustodyService:
         self._new_id = new_id
         # A test seam: called between the sweep's steps so a crash can be injected.
         self._fault = fault
+        self.erasures = ImmediateErasures(store, audit, self.erase_file_names, clock=clock)
 
     # -- requests -------------------------------------------------------------
 
@@ -234,7 +236,9 @@ class CustodyService:
     # -- the sweep ------------------------------------------------------------------
 
     def sweep(self, actor: str = "sweep", instance_id: str | None = None) -> builtins.list[DeletionRequest]:
-        """Execute every approved request (of one instance, or all); returns those executed."""
+        """Execute every approved request (of one instance, or all), and finish the immediate erasures a crash or an
+        outage left (``domain.erasures``); returns the requests executed."""
+        self.erasures.replay(instance_id)
         where = {"status": DeletionStatus.APPROVED.value}
         if instance_id is not None:
             records = self._store.query_records(deletions_partition(instance_id), RecordKind.DELETION_REQUEST, where)

@@ -154,20 +154,17 @@ class MemoryService(MemoryReads):
             with self.custody.fence(instance_id, caller.upn):  # the replace's time is its watermark: chosen fenced
                 entry = self._new_entries.entry(caller, key, agent, body, EntryKind.REPLACE, options,
                                                 allow_empty=True)
-                # The replace entry alone switches what readers see; the watermark and
-                # the purge after it only reclaim space, so a crash between them loses nothing.
+                watermark = entry.created_on - timedelta(microseconds=1)
+                # Journaled first: the erasure after the entry is finished by the sweep if this stops half way.
+                erasure = self.custody.erasures.begin("replace", caller.upn, key, watermark=watermark)
+                # The replace entry alone switches what readers see at once.
                 self._append_audited(AuditAction.IMPORT, caller,
                                      self._seed_profile(caller, key, agent, options, entry.created_on), entry,
                                      "replace")
-            watermark = entry.created_on - timedelta(microseconds=1)
             self._advance_watermark(key, watermark, entry.created_on)
-            # Read once the watermark hides them: an entry another writer stamped before it but stored after an
+            # Erased once the watermark hides them: an entry another writer stamped before it but stored after an
             # earlier read would stay stored, hidden and never erased.
-            (before,) = self._store.load([key])
-            replaced = [e.id for e in before.entries if e.created_on <= watermark]
-            self._store.delete_entries(key, replaced)
-            self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, caller, key, watermark))
-            self.custody.erase_file_names(instance_id, caller.upn, [key.agent_object_id], watermark, replaced)
+            self.custody.erasures.finish(erasure)
             team_copies.share(self._store, entry)
         return self.get(caller, instance_id, key.scope, agent)
 
@@ -215,21 +212,18 @@ class MemoryService(MemoryReads):
                 return PendingDeletion(self.custody.request_clear(caller.upn, key).id)
         with self.custody.fence(instance_id, caller.upn):
             now = self._clock()
+            # Journaled first: what follows the watermark is finished by the sweep if this stops half way.
+            erasure = self.custody.erasures.begin("clear", caller.upn, key, watermark=now)
             (state,) = self._store.load([key])
             if state.profile is None:
                 seed = self._seed_profile(caller, key, agent, WriteOptions(), now)
                 self._store.save_profile(replace(seed, cleared_on=now))
             else:
                 self._advance_watermark(key, now, now, first=state)
-        # Read once the watermark hides them: an entry another writer stamped before it but stored after the read
-        # above would stay stored, hidden and never erased. The same read answers what the scope shows now.
+        # Erased once the watermark hides them: an entry another writer stamped before it but stored after the read
+        # above would stay stored, hidden and never erased.
+        self.custody.erasures.finish(erasure)
         (sealed,) = self._store.load([key])
-        cleared = [e.id for e in sealed.entries if e.created_on <= now]
-        erased = self._store.delete_entries(key, cleared)
-        self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, caller, key, now))
-        self.custody.erase_file_names(instance_id, caller.upn, [key.agent_object_id], now, cleared)
-        self.audit.record(AuditAction.CLEAR, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
-                          scope=key.scope.value, agent_object_id=key.agent_object_id, detail=f"erased {erased} entries")
         return scope_view(caller, sealed, agent, render_scope(key.scope, sealed.visible_entries()))
 
     def import_legacy(
@@ -287,10 +281,9 @@ class MemoryService(MemoryReads):
                 raise NotFound(f"no memory entry {entry_id}")
             if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
                 return PendingDeletion(self.custody.request_forget(caller.upn, entry).id)
+            erasure = self.custody.erasures.begin("forget", caller.upn, entry.key, entry=entry)
             self._store.delete_entries(entry.key, [entry.id])
-        self._withdraw_copy(entry)
-        self.custody.erase_file_names(instance_id, caller.upn, None, None, [entry.id])
-        self._audit_write(AuditAction.FORGET, caller, entry)
+        self.custody.erasures.finish(erasure)  # its team copy, its file's path, the event
         return Forgotten(entry.id)
 
     def screen(self, caller: Caller, key: ProfileKey, text: str, *, name: str = "content") -> None:

@@ -67,24 +67,24 @@ def test_an_edit_that_read_a_file_before_a_clear_does_not_carry_its_text_past_th
     store: MemoryStore, mode: DeletionMode
 ) -> None:
     """The insert reads the file, then stores its version only after the clear has chosen its watermark (and, when
-    immediate, before the clear takes the file's name out of the index): unfenced, that version kept the text."""
+    immediate, before the clear erases what the watermark hides): unfenced, that version kept the text."""
     service, caller = MemoryService(store, deletion_mode=mode), _caller()
     _execute(service, caller, command="create", path="/memories/diary.md", file_text=SECRET + "\n")
     read, cleared, inserted = threading.Event(), threading.Event(), threading.Event()
-    append, erase_names = service.append, service.custody.erase_file_names
+    append, erase = service.append, service.custody.erasures.finish
 
     def append_after_the_clear(*args: Any, **kwargs: Any) -> Any:
         read.set()
         cleared.wait(WAIT)
         return append(*args, **kwargs)
 
-    def erase_names_after_the_insert(*args: Any, **kwargs: Any) -> Any:
+    def erase_after_the_insert(*args: Any, **kwargs: Any) -> Any:
         cleared.set()
         inserted.wait(WAIT)
-        return erase_names(*args, **kwargs)
+        return erase(*args, **kwargs)
 
     service.append = append_after_the_clear  # type: ignore[method-assign]
-    service.custody.erase_file_names = erase_names_after_the_insert  # type: ignore[method-assign]
+    service.custody.erasures.finish = erase_after_the_insert  # type: ignore[method-assign]
     thread, out = _in_a_thread(lambda: _execute(service, caller, command="insert", path="/memories/diary.md",
                                                 insert_line=1, insert_text="a line added meanwhile"))
     assert read.wait(WAIT)

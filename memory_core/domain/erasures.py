@@ -1,0 +1,137 @@
+"""Immediate erasures, journaled: a crash or an outage between their writes is finished by the next sweep.
+
+Under ``MEMORY_DELETION_MODE=immediate`` a clear, an import-replace and a forget erase at once, in several writes:
+the watermark that hides the scope (a forget: the entry's own erasure), the entries under it, the caller's
+team-shared copies, the names the memory tool's file index keeps for them, and the audit event. A crash or a 503
+between them left the rest undone for good: entries stored under the watermark, where no read shows them and no
+later step erases them; a file's path outliving its text; a clear with no event in the trail.
+
+So each writes a journal record first (kind ``immediate_erasure``, in the instance's deletions partition, naming
+no text), then its writes, and erases the record last. Every step can run twice: ``finish`` erases what is left
+and audits, and the sweep (``replay``) finishes every record older than ``SETTLE`` (an erasure under way is left to
+finish itself). A crash after the event and before the record's erasure audits the erasure twice.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from memory_core.domain import team_copies
+from memory_core.domain.audit import AuditAction, AuditTrail
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, Share, shared_copy_id
+from memory_core.domain.records import DELETIONS_OWNER, Record, deletions_partition
+from memory_core.domain.store import MemoryStore
+
+KIND = "immediate_erasure"
+#: How old a journal record must be before the sweep finishes it: an erasure under way takes well under this.
+SETTLE = timedelta(minutes=2)
+
+Action = Literal["clear", "replace", "forget"]
+EraseFileNames = Callable[[str, str, "list[str | None] | None", "datetime | None", "list[str]"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Erasure:
+    """One immediate erasure, as journaled: ``watermark`` for a clear or a replace, ``entry`` facts for a forget."""
+
+    id: str
+    action: Action
+    actor: str
+    key: ProfileKey
+    started_on: datetime
+    watermark: datetime | None = None
+    entry: dict[str, Any] | None = None
+
+    def to_record(self) -> Record:
+        return Record(deletions_partition(self.key.instance_id), KIND, self.id, {
+            "action": self.action, "actor": self.actor, "upn": self.key.upn, "scope": self.key.scope.value,
+            "agent_object_id": self.key.agent_object_id, "started_on": self.started_on.isoformat(),
+            "watermark": self.watermark.isoformat() if self.watermark else None, "entry": self.entry,
+        })
+
+    @staticmethod
+    def from_record(record: Record) -> Erasure:
+        data = record.data
+        key = ProfileKey(record.partition.instance_id, data["upn"], Scope(data["scope"]), data.get("agent_object_id"))
+        watermark = data.get("watermark")
+        return Erasure(record.id, data["action"], data["actor"], key, datetime.fromisoformat(data["started_on"]),
+                       datetime.fromisoformat(watermark) if watermark else None, data.get("entry"))
+
+
+class ImmediateErasures:
+    """Begin, finish and replay immediate erasures (see the module's docstring)."""
+
+    def __init__(
+        self, store: MemoryStore, audit: AuditTrail, erase_file_names: EraseFileNames, *, clock: Callable[[], datetime]
+    ) -> None:
+        self._store = store
+        self._audit = audit
+        self._erase_file_names = erase_file_names
+        self._clock = clock
+
+    def begin(
+        self, action: Action, actor: str, key: ProfileKey, *, watermark: datetime | None = None,
+        entry: MemoryEntry | None = None,
+    ) -> Erasure:
+        """Journal an erasure before its first write. Raises the store's errors (nothing is erased then)."""
+        facts = None
+        if entry is not None:  # what the forget's event says of the entry: no text
+            facts = {"id": entry.id, "content_sha256": entry.content_sha256, "session_id": entry.session_id,
+                     "operation_id": entry.operation_id, "byte_count": len(entry.content_markdown.encode("utf-8")),
+                     "shared": entry.share is Share.TEAM}
+        erasure = Erasure(uuid.uuid4().hex, action, actor, key, self._clock(), watermark, facts)
+        self._store.put_record(erasure.to_record())
+        return erasure
+
+    def finish(self, erasure: Erasure, *, replayed: bool = False) -> int:
+        """Erase what ``erasure`` covers that is still stored, take its names out of the file index, audit it (a clear,
+        a forget: a replace's event was written with its entry), and close the journal record. Answers how many
+        entries this call erased. Safe to run again after a failure at any step."""
+        key, upn, instance_id = erasure.key, erasure.key.upn, erasure.key.instance_id
+        if erasure.action == "forget":
+            assert erasure.entry is not None
+            entry_id = str(erasure.entry["id"])
+            erased = self._store.delete_entries(key, [entry_id])
+            if erasure.entry.get("shared"):  # its team copy goes with it (a write there would reset the instance's
+                self._store.delete_entries(key.shared(), [shared_copy_id(entry_id)])  # shared checkpoints: only then)
+            self._erase_file_names(instance_id, upn, None, None, [entry_id])
+        else:
+            assert erasure.watermark is not None
+            watermark = erasure.watermark
+            (state,) = self._store.load([key])
+            covered = [e.id for e in state.entries if e.created_on <= watermark]
+            erased = self._store.delete_entries(key, covered)
+            self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, Caller(upn), key, watermark))
+            self._erase_file_names(instance_id, upn, [key.agent_object_id], watermark, covered)
+        note = " (finished by the sweep after an interruption)" if replayed else ""
+        fields: dict[str, Any] = {"instance_id": instance_id, "upn": upn, "scope": key.scope.value,
+                                  "agent_object_id": key.agent_object_id}
+        if erasure.action == "clear":
+            self._audit.record(AuditAction.CLEAR, actor=erasure.actor, **fields, detail=f"erased {erased} entries{note}")
+        elif erasure.action == "forget":
+            assert erasure.entry is not None
+            self._audit.record(AuditAction.FORGET, actor=erasure.actor, **fields, entry_id=erasure.entry["id"],
+                               content_sha256=erasure.entry.get("content_sha256"),
+                               byte_count=erasure.entry.get("byte_count"), session_id=erasure.entry.get("session_id"),
+                               operation_id=erasure.entry.get("operation_id"), detail=note.strip(" ()") or None)
+        self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
+        return erased
+
+    def replay(self, instance_id: str | None = None) -> int:
+        """Finish every journaled erasure a crash or an outage left (older than ``SETTLE``); answers how many."""
+        if instance_id is not None:
+            records = self._store.query_records(deletions_partition(instance_id), KIND)
+        else:  # the scheduled sweep: every instance, one cross-partition query
+            records = self._store.query_records_of_owner(DELETIONS_OWNER, KIND)
+        settled = self._clock() - SETTLE
+        left = [Erasure.from_record(r) for r in records]
+        done = 0
+        for erasure in sorted((e for e in left if e.started_on <= settled), key=lambda e: (e.started_on, e.id)):
+            self.finish(erasure, replayed=True)
+            done += 1
+        return done
