@@ -23,7 +23,7 @@ from typing import Any, Literal
 from memory_core.domain import team_copies
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, Share, shared_copy_id
+from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState, Share, shared_copy_id
 from memory_core.domain.records import DELETIONS_OWNER, Record, deletions_partition
 from memory_core.domain.store import MemoryStore
 
@@ -37,7 +37,8 @@ EraseFileNames = Callable[[str, str, "list[str | None] | None", "datetime | None
 
 @dataclass(frozen=True, slots=True)
 class Erasure:
-    """One immediate erasure, as journaled: ``watermark`` for a clear or a replace, ``entry`` facts for a forget."""
+    """One immediate erasure, as journaled: ``watermark`` for a clear or a replace; ``entry``: a forget's facts for
+    its event, or a replace's new entry's id."""
 
     id: str
     action: Action
@@ -79,8 +80,10 @@ class ImmediateErasures:
         entry: MemoryEntry | None = None,
     ) -> Erasure:
         """Journal an erasure before its first write. Raises the store's errors (nothing is erased then)."""
-        facts = None
-        if entry is not None:  # what the forget's event says of the entry: no text
+        facts: dict[str, Any] | None = None
+        if entry is not None and action == "replace":  # the new content: a replace stopped before it erases nothing
+            facts = {"id": entry.id}
+        elif entry is not None:  # what the forget's event says of the entry: no text
             facts = {"id": entry.id, "content_sha256": entry.content_sha256, "session_id": entry.session_id,
                      "operation_id": entry.operation_id, "byte_count": len(entry.content_markdown.encode("utf-8")),
                      "shared": entry.share is Share.TEAM}
@@ -104,6 +107,10 @@ class ImmediateErasures:
             assert erasure.watermark is not None
             watermark = erasure.watermark
             (state,) = self._store.load([key])
+            if replayed and erasure.action == "replace" and not self._replaced(erasure, state):
+                # Stopped before its new content was stored: nothing was replaced, and nothing may be erased.
+                self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
+                return 0
             covered = [e.id for e in state.entries if e.created_on <= watermark]
             erased = self._store.delete_entries(key, covered)
             self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, Caller(upn), key, watermark))
@@ -121,6 +128,15 @@ class ImmediateErasures:
                                operation_id=erasure.entry.get("operation_id"), detail=note.strip(" ()") or None)
         self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
         return erased
+
+    def _replaced(self, erasure: Erasure, state: ScopeState) -> bool:
+        """Whether a replace's new content was stored (its entry, or a watermark at or past the replace's, which a
+        later clear moves)."""
+        assert erasure.entry is not None and erasure.watermark is not None
+        cleared = state.profile.cleared_on if state.profile else None
+        if cleared is not None and cleared >= erasure.watermark:
+            return True
+        return any(e.id == erasure.entry["id"] for e in state.entries)
 
     def replay(self, instance_id: str | None = None) -> int:
         """Finish every journaled erasure a crash or an outage left (older than ``SETTLE``); answers how many."""

@@ -156,7 +156,7 @@ class MemoryService(MemoryReads):
                                                 allow_empty=True)
                 watermark = entry.created_on - timedelta(microseconds=1)
                 # Journaled first: the erasure after the entry is finished by the sweep if this stops half way.
-                erasure = self.custody.erasures.begin("replace", caller.upn, key, watermark=watermark)
+                erasure = self.custody.erasures.begin("replace", caller.upn, key, watermark=watermark, entry=entry)
                 # The replace entry alone switches what readers see at once.
                 self._append_audited(AuditAction.IMPORT, caller,
                                      self._seed_profile(caller, key, agent, options, entry.created_on), entry,

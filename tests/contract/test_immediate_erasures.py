@@ -139,3 +139,17 @@ def test_a_finished_erasure_leaves_no_journal(store: MemoryStore) -> None:
     assert _journal(store, caller) == [] and "ORIGINAL-PRIVATE-TEXT" not in _stored(store, caller)
     (event,) = [e for e in service.audit_trail(INSTANCE, caller.upn) if e.action is AuditAction.CLEAR]
     assert event.detail == "erased 4 entries"
+
+
+def test_a_replace_stopped_before_its_new_content_was_stored_erases_nothing(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The journal is written before the replacing entry: an outage between them leaves the old memory as it was,
+    and the sweep must not erase it (the replacement was never stored)."""
+    service, caller, clock = _setup(store)
+    _outage_at(monkeypatch, store, "append_with_records")
+    with pytest.raises(Unavailable):
+        service.import_markdown(caller, INSTANCE, Scope.USER, None, "- the new memory", ImportMode.REPLACE)
+    _sweep_later(service, clock)
+    assert SECRET in service.get(caller, INSTANCE, Scope.USER, None).content_markdown
+    assert "- fact 2" in _stored(store, caller) and _journal(store, caller) == []
