@@ -28,6 +28,11 @@ AGENT_DIR = "agent"
 APPENDED_DIR = "appended"
 """Entries written through MCP or REST (not as files) show as appended/<entry id>.md."""
 
+# A directory's listing answers at most this many characters (as get_memory's default budget): a memory of 20,000
+# appended entries listed whole is over a million characters, past a model's context, on the command a model runs
+# first. What is left out is named by count, with how to reach it.
+MAX_LISTING_CHARS = 16_000
+
 
 def parents(rel: str) -> list[str]:
     """Every ancestor directory of ``rel`` below the root, nearest last ("a", "a/b" for "a/b/c")."""
@@ -124,6 +129,7 @@ def view(ns: Namespace, path: str, view_range: Sequence[int] | None = None) -> O
     if not ns.is_dir(rel):
         raise texts.not_found(path)
     items: list[tuple[str, str]] = []
+    appended: set[int] = set()  # the positions of files under appended/: entries the model did not name
     children = _children(ns)
 
     def collect(dir_rel: str, shown: str, depth: int) -> None:
@@ -135,6 +141,8 @@ def view(ns: Namespace, path: str, view_range: Sequence[int] | None = None) -> O
             child = f"{dir_rel}/{name}" if dir_rel else name
             item = f"{shown}/{name}" if shown else name
             if child in ns.files:
+                if dir_rel in (APPENDED_DIR, f"{AGENT_DIR}/{APPENDED_DIR}"):
+                    appended.add(len(items))
                 items.append((texts.format_file_size(len(ns.files[child].text.encode("utf-8"))), item))
             else:
                 items.append((texts.DIRECTORY_SIZE, f"{item}/"))
@@ -142,7 +150,28 @@ def view(ns: Namespace, path: str, view_range: Sequence[int] | None = None) -> O
                     collect(child, item, depth + 1)
 
     collect(rel, "", 1)
-    return Outcome(texts.directory_view(path, items))
+    listing = texts.directory_view(path, items)
+    if len(listing) <= MAX_LISTING_CHARS:
+        return Outcome(listing)
+    return Outcome(_cut_listing(path, items, appended))
+
+
+def _cut_listing(path: str, items: list[tuple[str, str]], appended: set[int]) -> str:
+    """A listing that would not fit ``MAX_LISTING_CHARS``: the model's own files and the directories first (in listing
+    order), then appended files while they fit, and a line saying how many were left out and how to reach them."""
+    order = [i for i in range(len(items)) if i not in appended] + sorted(appended)
+    room = MAX_LISTING_CHARS - len(texts.directory_view(path, [])) - 400  # the note's own length, and some
+    kept: set[int] = set()
+    for index in order:
+        size, item = items[index]
+        cost = len(size) + len(path) + len(item) + 3  # a line: size, tab, path, "/", item, line break
+        if cost > room:
+            break
+        room -= cost
+        kept.add(index)
+    left = len(items) - len(kept)
+    listing = texts.directory_view(path, [items[i] for i in sorted(kept)])
+    return listing + texts.listing_cut(MAX_LISTING_CHARS, left)
 
 
 def _children(ns: Namespace) -> dict[str, set[str]]:

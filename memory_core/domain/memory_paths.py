@@ -277,6 +277,13 @@ def directory_view(path: str, items: Sequence[tuple[str, str]]) -> str:
     return f"{header}\n" + "\n".join(lines)
 
 
+def listing_cut(limit: int, left: int) -> str:
+    """The line ending a directory listing cut at ``limit`` characters, ``left`` items not listed."""
+    return (f"\n({left:,} more files and directories are not listed: a listing stops at {limit:,} characters. Entries "
+            "written outside the memory tool are the files under appended/ and agent/appended/; view one of those "
+            "directories, or a file by its path.)")
+
+
 def edit_snippet(new_content: str, changed_line_index: int) -> str:
     """str_replace's answer: the changed line with two lines of context on each side."""
     new_lines = new_content.split("\n")

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from memory_core.domain.errors import InvalidInput
-from memory_core.domain.memory_files import FileNode, Namespace, str_replace
+from memory_core.domain.memory_files import MAX_LISTING_CHARS, FileNode, Namespace, str_replace, view
 
 
 def test_a_repeated_old_str_is_answered_in_time_linear_in_the_file() -> None:
@@ -27,3 +27,29 @@ def test_a_repeated_old_str_is_answered_in_time_linear_in_the_file() -> None:
     assert len(listed) == len(content) + 1
     assert listed[:7] == ["1", "1", "1", "2", "2", "2", "3"] and listed[-1] == str(content.count("\n") + 1)
     assert elapsed < 2.0, f"{elapsed:.2f} s"
+
+
+def _big_memory(appended: int) -> Namespace:
+    ns = Namespace(dirs={"appended", "projects"})
+    ns.files["projects/zeta.md"] = FileNode("- the model's own file\n", "z")
+    for n in range(appended):
+        ns.files[f"appended/{n:032x}.md"] = FileNode(f"- fact {n}\n", f"{n:032x}")
+    return ns
+
+
+def test_a_listing_too_long_for_a_model_is_cut_keeping_the_models_own_files_and_counting_the_rest() -> None:
+    """20,000 appended entries listed whole are over a million characters: past a model's context, on the command
+    it runs first. The listing stops at MAX_LISTING_CHARS and says how many it left out."""
+    listing = view(_big_memory(20_000), "/memories").answer
+    lines = listing.split("\n")
+    assert len(listing) <= MAX_LISTING_CHARS
+    assert "\t/memories/projects/zeta.md" in listing and "4K\t/memories/appended/" in lines
+    listed = sum(1 for line in lines if line.split("\t")[-1].startswith("/memories/appended/0"))
+    left = int(lines[-1].split(" more ")[0].lstrip("(").replace(",", ""))
+    assert listed > 100 and listed + left == 20_000
+    assert lines[-1].endswith("view one of those directories, or a file by its path.)")
+
+
+def test_a_listing_that_fits_is_the_reference_listing_whole() -> None:
+    listing = view(_big_memory(100), "/memories").answer
+    assert listing.count("/memories/appended/0") == 100 and "not listed" not in listing
