@@ -9,7 +9,8 @@ version is erased and the copy stays (and retiring the old version erased a held
 
 So the deletion first writes a fence into the user's file index record (a conditional write: an
 edit that read the index before fails its commit and reads again), takes effect, and lifts the
-fence. An edit reads nothing while a live fence stands (``MemoryFiles`` waits for it). An edit
+fence. An edit reads nothing while a live fence stands (``MemoryFiles`` waits for it; a view, which changes
+nothing, does not). An edit
 that commits therefore committed before the fence - its versions are older than the watermark
 chosen after it, or it named the entry a forget then holds - or read after the fence was lifted,
 and saw the watermark or the hold.
@@ -32,8 +33,8 @@ from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
 
-#: How long a fence stands at most: a deletion's few writes take far less (each is bounded by the store's own
-#: operation timeout, 20 s on Cosmos DB), and edits wait no longer than this for a crashed one.
+#: How long a fence stands at most: a deletion's few writes take far less (the memory tool's own forgets stand one
+#: per 20), and edits wait no longer than this for a crashed one.
 LEASE = timedelta(seconds=30)
 _FENCES = "fences"
 _ATTEMPTS = 8

@@ -26,7 +26,6 @@ How /memories maps onto the storage model (docs/memory-tool.md has the whole des
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 import unicodedata
@@ -82,6 +81,9 @@ _BLANK = frozenset(" \t\r\n")
 _ATTEMPTS = 12
 # How long a command waits for a deletion of the user's memory to be recorded (its fence): a few writes, milliseconds.
 FENCE_WAIT = 5.0
+# A command's forgets (a directory's delete: one per file) stand a fence per this many: each fence stands while its
+# forgets are filed, well inside FENCE_WAIT and the fence's lease even on Cosmos DB (about 7 round trips a forget).
+FORGETS_PER_FENCE = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +149,8 @@ class MemoryFiles:
                 for name in dict.fromkeys((str(cmd[key]), unicodedata.normalize("NFC", str(cmd[key])))):
                     self._service.screen(caller, ProfileKey(instance_id, caller.upn, Scope.USER), name, name=key)
         for _ in range(_ATTEMPTS):
-            snapshot = self._snapshot(caller, instance_id, agent)
+            # A view changes nothing: it may read while a deletion is recorded, as any read may.
+            snapshot = self._snapshot(caller, instance_id, agent, wait=cmd["command"] != "view")
             side_effect: MemoryCoreError | None = None
             try:
                 outcome = run(snapshot.namespace, cmd)
@@ -157,16 +160,16 @@ class MemoryFiles:
             if not outcome.changed:
                 return FileAnswer(outcome.answer)
             try:
-                committed = self._commit(caller, instance_id, agent, snapshot, outcome, session_id, operation_id)
+                committed, etag = self._commit(caller, instance_id, agent, snapshot, outcome, session_id, operation_id)
             except Conflict as race:
                 if race.code == "index_changed":
                     continue
                 raise
             if side_effect is not None:
                 # What it changed is audited as any change is; the model is told only of the refusal.
-                self._finish(caller, instance_id, agent, cmd, outcome, committed, refused=True)
+                self._finish(caller, instance_id, agent, cmd, outcome, committed, etag, refused=True)
                 raise side_effect
-            return self._finish(caller, instance_id, agent, cmd, outcome, committed)
+            return self._finish(caller, instance_id, agent, cmd, outcome, committed, etag)
         raise Conflict("the memory files kept changing during this command; retry", code="conflict")
 
     # -- reading -------------------------------------------------------------------
@@ -177,12 +180,12 @@ class MemoryFiles:
             keys[True] = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent.object_id)
         return keys
 
-    def _snapshot(self, caller: Caller, instance_id: str, agent: AgentContext | None) -> _Snapshot:
+    def _snapshot(self, caller: Caller, instance_id: str, agent: AgentContext | None, *, wait: bool = True) -> _Snapshot:
         keys = self._keys(caller, instance_id, agent)
         partition = Partition(instance_id, caller.upn)
         record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
         for _ in range(_ATTEMPTS):
-            record = self._unfenced(partition, record)
+            record = self._unfenced(partition, record) if wait else record
             entries = file_entries(self._store, self._service.file_entries, keys)
             # The index and the entries are two reads: if the index did not change around the entries'
             # read, every entry it names was stored before it (a commit stores them first) and is in it.
@@ -220,8 +223,9 @@ class MemoryFiles:
         outcome: Outcome,
         session_id: str | None,
         operation_id: str | None,
-    ) -> Namespace:
-        """Store new versions, then swap the index in one conditional write. ``Conflict("index_changed")`` on a race."""
+    ) -> tuple[Namespace, str | None]:
+        """Store new versions, then swap the index in one conditional write: the namespace and the index's new etag.
+        ``Conflict("index_changed")`` on a race."""
         after = outcome.namespace
         assert after is not None
         if sum(not node.derived for node in after.files.values()) > MAX_FILES:
@@ -248,11 +252,11 @@ class MemoryFiles:
                     )
             if self._on_commit is not None:
                 self._on_commit()
-            self._save_index(caller, instance_id, agent, snapshot, after)
+            etag = self._save_index(caller, instance_id, agent, snapshot, after)
         except BaseException:
             self._withdraw(caller, instance_id, agent, stored)
             raise
-        return after
+        return after, etag
 
     def _save_index(
         self,
@@ -261,7 +265,7 @@ class MemoryFiles:
         agent: AgentContext | None,
         snapshot: _Snapshot,
         after: Namespace,
-    ) -> None:
+    ) -> str | None:
         data = without_fences(index_data(snapshot.record, snapshot.entries, agent, after, caller, self._service.now()))
         size = len(json.dumps(data))
         # A command that does not grow the index goes through, so that deleting makes room in one past the bound
@@ -275,9 +279,8 @@ class MemoryFiles:
         partition = Partition(instance_id, caller.upn)
         try:
             if snapshot.record is None:
-                self._store.create_record(Record(partition, INDEX_KIND, INDEX_ID, data))
-            else:
-                self._store.put_record(Record(partition, INDEX_KIND, INDEX_ID, data, snapshot.record.etag))
+                return self._store.create_record(Record(partition, INDEX_KIND, INDEX_ID, data)).etag
+            return self._store.put_record(Record(partition, INDEX_KIND, INDEX_ID, data, snapshot.record.etag)).etag
         except Conflict as race:
             raise Conflict("the memory file index changed", code="index_changed") from race
 
@@ -300,19 +303,31 @@ class MemoryFiles:
         command: dict[str, Any],
         outcome: Outcome,
         after: Namespace,
+        etag: str | None,
         *,
         refused: bool = False,
     ) -> FileAnswer:
         """Retire old versions, audit every path the command changed, and answer. ``refused``: the command failed
-        after making directories (``FailedWithSideEffect``), audited as what it made."""
+        after making directories (``FailedWithSideEffect``), audited as what it made. ``etag``: the index's, as this
+        command committed it."""
         pending: list[str] = []
-        # One fence for all the command's forgets (a directory's delete forgets every file in it), not one each.
-        forgets = any(retire.removes_content for retire in outcome.retired)
-        with self._service.custody.fence(instance_id, caller.upn) if forgets else contextlib.nullcontext():
-            for retire in outcome.retired:
-                request_id = self._retire(caller, instance_id, agent, retire)
-                if request_id:
-                    pending.append(request_id)
+        drops = [retire for retire in outcome.retired if not retire.removes_content]
+        if drops:
+            # Only a deletion (its fence) or another command moves the index: unmoved since the commit, nothing can
+            # have hidden the versions kept in the new ones, and they are dropped without asking.
+            record = self._store.get_record(Partition(instance_id, caller.upn), INDEX_KIND, INDEX_ID)
+            moved = record is None or record.etag != etag
+            for retire in drops:
+                self._drop(caller, instance_id, agent, retire, maybe_hidden=moved)
+        forgets = [retire for retire in outcome.retired if retire.removes_content]
+        # A fence for a batch of forgets (a directory's delete forgets every file in it), not one each, nor one for
+        # all: other commands wait while it stands.
+        for start in range(0, len(forgets), FORGETS_PER_FENCE):
+            with self._service.custody.fence(instance_id, caller.upn):
+                for retire in forgets[start:start + FORGETS_PER_FENCE]:
+                    request_id = self._forget(caller, instance_id, retire)
+                    if request_id:
+                        pending.append(request_id)
         for rel in outcome.audit_paths:
             node = after.files.get(rel)
             self._service.audit.record(
@@ -330,20 +345,24 @@ class MemoryFiles:
             return FileAnswer(texts.deleted_pending(str(command["path"]), pending), tuple(pending))
         return FileAnswer(outcome.answer + texts.pending_note(pending), tuple(pending))
 
-    def _retire(self, caller: Caller, instance_id: str, agent: AgentContext | None, retire: Retire) -> str | None:
-        """Remove an old version; answers the deletion request id when it awaits an operator."""
+    def _forget(self, caller: Caller, instance_id: str, retire: Retire) -> str | None:
+        """Forget an old version whose text the command removed, under the caller's fence; answers the deletion
+        request id when it awaits an operator."""
+        try:
+            outcome = self._service.forget(caller, instance_id, retire.entry_id, fenced=True)
+        except NotFound:
+            return None  # already gone (a concurrent delete, a clear)
+        return outcome.request_id if isinstance(outcome, PendingDeletion) else None
+
+    def _drop(
+        self, caller: Caller, instance_id: str, agent: AgentContext | None, retire: Retire, *, maybe_hidden: bool
+    ) -> None:
+        """Erase an old version whose whole text the new one keeps (``MemoryService.drop_version``)."""
         key = self._keys(caller, instance_id, agent)[retire.agent_scope]
-        if retire.removes_content:
-            try:
-                outcome = self._service.forget(caller, instance_id, retire.entry_id, fenced=True)
-            except NotFound:
-                return None  # already gone (a concurrent delete, a clear)
-            return outcome.request_id if isinstance(outcome, PendingDeletion) else None
         self._service.drop_version(
             caller, key, retire.entry_id, "superseded: its whole text is kept in the file's new version",
-            superseded=True,
+            superseded=maybe_hidden,
         )
-        return None
 
 
 def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...], *, refused: bool = False) -> str:

@@ -141,10 +141,10 @@ class NewEntries:
         """Where a secret is (names as the caller sent them, ``name`` for the content) and what kinds; ``((), [])``
         for none. The agent's id is screened too: it is stored with the entry, shown in its heading to every model
         that reads it, and kept in the audit trail."""
-        findings = scanner.scan(content)
-        if findings:
-            return (name,), findings
         beside = stored_beside(options) + ([(AGENT_ID, agent_object_id)] if agent_object_id else [])
+        findings = scanner.scan(content)
+        if findings:  # and every field beside it holding one too: the refusal's event leaves those out
+            return (name, *(field for field, text in beside if scanner.scan(text))), findings
         if not beside:
             return (), []
         # One scan for them all: a scan costs about 15 us however short its text.

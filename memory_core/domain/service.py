@@ -273,12 +273,13 @@ class MemoryService(MemoryReads):
 
         ``fenced``: the caller already stands the fence (``CustodyService.fence``) around this and more forgets, as
         the memory tool does around a command's old versions."""
+        entry = self._store.get_entry(instance_id, caller.upn, entry_id)
+        if entry is not None and not is_visible(self._store, entry):
+            entry = None
+        if entry is None:
+            raise NotFound(f"no memory entry {entry_id}")
+        # Fenced from the hold or the erasure on: an edit that read the entry before commits nothing made from it.
         with contextlib.nullcontext() if fenced else self.custody.fence(instance_id, caller.upn):
-            entry = self._store.get_entry(instance_id, caller.upn, entry_id)
-            if entry is not None and not is_visible(self._store, entry):
-                entry = None
-            if entry is None:
-                raise NotFound(f"no memory entry {entry_id}")
             if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
                 return PendingDeletion(self.custody.request_forget(caller.upn, entry).id)
             erasure = self.custody.erasures.begin("forget", caller.upn, entry.key, entry=entry)

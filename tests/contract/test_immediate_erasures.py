@@ -112,9 +112,11 @@ def test_a_forget_stopped_after_the_entry_is_erased_loses_neither_its_path_nor_i
 ) -> None:
     service, caller, clock = _setup(store)
     (entry,) = [e for e in service.entries(caller, INSTANCE, Scope.USER, None) if "ORIGINAL" in e.content_markdown]
-    _outage_at(monkeypatch, store, "delete_entries", call=2)  # the entry is erased; the rest follows it
+    # The file index is read to stand the fence, to lift it, then to take the path out: the third read fails.
+    _outage_at(monkeypatch, store, "get_record", call=3)
     with pytest.raises(Unavailable):
         service.forget(caller, INSTANCE, entry.id)
+    assert "ORIGINAL-PRIVATE-TEXT" not in _stored(store, caller)  # the entry is erased first
     assert "medical/notes.md" in _stored(store, caller)  # the path outlives the text until the sweep
     _sweep_later(service, clock)
     assert "medical" not in _stored(store, caller) and _journal(store, caller) == []

@@ -147,15 +147,16 @@ def test_a_version_superseded_after_a_forget_held_it_is_left_for_the_operator(st
     entry_id = service.append(caller, INSTANCE, Scope.USER, None, "home address: " + SECRET).entry_id
     assert entry_id is not None
     retiring, go = threading.Event(), threading.Event()
-    drop = service.drop_version
+    files = MemoryFiles(service)
+    finish = files._finish
 
-    def drop_after_the_forget(*args: Any, **kwargs: Any) -> None:
+    def finish_after_the_forget(*args: Any, **kwargs: Any) -> Any:
         retiring.set()
         go.wait(WAIT)
-        drop(*args, **kwargs)
+        return finish(*args, **kwargs)
 
-    service.drop_version = drop_after_the_forget  # type: ignore[method-assign]
-    thread, out = _in_a_thread(lambda: _execute(service, caller, command="insert", insert_line=0,
+    files._finish = finish_after_the_forget  # type: ignore[method-assign]
+    thread, out = _in_a_thread(lambda: _execute(service, caller, files, command="insert", insert_line=0,
                                                 path=f"/memories/appended/{entry_id}.md", insert_text="a note"))
     assert retiring.wait(WAIT)
     outcome = service.forget(caller, INSTANCE, entry_id)
@@ -246,3 +247,39 @@ def test_an_edit_waits_while_a_clear_is_being_recorded_and_then_finds_the_file_g
     assert isinstance(out["answer"], NotFound), out
     assert SECRET not in service.get(caller, INSTANCE, Scope.USER, None).content_markdown
     assert SECRET not in _stored_text(store, caller)
+
+
+def test_a_view_reads_while_a_fence_stands_and_an_unknown_forget_stands_none(store: MemoryStore) -> None:
+    service, caller = MemoryService(store), _caller()
+    _execute(service, caller, command="create", path="/memories/a.md", file_text="- likes trains\n")
+    with fence(store, INSTANCE, caller.upn, clock=service.now):
+        assert "likes trains" in _execute(service, caller, command="view", path="/memories/a.md").text
+    before = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
+    with pytest.raises(NotFound):
+        service.forget(caller, INSTANCE, "no-such-entry")
+    after = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
+    assert before is not None and after is not None and after.etag == before.etag
+
+
+def test_a_directorys_delete_stands_a_fence_per_batch_of_forgets(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other commands wait while a fence stands: a directory of 45 files is forgotten under three fences, each
+    lifted after its batch, not under one for the whole delete nor one per file."""
+    service, caller = MemoryService(store), _caller()
+    files = MemoryFiles(service)
+    for n in range(45):
+        files.execute(caller, INSTANCE, None, {"command": "create", "path": f"/memories/d/{n}.md", "file_text": f"{n}\n"})
+    stood: list[int] = []
+    real = service.custody.fence
+
+    def counted(instance_id: str, upn: str) -> Any:
+        stood.append(1)
+        return real(instance_id, upn)
+
+    monkeypatch.setattr(service.custody, "fence", counted)
+    answer = files.execute(caller, INSTANCE, None, {"command": "delete", "path": "/memories/d"})
+    assert len(answer.pending_request_ids) == 45
+    assert len(stood) == -(-45 // memory_file_service.FORGETS_PER_FENCE) == 3
+    record = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
+    assert record is not None and fenced_until(record.data, service.now()) is None

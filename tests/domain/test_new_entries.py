@@ -112,3 +112,16 @@ def test_ordinary_provenance_is_stored(service: MemoryService) -> None:
 def test_stored_beside_lists_every_non_empty_field() -> None:
     options = WriteOptions(reason="r", agent_name=None, session_id="", operation_id="o", tags=("a", "b"))
     assert stored_beside(options) == [("reason", "r"), ("operation_id", "o"), ("tags", "a\nb")]
+
+
+def test_a_secret_in_the_content_and_the_agent_id_keeps_the_id_out_of_the_refusals_event(
+    service: MemoryService,
+) -> None:
+    """The refusal's event names where the secret was and keeps no field that held one: the agent id among them,
+    even when the content held one too (the content is scanned first)."""
+    agent = AgentContext(f"agent-{GITHUB_TOKEN}", "Travel")
+    with pytest.raises(SecretDetected) as refused:
+        service.append(ALEX, "inst", Scope.AGENT, agent, f"- my token {GITHUB_TOKEN}", WriteOptions(session_id="s1"))
+    assert refused.value.message.startswith("content, agent_object_id looks like it contains a secret")
+    (event,) = service.audit_trail("inst", ALEX.upn)
+    assert event.agent_object_id is None and event.session_id == "s1" and GITHUB_TOKEN not in str(event)
