@@ -21,6 +21,7 @@ from memory_core.domain import shared_checkpoints
 from memory_core.domain.checkpoints import CHECKPOINT_MIN_SECTIONS, ReadCheckpoints, StoredCheckpoint, read_key
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, Share
+from memory_core.domain.partition_sections import FORMAT
 from memory_core.domain.service import MemoryService, WriteOptions
 from memory_core.domain.shared_checkpoints import SECTIONS_READ, SharedCheckpoints
 from memory_core.domain.sharing import SharingPolicy
@@ -215,7 +216,7 @@ def test_a_part_kept_in_an_older_layout_is_ignored_and_kept_again_in_this_one(st
     for part_keys, viewer in ((keys, alex.upn), ([k.shared() for k in keys], "\x00")):
         name = read_key(part_keys, f"{SECTIONS_READ}\n{viewer}")
         kept = store.read_checkpoint("i", part_keys[0].upn, name)
-        assert kept is not None and '"format":2' in kept.payload
+        assert kept is not None and f'"format":{FORMAT}' in kept.payload
         old = json.dumps({"format": 1, "profiles": [k.profile_id for k in part_keys], "sequence": 10**9,
                           "scopes": [{"rows": [["2020-01-01T00:00:00.000000+00:00", "x", 0, None, "- stale text"]],
                                       "offers": [[viewer, "private"]], "latest": []}]})
@@ -229,7 +230,7 @@ def test_a_part_kept_in_an_older_layout_is_ignored_and_kept_again_in_this_one(st
     assert (parts.restores, parts.builds, parts.kept) == (0, 2, 2)
     for part_keys, viewer in ((keys, alex.upn), ([k.shared() for k in keys], "\x00")):
         payload = _stored_part(store, part_keys, viewer)
-        assert payload is not None and '"format":2' in payload and "stale text" not in payload
+        assert payload is not None and f'"format":{FORMAT}' in payload and "stale text" not in payload
 
 
 def test_a_fresh_processs_team_first_page_decodes_a_page_and_reading_it_again_keeps_the_listing(stores: Stores) -> None:
