@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
+import pytest
 
 from memory_core.integrations.agent_framework import MEMORY_BLOCK_TAG, NOTICE_BLOCK_TAG
-from tests.integrations.conftest import AGENT_ID, Harness
-from tests.support.local_server import OPERATOR_KEY
+from tests.integrations.conftest import AGENT_ID, Harness, _builder
+from tests.support.local_server import OPERATOR_KEY, RunningServer, running_server
 
 PENDING = "deletion requested, pending operator approval"
 
@@ -93,3 +94,46 @@ def test_forget_in_immediate_mode_reports_deleted(immediate_harness: Callable[..
     (notice,) = h.model.last.blocks(NOTICE_BLOCK_TAG)
     assert "- deleted." in notice and PENDING not in notice
     assert h.entries("user") == []
+
+
+def test_a_dismissal_is_not_a_forget_request(harness: Callable[..., Harness]) -> None:
+    """"Forget that, let's talk about Lisbon hotels" means "never mind": the Lisbon hotels entry stays."""
+    h = harness()
+    kept = h.append("- Favourite Lisbon hotels: Memmo Alfama, Lumiares")
+    h.run("Forget that, let's talk about Lisbon hotels")
+    h.run("Forget it. Which hotel was nicer?")
+    assert _pending(h) == [] and [e["id"] for e in h.entries("user")] == [kept]
+    assert "last_forget" not in h.state
+
+
+def test_one_common_word_or_a_word_inside_another_forgets_nothing(harness: Callable[..., Harness]) -> None:
+    """"like" is half of "I like jazz", and "art" is inside "start": neither names "I like to start work at 7"."""
+    h = harness()
+    kept = h.append("- I like to start work at 7")
+    h.run("Forget that I like jazz")
+    h.run("Forget that I like art")
+    assert _pending(h) == [] and [e["id"] for e in h.entries("user")] == [kept]
+    h.run("Forget that I like to start work early")
+    assert [r["entry_id"] for r in _pending(h)] == [kept]
+
+
+@pytest.fixture(scope="module")
+def team_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with running_server(tmp_path_factory.mktemp("af-team"), {"MEMORY_SHARING_DEFAULT_POLICY": "team"}) as server:
+        yield server
+
+
+def test_a_teammates_shared_entry_ranked_first_does_not_stop_the_users_own_forget(
+    team_server: RunningServer, instance_id: str
+) -> None:
+    """Under team sharing the teammate's "- dentist Smith" outranks the user's own entry; the service refuses to
+    forget it for this user (404), and the user's own entry is the one asked for."""
+    h = _builder(team_server, instance_id)()
+    own = h.append("- Dentist: Dr Smith in Lisbon, every March and September")
+    with team_server.client("bea@contoso.com") as bea:
+        bea.post(f"/instances/{instance_id}/memory/append",
+                 json={"scope": "user", "content_markdown": "- dentist Smith", "share": "team"}).raise_for_status()
+    h.run("Forget dentist Smith")
+    assert [r["entry_id"] for r in _pending(h)] == [own]
+    (result,) = h.state["last_forget"]["results"]
+    assert result["status"] == "pending_approval"

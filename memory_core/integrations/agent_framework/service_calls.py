@@ -24,13 +24,14 @@ from memory_core.domain.errors import MemoryCoreError
 from memory_core.domain.tags import agent_tag, session_tag
 from memory_core.integrations.agent_framework.blocks import newest_lines, omission_note, search_section
 from memory_core.integrations.agent_framework.configuration import Retrieval, WriteScope
-from memory_core.integrations.agent_framework.user_requests import asks_to_forget_everything, best_match
+from memory_core.integrations.agent_framework.user_requests import asks_to_forget_everything, matches
 
 # The documented logger (docs/agent-framework.md): every module of the provider logs on it.
 log = logging.getLogger("memory_core.integrations.agent_framework")
 
 PENDING_APPROVAL_MESSAGE = "deletion requested, pending operator approval"
 
+_FORGET_TRIES = 3
 _LOG_PHASES = {"recall": "reading memory", "forget": "requesting deletion", "write": "storing memory"}
 
 
@@ -127,10 +128,15 @@ class ServiceCalls:
             "q": what[:1024], "scope": "combined", "agentObjectId": target.agent_object_id, "limit": "10"})
         if not found.ok:
             return {"target": "entry", "results": [{"status": "failed", "reason": found.reason()}]}
-        entry_id = best_match(what, found.body.get("hits", []))
-        if entry_id is None:
+        candidates = matches(what, found.body.get("hits", []))
+        if not candidates:
             return {"target": "entry", "results": [{"status": "not_found"}]}
-        reply = await self._call("DELETE", f"/entries/{quote(entry_id, safe='')}", "forget")
+        # A teammate's shared entry can rank first; the service refuses to forget it for this user (404), so the
+        # next match is theirs to forget. A few, not all: a request names one thing.
+        for entry_id in candidates[:_FORGET_TRIES]:
+            reply = await self._call("DELETE", f"/entries/{quote(entry_id, safe='')}", "forget")
+            if reply.status != 404:
+                break
         return {"target": "entry", "results": [_deletion_outcome(reply, entry_id=entry_id)]}
 
     async def append(self, kind: str, scope: WriteScope, mem_type: str, content: str, reason: str) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """What the user asks of memory in plain words: "remember ...", "forget ...".
 
-Callers may rely on: questions ("remember when ...?", "forget what?") and vague
-targets ("forget it") are never requests; a forget request is matched to a stored
-entry only when the entry holds at least half of the request's significant words.
-Everything here is pure and never raises.
+Callers may rely on: questions ("remember when ...?", "forget what?"), vague
+targets ("forget it") and dismissals ("forget that, let's talk about hotels") are never
+requests; a forget request is matched to a stored entry only when the entry holds more
+than half of the request's significant words, each as a word or the start of one
+("seat" in "seats", never "art" in "start"). Everything here is pure and never raises.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ _FORGET_EVERYTHING = re.compile(
     r"^(?:everything|all|all (?:of )?(?:my |your )?(?:memory|memories)|everything (?:about me|you know(?: about me)?))$",
     re.I,
 )
+# "Forget that, ..." / "forget it." / "forget this - ...": the idiom for "never mind", not a request.
+_DISMISSAL = re.compile(r"^\s*(?:please\s+)?forget\s+(?:that|it|this)\s*[,;.!\u2013\u2014]", re.I)
 _QUESTION_START = re.compile(r"^(?:when|what|how|why|who|whom|where|which|if|whether)\b", re.I)
 _VAGUE_TARGETS = frozenset({"it", "this", "that", "them", "me", "him", "her", "it all", "about it"})
 _WORD = re.compile(r"[\w']+")
@@ -53,7 +56,7 @@ def remember_request(text: str) -> str | None:
 def forget_request(text: str) -> str | None:
     """What a "forget ..." request names, or ``None`` (also for vague "forget it" and questions)."""
     match = _FORGET.match(text)
-    if match is None:
+    if match is None or _DISMISSAL.match(text):
         return None
     what = match.group("what").strip()
     if what.endswith("?") or what.lower() in _VAGUE_TARGETS or _QUESTION_START.match(what):
@@ -71,18 +74,27 @@ def _significant_words(text: str) -> list[str]:
     return list(dict.fromkeys(w for w in words if len(w) >= 3 and w not in _STOPWORDS))
 
 
-def best_match(what: str, hits: Sequence[Mapping[str, Any]]) -> str | None:
-    """The id of the best-ranked hit that contains at least half of the request's significant words.
+def matches(what: str, hits: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The ids of the hits, best-ranked first, that hold more than half of the request's significant words, each
+    as a word or the start of one.
 
     The service's ranking needs only one shared term; this stricter check keeps a loose
-    phrase from hiding an unrelated entry.
+    phrase, or one common word ("like"), from naming an unrelated entry.
     """
     words = _significant_words(what)
     if not words:
-        return None
+        return []
+    found = []
     for hit in hits:
         entry = hit.get("entry") or {}
-        content = str(entry.get("content_markdown", "")).lower()
-        if 2 * sum(word in content for word in words) >= len(words) and entry.get("id"):
-            return str(entry["id"])
-    return None
+        held = {w.strip("'") for w in _WORD.findall(str(entry.get("content_markdown", "")).lower())}
+        shared = sum(any(word_there.startswith(word) for word_there in held) for word in words)
+        if 2 * shared > len(words) and entry.get("id"):
+            found.append(str(entry["id"]))
+    return found
+
+
+def best_match(what: str, hits: Sequence[Mapping[str, Any]]) -> str | None:
+    """The best-ranked of ``matches``, or None."""
+    found = matches(what, hits)
+    return found[0] if found else None
