@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from memory_core.domain.models import MemoryEntry
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
@@ -66,6 +67,16 @@ class AuditEvent:
         fields["time"] = datetime.fromisoformat(str(data["time"]))
         fields["action"] = AuditAction(str(data["action"]))
         return AuditEvent(**fields)
+
+
+def entry_fields(entry: MemoryEntry) -> dict[str, Any]:
+    """What an event about one entry says of it: where it is, its ids, its SHA-256 and size; never its text."""
+    return {
+        "instance_id": entry.key.instance_id, "upn": entry.key.upn, "scope": entry.key.scope.value,
+        "agent_object_id": entry.key.agent_object_id, "session_id": entry.session_id,
+        "operation_id": entry.operation_id, "entry_id": entry.id, "content_sha256": entry.content_sha256,
+        "byte_count": len(entry.content_markdown.encode("utf-8")),
+    }
 
 
 class AuditTrail:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from memory_core.domain.models import EntryKind, MemoryEntry, Scope, ScopeState
+from memory_core.domain.models import EntryKind, HeldFacts, MemoryEntry, Scope, ScopeState
 from memory_core.domain.rendering import TITLES, render_entry
 from memory_core.domain.store import EntryWindow, MemoryStore, PageCursor
 
@@ -155,18 +155,13 @@ def entry_window(state: ScopeState) -> EntryWindow | None:
     ``state`` as ``load_heads`` reads it. None when a hold cannot be expressed as a
     window (one limited to an author's copies): the scope must then be read in full.
     """
+    held = HeldFacts.of(state.key.profile_id, state.holds)
+    if held.by_author:
+        return None
     after = state.profile.cleared_on if state.profile else None
-    excluded: set[str] = set()
-    profile_id = state.key.profile_id  # built from the key each time it is asked for: once, not once per hold
-    for hold in state.holds:
-        if hold.profile_ids is not None and profile_id not in hold.profile_ids:
-            continue
-        if hold.author_upn is not None:
-            return None
-        if hold.watermark is not None and (after is None or hold.watermark > after):
-            after = hold.watermark
-        excluded.update(hold.entry_ids)
-    return EntryWindow(state.key, after=after, excluded_ids=frozenset(excluded))
+    if held.watermark is not None and (after is None or held.watermark > after):
+        after = held.watermark
+    return EntryWindow(state.key, after=after, excluded_ids=held.entry_ids)
 
 
 def is_visible(store: MemoryStore, entry: MemoryEntry) -> bool:

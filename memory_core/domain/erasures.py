@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from memory_core.domain import team_copies
-from memory_core.domain.audit import AuditAction, AuditTrail
+from memory_core.domain.audit import AuditAction, AuditTrail, entry_fields
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState, Share, shared_copy_id
@@ -85,9 +85,7 @@ class ImmediateErasures:
         if entry is not None and action == "replace":  # the new content: a replace stopped before it erases nothing
             facts = {"id": entry.id}
         elif entry is not None:  # what the forget's event says of the entry: no text
-            facts = {"id": entry.id, "content_sha256": entry.content_sha256, "session_id": entry.session_id,
-                     "operation_id": entry.operation_id, "byte_count": len(entry.content_markdown.encode("utf-8")),
-                     "shared": entry.share is Share.TEAM}
+            facts = {"id": entry.id, "shared": entry.share is Share.TEAM, "event": entry_fields(entry)}
         erasure = Erasure(uuid.uuid4().hex, action, actor, key, self._clock(), watermark, facts)
         self._store.put_record(erasure.to_record())
         return erasure
@@ -118,16 +116,14 @@ class ImmediateErasures:
             self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, Caller(upn), key, watermark))
             self._erase_file_names(instance_id, upn, [key.agent_object_id], watermark, covered)
         note = " (finished by the sweep after an interruption)" if replayed else ""
-        fields: dict[str, Any] = {"instance_id": instance_id, "upn": upn, "scope": key.scope.value,
-                                  "agent_object_id": key.agent_object_id}
         if erasure.action == "clear":
-            self._audit.record(AuditAction.CLEAR, actor=erasure.actor, **fields, detail=f"erased {erased} entries{note}")
+            self._audit.record(AuditAction.CLEAR, actor=erasure.actor, instance_id=instance_id, upn=upn,
+                               scope=key.scope.value, agent_object_id=key.agent_object_id,
+                               detail=f"erased {erased} entries{note}")
         elif erasure.action == "forget":
             assert erasure.entry is not None
-            self._audit.record(AuditAction.FORGET, actor=erasure.actor, **fields, entry_id=erasure.entry["id"],
-                               content_sha256=erasure.entry.get("content_sha256"),
-                               byte_count=erasure.entry.get("byte_count"), session_id=erasure.entry.get("session_id"),
-                               operation_id=erasure.entry.get("operation_id"), detail=note.strip(" ()") or None)
+            self._audit.record(AuditAction.FORGET, actor=erasure.actor, **erasure.entry["event"],
+                               detail=note.strip(" ()") or None)
         self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
         return erased
 

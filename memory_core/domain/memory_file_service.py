@@ -361,7 +361,7 @@ class MemoryFiles:
         key = self._keys(caller, instance_id, agent)[retire.agent_scope]
         self._service.drop_version(
             caller, key, retire.entry_id, "superseded: its whole text is kept in the file's new version",
-            superseded=maybe_hidden,
+            maybe_hidden=maybe_hidden,
         )
 
 

@@ -163,8 +163,7 @@ def _cut_listing(path: str, items: list[tuple[str, str]], appended: set[int]) ->
     room = MAX_LISTING_CHARS - len(texts.directory_view(path, [])) - 400  # the note's own length, and some
     kept: set[int] = set()
     for index in order:
-        size, item = items[index]
-        cost = len(size) + len(path) + len(item) + 3  # a line: size, tab, path, "/", item, line break
+        cost = len(texts.directory_line(path, *items[index])) + 1  # and its line break
         if cost > room:
             break
         room -= cost

@@ -273,8 +273,13 @@ def file_view(path: str, content: str, view_range: Sequence[int] | None) -> str:
 def directory_view(path: str, items: Sequence[tuple[str, str]]) -> str:
     """A directory listing: ``items`` are (size, relative path) pairs in listing order."""
     header = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
-    lines = [f"{DIRECTORY_SIZE}\t{path}", *(f"{size}\t{path}/{rel}" for size, rel in items)]
+    lines = [f"{DIRECTORY_SIZE}\t{path}", *(directory_line(path, size, rel) for size, rel in items)]
     return f"{header}\n" + "\n".join(lines)
+
+
+def directory_line(path: str, size: str, rel: str) -> str:
+    """One item's line in ``path``'s listing."""
+    return f"{size}\t{path}/{rel}"
 
 
 def listing_cut(limit: int, left: int) -> str:

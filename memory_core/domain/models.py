@@ -221,8 +221,8 @@ class HeldFacts:
             ids.update(hold.entry_ids)
             marks[hold.author_upn] = (watermark, ids)
         watermark, ids = marks.pop(None, (None, set()))
-        return HeldFacts(watermark, frozenset(ids),
-                         {author: (mark, frozenset(named)) for author, (mark, named) in marks.items() if author})
+        by_author = {author: (mark, frozenset(named)) for author, (mark, named) in marks.items() if author is not None}
+        return HeldFacts(watermark, frozenset(ids), by_author)
 
     def covers_facts(self, author_upn: str, created_on: datetime, entry_id: str) -> bool:
         if (self.watermark is not None and created_on <= self.watermark) or entry_id in self.entry_ids:

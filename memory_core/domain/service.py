@@ -16,11 +16,10 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from memory_core.domain import team_copies
 from memory_core.domain.agent_settings import AgentSettingsBook
-from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
+from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail, entry_fields
 from memory_core.domain.budget import is_visible
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
@@ -240,7 +239,7 @@ class MemoryService(MemoryReads):
         nobody = Caller(upn="")
         entry = self._new_entries.entry(nobody, key, agent, content_markdown, EntryKind.IMPORT,
                                         WriteOptions(share=Share.LEGACY), actor=operator)
-        _, event = self.audit.event(AuditAction.IMPORT, actor=operator, **self._audit_fields(entry), detail="legacy")
+        _, event = self.audit.event(AuditAction.IMPORT, actor=operator, **entry_fields(entry), detail="legacy")
         seed = MemoryProfile(key, None, None, None, entry.created_on, entry.created_on)
         self._store.append_with_records(seed, entry, [event])
         return entry
@@ -296,7 +295,7 @@ class MemoryService(MemoryReads):
         self._new_entries.screen(caller, key, text, WriteOptions(), name=name)
 
     def drop_version(
-        self, caller: Caller, key: ProfileKey, entry_id: str, detail: str, *, superseded: bool = False
+        self, caller: Caller, key: ProfileKey, entry_id: str, detail: str, *, maybe_hidden: bool = False
     ) -> None:
         """Erase one of the caller's entries whose text is not lost by it, and its team copy, in any deletion mode.
 
@@ -304,11 +303,11 @@ class MemoryService(MemoryReads):
         one that keeps its whole text (an insert, a replacement that keeps what it replaces, a move
         between scopes), or a version a command stored but never published because it lost a race.
         Text that would be lost goes through ``forget`` instead. Audited ``memory_file`` with the
-        entry's SHA-256 and ``detail``; a missing entry is fine. A ``superseded`` version that a deletion
-        hid since the command read it is left to that deletion: an operator decides what it erases.
+        entry's SHA-256 and ``detail``; a missing entry is fine. ``maybe_hidden``: a deletion may have hidden
+        the version since the command read it; one it did is left to that deletion, for an operator to decide.
         """
         entry = self._store.get_entry(key.instance_id, caller.upn, entry_id)
-        if superseded and entry is not None and not is_visible(self._store, entry):
+        if maybe_hidden and entry is not None and not is_visible(self._store, entry):
             self.audit.record(
                 AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=key.instance_id, upn=caller.upn,
                 scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=entry_id,
@@ -338,23 +337,14 @@ class MemoryService(MemoryReads):
     # -- entries and profiles ------------------------------------------------
 
     def _audit_write(self, action: AuditAction, caller: Caller, entry: MemoryEntry, detail: str | None = None) -> None:
-        self.audit.record(action, actor=caller.upn, **self._audit_fields(entry), detail=detail)
+        self.audit.record(action, actor=caller.upn, **entry_fields(entry), detail=detail)
 
     def _append_audited(
         self, action: AuditAction, caller: Caller, seed: MemoryProfile, entry: MemoryEntry, detail: str | None = None
     ) -> MemoryProfile:
         """Store ``entry`` and its audit event atomically: neither exists without the other."""
-        _, event = self.audit.event(action, actor=caller.upn, **self._audit_fields(entry), detail=detail)
+        _, event = self.audit.event(action, actor=caller.upn, **entry_fields(entry), detail=detail)
         return self._store.append_with_records(seed, entry, [event])
-
-    @staticmethod
-    def _audit_fields(entry: MemoryEntry) -> dict[str, Any]:
-        return {
-            "instance_id": entry.key.instance_id, "upn": entry.key.upn, "scope": entry.key.scope.value,
-            "agent_object_id": entry.key.agent_object_id, "session_id": entry.session_id,
-            "operation_id": entry.operation_id, "entry_id": entry.id, "content_sha256": entry.content_sha256,
-            "byte_count": len(entry.content_markdown.encode("utf-8")),
-        }
 
     @staticmethod
     def _seed_profile(

@@ -93,8 +93,3 @@ def matches(what: str, hits: Sequence[Mapping[str, Any]]) -> list[str]:
             found.append(str(entry["id"]))
     return found
 
-
-def best_match(what: str, hits: Sequence[Mapping[str, Any]]) -> str | None:
-    """The best-ranked of ``matches``, or None."""
-    found = matches(what, hits)
-    return found[0] if found else None
