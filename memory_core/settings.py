@@ -6,8 +6,8 @@ Nothing reads the environment anywhere else. Each value is checked on its own
 ``load_settings`` and ``settings_from`` turn a bad value into a
 ``ConfigurationError`` whose message names the variables.
 
-This module imports nothing of memory_core but the error family: identity,
-the stores and the edge depend on it, never the reverse.
+This module imports nothing of memory_core but the domain's error family and its
+grammar of identifiers: identity, the stores and the edge depend on it, never the reverse.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from memory_core.domain.errors import ConfigurationError
+from memory_core.domain.identity import INSTANCE_ID_PATTERN
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
 
@@ -138,6 +139,13 @@ class Settings(BaseSettings):
             raise ValueError("must be an NCRONTAB expression with six fields: second minute hour day month weekday")
         return value
 
+    @field_validator("memory_default_instance_id")
+    @classmethod
+    def _instance_id(cls, value: str | None) -> str | None:
+        if value is not None and value.strip() and not re.match(INSTANCE_ID_PATTERN, value.strip()):
+            raise ValueError("must be an instance id: 1-128 characters, letters, digits, '.', '_', ':' or '-'")
+        return value
+
     @field_validator("memory_store", "memory_deletion_mode", "memory_sharing_default_policy", mode="before")
     @classmethod
     def _lower(cls, value: object) -> object:
@@ -192,9 +200,21 @@ class Settings(BaseSettings):
 
     def onward_problems(self) -> list[str]:
         """What the MCP endpoint lacks to call a remote CoreAPI (MEMORY_COREAPI_BASE_URL) for its modes."""
-        if not self.memory_coreapi_base_url or "entra" not in self.memory_auth_mode:
+        base_url = self.memory_coreapi_base_url or ""
+        if not base_url:
             return []
         problems = []
+        if not base_url.lower().startswith(("http://", "https://")):
+            problems.append("MEMORY_COREAPI_BASE_URL must be an http(s) URL")
+        modes = set(self.memory_auth_mode)
+        key = self.memory_coreapi_key.get_secret_value() if self.memory_coreapi_key else ""
+        if modes & {"key", "local"} and not key:
+            problems.append(  # the identity header of key and local callers is forwarded with the CoreAPI's key
+                f"MEMORY_COREAPI_KEY is required with MEMORY_COREAPI_BASE_URL when MEMORY_AUTH_MODE has "
+                f"{' or '.join(sorted(modes & {'key', 'local'}))}"
+            )
+        if "entra" not in modes:
+            return problems
         missing = [
             name
             for name, value in (

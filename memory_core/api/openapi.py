@@ -18,10 +18,11 @@ from pydantic.json_schema import models_json_schema
 
 from memory_core import __version__
 from memory_core.api.function_table import functions_of, http_methods
+from memory_core.domain.identity import INSTANCE_ID_PATTERN
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, spec_of
 from memory_core.edge.spec import not_stored
 from memory_core.wire.errors import ErrorResponse
-from memory_core.wire.memory import INSTANCE_ID_PATTERN, NotStoredResponse
+from memory_core.wire.memory import NotStoredResponse
 
 Handler = Callable[..., Any]
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from memory_core.domain.hidden_text import DRAWN_AS_NOTHING
 
 MAX_UPN_CHARS = 320
+#: An instance id (the ``{instanceId}`` of every route, X-INSTANCE-ID, MEMORY_DEFAULT_INSTANCE_ID).
+INSTANCE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 
 # RFC 5322 atext without "/", "?" and "\": the local part of a UPN or e-mail
 # address as directories issue them, guest forms ("alex_contoso.com#EXT#") included.

@@ -7,12 +7,11 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
-from memory_core.domain.identity import invisible_in_identifier
+from memory_core.domain.identity import INSTANCE_ID_PATTERN, invisible_in_identifier
 from memory_core.domain.models import Scope, Share
 from memory_core.domain.views import ImportMode, MemoryView
 from memory_core.wire.budget import MAX_BUDGET_CHARS, BudgetModel, omission_notice
 
-INSTANCE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 InstanceId = Annotated[str, StringConstraints(pattern=INSTANCE_ID_PATTERN)]
 # No surrounding whitespace: what the document says is what is accepted (no silent trimming).
 def _visible_identifier(value: str) -> str:

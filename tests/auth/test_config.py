@@ -150,9 +150,13 @@ def test_missing_ca_bundle_file_stops_the_start(jwks: JwksServer, tmp_path: Path
 
 
 def _serve(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return _run("serve", args, env)
+
+
+def _run(command: str, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "COSMOS_", "WEBSITE_"))}
-    return subprocess.run([sys.executable, "-m", "memory_core", "serve", *args], cwd=PROJECT_ROOT, check=False,
-                          env={**clean, **env}, capture_output=True, text=True, timeout=30)
+    return subprocess.run([sys.executable, "-m", "memory_core", command, *args], cwd=PROJECT_ROOT, check=False,
+                          env={**clean, **env}, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
 
 
 def test_serve_stops_on_an_unknown_mode(tmp_path: Path) -> None:
@@ -167,3 +171,22 @@ def test_serve_refuses_local_mode_on_a_non_loopback_address(tmp_path: Path) -> N
     result = _serve(["--host", "0.0.0.0", "--port", str(free_port())],
                     {"MEMORY_AUTH_MODE": "local", "MEMORY_SQLITE_PATH": str(tmp_path / "m.db")})
     assert result.returncode == 2 and "not on loopback" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_a_remote_coreapi_without_its_key_stops_the_start(tmp_path: Path, command: str) -> None:
+    """MEMORY_COREAPI_BASE_URL for key callers without MEMORY_COREAPI_KEY stops `serve` and the stdio server (exit 2,
+    naming the setting), rather than every MCP request answering 500 once started."""
+    env = {"MEMORY_COREAPI_BASE_URL": "https://core.example.com/api", "MEMORY_SQLITE_PATH": str(tmp_path / "m.db"),
+           "MEMORY_AUTH_MODE": "local" if command == "mcp" else "key"}
+    result = _run(command, ["--port", str(free_port())] if command == "serve" else [], env)
+    assert result.returncode == 2, result.stderr
+    assert "MEMORY_COREAPI_KEY is required" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_default_instance_that_no_route_accepts_stops_the_start(tmp_path: Path) -> None:
+    """MEMORY_DEFAULT_INSTANCE_ID must be an instance id: `serve` exits 2 naming it, not a tool error per call."""
+    result = _serve(["--port", str(free_port())], {"MEMORY_DEFAULT_INSTANCE_ID": "bad id",
+                                                   "MEMORY_SQLITE_PATH": str(tmp_path / "m.db")})
+    assert result.returncode == 2 and "MEMORY_DEFAULT_INSTANCE_ID" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr

@@ -22,7 +22,7 @@ from memory_core.domain.errors import (
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import ProfileKey, Scope
 from memory_core.mcp.backend import CallTarget, CoreApiBackend
-from memory_core.settings import Settings
+from memory_core.settings import settings_from
 from memory_core.wire.custody import PendingDeletionResponse
 from memory_core.wire.memory import MemoryResponse
 from tests.mcp.client import AGENT_A
@@ -148,10 +148,12 @@ def test_coreapi_500_passes_its_incident_message_through() -> None:
 
 
 def test_base_url_without_key_is_a_configuration_error() -> None:
-    """MEMORY_COREAPI_BASE_URL without MEMORY_COREAPI_KEY is refused, naming the missing setting."""
-    settings = Settings(memory_coreapi_base_url="http://127.0.0.1:1/api", memory_coreapi_key=None)
+    """MEMORY_COREAPI_BASE_URL without MEMORY_COREAPI_KEY is refused with the settings, naming the missing setting
+    (the start stops: no MCP request is needed to find out)."""
     with pytest.raises(ConfigurationError, match="MEMORY_COREAPI_KEY"):
-        CoreApiBackend.from_settings(settings)
+        settings_from({"MEMORY_COREAPI_BASE_URL": "http://127.0.0.1:1/api", "MEMORY_AUTH_MODE": "key"})
+    with pytest.raises(ConfigurationError, match="MEMORY_COREAPI_BASE_URL must be an http"):
+        settings_from({"MEMORY_COREAPI_BASE_URL": "ftp://coreapi.example", "MEMORY_COREAPI_KEY": "k"})
 
 
 def test_base_url_must_be_http() -> None:
