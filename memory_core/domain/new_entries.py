@@ -103,8 +103,8 @@ class NewEntries:
         in reads and listings). ``name`` is what a refusal calls ``content`` ("path" for a file's name).
 
         Raises ``HiddenText`` or ``SecretDetected`` naming where, after an audited ``write_rejected``
-        event: the content's SHA-256 and size, never a field's text, and no session or operation id
-        that held what was refused.
+        event: the content's size, never its hash (a refused password's SHA-256 is found again by guessing),
+        never a field's text, and no session or operation id that held what was refused.
         """
         hidden = hidden_in(content, options, name)
         if hidden is not None:
@@ -130,8 +130,7 @@ class NewEntries:
             scope=key.scope.value, agent_object_id=None if AGENT_ID in where else key.agent_object_id,
             session_id=None if "session_id" in where else options.session_id,
             operation_id=None if "operation_id" in where else options.operation_id,
-            content_sha256=sha256_hex(content), byte_count=len(content.encode("utf-8")),
-            detail=detail,
+            byte_count=len(content.encode("utf-8")), detail=detail,
         )
 
     @staticmethod

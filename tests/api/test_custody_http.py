@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import httpx
 
 from tests.support.local_server import OPERATOR_KEY, RunningServer
@@ -233,6 +235,19 @@ def test_a_secret_is_refused_with_422_and_nothing_stored(server: RunningServer, 
     assert stored == []
     assert [e["action"] for e in audit] == ["write_rejected"]
     assert key_body[:16] not in str(audit)
+
+
+def test_a_refused_passwords_event_holds_no_hash_to_guess_it_by(server: RunningServer, instance_id: str) -> None:
+    """A low-entropy secret is found again from an unsalted SHA-256 by guessing, so the write_rejected event keeps
+    the size of what was refused and no hash of it (an audit recovered `Summer2024!` from three guesses)."""
+    content = "- password=Summer2024!"
+    with server.client() as http:
+        response = http.post(f"/instances/{instance_id}/memory/append",
+                             json={"scope": "user", "content_markdown": content})
+        (event,) = http.get(f"/instances/{instance_id}/memory/audit").json()["events"]
+    assert response.status_code == 422 and event["action"] == "write_rejected"
+    assert event["content_sha256"] is None and event["byte_count"] == len(content)
+    assert hashlib.sha256(content.encode()).hexdigest() not in str(event)
 
 
 def test_a_secret_in_the_memory_tools_agent_name_is_refused(server: RunningServer, instance_id: str) -> None:
