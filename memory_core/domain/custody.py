@@ -3,17 +3,21 @@
 Nothing is erased before an operator approves, and nothing expires by age.
 The sweep is idempotent and safe to crash and re-run at any step:
 
-1. plan   - the entries to erase are fixed once, in the request (with its counts);
-2. erase  - the planned entries are erased (erasing twice erases nothing more);
+1. plan   - the entries the request's hold covers are found, and on the first run
+            counted in the request (the entries are never listed in it: a clear of
+            16,000 entries would pass Cosmos DB's 2 MB item);
+2. erase  - the user's memory tool file index loses the names of those entries, then
+            the entries are erased (erasing twice erases nothing more);
 3. seal   - a clear moves the profile's watermark, a purge erases the profiles, and the
-            user's memory tool file index loses the names the request covered (its
-            files' paths, and the directories and whitespace-only files it hid);
+            file index loses the directories and whitespace-only files the request hid;
 4. unhold - the hold that hid the entries is removed;
-5. done   - the request is marked executed with the planned counts.
+5. done   - the request is marked executed with the first run's counts.
 
-Until step 4 the hold still hides every planned entry, so a read never sees a
-half-erased scope; a re-run after a crash replays the same plan, so a request
-is never executed twice with different results.
+Until step 4 the hold still hides every covered entry, so a read never sees a
+half-erased scope. A re-run after a crash finds again what the hold covers and is
+still stored, so a request is never executed twice with different results, and an
+entry's name leaves the index before the entry: no run erases an entry whose name
+the next run could no longer find.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from memory_core.domain.budget import is_visible
 from memory_core.domain.custody_fence import fence
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
 from memory_core.domain.erasures import ImmediateErasures
-from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.errors import Conflict, MemoryCoreError, NotFound
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, erased
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
@@ -249,28 +253,33 @@ class CustodyService:
         for request in approved:
             try:
                 executed.append(self._execute(actor, request))
-            except Conflict:
-                continue  # another sweep got there first; the next run sees its result
+            except MemoryCoreError:  # a Conflict: another sweep got there first; the next run sees its result. Else
+                continue  # left for the next run: one request that keeps failing holds up none of the others
         # Retention's sweep step (SQLite; Cosmos DB expires items by their ttl itself).
         self._store.erase_expired_records(self._clock())
         return executed
 
     def _execute(self, actor: str, request: DeletionRequest) -> DeletionRequest:
-        if request.plan is None:
-            request = self._plan(request)
+        """Erase what ``request`` covers, seal it, lift its holds, then record it executed. Each step can run again:
+        what is covered is found from the request's own hold each time (never stored: a clear of 16,000 entries
+        would pass Cosmos DB's 2 MB item), and the names of covered entries leave the file index before the entries
+        do, so a run that stopped after erasing them left no name to find again."""
+        plan, profiles = (request.plan, 0) if request.plan is not None else self._covered(request)
+        if request.erased_entries is None:  # its first run (a plan stored by an earlier release came counted)
+            request = self._counted(request, plan, profiles)
         self._fault("planned", request)
+        self._erase_file_names(request, [item.entry_id for item in plan if item.owner is None])
         keys: dict[tuple[str | None, str], tuple[PlannedErase, list[str]]] = {}
-        for item in request.plan or ():
+        for item in plan:
             keys.setdefault((item.owner, item.profile_id), (item, []))[1].append(item.entry_id)
         for item, entry_ids in keys.values():
             self._store.delete_entries(self._key(request, item.scope, item.agent_object_id, item.owner), entry_ids)
         self._fault("erased", request)
         self._seal(request)
-        self._erase_file_names(request)
         self._fault("sealed", request)
         self._unhold(request)
         self._fault("unheld", request)
-        done = request.with_status(DeletionStatus.EXECUTED, executed_on=self._clock())
+        done = request.with_status(DeletionStatus.EXECUTED, executed_on=self._clock(), plan=None)
         stored = self._store.put_record(self._retained(done))
         self._audit.record(AuditAction.DELETION_EXECUTED, actor=actor, instance_id=request.instance_id,
                            upn=request.upn, scope=request.scope, agent_object_id=request.agent_object_id,
@@ -286,7 +295,9 @@ class CustodyService:
             return record
         return replace(record, expires_on=self._clock() + self._finished_retention)
 
-    def _plan(self, request: DeletionRequest) -> DeletionRequest:
+    def _covered(self, request: DeletionRequest) -> tuple[tuple[PlannedErase, ...], int]:
+        """The entries ``request``'s hold covers that are still stored (the user's, then their team-shared copies),
+        and how many profiles of the user a purge erases."""
         hold = Hold(request.id, request.profile_ids, request.watermark,
                     (request.entry_id,) if request.entry_id else ())
         states = self._store.load_partition(request.instance_id, request.upn)
@@ -306,11 +317,14 @@ class CustodyService:
                 for e in state.entries
                 if shared_hold.covers(e)
             ]
-        profiles = len(states) if request.kind is DeletionKind.PURGE else 0
+        return tuple(plan), len(states) if request.kind is DeletionKind.PURGE else 0
+
+    def _counted(self, request: DeletionRequest, plan: tuple[PlannedErase, ...], profiles: int) -> DeletionRequest:
+        """``request`` with what its first run erases counted and stored (a later run finds less still stored)."""
         own_entries = sum(1 for item in plan if item.owner is None)
-        planned = replace(request, plan=tuple(plan), erased_entries=own_entries, erased_profiles=profiles)
-        stored = self._store.put_record(planned.to_record())
-        return replace(planned, etag=stored.etag)
+        counted = replace(request, erased_entries=own_entries, erased_profiles=profiles)
+        stored = self._store.put_record(counted.to_record())
+        return replace(counted, etag=stored.etag)
 
     def _seal(self, request: DeletionRequest) -> None:
         """Make sure nothing the request covered can show again once the hold is gone."""
@@ -335,9 +349,9 @@ class CustodyService:
                     continue
             raise Conflict("the memory profile kept changing during the sweep")
 
-    def _erase_file_names(self, request: DeletionRequest) -> None:
-        """The seal's last part: the names the request covered leave the file index (``file_index.erased``)."""
-        own = [item.entry_id for item in request.plan or () if item.owner is None]
+    def _erase_file_names(self, request: DeletionRequest, own: builtins.list[str]) -> None:
+        """The names of the user's entries ``own`` and, for a clear, a replace or a purge, the directories and
+        whitespace-only files made by its watermark, leave the file index (``file_index.erased``)."""
         if request.kind is DeletionKind.FORGET:
             self.erase_file_names(request.instance_id, request.upn, None, None, own)
         elif request.kind is DeletionKind.PURGE:

@@ -7,7 +7,8 @@ between them left the rest undone for good: entries stored under the watermark, 
 later step erases them; a file's path outliving its text; a clear with no event in the trail.
 
 So each writes a journal record first (kind ``immediate_erasure``, in the instance's deletions partition, naming
-no text), then its writes, and erases the record last. Every step can run twice: ``finish`` erases what is left
+no text), then its writes, and erases the record last. A clear's file names go before its entries: a replay finds
+what the watermark covers among what is still stored, so names left behind entries already erased would stay. Every step can run twice: ``finish`` erases what is left
 and audits, and the sweep (``replay``) finishes every record older than ``SETTLE`` (an erasure under way is left to
 finish itself). A crash after the event and before the record's erasure audits the erasure twice.
 """
@@ -112,9 +113,10 @@ class ImmediateErasures:
                 self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
                 return 0
             covered = [e.id for e in state.entries if e.created_on <= watermark]
+            # The names first: a replay finds covered only what is still stored, and a name must not outlive its text.
+            self._erase_file_names(instance_id, upn, [key.agent_object_id], watermark, covered)
             erased = self._store.delete_entries(key, covered)
             self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, Caller(upn), key, watermark))
-            self._erase_file_names(instance_id, upn, [key.agent_object_id], watermark, covered)
         note = " (finished by the sweep after an interruption)" if replayed else ""
         if erasure.action == "clear":
             self._audit.record(AuditAction.CLEAR, actor=erasure.actor, instance_id=instance_id, upn=upn,

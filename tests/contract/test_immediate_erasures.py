@@ -94,6 +94,20 @@ def test_a_clear_stopped_after_its_watermark_is_finished_by_the_sweep(
     assert event.detail == "erased 4 entries (finished by the sweep after an interruption)"
 
 
+def test_a_clear_stopped_after_erasing_its_entries_leaves_no_file_name(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outage comes after the entries are erased (at the team copies): the sweep finds nothing under the
+    watermark still stored, and the file's path, the user's words, must not outlive its text."""
+    service, caller, clock = _setup(store)
+    _outage_at(monkeypatch, store, "delete_entries", call=2)
+    with pytest.raises(Unavailable):
+        service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    _sweep_later(service, clock)
+    assert "ORIGINAL-PRIVATE-TEXT" not in _stored(store, caller) and "medical" not in _stored(store, caller)
+    assert _journal(store, caller) == []
+
+
 def test_an_import_replace_stopped_after_its_entry_is_finished_by_the_sweep(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,122 @@
+"""The sweep executes approved requests on every store, replayable after a crash at any step (``domain.custody``).
+
+What a request covers is found from its hold on each run, never listed in the request: a Cosmos DB item holds 2 MB,
+and a clear of a large memory would pass it, making the request unwritable and the sweep stop. A request that fails
+is left for the next run and holds up none of the others.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from memory_core.domain.custody import CustodyService
+from memory_core.domain.deletion import DeletionRequest, DeletionStatus
+from memory_core.domain.errors import PayloadTooLarge
+from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.memory_file_service import MemoryFiles
+from memory_core.domain.models import Scope
+from memory_core.domain.records import Partition, RecordKind, deletions_partition
+from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
+from memory_core.domain.store import MemoryStore
+from tests.support.clock import TickingClock
+
+INSTANCE = "sweeps"
+AGENT = AgentContext("/instances/sweeps/providers/FoundationaLLM.Agent/agents/" + "a" * 960)  # an id at its longest
+
+
+class Crash(Exception):
+    pass
+
+
+def _service(store: MemoryStore) -> MemoryService:
+    return MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+
+
+def _caller() -> Caller:
+    return Caller(upn=f"sweeps-{uuid.uuid4().hex[:10]}@contoso.com")
+
+
+def _approved_clear(
+    service: MemoryService, caller: Caller, scope: Scope = Scope.USER, agent: AgentContext | None = None
+) -> str:
+    outcome = service.clear(caller, INSTANCE, scope, agent, confirm=True)
+    assert isinstance(outcome, PendingDeletion)
+    service.custody.approve("op", INSTANCE, outcome.request_id)
+    return outcome.request_id
+
+
+def _crashing_at(store: MemoryStore, service: MemoryService, step: str) -> CustodyService:
+    def crash(at: str, request: DeletionRequest) -> None:
+        if at == step:
+            raise Crash(at)
+
+    return CustodyService(store, service.audit, clock=TickingClock(), new_id=lambda: uuid.uuid4().hex, fault=crash)
+
+
+def _index(store: MemoryStore, caller: Caller) -> str:
+    record = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
+    return json.dumps(record.data) if record else ""
+
+
+def _request_record(store: MemoryStore, request_id: str) -> dict[str, Any]:
+    (record,) = [r for r in store.query_records(deletions_partition(INSTANCE), RecordKind.DELETION_REQUEST)
+                 if r.data["id"] == request_id]
+    return record.data
+
+
+def test_a_planned_clear_lists_none_of_its_entries_in_the_request(store: MemoryStore) -> None:
+    """200 agent-scope entries under a 1,000-character agent id: the request, counted at its first run, stays a few
+    hundred bytes (one planned entry each made it 2.3 MB at 1,900 entries, past a Cosmos DB item)."""
+    service, caller = _service(store), _caller()
+    for n in range(200):
+        service.append(caller, INSTANCE, Scope.AGENT, AGENT, f"- fact {n}")
+    request_id = _approved_clear(service, caller, Scope.AGENT, AGENT)
+    with pytest.raises(Crash):
+        _crashing_at(store, service, "planned").sweep(instance_id=INSTANCE)
+    stored = _request_record(store, request_id)
+    assert stored["erased_entries"] == 200 and len(json.dumps(stored)) < 3 * len(AGENT.object_id)
+    (done,) = service.custody.sweep(instance_id=INSTANCE)
+    assert done.erased_entries == 200 and store.load_partition(INSTANCE, caller.upn)[0].entries == []
+
+
+@pytest.mark.parametrize("step", ["planned", "erased", "sealed", "unheld"])
+def test_a_sweep_crashed_at_any_step_leaves_no_file_name_and_counts_once(store: MemoryStore, step: str) -> None:
+    """A memory-tool file and two appended facts, cleared and approved; the sweep crashes after ``step`` and runs
+    again: nothing is stored, the file's path is gone from the index, and the request counts 3 entries erased."""
+    service, caller = _service(store), _caller()
+    MemoryFiles(service).execute(caller, INSTANCE, None, {"command": "create", "path": "/memories/health/notes.md",
+                                                          "file_text": "PRIVATE-DIAGNOSIS\n"})
+    service.append(caller, INSTANCE, Scope.USER, None, "- fact 1")
+    service.append(caller, INSTANCE, Scope.USER, None, "- fact 2")
+    _approved_clear(service, caller)
+    with pytest.raises(Crash):
+        _crashing_at(store, service, step).sweep(instance_id=INSTANCE)
+    (done,) = service.custody.sweep(instance_id=INSTANCE)
+    assert done.status is DeletionStatus.EXECUTED and done.erased_entries == 3
+    assert all(s.entries == [] for s in store.load_partition(INSTANCE, caller.upn))
+    assert "health" not in _index(store, caller) and "notes.md" not in _index(store, caller)
+    assert service.custody.sweep(instance_id=INSTANCE) == []
+
+
+def test_a_request_that_fails_holds_up_none_of_the_others(store: MemoryStore) -> None:
+    """The first approved request fails (a store refusal, such as Cosmos DB's 413): the next is executed in the
+    same run, and the failed one in a later run."""
+    service, first, second = _service(store), _caller(), _caller()
+    service.append(first, INSTANCE, Scope.USER, None, "- first's fact")
+    service.append(second, INSTANCE, Scope.USER, None, "- second's fact")
+    failing_id = _approved_clear(service, first)
+    other_id = _approved_clear(service, second)
+
+    def refuse(at: str, request: DeletionRequest) -> None:
+        if at == "planned" and request.id == failing_id:
+            raise PayloadTooLarge("the request is too large")
+
+    failing = CustodyService(store, service.audit, clock=TickingClock(), new_id=lambda: uuid.uuid4().hex, fault=refuse)
+    assert [r.id for r in failing.sweep(instance_id=INSTANCE)] == [other_id]
+    assert [r.id for r in service.custody.sweep(instance_id=INSTANCE)] == [failing_id]
+    assert all(s.entries == [] for u in (first, second) for s in store.load_partition(INSTANCE, u.upn))
