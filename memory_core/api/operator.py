@@ -15,7 +15,7 @@ from memory_core.domain.deletion import PENDING_MESSAGE, DeletionRequest
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, InvalidCallerId, caller_upn
 from memory_core.domain.models import Scope
-from memory_core.domain.overview import request_entry_count
+from memory_core.domain.overview import request_entry_counts
 from memory_core.domain.views import PendingDeletion
 from memory_core.edge import SMALL_BODY_BYTES, Access, Call, EndpointSpec, endpoint, json_response
 from memory_core.wire.custody import (
@@ -65,9 +65,10 @@ def list_deletions(call: Call) -> DeletionListResponse:
     query = call.query(DeletionsQuery)
     page = call.runtime.service.custody.page(call.instance_id, query.wanted, limit=query.limit,
                                              continuation=query.continuation)
+    counts = request_entry_counts(call.runtime.store, page.items)
     return DeletionListResponse(requests=[
-        DeletionRequestModel.from_request(r).model_copy(update={"entry_count": request_entry_count(call.runtime.store, r)})
-        for r in page.items
+        DeletionRequestModel.from_request(r).model_copy(update={"entry_count": count})
+        for r, count in zip(page.items, counts, strict=True)
     ], continuation=page.continuation)
 
 

@@ -1,0 +1,62 @@
+"""What an operator sees at a glance: each deletion request's size (``domain.overview``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.deletion import DeletionStatus
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import Scope
+from memory_core.domain.overview import request_entry_counts
+from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
+from tests.support.clock import TickingClock
+
+ALEX, BLAKE = Caller(upn="alex@contoso.com"), Caller(upn="blake@contoso.com")
+AGENT = AgentContext("/agents/travel")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
+    store = SqliteMemoryStore(tmp_path / "overview.sqlite3")
+    yield store
+    store.close()
+
+
+def _request(outcome: object) -> str:
+    assert isinstance(outcome, PendingDeletion)
+    return outcome.request_id
+
+
+def test_a_page_of_requests_counts_each_and_reads_each_persons_memory_once(
+    store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Alex's clears of two scopes and a rejected forget, Blake's clear: each request counts what its hold hides
+    (a rejected one, None), and the page reads Alex's memory once and Blake's once (a person with 300 pending
+    clears made the listing read their memory 300 times); an executed request answers its recorded count."""
+    service = MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    for n in range(3):
+        service.append(ALEX, "i", Scope.USER, None, f"- user fact {n}")
+    service.append(ALEX, "i", Scope.AGENT, AGENT, "- agent fact")
+    forgotten = service.append(ALEX, "i", Scope.AGENT, AGENT, "- forget me")
+    service.append(BLAKE, "i", Scope.USER, None, "- blake's")
+    forget = _request(service.forget(ALEX, "i", forgotten.entry_id or ""))
+    user_clear = _request(service.clear(ALEX, "i", Scope.USER, None, confirm=True))
+    agent_clear = _request(service.clear(ALEX, "i", Scope.AGENT, AGENT, confirm=True))
+    blake_clear = _request(service.clear(BLAKE, "i", Scope.USER, None, confirm=True))
+    service.custody.reject("op", "i", forget, "kept")
+    requests = service.custody.page("i", None, limit=100).items
+    reads: list[Any] = []
+    real = store.load_partition
+    monkeypatch.setattr(store, "load_partition", lambda *args: reads.append(args) or real(*args))
+    counts = dict(zip([r.id for r in requests], request_entry_counts(store, requests), strict=True))
+    assert counts == {forget: None, user_clear: 3, agent_clear: 2, blake_clear: 1}
+    assert sorted(reads) == [("i", ALEX.upn), ("i", BLAKE.upn)]
+    service.custody.approve("op", "i", user_clear)
+    service.custody.sweep()
+    (executed,) = service.custody.page("i", DeletionStatus.EXECUTED, limit=10).items
+    assert request_entry_counts(store, [executed]) == [3]
