@@ -260,9 +260,10 @@ class CoreApiClient:
         return f"/instances/{quote(instance_id, safe='')}/operator{suffix}"
 
     async def list_deletions(
-        self, instance_id: str, headers: Mapping[str, str], status: str | None = None
+        self, instance_id: str, headers: Mapping[str, str], status: str | None = None, continuation: str | None = None
     ) -> DeletionListResponse:
-        params = {"status": status} if status else None
+        """One page of the instance's deletion requests (with ``status``), after ``continuation``."""
+        params = {**({"status": status} if status else {}), **_after(continuation)}
         response = await self.send("GET", self.operator_path(instance_id, "/deletions"), headers, params=params)
         return parsed(response, DeletionListResponse)
 
@@ -304,37 +305,48 @@ class CoreApiClient:
         return parsed(await self.send("POST", self.operator_path(instance_id, "/sweep"), headers), SweepResponse)
 
     async def audit(
-        self, instance_id: str, headers: Mapping[str, str], upn: str, *, newest_first: bool = False
+        self, instance_id: str, headers: Mapping[str, str], upn: str, *, newest_first: bool = False,
+        continuation: str | None = None,
     ) -> AuditResponse:
-        """The first page of one user's trail."""
-        params = {"upn": upn, **_order(newest_first)}
+        """One page of one user's trail (the first, or the one after ``continuation``)."""
+        params = {"upn": upn, **_order(newest_first), **_after(continuation)}
         response = await self.send("GET", self.operator_path(instance_id, "/audit"), headers, params=params)
         return parsed(response, AuditResponse)
 
     async def agent_settings_audit(
         self, instance_id: str, headers: Mapping[str, str], agent_object_id: str | None = None, *,
-        newest_first: bool = False,
+        newest_first: bool = False, continuation: str | None = None,
     ) -> AgentSettingsAuditResponse:
-        """The first page of the instance's settings trail, or of one agent's part of it."""
-        params = {**({"agentObjectId": agent_object_id} if agent_object_id else {}), **_order(newest_first)}
+        """One page of the instance's settings trail, or of one agent's part of it."""
+        params = {**({"agentObjectId": agent_object_id} if agent_object_id else {}), **_order(newest_first),
+                  **_after(continuation)}
         response = await self.send("GET", self.operator_path(instance_id, "/agent-settings/audit"), headers,
                                    params=params)
         return parsed(response, AgentSettingsAuditResponse)
 
-    async def agents(self, instance_id: str, headers: Mapping[str, str]) -> AgentSettingsListResponse:
-        """The first page of the agents with stored settings."""
-        response = await self.send("GET", self.operator_path(instance_id, "/agents"), headers)
+    async def agents(
+        self, instance_id: str, headers: Mapping[str, str], continuation: str | None = None
+    ) -> AgentSettingsListResponse:
+        """One page of the agents with stored settings."""
+        response = await self.send("GET", self.operator_path(instance_id, "/agents"), headers,
+                                   params=_after(continuation))
         return parsed(response, AgentSettingsListResponse)
 
     async def legacy_import_audit(
-        self, instance_id: str, headers: Mapping[str, str], *, newest_first: bool = False
+        self, instance_id: str, headers: Mapping[str, str], *, newest_first: bool = False,
+        continuation: str | None = None,
     ) -> LegacyImportAuditResponse:
-        """The first page of the instance's legacy-import trail."""
+        """One page of the instance's legacy-import trail."""
         response = await self.send("GET", self.operator_path(instance_id, "/legacy-imports/audit"), headers,
-                                   params=_order(newest_first))
+                                   params={**_order(newest_first), **_after(continuation)})
         return parsed(response, LegacyImportAuditResponse)
 
 
 def _order(newest_first: bool) -> dict[str, str]:
     """A trail's ``order`` query parameter (the service's default is oldest first)."""
     return {"order": "newest_first"} if newest_first else {}
+
+
+def _after(continuation: str | None) -> dict[str, str]:
+    """A listing's ``continuation`` query parameter (none for its first page)."""
+    return {"continuation": continuation} if continuation else {}

@@ -11,18 +11,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
+import httpx
 from pydantic import BaseModel
 
 from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
-from memory_core.domain.errors import InvalidInput, MemoryCoreError
+from memory_core.domain.errors import ConfigurationError, InvalidInput, MemoryCoreError
 from memory_core.domain.hidden_text_scan import DEFAULT_OWNERS_PER_PAGE, ENTRIES_PER_PAGE, MAX_OWNERS_PER_PAGE
 from memory_core.edge.errors import exit_code_for, status_for
 from memory_core.wire.custody import AgentSettingsListResponse, DeletionListResponse
 from memory_core.wire.hidden_text import HiddenTextScanResponse
+
+Listing = TypeVar("Listing", bound=BaseModel)
+
+#: How long one request may take. A sweep of many approved requests takes longest: Azure's front end ends any HTTP
+#: request at 230 s, so waiting longer would wait for nothing.
+TIMEOUT_SECONDS = 60.0
+SWEEP_TIMEOUT_SECONDS = 230.0
 
 
 def add_parser(commands: Any) -> None:
@@ -61,17 +71,29 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    base = (args.url or os.environ.get("MEMORY_URL") or "http://127.0.0.1:7071").rstrip("/")
+    base = (args.url or os.environ.get("MEMORY_URL") or "http://127.0.0.1:7071").rstrip("/").removesuffix("/api")
     key = args.key or os.environ.get("MEMORY_OPERATOR_KEY")
     if not key:
         print("memory-core operator: give --key or set MEMORY_OPERATOR_KEY", file=sys.stderr)
         return 2
+    # The client logs a warning when no answer arrives; the one line below says it, so a failure stays one line.
+    logging.getLogger("memory_core.client").setLevel(logging.ERROR)
     try:
         answer = asyncio.run(_call(f"{base}/api", {"X-API-KEY": key}, args))
     except CoreApiUnreachable as error:
-        print(f"memory-core operator: cannot reach {base}: {error.__cause__ or error.message}", file=sys.stderr)
+        if isinstance(error.__cause__, httpx.TimeoutException):
+            waited = SWEEP_TIMEOUT_SECONDS if args.action == "sweep" else TIMEOUT_SECONDS
+            print(f"memory-core operator: {base} gave no answer within {waited:g} s; the request may still be "
+                  "running there", file=sys.stderr)
+        else:
+            cause = error.__cause__
+            reason = (str(cause) or type(cause).__name__) if cause else error.message
+            print(f"memory-core operator: cannot reach {base}: {reason}", file=sys.stderr)
         _print_notes(error)
         return exit_code_for(503)
+    except (ConfigurationError, httpx.InvalidURL) as error:  # --url is no URL
+        print(f"memory-core operator: --url {base!r} is not an http(s) URL ({error})", file=sys.stderr)
+        return 2
     except MemoryCoreError as error:
         status = http_status_of(error) or status_for(error)
         print(f"memory-core operator: {status}: {error.message}", file=sys.stderr)
@@ -94,20 +116,22 @@ def run(args: argparse.Namespace) -> int:
             groups = ",".join(a.allowed_group_ids) if a.allowed_group_ids is not None else "any"
             print(f"{a.agent_object_id}  {'on' if a.enabled else 'off'}  auto_append={str(a.auto_append).lower()}"
                   f"  scope={a.default_write_scope}  groups={groups}  instructions={instructions}")
-        print(f"{len(answer.agents)} agent(s)" + (" (more: use the REST route's continuation)" if answer.continuation
-                                                  else ""))
+        print(f"{len(answer.agents)} agent(s)")
     else:
         print(answer.model_dump_json(indent=2))
     return 0
 
 
 async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> BaseModel:
-    """The action's answer from the CoreAPI at ``api``; the domain's errors as the CoreAPI answered them."""
-    client = CoreApiClient(api, timeout_seconds=60)
+    """The action's answer from the CoreAPI at ``api``, every page of a listing in one; the domain's errors as the
+    CoreAPI answered them."""
+    client = CoreApiClient(api, timeout_seconds=SWEEP_TIMEOUT_SECONDS if args.action == "sweep" else TIMEOUT_SECONDS)
     instance = args.instance
     try:
         if args.action == "list":
-            return await client.list_deletions(instance, headers, getattr(args, "status", None))
+            status = getattr(args, "status", None)
+            return await _every_page(lambda after: client.list_deletions(instance, headers, status, after),
+                                     "requests")
         if args.action == "approve":
             return await client.approve(instance, headers, args.request_id)
         if args.action == "reject":
@@ -119,16 +143,35 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
         if args.action == "hidden-text":
             return await _scan(client, instance, headers, args.page, args.start)
         if args.action == "sweep":
+            print("memory-core operator: sweeping: the service executes every approved request before it answers",
+                  file=sys.stderr, flush=True)
             return await client.sweep(instance, headers)
         if args.action == "agents":
-            return await client.agents(instance, headers)
+            return await _every_page(lambda after: client.agents(instance, headers, after), "agents")
+        newest_first = args.newest_first
         if args.action == "settings-audit":
-            return await client.agent_settings_audit(instance, headers, args.agent, newest_first=args.newest_first)
+            return await _every_page(lambda after: client.agent_settings_audit(
+                instance, headers, args.agent, newest_first=newest_first, continuation=after), "events")
         if args.action == "legacy-audit":
-            return await client.legacy_import_audit(instance, headers, newest_first=args.newest_first)
-        return await client.audit(instance, headers, args.upn, newest_first=args.newest_first)
+            return await _every_page(lambda after: client.legacy_import_audit(
+                instance, headers, newest_first=newest_first, continuation=after), "events")
+        return await _every_page(lambda after: client.audit(
+            instance, headers, args.upn, newest_first=newest_first, continuation=after), "events")
     finally:
         await client.aclose()
+
+
+async def _every_page(page: Callable[[str | None], Awaitable[Listing]], items: str) -> Listing:
+    """Every page of a listing as one answer (``items``: the field each page's items are in), with a line on
+    stderr after each page but the last: an instance may hold more than a page, and none may be left out."""
+    whole = await page(None)
+    continuation = getattr(whole, "continuation", None)
+    while continuation:
+        print(f"read {len(getattr(whole, items))} {items} so far", file=sys.stderr, flush=True)
+        more = await page(continuation)
+        getattr(whole, items).extend(getattr(more, items))
+        continuation = getattr(more, "continuation", None)
+    return whole.model_copy(update={"continuation": None})
 
 
 async def _scan(client: CoreApiClient, instance: str, headers: dict[str, str], page: int | None,

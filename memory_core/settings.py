@@ -193,6 +193,10 @@ class Settings(BaseSettings):
                 "MEMORY_AUTH_MODE=easyauth needs App Service authentication turned on for this app "
                 "(WEBSITE_AUTH_ENABLED is not true): without it X-MS-CLIENT-PRINCIPAL could be sent by anyone"
             )
+        both = set(filter(None, self.memory_api_keys)) & set(filter(None, self.memory_operator_keys))
+        if both:  # a user-facing integration holding that key would open the operator routes
+            problems.append(f"MEMORY_API_KEYS and MEMORY_OPERATOR_KEYS share {len(both)} key(s): an operator key "
+                            "must never be a user key")
         deployed = self.deployed_host
         if "local" in modes and deployed:
             problems.append(f"MEMORY_AUTH_MODE=local is refused on a deployed app (WEBSITE_HOSTNAME={deployed})")

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+import pytest
 
+from memory_core import operator_cli
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
+from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, agent_hash
 from memory_core.domain.records import Partition, Record
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer, running_server
@@ -228,3 +233,58 @@ def test_a_scan_cut_short_inside_a_large_memory_prints_what_it_found(tmp_path: P
     found = [line.split()[1] for line in (out + rest.stdout).splitlines() if "  user  content  " in line]
     assert sorted(found) == ["e00000", "e12345", "e24999"]
     assert rest.stdout.splitlines()[-1].split(" in ")[1].startswith("1 memory")
+
+
+def test_list_walks_every_page_and_says_so_on_stderr(sqlite_server: RunningServer, instance_id: str) -> None:
+    """1,003 pending requests, more than the service's page of 1,000: `list` prints every one (it printed the first
+    page alone, "1000 request(s)", with no hint of the rest), with a progress line on stderr between pages."""
+    store = SqliteMemoryStore(sqlite_server.env["MEMORY_SQLITE_PATH"])
+    try:
+        start = datetime(2026, 1, 1, tzinfo=UTC)
+        for n in range(1003):
+            store.put_record(DeletionRequest(
+                f"r{n:04d}", instance_id, f"user{n}@contoso.com", DeletionKind.FORGET, DeletionStatus.PENDING,
+                f"user{n}@contoso.com", start + timedelta(seconds=n), scope="user", entry_id=f"e{n}").to_record())
+    finally:
+        store.close()
+    listed = _cli(sqlite_server, "--instance", instance_id, "list", "--status", "pending")
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[0] for line in listed.stdout.splitlines()[:-1]] == [f"r{n:04d}" for n in range(1003)]
+    assert listed.stdout.splitlines()[-1] == "1003 request(s)"
+    assert listed.stderr.splitlines() == ["read 1000 requests so far"]
+
+
+def test_a_url_that_is_no_url_is_one_line_and_exit_2(server: RunningServer, instance_id: str) -> None:
+    """--url without its scheme, or not a URL at all, exits 2 with one line naming --url (it ended in a traceback);
+    a URL ending in /api, as the README writes the service's, is the service's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    for url in (server.base_url.removeprefix("http://"), "http://[::1"):
+        result = subprocess.run([sys.executable, "-m", "memory_core", "operator", "--url", url, "--key", OPERATOR_KEY,
+                                 "--instance", instance_id, "list"], cwd=PROJECT_ROOT, env=env, capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and "--url" in result.stderr, url
+    with_api = subprocess.run([sys.executable, "-m", "memory_core", "operator", "--url", f"{server.base_url}/api/",
+                               "--key", OPERATOR_KEY, "--instance", instance_id, "list"], cwd=PROJECT_ROOT, env=env,
+                              capture_output=True, text=True, timeout=60)
+    assert with_api.returncode == 0 and with_api.stdout == "0 request(s)\n", with_api.stderr
+
+
+def test_a_service_that_does_not_answer_in_time_is_named_as_such(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A socket that accepts and never answers (the service still working on a long request): one line saying no
+    answer came within the wait and that the request may still be running, exit 6 (it said "cannot reach ...: "
+    with nothing after the colon, beside a logged warning). The wait is shortened to 0.5 s in process."""
+    silent = socket.create_server(("127.0.0.1", 0))
+    try:
+        monkeypatch.setattr(operator_cli, "TIMEOUT_SECONDS", 0.5)
+        parser = argparse.ArgumentParser()
+        operator_cli.add_parser(parser.add_subparsers(dest="command"))
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        code = operator_cli.run(parser.parse_args(["operator", "--url", url, "--key", "k", "--instance", "i", "list"]))
+    finally:
+        silent.close()
+    err = capsys.readouterr().err
+    assert code == 6
+    assert err.splitlines() == [f"memory-core operator: {url} gave no answer within 0.5 s; the request may still be "
+                                "running there"]

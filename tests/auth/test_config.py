@@ -13,7 +13,7 @@ from memory_core.domain.errors import ConfigurationError
 from memory_core.identity import AuthMode, build_authenticator
 from memory_core.identity.modes import PRECEDENCE
 from memory_core.mcp.backend import CoreApiBackend
-from memory_core.settings import AUTH_MODE_PRECEDENCE, AUTH_MODES, load_settings
+from memory_core.settings import AUTH_MODE_PRECEDENCE, AUTH_MODES, load_settings, settings_from
 from tests.auth.conftest import identity_settings, settings_of
 from tests.auth.idp import CORE_SCOPE, OBO_CLIENT_ID, OBO_CLIENT_SECRET, JwksServer
 from tests.support.local_server import PROJECT_ROOT, free_port
@@ -190,3 +190,12 @@ def test_a_default_instance_that_no_route_accepts_stops_the_start(tmp_path: Path
                                                    "MEMORY_SQLITE_PATH": str(tmp_path / "m.db")})
     assert result.returncode == 2 and "MEMORY_DEFAULT_INSTANCE_ID" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_key_that_is_both_a_user_key_and_an_operator_key_stops_the_start() -> None:
+    """A user-facing integration holding such a key would open the operator routes: refused, naming both settings
+    and never the key."""
+    with pytest.raises(ConfigurationError, match="MEMORY_API_KEYS and MEMORY_OPERATOR_KEYS share 1 key") as refused:
+        settings_from({"MEMORY_API_KEYS": "user-key,shared-key", "MEMORY_OPERATOR_KEYS": "shared-key,op-key"})
+    assert "shared-key" not in str(refused.value)
+    settings_from({"MEMORY_API_KEYS": "user-key", "MEMORY_OPERATOR_KEYS": "op-key"})
