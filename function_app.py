@@ -66,8 +66,8 @@ app.route(route="instances/{instanceId}/operator/legacy-imports/audit", methods=
 )
 
 # The hosted MCP endpoint (streamable HTTP, stateless); it serves POST (and OPTIONS);
-# GET and DELETE are routed so that the app answers them 405, as the protocol asks
-app.route(route="mcp", methods=["POST", "OPTIONS", "GET", "DELETE"])(mcp_transport.mcp)
+# GET, DELETE, PUT and PATCH are routed so that the endpoint answers them 405 (Allow: POST), as the protocol asks
+app.route(route="mcp", methods=["POST", "OPTIONS", "GET", "DELETE", "PUT", "PATCH"])(mcp_transport.mcp)
 # Its OAuth protected resource metadata (RFC 9728), named by every 401 from /api/mcp in entra mode
 app.route(route=METADATA_ROUTE, methods=["GET"])(oauth_protected_resource)
 

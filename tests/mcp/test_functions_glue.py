@@ -116,15 +116,15 @@ def _result(response: func.HttpResponse) -> dict[str, Any]:
 
 
 def test_function_app_routes_mcp_to_an_async_handler() -> None:
-    """function_app.py declares function "mcp" on route mcp for POST, OPTIONS, and GET and DELETE (answered 405),
-    async with (req, context)."""
+    """function_app.py declares function "mcp" on route mcp for POST, OPTIONS, and GET, DELETE, PUT and PATCH
+    (answered 405 by the endpoint, with Allow: POST), async with (req, context)."""
     import function_app
 
     function = next(f for f in functions_of(function_app.app) if f.get_function_name() == "mcp")
     trigger = function.get_trigger()
     handler = function.get_user_function()
     assert trigger.route == "mcp"
-    assert sorted(http_methods(trigger)) == ["DELETE", "GET", "OPTIONS", "POST"]
+    assert sorted(http_methods(trigger)) == ["DELETE", "GET", "OPTIONS", "PATCH", "POST", "PUT"]
     assert inspect.iscoroutinefunction(handler)
     assert list(inspect.signature(handler).parameters) == ["req", "context"]
 

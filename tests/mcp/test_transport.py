@@ -95,6 +95,23 @@ def test_delete_answers_405(core_server: RunningServer) -> None:
     assert response.json()["jsonrpc"] == "2.0"
 
 
+@pytest.mark.parametrize("method", ["PUT", "PATCH"])
+def test_other_methods_answer_405_naming_post_alone(core_server: RunningServer, method: str) -> None:
+    """PUT and PATCH answer the endpoint's own 405 with Allow: POST (the host's 405 named GET and DELETE, which
+    always answer 405 too)."""
+    response = httpx.request(method, f"{core_server.api}/mcp", headers=mcp_headers(USER_KEY), timeout=5)
+    assert response.status_code == 405 and response.headers["allow"] == "POST"
+    assert response.json()["jsonrpc"] == "2.0"
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_initialize_agrees_to_every_handshake_revision_docs_mcp_names(core_server: RunningServer, version: str) -> None:
+    """docs/mcp.md names each handshake revision the endpoint serves: initialize with it answers it back."""
+    body = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": version}}  # type: ignore[dict-item]
+    response = _post(core_server, body)
+    assert response.status_code == 200 and response.json()["result"]["protocolVersion"] == version
+
+
 def test_post_answers_json_without_a_session(core_server: RunningServer) -> None:
     """initialize answers application/json and issues no Mcp-Session-Id (any instance answers any request)."""
     response = _post(core_server, INITIALIZE)
