@@ -330,3 +330,27 @@ def test_text_no_one_sees_is_spelled_out_to_the_person(browser: WebDriver, conso
                            "text: \u201cU+FE06\u201d; text: \u201cU+FE0F\u201d; text: \u201cU+180B\u201d; "
                            "text: \u201cU+202E\u201d; text: \u201cU+200B U+200C U+200C\u201d. "
                            "If you did not write it, forget the entry.")
+
+
+def test_a_search_matching_more_than_it_shows_says_more_match_and_never_counts_them_as_all(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+) -> None:
+    """The search shows the first 50 hits; with 51 matching it said "Search results (50)", as if that were all."""
+    for n in range(51):
+        local_api.post("/memory/append", json={"scope": "user", "content_markdown": f"- note {n}", "tags": ["travel"]}
+                       ).raise_for_status()
+    local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- lives in Lisbon"}).raise_for_status()
+    open_console(browser, console_server, instance)
+    find(browser, "input[type=checkbox][value=travel]").click()
+    find(browser, "#search-form button[type=submit]").click()
+    title = text_appears(browser, "#search-results h3", "Search results")
+    assert title.text == "Search results (the first 50)"
+    assert "more match" in find(browser, "#search-more").text
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#search-results li.entry")) == 50
+
+    # a search that matches fewer than it shows counts them, with no note
+    find(browser, "input[type=checkbox][value=travel]").click()
+    find(browser, "#search-q").send_keys("Lisbon")
+    find(browser, "#search-form button[type=submit]").click()
+    assert text_appears(browser, "#search-results h3", "(1)").text == "Search results (1)"
+    assert not browser.find_elements(By.ID, "search-more")

@@ -18,6 +18,9 @@ const ACTION_LABELS = {
  */
 const SHOWN_AT_ONCE = 500;
 
+/** Search hits shown; the search asks for one more, to know whether more match. */
+const SEARCH_SHOWN = 50;
+
 export const MEMORY_OFF_TEXT = "An agent can switch memory off for a conversation (a \u201ctemporary chat\u201d) by sending "
   + "X-MEMORY-MODE: off. Then nothing is read from your memory and nothing new is stored, and the agent is told so. "
   + "Operators can also switch memory off for one agent. What is already stored stays here, and you can still see, "
@@ -218,9 +221,16 @@ export class PersonView {
       event.preventDefault();
       const chosen = tagBoxes.map((l) => l.querySelector("input")).filter((i) => i.checked).map((i) => i.value);
       busy(form.querySelector("button"), async () => {
-        const page = await this.api.get("/memory/search", { ...this.scopeQuery, q: q.value, tags: chosen.join(","), limit: 50 });
-        const hits = page.hits || [];
-        replace(results, h("h3", {}, `Search results (${hits.length})`),
+        // One hit more than is shown tells whether more match: the first SEARCH_SHOWN must never pass for all of them.
+        const page = await this.api.get("/memory/search",
+          { ...this.scopeQuery, q: q.value, tags: chosen.join(","), limit: SEARCH_SHOWN + 1 });
+        const found = page.hits || [];
+        const more = found.length > SEARCH_SHOWN;
+        const hits = found.slice(0, SEARCH_SHOWN);
+        replace(results,
+          h("h3", {}, more ? `Search results (the first ${formatCount(SEARCH_SHOWN)})` : `Search results (${hits.length})`),
+          more ? h("p", { class: "notice", id: "search-more", role: "note" }, `Only the first ${formatCount(SEARCH_SHOWN)} `
+            + "matching entries are shown, and more match: narrow the search with more words or tags.") : null,
           hits.length ? h("ul", { class: "entries" }, hits.map((hit) => this.entryItem(hit.entry)))
             : h("p", { class: "empty" }, "No entry matches."));
       });
