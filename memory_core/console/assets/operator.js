@@ -98,11 +98,7 @@ export class OperatorView {
       text: `${r.upn}'s ${r.kind === "purge" ? "whole memory" : r.kind} will be erased by the next sweep. This cannot be undone.`,
       ok: "Approve" });
     if (!ok) return;
-    await busy(button, async () => {
-      await this.api.send("POST", `/operator/deletions/${encodeURIComponent(r.id)}/approve`, {}, this.credential);
-      announce(`Approved. The sweep erases it; run it now below or wait for the schedule.`);
-      this.refresh();
-    });
+    await this.decide(r, "approve", {}, button, "Approved. The sweep erases it; run it now below or wait for the schedule.");
   }
 
   async reject(r, button) {
@@ -110,9 +106,21 @@ export class OperatorView {
     const answer = await confirmAction({ title: "Reject this deletion?",
       text: `${r.upn}'s memory shows again.`, ok: "Reject", extra: [reasonField], danger: false });
     if (!answer) return;
+    await this.decide(r, "reject", { reason: answer.reason }, button, "Rejected. The memory shows again.");
+  }
+
+  /** Send the decision; the list is read again after it, and also when another tab or operator decided first. */
+  async decide(r, decision, body, button, done) {
     await busy(button, async () => {
-      await this.api.send("POST", `/operator/deletions/${encodeURIComponent(r.id)}/reject`, { reason: answer.reason }, this.credential);
-      announce("Rejected. The memory shows again.");
+      try {
+        await this.api.send("POST", `/operator/deletions/${encodeURIComponent(r.id)}/${decision}`, body, this.credential);
+      } catch (error) {
+        // 409 (no longer pending) or 404 (gone): the row shown is stale, and must not keep offering the decision.
+        // The error still goes to the status line (busy), saying why nothing was decided here.
+        if (error instanceof ApiError && (error.status === 404 || error.status === 409)) this.refresh();
+        throw error;
+      }
+      announce(done);
       this.refresh();
     });
   }
