@@ -354,3 +354,25 @@ def test_a_search_matching_more_than_it_shows_says_more_match_and_never_counts_t
     find(browser, "#search-form button[type=submit]").click()
     assert text_appears(browser, "#search-results h3", "(1)").text == "Search results (1)"
     assert not browser.find_elements(By.ID, "search-more")
+
+
+def test_when_the_pending_deletions_cannot_be_read_the_person_is_told_rather_than_shown_nothing(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+) -> None:
+    """A forget waits for an operator, and the deletions read fails: the panel used to vanish without a word, which
+    reads as "nothing waiting". The view still shows the memory, and a notice says the list could not be read."""
+    entry = local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- forget me"}).json()
+    local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- keep me"}).raise_for_status()
+    local_api.delete(f"/memory/entries/{entry['entry_id']}").raise_for_status()
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/memory/deletions*"]})
+    try:
+        open_console(browser, console_server, instance)
+        assert "could not be read" in find(browser, "#pending-unread").text
+        assert not browser.find_elements(By.ID, "pending")
+        assert "keep me" in _entries_text(browser)
+    finally:
+        browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    browser.refresh()
+    text_appears(browser, "#pending", "1 deletion waiting for an operator")
+    assert not browser.find_elements(By.ID, "pending-unread")

@@ -81,12 +81,17 @@ export class PersonView {
 
   /**
    * The caller's deletion requests no operator has finished with (pending, or approved and not yet carried
-   * out), oldest first. The panel is advisory, so a list that cannot be read counts as empty.
+   * out), oldest first, and whether every list was read. The panel is advisory, so a list that cannot be read
+   * does not stop the view; ``unread`` makes it say so, since an empty panel would read as "nothing waiting".
    */
   async waitingRequests() {
+    let unread = false;
     const lists = await Promise.all(["pending", "approved"].map((status) =>
-      this.api.list("/memory/deletions", { status }, "requests").catch(() => ({ requests: [] }))));
-    return oldestFirst(lists.flatMap((list) => list.requests || []));
+      this.api.list("/memory/deletions", { status }, "requests").catch(() => {
+        unread = true;
+        return { requests: [] };
+      })));
+    return { requests: oldestFirst(lists.flatMap((list) => list.requests || [])), unread };
   }
 
   /** Show ``scope`` from its newest ``SHOWN_AT_ONCE`` entries; re-renders after a change keep ``shown``. */
@@ -125,7 +130,9 @@ export class PersonView {
       h("p", { class: "muted" }, this.scope.kind === "user"
         ? "Facts and preferences every agent may use when it helps you."
         : "What this agent keeps for itself about you. Other agents do not see it."),
-      pending.length ? pendingPanel(pending) : null,
+      pending.requests.length ? pendingPanel(pending.requests) : null,
+      pending.unread ? h("p", { class: "notice", id: "pending-unread", role: "note" },
+        "Deletions waiting for an operator could not be read just now. Reload the page to try again.") : null,
       entriesPage.notice ? h("p", { class: "notice" }, entriesPage.notice) : null,
       this.searchForm(entries, results),
       results,
