@@ -2,7 +2,7 @@
 // the legacy-import trail, the scan for hidden text (hidden_text_scan.js) and the sweep.
 // Operator routes take an operator key or the operator app role.
 
-import { ApiError } from "./api.js";
+import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
 import { h, replace, field, formatTime } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
 import { auditTable } from "./person.js";
@@ -33,7 +33,11 @@ export class OperatorView {
       requests = await this.api.list("/operator/deletions", { status: this.status === "all" ? "" : this.status },
         "requests", this.credential);
     } catch (error) {
-      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      // An expired sign-in is the page's to report (with a way to sign in again), not a missing operator role. Under
+      // App Service a 401 is one too: the principal is missing, and an operator key cannot stand in for it there.
+      const expired = error instanceof ApiError && (error.code === SIGN_IN_EXPIRED
+        || (error.status === 401 && this.session.mode === "easyauth"));
+      if (!expired && error instanceof ApiError && (error.status === 401 || error.status === 403)) {
         root.append(h("p", { class: "notice", id: "operator-refused" },
           `Operator access needs an operator key or the ${this.config.operator_role} role. The service said: ${error.message}`));
         return root;
