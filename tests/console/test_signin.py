@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -83,7 +84,7 @@ class _AppServiceFront(BaseHTTPRequestHandler):
     principal = ""
     expired = threading.Event()
     honours_xhr = True
-    seen_xhr: list[str] = []
+    seen_xhr: ClassVar[list[str]] = []  # the X-Requested-With of each call answered as expired
 
     def log_message(self, *args: object) -> None:
         pass
@@ -110,7 +111,7 @@ class _AppServiceFront(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(answer.content)
 
-    do_GET = do_POST = do_DELETE = do_PUT = _serve
+    do_GET = do_POST = do_DELETE = do_PUT = _serve  # noqa: N815 - BaseHTTPRequestHandler's method names
 
 
 @pytest.fixture

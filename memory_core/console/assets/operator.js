@@ -102,7 +102,8 @@ export class OperatorView {
       text: `${r.upn}'s ${r.kind === "purge" ? "whole memory" : r.kind} will be erased by the next sweep. This cannot be undone.`,
       ok: "Approve" });
     if (!ok) return;
-    await this.decide(r, "approve", {}, button, "Approved. The sweep erases it; run it now below or wait for the schedule.");
+    await this.decide(r, "approve", {}, button,
+      "Approved. The sweep erases it; run it now below or wait for the schedule.");
   }
 
   async reject(r, button) {
@@ -117,7 +118,8 @@ export class OperatorView {
   async decide(r, decision, body, button, done) {
     await busy(button, async () => {
       try {
-        await this.api.send("POST", `/operator/deletions/${encodeURIComponent(r.id)}/${decision}`, body, this.credential);
+        const path = `/operator/deletions/${encodeURIComponent(r.id)}/${decision}`;
+        await this.api.send("POST", path, body, this.credential);
       } catch (error) {
         // 409 (no longer pending) or 404 (gone): the row shown is stale, and must not keep offering the decision.
         // The error still goes to the status line (busy), saying why nothing was decided here.

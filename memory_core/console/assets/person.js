@@ -235,9 +235,10 @@ export class PersonView {
         const more = found.length > SEARCH_SHOWN;
         const hits = found.slice(0, SEARCH_SHOWN);
         replace(results,
-          h("h3", {}, more ? `Search results (the first ${formatCount(SEARCH_SHOWN)})` : `Search results (${hits.length})`),
-          more ? h("p", { class: "notice", id: "search-more", role: "note" }, `Only the first ${formatCount(SEARCH_SHOWN)} `
-            + "matching entries are shown, and more match: narrow the search with more words or tags.") : null,
+          h("h3", {}, `Search results (${more ? `the first ${formatCount(SEARCH_SHOWN)}` : hits.length})`),
+          more ? h("p", { class: "notice", id: "search-more", role: "note" },
+            `Only the first ${formatCount(SEARCH_SHOWN)} matching entries are shown, and more match: `
+            + "narrow the search with more words or tags.") : null,
           hits.length ? h("ul", { class: "entries" }, hits.map((hit) => this.entryItem(hit.entry)))
             : h("p", { class: "empty" }, "No entry matches."));
       });
