@@ -78,5 +78,6 @@ app.timer_trigger(schedule="%MEMORY_SWEEP_SCHEDULE%", arg_name="timer", run_on_s
 app.route(route="openapi.json", methods=["GET"])(openapi_endpoint(app))
 
 # The web console (docs/console.md): the page, its public config and its versioned assets; no credential
-app.route(route="console", methods=["GET"])(console.console_page)
-app.route(route="console/{*path}", methods=["GET"])(console.console_asset)
+# (OPTIONS too, so that it is the edge's to answer, with the console's security headers)
+app.route(route="console", methods=["GET", "OPTIONS"])(console.console_page)
+app.route(route="console/{*path}", methods=["GET", "OPTIONS"])(console.console_asset)

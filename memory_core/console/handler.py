@@ -9,7 +9,10 @@ Routes (function_app.py):
   for under another version (a page loaded before a deployment) is served fresh, uncached.
 
 Every answer carries the same security headers: a Content-Security-Policy with no inline
-script, no eval and no framing, ``nosniff`` and ``no-referrer``. The console holds no secret,
+script, no eval and no framing, ``nosniff`` and ``no-referrer``. The routes declare them
+(``EndpointSpec.headers``) and the edge adds them to every answer, its refusals (421, 403, 413,
+415, 500) and OPTIONS included; the local host adds them to the 405 and 413 it answers before a
+function runs. The console holds no secret,
 so these routes take no credential; every call the page makes goes to the API, which
 authenticates it as any other caller.
 """
@@ -93,8 +96,10 @@ def _suffix(name: str) -> str:
     return name[dot:].lower() if dot >= 0 else ""
 
 
-def security_headers(settings: Settings) -> dict[str, str]:
-    """The headers every console answer carries. Sign-in in mode entra may talk to the authority."""
+def security_headers(settings: Settings | None) -> dict[str, str]:
+    """The headers every console answer carries. Sign-in in mode entra may talk to the authority.
+
+    Without settings (a runtime that cannot be built), the strictest: no authority is named."""
     authority = _entra_authority_origin(settings)
     connect = "'self'" + (f" {authority}" if authority else "")
     frame = authority or "'none'"
@@ -125,8 +130,8 @@ def _entra_enabled(settings: Settings) -> bool:
     return "entra" in settings.memory_auth_mode and bool(settings.memory_console_client_id)
 
 
-def _entra_authority_origin(settings: Settings) -> str | None:
-    if not _entra_enabled(settings):
+def _entra_authority_origin(settings: Settings | None) -> str | None:
+    if settings is None or not _entra_enabled(settings):
         return None
     parts = urlsplit(settings.memory_entra_authority_host)
     return f"{parts.scheme}://{parts.netloc}"
@@ -155,7 +160,8 @@ def public_config(settings: Settings, version: str) -> dict[str, object]:
 
 def _answer(body: bytes, content_type: str, cache: str, settings: Settings, status: int = 200,
             etag: str | None = None) -> func.HttpResponse:
-    headers = {**security_headers(settings), "Content-Type": content_type, "Cache-Control": cache}
+    # The security headers are the edge's to add (EndpointSpec.headers), to this answer and to every refusal.
+    headers = {"Content-Type": content_type, "Cache-Control": cache}
     if etag:
         headers["ETag"] = etag
     # Both the header and mimetype: the Functions worker reads either, depending on its version.
@@ -186,14 +192,14 @@ _CONSOLE = "console"
 
 
 @endpoint(EndpointSpec(summary="The web console", tag=_CONSOLE, access=Access.PUBLIC, content_type="text/html",
-                       errors=(), in_openapi=False))
+                       errors=(), in_openapi=False, methods=("GET",), headers=security_headers))
 def console_page(call: Call) -> func.HttpResponse:
     """GET /api/console: the page."""
     return _page(call.request, call.runtime.settings)
 
 
 @endpoint(EndpointSpec(summary="The web console's configuration and assets", tag=_CONSOLE, access=Access.PUBLIC,
-                       errors=(404,), in_openapi=False))
+                       errors=(404,), in_openapi=False, methods=("GET",), headers=security_headers))
 def console_asset(call: Call) -> func.HttpResponse:
     """GET /api/console/{*path}: config.json, a versioned asset, or the page for a trailing slash."""
     settings = call.runtime.settings

@@ -7,7 +7,8 @@ and answers any raised error once (``memory_core.edge.errors.response_for_error`
 a rule. What a route declares is ``memory_core.edge.spec``.
 
 HEAD runs the GET handler (the host drops the body). OPTIONS answers the
-methods a route serves, where the route declares them.
+methods a route serves, where the route declares them. Every answer, a refusal
+included, carries the headers the route declares (``EndpointSpec.headers``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,30 @@ def _options(spec: EndpointSpec) -> func.HttpResponse:
     return func.HttpResponse(status_code=204, headers={"Allow": allow})
 
 
+def _route_headers(spec: EndpointSpec) -> dict[str, str]:
+    if spec.headers is None:
+        return {}
+    try:
+        settings = composition.runtime().settings
+    except Exception:
+        settings = None  # the 500 of a runtime that cannot be built still carries the route's (strictest) headers
+    return spec.headers(settings)
+
+
+def _with_headers(spec: EndpointSpec, response: func.HttpResponse) -> func.HttpResponse:
+    """``response`` with the route's own headers (``EndpointSpec.headers``) where it does not set them itself."""
+    for name, value in _route_headers(spec).items():
+        if name not in response.headers:
+            response.headers[name] = value
+    return response
+
+
+def answer_headers_of(function: Callable[..., Any]) -> dict[str, str]:
+    """The headers every answer of ``function`` carries, for a host that refuses a request before it runs it."""
+    spec = spec_of(function)
+    return _route_headers(spec) if spec is not None else {}
+
+
 def _handled(spec: EndpointSpec, call: Call, handler: SyncHandler) -> Answer:
     if call.memory_off and spec.memory_off is not None:
         return spec.memory_off(call)
@@ -62,6 +87,9 @@ def endpoint(spec: EndpointSpec) -> Callable[[Callable[..., Any]], HttpFunction]
             async_handler = cast(AsyncHandler, handler)
 
             async def serve_async(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+                return _with_headers(spec, await answer_async(req, context))
+
+            async def answer_async(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
                 try:
                     if req.method.upper() == "OPTIONS" and spec.methods:
                         composition.runtime().names.check(req.headers.get("host") or urlsplit(req.url).netloc,
@@ -79,6 +107,9 @@ def endpoint(spec: EndpointSpec) -> Callable[[Callable[..., Any]], HttpFunction]
             sync_handler = cast(SyncHandler, handler)
 
             def serve(req: func.HttpRequest) -> func.HttpResponse:
+                return _with_headers(spec, answer(req))
+
+            def answer(req: func.HttpRequest) -> func.HttpResponse:
                 try:
                     if req.method.upper() == "OPTIONS" and spec.methods:
                         composition.runtime().names.check(req.headers.get("host") or urlsplit(req.url).netloc,

@@ -65,6 +65,9 @@ class EndpointSpec:
     ``methods`` (when set) are the methods the route serves, for OPTIONS answers.
     ``memory_off`` (user routes) answers a request under X-MEMORY-MODE: off
     instead of the handler: ``not_stored`` for writes, an empty answer for reads.
+    ``headers`` (of the settings, None when they cannot be read) are headers every answer of the route
+    carries, its refusals included: the edge adds them (``memory_core.edge.function``), so no answer can
+    leave without them (the console's security headers).
     """
 
     summary: str
@@ -82,6 +85,7 @@ class EndpointSpec:
     methods: tuple[str, ...] = ()
     in_openapi: bool = True
     memory_off: Callable[[Call], Answer] | None = None
+    headers: Callable[[Settings | None], dict[str, str]] | None = None
 
     def max_body_bytes(self, settings: Settings) -> int:
         if callable(self.body_limit):

@@ -24,7 +24,7 @@ import azure.functions as func
 from memory_core.api.function_table import functions_of, http_methods
 from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import error_response
-from memory_core.edge.function import body_limit_of
+from memory_core.edge.function import answer_headers_of, body_limit_of
 from memory_core.local.timers import TimerFunction, run_timer
 
 log = logging.getLogger("memory_core.local")
@@ -102,10 +102,13 @@ class FunctionHost:
         route_prefix: str = "api",
         timers: list[TimerFunction] | None = None,
         body_limit: Callable[[Callable[..., Any]], int] = body_limit_of,
+        answer_headers: Callable[[Callable[..., Any]], dict[str, str]] = answer_headers_of,
     ) -> None:
-        """``body_limit(handler)``: the largest body read for a function (the edge's own limit)."""
+        """``body_limit(handler)``: the largest body read for a function (the edge's own limit);
+        ``answer_headers(handler)``: the headers its answers carry, given to the refusals made here for it."""
         self.routes = http_routes(app, route_prefix)
         self._body_limit = body_limit
+        self._answer_headers = answer_headers
         self.timers = timers or []
         self._timer_tasks: list[asyncio.Task[None]] = []
 
@@ -139,8 +142,9 @@ class FunctionHost:
         allowed = [(r, m) for r, m in matches if method in r.methods]
         if not allowed:
             methods = sorted({x for r, _ in matches for x in r.methods})
-            allow = {"Allow": ", ".join(methods)}
-            await _send(send, error_response(405, "method_not_allowed", f"{method} is not allowed on {path}", headers=allow))
+            headers = {**self._answer_headers(matches[0][0].handler), "Allow": ", ".join(methods)}
+            await _send(send, error_response(405, "method_not_allowed", f"{method} is not allowed on {path}",
+                                             headers=headers))
             return
         route, match = allowed[0]
         # An oversize body is refused from its declared length, before a byte of it is read,
@@ -149,18 +153,19 @@ class FunctionHost:
         limit = self._body_limit(route.handler)
         declared = _declared_length(scope)
         if declared is not None and declared > limit:
-            await _send(send, _too_large(limit), head=method == "HEAD")
+            await _send(send, _too_large(limit, self._answer_headers(route.handler)), head=method == "HEAD")
             return
         body = await read_bounded_body(receive, limit)
         if body is None:
-            await _send(send, _too_large(limit), head=method == "HEAD")
+            await _send(send, _too_large(limit, self._answer_headers(route.handler)), head=method == "HEAD")
             return
         request = _request(scope, method, body, {k: v for k, v in match.groupdict().items() if v is not None})
         try:
             response = await self._invoke(route, request)
         except Exception as error:
             log.exception("function %s failed", route.name, exc_info=error)
-            response = error_response(500, "internal_error", "internal error")
+            response = error_response(500, "internal_error", "internal error",
+                                      headers=self._answer_headers(route.handler))
         await _send(send, response, head=method == "HEAD")
 
     async def _invoke(self, route: _Route, request: func.HttpRequest) -> func.HttpResponse:
@@ -197,10 +202,10 @@ def _declared_length(scope: dict[str, Any]) -> int | None:
     return None
 
 
-def _too_large(limit: int) -> func.HttpResponse:
+def _too_large(limit: int, headers: dict[str, str]) -> func.HttpResponse:
     return error_response(
         413, "payload_too_large", f"request body is larger than this endpoint accepts ({limit} bytes)",
-        headers={"Connection": "close"},
+        headers={**headers, "Connection": "close"},
     )
 
 

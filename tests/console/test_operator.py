@@ -107,6 +107,25 @@ def test_an_operator_approves_and_rejects_then_sweeps(browser: WebDriver, consol
         assert action in audit.text
 
 
+def test_a_decision_another_operator_made_first_is_reported_and_the_stale_row_stops_offering_it(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+    operator_api: httpx.Client,
+) -> None:
+    """Another tab approves the request while this one shows it pending: this tab's Reject gets 409, says why, and
+    reads the list again, rather than keep showing the request as pending with Approve and Reject."""
+    forget_id, clear_id = _seed_requests(local_api)
+    _open_operator(browser, console_server, instance)
+    _row(browser, forget_id)
+    operator_api.post(f"/operator/deletions/{forget_id}/approve").raise_for_status()
+
+    _row(browser, forget_id).find_element(By.XPATH, ".//button[text()='Reject']").click()
+    find(browser, "#reject-reason").send_keys("keep it")
+    browser.find_element(By.ID, "confirm-ok").click()
+    wait_for(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, f'tr[data-request-id="{forget_id}"]'))
+    assert "pending" in find(browser, "#status").text  # the service's reason: the request is no longer pending
+    assert _row(browser, clear_id).find_elements(By.XPATH, ".//button[text()='Approve']")
+
+
 def test_a_long_unbroken_agent_id_keeps_the_buttons_on_the_page(browser: WebDriver, console_server: RunningServer,
                                                                  instance: str, local_api: httpx.Client) -> None:
     """An agent id may be 1,024 characters with no space: its cell wraps, and Approve stays within the page (it

@@ -330,3 +330,49 @@ def test_text_no_one_sees_is_spelled_out_to_the_person(browser: WebDriver, conso
                            "text: \u201cU+FE06\u201d; text: \u201cU+FE0F\u201d; text: \u201cU+180B\u201d; "
                            "text: \u201cU+202E\u201d; text: \u201cU+200B U+200C U+200C\u201d. "
                            "If you did not write it, forget the entry.")
+
+
+def test_a_search_matching_more_than_it_shows_says_more_match_and_never_counts_them_as_all(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+) -> None:
+    """The search shows the first 50 hits; with 51 matching it said "Search results (50)", as if that were all."""
+    for n in range(51):
+        local_api.post("/memory/append", json={"scope": "user", "content_markdown": f"- note {n}", "tags": ["travel"]}
+                       ).raise_for_status()
+    local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- lives in Lisbon"}).raise_for_status()
+    open_console(browser, console_server, instance)
+    find(browser, "input[type=checkbox][value=travel]").click()
+    find(browser, "#search-form button[type=submit]").click()
+    title = text_appears(browser, "#search-results h3", "Search results")
+    assert title.text == "Search results (the first 50)"
+    assert "more match" in find(browser, "#search-more").text
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#search-results li.entry")) == 50
+
+    # a search that matches fewer than it shows counts them, with no note
+    find(browser, "input[type=checkbox][value=travel]").click()
+    find(browser, "#search-q").send_keys("Lisbon")
+    find(browser, "#search-form button[type=submit]").click()
+    assert text_appears(browser, "#search-results h3", "(1)").text == "Search results (1)"
+    assert not browser.find_elements(By.ID, "search-more")
+
+
+def test_when_the_pending_deletions_cannot_be_read_the_person_is_told_rather_than_shown_nothing(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+) -> None:
+    """A forget waits for an operator, and the deletions read fails: the panel used to vanish without a word, which
+    reads as "nothing waiting". The view still shows the memory, and a notice says the list could not be read."""
+    entry = local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- forget me"}).json()
+    local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- keep me"}).raise_for_status()
+    local_api.delete(f"/memory/entries/{entry['entry_id']}").raise_for_status()
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/memory/deletions*"]})
+    try:
+        open_console(browser, console_server, instance)
+        assert "could not be read" in find(browser, "#pending-unread").text
+        assert not browser.find_elements(By.ID, "pending")
+        assert "keep me" in _entries_text(browser)
+    finally:
+        browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    browser.refresh()
+    text_appears(browser, "#pending", "1 deletion waiting for an operator")
+    assert not browser.find_elements(By.ID, "pending-unread")

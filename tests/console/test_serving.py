@@ -79,6 +79,29 @@ def test_nothing_outside_the_assets_is_served(console_server: RunningServer, pat
     assert "import " not in response.text
 
 
+@pytest.mark.parametrize(("method", "path", "headers", "status"), [
+    ("POST", "", {}, 405),
+    ("DELETE", "/v/x/app.js", {}, 405),
+    ("OPTIONS", "/config.json", {}, 204),
+    ("GET", "", {"Host": "attacker.example"}, 421),
+    ("GET", "/config.json", {"Origin": "https://attacker.example"}, 403),
+    ("GET", "/config.json", {"Content-Type": "application/json", "Content-Length": "100000"}, 413),
+], ids=["post-405", "delete-405", "options-204", "foreign-host-421", "foreign-origin-403", "large-body-413"])
+def test_every_console_answer_a_refusal_included_carries_the_security_headers(
+    console_server: RunningServer, method: str, path: str, headers: dict[str, str], status: int,
+) -> None:
+    """The edge's refusals and the host's 405 on a console route went out with no policy, no framing rule and no
+    nosniff, while every console answer promises them."""
+    content = b"{}" * 50_000 if status == 413 else None
+    response = httpx.request(method, f"{console_server.api}/console{path}", headers=headers, content=content)
+    assert response.status_code == status
+    assert response.headers["content-security-policy"].startswith("default-src 'none'")
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["referrer-policy"] == "no-referrer"
+
+
 def test_config_names_the_mode_and_holds_no_secret(console_server: RunningServer) -> None:
     response = httpx.get(f"{console_server.api}/console/config.json")
     assert response.status_code == 200

@@ -7,16 +7,21 @@ standing in for App Service's front end, which cannot run on the test machine.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.expected_conditions import staleness_of
 
 from tests.auth.conftest import client_principal
-from tests.console.browser import find, status_says, text_appears, wait_idle
+from tests.console.browser import find, status_says, text_appears, wait_for, wait_idle
 from tests.support.local_server import RunningServer, running_server
 
 
@@ -67,3 +72,92 @@ def test_easyauth_person_and_operator_role(browser: WebDriver, easyauth_server: 
 
 def config_mode(server: RunningServer) -> list[str]:
     return list(httpx.get(f"{server.api}/console/config.json").json()["auth_modes"])
+
+
+class _AppServiceFront(BaseHTTPRequestHandler):
+    """App Service's front end, as far as the console meets it: it injects the principal while the sign-in lasts;
+    once it has expired, it answers a call to the API with 302 to its login page, or with 401 when the call says it
+    is an XMLHttpRequest (and ``honours_xhr``, as App Service does)."""
+
+    url = ""
+    backend = ""
+    principal = ""
+    expired = threading.Event()
+    honours_xhr = True
+    seen_xhr: ClassVar[list[str]] = []  # the X-Requested-With of each call answered as expired
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _serve(self) -> None:
+        if self.expired.is_set() and self.path.startswith("/api/instances/"):
+            self.seen_xhr.append(self.headers.get("X-Requested-With", ""))
+            unauthorized = self.honours_xhr and self.headers.get("X-Requested-With") == "XMLHttpRequest"
+            self.send_response(401 if unauthorized else 302)
+            if not unauthorized:
+                self.send_header("Location", "/.auth/login/aad?post_login_redirect_uri=/api/console")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "origin", "content-length")}
+        answer = httpx.request(self.command, f"{self.backend}{self.path}", content=self.rfile.read(length),
+                               headers={**headers, "X-MS-CLIENT-PRINCIPAL": self.principal})
+        self.send_response(answer.status_code)
+        for name, value in answer.headers.items():
+            if name.lower() not in ("content-length", "transfer-encoding", "connection", "content-encoding"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(answer.content)))
+        self.end_headers()
+        self.wfile.write(answer.content)
+
+    do_GET = do_POST = do_DELETE = do_PUT = _serve  # noqa: N815 - BaseHTTPRequestHandler's method names
+
+
+@pytest.fixture
+def app_service_front(easyauth_server: RunningServer) -> Iterator[type[_AppServiceFront]]:
+    _AppServiceFront.backend = easyauth_server.base_url
+    _AppServiceFront.principal = client_principal("gail@contoso.com", name="Gail")
+    _AppServiceFront.expired.clear()
+    _AppServiceFront.seen_xhr = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _AppServiceFront)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _AppServiceFront.url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield _AppServiceFront
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("honours_xhr", [True, False], ids=["answered-401", "redirected-to-login"])
+def test_a_sign_in_that_expires_while_the_page_is_open_says_so_and_offers_to_sign_in_again(
+    browser: WebDriver, app_service_front: type[_AppServiceFront], honours_xhr: bool,
+) -> None:
+    """App Service answers a call whose sign-in has expired with a 302 to its login page, which the page reported
+    as "The service could not be reached". The page now asks for 401 (X-Requested-With), reads a redirect as an
+    expired sign-in too, and offers to sign in again at App Service's login, back to the console."""
+    app_service_front.honours_xhr = honours_xhr
+    front = app_service_front.url
+    browser.get(f"{front}/api/console")
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(f"{front}/api/console")
+    assert find(browser, "#signed-in-as").text == "gail@contoso.com"
+    wait_idle(browser)
+
+    app_service_front.expired.set()
+    browser.find_element(By.ID, "tab-memory").click()
+    again = find(browser, "#sign-in-again")
+    shown = browser.find_element(By.ID, "main").text
+    assert "not signed in" in shown and "could not be reached" not in shown
+    assert set(app_service_front.seen_xhr) == {"XMLHttpRequest"}
+    browser.find_element(By.ID, "tab-operator").click()  # an expired sign-in, not a missing operator role
+    wait_for(browser, staleness_of(again))
+    again = find(browser, "#sign-in-again")
+    assert not browser.find_elements(By.ID, "operator-refused")
+
+    again.click()
+    wait_for(browser, lambda d: "/.auth/login/" in d.current_url)
+    went = urlsplit(browser.current_url)
+    assert went.path == "/.auth/login/aad"
+    assert parse_qs(went.query)["post_login_redirect_uri"] == ["/api/console"]

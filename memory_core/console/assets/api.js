@@ -10,6 +10,9 @@ export class ApiError extends Error {
   }
 }
 
+/** The code of the error a redirect (to a login page) becomes: the sign-in has expired. */
+export const SIGN_IN_EXPIRED = "sign_in_expired";
+
 // Names a listing may use for "there is more": the first one present is followed.
 const NEXT_TOKEN_FIELDS = ["continuation", "continuation_token", "continuationToken", "next", "next_token"];
 const MAX_PAGES = 50;
@@ -44,7 +47,9 @@ export class Api {
 
   async request(method, path, { query, body, credential } = {}) {
     const headers = { Accept: "application/json", ...(await (credential || this.credential)()) };
-    const init = { method, headers, credentials: "same-origin", cache: "no-store", redirect: "error" };
+    // A redirect is never followed: App Service answers 302 to its login page once the sign-in has expired, and
+    // "error" made that a network failure. "manual" makes it an opaque redirect, read below as an expired sign-in.
+    const init = { method, headers, credentials: "same-origin", cache: "no-store", redirect: "manual" };
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
@@ -54,6 +59,9 @@ export class Api {
       response = await fetch(this.url(path, query), init);
     } catch (error) {
       throw new ApiError(0, "network", "The service could not be reached. Check your connection and try again.");
+    }
+    if (response.type === "opaqueredirect") {
+      throw new ApiError(401, SIGN_IN_EXPIRED, "Your sign-in has expired. Sign in again.");
     }
     return response;
   }

@@ -145,9 +145,13 @@ function showConsole(main, session, config, api) {
     } catch (error) {
       if (turn !== renders) return;
       const signIn = error instanceof ApiError && error.status === 401;
+      // Under App Service or Entra sign-in, a sign-in that expired while the page was open can be renewed.
+      const again = signIn && (session.mode === "easyauth" || session.mode === "entra");
       replace(main, h("p", { class: "error", role: "alert" }, signIn
         ? `You are not signed in, or your sign-in was refused: ${error.message}`
-        : error.message || String(error)));
+        : error.message || String(error)),
+      again ? h("p", {}, h("button", { type: "button", class: "primary", id: "sign-in-again",
+        onclick: () => session.signIn() }, "Sign in again")) : null);
     }
   }
   person.onChange = () => selectTab(current);

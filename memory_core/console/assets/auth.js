@@ -74,8 +74,14 @@ export class Session {
     this.account = result?.account || this.msal.getAllAccounts()[0] || null;
   }
 
+  /** Where an App Service sign-in starts, to come back to this page. */
+  get easyAuthLogin() {
+    return `/.auth/login/aad?post_login_redirect_uri=${encodeURIComponent(location.pathname)}`;
+  }
+
   async signIn() {
     if (this.mode === "entra") await this.msal.loginRedirect({ scopes: this.config.entra.scopes });
+    else if (this.mode === "easyauth") location.assign(this.easyAuthLogin);
   }
 
   async signOut() {
@@ -95,6 +101,8 @@ export class Session {
       if (!c) return {};
       return { "X-API-KEY": c.key, "X-USER-IDENTITY": JSON.stringify({ upn: c.upn, name: c.name || c.upn }) };
     }
+    // App Service answers an XMLHttpRequest whose sign-in has expired with 401, not a 302 to its login page.
+    if (this.mode === "easyauth") return { "X-Requested-With": "XMLHttpRequest" };
     if (this.mode === "entra" && this.account) {
       const request = { scopes: this.config.entra.scopes, account: this.account };
       try {

@@ -2,7 +2,7 @@
 // the legacy-import trail, the scan for hidden text (hidden_text_scan.js) and the sweep.
 // Operator routes take an operator key or the operator app role.
 
-import { ApiError } from "./api.js";
+import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
 import { h, replace, field, formatTime } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
 import { auditTable } from "./person.js";
@@ -33,7 +33,11 @@ export class OperatorView {
       requests = await this.api.list("/operator/deletions", { status: this.status === "all" ? "" : this.status },
         "requests", this.credential);
     } catch (error) {
-      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      // An expired sign-in is the page's to report (with a way to sign in again), not a missing operator role. Under
+      // App Service a 401 is one too: the principal is missing, and an operator key cannot stand in for it there.
+      const expired = error instanceof ApiError && (error.code === SIGN_IN_EXPIRED
+        || (error.status === 401 && this.session.mode === "easyauth"));
+      if (!expired && error instanceof ApiError && (error.status === 401 || error.status === 403)) {
         root.append(h("p", { class: "notice", id: "operator-refused" },
           `Operator access needs an operator key or the ${this.config.operator_role} role. The service said: ${error.message}`));
         return root;
@@ -98,11 +102,8 @@ export class OperatorView {
       text: `${r.upn}'s ${r.kind === "purge" ? "whole memory" : r.kind} will be erased by the next sweep. This cannot be undone.`,
       ok: "Approve" });
     if (!ok) return;
-    await busy(button, async () => {
-      await this.api.send("POST", `/operator/deletions/${encodeURIComponent(r.id)}/approve`, {}, this.credential);
-      announce(`Approved. The sweep erases it; run it now below or wait for the schedule.`);
-      this.refresh();
-    });
+    await this.decide(r, "approve", {}, button,
+      "Approved. The sweep erases it; run it now below or wait for the schedule.");
   }
 
   async reject(r, button) {
@@ -110,9 +111,22 @@ export class OperatorView {
     const answer = await confirmAction({ title: "Reject this deletion?",
       text: `${r.upn}'s memory shows again.`, ok: "Reject", extra: [reasonField], danger: false });
     if (!answer) return;
+    await this.decide(r, "reject", { reason: answer.reason }, button, "Rejected. The memory shows again.");
+  }
+
+  /** Send the decision; the list is read again after it, and also when another tab or operator decided first. */
+  async decide(r, decision, body, button, done) {
     await busy(button, async () => {
-      await this.api.send("POST", `/operator/deletions/${encodeURIComponent(r.id)}/reject`, { reason: answer.reason }, this.credential);
-      announce("Rejected. The memory shows again.");
+      try {
+        const path = `/operator/deletions/${encodeURIComponent(r.id)}/${decision}`;
+        await this.api.send("POST", path, body, this.credential);
+      } catch (error) {
+        // 409 (no longer pending) or 404 (gone): the row shown is stale, and must not keep offering the decision.
+        // The error still goes to the status line (busy), saying why nothing was decided here.
+        if (error instanceof ApiError && (error.status === 404 || error.status === 409)) this.refresh();
+        throw error;
+      }
+      announce(done);
       this.refresh();
     });
   }

@@ -18,6 +18,9 @@ const ACTION_LABELS = {
  */
 const SHOWN_AT_ONCE = 500;
 
+/** Search hits shown; the search asks for one more, to know whether more match. */
+const SEARCH_SHOWN = 50;
+
 export const MEMORY_OFF_TEXT = "An agent can switch memory off for a conversation (a \u201ctemporary chat\u201d) by sending "
   + "X-MEMORY-MODE: off. Then nothing is read from your memory and nothing new is stored, and the agent is told so. "
   + "Operators can also switch memory off for one agent. What is already stored stays here, and you can still see, "
@@ -78,12 +81,17 @@ export class PersonView {
 
   /**
    * The caller's deletion requests no operator has finished with (pending, or approved and not yet carried
-   * out), oldest first. The panel is advisory, so a list that cannot be read counts as empty.
+   * out), oldest first, and whether every list was read. The panel is advisory, so a list that cannot be read
+   * does not stop the view; ``unread`` makes it say so, since an empty panel would read as "nothing waiting".
    */
   async waitingRequests() {
+    let unread = false;
     const lists = await Promise.all(["pending", "approved"].map((status) =>
-      this.api.list("/memory/deletions", { status }, "requests").catch(() => ({ requests: [] }))));
-    return oldestFirst(lists.flatMap((list) => list.requests || []));
+      this.api.list("/memory/deletions", { status }, "requests").catch(() => {
+        unread = true;
+        return { requests: [] };
+      })));
+    return { requests: oldestFirst(lists.flatMap((list) => list.requests || [])), unread };
   }
 
   /** Show ``scope`` from its newest ``SHOWN_AT_ONCE`` entries; re-renders after a change keep ``shown``. */
@@ -122,7 +130,9 @@ export class PersonView {
       h("p", { class: "muted" }, this.scope.kind === "user"
         ? "Facts and preferences every agent may use when it helps you."
         : "What this agent keeps for itself about you. Other agents do not see it."),
-      pending.length ? pendingPanel(pending) : null,
+      pending.requests.length ? pendingPanel(pending.requests) : null,
+      pending.unread ? h("p", { class: "notice", id: "pending-unread", role: "note" },
+        "Deletions waiting for an operator could not be read just now. Reload the page to try again.") : null,
       entriesPage.notice ? h("p", { class: "notice" }, entriesPage.notice) : null,
       this.searchForm(entries, results),
       results,
@@ -218,9 +228,17 @@ export class PersonView {
       event.preventDefault();
       const chosen = tagBoxes.map((l) => l.querySelector("input")).filter((i) => i.checked).map((i) => i.value);
       busy(form.querySelector("button"), async () => {
-        const page = await this.api.get("/memory/search", { ...this.scopeQuery, q: q.value, tags: chosen.join(","), limit: 50 });
-        const hits = page.hits || [];
-        replace(results, h("h3", {}, `Search results (${hits.length})`),
+        // One hit more than is shown tells whether more match: the first SEARCH_SHOWN must never pass for all of them.
+        const page = await this.api.get("/memory/search",
+          { ...this.scopeQuery, q: q.value, tags: chosen.join(","), limit: SEARCH_SHOWN + 1 });
+        const found = page.hits || [];
+        const more = found.length > SEARCH_SHOWN;
+        const hits = found.slice(0, SEARCH_SHOWN);
+        replace(results,
+          h("h3", {}, `Search results (${more ? `the first ${formatCount(SEARCH_SHOWN)}` : hits.length})`),
+          more ? h("p", { class: "notice", id: "search-more", role: "note" },
+            `Only the first ${formatCount(SEARCH_SHOWN)} matching entries are shown, and more match: `
+            + "narrow the search with more words or tags.") : null,
           hits.length ? h("ul", { class: "entries" }, hits.map((hit) => this.entryItem(hit.entry)))
             : h("p", { class: "empty" }, "No entry matches."));
       });
