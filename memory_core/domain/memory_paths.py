@@ -217,6 +217,15 @@ def move_into_itself(old: str, new: str) -> InvalidInput:
     return InvalidInput(f"Cannot move {old} into itself ({new}).", code="move_into_itself")
 
 
+def reserved_path(path: str, holds: str) -> InvalidInput:
+    """A file or directory made at a name the service's own directories hold: the namespace would have two nodes at
+    one path, and the one that shows would hide the other (``holds``: what that directory holds)."""
+    return InvalidInput(
+        f"The path {path} is reserved: it is the directory of {holds}. Please provide a different path.",
+        code="reserved_path",
+    )
+
+
 def agent_required(path: str) -> InvalidInput:
     return InvalidInput(
         f"The path {path} holds the calling agent's own memory, and this call names no agent.",
