@@ -29,8 +29,10 @@ APPENDED_DIR = "appended"
 """Entries written through MCP or REST (not as files) show as appended/<entry id>.md."""
 
 # Names create and rename cannot bring into being: the directories the service shows. A file at appended/ would stand
-# at the path of the directory of appended entries, and win in view, hiding every one of them.
+# at the path of the directory of appended entries, and win in view, hiding every one of them; one at agent/ would be
+# stored at the agent tree's own root (an empty name) and never be read back.
 _RESERVED = {
+    AGENT_DIR: "the calling agent's own memory",
     APPENDED_DIR: "entries written outside the memory tool",
     f"{AGENT_DIR}/{APPENDED_DIR}": "the agent's entries written outside the memory tool",
 }

@@ -54,3 +54,21 @@ def test_no_file_can_be_named_as_the_directory_of_appended_entries(store: Memory
     assert "\t/memories/note.md" in listing
     assert f"/memories/agent/appended/{agent_entry}.md" in _run(service, caller, AGENT, command="view",
                                                                 path="/memories/agent")
+
+
+@pytest.mark.parametrize("path", ["/memories/agent", "/memories/agent/"])
+def test_no_file_can_be_named_as_the_agents_mount(store: MemoryStore, path: str) -> None:
+    """With no agent file yet, /memories/agent is free, and a file made there was stored at the agent tree's root
+    (an empty name): answered "created" and never readable. create and rename refuse the name."""
+    service, caller = MemoryService(store), _caller()
+    _run(service, caller, AGENT, command="create", path="/memories/note.md", file_text="a note")
+
+    created = _refused(service, caller, AGENT, command="create", path=path, file_text="TEXT THE MODEL WROTE")
+    renamed = _refused(service, caller, AGENT, command="rename", old_path="/memories/note.md", new_path=path)
+
+    for message in (created, renamed):
+        assert message == (f"The path {path} is reserved: it is the directory of the calling agent's own memory. "
+                           "Please provide a different path.")
+    assert "TEXT THE MODEL WROTE" not in _run(service, caller, AGENT, command="view", path="/memories")
+    _run(service, caller, AGENT, command="create", path="/memories/agent/plan.md", file_text="the agent's plan")
+    assert "the agent's plan" in _run(service, caller, AGENT, command="view", path="/memories/agent/plan.md")
