@@ -8,10 +8,12 @@ import uuid
 import pytest
 
 from memory_core.domain.errors import InvalidInput
+from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import Scope
-from memory_core.domain.service import MemoryService
+from memory_core.domain.records import Partition, Record
+from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.store import MemoryStore
 
 INSTANCE = "files-reserved"
@@ -72,3 +74,55 @@ def test_no_file_can_be_named_as_the_agents_mount(store: MemoryStore, path: str)
     assert "TEXT THE MODEL WROTE" not in _run(service, caller, AGENT, command="view", path="/memories")
     _run(service, caller, AGENT, command="create", path="/memories/agent/plan.md", file_text="the agent's plan")
     assert "the agent's plan" in _run(service, caller, AGENT, command="view", path="/memories/agent/plan.md")
+
+
+def _agent_trees(store: MemoryStore, caller: Caller) -> dict[str, object]:
+    record = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
+    assert record is not None
+    return dict(record.data.get("agents") or {})
+
+
+def test_the_file_index_keeps_no_tree_for_an_agent_that_holds_nothing(store: MemoryStore) -> None:
+    """Every command under an agent wrote that agent's tree, empty or not, and nothing took one out: about a thousand
+    agents with long ids filled the index's 1 MiB, and a user with no file left could make none. An agent's tree is
+    kept while it names something."""
+    service, caller = MemoryService(store), _caller()
+    _run(service, caller, command="create", path="/memories/f.md", file_text="x")
+    for number in range(3):
+        agent = AgentContext(f"/instances/i/agents/{number}-" + "a" * 500, "Long")
+        _run(service, caller, agent, command="str_replace", path="/memories/f.md", old_str="x", new_str="x")
+    _run(service, caller, AGENT, command="create", path="/memories/agent/trip/plan.md", file_text="the plan")
+    assert list(_agent_trees(store, caller)) == [AGENT.object_id]
+
+    _run(service, caller, AGENT, command="delete", path="/memories/agent/trip")
+
+    assert _agent_trees(store, caller) == {}
+    assert "/memories/agent" not in _run(service, caller, command="view", path="/memories")
+
+
+def test_an_erasure_that_empties_an_agents_tree_takes_the_tree_out(store: MemoryStore) -> None:
+    service, caller = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE), _caller()
+    _run(service, caller, AGENT, command="create", path="/memories/agent/plan.md", file_text="the plan")
+    entry = next(iter(_agent_trees(store, caller)[AGENT.object_id]["files"].values()))["entry_id"]  # type: ignore[index]
+
+    service.forget(caller, INSTANCE, entry)
+
+    assert _agent_trees(store, caller) == {}
+
+
+def test_an_index_stored_with_empty_agent_trees_reads_and_sheds_them_on_the_next_write(store: MemoryStore) -> None:
+    """Indexes written before hold an empty tree per agent: they read as before, and the next command's write, or
+    the next erasure's, drops them."""
+    service, caller = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE), _caller()
+    _run(service, caller, command="create", path="/memories/f.md", file_text="x")
+    partition = Partition(INSTANCE, caller.upn)
+    record = store.get_record(partition, INDEX_KIND, INDEX_ID)
+    assert record is not None
+    empty = {"files": {}, "dirs": {}}
+    legacy = {**record.data, "agents": {"agents/old-1": empty, "agents/old-2": {"files": {}, "dirs": []}}}
+    store.put_record(Record(partition, INDEX_KIND, INDEX_ID, legacy, record.etag))
+
+    assert "x" in _run(service, caller, command="view", path="/memories/f.md")
+    _run(service, caller, command="create", path="/memories/g.md", file_text="y")
+
+    assert _agent_trees(store, caller) == {}
