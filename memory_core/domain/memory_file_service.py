@@ -143,10 +143,13 @@ class MemoryFiles:
         if agent is None and agent_paths:
             raise texts.agent_required(agent_paths[0])
         # A name is stored too (in the file index): it is screened like content, as sent and as stored (NFC, where
-        # the Kelvin sign U+212A is a "K": "A\u212aIA..." is stored as an AWS key id).
+        # the Kelvin sign U+212A is a "K": "A\u212aIA..." is stored as an AWS key id), and with its segments joined:
+        # "/" ends a detector's token, and "AKIAIOSF/ODNN7EXAMPLE.md" stores an AWS key id as a directory and a file.
         for key in ("path", "new_path"):
             if cmd["command"] in ("create", "rename") and key in cmd:
-                for name in dict.fromkeys((str(cmd[key]), unicodedata.normalize("NFC", str(cmd[key])))):
+                stored = unicodedata.normalize("NFC", str(cmd[key]))
+                joined = stored.removeprefix(texts.ROOT).replace("/", "")
+                for name in dict.fromkeys((str(cmd[key]), stored, joined)):
                     self._service.screen(caller, ProfileKey(instance_id, caller.upn, Scope.USER), name, name=key)
         for _ in range(_ATTEMPTS):
             # A view changes nothing: it may read while a deletion is recorded, as any read may.
