@@ -197,6 +197,15 @@ def index_data(
     return data
 
 
+def files_elsewhere(record: Record | None, agent: AgentContext | None) -> int:
+    """How many files the index names in the trees a command under ``agent`` does not read: every other agent's.
+    The index is one record, already read: counting them costs nothing, and a user's file bound is the user's, not
+    one per agent."""
+    agents: Mapping[str, Any] = (record.data.get("agents") or {}) if record else {}
+    return sum(len((tree or {}).get("files") or {}) for object_id, tree in agents.items()
+               if agent is None or object_id != agent.object_id)
+
+
 def _without_empty(agents: Mapping[str, Any]) -> dict[str, Any]:
     """The agent trees that name something. Every command under an agent rewrites that agent's tree, so an empty one
     was kept for every agent a user ever called: a thousand long agent ids filled the index's 1 MiB, and the user,

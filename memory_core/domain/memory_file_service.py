@@ -45,7 +45,14 @@ from memory_core.domain.errors import (
     Unavailable,
 )
 from memory_core.domain.file_entries import FileEntries, file_entries
-from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, in_stored_form, index_data, namespace_of
+from memory_core.domain.file_index import (
+    INDEX_ID,
+    INDEX_KIND,
+    files_elsewhere,
+    in_stored_form,
+    index_data,
+    namespace_of,
+)
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import (
     AGENT_DIR,
@@ -231,7 +238,11 @@ class MemoryFiles:
         ``Conflict("index_changed")`` on a race."""
         after = outcome.namespace
         assert after is not None
-        if sum(not node.derived for node in after.files.values()) > MAX_FILES:
+        # Every tree of the index counts, other agents' too. A command that does not add a file goes through, so that
+        # a user past the bound (counted per agent before) can still edit, move and delete.
+        elsewhere = files_elsewhere(snapshot.record, agent)
+        files = elsewhere + sum(not node.derived for node in after.files.values())
+        if files > MAX_FILES and files > elsewhere + sum(not node.derived for node in snapshot.namespace.files.values()):
             raise InvalidInput(f"memory holds at most {MAX_FILES} files; delete some first", code="too_many_files")
         stored: list[tuple[bool, str]] = []
         try:

@@ -1,5 +1,6 @@
-"""The memory tool's namespace on every store: the directories the service shows are no model's file names, and
-the file index holds the names of files, not of every agent a user ever called."""
+"""The bounds of the memory tool's namespace on every store: the directories the service shows are no model's file
+names, the file index holds the names of files, not of every agent a user ever called, and a user's file bound counts
+every agent's files."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import uuid
 
 import pytest
 
+from memory_core.domain import memory_file_service
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import AgentContext, Caller
@@ -16,7 +18,7 @@ from memory_core.domain.records import Partition, Record
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.store import MemoryStore
 
-INSTANCE = "files-reserved"
+INSTANCE = "files-bounds"
 AGENT = AgentContext("/instances/i/agents/travel", "Travel")
 
 
@@ -126,3 +128,24 @@ def test_an_index_stored_with_empty_agent_trees_reads_and_sheds_them_on_the_next
     _run(service, caller, command="create", path="/memories/g.md", file_text="y")
 
     assert _agent_trees(store, caller) == {}
+
+
+def test_a_users_file_bound_counts_every_agents_files(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"A user has at most 2000 files": the bound counted the user's files and the calling agent's only, so each agent
+    added 2000 more. Every tree of the index counts; a command that adds no file still goes through at the bound."""
+    monkeypatch.setattr(memory_file_service, "MAX_FILES", 3)
+    service, caller = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE), _caller()
+    other = AgentContext("/instances/i/agents/mail", "Mail")
+    _run(service, caller, AGENT, command="create", path="/memories/agent/a.md", file_text="a")
+    _run(service, caller, AGENT, command="create", path="/memories/agent/b.md", file_text="b")
+    _run(service, caller, other, command="create", path="/memories/agent/c.md", file_text="c")
+
+    for agent, path in ((None, "/memories/d.md"), (other, "/memories/agent/d.md"), (AGENT, "/memories/agent/d.md")):
+        with pytest.raises(InvalidInput) as refused:
+            _run(service, caller, agent, command="create", path=path, file_text="d")
+        assert refused.value.code == "too_many_files"
+
+    _run(service, caller, other, command="str_replace", path="/memories/agent/c.md", old_str="c", new_str="cc")
+    _run(service, caller, other, command="rename", old_path="/memories/agent/c.md", new_path="/memories/c.md")
+    _run(service, caller, command="delete", path="/memories/c.md")
+    _run(service, caller, command="create", path="/memories/d.md", file_text="d")
