@@ -241,8 +241,8 @@ class MemoryFiles:
         # Every tree of the index counts, other agents' too. A command that does not add a file goes through, so that
         # a user past the bound (counted per agent before) can still edit, move and delete.
         elsewhere = files_elsewhere(snapshot.record, agent)
-        files = elsewhere + sum(not node.derived for node in after.files.values())
-        if files > MAX_FILES and files > elsewhere + sum(not node.derived for node in snapshot.namespace.files.values()):
+        files = elsewhere + _named(after)
+        if files > MAX_FILES and files > elsewhere + _named(snapshot.namespace):
             raise InvalidInput(f"memory holds at most {MAX_FILES} files; delete some first", code="too_many_files")
         stored: list[tuple[bool, str]] = []
         try:
@@ -377,6 +377,11 @@ class MemoryFiles:
             caller, key, retire.entry_id, "superseded: its whole text is kept in the file's new version",
             maybe_hidden=maybe_hidden,
         )
+
+
+def _named(namespace: Namespace) -> int:
+    """The files of ``namespace`` the index names (an appended entry's file is no name of the model's)."""
+    return sum(not node.derived for node in namespace.files.values())
 
 
 def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...], *, refused: bool = False) -> str:

@@ -105,7 +105,8 @@ def test_the_file_index_keeps_no_tree_for_an_agent_that_holds_nothing(store: Mem
 def test_an_erasure_that_empties_an_agents_tree_takes_the_tree_out(store: MemoryStore) -> None:
     service, caller = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE), _caller()
     _run(service, caller, AGENT, command="create", path="/memories/agent/plan.md", file_text="the plan")
-    entry = next(iter(_agent_trees(store, caller)[AGENT.object_id]["files"].values()))["entry_id"]  # type: ignore[index]
+    tree: dict[str, dict[str, dict[str, str]]] = _agent_trees(store, caller)[AGENT.object_id]  # type: ignore[assignment]
+    entry = tree["files"]["plan.md"]["entry_id"]
 
     service.forget(caller, INSTANCE, entry)
 
@@ -120,7 +121,7 @@ def test_an_index_stored_with_empty_agent_trees_reads_and_sheds_them_on_the_next
     partition = Partition(INSTANCE, caller.upn)
     record = store.get_record(partition, INDEX_KIND, INDEX_ID)
     assert record is not None
-    empty = {"files": {}, "dirs": {}}
+    empty: dict[str, dict[str, str]] = {"files": {}, "dirs": {}}
     legacy = {**record.data, "agents": {"agents/old-1": empty, "agents/old-2": {"files": {}, "dirs": []}}}
     store.put_record(Record(partition, INDEX_KIND, INDEX_ID, legacy, record.etag))
 
