@@ -193,15 +193,34 @@ def index_data(
             agents[agent.object_id] = tree
         else:
             data["user"] = tree
-    data["agents"] = agents
+    data["agents"] = _without_empty(agents)
     return data
+
+
+def files_elsewhere(record: Record | None, agent: AgentContext | None) -> int:
+    """How many files the index names in the trees a command under ``agent`` does not read: every other agent's.
+    The index is one record, already read: counting them costs nothing, and a user's file bound is the user's, not
+    one per agent."""
+    agents: Mapping[str, Any] = (record.data.get("agents") or {}) if record else {}
+    return sum(len((tree or {}).get("files") or {}) for object_id, tree in agents.items()
+               if agent is None or object_id != agent.object_id)
+
+
+def _without_empty(agents: Mapping[str, Any]) -> dict[str, Any]:
+    """The agent trees that name something. Every command under an agent rewrites that agent's tree, so an empty one
+    was kept for every agent a user ever called: a thousand long agent ids filled the index's 1 MiB, and the user,
+    with no file left to delete, could make none. An empty tree reads as a missing one (``_tree``); the mount alone
+    ("") is the service's directory, shown while the agent has something, as appended/ is."""
+    return {object_id: tree for object_id, tree in agents.items()
+            if (tree or {}).get("files") or any(rel for rel in (tree or {}).get("dirs") or ())}
 
 
 def erased(
     data: Mapping[str, Any], agent_object_ids: Collection[str | None] | None, made_by: datetime | None,
     entry_ids: Collection[str],
 ) -> dict[str, Any] | None:
-    """The index ``data`` without what an erasure took, or None when it took nothing from it: in the trees of
+    """The index ``data`` without what an erasure took and without empty agent trees, or None when it took nothing
+    from it and holds no empty tree: in the trees of
     ``agent_object_ids`` (None in it: user memory; ``agent_object_ids`` None: every tree), the files of
     ``entry_ids`` and the directories above them that hold nothing else then (a path is the user's words too),
     and the directories and whitespace-only files made at or before ``made_by`` (a clear's, a replace's or a
@@ -227,16 +246,17 @@ def erased(
                 dirs = [rel for rel in dirs if rel != parent]
         if len(files) < len(tree["files"]) or len(dirs) < len(tree["dirs"]):
             changed[object_id] = _stored(files, dirs, made)
-    if not changed:
+    stored_agents: Mapping[str, Any] = data.get("agents") or {}
+    if not changed and len(_without_empty(stored_agents)) == len(stored_agents):
         return None
     result = dict(data)
-    agents = dict(data.get("agents") or {})
+    agents = dict(stored_agents)
     for object_id, tree in changed.items():
         if object_id is None:
             result["user"] = tree
         else:
             agents[object_id] = tree
-    result["agents"] = agents
+    result["agents"] = _without_empty(agents)
     return result
 
 

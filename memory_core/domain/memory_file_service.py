@@ -45,7 +45,14 @@ from memory_core.domain.errors import (
     Unavailable,
 )
 from memory_core.domain.file_entries import FileEntries, file_entries
-from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, in_stored_form, index_data, namespace_of
+from memory_core.domain.file_index import (
+    INDEX_ID,
+    INDEX_KIND,
+    files_elsewhere,
+    in_stored_form,
+    index_data,
+    namespace_of,
+)
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import (
     AGENT_DIR,
@@ -143,10 +150,13 @@ class MemoryFiles:
         if agent is None and agent_paths:
             raise texts.agent_required(agent_paths[0])
         # A name is stored too (in the file index): it is screened like content, as sent and as stored (NFC, where
-        # the Kelvin sign U+212A is a "K": "A\u212aIA..." is stored as an AWS key id).
+        # the Kelvin sign U+212A is a "K": "A\u212aIA..." is stored as an AWS key id), and with its segments joined:
+        # "/" ends a detector's token, and "AKIAIOSF/ODNN7EXAMPLE.md" stores an AWS key id as a directory and a file.
         for key in ("path", "new_path"):
             if cmd["command"] in ("create", "rename") and key in cmd:
-                for name in dict.fromkeys((str(cmd[key]), unicodedata.normalize("NFC", str(cmd[key])))):
+                stored = unicodedata.normalize("NFC", str(cmd[key]))
+                joined = stored.removeprefix(texts.ROOT).replace("/", "")
+                for name in dict.fromkeys((str(cmd[key]), stored, joined)):
                     self._service.screen(caller, ProfileKey(instance_id, caller.upn, Scope.USER), name, name=key)
         for _ in range(_ATTEMPTS):
             # A view changes nothing: it may read while a deletion is recorded, as any read may.
@@ -228,7 +238,11 @@ class MemoryFiles:
         ``Conflict("index_changed")`` on a race."""
         after = outcome.namespace
         assert after is not None
-        if sum(not node.derived for node in after.files.values()) > MAX_FILES:
+        # Every tree of the index counts, other agents' too. A command that does not add a file goes through, so that
+        # a user past the bound (counted per agent before) can still edit, move and delete.
+        elsewhere = files_elsewhere(snapshot.record, agent)
+        files = elsewhere + _named(after)
+        if files > MAX_FILES and files > elsewhere + _named(snapshot.namespace):
             raise InvalidInput(f"memory holds at most {MAX_FILES} files; delete some first", code="too_many_files")
         stored: list[tuple[bool, str]] = []
         try:
@@ -363,6 +377,11 @@ class MemoryFiles:
             caller, key, retire.entry_id, "superseded: its whole text is kept in the file's new version",
             maybe_hidden=maybe_hidden,
         )
+
+
+def _named(namespace: Namespace) -> int:
+    """The files of ``namespace`` the index names (an appended entry's file is no name of the model's)."""
+    return sum(not node.derived for node in namespace.files.values())
 
 
 def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...], *, refused: bool = False) -> str:

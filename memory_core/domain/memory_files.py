@@ -28,6 +28,15 @@ AGENT_DIR = "agent"
 APPENDED_DIR = "appended"
 """Entries written through MCP or REST (not as files) show as appended/<entry id>.md."""
 
+# Names create and rename cannot bring into being: the directories the service shows. A file at appended/ would stand
+# at the path of the directory of appended entries, and win in view, hiding every one of them; one at agent/ would be
+# stored at the agent tree's own root (an empty name) and never be read back.
+_RESERVED = {
+    AGENT_DIR: "the calling agent's own memory",
+    APPENDED_DIR: "entries written outside the memory tool",
+    f"{AGENT_DIR}/{APPENDED_DIR}": "the agent's entries written outside the memory tool",
+}
+
 # A directory's listing answers at most this many characters (as get_memory's default budget): a memory of 20,000
 # appended entries listed whole is over a million characters, past a model's context, on the command a model runs
 # first. What is left out is named by count, with how to reach it.
@@ -181,8 +190,15 @@ def _children(ns: Namespace) -> dict[str, set[str]]:
     return children
 
 
+def _refuse_reserved(target: MemoryPath) -> None:
+    """``InvalidInput`` for a new name the service's own directories hold."""
+    if target.rel in _RESERVED:
+        raise texts.reserved_path(target.given, _RESERVED[target.rel])
+
+
 def create(ns: Namespace, path: str, file_text: str) -> Outcome:
     target = parse_new_path(path)
+    _refuse_reserved(target)
     rel = target.rel
     after = ns.copy()
     if not target.is_root:
@@ -284,6 +300,7 @@ def rename(ns: Namespace, old_path: str, new_path: str) -> Outcome:
     new = parse_new_path(new_path)
     if old.is_root:
         raise texts.root_unrenamable()
+    _refuse_reserved(new)
     if ns.exists(new.rel):
         raise texts.destination_exists(new_path)
     after = ns.copy()

@@ -12,7 +12,8 @@ no control characters; NFC-normalized; at most ``MAX_PATH_CHARS`` characters
 and ``MAX_SEGMENT_BYTES`` UTF-8 bytes per segment. A rejected path gets the
 reference's own refusal text. A name brought into being (``parse_new_path``: create,
 rename's destination) also has no invisible formatting character or other
-default-ignorable character, which the reference has no text for.
+default-ignorable character, no blank that draws nothing (U+2800), and no space or other blank at either end
+of a segment, which the reference has no text for.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ _INVISIBLE_CATEGORY = "Cf"
 # nothing though they are letters or marks: the combining grapheme joiner, the Hangul fillers, the Khmer inherent
 # vowels, and the code points reserved as default-ignorable (U+2065, U+FFF0-U+FFF8, the rest of the U+E0000
 # plane). "notes\u3164.md" reads as "notes.md". The variation selectors among them are ``hidden_character``'s.
-_INVISIBLE_LETTERS_AND_MARKS = DRAWN_AS_NOTHING | frozenset("\u2065" + "".join(map(chr, range(0xFFF0, 0xFFF9))))
+# The braille pattern blank U+2800 is no default-ignorable character, but it draws as nothing all the same (a symbol,
+# So): "notes.md\u2800" lists as "notes.md".
+_INVISIBLE_LETTERS_AND_MARKS = DRAWN_AS_NOTHING | frozenset(
+    "\u2065\u2800" + "".join(map(chr, range(0xFFF0, 0xFFF9))))
 _IGNORABLE_PLANE = (0xE0000, 0xE0FFF)
 _JOINER = "\u200d"
 _PICTOGRAPH_CATEGORY = "So"
@@ -89,13 +93,22 @@ def parse_path(path: str) -> MemoryPath:
 
 
 def parse_new_path(path: str) -> MemoryPath:
-    """``parse_path`` for a name the command brings into being; ``InvalidInput`` also for a format character,
-    named by its code point (the text does not repeat the path, which would not show it)."""
+    """``parse_path`` for a name the command brings into being; ``InvalidInput`` also for a format character or a
+    blank at a segment's end, named by its code point (the text does not repeat the path, which would not show it)."""
     target = parse_path(path)
     invisible = _invisible(target.rel)
     if invisible is not None:
         raise InvalidInput(
             f"Path names cannot contain invisible formatting characters (U+{ord(invisible):04X}); "
+            "name the file with visible characters only",
+            code="invalid_path",
+        )
+    # A blank at either end of a segment is seen by no one: "notes.md " or "notes.md\u00a0" lists as "notes.md".
+    # Blanks inside a name ("my notes.md") are seen, between the words.
+    blank = next((end for part in target.parts for end in (part[0], part[-1]) if end.isspace()), None)
+    if blank is not None:
+        raise InvalidInput(
+            f"Path names cannot begin or end with a space or other blank character (U+{ord(blank):04X}); "
             "name the file with visible characters only",
             code="invalid_path",
         )
@@ -215,6 +228,15 @@ def parent_not_directory(path: str) -> InvalidInput:
 def move_into_itself(old: str, new: str) -> InvalidInput:
     """Renaming a directory into itself (the reference fails with an operating-system error here)."""
     return InvalidInput(f"Cannot move {old} into itself ({new}).", code="move_into_itself")
+
+
+def reserved_path(path: str, holds: str) -> InvalidInput:
+    """A file or directory made at a name the service's own directories hold: the namespace would have two nodes at
+    one path, and the one that shows would hide the other (``holds``: what that directory holds)."""
+    return InvalidInput(
+        f"The path {path} is reserved: it is the directory of {holds}. Please provide a different path.",
+        code="reserved_path",
+    )
 
 
 def agent_required(path: str) -> InvalidInput:

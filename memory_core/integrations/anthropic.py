@@ -130,7 +130,10 @@ class _Connection:
 
 
 def _body(command: AnyCommand) -> tuple[str, dict[str, Any]]:
-    data = command.model_dump(exclude_none=True)
+    """The command's route and body: only the fields its SDK model defines. The SDK keeps any other property of
+    Claude's tool_use input on the command, and the REST routes refuse a body with one; the reference backend and
+    the MCP tool ignore it, so the command goes through here too."""
+    data = command.model_dump(include=set(type(command).model_fields), exclude_none=True)
     return f"/files/{quote(str(data['command']), safe='')}", data
 
 

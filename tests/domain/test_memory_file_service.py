@@ -352,6 +352,18 @@ def test_a_secret_a_name_becomes_once_stored_is_refused(service: MemoryService) 
     assert "AKIA" not in run(service, command="view", path="/memories")
 
 
+def test_a_secret_split_across_a_names_segments_is_refused(service: MemoryService) -> None:
+    """"/" ends a detector's token: "AKIAIOSF/ODNN7EXAMPLE.md" stored an AWS access key id as a directory and a file
+    name, listed whole. A new name is screened with its segments joined too."""
+    with pytest.raises(SecretDetected, match=r"^path looks like it contains a secret"):
+        run(service, command="create", path="/memories/AKIAIOSF/ODNN7EXAMPLE.md", file_text="x\n")
+    run(service, command="create", path="/memories/plain.md", file_text="x\n")
+    with pytest.raises(SecretDetected, match=r"^new_path looks like it contains a secret"):
+        run(service, command="rename", old_path="/memories/plain.md", new_path="/memories/AKIA/IOSFODNN7/EXAMPLE")
+    listing = run(service, command="view", path="/memories")
+    assert "AKIA" not in listing and "ODNN7" not in listing
+
+
 def test_hidden_text_in_a_file_name_is_refused_naming_the_argument(service: MemoryService) -> None:
     """A tag character in a new file's name, an override in a new name: refused as hidden text, naming the
     command's argument, in the answer and in the audited rejection; nothing is created or renamed."""

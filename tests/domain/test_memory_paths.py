@@ -49,11 +49,11 @@ def test_paths_are_nfc_normalized() -> None:
 
 @pytest.mark.parametrize("invisible", [
     "\u200b", "\u200d", "\u200e", "\u202e", "\u2066", "\u2060", "\ufeff", "\u00ad", "\U000e0041",
-    "\u034f", "\u115f", "\u1160", "\u3164", "\uffa0", "\u17b4", "\u2065", "\ufff0", "\U000e0200",
+    "\u034f", "\u115f", "\u1160", "\u3164", "\uffa0", "\u17b4", "\u2065", "\ufff0", "\U000e0200", "\u2800",
 ], ids=["zero-width-space", "zero-width-joiner", "left-to-right-mark", "right-to-left-override", "isolate",
         "word-joiner", "byte-order-mark", "soft-hyphen", "tag-letter-a", "combining-grapheme-joiner",
         "hangul-choseong-filler", "hangul-jungseong-filler", "hangul-filler", "halfwidth-hangul-filler",
-        "khmer-inherent-vowel", "reserved-u2065", "reserved-ufff0", "reserved-plane-14"])
+        "khmer-inherent-vowel", "reserved-u2065", "reserved-ufff0", "reserved-plane-14", "braille-pattern-blank"])
 def test_a_new_name_with_an_invisible_formatting_character_is_refused(invisible: str) -> None:
     """create and rename's destination refuse format characters (Cf) and the other default-ignorable characters,
     which draw nothing (a Hangul filler, the combining grapheme joiner), naming the code point; a name stored before
@@ -64,6 +64,23 @@ def test_a_new_name_with_an_invisible_formatting_character_is_refused(invisible:
         assert refused.value.code == "invalid_path"
         assert f"(U+{ord(invisible):04X})" in refused.value.message
         assert parse_path(path).given == path
+
+
+@pytest.mark.parametrize("blank", [" ", "\u00a0", "\u2003", "\u3000", "\u202f", "\u1680"],
+                         ids=["space", "no-break-space", "em-space", "ideographic-space",
+                              "narrow-no-break-space", "ogham-space"])
+@pytest.mark.parametrize("where", ["/memories/notes.md{}", "/memories/{}notes.md", "/memories/trip{}/notes.md",
+                                   "/memories/{}trip/notes.md"])
+def test_a_new_name_beginning_or_ending_with_a_blank_is_refused(blank: str, where: str) -> None:
+    """"notes.md " and "notes.md\u00a0" list as "notes.md": a second file no one can tell from the first. A blank at
+    either end of any segment is refused, naming its code point; a name stored before stays addressable."""
+    path = where.format(blank)
+    with pytest.raises(InvalidInput) as refused:
+        parse_new_path(path)
+    assert refused.value.code == "invalid_path"
+    assert refused.value.message == (f"Path names cannot begin or end with a space or other blank character "
+                                     f"(U+{ord(blank):04X}); name the file with visible characters only")
+    assert parse_path(path).given == path
 
 
 @pytest.mark.parametrize("path", ["/memories/café ☕.md", "/memories/❤\ufe0f.md", "/memories/日本/東京.md",

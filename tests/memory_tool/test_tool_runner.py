@@ -118,3 +118,41 @@ def test_a_name_with_an_invisible_character_comes_back_to_the_model_as_an_error(
                                "name the file with visible characters only")
     assert text["toolu_2"] == "File created successfully at: /memories/notes.md"
     assert text["toolu_3"].endswith("\n4K\t/memories\n13B\t/memories/notes.md")
+
+
+EXTRA_PROPERTY_TURNS = [
+    [_use(1, command="create", path="/memories/notes.md", file_text="likes trains\n", reason="the user said so"),
+     _use(2, command="view", path="/memories/notes.md", view_range=[1, 1], note="check it")],
+    [{"type": "text", "text": "Noted."}],
+]
+
+
+def _check_extra_properties_ignored(stand_in: Any) -> None:
+    results, text = _texts(stand_in)
+    assert not any(result.get("is_error") for result in results.values()), text
+    assert text["toolu_1"] == "File created successfully at: /memories/notes.md"
+    assert text["toolu_2"].endswith("\n     1\tlikes trains")
+
+
+def test_a_property_the_command_does_not_define_is_ignored_as_the_reference_ignores_it(
+        sqlite_server: RunningServer, instance_id: str) -> None:
+    """Claude's tool_use input may carry a property the command does not define; the SDK keeps it on the command.
+    The reference backend and the MCP tool ignore it, and so does MemoryCoreMemoryTool: only the command's own
+    fields are sent (the REST routes refuse a body with any other)."""
+    stand_in, _ = _run_sync(sqlite_server, instance_id, EXTRA_PROPERTY_TURNS, "Remember that I like trains.")
+    _check_extra_properties_ignored(stand_in)
+
+
+@pytest.mark.anyio
+async def test_the_async_tool_ignores_a_property_the_command_does_not_define(
+        sqlite_server: RunningServer, instance_id: str) -> None:
+    tool = AsyncMemoryCoreMemoryTool(sqlite_server.api, instance_id, api_key=USER_KEY, user_identity={"upn": UPN})
+    with messages_stand_in(EXTRA_PROPERTY_TURNS) as stand_in:
+        client = AsyncAnthropic(api_key="stand-in", base_url=stand_in.url, max_retries=0)
+        runner = client.beta.messages.tool_runner(
+            model="claude-sonnet-4-5", max_tokens=1024, tools=[tool],
+            messages=[{"role": "user", "content": "Remember that I like trains."}],
+        )
+        await runner.until_done()
+    await tool.aclose()
+    _check_extra_properties_ignored(stand_in)
