@@ -51,7 +51,7 @@ class SqliteDatabase:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.connection()  # creates the schema, so a bad path fails at start
         except (sqlite3.Error, OSError) as e:
-            raise Unavailable(f"the SQLite store at {self.path} cannot be opened: {e}") from e
+            raise Unavailable(f"the SQLite store at {self.path} (MEMORY_SQLITE_PATH) cannot be opened: {e}") from e
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (autocommit mode: transactions are explicit)."""

@@ -53,7 +53,8 @@ def resolve_policy(
     if not allow_override:
         raise Forbidden(
             "per-call memory sharing overrides are disabled on this deployment "
-            "(MEMORY_SHARING_ALLOW_OVERRIDE=false); omit memorySharing to use the default policy",
+            "(MEMORY_SHARING_ALLOW_OVERRIDE=false); send no sharing override (REST memorySharing, MCP memory_sharing) "
+            "to use the default policy",
             code="sharing_override_forbidden",
         )
     return requested

@@ -14,7 +14,7 @@ import azure.functions as func
 import uvicorn
 
 from memory_core.composition import declare_listen_address, reset_runtime, runtime
-from memory_core.domain.errors import ConfigurationError
+from memory_core.domain.errors import ConfigurationError, Unavailable
 from memory_core.local.host import FunctionHost
 from memory_core.local.settings_file import apply_to_environment, read_local_settings
 from memory_core.local.timers import timer_functions
@@ -87,7 +87,7 @@ def serve(host: str, port: int, app_dir: Path) -> int:
     declare_listen_address(host)  # MEMORY_AUTH_MODE=local is accepted only on loopback
     try:
         rt = runtime()
-    except ConfigurationError as e:
+    except (ConfigurationError, Unavailable) as e:  # Unavailable: a store that cannot be opened, such as a bad path
         print(f"memory-core: {e}", file=sys.stderr)
         return 2
     user_keys = set(rt.settings.memory_api_keys)

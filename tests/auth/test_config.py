@@ -199,3 +199,14 @@ def test_a_key_that_is_both_a_user_key_and_an_operator_key_stops_the_start() -> 
         settings_from({"MEMORY_API_KEYS": "user-key,shared-key", "MEMORY_OPERATOR_KEYS": "shared-key,op-key"})
     assert "shared-key" not in str(refused.value)
     settings_from({"MEMORY_API_KEYS": "user-key", "MEMORY_OPERATOR_KEYS": "op-key"})
+
+
+def test_a_store_path_that_cannot_be_opened_stops_the_start_in_one_line(tmp_path: Path) -> None:
+    """MEMORY_SQLITE_PATH under a file (no directory can be made there): `serve` exits 2 with one line naming the
+    setting; it ended in a traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    result = _serve(["--port", str(free_port())], {"MEMORY_SQLITE_PATH": str(blocker / "memory.sqlite3")})
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert "MEMORY_SQLITE_PATH" in line and "cannot be opened" in line
