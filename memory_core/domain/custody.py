@@ -75,8 +75,14 @@ class CustodyService:
         # A test seam: called between the sweep's steps so a crash can be injected.
         self._fault = fault
         self.erasures = ImmediateErasures(store, audit, self.erase_file_names, clock=clock)
+        self._replays: list[Callable[[str | None], object]] = []
 
     # -- requests -------------------------------------------------------------
+
+    def replay_also(self, replay: Callable[[str | None], object]) -> None:
+        """Have every sweep run ``replay`` (of one instance, or None: all) after the immediate erasures: another
+        journal of work a crash can interrupt (``domain.file_retirements``)."""
+        self._replays.append(replay)
 
     def fence(self, instance_id: str, upn: str) -> AbstractContextManager[None]:
         """Hold ``upn``'s memory-tool edits back while a deletion chooses what it covers and writes it
@@ -243,6 +249,8 @@ class CustodyService:
         """Execute every approved request (of one instance, or all), and finish the immediate erasures a crash or an
         outage left (``domain.erasures``); returns the requests executed."""
         self.erasures.replay(instance_id)
+        for replay in self._replays:
+            replay(instance_id)
         where = {"status": DeletionStatus.APPROVED.value}
         if instance_id is not None:
             records = self._store.query_records(deletions_partition(instance_id), RecordKind.DELETION_REQUEST, where)

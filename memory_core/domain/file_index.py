@@ -268,6 +268,13 @@ def in_stored_form(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**data, "user": stored.pop(None), "agents": stored}
 
 
+def named_entry_ids(data: Mapping[str, Any]) -> set[str]:
+    """The entry of every file the index names, in every tree (the user's and each agent's)."""
+    trees = [data.get("user"), *(data.get("agents") or {}).values()]
+    return {str(slot["entry_id"]) for tree in trees for slot in ((tree or {}).get("files") or {}).values()
+            if slot.get("entry_id")}
+
+
 def _tree(data: Mapping[str, Any], agent_object_id: str | None) -> dict[str, Any]:
     """One stored tree as ``files`` (path: slot), ``dirs`` (paths) and ``made`` (path: ISO time, for the directories
     and whitespace-only files stamped). Stored, a directory maps to its stamp (a list, before stamps: none), and a

@@ -169,17 +169,26 @@ class MemoryFiles:
                 side_effect = failed.error  # type: ignore[assignment]
             if not outcome.changed:
                 return FileAnswer(outcome.answer)
+            # The versions it retires are journaled before the commit (``domain.file_retirements``): a crash between
+            # the commit and their retirement leaves them to the sweep, not stored for good with no name.
+            retirements = self._service.file_retirements
+            journal = retirements.begin(caller, instance_id, agent.object_id if agent else None, outcome.retired)
             try:
                 committed, etag = self._commit(caller, instance_id, agent, snapshot, outcome, session_id, operation_id)
-            except Conflict as race:
-                if race.code == "index_changed":
+            except MemoryCoreError as failed:
+                if not isinstance(failed, Unavailable):  # a refusal: certainly not committed (an outage may have)
+                    retirements.end(journal)
+                if isinstance(failed, Conflict) and failed.code == "index_changed":
                     continue
                 raise
             if side_effect is not None:
                 # What it changed is audited as any change is; the model is told only of the refusal.
                 self._finish(caller, instance_id, agent, cmd, outcome, committed, etag, refused=True)
+                retirements.end(journal)
                 raise side_effect
-            return self._finish(caller, instance_id, agent, cmd, outcome, committed, etag)
+            answer = self._finish(caller, instance_id, agent, cmd, outcome, committed, etag)
+            retirements.end(journal)
+            return answer
         raise Conflict("the memory files kept changing during this command; retry", code="conflict")
 
     # -- reading -------------------------------------------------------------------

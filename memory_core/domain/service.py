@@ -23,6 +23,7 @@ from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail, entry_
 from memory_core.domain.budget import is_visible
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
+from memory_core.domain.file_retirements import FileRetirements
 from memory_core.domain.hidden_text_scan import HiddenTextScanPage, scan_page
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import DEFAULT_MAX_BYTES
@@ -88,6 +89,11 @@ class MemoryService(MemoryReads):
         self.agent_settings = AgentSettingsBook(store, self.audit, scanner=scanner)
         self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id,
                                       finished_retention=finished_deletion_retention, scanner=scanner)
+        self.file_retirements = FileRetirements(
+            store, clock=clock, forget=self.forget,
+            drop=lambda caller, key, entry_id, detail: self.drop_version(caller, key, entry_id, detail,
+                                                                          maybe_hidden=True))
+        self.custody.replay_also(self.file_retirements.replay)
         super().__init__(store, ProfileTargets(self.agent_settings, default_sharing,
                                                allow_sharing_override=allow_sharing_override),
                          read_cache_bytes)

@@ -17,6 +17,7 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.audit import AuditAction
 from memory_core.domain.errors import HiddenText, InvalidInput, NotFound, SecretDetected
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
+from memory_core.domain.file_retirements import KIND as RETIREMENTS
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import ProfileKey, Scope, Share, sha256_hex
@@ -432,7 +433,7 @@ class _DyingStore:
 
         def write(*args: object, **kwargs: object) -> object:
             if not self.dead and name == self._die_at and not (
-                name == "put_record" and args and getattr(args[0], "kind", "") == "audit"
+                name == "put_record" and args and getattr(args[0], "kind", "") in ("audit", RETIREMENTS)
             ):
                 if self._left == 0:
                     self.dead = True
@@ -447,9 +448,10 @@ class _DyingStore:
 
 @pytest.mark.parametrize("die_at", ["put_record", "delete_entries"])
 def test_a_crash_between_writes_loses_nothing(tmp_path: Path, die_at: str) -> None:
-    """A crash before the index write (put_record) or before the old version goes (delete_entries):
-    afterwards the file reads as one of its two versions and no text is lost; a version no file
-    names shows under /memories/appended/, as docs/memory-tool.md says."""
+    """A crash before the index write (put_record; the retirements' journal before it is written) or before the
+    old version goes (delete_entries): afterwards the file reads as one of its two versions and no text is lost; a
+    version no file names shows under /memories/appended/, as docs/memory-tool.md says, until the sweep retires an
+    old one (tests/contract/test_memory_file_retirements.py)."""
     real = SqliteMemoryStore(tmp_path / "crash.sqlite3")
     healthy = MemoryService(real, deletion_mode=DeletionMode.IMMEDIATE, scanner=SecretScanner())
     run(healthy, command="create", path="/memories/plan.md", file_text="first line\n")

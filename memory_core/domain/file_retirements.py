@@ -1,0 +1,139 @@
+"""A memory-tool edit's old versions, journaled: a crash between its commit and their retirement is finished by the
+sweep.
+
+A command that changes a file stores the new version, commits the file index naming it (one conditional write), then
+retires the versions the index no longer names: it forgets those whose text it removed (pending an operator, or
+erased at once) and drops those whose whole text the new version keeps. A crash or an outage between the commit and
+the retirement left the old version stored for good with no name: its text, removed from the file, still showed in
+every read and came back as ``/memories/appended/<id>.md``, and nothing would ever retire it.
+
+So before the commit a command writes a journal record (kind ``file_retirement``, in the instance's deletions
+partition, naming no text) of the versions it will retire, and erases the record once they are retired. The sweep
+(``replay``) finishes every record older than ``SETTLE``: a version the index still names was never retired by a
+commit (the command lost a race, or failed before it) and is left; one it no longer names is retired as the command
+would have. Retiring twice is harmless: a forgotten entry is no longer visible, a dropped one is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memory_core.domain.erasures import SETTLE
+from memory_core.domain.errors import MemoryCoreError, NotFound
+from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, named_entry_ids
+from memory_core.domain.identity import Caller
+from memory_core.domain.memory_files import Retire
+from memory_core.domain.models import ProfileKey, Scope
+from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, deletions_partition
+from memory_core.domain.store import MemoryStore
+
+KIND = "file_retirement"
+RETIRED_BY_SWEEP = "(finished by the sweep after an interruption)"
+
+Forget = Callable[[Caller, str, str], object]
+Drop = Callable[[Caller, ProfileKey, str, str], None]
+Fence = Callable[[str, str], AbstractContextManager[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Retirement:
+    """The versions one command retires once its commit names their successors."""
+
+    id: str
+    instance_id: str
+    upn: str
+    agent_object_id: str | None
+    started_on: datetime
+    retired: tuple[Retire, ...]
+
+    def to_record(self) -> Record:
+        return Record(deletions_partition(self.instance_id), KIND, self.id, {
+            "upn": self.upn, "agent_object_id": self.agent_object_id, "started_on": self.started_on.isoformat(),
+            "retired": [[r.entry_id, r.agent_scope, r.removes_content] for r in self.retired],
+        })
+
+    @staticmethod
+    def from_record(record: Record) -> Retirement:
+        data: dict[str, Any] = record.data
+        return Retirement(
+            record.id, record.partition.instance_id, data["upn"], data.get("agent_object_id"),
+            datetime.fromisoformat(data["started_on"]),
+            tuple(Retire(str(entry_id), bool(agent_scope), bool(removes)) for entry_id, agent_scope, removes
+                  in data["retired"]),
+        )
+
+    def key(self, agent_scope: bool) -> ProfileKey:
+        if agent_scope and self.agent_object_id:
+            return ProfileKey(self.instance_id, self.upn, Scope.AGENT, self.agent_object_id)
+        return ProfileKey(self.instance_id, self.upn, Scope.USER)
+
+
+class FileRetirements:
+    """Begin, end and replay the journal of a memory-tool command's retirements (see the module's docstring).
+
+    ``forget(caller, instance_id, entry_id)`` and ``drop(caller, key, entry_id, detail)`` retire one version as the
+    command does (``MemoryService.forget``, ``MemoryService.drop_version`` with ``maybe_hidden``)."""
+
+    def __init__(
+        self, store: MemoryStore, *, clock: Callable[[], datetime], forget: Forget, drop: Drop,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._forget = forget
+        self._drop = drop
+
+    def begin(
+        self, caller: Caller, instance_id: str, agent_object_id: str | None, retired: tuple[Retire, ...]
+    ) -> Retirement | None:
+        """Journal ``retired`` before the commit that names their successors (None, and no write, for none).
+        Raises the store's errors: nothing is committed then."""
+        if not retired:
+            return None
+        retirement = Retirement(uuid.uuid4().hex, instance_id, caller.upn, agent_object_id, self._clock(), retired)
+        self._store.put_record(retirement.to_record())
+        return retirement
+
+    def end(self, retirement: Retirement | None) -> None:
+        """The versions are retired, or the commit certainly did not happen: the record goes."""
+        if retirement is not None:
+            self._store.delete_record(deletions_partition(retirement.instance_id), KIND, retirement.id)
+
+    def replay(self, instance_id: str | None = None) -> int:
+        """Retire what every record older than ``SETTLE`` names and its user's file index no longer names; answers
+        how many records were finished. One that keeps failing is left for the next sweep and holds up no other."""
+        if instance_id is not None:
+            records = self._store.query_records(deletions_partition(instance_id), KIND)
+        else:  # the scheduled sweep: every instance, one cross-partition query
+            records = self._store.query_records_of_owner(DELETIONS_OWNER, KIND)
+        settled = self._clock() - SETTLE
+        done = 0
+        for retirement in sorted((Retirement.from_record(r) for r in records), key=lambda r: (r.started_on, r.id)):
+            if retirement.started_on > settled:
+                continue  # a command under way finishes it itself
+            try:
+                self._finish(retirement)
+            except MemoryCoreError:
+                continue
+            done += 1
+        return done
+
+    def _finish(self, retirement: Retirement) -> None:
+        index = self._store.get_record(Partition(retirement.instance_id, retirement.upn), INDEX_KIND, INDEX_ID)
+        named = named_entry_ids(index.data) if index else set()
+        caller = Caller(retirement.upn)
+        for retire in retirement.retired:
+            if retire.entry_id in named:
+                continue  # no commit retired it: the command lost its race or failed before committing
+            if retire.removes_content:
+                with contextlib.suppress(NotFound):  # gone, or hidden by a deletion already
+                    self._forget(caller, retirement.instance_id, retire.entry_id)
+            elif self._store.get_entry(retirement.instance_id, retirement.upn, retire.entry_id) is not None:
+                self._drop(caller, retirement.key(retire.agent_scope), retire.entry_id,
+                           f"superseded: its whole text is kept in the file's new version {RETIRED_BY_SWEEP}")
+        self.end(retirement)

@@ -1,0 +1,142 @@
+"""A memory-tool command's old versions are retired even when it stops after its commit (``domain.file_retirements``).
+
+A command commits the file index naming a file's new version, then retires the old one: forgets it when its text was
+removed, drops it when the new version keeps it. A crash between the two left the old version stored with no name for
+good: its removed text showed in every read and came back as ``/memories/appended/<id>.md`` (an audit's ``kill -9``
+on the Cosmos test server, in both deletion modes). Here the crash is raised right after the commit; the sweep that
+runs once the journal has settled must retire the version as the command would have, and only then.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from memory_core.domain.erasures import SETTLE
+from memory_core.domain.file_retirements import KIND
+from memory_core.domain.identity import Caller
+from memory_core.domain.memory_file_service import MemoryFiles
+from memory_core.domain.models import Scope
+from memory_core.domain.records import deletions_partition
+from memory_core.domain.service import DeletionMode, MemoryService
+from memory_core.domain.store import MemoryStore
+
+INSTANCE = "retirements"
+REMOVED = "PRIVATE-DIAGNOSIS"
+
+
+class Crash(Exception):
+    """The process dying right after the index's commit."""
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(microseconds=1)
+        return self.now
+
+
+def _setup(store: MemoryStore, mode: DeletionMode) -> tuple[MemoryService, MemoryFiles, Caller, _Clock]:
+    clock = _Clock()
+    service = MemoryService(store, deletion_mode=mode, clock=clock)
+    files = MemoryFiles(service)
+    caller = Caller(upn=f"retire-{uuid.uuid4().hex[:10]}@contoso.com")
+    files.execute(caller, INSTANCE, None, {"command": "create", "path": "/memories/health.md",
+                                           "file_text": f"- diet: vegetarian\n- {REMOVED}\n"})
+    return service, files, caller, clock
+
+
+def _crash_after_commit(monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise Crash("killed after the commit")
+
+    monkeypatch.setattr(MemoryFiles, "_finish", crash)
+
+
+def _journal(store: MemoryStore, caller: Caller) -> list[Any]:
+    return [r for r in store.query_records(deletions_partition(INSTANCE), KIND) if r.data["upn"] == caller.upn]
+
+
+def _read(service: MemoryService, caller: Caller) -> str:
+    return service.get(caller, INSTANCE, Scope.USER, None).content_markdown
+
+
+@pytest.mark.parametrize("mode", [DeletionMode.IMMEDIATE, DeletionMode.OPERATOR_APPROVAL])
+def test_text_a_crashed_edit_removed_is_forgotten_by_the_sweep(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, mode: DeletionMode
+) -> None:
+    """str_replace removes a line and crashes after its commit: the file reads without it at once, the old version
+    (with it) is stored with no name; a sweep before the journal settles leaves it to the command, and the sweep
+    after forgets it: erased (immediate) or held for an operator (approval), out of every read and listing."""
+    service, files, caller, clock = _setup(store, mode)
+    with monkeypatch.context() as patch:
+        _crash_after_commit(patch)
+        with pytest.raises(Crash):
+            files.execute(caller, INSTANCE, None, {"command": "str_replace", "path": "/memories/health.md",
+                                                   "old_str": f"- {REMOVED}\n", "new_str": ""})
+    assert REMOVED in _read(service, caller) and len(_journal(store, caller)) == 1  # the fault, before the sweep
+    service.custody.sweep(instance_id=INSTANCE)
+    assert REMOVED in _read(service, caller)  # an edit under way finishes itself
+    clock.now += SETTLE + timedelta(seconds=1)
+    service.custody.sweep(instance_id=INSTANCE)
+    assert REMOVED not in _read(service, caller) and _journal(store, caller) == []
+    listing = files.execute(caller, INSTANCE, None, {"command": "view", "path": "/memories"}).text
+    assert "appended" not in listing and "health.md" in listing
+    assert files.execute(caller, INSTANCE, None, {"command": "view", "path": "/memories/health.md"}).text.count(
+        "vegetarian") == 1
+    stored = "".join(e.content_markdown for s in store.load_partition(INSTANCE, caller.upn) for e in s.entries)
+    assert (REMOVED in stored) is (mode is DeletionMode.OPERATOR_APPROVAL)  # held, not erased, until approved
+    pending = service.custody.page(INSTANCE, None, limit=10, upn=caller.upn).items
+    assert [r.kind.value for r in pending] == (["forget"] if mode is DeletionMode.OPERATOR_APPROVAL else [])
+
+
+def test_a_version_a_crashed_insert_kept_whole_is_dropped_by_the_sweep(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """insert keeps the old text in the new version; crashed after its commit, the old version showed as a second
+    copy of the file's text. The sweep drops it, with no deletion request (nothing is lost)."""
+    service, files, caller, clock = _setup(store, DeletionMode.OPERATOR_APPROVAL)
+    with monkeypatch.context() as patch:
+        _crash_after_commit(patch)
+        with pytest.raises(Crash):
+            files.execute(caller, INSTANCE, None, {"command": "insert", "path": "/memories/health.md",
+                                                   "insert_line": 0, "insert_text": "- allergy: none\n"})
+    assert _read(service, caller).count("vegetarian") == 2
+    clock.now += SETTLE + timedelta(seconds=1)
+    service.custody.sweep(instance_id=INSTANCE)
+    assert _read(service, caller).count("vegetarian") == 1 and "allergy" in _read(service, caller)
+    assert service.custody.page(INSTANCE, None, limit=10, upn=caller.upn).items == []
+    assert _journal(store, caller) == []
+
+
+def test_a_command_stopped_before_its_commit_retires_nothing(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The journal is written before the commit: a command stopped between them (the store down at the index's
+    write) leaves the file as it was, and the sweep must not forget its only version."""
+    service, files, caller, clock = _setup(store, DeletionMode.IMMEDIATE)
+
+    def down() -> None:
+        raise Crash("killed before the commit")
+
+    stopped = MemoryFiles(service, on_commit=down)
+    with pytest.raises(Crash):
+        stopped.execute(caller, INSTANCE, None, {"command": "str_replace", "path": "/memories/health.md",
+                                                 "old_str": f"- {REMOVED}\n", "new_str": ""})
+    clock.now += SETTLE + timedelta(seconds=1)
+    service.custody.sweep(instance_id=INSTANCE)
+    assert REMOVED in files.execute(caller, INSTANCE, None, {"command": "view", "path": "/memories/health.md"}).text
+    assert _journal(store, caller) == []
+
+
+def test_a_finished_command_leaves_no_journal(store: MemoryStore) -> None:
+    service, files, caller, _ = _setup(store, DeletionMode.IMMEDIATE)
+    files.execute(caller, INSTANCE, None, {"command": "str_replace", "path": "/memories/health.md",
+                                           "old_str": f"- {REMOVED}\n", "new_str": ""})
+    files.execute(caller, INSTANCE, None, {"command": "delete", "path": "/memories/health.md"})
+    assert _journal(store, caller) == [] and REMOVED not in _read(service, caller)
