@@ -24,22 +24,14 @@ from memory_core.domain.models import Scope
 from memory_core.domain.records import Partition, deletions_partition
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService
 from memory_core.domain.store import MemoryStore
+from tests.support.clock import TickingClock
 
 INSTANCE = "erasures"
 SECRET = "diagnosis: ORIGINAL-PRIVATE-TEXT"
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(microseconds=1)
-        return self.now
-
-
-def _setup(store: MemoryStore) -> tuple[MemoryService, Caller, _Clock]:
-    clock = _Clock()
+def _setup(store: MemoryStore) -> tuple[MemoryService, Caller, TickingClock]:
+    clock = TickingClock(datetime(2026, 12, 6, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
     service = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE, clock=clock)
     caller = Caller(upn=f"erasures-{uuid.uuid4().hex[:10]}@contoso.com")
     MemoryFiles(service).execute(caller, INSTANCE, None, {"command": "create", "path": "/memories/medical/notes.md",
@@ -73,7 +65,7 @@ def _journal(store: MemoryStore, caller: Caller) -> list[Any]:
     return [r for r in store.query_records(deletions_partition(INSTANCE), KIND) if r.data["upn"] == caller.upn]
 
 
-def _sweep_later(service: MemoryService, clock: _Clock) -> None:
+def _sweep_later(service: MemoryService, clock: TickingClock) -> None:
     clock.now += SETTLE + timedelta(seconds=1)
     service.custody.sweep(instance_id=INSTANCE)
 

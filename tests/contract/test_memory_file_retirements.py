@@ -23,6 +23,7 @@ from memory_core.domain.models import Scope
 from memory_core.domain.records import deletions_partition
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.store import MemoryStore
+from tests.support.clock import TickingClock
 
 INSTANCE = "retirements"
 REMOVED = "PRIVATE-DIAGNOSIS"
@@ -32,17 +33,8 @@ class Crash(Exception):
     """The process dying right after the index's commit."""
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(microseconds=1)
-        return self.now
-
-
-def _setup(store: MemoryStore, mode: DeletionMode) -> tuple[MemoryService, MemoryFiles, Caller, _Clock]:
-    clock = _Clock()
+def _setup(store: MemoryStore, mode: DeletionMode) -> tuple[MemoryService, MemoryFiles, Caller, TickingClock]:
+    clock = TickingClock(datetime(2026, 12, 6, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
     service = MemoryService(store, deletion_mode=mode, clock=clock)
     files = MemoryFiles(service)
     caller = Caller(upn=f"retire-{uuid.uuid4().hex[:10]}@contoso.com")
