@@ -26,7 +26,6 @@ How /memories maps onto the storage model (docs/memory-tool.md has the whole des
 
 from __future__ import annotations
 
-import json
 import time
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -35,29 +34,25 @@ from typing import TYPE_CHECKING, Any
 
 from memory_core.domain import memory_paths as texts
 from memory_core.domain.audit import AuditAction
-from memory_core.domain.custody_fence import fenced_until, without_fences
+from memory_core.domain.custody_fence import fenced_until
 from memory_core.domain.errors import (
     Conflict,
     Forbidden,
-    InvalidInput,
     MemoryCoreError,
     NotFound,
     Unavailable,
 )
-from memory_core.domain.file_entries import FileEntries, file_entries
+from memory_core.domain.file_entries import file_entries
 from memory_core.domain.file_index import (
     INDEX_ID,
     INDEX_KIND,
-    files_elsewhere,
-    in_stored_form,
-    index_data,
     namespace_of,
 )
 from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.memory_file_commits import FileCommits, Snapshot
 from memory_core.domain.memory_files import (
     AGENT_DIR,
     FailedWithSideEffect,
-    FileNode,
     Namespace,
     Outcome,
     Retire,
@@ -69,22 +64,11 @@ from memory_core.domain.memory_paths import parse_path
 from memory_core.domain.models import ProfileKey, Scope, sha256_hex
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import PendingDeletion, WriteOptions
+from memory_core.domain.views import PendingDeletion
 
 if TYPE_CHECKING:  # the service's read machinery loads with the composition root, not with the routes (cold start)
     from memory_core.domain.service import MemoryService
 
-FILE_TAG = "memory-file"
-MAX_FILES = 2000
-# The file index is one record: its JSON, as the Cosmos DB SDK sends it (non-ASCII escaped), stays well inside an
-# item's 2 MB. Directories count here, not in MAX_FILES: a 1,024-character path makes about 500 of them.
-MAX_INDEX_BYTES = 1024 * 1024
-# Whitespace-only text cannot be an entry (appends refuse it); it is kept in the index, up to this size, of these
-# characters only. No person reading the memory sees it, and a model reads it: spaces and tabs, or Unicode's other
-# spaces and separators, are how whitespace steganography writes bits. An empty file, or a few blank lines, is
-# what a model means by one.
-MAX_INLINE_BYTES = 256
-_BLANK = frozenset(" \t\r\n")
 _ATTEMPTS = 12
 # How long a command waits for a deletion of the user's memory to be recorded (its fence): a few writes, milliseconds.
 FENCE_WAIT = 5.0
@@ -99,13 +83,6 @@ class FileAnswer:
 
     text: str
     pending_request_ids: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    record: Record | None
-    namespace: Namespace
-    entries: FileEntries[Namespace]
 
 
 class MemoryFiles:
@@ -123,7 +100,7 @@ class MemoryFiles:
     ) -> None:
         self._service = service
         self._store: MemoryStore = service.store
-        self._on_commit = on_commit  # tests: widen the race window between reading and committing
+        self._commits = FileCommits(service, on_commit)  # on_commit, for tests: widen the race window before it
         self._sleep = sleep
 
     def execute(
@@ -169,25 +146,21 @@ class MemoryFiles:
                 side_effect = failed.error  # type: ignore[assignment]
             if not outcome.changed:
                 return FileAnswer(outcome.answer)
-            # The versions it retires are journaled before the commit (``domain.file_retirements``): a crash between
+            # The versions it retires are journaled with the commit (``domain.file_retirements``): a crash between
             # the commit and their retirement leaves them to the sweep, not stored for good with no name.
-            retirements = self._service.file_retirements
-            journal = retirements.begin(caller, instance_id, agent.object_id if agent else None, outcome.retired)
             try:
-                committed, etag = self._commit(caller, instance_id, agent, snapshot, outcome, session_id, operation_id)
-            except MemoryCoreError as failed:
-                if not isinstance(failed, Unavailable):  # a refusal: certainly not committed (an outage may have)
-                    retirements.end(journal)
-                if isinstance(failed, Conflict) and failed.code == "index_changed":
+                commit = self._commits.commit(caller, instance_id, agent, snapshot, outcome, session_id, operation_id)
+            except Conflict as race:
+                if race.code == "index_changed":
                     continue
                 raise
             if side_effect is not None:
                 # What it changed is audited as any change is; the model is told only of the refusal.
-                self._finish(caller, instance_id, agent, cmd, outcome, committed, etag, refused=True)
-                retirements.end(journal)
+                self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag, refused=True)
+                self._service.file_retirements.end(commit.journal)
                 raise side_effect
-            answer = self._finish(caller, instance_id, agent, cmd, outcome, committed, etag)
-            retirements.end(journal)
+            answer = self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag)
+            self._service.file_retirements.end(commit.journal)
             return answer
         raise Conflict("the memory files kept changing during this command; retry", code="conflict")
 
@@ -199,7 +172,7 @@ class MemoryFiles:
             keys[True] = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent.object_id)
         return keys
 
-    def _snapshot(self, caller: Caller, instance_id: str, agent: AgentContext | None, *, wait: bool = True) -> _Snapshot:
+    def _snapshot(self, caller: Caller, instance_id: str, agent: AgentContext | None, *, wait: bool = True) -> Snapshot:
         keys = self._keys(caller, instance_id, agent)
         partition = Partition(instance_id, caller.upn)
         record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
@@ -216,7 +189,7 @@ class MemoryFiles:
             raise Conflict("the memory files kept changing during this command; retry", code="conflict")
         namespace = entries.files_for(record.etag if record else None,
                                       lambda: namespace_of(caller, agent, record, entries))
-        return _Snapshot(record, namespace, entries)
+        return Snapshot(record, namespace, entries)
 
     def _unfenced(self, partition: Partition, record: Record | None) -> Record | None:
         """The index record once no deletion's fence stands in it (``domain.custody_fence``): read again after
@@ -230,93 +203,6 @@ class MemoryFiles:
             pause = min(pause * 2, 0.1)
             record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
         return record
-
-    # -- committing ------------------------------------------------------------------
-
-    def _commit(
-        self,
-        caller: Caller,
-        instance_id: str,
-        agent: AgentContext | None,
-        snapshot: _Snapshot,
-        outcome: Outcome,
-        session_id: str | None,
-        operation_id: str | None,
-    ) -> tuple[Namespace, str | None]:
-        """Store new versions, then swap the index in one conditional write: the namespace and the index's new etag.
-        ``Conflict("index_changed")`` on a race."""
-        after = outcome.namespace
-        assert after is not None
-        # Every tree of the index counts, other agents' too. A command that does not add a file goes through, so that
-        # a user past the bound (counted per agent before) can still edit, move and delete.
-        elsewhere = files_elsewhere(snapshot.record, agent)
-        files = elsewhere + _named(after)
-        if files > MAX_FILES and files > elsewhere + _named(snapshot.namespace):
-            raise InvalidInput(f"memory holds at most {MAX_FILES} files; delete some first", code="too_many_files")
-        stored: list[tuple[bool, str]] = []
-        try:
-            for rel in outcome.written:
-                node = after.files[rel]
-                agent_scope = is_agent_path(rel)
-                if node.text.strip():
-                    view = self._service.append(
-                        caller, instance_id, Scope.AGENT if agent_scope else Scope.USER, agent, node.text,
-                        WriteOptions(reason=f"memory file {texts.ROOT}/{rel}", session_id=session_id,
-                                     operation_id=operation_id, tags=(FILE_TAG,)),
-                    )
-                    assert view.entry_id is not None
-                    stored.append((agent_scope, view.entry_id))
-                    after.files[rel] = FileNode(node.text, view.entry_id)
-                elif len(node.text) > MAX_INLINE_BYTES or not _BLANK.issuperset(node.text):
-                    raise InvalidInput(
-                        f"a memory file of only whitespace holds at most {MAX_INLINE_BYTES} spaces, tabs and line "
-                        "breaks (no other space or separator): no person reading the memory sees it",
-                        code="invalid_input",
-                    )
-            if self._on_commit is not None:
-                self._on_commit()
-            etag = self._save_index(caller, instance_id, agent, snapshot, after)
-        except BaseException:
-            self._withdraw(caller, instance_id, agent, stored)
-            raise
-        return after, etag
-
-    def _save_index(
-        self,
-        caller: Caller,
-        instance_id: str,
-        agent: AgentContext | None,
-        snapshot: _Snapshot,
-        after: Namespace,
-    ) -> str | None:
-        data = without_fences(index_data(snapshot.record, snapshot.entries, agent, after, caller, self._service.now()))
-        size = len(json.dumps(data))
-        # A command that does not grow the index goes through, so that deleting makes room in one past the bound
-        # (stored before there was one).
-        if size > MAX_INDEX_BYTES and (
-                snapshot.record is None or size > len(json.dumps(in_stored_form(snapshot.record.data)))):
-            raise InvalidInput(
-                "the memory files' names, directories and empty files take at most 1 MiB; delete or rename some first",
-                code="file_index_full",
-            )
-        partition = Partition(instance_id, caller.upn)
-        try:
-            if snapshot.record is None:
-                return self._store.create_record(Record(partition, INDEX_KIND, INDEX_ID, data)).etag
-            return self._store.put_record(Record(partition, INDEX_KIND, INDEX_ID, data, snapshot.record.etag)).etag
-        except Conflict as race:
-            raise Conflict("the memory file index changed", code="index_changed") from race
-
-    def _withdraw(
-        self, caller: Caller, instance_id: str, agent: AgentContext | None, stored: list[tuple[bool, str]]
-    ) -> None:
-        """Erase versions this attempt stored but never published (it lost a race or failed): audited."""
-        keys = self._keys(caller, instance_id, agent)
-        for agent_scope, entry_id in stored:
-            self._service.drop_version(
-                caller, keys[agent_scope], entry_id,
-                "withdrawn: an unpublished version of a command that is retried or failed",
-            )
 
     def _finish(
         self,
@@ -386,11 +272,6 @@ class MemoryFiles:
             caller, key, retire.entry_id, "superseded: its whole text is kept in the file's new version",
             maybe_hidden=maybe_hidden,
         )
-
-
-def _named(namespace: Namespace) -> int:
-    """The files of ``namespace`` the index names (an appended entry's file is no name of the model's)."""
-    return sum(not node.derived for node in namespace.files.values())
 
 
 def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...], *, refused: bool = False) -> str:

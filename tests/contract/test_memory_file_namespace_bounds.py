@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from memory_core.domain import memory_file_service
+from memory_core.domain import memory_file_commits
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import AgentContext, Caller
@@ -134,7 +134,7 @@ def test_an_index_stored_with_empty_agent_trees_reads_and_sheds_them_on_the_next
 def test_a_users_file_bound_counts_every_agents_files(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     """"A user has at most 2000 files": the bound counted the user's files and the calling agent's only, so each agent
     added 2000 more. Every tree of the index counts; a command that adds no file still goes through at the bound."""
-    monkeypatch.setattr(memory_file_service, "MAX_FILES", 3)
+    monkeypatch.setattr(memory_file_commits, "MAX_FILES", 3)
     service, caller = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE), _caller()
     other = AgentContext("/instances/i/agents/mail", "Mail")
     _run(service, caller, AGENT, command="create", path="/memories/agent/a.md", file_text="a")

@@ -16,8 +16,10 @@ from typing import Any
 import pytest
 
 from memory_core.domain.erasures import SETTLE
+from memory_core.domain.errors import Unavailable
 from memory_core.domain.file_retirements import KIND
 from memory_core.domain.identity import Caller
+from memory_core.domain.memory_file_commits import FileCommits
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import Scope
 from memory_core.domain.records import deletions_partition
@@ -132,3 +134,34 @@ def test_a_finished_command_leaves_no_journal(store: MemoryStore) -> None:
                                            "old_str": f"- {REMOVED}\n", "new_str": ""})
     files.execute(caller, INSTANCE, None, {"command": "delete", "path": "/memories/health.md"})
     assert _journal(store, caller) == [] and REMOVED not in _read(service, caller)
+
+
+@pytest.mark.parametrize("applied", [True, False])
+def test_an_outage_at_the_index_write_loses_no_text_whether_or_not_it_applied(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, applied: bool
+) -> None:
+    """The index's write answers 503 after it applied (a timeout that lost only the answer), or without applying.
+    Applied: the command goes on as committed, and the file reads its new version (withdrawing the versions the
+    index names, then retiring the old one, lost the file's whole text). Not applied: what it stored is withdrawn and
+    its journal ended, and the file reads as before. Either way nothing is left for the sweep to take."""
+    service, files, caller, clock = _setup(store, DeletionMode.IMMEDIATE)
+    real = FileCommits._save_index
+
+    def lost_answer(self: FileCommits, *args: Any) -> str | None:
+        if applied:
+            real(self, *args)
+        raise Unavailable("the store did not answer in time")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(FileCommits, "_save_index", lost_answer)
+        command = {"command": "insert", "path": "/memories/health.md", "insert_line": 0, "insert_text": "- new\n"}
+        if applied:
+            files.execute(caller, INSTANCE, None, command)
+        else:
+            with pytest.raises(Unavailable):
+                files.execute(caller, INSTANCE, None, command)
+    clock.now += SETTLE + timedelta(seconds=1)
+    service.custody.sweep(instance_id=INSTANCE)
+    shown = files.execute(caller, INSTANCE, None, {"command": "view", "path": "/memories/health.md"}).text
+    assert "vegetarian" in shown and REMOVED in shown and ("- new" in shown) is applied
+    assert _read(service, caller).count("vegetarian") == 1 and _journal(store, caller) == []

@@ -190,7 +190,7 @@ def test_the_file_index_stays_within_its_bound_whatever_the_directories(service:
     """Directories are not files, but every one is a name in the user's one index record: a rename of a missing file
     to a 1,000-character path makes about 500 of them. The record stays under 1 MiB (an item of Cosmos DB holds 2 MB):
     past it a command is refused and changes nothing, and deleting makes room again."""
-    from memory_core.domain.memory_file_service import MAX_INDEX_BYTES
+    from memory_core.domain.memory_file_commits import MAX_INDEX_BYTES
 
     deep = "/a" * 495
     made = 0

@@ -1,0 +1,197 @@
+"""A memory-tool command's commit: its new versions stored, the versions it retires journaled, then the file index
+swapped in one conditional write (``memory_file_service`` reads, runs and retires; this writes).
+
+A commit leaves nothing of a command that is refused (a race for the index, a bound, a refused write): the versions
+it stored are withdrawn and its journal ended. An outage at the index's write is not a refusal: the write may have
+applied and only its answer been lost. Withdrawing versions an applied index names would leave files naming nothing,
+and the journal would then retire the old versions too: the file's whole text lost. So the index is read again; the
+versions are withdrawn only when it names none of them, and when it cannot be read they stay (a version no file names
+shows under ``appended/``: nothing is lost) and so does the journal, for the sweep (``domain.file_retirements``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from memory_core.domain import memory_paths as texts
+from memory_core.domain.custody_fence import without_fences
+from memory_core.domain.errors import Conflict, InvalidInput, MemoryCoreError, Unavailable
+from memory_core.domain.file_entries import FileEntries
+from memory_core.domain.file_index import (
+    INDEX_ID,
+    INDEX_KIND,
+    files_elsewhere,
+    in_stored_form,
+    index_data,
+    named_entry_ids,
+)
+from memory_core.domain.file_retirements import Retirement
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.memory_files import FileNode, Namespace, Outcome, is_agent_path
+from memory_core.domain.models import ProfileKey, Scope
+from memory_core.domain.records import Partition, Record
+from memory_core.domain.views import WriteOptions
+
+if TYPE_CHECKING:
+    from memory_core.domain.service import MemoryService
+
+FILE_TAG = "memory-file"
+MAX_FILES = 2000
+# The file index is one record: its JSON, as the Cosmos DB SDK sends it (non-ASCII escaped), stays well inside an
+# item's 2 MB. Directories count here, not in MAX_FILES: a 1,024-character path makes about 500 of them.
+MAX_INDEX_BYTES = 1024 * 1024
+# Whitespace-only text cannot be an entry (appends refuse it); it is kept in the index, up to this size, of these
+# characters only. No person reading the memory sees it, and a model reads it: spaces and tabs, or Unicode's other
+# spaces and separators, are how whitespace steganography writes bits. An empty file, or a few blank lines, is
+# what a model means by one.
+MAX_INLINE_BYTES = 256
+_BLANK = frozenset(" \t\r\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a command read: the index record (None before the first file), its namespace and the entries."""
+
+    record: Record | None
+    namespace: Namespace
+    entries: FileEntries[Namespace]
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A committed command: the namespace as the index now names it, the index's etag as this command wrote it, and
+    the journal of the versions it retires (None for none), for the command to end once they are retired."""
+
+    namespace: Namespace
+    etag: str | None
+    journal: Retirement | None
+
+
+class FileCommits:
+    """Commits memory-tool commands for ``service`` (``on_commit``: a test seam run just before the index's write)."""
+
+    def __init__(self, service: MemoryService, on_commit: Callable[[], None] | None = None) -> None:
+        self._service = service
+        self._store = service.store
+        self._on_commit = on_commit
+
+    def commit(
+        self, caller: Caller, instance_id: str, agent: AgentContext | None, snapshot: Snapshot, outcome: Outcome,
+        session_id: str | None, operation_id: str | None,
+    ) -> Commit:
+        """Store the new versions, journal the retired ones, then swap the index (see the module's docstring).
+
+        Raises ``Conflict("index_changed")`` when another command committed first, ``InvalidInput`` past a bound,
+        what ``MemoryService.append`` raises for a version, and ``Unavailable`` for an outage."""
+        after = outcome.namespace
+        assert after is not None
+        # Every tree of the index counts, other agents' too. A command that does not add a file goes through, so that
+        # a user past the bound (counted per agent before) can still edit, move and delete.
+        elsewhere = files_elsewhere(snapshot.record, agent)
+        files = elsewhere + _named(after)
+        if files > MAX_FILES and files > elsewhere + _named(snapshot.namespace):
+            raise InvalidInput(f"memory holds at most {MAX_FILES} files; delete some first", code="too_many_files")
+        retirements = self._service.file_retirements
+        stored: list[tuple[bool, str]] = []
+        journal: Retirement | None = None
+        try:
+            self._store_versions(caller, instance_id, agent, after, outcome.written, stored, session_id, operation_id)
+            journal = retirements.begin(caller, instance_id, agent.object_id if agent else None, outcome.retired)
+            if self._on_commit is not None:
+                self._on_commit()
+            etag = self._save_index(caller, instance_id, agent, snapshot, after)
+        except Unavailable:
+            verdict, etag = self._index_write(caller, instance_id, snapshot, stored)
+            if verdict == "applied":
+                return Commit(after, etag, journal)
+            if verdict == "refused":
+                self._withdraw(caller, instance_id, agent, stored)
+                retirements.end(journal)
+            raise
+        except BaseException:
+            self._withdraw(caller, instance_id, agent, stored)
+            retirements.end(journal)
+            raise
+        return Commit(after, etag, journal)
+
+    def _store_versions(
+        self, caller: Caller, instance_id: str, agent: AgentContext | None, after: Namespace, written: tuple[str, ...],
+        stored: list[tuple[bool, str]], session_id: str | None, operation_id: str | None,
+    ) -> None:
+        """Append each written file's new version, noting it in ``stored`` (to withdraw) and in ``after``."""
+        for rel in written:
+            node = after.files[rel]
+            agent_scope = is_agent_path(rel)
+            if node.text.strip():
+                view = self._service.append(
+                    caller, instance_id, Scope.AGENT if agent_scope else Scope.USER, agent, node.text,
+                    WriteOptions(reason=f"memory file {texts.ROOT}/{rel}", session_id=session_id,
+                                 operation_id=operation_id, tags=(FILE_TAG,)),
+                )
+                assert view.entry_id is not None
+                stored.append((agent_scope, view.entry_id))
+                after.files[rel] = FileNode(node.text, view.entry_id)
+            elif len(node.text) > MAX_INLINE_BYTES or not _BLANK.issuperset(node.text):
+                raise InvalidInput(
+                    f"a memory file of only whitespace holds at most {MAX_INLINE_BYTES} spaces, tabs and line "
+                    "breaks (no other space or separator): no person reading the memory sees it",
+                    code="invalid_input",
+                )
+
+    def _save_index(
+        self, caller: Caller, instance_id: str, agent: AgentContext | None, snapshot: Snapshot, after: Namespace,
+    ) -> str | None:
+        data = without_fences(index_data(snapshot.record, snapshot.entries, agent, after, caller, self._service.now()))
+        size = len(json.dumps(data))
+        # A command that does not grow the index goes through, so that deleting makes room in one past the bound
+        # (stored before there was one).
+        if size > MAX_INDEX_BYTES and (
+                snapshot.record is None or size > len(json.dumps(in_stored_form(snapshot.record.data)))):
+            raise InvalidInput(
+                "the memory files' names, directories and empty files take at most 1 MiB; delete or rename some first",
+                code="file_index_full",
+            )
+        partition = Partition(instance_id, caller.upn)
+        try:
+            if snapshot.record is None:
+                return self._store.create_record(Record(partition, INDEX_KIND, INDEX_ID, data)).etag
+            return self._store.put_record(Record(partition, INDEX_KIND, INDEX_ID, data, snapshot.record.etag)).etag
+        except Conflict as race:
+            raise Conflict("the memory file index changed", code="index_changed") from race
+
+    def _index_write(
+        self, caller: Caller, instance_id: str, snapshot: Snapshot, stored: list[tuple[bool, str]]
+    ) -> tuple[Literal["applied", "refused", "unknown"], str | None]:
+        """After an outage: whether the index's write applied (and the index's etag then), from the index read again.
+        As the command read it: refused. Naming the versions this command stored (no other command can): applied.
+        Moved with nothing of this command's to recognize in it (another command may have written over an applied
+        write), or unreadable: unknown."""
+        try:
+            record = self._store.get_record(Partition(instance_id, caller.upn), INDEX_KIND, INDEX_ID)
+        except MemoryCoreError:
+            return "unknown", None
+        etag = record.etag if record else None
+        if etag == (snapshot.record.etag if snapshot.record else None):
+            return "refused", None
+        if stored and record is not None and {entry_id for _, entry_id in stored} <= named_entry_ids(record.data):
+            return "applied", etag
+        return "unknown", None
+
+    def _withdraw(
+        self, caller: Caller, instance_id: str, agent: AgentContext | None, stored: list[tuple[bool, str]]
+    ) -> None:
+        """Erase versions this attempt stored but never published (it lost a race or failed): audited."""
+        for agent_scope, entry_id in stored:
+            key = (ProfileKey(instance_id, caller.upn, Scope.AGENT, agent.object_id) if agent_scope and agent
+                   else ProfileKey(instance_id, caller.upn, Scope.USER))
+            self._service.drop_version(
+                caller, key, entry_id, "withdrawn: an unpublished version of a command that is retried or failed",
+            )
+
+
+def _named(namespace: Namespace) -> int:
+    """The files of ``namespace`` the index names (an appended entry's file is no name of the model's)."""
+    return sum(not node.derived for node in namespace.files.values())
