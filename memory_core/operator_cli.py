@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel
 
-from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
+from memory_core.client import CoreApiClient, CoreApiFailure, CoreApiUnreachable, http_status_of
 from memory_core.domain.errors import ConfigurationError, InvalidInput, MemoryCoreError
 from memory_core.domain.hidden_text_scan import DEFAULT_OWNERS_PER_PAGE, ENTRIES_PER_PAGE, MAX_OWNERS_PER_PAGE
 from memory_core.edge.errors import exit_code_for, status_for
@@ -166,7 +166,11 @@ async def _every_page(page: Callable[[str | None], Awaitable[Listing]], items: s
     stderr after each page but the last: an instance may hold more than a page, and none may be left out."""
     whole = await page(None)
     continuation = getattr(whole, "continuation", None)
+    seen: set[str] = set()
     while continuation:
+        if continuation in seen:  # a service that hands a token back would page for ever
+            raise CoreApiFailure(f"the service repeated a continuation after {len(getattr(whole, items))} {items}")
+        seen.add(continuation)
         print(f"read {len(getattr(whole, items))} {items} so far", file=sys.stderr, flush=True)
         more = await page(continuation)
         getattr(whole, items).extend(getattr(more, items))

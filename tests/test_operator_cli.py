@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import signal
@@ -17,10 +18,12 @@ import pytest
 
 from memory_core import operator_cli
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.client import CoreApiFailure
 from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, agent_hash
 from memory_core.domain.records import Partition, Record
+from memory_core.wire.custody import DeletionListResponse
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer, running_server
 
 
@@ -288,3 +291,17 @@ def test_a_service_that_does_not_answer_in_time_is_named_as_such(
     assert code == 6
     assert err.splitlines() == [f"memory-core operator: {url} gave no answer within 0.5 s; the request may still be "
                                 "running there"]
+
+
+def test_a_listing_whose_continuation_repeats_stops_with_an_error() -> None:
+    """A service (or a proxy) that hands the same continuation back would keep `list` paging for ever: the second
+    time a token comes back, the listing stops with CoreApiFailure naming how much it read."""
+    calls: list[str | None] = []
+
+    async def page(after: str | None) -> DeletionListResponse:
+        calls.append(after)
+        return DeletionListResponse(requests=[], continuation="same-token")
+
+    with pytest.raises(CoreApiFailure, match="repeated a continuation after 0 requests"):
+        asyncio.run(operator_cli._every_page(page, "requests"))
+    assert calls == [None, "same-token"]

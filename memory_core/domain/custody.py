@@ -23,6 +23,7 @@ the next run could no longer find.
 from __future__ import annotations
 
 import builtins
+import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -40,6 +41,8 @@ from memory_core.domain.paging import Page, check_page_size, decode_token, encod
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import ContentScanner, refuse_operator_text
+
+log = logging.getLogger("memory_core.custody")
 
 SweepFault = Callable[[str, DeletionRequest], None]
 
@@ -256,13 +259,15 @@ class CustodyService:
             records = self._store.query_records(deletions_partition(instance_id), RecordKind.DELETION_REQUEST, where)
         else:  # the scheduled sweep: every instance, one cross-partition query
             records = self._store.query_records_of_owner(DELETIONS_OWNER, RecordKind.DELETION_REQUEST, where)
-        approved = sorted((DeletionRequest.from_record(r) for r in records), key=lambda r: (r.decided_on or r.requested_on, r.id))
+        approved = sorted(_readable(records), key=lambda r: (r.decided_on or r.requested_on, r.id))
         executed = []
         for request in approved:
             try:
                 executed.append(self._execute(actor, request))
-            except MemoryCoreError:  # a Conflict: another sweep got there first; the next run sees its result. Else
-                continue  # left for the next run: one request that keeps failing holds up none of the others
+            except Conflict:
+                continue  # another sweep got there first; the next run sees its result
+            except MemoryCoreError as error:  # left for the next run: one that keeps failing holds up no other
+                log.warning("approved deletion request %s was left for the next sweep: %r", request.id, error)
         # Retention's sweep step (SQLite; Cosmos DB expires items by their ttl itself).
         self._store.erase_expired_records(self._clock())
         return executed
@@ -397,3 +402,13 @@ class CustodyService:
     def _key(request: DeletionRequest, scope: str, agent_object_id: str | None, owner: str | None = None) -> ProfileKey:
         return ProfileKey(request.instance_id, owner or request.upn, Scope(scope), agent_object_id)
 
+
+def _readable(records: builtins.list[Record]) -> builtins.list[DeletionRequest]:
+    """The requests ``records`` hold; one that cannot be read (another layout) is logged and left."""
+    requests = []
+    for record in records:
+        try:
+            requests.append(DeletionRequest.from_record(record))
+        except (KeyError, TypeError, ValueError) as error:
+            log.warning("deletion request record %s cannot be read and was left: %r", record.id, error)
+    return requests

@@ -17,15 +17,15 @@ would have. Retiring twice is harmless: a forgotten entry is no longer visible, 
 from __future__ import annotations
 
 import contextlib
+import logging
 import uuid
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from memory_core.domain.erasures import SETTLE
-from memory_core.domain.errors import MemoryCoreError, NotFound
+from memory_core.domain.erasures import claim, settles_on
+from memory_core.domain.errors import Conflict, MemoryCoreError, NotFound
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, named_entry_ids
 from memory_core.domain.identity import Caller
 from memory_core.domain.memory_files import Retire
@@ -34,11 +34,14 @@ from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, delet
 from memory_core.domain.store import MemoryStore
 
 KIND = "file_retirement"
+#: How long a record waits beyond ``SETTLE`` per version it names: a directory's delete of 2,000 files under
+#: approval takes about two minutes on Cosmos DB, and is not to be raced by the sweep.
+SETTLE_PER_VERSION = timedelta(milliseconds=250)
 RETIRED_BY_SWEEP = "(finished by the sweep after an interruption)"
 
 Forget = Callable[[Caller, str, str], object]
 Drop = Callable[[Caller, ProfileKey, str, str], None]
-Fence = Callable[[str, str], AbstractContextManager[None]]
+log = logging.getLogger("memory_core.file_retirements")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,20 +108,27 @@ class FileRetirements:
             self._store.delete_record(deletions_partition(retirement.instance_id), KIND, retirement.id)
 
     def replay(self, instance_id: str | None = None) -> int:
-        """Retire what every record older than ``SETTLE`` names and its user's file index no longer names; answers
-        how many records were finished. One that keeps failing is left for the next sweep and holds up no other."""
+        """Retire what every settled record names and its user's file index no longer names; answers how many
+        records were finished. A record is claimed first (a conditional write), so two sweeps at once (the timer and
+        an operator's) never retire one twice; a claim a crashed sweep left settles again. One that keeps failing,
+        or cannot be read, is left for the next sweep, logged, and holds up no other."""
         if instance_id is not None:
             records = self._store.query_records(deletions_partition(instance_id), KIND)
         else:  # the scheduled sweep: every instance, one cross-partition query
             records = self._store.query_records_of_owner(DELETIONS_OWNER, KIND)
-        settled = self._clock() - SETTLE
+        now = self._clock()
         done = 0
-        for retirement in sorted((Retirement.from_record(r) for r in records), key=lambda r: (r.started_on, r.id)):
-            if retirement.started_on > settled:
-                continue  # a command under way finishes it itself
+        for record in sorted(records, key=lambda r: (str(r.data.get("started_on")), r.id)):
             try:
+                retirement = Retirement.from_record(record)
+                if now < settles_on(record, SETTLE_PER_VERSION * len(retirement.retired)):
+                    continue  # a command (or a sweep) under way finishes it itself
+                claim(self._store, record, now)
                 self._finish(retirement)
-            except MemoryCoreError:
+            except Conflict:
+                continue  # another sweep claimed it first
+            except (MemoryCoreError, KeyError, TypeError, ValueError) as error:
+                log.warning("a memory-tool retirement journal %s was left for the next sweep: %r", record.id, error)
                 continue
             done += 1
         return done

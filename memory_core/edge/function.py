@@ -22,6 +22,7 @@ import azure.functions as func
 from pydantic import BaseModel
 
 from memory_core import composition
+from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.admission import Answer, Call, admit
 from memory_core.edge.errors import JSON, response_for_error
 from memory_core.edge.spec import SMALL_BODY_BYTES, EndpointSpec
@@ -48,8 +49,8 @@ def _route_headers(spec: EndpointSpec) -> dict[str, str]:
         return {}
     try:
         settings = composition.runtime().settings
-    except Exception:
-        settings = None  # the 500 of a runtime that cannot be built still carries the route's (strictest) headers
+    except MemoryCoreError:  # a runtime that cannot be built (settings, the store): its 500 still carries the
+        settings = None  # route's headers, the strictest
     return spec.headers(settings)
 
 

@@ -8,6 +8,7 @@ nor stay stored once the sweep has run: no entry under the watermark, no file na
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,7 +22,7 @@ from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import Caller
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import Scope
-from memory_core.domain.records import Partition, deletions_partition
+from memory_core.domain.records import Partition, Record, deletions_partition
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService
 from memory_core.domain.store import MemoryStore
 from tests.support.clock import TickingClock
@@ -161,3 +162,42 @@ def test_a_replace_stopped_before_its_new_content_was_stored_erases_nothing(
     _sweep_later(service, clock)
     assert SECRET in service.get(caller, INSTANCE, Scope.USER, None).content_markdown
     assert "- fact 2" in _stored(store, caller) and _journal(store, caller) == []
+
+
+def test_a_journal_that_cannot_be_read_holds_up_no_other(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A record of another layout (a field missing) is logged and left; the interrupted clear beside it is finished,
+    and so are the approved requests (a KeyError stopped the whole sweep)."""
+    service, caller, clock = _setup(store)
+    store.put_record(Record(deletions_partition(INSTANCE), KIND, "unreadable", {"upn": caller.upn}))
+    _outage_at(monkeypatch, store, "delete_entries")
+    with pytest.raises(Unavailable):
+        service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    with caplog.at_level(logging.WARNING, logger="memory_core.erasures"):
+        _sweep_later(service, clock)
+    assert "ORIGINAL-PRIVATE-TEXT" not in _stored(store, caller)
+    assert [r.id for r in _journal(store, caller)] == ["unreadable"] and "unreadable" in caplog.text
+
+
+def test_two_sweeps_at_once_finish_an_erasure_once(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second sweep that read the journal before the first claimed it finds it claimed: one clear event (two
+    sweeps at once audited the erasure twice)."""
+    service, caller, clock = _setup(store)
+    _outage_at(monkeypatch, store, "delete_entries")
+    with pytest.raises(Unavailable):
+        service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    clock.now += SETTLE + timedelta(seconds=1)
+    stale = store.query_records(deletions_partition(INSTANCE), KIND)
+    erasures = service.custody.erasures
+    real_finish = erasures.finish
+
+    def finish_while_another_sweep_runs(erasure: Any, *, replayed: bool = False) -> int:
+        with monkeypatch.context() as patch:
+            patch.setattr(store, "query_records", lambda *a, **k: stale)
+            assert erasures.replay(INSTANCE) == 0
+        return real_finish(erasure, replayed=replayed)
+
+    monkeypatch.setattr(erasures, "finish", finish_while_another_sweep_runs)
+    assert erasures.replay(INSTANCE) == 1
+    assert [e.action for e in service.audit_trail(INSTANCE, caller.upn)].count(AuditAction.CLEAR) == 1

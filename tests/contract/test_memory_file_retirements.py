@@ -165,3 +165,31 @@ def test_an_outage_at_the_index_write_loses_no_text_whether_or_not_it_applied(
     shown = files.execute(caller, INSTANCE, None, {"command": "view", "path": "/memories/health.md"}).text
     assert "vegetarian" in shown and REMOVED in shown and ("- new" in shown) is applied
     assert _read(service, caller).count("vegetarian") == 1 and _journal(store, caller) == []
+
+
+def test_two_sweeps_at_once_retire_a_version_once(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timer's sweep and an operator's run together: a second replay starting while the first retires the
+    crashed edit's old version finds the journal claimed and files no second request (it filed two)."""
+    service, files, caller, clock = _setup(store, DeletionMode.OPERATOR_APPROVAL)
+    with monkeypatch.context() as patch:
+        _crash_after_commit(patch)
+        with pytest.raises(Crash):
+            files.execute(caller, INSTANCE, None, {"command": "str_replace", "path": "/memories/health.md",
+                                                   "old_str": f"- {REMOVED}\n", "new_str": ""})
+    clock.now += SETTLE + timedelta(seconds=1)
+    stale = store.query_records(deletions_partition(INSTANCE), KIND)  # what a second sweep read before the claim
+    real_forget = service.forget
+    second: list[int] = []
+
+    def forget_while_another_sweep_runs(*args: Any, **kwargs: Any) -> Any:
+        second.append(service.file_retirements.replay(INSTANCE))
+        with monkeypatch.context() as patch:
+            patch.setattr(store, "query_records", lambda *a, **k: stale)
+            second.append(service.file_retirements.replay(INSTANCE))
+        return real_forget(*args, **kwargs)
+
+    monkeypatch.setattr(service.file_retirements, "_forget", forget_while_another_sweep_runs)
+    assert service.file_retirements.replay(INSTANCE) == 1
+    assert second == [0, 0]
+    requests = service.custody.page(INSTANCE, None, limit=10, upn=caller.upn).items
+    assert [r.kind.value for r in requests] == ["forget"] and _journal(store, caller) == []

@@ -8,6 +8,7 @@ is left for the next run and holds up none of the others.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from typing import Any
 
@@ -103,9 +104,9 @@ def test_a_sweep_crashed_at_any_step_leaves_no_file_name_and_counts_once(store: 
     assert service.custody.sweep(instance_id=INSTANCE) == []
 
 
-def test_a_request_that_fails_holds_up_none_of_the_others(store: MemoryStore) -> None:
+def test_a_request_that_fails_holds_up_none_of_the_others(store: MemoryStore, caplog: pytest.LogCaptureFixture) -> None:
     """The first approved request fails (a store refusal, such as Cosmos DB's 413): the next is executed in the
-    same run, and the failed one in a later run."""
+    same run, the failure is logged with the request's id, and the failed one is executed in a later run."""
     service, first, second = _service(store), _caller(), _caller()
     service.append(first, INSTANCE, Scope.USER, None, "- first's fact")
     service.append(second, INSTANCE, Scope.USER, None, "- second's fact")
@@ -117,6 +118,8 @@ def test_a_request_that_fails_holds_up_none_of_the_others(store: MemoryStore) ->
             raise PayloadTooLarge("the request is too large")
 
     failing = CustodyService(store, service.audit, clock=TickingClock(), new_id=lambda: uuid.uuid4().hex, fault=refuse)
-    assert [r.id for r in failing.sweep(instance_id=INSTANCE)] == [other_id]
+    with caplog.at_level(logging.WARNING, logger="memory_core.custody"):
+        assert [r.id for r in failing.sweep(instance_id=INSTANCE)] == [other_id]
+    assert failing_id in caplog.text
     assert [r.id for r in service.custody.sweep(instance_id=INSTANCE)] == [failing_id]
     assert all(s.entries == [] for u in (first, second) for s in store.load_partition(INSTANCE, u.upn))
