@@ -264,8 +264,8 @@ class CustodyService:
         for request in approved:
             try:
                 executed.append(self._execute(actor, request))
-            except Conflict:
-                continue  # another sweep got there first; the next run sees its result
+            except Conflict as error:  # another sweep got there first (the next run sees its result), or a race
+                log.info("approved deletion request %s was left for the next sweep: %r", request.id, error)
             except MemoryCoreError as error:  # left for the next run: one that keeps failing holds up no other
                 log.warning("approved deletion request %s was left for the next sweep: %r", request.id, error)
         # Retention's sweep step (SQLite; Cosmos DB expires items by their ttl itself).

@@ -149,17 +149,18 @@ class ImmediateErasures:
             records = self._store.query_records(deletions_partition(instance_id), KIND)
         else:  # the scheduled sweep: every instance, one cross-partition query
             records = self._store.query_records_of_owner(DELETIONS_OWNER, KIND)
-        now = self._clock()
         done = 0
         for record in sorted(records, key=lambda r: (str(r.data.get("started_on")), r.id)):
             try:
+                now = self._clock()  # at the claim: an earlier record may have taken minutes
                 if now < settles_on(record):
                     continue  # an erasure under way finishes itself
                 erasure = Erasure.from_record(record)
-                claim(self._store, record, now)
+                try:
+                    claim(self._store, record, now)
+                except Conflict:
+                    continue  # another sweep claimed it first
                 self.finish(erasure, replayed=True)
-            except Conflict:
-                continue  # another sweep claimed it first
             except (MemoryCoreError, KeyError, TypeError, ValueError) as error:
                 # Left for the next sweep: one that keeps failing holds up neither the others nor the requests.
                 log.warning("an immediate erasure's journal %s was left for the next sweep: %r", record.id, error)

@@ -11,7 +11,8 @@ So before the commit a command writes a journal record (kind ``file_retirement``
 partition, naming no text) of the versions it will retire, and erases the record once they are retired. The sweep
 (``replay``) finishes every record older than ``SETTLE``: a version the index still names was never retired by a
 commit (the command lost a race, or failed before it) and is left; one it no longer names is retired as the command
-would have. Retiring twice is harmless: a forgotten entry is no longer visible, a dropped one is gone.
+would have. A sweep claims a record before it replays it (a conditional write), so two sweeps at once retire a
+version once: under operator approval a second forget would file a second request.
 """
 
 from __future__ import annotations
@@ -116,17 +117,18 @@ class FileRetirements:
             records = self._store.query_records(deletions_partition(instance_id), KIND)
         else:  # the scheduled sweep: every instance, one cross-partition query
             records = self._store.query_records_of_owner(DELETIONS_OWNER, KIND)
-        now = self._clock()
         done = 0
         for record in sorted(records, key=lambda r: (str(r.data.get("started_on")), r.id)):
             try:
                 retirement = Retirement.from_record(record)
+                now = self._clock()  # at the claim: an earlier record may have taken minutes
                 if now < settles_on(record, SETTLE_PER_VERSION * len(retirement.retired)):
                     continue  # a command (or a sweep) under way finishes it itself
-                claim(self._store, record, now)
+                try:
+                    claim(self._store, record, now)
+                except Conflict:
+                    continue  # another sweep claimed it first
                 self._finish(retirement)
-            except Conflict:
-                continue  # another sweep claimed it first
             except (MemoryCoreError, KeyError, TypeError, ValueError) as error:
                 log.warning("a memory-tool retirement journal %s was left for the next sweep: %r", record.id, error)
                 continue

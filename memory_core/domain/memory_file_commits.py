@@ -1,12 +1,13 @@
 """A memory-tool command's commit: its new versions stored, the versions it retires journaled, then the file index
 swapped in one conditional write (``memory_file_service`` reads, runs and retires; this writes).
 
-A commit leaves nothing of a command that is refused (a race for the index, a bound, a refused write): the versions
-it stored are withdrawn and its journal ended. An outage at the index's write is not a refusal: the write may have
-applied and only its answer been lost. Withdrawing versions an applied index names would leave files naming nothing,
-and the journal would then retire the old versions too: the file's whole text lost. So the index is read again; the
-versions are withdrawn only when it names none of them, and when it cannot be read they stay (a version no file names
-shows under ``appended/``: nothing is lost) and so does the journal, for the sweep (``domain.file_retirements``).
+A commit leaves nothing of a command that is refused (a race for the index, a bound, a refused write, an outage
+before the index's write): the versions it stored are withdrawn and its journal ended. An outage at the index's write
+is not a refusal: the write may have applied and only its answer been lost, or still be in flight. Withdrawing
+versions an applied index names would leave files naming nothing, and the journal would then retire the old versions
+too: the file's whole text lost. So the index is read again (``_index_write``): the versions are withdrawn only once
+the write is certainly refused, and when that cannot be known they stay (a version no file names shows under
+``appended/``: nothing is lost) and so does the journal, for the sweep (``domain.file_retirements``).
 """
 
 from __future__ import annotations
@@ -97,16 +98,18 @@ class FileCommits:
         retirements = self._service.file_retirements
         stored: list[tuple[bool, str]] = []
         journal: Retirement | None = None
+        writing = False  # an outage before the index's write is a plain failure: nothing was published
         try:
             self._store_versions(caller, instance_id, agent, after, outcome.written, stored, session_id, operation_id)
             journal = retirements.begin(caller, instance_id, agent.object_id if agent else None, outcome.retired)
             if self._on_commit is not None:
                 self._on_commit()
+            writing = True
             etag = self._save_index(caller, instance_id, agent, snapshot, after)
         except Unavailable:
-            verdict, etag = self._index_write(caller, instance_id, snapshot, stored)
-            if verdict == "applied":
-                return Commit(after, etag, journal)
+            verdict = self._index_write(caller, instance_id, snapshot, stored) if writing else "refused"
+            if verdict == "applied":  # no etag: the index may have moved since (a deletion's fence), so ``_finish``
+                return Commit(after, None, journal)  # asks before dropping a version a deletion may have hidden
             if verdict == "refused":
                 self._withdraw(caller, instance_id, agent, stored)
                 retirements.end(journal)
@@ -164,21 +167,28 @@ class FileCommits:
 
     def _index_write(
         self, caller: Caller, instance_id: str, snapshot: Snapshot, stored: list[tuple[bool, str]]
-    ) -> tuple[Literal["applied", "refused", "unknown"], str | None]:
-        """After an outage: whether the index's write applied (and the index's etag then), from the index read again.
-        As the command read it: refused. Naming the versions this command stored (no other command can): applied.
-        Moved with nothing of this command's to recognize in it (another command may have written over an applied
-        write), or unreadable: unknown."""
+    ) -> Literal["applied", "refused", "unknown"]:
+        """After an outage at the index's write: whether it applied, from the index read again.
+
+        As the command read it: the write may still be in flight (a client's timeout), so the index is written
+        again as it is, on the etag the late write would need: that refuses it for good, and the write is refused.
+        Naming the versions this command stored (no other command can): applied. Moved with nothing of this
+        command's to recognize in it (another command may have written over an applied write), or unreadable:
+        unknown."""
+        partition = Partition(instance_id, caller.upn)
         try:
-            record = self._store.get_record(Partition(instance_id, caller.upn), INDEX_KIND, INDEX_ID)
+            record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
+            if record is not None and snapshot.record is not None and record.etag == snapshot.record.etag:
+                try:
+                    self._store.put_record(record)  # conditional on the etag it was read with
+                    return "refused"
+                except Conflict:  # it landed meanwhile: decide from what is there now
+                    record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
         except MemoryCoreError:
-            return "unknown", None
-        etag = record.etag if record else None
-        if etag == (snapshot.record.etag if snapshot.record else None):
-            return "refused", None
+            return "unknown"
         if stored and record is not None and {entry_id for _, entry_id in stored} <= named_entry_ids(record.data):
-            return "applied", etag
-        return "unknown", None
+            return "applied"
+        return "unknown"
 
     def _withdraw(
         self, caller: Caller, instance_id: str, agent: AgentContext | None, stored: list[tuple[bool, str]]

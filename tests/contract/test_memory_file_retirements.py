@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from memory_core.domain.erasures import SETTLE
-from memory_core.domain.errors import Unavailable
+from memory_core.domain.errors import Conflict, Unavailable
 from memory_core.domain.file_retirements import KIND
 from memory_core.domain.identity import Caller
 from memory_core.domain.memory_file_commits import FileCommits
@@ -193,3 +193,87 @@ def test_two_sweeps_at_once_retire_a_version_once(store: MemoryStore, monkeypatc
     assert second == [0, 0]
     requests = service.custody.page(INSTANCE, None, limit=10, upn=caller.upn).items
     assert [r.kind.value for r in requests] == ["forget"] and _journal(store, caller) == []
+
+
+def test_a_claim_made_late_in_a_long_sweep_is_not_taken_by_another(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two crashed edits; the sweep spends three minutes on the first. Its claim of the second is stamped when it is
+    made, so a second sweep starting meanwhile finds it freshly claimed and leaves it (stamped with the time the first
+    sweep began, it looked settled, and both swept it)."""
+    service, files, caller, clock = _setup(store, DeletionMode.OPERATOR_APPROVAL)
+    other = Caller(upn=f"retire-{uuid.uuid4().hex[:10]}@contoso.com")
+    files.execute(other, INSTANCE, None, {"command": "create", "path": "/memories/health.md",
+                                          "file_text": f"- diet: vegan\n- {REMOVED}\n"})
+    with monkeypatch.context() as patch:
+        _crash_after_commit(patch)
+        for who in (caller, other):
+            with pytest.raises(Crash):
+                files.execute(who, INSTANCE, None, {"command": "str_replace", "path": "/memories/health.md",
+                                                    "old_str": f"- {REMOVED}\n", "new_str": ""})
+    clock.now += SETTLE + timedelta(seconds=1)
+    real_forget = service.forget
+    second: list[int] = []
+
+    def slow_then_raced(who: Caller, *args: Any, **kwargs: Any) -> Any:
+        if who.upn == caller.upn:
+            clock.now += timedelta(minutes=3)  # the first record takes long
+        else:
+            second.append(service.file_retirements.replay(INSTANCE))
+        return real_forget(who, *args, **kwargs)
+
+    monkeypatch.setattr(service.file_retirements, "_forget", slow_then_raced)
+    assert service.file_retirements.replay(INSTANCE) == 2 and second == [0]
+    for who in (caller, other):
+        assert len(service.custody.page(INSTANCE, None, limit=10, upn=who.upn).items) == 1
+
+
+def test_an_outage_before_the_index_write_withdraws_what_was_stored(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The journal's write fails after the new version was stored, while another command moves the index: nothing
+    of this command was published, so its version is withdrawn (no leftover under appended/) and the file reads as
+    before (taken for an outage at the index's write, with the index moved, it was left unknown and kept)."""
+    service, files, caller, _ = _setup(store, DeletionMode.IMMEDIATE)
+
+    real_begin = service.file_retirements.begin
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        if args[3]:  # this command's journal (the other command retires nothing)
+            MemoryFiles(service).execute(caller, INSTANCE, None, {"command": "create", "path": "/memories/other.md",
+                                                                  "file_text": "- another command's file\n"})
+            raise Unavailable("the store is down")
+        return real_begin(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(service.file_retirements, "begin", down)
+        with pytest.raises(Unavailable):
+            files.execute(caller, INSTANCE, None, {"command": "insert", "path": "/memories/health.md",
+                                                   "insert_line": 0, "insert_text": "- new\n"})
+    listing = files.execute(caller, INSTANCE, None, {"command": "view", "path": "/memories"}).text
+    assert "appended" not in listing and "- new" not in _read(service, caller)
+
+
+def test_an_index_write_still_in_flight_after_its_outage_can_no_longer_land(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index's write times out before it reaches the store and lands later (a client's timeout): the command,
+    having found the index as it read it, withdraws its version only after writing the index again on that etag,
+    so the late write is refused and cannot publish a withdrawn version."""
+    _, files, caller, _ = _setup(store, DeletionMode.IMMEDIATE)
+    real = FileCommits._save_index
+    in_flight: list[tuple[Any, ...]] = []
+
+    def timed_out(self: FileCommits, *args: Any) -> str | None:
+        in_flight.append((self, *args))
+        raise Unavailable("the store did not answer in time")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(FileCommits, "_save_index", timed_out)
+        with pytest.raises(Unavailable):
+            files.execute(caller, INSTANCE, None, {"command": "insert", "path": "/memories/health.md",
+                                                   "insert_line": 0, "insert_text": "- new\n"})
+    with pytest.raises(Conflict):
+        real(*in_flight[0])  # the write, landing late
+    shown = files.execute(caller, INSTANCE, None, {"command": "view", "path": "/memories/health.md"}).text
+    assert "vegetarian" in shown and "- new" not in shown
