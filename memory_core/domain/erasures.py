@@ -10,32 +10,26 @@ So each writes a journal record first (kind ``immediate_erasure``, in the instan
 no text), then its writes, and erases the record last. A clear's file names go before its entries: a replay finds
 what the watermark covers among what is still stored, so names left behind entries already erased would stay.
 Every step can run twice: ``finish`` erases what is left and audits, and the sweep (``replay``) finishes every
-record older than ``SETTLE`` (an erasure under way is left to finish itself), claiming it first with a conditional
-write, so two sweeps at once finish it once. A crash after the event and before the record's erasure audits the
+settled record, claimed once (``domain.journals``: an erasure under way is left to finish itself). A crash after the event and before the record's erasure audits the
 erasure twice.
 """
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from memory_core.domain import team_copies
+from memory_core.domain import journals, team_copies
 from memory_core.domain.audit import AuditAction, AuditTrail, entry_fields
-from memory_core.domain.errors import Conflict, MemoryCoreError
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState, Share, shared_copy_id
-from memory_core.domain.records import DELETIONS_OWNER, Record, deletions_partition
+from memory_core.domain.records import Record, deletions_partition
 from memory_core.domain.store import MemoryStore
 
 KIND = "immediate_erasure"
-log = logging.getLogger("memory_core.erasures")
-#: How old a journal record must be before the sweep finishes it: an erasure under way takes well under this.
-SETTLE = timedelta(minutes=2)
 
 Action = Literal["clear", "replace", "forget"]
 EraseFileNames = Callable[[str, str, "list[str | None] | None", "datetime | None", "list[str]"], None]
@@ -143,41 +137,7 @@ class ImmediateErasures:
         return any(e.id == erasure.entry["id"] for e in state.entries)
 
     def replay(self, instance_id: str | None = None) -> int:
-        """Finish every journaled erasure a crash or an outage left (settled: ``settles_on``); answers how many.
-        Each is claimed first, so two sweeps at once finish (and audit) it once."""
-        if instance_id is not None:
-            records = self._store.query_records(deletions_partition(instance_id), KIND)
-        else:  # the scheduled sweep: every instance, one cross-partition query
-            records = self._store.query_records_of_owner(DELETIONS_OWNER, KIND)
-        done = 0
-        for record in sorted(records, key=lambda r: (str(r.data.get("started_on")), r.id)):
-            try:
-                now = self._clock()  # at the claim: an earlier record may have taken minutes
-                if now < settles_on(record):
-                    continue  # an erasure under way finishes itself
-                erasure = Erasure.from_record(record)
-                try:
-                    claim(self._store, record, now)
-                except Conflict:
-                    continue  # another sweep claimed it first
-                self.finish(erasure, replayed=True)
-            except (MemoryCoreError, KeyError, TypeError, ValueError) as error:
-                # Left for the next sweep: one that keeps failing holds up neither the others nor the requests.
-                log.warning("an immediate erasure's journal %s was left for the next sweep: %r", record.id, error)
-                continue
-            done += 1
-        return done
-
-
-def settles_on(record: Record, more: timedelta = timedelta(0)) -> datetime:
-    """When the sweep may replay a journal ``record`` (this module's, ``file_retirements``'): ``SETTLE`` and ``more``
-    after it was written or last claimed by a sweep (a claim a crashed sweep left settles again)."""
-    started = max(datetime.fromisoformat(record.data[name]) for name in ("started_on", "claimed_on")
-                  if record.data.get(name))
-    return started + SETTLE + more
-
-
-def claim(store: MemoryStore, record: Record, now: datetime) -> None:
-    """Mark a journal ``record`` as replayed from ``now``, on the etag it was read with: ``Conflict`` when another
-    sweep claimed it since."""
-    store.put_record(replace(record, data={**record.data, "claimed_on": now.isoformat()}))
+        """Finish every journaled erasure a crash or an outage left (``journals.replay``: settled, claimed once);
+        answers how many."""
+        return journals.replay(self._store, KIND, instance_id, clock=self._clock, wait=lambda record: timedelta(0),
+                               finish=lambda record: self.finish(Erasure.from_record(record), replayed=True))

@@ -9,7 +9,7 @@ every read and came back as ``/memories/appended/<id>.md``, and nothing would ev
 
 So before the commit a command writes a journal record (kind ``file_retirement``, in the instance's deletions
 partition, naming no text) of the versions it will retire, and erases the record once they are retired. The sweep
-(``replay``) finishes every record older than ``SETTLE``: a version the index still names was never retired by a
+(``replay``) finishes every settled record (``domain.journals``): a version the index still names was never retired by a
 commit (the command lost a race, or failed before it) and is left; one it no longer names is retired as the command
 would have. A sweep claims a record before it replays it (a conditional write), so two sweeps at once retire a
 version once: under operator approval a second forget would file a second request.
@@ -18,31 +18,29 @@ version once: under operator approval a second forget would file a second reques
 from __future__ import annotations
 
 import contextlib
-import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from memory_core.domain.erasures import claim, settles_on
-from memory_core.domain.errors import Conflict, MemoryCoreError, NotFound
+from memory_core.domain import journals
+from memory_core.domain.errors import NotFound
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, named_entry_ids
 from memory_core.domain.identity import Caller
 from memory_core.domain.memory_files import Retire
 from memory_core.domain.models import ProfileKey, Scope
-from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, deletions_partition
+from memory_core.domain.records import Partition, Record, deletions_partition
 from memory_core.domain.store import MemoryStore
 
 KIND = "file_retirement"
-#: How long a record waits beyond ``SETTLE`` per version it names: a directory's delete of 2,000 files under
+#: How long a record waits beyond ``journals.SETTLE`` per version it names: a directory's delete of 2,000 files under
 #: approval takes about two minutes on Cosmos DB, and is not to be raced by the sweep.
 SETTLE_PER_VERSION = timedelta(milliseconds=250)
 RETIRED_BY_SWEEP = "(finished by the sweep after an interruption)"
 
 Forget = Callable[[Caller, str, str], object]
 Drop = Callable[[Caller, ProfileKey, str, str], None]
-log = logging.getLogger("memory_core.file_retirements")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,31 +107,12 @@ class FileRetirements:
             self._store.delete_record(deletions_partition(retirement.instance_id), KIND, retirement.id)
 
     def replay(self, instance_id: str | None = None) -> int:
-        """Retire what every settled record names and its user's file index no longer names; answers how many
-        records were finished. A record is claimed first (a conditional write), so two sweeps at once (the timer and
-        an operator's) never retire one twice; a claim a crashed sweep left settles again. One that keeps failing,
-        or cannot be read, is left for the next sweep, logged, and holds up no other."""
-        if instance_id is not None:
-            records = self._store.query_records(deletions_partition(instance_id), KIND)
-        else:  # the scheduled sweep: every instance, one cross-partition query
-            records = self._store.query_records_of_owner(DELETIONS_OWNER, KIND)
-        done = 0
-        for record in sorted(records, key=lambda r: (str(r.data.get("started_on")), r.id)):
-            try:
-                retirement = Retirement.from_record(record)
-                now = self._clock()  # at the claim: an earlier record may have taken minutes
-                if now < settles_on(record, SETTLE_PER_VERSION * len(retirement.retired)):
-                    continue  # a command (or a sweep) under way finishes it itself
-                try:
-                    claim(self._store, record, now)
-                except Conflict:
-                    continue  # another sweep claimed it first
-                self._finish(retirement)
-            except (MemoryCoreError, KeyError, TypeError, ValueError) as error:
-                log.warning("a memory-tool retirement journal %s was left for the next sweep: %r", record.id, error)
-                continue
-            done += 1
-        return done
+        """Retire what every settled record names and its user's file index no longer names (``journals.replay``:
+        claimed once, so two sweeps at once never retire a version twice); answers how many records were finished."""
+        return journals.replay(
+            self._store, KIND, instance_id, clock=self._clock,
+            wait=lambda record: SETTLE_PER_VERSION * len(record.data["retired"]),
+            finish=lambda record: self._finish(Retirement.from_record(record)))
 
     def _finish(self, retirement: Retirement) -> None:
         index = self._store.get_record(Partition(retirement.instance_id, retirement.upn), INDEX_KIND, INDEX_ID)

@@ -194,12 +194,19 @@ class FileCommits:
         self, caller: Caller, instance_id: str, agent: AgentContext | None, stored: list[tuple[bool, str]]
     ) -> None:
         """Erase versions this attempt stored but never published (it lost a race or failed): audited."""
+        keys = scope_keys(caller, instance_id, agent)
         for agent_scope, entry_id in stored:
-            key = (ProfileKey(instance_id, caller.upn, Scope.AGENT, agent.object_id) if agent_scope and agent
-                   else ProfileKey(instance_id, caller.upn, Scope.USER))
             self._service.drop_version(
-                caller, key, entry_id, "withdrawn: an unpublished version of a command that is retried or failed",
+                caller, keys[agent_scope], entry_id, "withdrawn: an unpublished version of a command that is retried or failed",
             )
+
+
+def scope_keys(caller: Caller, instance_id: str, agent: AgentContext | None) -> dict[bool, ProfileKey]:
+    """The profiles a command under ``agent`` reads and writes, by whether a path is below /memories/agent."""
+    keys = {False: ProfileKey(instance_id, caller.upn, Scope.USER)}
+    if agent is not None:
+        keys[True] = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent.object_id)
+    return keys
 
 
 def _named(namespace: Namespace) -> int:

@@ -49,7 +49,7 @@ from memory_core.domain.file_index import (
     namespace_of,
 )
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.memory_file_commits import FileCommits, Snapshot
+from memory_core.domain.memory_file_commits import FileCommits, Snapshot, scope_keys
 from memory_core.domain.memory_files import (
     AGENT_DIR,
     FailedWithSideEffect,
@@ -166,14 +166,8 @@ class MemoryFiles:
 
     # -- reading -------------------------------------------------------------------
 
-    def _keys(self, caller: Caller, instance_id: str, agent: AgentContext | None) -> dict[bool, ProfileKey]:
-        keys = {False: ProfileKey(instance_id, caller.upn, Scope.USER)}
-        if agent is not None:
-            keys[True] = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent.object_id)
-        return keys
-
     def _snapshot(self, caller: Caller, instance_id: str, agent: AgentContext | None, *, wait: bool = True) -> Snapshot:
-        keys = self._keys(caller, instance_id, agent)
+        keys = scope_keys(caller, instance_id, agent)
         partition = Partition(instance_id, caller.upn)
         record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
         for _ in range(_ATTEMPTS):
@@ -267,7 +261,7 @@ class MemoryFiles:
         self, caller: Caller, instance_id: str, agent: AgentContext | None, retire: Retire, *, maybe_hidden: bool
     ) -> None:
         """Erase an old version whose whole text the new one keeps (``MemoryService.drop_version``)."""
-        key = self._keys(caller, instance_id, agent)[retire.agent_scope]
+        key = scope_keys(caller, instance_id, agent)[retire.agent_scope]
         self._service.drop_version(
             caller, key, retire.entry_id, "superseded: its whole text is kept in the file's new version",
             maybe_hidden=maybe_hidden,

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from memory_core.domain.audit import AuditAction
-from memory_core.domain.erasures import KIND, SETTLE
+from memory_core.domain.erasures import KIND
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import Caller
+from memory_core.domain.journals import SETTLE
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import Scope
 from memory_core.domain.records import Partition, Record, deletions_partition
@@ -174,7 +175,7 @@ def test_a_journal_that_cannot_be_read_holds_up_no_other(
     _outage_at(monkeypatch, store, "delete_entries")
     with pytest.raises(Unavailable):
         service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
-    with caplog.at_level(logging.WARNING, logger="memory_core.erasures"):
+    with caplog.at_level(logging.WARNING, logger="memory_core.journals"):
         _sweep_later(service, clock)
     assert "ORIGINAL-PRIVATE-TEXT" not in _stored(store, caller)
     assert [r.id for r in _journal(store, caller)] == ["unreadable"] and "unreadable" in caplog.text

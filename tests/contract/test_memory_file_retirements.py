@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from memory_core.domain.erasures import SETTLE
 from memory_core.domain.errors import Conflict, Unavailable
 from memory_core.domain.file_retirements import KIND
 from memory_core.domain.identity import Caller
+from memory_core.domain.journals import SETTLE
 from memory_core.domain.memory_file_commits import FileCommits
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import Scope
