@@ -10,7 +10,7 @@ from __future__ import annotations
 import azure.functions as func
 
 from memory_core.domain.identity import AgentContext
-from memory_core.domain.models import Scope
+from memory_core.domain.models import Scope, Share
 from memory_core.domain.modes import OFF_READ_NOTICE
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.views import PendingDeletion, WriteOptions
@@ -90,7 +90,7 @@ def get_memory(call: Call) -> MemoryResponse:
 def append_memory(call: Call) -> MemoryResponse:
     body = call.body(AppendMemoryRequest)
     options = WriteOptions(reason=body.reason, session_id=body.session_id, operation_id=body.operation_id,
-                           agent_name=body.agent_name, tags=tuple(body.tags), share=body.share)
+                           agent_name=body.agent_name, tags=tuple(body.tags), share=Share(body.share))
     agent = _agent(body.agent_object_id, body.agent_name)
     view = call.runtime.service.append(call.caller, call.instance_id, Scope(body.scope), agent,
                                        body.content_markdown, options)
@@ -164,7 +164,7 @@ def export_memory(call: Call) -> func.HttpResponse:
 )
 def import_memory(call: Call) -> func.HttpResponse:
     body = call.body(ImportMemoryRequest)
-    options = WriteOptions(agent_name=body.agent_name, tags=tuple(body.tags), share=body.share)
+    options = WriteOptions(agent_name=body.agent_name, tags=tuple(body.tags), share=Share(body.share))
     view = call.runtime.service.import_markdown(
         call.caller, call.instance_id, Scope(body.scope), _agent(body.agent_object_id, body.agent_name),
         body.content_markdown, body.mode, options,

@@ -18,7 +18,7 @@ from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.errors import InvalidInput, PayloadTooLarge, SecretDetected
 from memory_core.domain.hidden_text import first_hidden, refusal
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, sha256_hex
+from memory_core.domain.models import SHARED_OWNER, EntryKind, MemoryEntry, ProfileKey, Scope, Share, sha256_hex
 from memory_core.domain.tags import normalize_tags
 from memory_core.domain.views import ContentScanner, WriteOptions, detector_names
 
@@ -70,6 +70,11 @@ class NewEntries:
             )
         if not allow_empty and not content.strip():
             raise InvalidInput("content_markdown must not be empty", code="empty_content")
+        if options.share is Share.LEGACY and key.upn != SHARED_OWNER:
+            # Legacy marks memory with no owner, loaded by an operator: a user's own entry claiming it would
+            # misstate where the entry came from.
+            raise InvalidInput("share must be 'private' or 'team'; 'legacy' is only for an operator's legacy import",
+                               code="invalid_share")
         tags = normalize_tags(options.tags, session_id=options.session_id, agent_id=key.agent_object_id)
         # The name the entry keeps: the write's own, or else the calling agent's (a header, the memory
         # tool's agentName, a legacy import's agent_name), screened like the write's own.

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from memory_core.domain.identity import INSTANCE_ID_PATTERN, invisible_in_identifier
-from memory_core.domain.models import Scope, Share
+from memory_core.domain.models import Scope
 from memory_core.domain.views import ImportMode, MemoryView
 from memory_core.wire.budget import MAX_BUDGET_CHARS, BudgetModel, omission_notice
 
@@ -37,6 +37,10 @@ WriteScope = Literal["user", "agent"]
 ReadScope = Literal["user", "agent", "combined"]
 
 
+WriteShare = Literal["private", "team"]
+"""What a write may ask for: ``legacy`` is only an operator's legacy import (``Share``), as on MCP."""
+
+
 class _Request(BaseModel):
     # Unknown fields are ignored, so a body "upn" can never decide ownership
     # and older clients that send extra fields keep working.
@@ -54,7 +58,7 @@ class AppendMemoryRequest(_Request):
     operation_id: ShortText | None = None
     session_id: ShortText | None = None
     tags: list[Tag] = Field(default_factory=list, max_length=64)
-    share: Share = Field(default=Share.PRIVATE, description="team marks the entry as shared with the instance")
+    share: WriteShare = Field(default="private", description="team marks the entry as shared with the instance")
 
 
 class ClearMemoryRequest(_Request):
@@ -74,7 +78,7 @@ class ImportMemoryRequest(_Request):
     content_markdown: str
     mode: ImportMode = ImportMode.APPEND
     tags: list[Tag] = Field(default_factory=list, max_length=64)
-    share: Share = Share.PRIVATE
+    share: WriteShare = "private"
 
 
 class MemoryQuery(_Request):

@@ -15,11 +15,12 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.composition import ScannerOnFirstScan
-from memory_core.domain.errors import SecretDetected
+from memory_core.domain.errors import InvalidInput, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import Scope
+from memory_core.domain.models import Scope, Share
 from memory_core.domain.new_entries import stored_beside
 from memory_core.domain.service import MemoryService, WriteOptions
+from memory_core.domain.views import ImportMode
 from tests.secrets.corpus.fake_secrets import FAKE_SECRETS
 from tests.support.clock import TickingClock
 
@@ -125,3 +126,18 @@ def test_a_secret_in_the_content_and_the_agent_id_keeps_the_id_out_of_the_refusa
     assert refused.value.message.startswith("content, agent_object_id looks like it contains a secret")
     (event,) = service.audit_trail("inst", ALEX.upn)
     assert event.agent_object_id is None and event.session_id == "s1" and GITHUB_TOKEN not in str(event)
+
+
+@pytest.mark.parametrize("write", ["append", "import"])
+def test_only_a_legacy_import_may_store_an_entry_marked_legacy(service: MemoryService, write: str) -> None:
+    """A user's own write asking for ``Share.LEGACY`` is refused before anything is stored (whatever the entry
+    point); an operator's legacy import, which stores with no owner, still marks its entry legacy."""
+    options = WriteOptions(share=Share.LEGACY)
+    with pytest.raises(InvalidInput) as refused:
+        if write == "append":
+            service.append(ALEX, "i", Scope.USER, None, "- claims to be legacy", options)
+        else:
+            service.import_markdown(ALEX, "i", Scope.USER, None, "- claims to be legacy", ImportMode.APPEND, options)
+    assert refused.value.code == "invalid_share"
+    assert service.entries(ALEX, "i", Scope.USER, None) == []
+    assert service.import_legacy("operator-key", "i", Scope.USER, None, "- from before").share is Share.LEGACY

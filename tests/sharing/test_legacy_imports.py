@@ -81,3 +81,19 @@ def test_the_trail_is_per_instance_and_operators_only(server: RunningServer, ins
     assert _trail(server, f"{instance_id}-other").json() == {"events": [], "continuation": None}
     assert as_user.status_code == 403 and _trail(server, instance_id, {}).status_code == 401
     assert [e for e in own if e["detail"] == "legacy"] == []
+
+
+def test_a_user_cannot_mark_their_own_write_as_legacy(server: RunningServer, instance_id: str) -> None:
+    """``legacy`` names memory an operator loaded with no owner: an append or import that asks for it is refused
+    with 400 (as MCP's ``share`` argument refuses it), nothing is stored, and ``private``/``team`` still work."""
+    with server.client("alex@contoso.com") as alex:
+        refused = [alex.post(f"/instances/{instance_id}/memory/{route}",
+                             json={"scope": "user", "content_markdown": "- claims to be legacy", "share": "legacy"})
+                   for route in ("append", "import")]
+        team = alex.post(f"/instances/{instance_id}/memory/append",
+                         json={"scope": "user", "content_markdown": "- a team fact", "share": "team"})
+        entries = alex.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()
+    assert [r.status_code for r in refused] == [400, 400], [r.text for r in refused]
+    assert all("share" in r.json()["error"]["message"] for r in refused), [r.text for r in refused]
+    assert team.status_code == 200
+    assert [e["share"] for e in entries["entries"]] == ["team"]
