@@ -240,11 +240,18 @@ class AgentSettingsBook:
         (``PUT_ATTEMPTS``). Raises ``HiddenText`` or ``SecretDetected`` (where "policy_instructions"),
         storing nothing, when the instructions hold text no reader sees or look like they hold a
         secret: they are sent word for word to every model that calls memory as this agent (the MCP
-        instructions and append_memory's description). Raises ``Conflict``, storing nothing, when
-        other writes kept changing the settings for every attempt.
+        instructions and append_memory's description). The same for the agent's id (where
+        "agentObjectId", a secret only) and its groups (where "allowed_group_ids"), which the settings
+        trail and the operators' agent list show. Raises ``Conflict``, storing nothing, when other
+        writes kept changing the settings for every attempt.
         """
         instructions = settings.policy_instructions
         refuse_operator_text(self._scanner, instructions, "policy_instructions")
+        # The agent's id and its groups are stored in the settings, their audit trail and the operators' agent
+        # list: screened like the agent id a memory write stores (one scan for all the groups).
+        refuse_secret(self._scanner, settings.agent_object_id, "agentObjectId")
+        if settings.allowed_group_ids:
+            refuse_operator_text(self._scanner, "\n".join(settings.allowed_group_ids), "allowed_group_ids")
         partition = Partition(instance_id, SETTINGS_OWNER)
         # Marked screened, so reads skip the scan (and a new process the detectors' load) for it.
         data = settings.to_data()

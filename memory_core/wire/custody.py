@@ -14,7 +14,7 @@ from memory_core.domain.models import MemoryEntry
 from memory_core.domain.paging import MAX_PAGE_SIZE, MAX_TOKEN_CHARS, Page
 from memory_core.domain.search import SearchHit
 from memory_core.domain.views import PendingDeletion
-from memory_core.wire.memory import AgentObjectId, ReadScope, SharingName, WriteScope
+from memory_core.wire.memory import AgentObjectId, GroupId, ReadScope, SharingName, WriteScope
 
 
 class _Query(BaseModel):
@@ -290,7 +290,7 @@ class AgentSettingsBody(BaseModel):
     auto_append: StrictBool = False
     default_write_scope: WriteScope = "user"
     policy_instructions: Annotated[str, StringConstraints(max_length=8192)] | None = None
-    allowed_group_ids: list[Annotated[str, StringConstraints(min_length=1, max_length=256)]] | None = Field(
+    allowed_group_ids: list[GroupId] | None = Field(
         default=None, max_length=256, description="When set, only callers in one of these groups may use agent scope"
     )
 

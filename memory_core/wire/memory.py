@@ -27,6 +27,11 @@ def _visible_identifier(value: str) -> str:
 AgentObjectId = Annotated[
     str, StringConstraints(min_length=1, max_length=1024, pattern=r"^\S(?:.*\S)?$"), AfterValidator(_visible_identifier)
 ]
+# A group an agent's memory is limited to (agent settings): matched against the caller's group claims, and
+# shown to operators, so held to the same rule as an agent id.
+GroupId = Annotated[
+    str, StringConstraints(min_length=1, max_length=256, pattern=r"^\S(?:.*\S)?$"), AfterValidator(_visible_identifier)
+]
 ShortText = Annotated[str, StringConstraints(max_length=1024)]
 # No comma: a search names the tags it filters on as one comma-separated parameter, so a tag holding one could be
 # stored and never be searched for.

@@ -95,9 +95,20 @@ def test_ordinary_instructions_with_numbers_are_stored(store: SqliteMemoryStore)
     assert stored.policy_instructions == instructions
 
 
-def test_settings_without_instructions_are_not_scanned(store: SqliteMemoryStore) -> None:
-    """Settings with no instructions (the default) never start the scanner, put or read: its first scan loads the
-    detectors."""
+def test_settings_without_instructions_are_read_without_the_scanner(store: SqliteMemoryStore) -> None:
+    """A put of settings with no instructions scans only what it stores that operators are shown (the agent's id,
+    its groups as one text); reading them never starts the scanner: its first scan loads the detectors, and a read
+    is on every MCP call."""
+
+    class Records:
+        ruleset = "screen-records"
+
+        def __init__(self) -> None:
+            self.scanned: list[str] = []
+
+        def scan(self, text: str) -> list[object]:
+            self.scanned.append(text)
+            return []
 
     class Refuses:
         ruleset = "screen-refuses"
@@ -105,9 +116,12 @@ def test_settings_without_instructions_are_not_scanned(store: SqliteMemoryStore)
         def scan(self, text: str) -> list[object]:
             raise AssertionError(f"scanned {text!r}")
 
-    book = _book(store, Refuses())
+    records = Records()
+    book = _book(store, records)
     assert book.put(INSTANCE, AgentSettings(AGENT, enabled=False), actor=OPERATOR).enabled is False
-    assert _book(store, Refuses()).for_models(INSTANCE, AGENT).enabled is False
+    assert book.put(INSTANCE, AgentSettings(AGENT, allowed_group_ids=("g-1", "g-2")), actor=OPERATOR).enabled
+    assert records.scanned == [AGENT, AGENT, "g-1\ng-2"]
+    assert _book(store, Refuses()).for_models(INSTANCE, AGENT).allowed_group_ids == ("g-1", "g-2")
     assert _book(store, Refuses()).for_models(INSTANCE, "/agents/never-set") == AgentSettings("/agents/never-set")
 
 

@@ -68,6 +68,34 @@ def test_instructions_holding_a_secret_are_refused_and_never_reach_a_model(
     assert "Remember seat preferences only." in (init.instructions or "") and token[:12] not in str(init)
 
 
+def test_an_agent_id_or_a_group_holding_a_secret_or_hidden_text_is_refused_and_nothing_is_stored(
+    server: RunningServer, instance_id: str
+) -> None:
+    """The agent's id and its groups are stored and shown to operators (settings, settings trail, agent list):
+    a token in either answers 422 naming where it is, a group that draws nothing or reorders text answers 400,
+    and neither the settings nor the trail nor the agent list changes."""
+    agent, token = _agent(), "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    op = {"X-API-KEY": OPERATOR_KEY}
+    _put(server, instance_id, agent, allowed_group_ids=["g-travel"]).raise_for_status()
+    trail_before = httpx.get(f"{server.api}/instances/{instance_id}/operator/agent-settings/audit", headers=op).json()
+    secret_group = _put(server, instance_id, agent, allowed_group_ids=["g-travel", f"g {token}"])
+    secret_agent = _put(server, instance_id, f"{agent}-{token}", enabled=False)
+    hidden = [_put(server, instance_id, agent, allowed_group_ids=[group])
+              for group in ("g-\u202etravel", "g\u200b\u200btravel", " g-travel")]
+    after = httpx.get(f"{server.api}/instances/{instance_id}/operator/agent-settings",
+                      params={"agentObjectId": agent}, headers=op).json()
+    trail_after = httpx.get(f"{server.api}/instances/{instance_id}/operator/agent-settings/audit", headers=op).json()
+    agents = httpx.get(f"{server.api}/instances/{instance_id}/operator/agents", headers=op).json()
+    assert secret_group.status_code == 422, secret_group.text
+    assert secret_group.json()["error"]["message"].startswith("allowed_group_ids looks like it contains a secret")
+    assert secret_agent.status_code == 422, secret_agent.text
+    assert secret_agent.json()["error"]["message"].startswith("agentObjectId looks like it contains a secret")
+    assert [r.status_code for r in hidden] == [400, 400, 400], [r.text for r in hidden]
+    assert after["allowed_group_ids"] == ["g-travel"] and after["enabled"] is True
+    assert trail_after == trail_before
+    assert token[:12] not in str(agents) + str(trail_after) + secret_group.text + secret_agent.text
+
+
 def _store_settings_as_before_the_screen(server: RunningServer, instance: str, settings: AgentSettings) -> None:
     """Write the settings record into the server's own store, as a version without the screen at PUT did."""
     store = server.open_store()
