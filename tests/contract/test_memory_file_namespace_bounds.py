@@ -102,6 +102,31 @@ def test_a_directory_rename_whose_moved_paths_form_a_secret_moves_nothing(store:
     assert "AKIAIOSF" not in _run(service, caller, command="view", path="/memories")
 
 
+@pytest.mark.parametrize("command", [
+    {"command": "create", "path": "/memories/my\u00a0notes.md", "file_text": "x"},
+    {"command": "create", "path": "/memories/trip\u3000plans/notes.md", "file_text": "x"},
+    {"command": "rename", "old_path": "/memories/note.md", "new_path": "/memories/my\u202fnote.md"},
+    {"command": "rename", "old_path": "/memories/note.md", "new_path": "/memories/trip\u2007plans/note.md"},
+], ids=["create", "create-directory", "rename", "rename-directory"])
+def test_a_blank_other_than_the_ascii_space_in_a_new_name_is_refused_and_stores_nothing(
+        store: MemoryStore, command: dict[str, object]) -> None:
+    """"my\u00a0notes.md" lists as "my notes.md". Every command that brings a name into being, a file's or a
+    directory's, refuses it, naming the code point, and leaves the index as it was."""
+    service, caller = MemoryService(store), _caller()
+    _run(service, caller, command="create", path="/memories/note.md", file_text="a note")
+    before = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
+    assert before is not None
+    blank = next(c for c in str(command.get("new_path", command.get("path"))) if c.isspace())
+
+    with pytest.raises(InvalidInput) as refused:
+        _run(service, caller, **command)
+
+    assert type(refused.value) is InvalidInput and refused.value.code == "invalid_path"  # 400 at the edge
+    assert f"(U+{ord(blank):04X})" in refused.value.message
+    after = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
+    assert after is not None and after.data == before.data
+
+
 def _agent_trees(store: MemoryStore, caller: Caller) -> dict[str, object]:
     record = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
     assert record is not None
