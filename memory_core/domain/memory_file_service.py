@@ -131,10 +131,7 @@ class MemoryFiles:
         # "/" ends a detector's token, and "AKIAIOSF/ODNN7EXAMPLE.md" stores an AWS key id as a directory and a file.
         for key in ("path", "new_path"):
             if cmd["command"] in ("create", "rename") and key in cmd:
-                stored = unicodedata.normalize("NFC", str(cmd[key]))
-                joined = stored.removeprefix(texts.ROOT).replace("/", "")
-                for name in dict.fromkeys((str(cmd[key]), stored, joined)):
-                    self._service.screen(caller, ProfileKey(instance_id, caller.upn, Scope.USER), name, name=key)
+                self._screen_name(caller, instance_id, str(cmd[key]), key)
         for _ in range(_ATTEMPTS):
             # A view changes nothing: it may read while a deletion is recorded, as any read may.
             snapshot = self._snapshot(caller, instance_id, agent, wait=cmd["command"] != "view")
@@ -146,6 +143,11 @@ class MemoryFiles:
                 side_effect = failed.error  # type: ignore[assignment]
             if not outcome.changed:
                 return FileAnswer(outcome.answer)
+            if cmd["command"] == "rename" and side_effect is None:
+                # A directory's rename brings the path of everything below it into being too, each joined to the new
+                # name: "trip/ODNN7EXAMPLE.md" renamed to "AKIAIOSF" would store the key id a create of that path is
+                # refused for. Screened as a create's path is, before anything is stored: a hit moves nothing.
+                self._screen_moved(caller, instance_id, snapshot.namespace, outcome, str(cmd["new_path"]))
             # The versions it retires are journaled with the commit (``domain.file_retirements``): a crash between
             # the commit and their retirement leaves them to the sweep, not stored for good with no name.
             try:
@@ -163,6 +165,25 @@ class MemoryFiles:
             self._service.file_retirements.end(commit.journal)
             return answer
         raise Conflict("the memory files kept changing during this command; retry", code="conflict")
+
+    def _screen_name(self, caller: Caller, instance_id: str, path: str, key: str) -> None:
+        """Refuse the new name ``path`` (the command's argument ``key``) as a write is refused: as sent, as stored (NFC)
+        and with its segments joined (``HiddenText`` or ``SecretDetected`` naming ``key``, audited)."""
+        stored = unicodedata.normalize("NFC", path)
+        joined = stored.removeprefix(texts.ROOT).replace("/", "")
+        for name in dict.fromkeys((path, stored, joined)):
+            self._service.screen(caller, ProfileKey(instance_id, caller.upn, Scope.USER), name, name=key)
+
+    def _screen_moved(self, caller: Caller, instance_id: str, before: Namespace, outcome: Outcome,
+                      new_path: str) -> None:
+        """Screen each path a rename brings into being below ``new_path`` (a moved directory's files and
+        directories), as ``new_path`` itself was screened: the names ``outcome`` holds that ``before`` did not."""
+        after = outcome.namespace
+        assert after is not None
+        new_rel = parse_path(new_path).rel
+        for rel in sorted({*after.files, *after.dirs} - {*before.files, *before.dirs}):
+            if rel.startswith(new_rel + "/"):  # new_path and its parents were screened before the command ran
+                self._screen_name(caller, instance_id, f"{texts.ROOT}/{rel}", "new_path")
 
     # -- reading -------------------------------------------------------------------
 

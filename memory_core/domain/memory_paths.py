@@ -12,8 +12,8 @@ no control characters; NFC-normalized; at most ``MAX_PATH_CHARS`` characters
 and ``MAX_SEGMENT_BYTES`` UTF-8 bytes per segment. A rejected path gets the
 reference's own refusal text. A name brought into being (``parse_new_path``: create,
 rename's destination) also has no invisible formatting character or other
-default-ignorable character, no blank that draws nothing (U+2800), and no space or other blank at either end
-of a segment, which the reference has no text for.
+default-ignorable character, no blank that draws nothing (U+2800), no space or other blank at either end
+of a segment, and no blank but the ASCII space inside one, which the reference has no text for.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ _INVISIBLE_LETTERS_AND_MARKS = DRAWN_AS_NOTHING | frozenset(
     "\u2065\u2800" + "".join(map(chr, range(0xFFF0, 0xFFF9))))
 _IGNORABLE_PLANE = (0xE0000, 0xE0FFF)
 _JOINER = "\u200d"
+_SPACE = " "
 _PICTOGRAPH_CATEGORY = "So"
 # What may stand between a pictograph and the joiner after it: emoji presentation and the skin tones.
 _EMOJI_PRESENTATION = "\ufe0f"
@@ -110,6 +111,16 @@ def parse_new_path(path: str) -> MemoryPath:
         raise InvalidInput(
             f"Path names cannot begin or end with a space or other blank character (U+{ord(blank):04X}); "
             "name the file with visible characters only",
+            code="invalid_path",
+        )
+    # Between words, the one blank is the ASCII space: "my\u00a0notes.md" or "my\u3000notes.md" lists as "my notes.md",
+    # a second file no one can tell from it. The blanks are those refused at the ends (Unicode white space); a
+    # whitespace-only file likewise holds ASCII blanks only.
+    blank = next((c for c in target.rel if c.isspace() and c != _SPACE), None)
+    if blank is not None:
+        raise InvalidInput(
+            f"Path names cannot contain a blank character other than the ASCII space (U+{ord(blank):04X}); "
+            "name the file with visible characters and plain spaces only",
             code="invalid_path",
         )
     return target

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from memory_core.domain import memory_file_commits
-from memory_core.domain.errors import InvalidInput
+from memory_core.domain.errors import InvalidInput, SecretDetected
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
@@ -17,6 +17,7 @@ from memory_core.domain.models import Scope
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.store import MemoryStore
+from memory_core.secrets import SecretScanner
 
 INSTANCE = "files-bounds"
 AGENT = AgentContext("/instances/i/agents/travel", "Travel")
@@ -76,6 +77,54 @@ def test_no_file_can_be_named_as_the_agents_mount(store: MemoryStore, path: str)
     assert "TEXT THE MODEL WROTE" not in _run(service, caller, AGENT, command="view", path="/memories")
     _run(service, caller, AGENT, command="create", path="/memories/agent/plan.md", file_text="the agent's plan")
     assert "the agent's plan" in _run(service, caller, AGENT, command="view", path="/memories/agent/plan.md")
+
+
+def test_a_directory_rename_whose_moved_paths_form_a_secret_moves_nothing(store: MemoryStore) -> None:
+    """Renaming "trip" (holding "ODNN7EXAMPLE.md" and an empty "ODNN7EXAMPLE/") to "AKIAIOSF" would store an AWS access
+    key id in the joined path of each; create refuses such a path. The rename is refused as a create is, before
+    anything is stored: the index record is the one before it, byte for byte, on every store."""
+    service, caller = MemoryService(store, scanner=SecretScanner()), _caller()
+    _run(service, caller, command="create", path="/memories/trip/ODNN7EXAMPLE.md", file_text="a note")
+    _run(service, caller, command="create", path="/memories/trip/b.md", file_text="another")
+    _run(service, caller, command="create", path="/memories/walk/ODNN7EXAMPLE/c.md", file_text="gone")
+    _run(service, caller, command="delete", path="/memories/walk/ODNN7EXAMPLE/c.md")
+    partition = Partition(INSTANCE, caller.upn)
+    before = store.get_record(partition, INDEX_KIND, INDEX_ID)
+    assert before is not None
+
+    for old in ("/memories/trip", "/memories/walk"):
+        with pytest.raises(SecretDetected) as refused:
+            _run(service, caller, command="rename", old_path=old, new_path="/memories/AKIAIOSF")
+        assert refused.value.message.startswith("new_path looks like it contains a secret")
+
+    after = store.get_record(partition, INDEX_KIND, INDEX_ID)
+    assert after is not None and (after.etag, after.data) == (before.etag, before.data)
+    assert "AKIAIOSF" not in _run(service, caller, command="view", path="/memories")
+
+
+@pytest.mark.parametrize("command", [
+    {"command": "create", "path": "/memories/my\u00a0notes.md", "file_text": "x"},
+    {"command": "create", "path": "/memories/trip\u3000plans/notes.md", "file_text": "x"},
+    {"command": "rename", "old_path": "/memories/note.md", "new_path": "/memories/my\u202fnote.md"},
+    {"command": "rename", "old_path": "/memories/note.md", "new_path": "/memories/trip\u2007plans/note.md"},
+], ids=["create", "create-directory", "rename", "rename-directory"])
+def test_a_blank_other_than_the_ascii_space_in_a_new_name_is_refused_and_stores_nothing(
+        store: MemoryStore, command: dict[str, object]) -> None:
+    """"my\u00a0notes.md" lists as "my notes.md". Every command that brings a name into being, a file's or a
+    directory's, refuses it, naming the code point, and leaves the index as it was."""
+    service, caller = MemoryService(store), _caller()
+    _run(service, caller, command="create", path="/memories/note.md", file_text="a note")
+    before = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
+    assert before is not None
+    blank = next(c for c in str(command.get("new_path", command.get("path"))) if c.isspace())
+
+    with pytest.raises(InvalidInput) as refused:
+        _run(service, caller, **command)
+
+    assert type(refused.value) is InvalidInput and refused.value.code == "invalid_path"  # 400 at the edge
+    assert f"(U+{ord(blank):04X})" in refused.value.message
+    after = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
+    assert after is not None and after.data == before.data
 
 
 def _agent_trees(store: MemoryStore, caller: Caller) -> dict[str, object]:

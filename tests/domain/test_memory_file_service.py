@@ -365,6 +365,31 @@ def test_a_secret_split_across_a_names_segments_is_refused(service: MemoryServic
     assert "AKIA" not in listing and "ODNN7" not in listing
 
 
+def test_a_directory_rename_screens_the_paths_of_what_it_moves(service: MemoryService) -> None:
+    """A rename brings every moved file's and directory's path into being, not only new_path: "trip" holding
+    "ODNN7EXAMPLE.md", renamed to "AKIAIOSF", would store "AKIAIOSF/ODNN7EXAMPLE.md", an AWS access key id that a create
+    of that path is refused for. Each resulting path is screened as a create's is; a hit refuses the whole rename
+    with create's error (naming new_path), audited, and moves nothing."""
+    run(service, command="create", path="/memories/trip/ODNN7EXAMPLE.md", file_text="x\n")
+    run(service, command="create", path="/memories/trip/plain.md", file_text="y\n")
+    run(service, command="create", path="/memories/walk/ODNN7EXAMPLE/gone.md", file_text="z\n")
+    run(service, command="delete", path="/memories/walk/ODNN7EXAMPLE/gone.md")  # leaves the directory, empty
+    before = run(service, command="view", path="/memories")
+    for old in ("/memories/trip", "/memories/walk"):
+        with pytest.raises(SecretDetected, match=r"^new_path looks like it contains a secret"):
+            run(service, command="rename", old_path=old, new_path="/memories/AKIAIOSF")
+        with pytest.raises(SecretDetected, match=r"^new_path looks like it contains a secret"):
+            run(service, command="rename", old_path=old, new_path="/memories/agent/AKIAIOSF", agent=AGENT)
+    assert run(service, command="view", path="/memories") == before
+    rejected = [event.detail for event in service.audit_trail(INSTANCE, ALEX.upn)
+                if event.action.value == "write_rejected"]
+    assert len(rejected) == 4 and all(detail.startswith("secret_detected in new_path") for detail in rejected)
+    assert not [event for event in service.audit_trail(INSTANCE, ALEX.upn)
+                if event.action.value == "memory_file" and (event.detail or "").startswith("rename")]
+    run(service, command="rename", old_path="/memories/trip", new_path="/memories/AKIA")  # no key id: moved
+    assert "\t/memories/AKIA/ODNN7EXAMPLE.md" in run(service, command="view", path="/memories")
+
+
 def test_hidden_text_in_a_file_name_is_refused_naming_the_argument(service: MemoryService) -> None:
     """A tag character in a new file's name, an override in a new name: refused as hidden text, naming the
     command's argument, in the answer and in the audited rejection; nothing is created or renamed."""

@@ -83,6 +83,38 @@ def test_a_new_name_beginning_or_ending_with_a_blank_is_refused(blank: str, wher
     assert parse_path(path).given == path
 
 
+@pytest.mark.parametrize("blank", ["\u00a0", "\u2007", "\u202f", "\u3000", "\u2003", "\u2009", "\u205f", "\u1680"],
+                         ids=["no-break-space", "figure-space", "narrow-no-break-space", "ideographic-space", "em-space",
+                              "thin-space", "math-space", "ogham-space"])
+@pytest.mark.parametrize("where", ["/memories/my{}notes.md", "/memories/trip{}plans/notes.md",
+                                   "/memories/a/b/my notes{}2.md"])
+def test_a_new_name_with_a_blank_other_than_the_ascii_space_inside_is_refused(blank: str, where: str) -> None:
+    """"my\u00a0notes.md" lists as "my notes.md": a second file no one can tell from the first, as a blank at a
+    segment's end was. Inside a name, the one blank is the ASCII space, as a whitespace-only file holds ASCII blanks
+    only: any other Unicode white space is refused in a file's or a directory's name, naming its code point; a name
+    stored before stays addressable."""
+    path = where.format(blank)
+    with pytest.raises(InvalidInput) as refused:
+        parse_new_path(path)
+    assert refused.value.code == "invalid_path"
+    assert refused.value.message == (f"Path names cannot contain a blank character other than the ASCII space "
+                                     f"(U+{ord(blank):04X}); name the file with visible characters and plain spaces "
+                                     "only")
+    assert parse_path(path).given == path
+
+
+@pytest.mark.parametrize("name", ["my\u200bnotes.md", "my\u2800notes.md", "my\u3164notes.md", "my\ufeffnotes.md"],
+                         ids=["zero-width-space", "braille-pattern-blank", "hangul-filler", "byte-order-mark"])
+def test_a_character_drawn_as_nothing_inside_a_new_name_is_refused(name: str) -> None:
+    """The blanks that draw nothing are refused inside a name too, not only as a whole name or at its ends."""
+    with pytest.raises(InvalidInput, match=r"^Path names cannot contain invisible formatting characters \(U\+"):
+        parse_new_path(f"/memories/{name}")
+
+
+def test_the_ascii_space_between_words_names_new_files() -> None:
+    assert parse_new_path("/memories/my trip/my  notes.md").parts == ("my trip", "my  notes.md")
+
+
 @pytest.mark.parametrize("path", ["/memories/café ☕.md", "/memories/❤\ufe0f.md", "/memories/日本/東京.md",
                                   "/memories/a\u0301.md", "/memories/مرحبا.md", "/memories/한국어 메모.md",
                                   "/memories/ភាសាខ្មែរ.md", "/memories/\u1100\u1161\u11a8.md"])
