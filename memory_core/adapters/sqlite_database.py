@@ -9,6 +9,7 @@ write or none of it. Every failure of SQLite leaves here as ``Unavailable``.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -18,8 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from memory_core.adapters.sqlite_schema import bring_up_to_date
-from memory_core.adapters.sqlite_wal import SAFETY_NET_PAGES, WalCheckpointer
+from memory_core.adapters.sqlite_erasure import purge_erased
+from memory_core.adapters.sqlite_wal import LOG_CAP_WAIT_SECONDS, SAFETY_NET_PAGES, WalCheckpointer
 from memory_core.domain.errors import Unavailable
+
+log = logging.getLogger("memory_core.sqlite")
 
 
 @dataclass(eq=False)  # measurements are told apart by identity
@@ -49,7 +53,7 @@ class SqliteDatabase:
         self._checkpointer = WalCheckpointer(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.connection()  # creates the schema, so a bad path fails at start
+            self.purge_erased(self.connection())  # creates the schema, so a bad path fails at start
         except (sqlite3.Error, OSError) as e:
             raise Unavailable(f"the SQLite store at {self.path} (MEMORY_SQLITE_PATH) cannot be opened: {e}") from e
 
@@ -61,6 +65,9 @@ class SqliteDatabase:
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            # Freed space and pages are overwritten with zeros: an erased entry's text does not stay in the file
+            # (the index and the log: ``sqlite_erasure``).
+            db.execute("PRAGMA secure_delete=ON")
             # The log is checkpointed by ``WalCheckpointer``; the commit that reaches this only when it cannot.
             db.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")
             bring_up_to_date(db)
@@ -127,6 +134,24 @@ class SqliteDatabase:
                     db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
         except sqlite3.Error as e:
             raise Unavailable(f"the SQLite store could not complete the write: {e}") from e
+
+    def purge_erased(self, db: sqlite3.Connection | None = None) -> None:
+        """Take erased entries' words out of the full-text index and empty the log, if the file owes it
+        (``sqlite_erasure``): after a write that deleted entries, out of its transaction, and at open.
+
+        Never raises once the file is open: a purge that fails or finds readers of an older state
+        (waited for up to ``LOG_CAP_WAIT_SECONDS``) stays owed, is logged, and is done by the next one.
+        """
+        db = db or self.connection()
+        try:
+            db.execute(f"PRAGMA busy_timeout={int(LOG_CAP_WAIT_SECONDS * 1000)}")
+            if not purge_erased(db):
+                log.warning("erased text in %s: the log could not be emptied (readers); the next purge does it",
+                            self.path)
+        except sqlite3.Error:
+            log.warning("erased text in %s: the purge failed; the next one does it", self.path, exc_info=True)
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
 
     def read(self, sql: str, params: Sequence[object]) -> list[Any]:
         """The rows of one statement, counted. Raises ``Unavailable`` when SQLite fails."""

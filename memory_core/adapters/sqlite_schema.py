@@ -10,12 +10,13 @@ from __future__ import annotations
 import sqlite3
 
 from memory_core.adapters.sqlite_checkpoints import CHECKPOINTS_SCHEMA
+from memory_core.adapters.sqlite_erasure import ERASURE_SCHEMA
 from memory_core.adapters.sqlite_fulltext import DROP_SQL, FULLTEXT_SCHEMA, REBUILD_SQL
 from memory_core.adapters.sqlite_stamps import STAMPS_SCHEMA
 
-SCHEMA_VERSION = 8  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
+SCHEMA_VERSION = 9  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
 # 5: records.expires_on (retention); 6: the FTS5 index keyed by time (sqlite_fulltext);
-# 7: read checkpoints (sqlite_checkpoints); 8: the deletion-request indexes
+# 7: read checkpoints (sqlite_checkpoints); 8: the deletion-request indexes; 9: erasure purges (sqlite_erasure)
 TABLES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
     instance_id TEXT NOT NULL,
@@ -108,10 +109,14 @@ def bring_up_to_date(db: sqlite3.Connection) -> None:
         if 0 < version < 6:
             for statement in statements(DROP_SQL):  # an index of an older layout, if any
                 db.execute(statement)
-        for statement in statements(TABLES_SCHEMA + FULLTEXT_SCHEMA + STAMPS_SCHEMA + CHECKPOINTS_SCHEMA):
+        for statement in statements(TABLES_SCHEMA + FULLTEXT_SCHEMA + STAMPS_SCHEMA + CHECKPOINTS_SCHEMA
+                                    + ERASURE_SCHEMA):
             db.execute(statement)
         if 0 < version < 6:
             db.execute(REBUILD_SQL)  # index what an older store holds, in this layout
+        if 0 < version < 9:
+            # A file from before erasures were purged may hold the words of every entry it ever erased.
+            db.execute("INSERT INTO erasure_purges (id, generation) VALUES (1, 1)")
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     except BaseException:
         db.execute("ROLLBACK")

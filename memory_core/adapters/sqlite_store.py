@@ -366,6 +366,8 @@ class SqliteMemoryStore(SqliteRecords, SqliteCheckpoints):
                     "DELETE FROM entries WHERE instance_id=? AND upn=? AND profile_id=? AND id=?",
                     (key.instance_id, key.upn, key.profile_id, entry_id),
                 ).rowcount
+        if deleted:
+            self._db.purge_erased()  # erased: out of the search index and the log too, not only out of answers
         return deleted
 
     def close(self) -> None:

@@ -1,0 +1,143 @@
+"""Erased text leaves the SQLite file (``sqlite_erasure``): not in the full-text index's segments, not in freed
+pages, not in the write-ahead log, whether the erasure is immediate, swept, or was owed when a process died."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+from memory_core.adapters.sqlite_erasure import purge_erased, purge_owed
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import Scope
+from memory_core.domain.service import MemoryService
+from memory_core.domain.views import DeletionMode, Forgotten
+from tests.support.clock import TickingClock
+
+ALEX = Caller(upn="alex@contoso.com", name="Alex")
+INSTANCE = "erasure"
+
+
+def _word() -> str:
+    return f"diagnosis{uuid.uuid4().hex[:10]}"
+
+
+def _files_holding(path: Path, word: str) -> list[str]:
+    """The store's files (the database, its log) whose bytes hold ``word`` anywhere."""
+    return [p.name for p in sorted(path.parent.glob(path.name + "*")) if word.encode() in p.read_bytes()]
+
+
+def _index_blocks_holding(path: Path, word: str) -> int:
+    db = sqlite3.connect(path)
+    try:
+        return sum(word.encode() in bytes(block or b"") for (block,) in db.execute("SELECT block FROM entries_fts_data"))
+    finally:
+        db.close()
+
+
+def _service(path: Path, mode: DeletionMode) -> tuple[SqliteMemoryStore, MemoryService]:
+    store = SqliteMemoryStore(path)
+    return store, MemoryService(store, deletion_mode=mode, clock=TickingClock(datetime(2026, 12, 6, tzinfo=UTC)))
+
+
+def test_a_forgotten_entry_leaves_no_word_in_the_index_or_any_file(tmp_path: Path) -> None:
+    """An immediate forget among other entries: the stored bytes of the database and its log hold the erased word
+    nowhere (it was in both before), the other entries are still found by search, and nothing is owed."""
+    path, word = tmp_path / "m.sqlite3", _word()
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    for n in range(30):
+        service.append(ALEX, INSTANCE, Scope.USER, None, f"- kept fact {n} about trains")
+    view = service.append(ALEX, INSTANCE, Scope.USER, None, f"- {word} private medical note")
+    before = _files_holding(path, word)
+    assert isinstance(service.forget(ALEX, INSTANCE, str(view.entry_id)), Forgotten)
+    after, blocks = _files_holding(path, word), _index_blocks_holding(path, word)
+    found = service.search(ALEX, INSTANCE, Scope.USER, None, "trains", limit=50)
+    owed = purge_owed(store._db.connection())
+    store.close()
+    assert before, "the word was stored before the forget (else this test proves nothing)"
+    assert after == [] and blocks == 0
+    assert len(found) == 30 and not owed
+
+
+def test_an_approved_clear_leaves_no_word_in_any_file_after_the_sweep(tmp_path: Path) -> None:
+    """Under operator approval the words stay (hidden) until the sweep executes the approved clear, then leave
+    every file."""
+    path, word = tmp_path / "m.sqlite3", _word()
+    store, service = _service(path, DeletionMode.OPERATOR_APPROVAL)
+    for n in range(5):
+        service.append(ALEX, INSTANCE, Scope.USER, None, f"- {word} note {n}")
+    pending = service.clear(ALEX, INSTANCE, Scope.USER, None, confirm=True)
+    held = _files_holding(path, word)
+    service.custody.approve("operator-key", INSTANCE, str(pending.request_id))
+    service.custody.sweep()
+    swept = _files_holding(path, word)
+    store.close()
+    assert held and swept == []
+
+
+def test_a_purge_owed_when_the_process_died_is_done_at_the_next_open(tmp_path: Path) -> None:
+    """A delete committed by a process that died before its purge leaves the mark (the trigger set it in the
+    delete's own transaction); the next open of the file purges, and the word is gone."""
+    path, word = tmp_path / "m.sqlite3", _word()
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    service.append(ALEX, INSTANCE, Scope.USER, None, f"- {word} private medical note")
+    store.close()
+    died = sqlite3.connect(path, isolation_level=None)  # deletes as the store would, and never purges
+    died.execute("DELETE FROM entries WHERE content_markdown LIKE ?", (f"%{word}%",))
+    owed = purge_owed(died)
+    died.close()
+    assert owed and _index_blocks_holding(path, word) > 0
+    reopened = SqliteMemoryStore(path)
+    owed_after = purge_owed(reopened._db.connection())
+    reopened.close()
+    assert not owed_after and _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+
+
+def test_a_file_from_before_purges_is_purged_when_upgraded(tmp_path: Path) -> None:
+    """A file of schema version 8 may hold the words of everything it ever erased: opening it upgrades it and
+    purges them."""
+    path, word = tmp_path / "m.sqlite3", _word()
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    service.append(ALEX, INSTANCE, Scope.USER, None, f"- {word} private medical note")
+    store.close()
+    old = sqlite3.connect(path, isolation_level=None)  # as version 8 left it: no mark, no triggers
+    old.executescript("DROP TRIGGER entries_erased; DROP TRIGGER entries_rewritten; DROP TABLE erasure_purges;"
+                      "PRAGMA user_version=8;")
+    old.execute("DELETE FROM entries")
+    old.close()
+    assert _index_blocks_holding(path, word) > 0
+    SqliteMemoryStore(path).close()
+    assert _index_blocks_holding(path, word) == 0
+
+
+class _EraseDuringCheckpoint:
+    """A connection that, just before the purge empties the log, lets another writer erase an entry."""
+
+    def __init__(self, db: sqlite3.Connection, erase: sqlite3.Connection) -> None:
+        self._db, self._erase = db, erase
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        if sql.startswith("PRAGMA wal_checkpoint"):
+            self._erase.execute("DELETE FROM entries WHERE rowid = (SELECT max(rowid) FROM entries)")
+        return self._db.execute(sql, params)
+
+
+def test_an_erasure_committed_during_a_purge_stays_owed(tmp_path: Path) -> None:
+    """A purge clears only the mark it saw: an entry erased after its index merge is still owed a purge, which
+    the next one does."""
+    path, word = tmp_path / "m.sqlite3", _word()
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    service.append(ALEX, INSTANCE, Scope.USER, None, "- first")
+    service.append(ALEX, INSTANCE, Scope.USER, None, f"- {word} erased during the purge")
+    store.close()
+    db, other = (sqlite3.connect(path, isolation_level=None) for _ in range(2))
+    db.execute("DELETE FROM entries WHERE content_markdown = '- first'")
+    assert purge_erased(cast(sqlite3.Connection, _EraseDuringCheckpoint(db, other))) is True
+    still_owed = purge_owed(db)
+    assert still_owed and _index_blocks_holding(path, word) > 0
+    assert purge_erased(db) is True and not purge_owed(db) and _index_blocks_holding(path, word) == 0
+    db.close()
+    other.close()
