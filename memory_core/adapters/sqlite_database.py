@@ -9,7 +9,6 @@ write or none of it. Every failure of SQLite leaves here as ``Unavailable``.
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -18,12 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_core.adapters.sqlite_schema import bring_up_to_date
 from memory_core.adapters.sqlite_erasure import purge_erased
+from memory_core.adapters.sqlite_schema import bring_up_to_date
 from memory_core.adapters.sqlite_wal import LOG_CAP_WAIT_SECONDS, SAFETY_NET_PAGES, WalCheckpointer
 from memory_core.domain.errors import Unavailable
-
-log = logging.getLogger("memory_core.sqlite")
 
 
 @dataclass(eq=False)  # measurements are told apart by identity
@@ -50,10 +47,10 @@ class SqliteDatabase:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._checkpointer = WalCheckpointer(self.path)
+        self._checkpointer = WalCheckpointer(self.path, purge=purge_erased)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.purge_erased(self.connection())  # creates the schema, so a bad path fails at start
+            self._purge_at_open(self.connection())  # creates the schema, so a bad path fails at start
         except (sqlite3.Error, OSError) as e:
             raise Unavailable(f"the SQLite store at {self.path} (MEMORY_SQLITE_PATH) cannot be opened: {e}") from e
 
@@ -135,21 +132,20 @@ class SqliteDatabase:
         except sqlite3.Error as e:
             raise Unavailable(f"the SQLite store could not complete the write: {e}") from e
 
-    def purge_erased(self, db: sqlite3.Connection | None = None) -> None:
-        """Take erased entries' words out of the full-text index and empty the log, if the file owes it
-        (``sqlite_erasure``): after a write that deleted entries, out of its transaction, and at open.
+    def purge_erased(self) -> None:
+        """Take erased entries' words out of the full-text index and empty the log (``sqlite_erasure``), on the
+        checkpoint thread, within moments: after a write that deleted entries. Never raises, never waits; the file
+        owes the purge until it is done (a process that dies first leaves it to the next open)."""
+        self._checkpointer.owe_purge()
 
-        Never raises once the file is open: a purge that fails or finds readers of an older state
-        (waited for up to ``LOG_CAP_WAIT_SECONDS``) stays owed, is logged, and is done by the next one.
-        """
-        db = db or self.connection()
+    def _purge_at_open(self, db: sqlite3.Connection) -> None:
+        """The purge a file still owes (a process died before its own), before this process serves it."""
         try:
             db.execute(f"PRAGMA busy_timeout={int(LOG_CAP_WAIT_SECONDS * 1000)}")
             if not purge_erased(db):
-                log.warning("erased text in %s: the log could not be emptied (readers); the next purge does it",
-                            self.path)
-        except sqlite3.Error:
-            log.warning("erased text in %s: the purge failed; the next one does it", self.path, exc_info=True)
+                self._checkpointer.owe_purge()  # readers of an older state: the thread tries again
+        except sqlite3.OperationalError:
+            self._checkpointer.owe_purge()  # another process holds the file: the thread tries again
         finally:
             db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
 

@@ -26,6 +26,9 @@ at 100,000); deletions are rare beside writes, and an erasure's request waits fo
 from __future__ import annotations
 
 import sqlite3
+import time
+
+RETRY_PAUSE_SECONDS = 0.005
 
 ERASURE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS erasure_purges (
@@ -48,13 +51,13 @@ def purge_owed(db: sqlite3.Connection) -> bool:
     return db.execute("SELECT 1 FROM erasure_purges").fetchone() is not None
 
 
-def purge_erased(db: sqlite3.Connection) -> bool:
+def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
     """Remove erased words from the full-text index and empty the log, if the file owes it.
 
     ``db``: a connection in autocommit mode, with ``secure_delete`` on, out of any transaction;
-    its busy timeout bounds the wait for other writers and for readers of older states. Answers
-    False when a reader of an older state kept the log from being emptied: the mark stays, and
-    the next purge does it. Raises ``sqlite3.Error`` when SQLite fails; the mark stays then too.
+    its busy timeout bounds the wait for other writers and for readers of older states, and
+    ``retry_seconds`` the retries while another connection checkpoints. Answers False when the
+    log could not be emptied in that time: the mark stays, and the next purge does it. Raises ``sqlite3.Error`` when SQLite fails; the mark stays then too.
     """
     row = db.execute("SELECT generation FROM erasure_purges").fetchone()
     if row is None:
@@ -67,8 +70,11 @@ def purge_erased(db: sqlite3.Connection) -> bool:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
-    busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-    if busy:
-        return False
+    # Another checkpoint under way (the WAL thread's) is refused at once, not waited for: tried again a while.
+    deadline = time.monotonic() + retry_seconds
+    while db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(RETRY_PAUSE_SECONDS)
     db.execute("DELETE FROM erasure_purges WHERE generation = ?", (generation,))
     return True

@@ -29,6 +29,7 @@ import logging
 import os
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger("memory_core.sqlite")
@@ -55,6 +56,12 @@ on a busy machine the log was seen at 37 MB, past the net's 16 MB, with nothing 
 LOG_CAP_WAIT_SECONDS = 1.0
 """How long that truncation waits for other writers and for readers of older states."""
 
+PURGE_RETRY_SECONDS = 0.2
+"""The pause before a purge that could not finish (readers of an older state) is tried again."""
+
+PURGE_ATTEMPTS = 25
+"""Purges tried in a row (about 30 s with their waits) before the thread leaves one to the next erasure or open."""
+
 IDLE_SECONDS = 30.0
 """The thread ends after this long without a checkpoint due; the next one due starts it again."""
 
@@ -63,8 +70,13 @@ class WalCheckpointer:
     """Checkpoints one SQLite file's WAL on a thread of its own, every ``writes_per_checkpoint`` writes."""
 
     def __init__(self, path: Path, *, writes_per_checkpoint: int = WRITES_PER_CHECKPOINT,
-                 idle_seconds: float = IDLE_SECONDS) -> None:
+                 idle_seconds: float = IDLE_SECONDS,
+                 purge: Callable[[sqlite3.Connection], bool] | None = None) -> None:
+        """``purge``: run on the thread when ``owe_purge`` asks (``sqlite_erasure.purge_erased``: it empties the
+        log, so the thread that takes the other checkpoints takes that one too, and never races itself)."""
         self._path = path
+        self._purge = purge
+        self._purge_owed = threading.Event()
         self._every = writes_per_checkpoint
         self._idle = idle_seconds
         self._writes = 0
@@ -75,6 +87,9 @@ class WalCheckpointer:
         """Checkpoints the thread took so far (tests and benchmarks)."""
         self.truncations = 0
         """Times a writer found the log past ``LOG_CAP_BYTES`` and truncated it (tests and benchmarks)."""
+        self.purges = 0
+        """Purges the thread finished so far (tests and benchmarks)."""
+        self._purge_failures = 0
 
     @property
     def thread(self) -> threading.Thread | None:
@@ -93,14 +108,23 @@ class WalCheckpointer:
         if self._writes % self._every == 0:
             if self._log_bytes() > LOG_CAP_BYTES:
                 self._truncate(db)
-            with self._lock:
-                self._due.set()
-                if self._running is None:
-                    stop = threading.Event()
-                    thread = threading.Thread(target=self._run, args=(stop,), daemon=True,
-                                              name=f"wal-checkpoint {self._path.name}")
-                    self._running = (thread, stop)
-                    thread.start()
+            self._hand_over()
+
+    def owe_purge(self) -> None:
+        """Hand the thread a purge (``purge``), to run as soon as it can: after a write that erased entries.
+        Never raises, never waits."""
+        self._purge_owed.set()
+        self._hand_over()
+
+    def _hand_over(self) -> None:
+        with self._lock:
+            self._due.set()
+            if self._running is None:
+                stop = threading.Event()
+                thread = threading.Thread(target=self._run, args=(stop,), daemon=True,
+                                          name=f"wal-checkpoint {self._path.name}")
+                self._running = (thread, stop)
+                thread.start()
 
     def _log_bytes(self) -> int:
         try:
@@ -132,7 +156,7 @@ class WalCheckpointer:
                 if stop.is_set():
                     return
                 self._due.clear()
-                db = self._checkpoint(db)
+                db = self._purged(db) if self._purge_owed.is_set() else self._checkpoint(db)
         finally:
             if db is not None:
                 db.close()
@@ -152,6 +176,36 @@ class WalCheckpointer:
             if db is not None:
                 db.close()
             return None
+
+    def _purged(self, db: sqlite3.Connection | None) -> sqlite3.Connection | None:
+        """One purge (it takes the checkpoint too); answers the connection to use next. A purge that could not
+        finish is handed over again after ``PURGE_RETRY_SECONDS``, up to ``PURGE_ATTEMPTS`` times in a row; then
+        the file keeps owing it, and the next erasure or open does it."""
+        self._purge_owed.clear()
+        try:
+            if db is None:
+                db = sqlite3.connect(self._path, timeout=0, isolation_level=None, check_same_thread=False)
+                db.execute("PRAGMA secure_delete=ON")
+            db.execute(f"PRAGMA busy_timeout={int(LOG_CAP_WAIT_SECONDS * 1000)}")
+            done = self._purge is None or self._purge(db)
+        except sqlite3.Error:
+            log.warning("purging erased text from %s failed", self._path, exc_info=True)
+            if db is not None:
+                db.close()
+            db, done = None, False
+        if done:
+            self.purges += 1
+            self._purge_failures = 0
+        else:
+            self._purge_failures += 1
+            if self._purge_failures < PURGE_ATTEMPTS:
+                self._purge_owed.set()
+                threading.Timer(PURGE_RETRY_SECONDS, self._due.set).start()
+            else:
+                log.warning("erased text in %s: %d purges in a row could not finish; the next erasure or open does it",
+                            self._path, PURGE_ATTEMPTS)
+                self._purge_failures = 0
+        return db
 
     def close(self) -> None:
         """End the thread, after the checkpoint it is taking if any. A later write due a checkpoint
