@@ -313,6 +313,8 @@ class CustodyService:
         and how many profiles of the user a purge erases."""
         hold = Hold(request.id, request.profile_ids, request.watermark,
                     (request.entry_id,) if request.entry_id else ())
+        if request.kind is DeletionKind.FORGET and request.entry_id:
+            return self._forgotten(request, hold), 0
         states = self._store.load_partition(request.instance_id, request.upn)
         plan = [
             PlannedErase(e.key.profile_id, e.key.scope.value, e.key.agent_object_id, e.id)
@@ -331,6 +333,20 @@ class CustodyService:
                 if shared_hold.covers(e)
             ]
         return tuple(plan), len(states) if request.kind is DeletionKind.PURGE else 0
+
+    def _forgotten(self, request: DeletionRequest, hold: Hold) -> tuple[PlannedErase, ...]:
+        """A forget's plan from two point reads (the entry, its team-shared copy), not from the user's whole memory:
+        a sweep of many forgets (a directory deleted file by file) would read a large partition once per file."""
+        entry_id = str(request.entry_id)
+        plan = []
+        entry = self._store.get_entry(request.instance_id, request.upn, entry_id)
+        if entry is not None and hold.covers(entry):
+            plan.append(PlannedErase(entry.key.profile_id, entry.key.scope.value, entry.key.agent_object_id, entry.id))
+        copy = self._store.get_entry(request.instance_id, SHARED_OWNER, shared_copy_id(entry_id))
+        if copy is not None and copy.author_upn == request.upn:  # only that author's copy (the shared hold's rule)
+            plan.append(PlannedErase(copy.key.profile_id, copy.key.scope.value, copy.key.agent_object_id, copy.id,
+                                     SHARED_OWNER))
+        return tuple(plan)
 
     def _counted(self, request: DeletionRequest, plan: tuple[PlannedErase, ...], profiles: int) -> DeletionRequest:
         """``request`` with what its first run erases counted and stored (a later run finds less still stored)."""

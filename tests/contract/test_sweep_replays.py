@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -20,9 +20,9 @@ from memory_core.domain.errors import PayloadTooLarge
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
-from memory_core.domain.models import Scope
+from memory_core.domain.models import SHARED_OWNER, Scope, Share, shared_copy_id
 from memory_core.domain.records import Partition, RecordKind, deletions_partition
-from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
+from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.store import MemoryStore
 from tests.support.clock import TickingClock
 
@@ -123,3 +123,40 @@ def test_a_request_that_fails_holds_up_none_of_the_others(store: MemoryStore, ca
     assert failing_id in caplog.text
     assert [r.id for r in service.custody.sweep(instance_id=INSTANCE)] == [failing_id]
     assert all(s.entries == [] for u in (first, second) for s in store.load_partition(INSTANCE, u.upn))
+
+
+class _PartitionReadsCounted:
+    """The store, counting whole-partition loads (everything else passes through)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store, self.partition_loads = store, 0
+
+    def load_partition(self, instance_id: str, upn: str) -> Any:
+        self.partition_loads += 1
+        return self._store.load_partition(instance_id, upn)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_a_forget_is_swept_from_point_reads_not_from_the_users_whole_memory(store: MemoryStore) -> None:
+    """Forgets of a private and a team-shared entry among 40 others, approved: the sweep erases exactly the two
+    entries and the shared one's team copy without loading a whole partition (a sweep of 1,000 forgets of a
+    10,000-entry memory read it 1,000 times and ran past 230 s), and leaves everything else stored."""
+    service, caller = _service(store), _caller()
+    ids = [str(service.append(caller, INSTANCE, Scope.USER, None, f"- fact {n}").entry_id) for n in range(40)]
+    shared = str(service.append(caller, INSTANCE, Scope.USER, None, "- shared fact",
+                                WriteOptions(share=Share.TEAM)).entry_id)
+    for entry_id in (ids[7], shared):
+        outcome = service.forget(caller, INSTANCE, entry_id)
+        assert isinstance(outcome, PendingDeletion)
+        service.custody.approve("op", INSTANCE, outcome.request_id)
+    assert store.get_entry(INSTANCE, SHARED_OWNER, shared_copy_id(shared)) is not None
+    counted = _PartitionReadsCounted(store)
+    sweeper = CustodyService(cast(MemoryStore, counted), service.audit, clock=TickingClock(),
+                             new_id=lambda: uuid.uuid4().hex)
+    done = sweeper.sweep(instance_id=INSTANCE)
+    assert [r.erased_entries for r in done] == [1, 1] and counted.partition_loads == 0
+    stored = {e.id for s in store.load_partition(INSTANCE, caller.upn) for e in s.entries}
+    assert stored == set(ids) - {ids[7]}
+    assert store.get_entry(INSTANCE, SHARED_OWNER, shared_copy_id(shared)) is None
