@@ -62,6 +62,8 @@ class FakeEntraAuthority:
     _codes: dict[str, _Grant] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     base_url: str = ""
+    down: bool = False
+    """While set, every request is answered 503 (the authority is out of reach)."""
 
     @property
     def authority(self) -> str:
@@ -176,6 +178,9 @@ class FakeEntraServer:
                                                     "Access-Control-Allow-Headers": "*", "Access-Control-Max-Age": "60"})
 
             def do_GET(self) -> None:
+                if state.down:
+                    self._json(503, {"error": "temporarily_unavailable"})
+                    return
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
                 if parts.path == f"{prefix}/v2.0/.well-known/openid-configuration":
@@ -192,6 +197,9 @@ class FakeEntraServer:
                     self._json(404, {"error": "not_found"})
 
             def do_POST(self) -> None:
+                if state.down:
+                    self._json(503, {"error": "temporarily_unavailable"})
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
                 if urlsplit(self.path).path == f"{prefix}/oauth2/v2.0/token":

@@ -185,3 +185,30 @@ def test_a_token_the_api_later_refuses_says_the_sign_in_expired_and_signs_in_aga
     assert find(entra_browser, "#signed-in-as").text == DANA
     assert not any(expired in value for value in session_storage(entra_browser).values())
     assert time.monotonic() - started < 60
+
+
+@pytest.fixture
+def authority_down(fake_entra: FakeEntraServer) -> Iterator[None]:
+    fake_entra.state.down = True
+    yield
+    fake_entra.state.down = False
+
+
+def test_a_sign_in_that_cannot_start_says_so_instead_of_doing_nothing(
+    entra_browser: WebDriver, entra_server: RunningServer, fake_entra: FakeEntraServer, authority_down: None,
+) -> None:
+    """MSAL cannot read the authority's metadata (the authority is out of reach): "Sign in with Microsoft" said
+    nothing and stayed as it was, the error only in the browser's console. The page now says sign-in could not
+    start, and why; once the authority is back, the same button signs in."""
+    started = time.monotonic()
+    _open_signed_out(entra_browser, entra_server, f"entra-{uuid.uuid4().hex[:10]}")
+    find(entra_browser, "#signin-entra").click()
+    status = text_appears(entra_browser, "#status", "Sign-in could not start")
+    assert "error" in (status.get_attribute("class") or "")
+    assert f"{entra_server.api}/console" in entra_browser.current_url  # still on the page, no redirect
+
+    fake_entra.state.down = False  # back: the same button now signs in
+    entra_browser.find_element(By.ID, "signin-entra").click()
+    assert find(entra_browser, "#signed-in-as").text == DANA
+    find(entra_browser, "#empty-state")
+    assert time.monotonic() - started < 30
