@@ -46,6 +46,7 @@ _IMMUTABLE = "public, max-age=31536000, immutable"
 _NO_CACHE = "no-cache"
 _NO_STORE = "no-store"
 _PAGE = "index.html"
+_MICROSOFT_AUTHORITY_HOST = "https://login.microsoftonline.com"
 
 
 @dataclass(frozen=True)
@@ -141,9 +142,13 @@ def public_config(settings: Settings, version: str) -> dict[str, object]:
     """What the page needs to sign in and to explain itself. Public values only, never a key."""
     entra: dict[str, object] | None = None
     if _entra_enabled(settings):
+        host = settings.memory_entra_authority_host.rstrip("/")
         entra = {
             "client_id": settings.memory_console_client_id,
-            "authority": f"{settings.memory_entra_authority_host.rstrip('/')}/{settings.memory_entra_tenant_id}",
+            "authority": f"{host}/{settings.memory_entra_tenant_id}",
+            # MSAL knows Microsoft's own host; any other it would look up at Microsoft's instance discovery, which
+            # the CSP does not let the page reach: the configured host is named to MSAL as trusted instead.
+            "known_authorities": [] if host.lower() == _MICROSOFT_AUTHORITY_HOST else [urlsplit(host).netloc],
             "scopes": [settings.memory_console_api_scope] if settings.memory_console_api_scope else [],
             "msal": f"v/{version}/vendor/msal-browser.min.js",
         }

@@ -29,15 +29,17 @@ WAIT_SECONDS = 10
 
 
 @contextmanager
-def chromium(download_dir: str | None = None, width: int = 1280, height: int = 900) -> Iterator[WebDriver]:
-    """A headless Chromium with a fresh profile; quit and removed when the block ends."""
+def chromium(download_dir: str | None = None, width: int = 1280, height: int = 900,
+             flags: tuple[str, ...] = ()) -> Iterator[WebDriver]:
+    """A headless Chromium with a fresh profile (and any further command-line ``flags``); quit and removed when
+    the block ends."""
     profile = tempfile.mkdtemp(prefix="console-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--no-first-run", "--disable-extensions", "--disable-default-apps",
-                 f"--window-size={width},{height}", f"--user-data-dir={profile}"):
+                 f"--window-size={width},{height}", f"--user-data-dir={profile}", *flags):
         options.add_argument(flag)
     # The browser's console log (CSP violations are reported there) and the performance log.
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import httpx
@@ -19,7 +20,7 @@ from memory_core.domain.models import (
     Share,
     agent_hash,
 )
-from memory_core.domain.records import Partition, Record
+from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from tests.console.browser import find, status_says, text_appears, wait_for, wait_idle
 from tests.console.conftest import open_console, screenshot_dir
 from tests.support.local_server import OPERATOR_KEY, RunningServer
@@ -124,6 +125,35 @@ def test_a_decision_another_operator_made_first_is_reported_and_the_stale_row_st
     wait_for(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, f'tr[data-request-id="{forget_id}"]'))
     assert "pending" in find(browser, "#status").text  # the service's reason: the request is no longer pending
     assert _row(browser, clear_id).find_elements(By.XPATH, ".//button[text()='Approve']")
+
+
+def test_a_decision_on_a_request_that_is_gone_reads_the_list_again_instead_of_offering_it_still(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+) -> None:
+    """The request this tab shows as pending is gone by the time the operator approves it (another tab decided it
+    and it was removed; here the test removes its record from the server's store): the API answers 404. The tab
+    reads the list again, so the row that no longer exists stops offering a decision, and the status line says
+    why nothing was approved, not that the service failed."""
+    started = time.monotonic()
+    forget_id, clear_id = _seed_requests(local_api)
+    _open_operator(browser, console_server, instance)
+    _row(browser, forget_id)
+    store = console_server.open_store()
+    try:
+        partition = deletions_partition(instance)
+        [record] = store.query_records(partition, RecordKind.DELETION_REQUEST, {"id": forget_id}, limit=1)
+        assert store.delete_record(partition, RecordKind.DELETION_REQUEST, record.id)
+    finally:
+        store.close()
+
+    _row(browser, forget_id).find_element(By.XPATH, ".//button[text()='Approve']").click()
+    find(browser, "dialog#confirm[open] #confirm-ok").click()
+    wait_for(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, f'tr[data-request-id="{forget_id}"]'))
+    status = find(browser, "#status").text
+    assert f"no deletion request {forget_id}" in status and "could not be reached" not in status
+    assert "Approved" not in status
+    assert _row(browser, clear_id).find_elements(By.XPATH, ".//button[text()='Approve']")  # the others still offered
+    assert time.monotonic() - started < 30
 
 
 def test_a_long_unbroken_agent_id_keeps_the_buttons_on_the_page(browser: WebDriver, console_server: RunningServer,

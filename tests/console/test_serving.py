@@ -134,6 +134,7 @@ def test_entra_mode_publishes_the_spa_registration_and_allows_only_the_authority
         assert config["entra"]["client_id"] == env["MEMORY_CONSOLE_CLIENT_ID"]
         assert config["entra"]["authority"] == f"https://login.microsoftonline.com/{env['MEMORY_ENTRA_TENANT_ID']}"
         assert config["entra"]["scopes"] == [env["MEMORY_CONSOLE_API_SCOPE"]]
+        assert config["entra"]["known_authorities"] == []  # MSAL knows Microsoft's host itself
         msal = httpx.get(f"{server.api}/console/{config['entra']['msal']}")
         assert msal.status_code == 200 and msal.text.startswith("/*! @azure/msal-browser v5.30.0")
         policy = httpx.get(f"{server.api}/console").headers["content-security-policy"]

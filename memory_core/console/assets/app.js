@@ -47,7 +47,7 @@ function showSignIn(main, session, config, api) {
     replace(main, h("section", { class: "panel", "aria-labelledby": "signin-title" },
       h("h2", { id: "signin-title" }, "Sign in"),
       h("p", {}, "Sign in with your organization account to see what assistants remember about you."),
-      h("button", { class: "primary", id: "signin-entra", onclick: () => session.signIn() }, "Sign in with Microsoft")));
+      h("button", { class: "primary", id: "signin-entra", onclick: () => startSignIn(session) }, "Sign in with Microsoft")));
     return;
   }
   if (session.mode === "key") {
@@ -76,6 +76,15 @@ function showSignIn(main, session, config, api) {
     return;
   }
   replace(main, h("p", { class: "error" }, `This console cannot sign in under MEMORY_AUTH_MODE=${(config.auth_modes || []).join(",")}.`));
+}
+
+/** Starts a sign-in by redirect, and says so when it cannot start (MSAL cannot reach the authority, or refuses). */
+async function startSignIn(session) {
+  try {
+    await session.signIn();
+  } catch (error) {
+    announce(`Sign-in could not start: ${error.message || String(error)}`, { error: true });
+  }
 }
 
 function showConsole(main, session, config, api) {
@@ -151,7 +160,7 @@ function showConsole(main, session, config, api) {
         ? `You are not signed in, or your sign-in was refused: ${error.message}`
         : error.message || String(error)),
       again ? h("p", {}, h("button", { type: "button", class: "primary", id: "sign-in-again",
-        onclick: () => session.signIn() }, "Sign in again")) : null);
+        onclick: () => startSignIn(session) }, "Sign in again")) : null);
     }
   }
   person.onChange = () => selectTab(current);

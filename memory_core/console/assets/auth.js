@@ -65,6 +65,7 @@ export class Session {
       auth: {
         clientId: this.config.entra.client_id,
         authority: this.config.entra.authority,
+        knownAuthorities: this.config.entra.known_authorities || [],
         redirectUri: `${location.origin}${location.pathname}`,
       },
       cache: { cacheLocation: "sessionStorage" },
