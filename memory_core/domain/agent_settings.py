@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
@@ -309,7 +310,8 @@ def _settings_of(record: Record | None, agent_object_id: str) -> AgentSettings:
 
 def settings_change(before: AgentSettings, after: AgentSettings) -> str:
     """What an operator changed, for the audit trail: each changed setting with its old and new
-    value ("enabled: true -> false"), the groups added and removed, and for the instructions only
+    value ("enabled: true -> false"), the groups added and removed (each quoted: '"g-travel"'), and for the
+    instructions only
     that they changed (the event carries their SHA-256); "no change" when nothing did."""
     changes = [
         f"{name}: {_shown(getattr(before, name))} -> {_shown(getattr(after, name))}"
@@ -324,8 +326,8 @@ def settings_change(before: AgentSettings, after: AgentSettings) -> str:
         if old_groups != new_groups:
             changes.append(f"allowed_group_ids: {_groups(old_groups)} -> {_groups(new_groups)}")
     elif set(old_groups) != set(new_groups):
-        added = ", ".join(g for g in new_groups if g not in old_groups)
-        removed = ", ".join(g for g in old_groups if g not in new_groups)
+        added = _listed(g for g in new_groups if g not in old_groups)
+        removed = _listed(g for g in old_groups if g not in new_groups)
         parts = [f"added {added}"] * bool(added) + [f"removed {removed}"] * bool(removed)
         changes.append("allowed_group_ids: " + "; ".join(parts))
     return "; ".join(changes) or "no change"
@@ -336,4 +338,10 @@ def _shown(value: object) -> str:
 
 
 def _groups(groups: tuple[str, ...] | None) -> str:
-    return "any group" if groups is None else ", ".join(groups) or "no group"
+    return "any group" if groups is None else _listed(groups) or "no group"
+
+
+def _listed(groups: Iterable[str]) -> str:
+    # Quoted as JSON strings: a group named "any group", or one holding "; enabled: true -> false", cannot read as
+    # the trail's own words.
+    return ", ".join(json.dumps(g, ensure_ascii=False) for g in groups)

@@ -187,7 +187,7 @@ def test_an_operator_edits_agent_settings(browser: WebDriver, console_server: Ru
     text_appears(browser, "#settings-audit-table", "Settings changed")
     change = find(browser, "#settings-audit-table tbody tr").text
     assert "operator-key" in change
-    assert "enabled: true -> false; policy_instructions set; allowed_group_ids: any group -> group-a, group-b" in change
+    assert "enabled: true -> false; policy_instructions set; allowed_group_ids: any group -> \"group-a\", \"group-b\"" in change
     saved = operator_api.get("/operator/agent-settings", params={"agentObjectId": AGENT}).json()
     assert saved["enabled"] is False
     assert saved["policy_instructions"] == "Only remember travel preferences."

@@ -320,7 +320,7 @@ def test_every_change_leaves_an_event_naming_who_changed_what(store: SqliteMemor
         ("agent_settings", OPERATOR, AGENT), ("agent_settings", "entra:ops@contoso.com", AGENT)]
     assert events[0].detail == "policy_instructions set"
     assert events[1].detail == ("enabled: true -> false; default_write_scope: user -> agent; policy_instructions "
-                                "replaced; allowed_group_ids: any group -> g-travel, g-ops")
+                                "replaced; allowed_group_ids: any group -> \"g-travel\", \"g-ops\"")
     assert (events[1].content_sha256, events[1].byte_count) == (sha256_hex(second), len(second))
     assert not any(text in str(e.to_data()) for e in events for text in (first, second))
 
@@ -343,14 +343,17 @@ def test_the_trail_pages_newest_first_and_one_agent_at_a_time(store: SqliteMemor
     [
         (AgentSettings(AGENT), AgentSettings(AGENT), "no change"),
         (AgentSettings(AGENT, allowed_group_ids=("a", "b")), AgentSettings(AGENT, allowed_group_ids=("b", "c")),
-         "allowed_group_ids: added c; removed a"),
+         "allowed_group_ids: added \"c\"; removed \"a\""),
         (AgentSettings(AGENT, allowed_group_ids=("a",)), AgentSettings(AGENT, allowed_group_ids=()),
-         "allowed_group_ids: removed a"),
-        (AgentSettings(AGENT, allowed_group_ids=("a",)), AgentSettings(AGENT), "allowed_group_ids: a -> any group"),
+         "allowed_group_ids: removed \"a\""),
+        (AgentSettings(AGENT, allowed_group_ids=("a",)), AgentSettings(AGENT), "allowed_group_ids: \"a\" -> any group"),
         (AgentSettings(AGENT, policy_instructions="x"), AgentSettings(AGENT, auto_append=True),
          "auto_append: false -> true; policy_instructions removed"),
+        (AgentSettings(AGENT), AgentSettings(AGENT, allowed_group_ids=("any group; enabled: true -> false",)),
+         "allowed_group_ids: any group -> \"any group; enabled: true -> false\""),
     ],
-    ids=["nothing", "groups swapped", "no group left", "groups lifted", "instructions removed"],
+    ids=["nothing", "groups swapped", "no group left", "groups lifted", "instructions removed",
+         "a group named like the trail's words"],
 )
 def test_a_change_is_described_setting_by_setting(before: AgentSettings, after: AgentSettings, detail: str) -> None:
     assert settings_change(before, after) == detail

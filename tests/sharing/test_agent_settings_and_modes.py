@@ -170,7 +170,7 @@ def test_every_settings_change_is_in_the_operators_settings_trail(server: Runnin
     assert [(e["action"], e["actor"], e["agent_object_id"]) for e in mine] == [
         ("agent_settings", "operator-key", agent)] * 2
     assert mine[0]["detail"] == ("enabled: true -> false; policy_instructions removed; "
-                                 "allowed_group_ids: any group -> g-travel")
+                                 "allowed_group_ids: any group -> \"g-travel\"")
     assert mine[1]["detail"] == "policy_instructions set" and mine[1]["byte_count"] == 24
     assert [e["agent_object_id"] for e in every] == [agent, other, agent]
     assert "Only travel" not in str(every) and "ghp_" not in str(every)
