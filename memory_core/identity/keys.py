@@ -20,10 +20,20 @@ from memory_core.identity.modes import AuthMode
 from memory_core.wire import json_text
 
 _BAD_IDENTITY = "X-USER-IDENTITY is not a valid user identity (JSON with a upn of the form name@domain)"
+_BAD_MEMBER = "X-USER-IDENTITY is not a valid user identity: {}"
 
 
 class UserIdentityHeader(BaseModel):
-    """The platform's serialized user identity: X-USER-IDENTITY, and the claims of its identity context."""
+    """The platform's serialized user identity: X-USER-IDENTITY, and the claims of its identity context.
+
+    The limits bound what one identity can make the service hold, and are documented in
+    docs/identity.md. They are far above what a directory issues: an email address (and so a
+    UPN) has at most 320 characters, an Entra display name at most 256, and Entra puts at
+    most 200 groups in a token before it sends an overage claim instead (150 in SAML), so
+    1,024 group ids leave room for a key-path caller that lists a user's groups from the
+    directory itself. The largest identity they allow is about 43 KB, within the 64 KiB
+    that ``serve`` reads of a request's headers (memory_core.local.protocol).
+    """
 
     model_config = ConfigDict(extra="ignore")
 
@@ -32,6 +42,29 @@ class UserIdentityHeader(BaseModel):
     user_name: str | None = Field(default=None, max_length=512)
     user_id: str | None = Field(default=None, max_length=256)
     group_ids: list[str] = Field(default_factory=list, max_length=1024)
+
+
+def identity_problem(error: ValidationError) -> str:
+    """What is wrong with an identity document, naming the member and the limit, never a value sent."""
+    first = error.errors(include_url=False, include_input=False)[0]
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
+    kind = first["type"]
+    limits = first.get("ctx") or {}
+    if not where:
+        return "not a JSON object"
+    if kind == "missing":
+        return f"{where} is missing"
+    if kind == "string_too_short":
+        return f"{where} is empty"
+    if kind == "string_too_long":
+        return f"{where} is longer than {limits.get('max_length')} characters"
+    if kind == "too_long":
+        return f"{where} has more than {limits.get('max_length')} entries"
+    if kind == "list_type":
+        return f"{where} is not a list of strings"
+    if kind == "string_type":
+        return f"{where} is not a string"
+    return f"{where} is not valid"
 
 
 def key_matches(presented: str | None, keys: Sequence[str]) -> bool:
@@ -63,9 +96,13 @@ def caller_from_identity(identity: UserIdentityHeader) -> Caller | None:
 def parse_identity(raw: str) -> Caller:
     """Parse X-USER-IDENTITY JSON; ``Unauthenticated`` when it is not a usable identity."""
     try:
-        identity = UserIdentityHeader.model_validate(json_text.loads(raw))
-    except (ValueError, ValidationError):
-        raise CredentialRejected(_BAD_IDENTITY, challenge="") from None
+        document = json_text.loads(raw)
+    except ValueError as error:  # JsonRejected: its message names the problem, never the text
+        raise CredentialRejected(_BAD_MEMBER.format(error), challenge="") from None
+    try:
+        identity = UserIdentityHeader.model_validate(document)
+    except ValidationError as error:
+        raise CredentialRejected(_BAD_MEMBER.format(identity_problem(error)), challenge="") from None
     caller = caller_from_identity(identity)
     if caller is None:
         raise CredentialRejected(_BAD_IDENTITY, challenge="")

@@ -29,7 +29,7 @@ from memory_core.identity.headers import (
     bearer_token,
     present,
 )
-from memory_core.identity.keys import UserIdentityHeader, caller_from_identity
+from memory_core.identity.keys import UserIdentityHeader, caller_from_identity, identity_problem
 from memory_core.identity.model import Authentication
 from memory_core.identity.modes import AuthMode
 
@@ -210,8 +210,8 @@ def platform_caller(claims: Mapping[str, Any]) -> Caller:
     """The caller named by verified identity-context claims: upn, name, user_name, user_id, group_ids."""
     try:
         identity = UserIdentityHeader.model_validate(claims)
-    except ValidationError:
-        raise invalid("identity context claims are not a user identity") from None
+    except ValidationError as error:
+        raise invalid(f"identity context claims are not a user identity: {identity_problem(error)}") from None
     caller = caller_from_identity(identity)
     if caller is None:
         raise invalid("identity context upn is empty")

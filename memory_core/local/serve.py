@@ -16,6 +16,7 @@ import uvicorn
 from memory_core.composition import declare_listen_address, reset_runtime, runtime
 from memory_core.domain.errors import ConfigurationError, Unavailable
 from memory_core.local.host import FunctionHost
+from memory_core.local.protocol import BoundedHttpToolsProtocol
 from memory_core.local.settings_file import apply_to_environment, read_local_settings
 from memory_core.local.timers import timer_functions
 
@@ -132,7 +133,8 @@ def serve(host: str, port: int, app_dir: Path) -> int:
         )
     sys.stdout.flush()
     config = uvicorn.Config(
-        host_app, host=host, port=port, log_level="warning", lifespan="on",
+        # httptools, the C parser (docs/performance.md), with a bound on each request's head
+        host_app, host=host, port=port, log_level="warning", lifespan="on", http=BoundedHttpToolsProtocol,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
     try:

@@ -6,6 +6,8 @@ Entra ID's and the platform's key endpoints (they cannot be reached here).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memory_core.domain.errors import Forbidden, Unauthenticated
@@ -191,3 +193,38 @@ def test_operator_role_name_is_configurable(jwks: JwksServer, tokens: Tokens) ->
     assert auth.operator(tokens.bearer(OLIVIA, roles=("Custody.Admin",))) == OLIVIA
     with pytest.raises(Forbidden):
         auth.operator(tokens.operator_bearer(OLIVIA))
+
+
+_GROUPS_1024 = [f"{i:08x}-0000-0000-0000-000000000000" for i in range(1024)]
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ('{"upn": "bob@contoso.com", "group_ids": ' + json.dumps([*_GROUPS_1024, "one-more"]) + "}",
+         "X-USER-IDENTITY is not a valid user identity: group_ids has more than 1024 entries"),
+        ('{"upn": "bob@contoso.com", "name": "' + "N" * 513 + '"}',
+         "X-USER-IDENTITY is not a valid user identity: name is longer than 512 characters"),
+        ('{"upn": "' + "u" * 310 + '@contoso.com"}',
+         "X-USER-IDENTITY is not a valid user identity: upn is longer than 320 characters"),
+        ('{"upn": "bob@contoso.com", "group_ids": ["a", 7]}',
+         "X-USER-IDENTITY is not a valid user identity: group_ids[1] is not a string"),
+        ('{"name": "Bob"}', "X-USER-IDENTITY is not a valid user identity: upn is missing"),
+        ('{"upn": ""}', "X-USER-IDENTITY is not a valid user identity: upn is empty"),
+        ('["bob@contoso.com"]', "X-USER-IDENTITY is not a valid user identity: not a JSON object"),
+        ("{upn: bob}", "X-USER-IDENTITY is not a valid user identity: not valid JSON"),
+        ('{"upn": "bob"}', "X-USER-IDENTITY is not a valid user identity (JSON with a upn of the form name@domain)"),
+    ],
+)
+def test_a_refused_identity_names_the_field_and_limit_that_failed(auth: Authenticator, document: str,
+                                                                   message: str) -> None:
+    """The 401 says which member failed and which limit, without echoing any value sent."""
+    error = _unauthenticated(auth.user, {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": document})
+    assert error.message == message
+
+
+def test_an_identity_at_every_limit_is_believed(auth: Authenticator) -> None:
+    """1,024 groups and a 512-character name: the largest identity accepted names its user."""
+    document = json.dumps({"upn": BOB, "name": "N" * 512, "group_ids": _GROUPS_1024})
+    caller = auth.user({"X-API-KEY": USER_KEY, "X-USER-IDENTITY": document})
+    assert caller.upn == BOB and len(caller.group_ids) == 1024

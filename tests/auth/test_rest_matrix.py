@@ -295,3 +295,23 @@ def test_identity_header_cannot_override_the_token(identity_server: RunningServe
     with httpx.Client(base_url=identity_server.api, headers=headers) as http:
         answer = http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": "- x"})
     assert answer.json()["upn"] == BOB
+
+
+def test_an_identity_past_a_limit_is_401_naming_the_limit_not_the_upn(identity_server: RunningServer) -> None:
+    """Over sockets: 1,025 group ids, or a 513-character name, are refused naming that member and its limit;
+    the largest identity accepted (1,024 groups, about 40 KB) passes ``serve``'s 64 KiB head limit."""
+    groups = [f"{i:08x}-0000-0000-0000-000000000000" for i in range(1025)]
+    url = f"{identity_server.api}/instances/limits/memory"
+    cases = [
+        (identity(BOB, group_ids=groups), "group_ids has more than 1024 entries"),
+        (identity(BOB, name="N" * 513), "name is longer than 512 characters"),
+    ]
+    for document, problem in cases:
+        answer = httpx.get(url, params={"scope": "user"},
+                           headers={"X-API-KEY": USER_KEY, "X-USER-IDENTITY": document}, timeout=30)
+        assert answer.status_code == 401
+        assert answer.json()["error"]["message"] == f"X-USER-IDENTITY is not a valid user identity: {problem}"
+    largest = identity(BOB, group_ids=groups[:1024])
+    answer = httpx.get(url, params={"scope": "user"}, headers={"X-API-KEY": USER_KEY, "X-USER-IDENTITY": largest},
+                       timeout=30)
+    assert answer.status_code == 200, answer.text

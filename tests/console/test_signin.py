@@ -161,3 +161,30 @@ def test_a_sign_in_that_expires_while_the_page_is_open_says_so_and_offers_to_sig
     went = urlsplit(browser.current_url)
     assert went.path == "/.auth/login/aad"
     assert parse_qs(went.query)["post_login_redirect_uri"] == ["/api/console"]
+
+
+def test_a_key_sign_in_with_a_name_outside_latin_1_reaches_the_api_spelled_right(tmp_path: Path,
+                                                                                   browser: WebDriver) -> None:
+    """Zoë 李, signed in by key: the console sends her identity with \\u escapes, so fetch does not refuse
+    the header (李 is above U+00FF) and the service stores her name as she spells it.
+
+    Bounded in time: every wait here is explicit (10 s at most each) and a page load stops after 30 s.
+    """
+    from tests.support.local_server import USER_KEY
+
+    name = "Zoë 李"
+    with running_server(tmp_path, {"MEMORY_AUTH_MODE": "key"}) as server:
+        browser.get(f"{server.api}/console")
+        browser.execute_script(
+            "sessionStorage.clear(); sessionStorage.setItem('memory-core.console.instance', 'names');"
+            "sessionStorage.setItem('memory-core.console.key', JSON.stringify({key: arguments[0], upn: arguments[1],"
+            " name: arguments[2]}));", USER_KEY, "zoe@contoso.com", name)
+        browser.get(f"{server.api}/console")
+        assert find(browser, "#signed-in-as", timeout=10).text == "zoe@contoso.com"
+        find(browser, "#add-text", timeout=10).send_keys("- written by Zoë 李")
+        browser.find_element(By.CSS_SELECTOR, "#add-form button[type=submit]").click()
+        text_appears(browser, "#entries", "written by Zoë 李", timeout=10)
+        escaped = '{"upn": "zoe@contoso.com", "name": "Zo\\u00eb \\u674e"}'
+        with httpx.Client(base_url=f"{server.api}/instances/names",
+                          headers={"X-API-KEY": USER_KEY, "X-USER-IDENTITY": escaped}, timeout=10) as api:
+            assert api.get("/memory", params={"scope": "user"}).json()["name"] == name

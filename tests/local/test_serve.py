@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import socket
 import statistics
 import subprocess
@@ -142,3 +143,63 @@ def test_a_keep_alive_clients_small_answers_are_not_held_back_by_nagles_algorith
             http.get("/instances/t/memory", params={"scope": "user"}).raise_for_status()
             times.append((time.perf_counter() - started) * 1000)
     assert statistics.median(times) < 20, sorted(times)
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (or 10 s pass)."""
+    sock.settimeout(10)
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except (ConnectionResetError, TimeoutError):
+        pass
+    return received
+
+
+def _send_until_answered(sock: socket.socket, head: bytes, total: int) -> None:
+    """Send ``head`` then filler header bytes, 8 KiB at a time, until ``total`` bytes or the server answers."""
+    sock.sendall(head)
+    sent = len(head)
+    while sent < total:
+        if select.select([sock], [], [], 0.02)[0]:
+            return  # answered: stop sending, so its answer is not lost to a reset
+        try:
+            sock.sendall(b"a" * 8192)
+        except OSError:
+            return
+        sent += 8192
+
+
+def test_a_request_head_past_the_limit_is_refused_with_431_before_it_is_all_read(tmp_path: Path) -> None:
+    """An unfinished header of 1 MiB, sent without a key, is answered 431 and the connection closed.
+
+    httptools keeps an unfinished header in memory however long it grows: 64 MiB of one header made
+    ``serve`` grow by about 100 MiB. ``serve`` counts each head's bytes as they arrive
+    (``memory_core.local.protocol``) and refuses past 64 KiB; the server still answers afterwards.
+    """
+    with running_server(tmp_path) as server:
+        port = int(server.base_url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            _send_until_answered(sock, b"GET /api/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Junk: ", 1 << 20)
+            answer = _answer(sock)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+        assert b'"code":"request_header_fields_too_large"' in answer
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            _send_until_answered(sock, b"GET /api/openapi.json?" + b"q" * 100_000, 1 << 20)
+            assert _answer(sock).startswith(b"HTTP/1.1 431 "), "a URL counts toward the same limit"
+        assert httpx.get(f"{server.api}/openapi.json", timeout=10).status_code == 200
+
+
+def test_heads_within_the_limit_are_served_also_when_pipelined_past_it(tmp_path: Path) -> None:
+    """A 60 KB header is read; 40 pipelined requests of 2 KB heads in one write (80 KB) are all answered."""
+    with running_server(tmp_path) as server:
+        port = int(server.base_url.rsplit(":", 1)[1])
+        big = b"GET /api/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"b" * 60_000 + b"\r\n\r\n"
+        one = b"GET /api/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"p" * 2000 + b"\r\n\r\n"
+        last = one.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(big + one * 39 + last)
+            answer = _answer(sock)
+    assert answer.count(b"HTTP/1.1 200 OK") == 41, answer.count(b"HTTP/1.1 ")
+    assert b"HTTP/1.1 431" not in answer

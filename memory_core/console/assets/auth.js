@@ -8,6 +8,17 @@
 const KEY_STORE = "memory-core.console.key";
 const OPERATOR_STORE = "memory-core.console.operator-key";
 
+/**
+ * JSON with every character outside ASCII written as a \uXXXX escape, for a header value.
+ * fetch refuses a header holding a character above U+00FF (TypeError) and sends one in
+ * U+0080-U+00FF as a single Latin-1 byte; servers read header bytes as Latin-1 (RFC 9110
+ * leaves them opaque), so only ASCII arrives as written (docs/identity.md).
+ */
+function asciiJson(value) {
+  return JSON.stringify(value).replace(/[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 export class Session {
   constructor(config) {
     this.config = config;
@@ -100,7 +111,7 @@ export class Session {
     if (this.mode === "key") {
       const c = this.keyCredential;
       if (!c) return {};
-      return { "X-API-KEY": c.key, "X-USER-IDENTITY": JSON.stringify({ upn: c.upn, name: c.name || c.upn }) };
+      return { "X-API-KEY": c.key, "X-USER-IDENTITY": asciiJson({ upn: c.upn, name: c.name || c.upn }) };
     }
     // App Service answers an XMLHttpRequest whose sign-in has expired with 401, not a 302 to its login page.
     if (this.mode === "easyauth") return { "X-Requested-With": "XMLHttpRequest" };
