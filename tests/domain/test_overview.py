@@ -12,7 +12,7 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.deletion import DeletionStatus
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import Scope
-from memory_core.domain.overview import request_entry_counts
+from memory_core.domain.overview import agent_scopes, request_entry_counts
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
 from tests.support.clock import TickingClock
 
@@ -60,3 +60,27 @@ def test_a_page_of_requests_counts_each_and_reads_each_persons_memory_once(
     service.custody.sweep()
     (executed,) = service.custody.page("i", DeletionStatus.EXECUTED, limit=10).items
     assert request_entry_counts(store, [executed]) == [3]
+
+
+def test_the_agent_list_counts_each_agents_visible_entries_without_reading_the_user_scope(
+    store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two agents with memory, one of them cleared under approval, beside 30 user-scope entries: the list names
+    both (the cleared one with 0 entries, newest first) and reads only the agents' scopes, never the whole
+    partition nor the user scope (10,000 user entries made the console's agent list take seconds)."""
+    service = MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    planner = AgentContext("/agents/planner", name="Planner")
+    for n in range(30):
+        service.append(ALEX, "i", Scope.USER, None, f"- user fact {n}")
+    for n in range(3):
+        service.append(ALEX, "i", Scope.AGENT, AGENT, f"- travel fact {n}")
+    service.append(ALEX, "i", Scope.AGENT, planner, "- planner fact")
+    _request(service.clear(ALEX, "i", Scope.AGENT, planner, confirm=True))
+    loaded: list[Any] = []
+    monkeypatch.setattr(store, "load_partition", lambda *a: pytest.fail("the whole partition was read"))
+    real_load = store.load
+    monkeypatch.setattr(store, "load", lambda keys: loaded.extend(keys) or real_load(keys))
+    scopes = agent_scopes(store, "i", ALEX.upn)
+    assert [(s.agent_object_id, s.agent_name, s.entry_count) for s in scopes] == [
+        ("/agents/planner", "Planner", 0), ("/agents/travel", None, 3)]
+    assert loaded and all(k.scope is Scope.AGENT for k in loaded)
