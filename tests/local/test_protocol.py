@@ -17,6 +17,7 @@ import uvicorn
 
 from memory_core.local.protocol import BoundedHttpToolsProtocol
 from memory_core.local.serve import bound_listener
+from tests.support.local_server import read_until_closed
 
 
 class _QuickHead(BoundedHttpToolsProtocol):
@@ -47,23 +48,12 @@ def _server() -> Iterator[int]:
         listener.close()
 
 
-def _read_all(sock: socket.socket) -> bytes:
-    sock.settimeout(5)
-    received = b""
-    try:
-        while chunk := sock.recv(65536):
-            received += chunk
-    except (ConnectionResetError, TimeoutError):
-        pass
-    return received
-
-
 def test_a_head_that_does_not_finish_in_time_is_answered_408_and_closed() -> None:
     """A client trickling a head holds its connection only for the head timeout, then gets 408."""
     with _server() as port, socket.create_connection(("127.0.0.1", port)) as sock:
         started = time.monotonic()
         sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: a")
-        answer = _read_all(sock)
+        answer = read_until_closed(sock, 5)
         elapsed = time.monotonic() - started
     assert answer.startswith(b"HTTP/1.1 408 "), answer
     assert b'"code":"request_timeout"' in answer
@@ -73,7 +63,7 @@ def test_a_head_that_does_not_finish_in_time_is_answered_408_and_closed() -> Non
 def test_a_connection_that_sends_nothing_is_closed_after_the_head_timeout() -> None:
     with _server() as port, socket.create_connection(("127.0.0.1", port)) as sock:
         started = time.monotonic()
-        assert _read_all(sock) == b""
+        assert read_until_closed(sock, 5) == b""
         assert time.monotonic() - started < 4
 
 

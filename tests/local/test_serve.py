@@ -17,7 +17,7 @@ import pytest
 from memory_core.domain.errors import ConfigurationError
 from memory_core.local.host import compile_route
 from memory_core.local.timers import resolve_schedule
-from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, free_port, running_server
+from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, free_port, read_until_closed, running_server
 
 
 def _serve(args: list[str], env: dict[str, str], timeout: float = 20) -> subprocess.CompletedProcess[str]:
@@ -145,18 +145,6 @@ def test_a_keep_alive_clients_small_answers_are_not_held_back_by_nagles_algorith
     assert statistics.median(times) < 20, sorted(times)
 
 
-def _answer(sock: socket.socket) -> bytes:
-    """Everything the server sends until it closes the connection (or 10 s pass)."""
-    sock.settimeout(10)
-    received = b""
-    try:
-        while chunk := sock.recv(65536):
-            received += chunk
-    except (ConnectionResetError, TimeoutError):
-        pass
-    return received
-
-
 def _send_until_answered(sock: socket.socket, head: bytes, total: int) -> None:
     """Send ``head`` then filler header bytes, 8 KiB at a time, until ``total`` bytes or the server answers."""
     sock.sendall(head)
@@ -182,12 +170,12 @@ def test_a_request_head_past_the_limit_is_refused_with_431_before_it_is_all_read
         port = int(server.base_url.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port)) as sock:
             _send_until_answered(sock, b"GET /api/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Junk: ", 1 << 20)
-            answer = _answer(sock)
+            answer = read_until_closed(sock)
         assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
         assert b'"code":"request_header_fields_too_large"' in answer
         with socket.create_connection(("127.0.0.1", port)) as sock:
             _send_until_answered(sock, b"GET /api/openapi.json?" + b"q" * 100_000, 1 << 20)
-            assert _answer(sock).startswith(b"HTTP/1.1 431 "), "a URL counts toward the same limit"
+            assert read_until_closed(sock).startswith(b"HTTP/1.1 431 "), "a URL counts toward the same limit"
         assert httpx.get(f"{server.api}/openapi.json", timeout=10).status_code == 200
 
 
@@ -200,6 +188,6 @@ def test_heads_within_the_limit_are_served_also_when_pipelined_past_it(tmp_path:
         last = one.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.sendall(big + one * 39 + last)
-            answer = _answer(sock)
+            answer = read_until_closed(sock)
     assert answer.count(b"HTTP/1.1 200 OK") == 41, answer.count(b"HTTP/1.1 ")
     assert b"HTTP/1.1 431" not in answer

@@ -125,3 +125,15 @@ def running_server(tmp_dir: Path, env: Mapping[str, str] | None = None, *, start
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def read_until_closed(sock: socket.socket, seconds: float = 10.0) -> bytes:
+    """Everything the server sends on ``sock`` until it closes the connection (or ``seconds`` pass without a byte)."""
+    sock.settimeout(seconds)
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except (ConnectionResetError, TimeoutError):
+        pass
+    return received
