@@ -46,11 +46,11 @@ from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
 from memory_core.mcp.envelope import (
     REQUEST_TIME_LIMIT_SECONDS,
-    UNAUTHENTICATED,
     NotJson,
     decode,
     jsonrpc_error,
     parse_error,
+    refusal_code,
     too_large,
     validate_envelope,
 )
@@ -273,8 +273,7 @@ class StdioFront:
         except MemoryCoreError as error:
             if is_request:
                 assert isinstance(message, JSONRPCRequest)
-                code = UNAUTHENTICATED if status_for(error) == 401 else INVALID_REQUEST
-                await self._refuse(out, message.id, code, explained(error))
+                await self._refuse(out, message.id, refusal_code(status_for(error)), explained(error))
             return None
         guidance = None
         if self._guidance is not None and answers_with_guidance(decoded):
