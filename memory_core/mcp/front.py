@@ -35,7 +35,12 @@ from memory_core.mcp.envelope import (
     too_large,
 )
 from memory_core.mcp.exchange import SingleExchange
-from memory_core.mcp.guidance import AgentGuidance, answers_with_guidance
+from memory_core.mcp.guidance import (
+    GUIDANCE_TIME_LIMIT_SECONDS,
+    AgentGuidance,
+    answers_with_guidance,
+    guidance_within,
+)
 from memory_core.mcp.transport import MCP_PATH
 
 log = logging.getLogger("memory_core.mcp")
@@ -99,7 +104,8 @@ class McpHttpApp:
        ``CURRENT_AUTHENTICATION``, which the tools use;
     5. the agent's guidance is read (for a request whose answer carries it:
        ``guidance.answers_with_guidance``; a tools/call does not read the
-       agent's settings) and the SDK answers.
+       agent's settings), given up for the base text past
+       ``guidance.guidance_within``'s share of the bound, and the SDK answers.
        A handshake-era request that ``exchange`` accepts is answered by it
        (the SDK's single-exchange kernel, without a per-request session);
        anything else by ``inner``.
@@ -174,7 +180,8 @@ class McpHttpApp:
         caller_token = CURRENT_AUTHENTICATION.set(authentication)
         guidance = None
         if self._guidance is not None and answers_with_guidance(decoded):
-            guidance = await self._guidance(headers)
+            limit = min(GUIDANCE_TIME_LIMIT_SECONDS, self._time_limit / 2)
+            guidance = await guidance_within(self._guidance, headers, limit)
         token = CURRENT_GUIDANCE.set(guidance)
         try:
             if self._exchange is not None and self._exchange.accepts(decoded, headers):

@@ -54,7 +54,12 @@ from memory_core.mcp.envelope import (
     too_large,
     validate_envelope,
 )
-from memory_core.mcp.guidance import AgentGuidance, answers_with_guidance
+from memory_core.mcp.guidance import (
+    GUIDANCE_TIME_LIMIT_SECONDS,
+    AgentGuidance,
+    answers_with_guidance,
+    guidance_within,
+)
 from memory_core.mcp.stdio_streams import Admitted, AdmittedLines, AnswerStream
 from memory_core.mcp.stdio_wire import (
     FLUSH_SECONDS,
@@ -277,7 +282,8 @@ class StdioFront:
             return None
         guidance = None
         if self._guidance is not None and answers_with_guidance(decoded):
-            guidance = await self._guidance(self._headers)
+            guidance = await guidance_within(
+                self._guidance, self._headers, min(GUIDANCE_TIME_LIMIT_SECONDS, self._time_limit / 2))
         context.run(CURRENT_GUIDANCE.set, guidance)
         if is_request:
             assert isinstance(message, JSONRPCRequest)

@@ -369,3 +369,28 @@ async def test_signing_keys_that_cannot_be_fetched_answer_503_internal_error_wit
     assert response.status_code == 503 and response.headers["retry-after"] == "7"
     assert response.json() == {"jsonrpc": "2.0", "id": 44, "error": {
         "code": -32603, "message": "the identity provider's signing keys cannot be fetched; retry later"}}
+
+
+@pytest.mark.anyio
+async def test_a_stalled_guidance_read_falls_back_to_the_base_text_within_the_bound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The agent's settings are read inside the request's time bound: a read that stalls is given up (logged)
+    and the request is answered with the base guidance (none), never held past the bound or refused for it."""
+    seen: list[AgentGuidance | None] = []
+
+    async def stalled(headers: Any) -> AgentGuidance:
+        await anyio.sleep(5)
+        return GUIDED
+
+    async def inner(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(CURRENT_GUIDANCE.get())
+        await _answers_json(scope, receive, send)
+
+    app = McpHttpApp(inner, guidance=stalled, time_limit=0.6)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        started = time.monotonic()
+        response = await http.post("/api/mcp", json=INITIALIZE, headers={**ACCEPT, "X-Agent-Object-Id": "/agents/a"})
+    assert time.monotonic() - started < 0.6
+    assert response.status_code == 200 and seen == [None]
+    assert "agent settings not read within" in caplog.text
