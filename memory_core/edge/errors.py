@@ -87,19 +87,27 @@ def error_response(
     )
 
 
+def headers_for(error: MemoryCoreError) -> dict[str, str]:
+    """The headers a domain error's HTTP answer carries (REST and the MCP endpoint alike).
+
+    Retry-After for ``Unavailable``; WWW-Authenticate for a 401 (the enabled ways to authenticate,
+    from ``memory_core.identity``), or for any error that names a challenge.
+    """
+    headers: dict[str, str] = {}
+    if isinstance(error, Unavailable):
+        headers["Retry-After"] = str(error.retry_after_seconds)
+    challenge = getattr(error, "challenge", None)
+    if status_for(error) == 401:
+        headers["WWW-Authenticate"] = challenge or 'ApiKey header="X-API-KEY"'
+    elif challenge:
+        headers["WWW-Authenticate"] = challenge
+    return headers
+
+
 def response_for_error(error: BaseException) -> func.HttpResponse:
     """The one place a raised error becomes an HTTP answer."""
     if isinstance(error, MemoryCoreError):
-        status = status_for(error)
-        headers: dict[str, str] = {}
-        if isinstance(error, Unavailable):
-            headers["Retry-After"] = str(error.retry_after_seconds)
-        challenge = getattr(error, "challenge", None)  # memory_core.identity: the enabled ways to authenticate
-        if status == 401:
-            headers["WWW-Authenticate"] = challenge or 'ApiKey header="X-API-KEY"'
-        elif challenge:
-            headers["WWW-Authenticate"] = challenge
         details = getattr(error, "details", None)
-        return error_response(status, error.code, error.message, details, headers)
+        return error_response(status_for(error), error.code, error.message, details, headers_for(error))
     code, message = internal_error(error)
     return error_response(500, code, message)

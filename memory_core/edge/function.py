@@ -140,6 +140,20 @@ def spec_of(function: Callable[..., Any]) -> EndpointSpec | None:
     return spec if isinstance(spec, EndpointSpec) else None
 
 
+def allowed_methods_of(function: Callable[..., Any], registered: Iterable[str]) -> list[str]:
+    """The methods a host names in Allow when it refuses a method on ``function``'s route: those it serves.
+
+    A route that declares the methods it serves (``EndpointSpec.methods``; /api/mcp: POST) is
+    registered for others only so that it may refuse them itself, as the MCP endpoint's own 405
+    (Allow: POST) does: its Allow is the declared methods, with HEAD beside GET (the edge runs
+    GET for it). Any other route serves every method it is registered for.
+    """
+    spec = spec_of(function)
+    if spec is None or not spec.methods:
+        return list(registered)
+    return [*spec.methods, *(["HEAD"] if "GET" in spec.methods else [])]
+
+
 def body_limit_of(function: Callable[..., Any]) -> int:
     """The largest body the edge lets ``function`` take, for a host that reads bodies itself."""
     spec = spec_of(function)

@@ -24,7 +24,7 @@ import azure.functions as func
 from memory_core.api.function_table import functions_of, http_methods
 from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import error_response
-from memory_core.edge.function import answer_headers_of, body_limit_of
+from memory_core.edge.function import allowed_methods_of, answer_headers_of, body_limit_of
 from memory_core.local.timers import TimerFunction, run_timer
 
 log = logging.getLogger("memory_core.local")
@@ -103,12 +103,15 @@ class FunctionHost:
         timers: list[TimerFunction] | None = None,
         body_limit: Callable[[Callable[..., Any]], int] = body_limit_of,
         answer_headers: Callable[[Callable[..., Any]], dict[str, str]] = answer_headers_of,
+        allowed_methods: Callable[[Callable[..., Any], frozenset[str]], list[str]] = allowed_methods_of,
     ) -> None:
         """``body_limit(handler)``: the largest body read for a function (the edge's own limit);
-        ``answer_headers(handler)``: the headers its answers carry, given to the refusals made here for it."""
+        ``answer_headers(handler)``: the headers its answers carry, given to the refusals made here for it;
+        ``allowed_methods(handler, registered)``: the methods it serves, named in a 405's Allow."""
         self.routes = http_routes(app, route_prefix)
         self._body_limit = body_limit
         self._answer_headers = answer_headers
+        self._allowed_methods = allowed_methods
         self.timers = timers or []
         self._timer_tasks: list[asyncio.Task[None]] = []
 
@@ -141,7 +144,9 @@ class FunctionHost:
             return
         allowed = [(r, m) for r, m in matches if method in r.methods]
         if not allowed:
-            methods = sorted({x for r, _ in matches for x in r.methods})
+            # What the routes serve, not every method they are registered for: /api/mcp is
+            # registered for GET, DELETE, PUT and PATCH only to refuse them itself.
+            methods = sorted({x for r, _ in matches for x in self._allowed_methods(r.handler, r.methods)})
             headers = {**self._answer_headers(matches[0][0].handler), "Allow": ", ".join(methods)}
             await _send(send, error_response(405, "method_not_allowed", f"{method} is not allowed on {path}",
                                              headers=headers))

@@ -12,7 +12,9 @@ or broken message alike:
   true, an object) is an Invalid Request answered with id null, as JSON-RPC 2.0 asks,
   instead of passing for a notification that nobody answers (``BAD_REQUEST_ID``);
 - a request is answered within ``REQUEST_TIME_LIMIT_SECONDS``;
-- a missing or bad credential answers ``UNAUTHENTICATED``.
+- a caller refused before the protocol runs answers ``refusal_code`` of the HTTP status: a
+  missing or bad credential ``UNAUTHENTICATED``, a service that cannot check credentials now
+  (503) an internal error, anything else an Invalid Request.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_types import PARSE_ERROR, JSONRPCMessage, JSONRPCNotification, jsonrpc_message_adapter
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
 
 from memory_core.wire import json_text
@@ -36,6 +45,18 @@ worker until the host kills it."""
 
 UNAUTHENTICATED = -32001
 """JSON-RPC code of a 401: in the implementation-defined server-error range, as other MCP servers use it."""
+
+
+def refusal_code(status: int) -> int:
+    """The JSON-RPC code of a caller refused before the protocol runs, from the refusal's HTTP status.
+
+    401: ``UNAUTHENTICATED``; a server-side status (503: the identity provider's keys cannot be
+    fetched): internal error, which a client may retry, as it retries a request past the time
+    bound; anything else (an unusable X-USER-IDENTITY, 400/403/421): Invalid Request.
+    """
+    if status == 401:
+        return UNAUTHENTICATED
+    return INTERNAL_ERROR if status >= 500 else INVALID_REQUEST
 
 
 def max_message_bytes(settings: Settings) -> int:

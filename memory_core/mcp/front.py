@@ -20,22 +20,27 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.body import read_bounded_body
-from memory_core.edge.errors import status_for
+from memory_core.edge.errors import headers_for, status_for
 from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
 from memory_core.mcp.envelope import (
     REQUEST_TIME_LIMIT_SECONDS,
-    UNAUTHENTICATED,
     NotJson,
     decode,
     envelope_error,
     jsonrpc_error,
     parse_error,
+    refusal_code,
     request_id_of,
     too_large,
 )
 from memory_core.mcp.exchange import SingleExchange
-from memory_core.mcp.guidance import AgentGuidance, answers_with_guidance
+from memory_core.mcp.guidance import (
+    GUIDANCE_TIME_LIMIT_SECONDS,
+    AgentGuidance,
+    answers_with_guidance,
+    guidance_within,
+)
 from memory_core.mcp.transport import MCP_PATH
 
 log = logging.getLogger("memory_core.mcp")
@@ -87,18 +92,23 @@ class McpHttpApp:
        DNS-rebinding check, applied before anything else is read);
     3. a body over ``max_body_bytes`` answers 413; JSON that is not a JSON-RPC
        message answers 400 without echoing any value;
-    4. the caller is authenticated (``authenticate``): a missing or bad
-       credential answers 401 with ``WWW-Authenticate`` (``challenge`` may
-       extend it, e.g. with the OAuth resource metadata URL). Nothing about
-       the agent, not even its guidance, is read before this succeeds. The
-       result is the request's ``CURRENT_AUTHENTICATION``, which the tools use;
+    Steps 4 and 5 run within ``time_limit`` seconds; past it the request
+    answers 503 (JSON-RPC internal error, Retry-After) and its work is cancelled.
+
+    4. the caller is authenticated (``authenticate``, in a worker thread: it
+       may fetch an identity provider's keys): a missing or bad credential
+       answers 401 with ``WWW-Authenticate`` (``challenge`` may extend it,
+       e.g. with the OAuth resource metadata URL); keys that cannot be fetched
+       answer 503 with Retry-After. Nothing about the agent, not even its
+       guidance, is read before this succeeds. The result is the request's
+       ``CURRENT_AUTHENTICATION``, which the tools use;
     5. the agent's guidance is read (for a request whose answer carries it:
        ``guidance.answers_with_guidance``; a tools/call does not read the
-       agent's settings) and the SDK answers, within
-       ``time_limit`` seconds; past it the request answers 503 (JSON-RPC
-       internal error) and its work is cancelled. A handshake-era request
-       that ``exchange`` accepts is answered by it (the SDK's single-exchange
-       kernel, without a per-request session); anything else by ``inner``.
+       agent's settings), given up for the base text past
+       ``guidance.guidance_within``'s share of the bound, and the SDK answers.
+       A handshake-era request that ``exchange`` accepts is answered by it
+       (the SDK's single-exchange kernel, without a per-request session);
+       anything else by ``inner``.
     """
 
     def __init__(
@@ -151,39 +161,47 @@ class McpHttpApp:
             await _send_json(send, 400, jsonrpc_error(invalid[0], INVALID_REQUEST, invalid[1]), [])
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        await self._answer_in_time(send, decoded, lambda out: self._answer(scope, body, receive, out, decoded, headers))
+
+    async def _answer(self, scope: Scope, body: bytes, receive: Receive, send: Send, decoded: Any,
+                      headers: Mapping[str, str]) -> None:
+        """Steps 4 and 5 (the caller, the guidance, the protocol's answer), all within the time bound."""
         authentication = None
         if self._authenticate is not None:
             try:
-                authentication = self._authenticate(headers)
+                # Off the event loop: a token naming a key not seen yet makes the verifier fetch the
+                # key set over HTTP (up to its timeout), which must not hold up every other request.
+                # Abandoned at the time bound; the fetch's own timeout ends the thread.
+                authentication = await anyio.to_thread.run_sync(self._authenticate, headers, abandon_on_cancel=True)
             except MemoryCoreError as error:
                 await self._refuse_caller(scope, send, decoded, error)
                 return
-        scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
+        inner_scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
         caller_token = CURRENT_AUTHENTICATION.set(authentication)
         guidance = None
         if self._guidance is not None and answers_with_guidance(decoded):
-            guidance = await self._guidance(headers)
+            limit = min(GUIDANCE_TIME_LIMIT_SECONDS, self._time_limit / 2)
+            guidance = await guidance_within(self._guidance, headers, limit)
         token = CURRENT_GUIDANCE.set(guidance)
         try:
             if self._exchange is not None and self._exchange.accepts(decoded, headers):
-                await self._answer_in_time(send, decoded, lambda out: self._single_exchange(decoded, headers, scope, out))
+                await self._single_exchange(decoded, headers, inner_scope, send)
             else:
-                await self._answer_in_time(send, decoded, lambda out: self._inner(scope, _replaying(body, receive), out))
+                await self._inner(inner_scope, _replaying(body, receive), send)
         finally:
             CURRENT_GUIDANCE.reset(token)
             CURRENT_AUTHENTICATION.reset(caller_token)
 
     async def _refuse_caller(self, scope: Scope, send: Send, decoded: Any, error: MemoryCoreError) -> None:
-        """401 (with the challenge) for a missing or bad credential; the mapped status for an unusable one."""
+        """The refusal's status, JSON-RPC code (``refusal_code``) and headers (``headers_for``, as REST sends them);
+        a 401's challenge extended by ``challenge`` (e.g. with the OAuth resource metadata URL)."""
         status = status_for(error)
-        if status != 401:
-            await _send_json(send, status, jsonrpc_error(request_id_of(decoded), INVALID_REQUEST, error.message), [])
-            return
-        challenge = getattr(error, "challenge", None) or 'ApiKey header="X-API-KEY"'
-        if self._challenge is not None:
-            challenge = self._challenge(scope, challenge)
-        document = jsonrpc_error(request_id_of(decoded), UNAUTHENTICATED, error.message)
-        await _send_json(send, 401, document, [(b"www-authenticate", challenge.encode("latin-1", "replace"))])
+        headers = headers_for(error)
+        if status == 401 and self._challenge is not None:
+            headers["WWW-Authenticate"] = self._challenge(scope, headers["WWW-Authenticate"])
+        document = jsonrpc_error(request_id_of(decoded), refusal_code(status), error.message)
+        await _send_json(send, status, document,
+                         [(k.lower().encode(), v.encode("latin-1", "replace")) for k, v in headers.items()])
 
     async def _single_exchange(self, message: dict[str, Any], headers: Mapping[str, str], scope: Scope,
                                send: Send) -> None:

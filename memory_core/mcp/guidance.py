@@ -13,9 +13,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 if TYPE_CHECKING:
     from memory_core.mcp.backend import MemoryBackend
     from memory_core.settings import Settings
+
+GUIDANCE_TIME_LIMIT_SECONDS = 5.0
+"""Longest a request waits for the agent's settings (a store read, normally milliseconds) before it is
+answered with the base text instead (``guidance_within``); a front gives it at most half its own bound."""
 
 GUIDED_METHODS = frozenset({"initialize", "server/discover", "tools/list"})
 """The JSON-RPC methods whose answer carries the agent's guidance: the instructions (initialize in the
@@ -85,3 +91,15 @@ def guidance_reader(
             return None
 
     return read
+
+
+async def guidance_within(
+    read: Callable[[Mapping[str, str]], Awaitable[AgentGuidance | None]], headers: Mapping[str, str], seconds: float
+) -> AgentGuidance | None:
+    """``read(headers)``, or None when it takes longer than ``seconds``: the read is cancelled (logged) and
+    the answer carries the base text, as when the settings cannot be read at all (``guidance_reader``)."""
+    with anyio.move_on_after(seconds):
+        return await read(headers)
+    logging.getLogger("memory_core.mcp").warning(
+        "agent settings not read within %g s; answering with the base guidance", seconds)
+    return None

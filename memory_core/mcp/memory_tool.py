@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import Field, StrictInt, ValidationError
 
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.modes import (
@@ -54,11 +54,11 @@ def register_memory_tool(
         ctx: Context,
         command: Literal["view", "create", "str_replace", "insert", "delete", "rename"],
         path: Annotated[str | None, Field()] = None,
-        view_range: list[int] | None = None,
+        view_range: list[StrictInt] | None = None,  # strict: the SDK's lax validation would take "2" or true
         file_text: str | None = None,
         old_str: str | None = None,
         new_str: str | None = None,
-        insert_line: int | None = None,
+        insert_line: StrictInt | None = None,
         insert_text: str | None = None,
         old_path: str | None = None,
         new_path: str | None = None,

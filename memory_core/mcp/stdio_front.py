@@ -46,15 +46,20 @@ from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
 from memory_core.mcp.envelope import (
     REQUEST_TIME_LIMIT_SECONDS,
-    UNAUTHENTICATED,
     NotJson,
     decode,
     jsonrpc_error,
     parse_error,
+    refusal_code,
     too_large,
     validate_envelope,
 )
-from memory_core.mcp.guidance import AgentGuidance, answers_with_guidance
+from memory_core.mcp.guidance import (
+    GUIDANCE_TIME_LIMIT_SECONDS,
+    AgentGuidance,
+    answers_with_guidance,
+    guidance_within,
+)
 from memory_core.mcp.stdio_streams import Admitted, AdmittedLines, AnswerStream
 from memory_core.mcp.stdio_wire import (
     FLUSH_SECONDS,
@@ -273,12 +278,12 @@ class StdioFront:
         except MemoryCoreError as error:
             if is_request:
                 assert isinstance(message, JSONRPCRequest)
-                code = UNAUTHENTICATED if status_for(error) == 401 else INVALID_REQUEST
-                await self._refuse(out, message.id, code, explained(error))
+                await self._refuse(out, message.id, refusal_code(status_for(error)), explained(error))
             return None
         guidance = None
         if self._guidance is not None and answers_with_guidance(decoded):
-            guidance = await self._guidance(self._headers)
+            guidance = await guidance_within(
+                self._guidance, self._headers, min(GUIDANCE_TIME_LIMIT_SECONDS, self._time_limit / 2))
         context.run(CURRENT_GUIDANCE.set, guidance)
         if is_request:
             assert isinstance(message, JSONRPCRequest)

@@ -40,7 +40,9 @@ INSTRUCTIONS = (
     "Clear memory only when the user explicitly asks to forget or reset it."
 )
 
-# Argument types: the descriptions are the seed's words on scope.
+# Argument types: the descriptions are the seed's words on scope. Every boolean and integer argument
+# is strict (a JSON boolean, a JSON integer): the SDK validates arguments in lax mode, which would
+# read "yes" or 1 as true and "100" or true as a number. The input schema is unchanged by this.
 GetScope = Annotated[
     Literal["user", "agent", "combined"],
     Field(
@@ -71,11 +73,11 @@ DEFAULT_MAX_CHARS = 16_000
 MaxChars = Annotated[
     int,
     Field(description=f"Most characters of memory to answer (newest first); default {DEFAULT_MAX_CHARS}. "
-          "0 answers only the note on what is stored.", ge=0, le=MAX_BUDGET_CHARS),
+          "0 answers only the note on what is stored.", ge=0, le=MAX_BUDGET_CHARS, strict=True),
 ]
 Confirm = Annotated[
     bool,
-    Field(description="Must be true. Use only when the user explicitly asks to forget/reset memory."),
+    Field(description="Must be true. Use only when the user explicitly asks to forget/reset memory.", strict=True),
 ]
 
 
@@ -172,7 +174,7 @@ def build_server(
         query: Annotated[str, Field(description="Words to look for", max_length=1024)],
         scope: GetScope = "combined",
         tags: Annotated[list[str], Field(description="Tags every hit must carry", max_length=32)] = [],  # noqa: B006
-        limit: Annotated[int, Field(description="Most hits to return", ge=1, le=100)] = 10,
+        limit: Annotated[int, Field(description="Most hits to return", ge=1, le=100, strict=True)] = 10,
         memory_sharing: MemorySharing = None,
     ) -> Annotated[CallToolResult, SearchResponse]:
         target = target_for(ctx, Scope(scope))

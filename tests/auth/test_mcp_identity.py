@@ -9,18 +9,20 @@ reached here.
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
 from memory_core.mcp.server import TOOL_NAMES
-from tests.auth.conftest import ALEX, BOB, OLIVIA, Tokens
-from tests.auth.idp import CORE_SCOPE, MCP_AUDIENCE, AuthorityServer
+from tests.auth.conftest import ALEX, BOB, OLIVIA, Tokens, identity_settings
+from tests.auth.idp import CORE_SCOPE, MCP_AUDIENCE, AuthorityServer, JwksServer
 from tests.mcp.client import call, text
-from tests.support.local_server import USER_KEY, RunningServer, identity
+from tests.support.local_server import USER_KEY, RunningServer, identity, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -200,3 +202,54 @@ async def test_front_without_key_mode_refuses_raw_identity_headers(mcp_front: Ru
     headers = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity(ALEX), "X-INSTANCE-ID": _instance()}
     status, challenge, _ = await _refusal(mcp_front, headers)
     assert status == 401 and "ApiKey" not in challenge and "resource_metadata=" in challenge
+
+
+STALL_SECONDS = 3.0
+
+
+@pytest.fixture(scope="module")
+def stalled_keys_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """memory-core (entra,key) whose identity provider takes STALL_SECONDS to answer its key set, with no keys."""
+    stalled = JwksServer()
+
+    def slow_empty_key_set(_request: object) -> tuple[int, dict[str, Any]]:
+        time.sleep(STALL_SECONDS)
+        return 200, {"keys": []}
+
+    stalled.routes[("GET", "/stalled/keys")] = slow_empty_key_set
+    env = identity_settings(stalled, MEMORY_AUTH_MODE="entra,key", MEMORY_ENTRA_JWKS_URL=stalled.url("stalled"))
+    try:
+        with running_server(tmp_path_factory.mktemp("stalled-keys"), env) as server:
+            yield server
+    finally:
+        stalled.close()
+
+
+async def test_a_stalled_key_set_fetch_holds_up_no_other_caller(
+    stalled_keys_server: RunningServer, tokens: Tokens
+) -> None:
+    """A token naming a key the server has not seen makes it fetch the key set. While that fetch stalls, another
+    caller's tool call (official client) is answered at once; the token's request then answers 503 with JSON-RPC
+    -32603 and Retry-After, as the REST API answers an identity provider it cannot reach."""
+    url = _url(stalled_keys_server)
+    key_caller = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity(ALEX), "X-INSTANCE-ID": _instance()}
+    await call(url, key_caller, "get_memory", {"scope": "user"})  # the MCP app is built on first use
+    answered: list[float] = []
+    refused: list[httpx.Response] = []
+    async with httpx.AsyncClient(timeout=30) as http:
+        started = time.monotonic()
+
+        async def token_caller() -> None:
+            refused.append(await http.post(url, json=INITIALIZE, headers={**ACCEPT, **tokens.bearer(ALEX)}))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(token_caller)
+            await anyio.sleep(0.5)  # the key set is being fetched
+            result = await call(url, key_caller, "get_memory", {"scope": "user"})
+            answered.append(time.monotonic() - started)
+    assert not result.is_error
+    assert answered[0] < STALL_SECONDS - 1, answered
+    response = refused[0]
+    assert response.status_code == 503 and response.headers["retry-after"] == "5", response.text
+    assert response.json()["error"] == {
+        "code": -32603, "message": "the identity provider's signing keys cannot be used; retry later"}

@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 import os
+import re
 import select
 import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+import function_app
 from memory_core.domain.errors import ConfigurationError
-from memory_core.local.host import compile_route
+from memory_core.local.host import FunctionHost, compile_route
 from memory_core.local.timers import resolve_schedule
-from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, free_port, read_until_closed, running_server
+from tests.support.local_server import (
+    OPERATOR_KEY,
+    PROJECT_ROOT,
+    RunningServer,
+    free_port,
+    read_until_closed,
+    running_server,
+)
 
 
 def _serve(args: list[str], env: dict[str, str], timeout: float = 20) -> subprocess.CompletedProcess[str]:
@@ -191,3 +201,37 @@ def test_heads_within_the_limit_are_served_also_when_pipelined_past_it(tmp_path:
             answer = read_until_closed(sock)
     assert answer.count(b"HTTP/1.1 200 OK") == 41, answer.count(b"HTTP/1.1 ")
     assert b"HTTP/1.1 431" not in answer
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with running_server(tmp_path_factory.mktemp("methods"), {"MEMORY_MCP_ALLOWED_HOSTS": "", "WEBSITE_HOSTNAME": ""}) as server:
+        yield server
+
+
+@pytest.mark.parametrize("method", ["HEAD", "TRACE"])
+def test_a_method_mcp_does_not_serve_answers_405_naming_post_as_the_endpoint_does(
+    served: RunningServer, method: str
+) -> None:
+    """HEAD and TRACE on /api/mcp answer 405 with Allow: POST, as the endpoint's own 405 for GET does
+    (docs/mcp.md); the host's 405 named GET, DELETE, PUT and PATCH, which all answer 405."""
+    response = httpx.request(method, f"{served.api}/mcp", timeout=10)
+    assert response.status_code == 405 and response.headers["allow"] == "POST"
+    assert httpx.get(f"{served.api}/mcp", timeout=10).headers["allow"] == "POST"
+
+
+def _example_path(template: str) -> str:
+    """A concrete path for a route template: each parameter filled in."""
+    return re.sub(r"{[^}]*}", "x", template)
+
+
+def test_every_405_names_only_methods_its_route_answers(served: RunningServer) -> None:
+    """For every route, a method it does not serve answers 405, and no method its Allow names answers 405."""
+    paths = sorted({_example_path(route.template) for route in FunctionHost(function_app.app).routes})
+    with httpx.Client(base_url=served.base_url, timeout=10) as http:
+        for path in paths:
+            refused = http.request("TRACE", path)
+            assert refused.status_code == 405, path
+            allowed = [m.strip() for m in refused.headers["allow"].split(",")]
+            for method in allowed:
+                assert http.request(method, path).status_code != 405, (path, method, allowed)

@@ -93,6 +93,27 @@ async def test_invalid_arguments_are_a_tool_error(mcp_target: McpTarget, instanc
     assert "file_text" in result.content[0].text  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(("arguments", "where"), [
+    ({"command": "insert", "path": "/memories/x.md", "insert_line": "1", "insert_text": "y"}, "insert_line"),
+    ({"command": "insert", "path": "/memories/x.md", "insert_line": True, "insert_text": "y"}, "insert_line"),
+    ({"command": "view", "path": "/memories/x.md", "view_range": [1, "2"]}, "view_range.1"),
+    ({"command": "view", "path": "/memories/x.md", "view_range": [True, 2]}, "view_range.0"),
+])
+async def test_a_line_number_that_is_not_an_integer_is_a_tool_error(
+    mcp_target: McpTarget, instance_id: str, arguments: dict[str, Any], where: str
+) -> None:
+    """insert_line and view_range take JSON integers only: a string or a boolean is a tool error naming the
+    argument, and the file is not touched."""
+    headers = mcp_headers(mcp_target.key, "mcp-files@contoso.com", instance=instance_id)
+    async with mcp_session(mcp_target.url, headers) as session:
+        created = await session.call_tool("memory", {"command": "create", "path": "/memories/x.md", "file_text": "a\nb\n"})
+        result = await session.call_tool("memory", arguments)
+        view = await session.call_tool("memory", {"command": "view", "path": "/memories/x.md"})
+    assert not created.is_error and result.is_error
+    assert result.content[0].text == f"invalid arguments: {where}: Input should be a valid integer"  # type: ignore[union-attr]
+    assert "y" not in view.content[0].text  # type: ignore[union-attr]
+
+
 async def test_files_and_appends_are_one_memory(mcp_target: McpTarget, instance_id: str) -> None:
     """What Claude writes is in get_memory and search; what an agent appends shows in view."""
     headers = mcp_headers(mcp_target.key, "one-memory@contoso.com", instance=instance_id)

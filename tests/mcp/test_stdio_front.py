@@ -212,3 +212,26 @@ async def test_a_handshake_connection_refuses_a_request_in_the_stateless_era() -
 async def test_input_with_no_request_ends_cleanly_with_nothing_answered() -> None:
     lines = await _serve(_echo_server(), _line(None, "notifications/initialized") * 20, time_limit=5)
     assert lines == []
+
+
+async def test_a_stalled_guidance_read_falls_back_to_the_base_text_within_the_bound() -> None:
+    """The agent's settings are read within the time bound over stdio too: a read that stalls is given up, and
+    initialize is answered (with the base instructions) instead of waiting for it."""
+    server = MCPServer("guided", instructions="base instructions")
+
+    async def stalled(headers: Any) -> None:
+        await asyncio.sleep(5)
+
+    chunks = [initialize()]
+
+    async def read_chunk() -> bytes:
+        return chunks.pop(0) if chunks else b""
+
+    out = Collected()
+    front = StdioFront(server, {"x-agent-object-id": "/agents/a"}, LocalPath().authenticate, stalled,
+                       max_message_bytes=1024, time_limit=0.6)
+    started = time.monotonic()
+    async with asyncio.timeout(20):
+        await front.serve(read_chunk, out)
+    assert time.monotonic() - started < 1.5
+    assert out.lines[0]["result"]["instructions"] == "base instructions"

@@ -192,6 +192,38 @@ async def test_clear_without_confirm_is_the_rest_error(mcp_target: McpTarget, in
     _assert_tool_error(result, code, message)
 
 
+@pytest.mark.parametrize("confirm", ["yes", 1, "on", "true"])
+async def test_clear_with_a_confirm_that_is_not_a_boolean_is_refused_and_keeps_memory(
+    mcp_target: McpTarget, instance_id: str, confirm: object
+) -> None:
+    """confirm must be a JSON boolean, as REST /memory/clear requires: "yes", 1, "on" or "true" is a tool
+    error naming confirm (never its value), and the memory stays."""
+    headers = mcp_headers(mcp_target.key, instance=instance_id)
+    await call(mcp_target.url, headers, "append_memory", {"scope": "user", "memory": "- keep me"})
+    with mcp_target.store.client() as rest:
+        code, _ = _rest_error(rest.post(f"/instances/{instance_id}/memory/clear",
+                                        json={"scope": "user", "confirm": confirm}))
+    result = await call(mcp_target.url, headers, "clear_memory", {"scope": "user", "confirm": confirm})
+    _assert_tool_error(result, code, "invalid arguments: confirm: Input should be a valid boolean")
+    assert "- keep me" in text(await call(mcp_target.url, headers, "get_memory", {"scope": "user"}))
+
+
+@pytest.mark.parametrize(("tool", "arguments", "where"), [
+    ("get_memory", {"max_chars": "100"}, "max_chars"),
+    ("get_memory", {"max_chars": True}, "max_chars"),
+    ("get_memory", {"max_chars": 100.0}, "max_chars"),
+    ("search_memory", {"query": "x", "limit": "5"}, "limit"),
+    ("search_memory", {"query": "x", "limit": True}, "limit"),
+])
+async def test_an_integer_argument_that_is_not_an_integer_is_a_tool_error(
+    mcp_target: McpTarget, instance_id: str, tool: str, arguments: dict[str, Any], where: str
+) -> None:
+    """Integer arguments take JSON integers only (docs/budgets.md: a max_chars that is not an integer is a
+    validation_error): a string or a boolean is never read as a number."""
+    result = await call(mcp_target.url, mcp_headers(mcp_target.key, instance=instance_id), tool, arguments)
+    _assert_tool_error(result, "validation_error", f"invalid arguments: {where}: Input should be a valid integer")
+
+
 async def test_argument_outside_the_schema_is_a_tool_error_without_the_value(
     mcp_target: McpTarget, instance_id: str
 ) -> None:

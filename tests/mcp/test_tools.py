@@ -48,6 +48,7 @@ async def test_get_memory_takes_an_optional_scope_defaulting_to_combined(mcp_tar
     assert list(schema["properties"]) == ["scope", "memory_sharing", "max_chars"]
     assert schema["properties"]["max_chars"]["default"] == 16000
     assert schema["properties"]["max_chars"]["minimum"] == 0
+    assert schema["properties"]["max_chars"]["type"] == "integer"  # taken strictly (a JSON integer only)
     assert "default 16000" in (tool.description or "") and "larger max_chars" in (tool.description or "")
     assert schema["properties"]["scope"]["enum"] == ["user", "agent", "combined"]
     assert schema["properties"]["scope"]["default"] == "combined"

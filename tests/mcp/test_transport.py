@@ -11,6 +11,7 @@ import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from memory_core.domain.errors import Unavailable
 from memory_core.mcp.context import CURRENT_GUIDANCE
 from memory_core.mcp.front import McpHttpApp
 from memory_core.mcp.guidance import AgentGuidance
@@ -301,3 +302,95 @@ async def test_the_agents_settings_are_read_only_for_answers_that_carry_them(
     assert len(reads) == (1 if reads_guidance else 0), label
     assert seen == [GUIDED if reads_guidance else None], label
     assert CURRENT_GUIDANCE.get() is None  # reset after the request
+
+
+PING = {"jsonrpc": "2.0", "id": 5, "method": "ping"}
+
+
+async def _answers_json(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    await receive()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": b'{"jsonrpc": "2.0", "id": 5, "result": {}}'})
+
+
+@pytest.mark.anyio
+async def test_a_slow_authentication_holds_up_no_other_request() -> None:
+    """Authentication may block (a token naming an unknown key makes the verifier fetch the key set, up to its
+    timeout): it runs off the event loop, so another caller's request meanwhile is answered at once."""
+
+    def authenticate(headers: Any) -> Any:
+        if headers.get("x-slow"):
+            time.sleep(1.5)  # the key-set fetch, in the verifier's synchronous HTTP client
+        return None
+
+    app = McpHttpApp(_answers_json, authenticate=authenticate)
+    answered: list[float] = []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        started = time.monotonic()
+
+        async def other_caller() -> None:
+            await anyio.sleep(0.2)  # while the slow authentication runs
+            assert (await http.post("/api/mcp", json=PING, headers=ACCEPT)).status_code == 200
+            answered.append(time.monotonic() - started)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(other_caller)
+            assert (await http.post("/api/mcp", json=PING, headers={**ACCEPT, "X-Slow": "1"})).status_code == 200
+    assert answered[0] < 0.7, answered  # not after the slow one's 1.5 s
+
+
+@pytest.mark.anyio
+async def test_authentication_is_inside_the_time_bound() -> None:
+    """An authentication that outlives the bound answers 503 (JSON-RPC internal error, Retry-After) at the bound."""
+
+    def authenticate(headers: Any) -> Any:
+        time.sleep(1.5)
+
+    app = McpHttpApp(_answers_json, authenticate=authenticate, time_limit=0.3)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        started = time.monotonic()
+        response = await http.post("/api/mcp", json={**PING, "id": 43}, headers=ACCEPT)
+    assert time.monotonic() - started < 1
+    assert response.status_code == 503 and response.headers["retry-after"] == "1"
+    assert response.json()["id"] == 43 and response.json()["error"]["code"] == -32603
+
+
+@pytest.mark.anyio
+async def test_signing_keys_that_cannot_be_fetched_answer_503_internal_error_with_retry_after() -> None:
+    """A caller refused because the service cannot check credentials now (Unavailable) is told to retry: HTTP 503,
+    JSON-RPC internal error (-32603, not invalid request), and the error's Retry-After, as the REST API answers."""
+
+    def authenticate(headers: Any) -> Any:
+        raise Unavailable("the identity provider's signing keys cannot be fetched; retry later", retry_after_seconds=7)
+
+    app = McpHttpApp(_answers_json, authenticate=authenticate)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        response = await http.post("/api/mcp", json={**PING, "id": 44}, headers=ACCEPT)
+    assert response.status_code == 503 and response.headers["retry-after"] == "7"
+    assert response.json() == {"jsonrpc": "2.0", "id": 44, "error": {
+        "code": -32603, "message": "the identity provider's signing keys cannot be fetched; retry later"}}
+
+
+@pytest.mark.anyio
+async def test_a_stalled_guidance_read_falls_back_to_the_base_text_within_the_bound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The agent's settings are read inside the request's time bound: a read that stalls is given up (logged)
+    and the request is answered with the base guidance (none), never held past the bound or refused for it."""
+    seen: list[AgentGuidance | None] = []
+
+    async def stalled(headers: Any) -> AgentGuidance:
+        await anyio.sleep(5)
+        return GUIDED
+
+    async def inner(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(CURRENT_GUIDANCE.get())
+        await _answers_json(scope, receive, send)
+
+    app = McpHttpApp(inner, guidance=stalled, time_limit=0.6)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        started = time.monotonic()
+        response = await http.post("/api/mcp", json=INITIALIZE, headers={**ACCEPT, "X-Agent-Object-Id": "/agents/a"})
+    assert time.monotonic() - started < 0.6
+    assert response.status_code == 200 and seen == [None]
+    assert "agent settings not read within" in caplog.text
