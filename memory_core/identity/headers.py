@@ -48,3 +48,10 @@ def bearer_token(headers: Mapping[str, str]) -> str | None:
     if scheme.lower() != "bearer":
         return None
     return token.strip()
+
+
+def carries_signed_token(headers: Mapping[str, str]) -> bool:
+    """Whether the request carries a signed token (``Authorization`` or ``X-PLATFORM-IDENTITY``), whose check may
+    fetch an identity provider's keys over HTTP; a key, an identity header or App Service's principal is checked
+    without any I/O."""
+    return present(headers, AUTHORIZATION_HEADER) is not None or present(headers, PLATFORM_IDENTITY_HEADER) is not None
