@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter
 
 from memory_core.wire.memory import AgentObjectId
 
@@ -23,7 +23,7 @@ class CommandBody(BaseModel):
 class ViewCommand(CommandBody):
     command: Literal["view"]
     path: str = Field(description="A directory or file under /memories")
-    view_range: list[int] | None = Field(default=None, description="[start, end] lines, 1-based; end -1 is the last")
+    view_range: list[StrictInt] | None = Field(default=None, description="[start, end] lines, 1-based; end -1 is the last")
 
 
 class CreateCommand(CommandBody):
@@ -42,7 +42,7 @@ class StrReplaceCommand(CommandBody):
 class InsertCommand(CommandBody):
     command: Literal["insert"]
     path: str
-    insert_line: int
+    insert_line: StrictInt
     insert_text: str
 
 

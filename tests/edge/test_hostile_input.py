@@ -352,6 +352,25 @@ def test_booleans_are_json_booleans(sqlite_server: RunningServer, instance_id: s
     assert (settings.status_code, clear.status_code) == (400, 400)
 
 
+def test_integers_in_a_body_are_json_integers(sqlite_server: RunningServer, instance_id: str) -> None:
+    """A memory-tool command's "insert_line": "1" or true, or a view_range of strings, answers 400 and changes
+    nothing (as MCP's memory tool refuses them); 1 works."""
+    files = f"/instances/{instance_id}/memory/files"
+    with sqlite_server.client() as http:
+        http.post(f"{files}/create", json={"command": "create", "path": "/memories/n.md",
+                                           "file_text": "one\ntwo\n"}).raise_for_status()
+        refused = [http.post(f"{files}/insert", json={"command": "insert", "path": "/memories/n.md",
+                                                      "insert_line": line, "insert_text": "x"})
+                   for line in ("1", True, 1.0)]
+        view = http.post(f"{files}/view", json={"command": "view", "path": "/memories/n.md", "view_range": ["1", "2"]})
+        kept = http.post(f"{files}/view", json={"command": "view", "path": "/memories/n.md"}).json()["result"]
+        inserted = http.post(f"{files}/insert", json={"command": "insert", "path": "/memories/n.md",
+                                                      "insert_line": 1, "insert_text": "x"})
+    assert [r.status_code for r in refused] == [400, 400, 400] and view.status_code == 400
+    assert "one" in kept and "two" in kept and "x" not in kept.split("\n", 1)[1], kept
+    assert inserted.status_code == 200
+
+
 def test_the_document_lists_what_the_service_answers(sqlite_server: RunningServer) -> None:
     """202 on clear, 403 on the reads, 400 on the sweep, and the instanceId pattern are documented."""
     paths = httpx.get(f"{sqlite_server.api}/openapi.json").json()["paths"]
