@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,7 +139,8 @@ class SqliteDatabase:
         self._checkpointer.owe_purge()
 
     def _purge_at_open(self, db: sqlite3.Connection) -> None:
-        """The purge a file still owes (a process died before its own), before this process serves it."""
+        """The purge a file still owes (a process died before its own), before this process serves it; and at
+        close, the one the thread had not done."""
         try:
             db.execute(f"PRAGMA busy_timeout={int(LOG_CAP_WAIT_SECONDS * 1000)}")
             if not purge_erased(db):
@@ -191,8 +192,13 @@ class SqliteDatabase:
             raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
 
     def close(self) -> None:
-        """Closes every thread's connection and ends the checkpoint thread; a later call opens a new one."""
+        """Closes every thread's connection and ends the checkpoint thread; a later call opens a new one.
+        A purge handed to the thread and not yet done is done here first (a short-lived process, such as the
+        stdio front or the command line, would otherwise leave erased words on disk until the next open)."""
         self._checkpointer.close()
+        if self._checkpointer.pending_purge():
+            with suppress(sqlite3.Error):  # else the file still owes it: the next open does it
+                self._purge_at_open(self.connection())
         with self._lock:
             for db in self._connections:
                 db.close()

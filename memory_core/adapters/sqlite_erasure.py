@@ -12,11 +12,16 @@ Deleting an entry's row leaves its words in three places SQLite does not clean b
 - the write-ahead log: frames holding pages as they were before the delete. A ``TRUNCATE``
   checkpoint copies the log back into the file and empties it.
 
-A trigger marks the file as owing a purge (``erasure_purges``) in the very transaction that
-deletes an entry or rewrites its text, counting a generation, so a process that dies before the
-purge leaves it owed, and a purge clears only the generation it saw: an erasure committed while
-it ran keeps the mark for the purge that follows it. The store purges after each deletion of
-entries and when it opens a file that owes one.
+A memory-tool file index (a record) holds the user's words too: its file and directory names.
+Rewriting or deleting it leaves the old names in the log, and in the file until a checkpoint;
+emptying the log is their purge (no index to merge).
+
+Triggers mark the file as owing a purge (``erasure_purges``: one row for entries, one for names)
+in the very transaction that erases: each raises its row's ``generation``, and a purge records
+the generation it saw as ``purged``, never lowering it, and never deletes the row. So a process
+that dies before the purge leaves it owed, and an erasure committed while a purge ran (in this
+process or another) stays owed for the next one. The store hands a purge to its checkpoint thread
+after each write that erased, runs one at open for a file that owes it, and one at close.
 
 What it costs: ``'optimize'`` rewrites the whole index, whoever's entries it holds, in one write
 transaction (docs/performance.md, "Erasures on SQLite": about 40 ms at 10,000 entries and 400 ms
@@ -30,51 +35,80 @@ import time
 
 RETRY_PAUSE_SECONDS = 0.005
 
-ERASURE_SCHEMA = """
+ENTRIES, NAMES = 1, 2
+"""``erasure_purges`` rows: erased entries (the index is merged and the log emptied) and rewritten
+file indexes (the log is emptied)."""
+
+FILE_INDEX_KIND = "memory_file_index"
+"""The record kind that holds memory-tool names (``domain.file_index.INDEX_KIND``)."""
+
+_RAISE = "INSERT INTO erasure_purges (id, generation) VALUES ({row}, 1) " \
+         "ON CONFLICT (id) DO UPDATE SET generation = generation + 1;"
+
+ERASURE_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS erasure_purges (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    generation INTEGER NOT NULL
+    id INTEGER PRIMARY KEY CHECK (id IN ({ENTRIES}, {NAMES})),
+    generation INTEGER NOT NULL,
+    purged INTEGER NOT NULL DEFAULT 0
 );
 CREATE TRIGGER IF NOT EXISTS entries_erased AFTER DELETE ON entries BEGIN
-    INSERT INTO erasure_purges (id, generation) VALUES (1, 1)
-    ON CONFLICT (id) DO UPDATE SET generation = generation + 1;
+    {_RAISE.format(row=ENTRIES)}
 END;
 CREATE TRIGGER IF NOT EXISTS entries_rewritten AFTER UPDATE OF content_markdown ON entries BEGIN
-    INSERT INTO erasure_purges (id, generation) VALUES (1, 1)
-    ON CONFLICT (id) DO UPDATE SET generation = generation + 1;
+    {_RAISE.format(row=ENTRIES)}
+END;
+CREATE TRIGGER IF NOT EXISTS file_index_replaced BEFORE INSERT ON records
+WHEN new.kind = '{FILE_INDEX_KIND}' AND EXISTS (
+    SELECT 1 FROM records WHERE instance_id = new.instance_id AND owner = new.owner AND kind = new.kind AND id = new.id
+) BEGIN
+    {_RAISE.format(row=NAMES)}
+END;
+CREATE TRIGGER IF NOT EXISTS file_index_rewritten AFTER UPDATE ON records
+WHEN old.kind = '{FILE_INDEX_KIND}' BEGIN
+    {_RAISE.format(row=NAMES)}
+END;
+CREATE TRIGGER IF NOT EXISTS file_index_erased AFTER DELETE ON records
+WHEN old.kind = '{FILE_INDEX_KIND}' BEGIN
+    {_RAISE.format(row=NAMES)}
 END;
 """
+
+UPGRADE_MARK = f"INSERT OR IGNORE INTO erasure_purges (id, generation) VALUES ({ENTRIES}, 1), ({NAMES}, 1)"
+"""A file from before purges may hold the words of everything it ever erased: owed both purges."""
 
 
 def purge_owed(db: sqlite3.Connection) -> bool:
     """Whether an erasure's words may still be in the index or the log."""
-    return db.execute("SELECT 1 FROM erasure_purges").fetchone() is not None
+    return db.execute("SELECT 1 FROM erasure_purges WHERE generation > purged LIMIT 1").fetchone() is not None
 
 
 def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
-    """Remove erased words from the full-text index and empty the log, if the file owes it.
+    """Remove erased words from the full-text index (when entries were erased) and empty the log, if the file
+    owes it.
 
     ``db``: a connection in autocommit mode, with ``secure_delete`` on, out of any transaction;
     its busy timeout bounds the wait for other writers and for readers of older states, and
     ``retry_seconds`` the retries while another connection checkpoints. Answers False when the
-    log could not be emptied in that time: the mark stays, and the next purge does it. Raises ``sqlite3.Error`` when SQLite fails; the mark stays then too.
+    log could not be emptied in that time: the file still owes the purge, and the next one does it.
+    Raises ``sqlite3.Error`` when SQLite fails; the purge stays owed then too.
     """
-    row = db.execute("SELECT generation FROM erasure_purges").fetchone()
-    if row is None:
+    owed = db.execute("SELECT id, generation FROM erasure_purges WHERE generation > purged").fetchall()
+    if not owed:
         return True
-    generation = row[0]
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
+    if any(row == ENTRIES for row, _ in owed):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
     # Another checkpoint under way (the WAL thread's) is refused at once, not waited for: tried again a while.
     deadline = time.monotonic() + retry_seconds
     while db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
         if time.monotonic() >= deadline:
             return False
         time.sleep(RETRY_PAUSE_SECONDS)
-    db.execute("DELETE FROM erasure_purges WHERE generation = ?", (generation,))
+    for row, generation in owed:  # what was seen, never more: an erasure since stays owed
+        db.execute("UPDATE erasure_purges SET purged = max(purged, ?) WHERE id = ?", (generation, row))
     return True

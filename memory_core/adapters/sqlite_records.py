@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from memory_core.adapters.sqlite_database import SqliteDatabase
+from memory_core.adapters.sqlite_erasure import FILE_INDEX_KIND
 from memory_core.adapters.sqlite_rows import iso
 from memory_core.domain.errors import Conflict
 from memory_core.domain.records import ABSENT, Partition, Record, check_put_records
@@ -32,6 +33,13 @@ def record_values(record: Record, etag: str) -> tuple[object, ...]:
     p = record.partition
     return (p.instance_id, p.owner, record.kind, record.id, json.dumps(record.data, separators=(",", ":"),
             sort_keys=True), etag, iso(record.expires_on) if record.expires_on else None)
+
+
+def purge_if_names_rewritten(database: SqliteDatabase, records: Sequence[Record]) -> None:
+    """After a committed write of ``records``: a rewritten memory-tool file index leaves its old names (the user's
+    words) in the log, so the purge that empties it is handed over (``sqlite_erasure``)."""
+    if any(r.kind == FILE_INDEX_KIND for r in records):
+        database.purge_erased()
 
 
 def _write(db: sqlite3.Connection, record: Record, etag: str) -> None:
@@ -67,6 +75,7 @@ class SqliteRecords:
         etag = uuid.uuid4().hex
         with self._db.write() as db:
             _write(db, record, etag)
+        purge_if_names_rewritten(self._db, [record])
         return Record(record.partition, record.kind, record.id, record.data, etag)
 
     def put_records(self, records: Sequence[Record]) -> list[Record]:
@@ -75,6 +84,7 @@ class SqliteRecords:
         with self._db.write() as db:  # one transaction: all or none (a Conflict rolls it back)
             for record, etag in zip(records, etags, strict=True):
                 _write(db, record, etag)
+        purge_if_names_rewritten(self._db, records)
         return [Record(r.partition, r.kind, r.id, r.data, etag) for r, etag in zip(records, etags, strict=True)]
 
     def create_record(self, record: Record) -> Record:
@@ -148,10 +158,10 @@ class SqliteRecords:
 
     def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
         with self._db.write() as db:
-            return (
-                db.execute(
-                    "DELETE FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",
-                    (partition.instance_id, partition.owner, kind, record_id),
-                ).rowcount
-                == 1
-            )
+            deleted = db.execute(
+                "DELETE FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",
+                (partition.instance_id, partition.owner, kind, record_id),
+            ).rowcount == 1
+        if deleted and kind == FILE_INDEX_KIND:
+            self._db.purge_erased()
+        return deleted

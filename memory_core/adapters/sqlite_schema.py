@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from memory_core.adapters.sqlite_checkpoints import CHECKPOINTS_SCHEMA
-from memory_core.adapters.sqlite_erasure import ERASURE_SCHEMA
+from memory_core.adapters.sqlite_erasure import ERASURE_SCHEMA, UPGRADE_MARK
 from memory_core.adapters.sqlite_fulltext import DROP_SQL, FULLTEXT_SCHEMA, REBUILD_SQL
 from memory_core.adapters.sqlite_stamps import STAMPS_SCHEMA
 
@@ -115,10 +115,13 @@ def bring_up_to_date(db: sqlite3.Connection) -> None:
         if 0 < version < 6:
             db.execute(REBUILD_SQL)  # index what an older store holds, in this layout
         if 0 < version < 9:
-            # A file from before erasures were purged may hold the words of every entry it ever erased.
-            db.execute("INSERT INTO erasure_purges (id, generation) VALUES (1, 1)")
+            db.execute(UPGRADE_MARK)  # a file from before purges: the index and the log may hold erased words
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     except BaseException:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+    if 0 < version < 9:
+        # Rows deleted before secure_delete was on left their text in free space, which only a rebuild of the
+        # file drops (once; it rewrites the file, a few seconds per 100 MB).
+        db.execute("VACUUM")

@@ -21,7 +21,7 @@ from typing import Any
 from memory_core.adapters.sqlite_checkpoints import SqliteCheckpoints
 from memory_core.adapters.sqlite_database import SqliteDatabase, SqliteMetrics
 from memory_core.adapters.sqlite_fulltext import page_of_matches, replaces_sql
-from memory_core.adapters.sqlite_records import RECORD_INSERT, SqliteRecords, record_values
+from memory_core.adapters.sqlite_records import RECORD_INSERT, SqliteRecords, purge_if_names_rewritten, record_values
 from memory_core.adapters.sqlite_rows import (
     ENTRY_COLUMNS,
     entry_from_row,
@@ -335,6 +335,7 @@ class SqliteMemoryStore(SqliteRecords, SqliteCheckpoints):
                 "SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
                 (key.instance_id, key.upn, key.profile_id),
             ).fetchone()
+        purge_if_names_rewritten(self._db, records)
         return profile_from_row(key, row)
 
     def save_profile(self, profile: MemoryProfile) -> MemoryProfile:

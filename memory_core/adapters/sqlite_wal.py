@@ -165,7 +165,7 @@ class WalCheckpointer:
         """One passive checkpoint; answers the connection to use for the next (None after a failure)."""
         try:
             if db is None:
-                db = sqlite3.connect(self._path, timeout=0, isolation_level=None, check_same_thread=False)
+                db = self._connect()
             db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             self.checkpoints += 1
             return db
@@ -177,6 +177,17 @@ class WalCheckpointer:
                 db.close()
             return None
 
+    def _connect(self) -> sqlite3.Connection:
+        """The thread's own connection. ``secure_delete`` on, as the writers' (whatever SQLite's build defaults to):
+        a purge's index merge frees the pages that held erased words, which must be zeroed."""
+        db = sqlite3.connect(self._path, timeout=0, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA secure_delete=ON")
+        return db
+
+    def pending_purge(self) -> bool:
+        """Whether a purge was handed over and not yet finished by the thread."""
+        return self._purge_owed.is_set()
+
     def _purged(self, db: sqlite3.Connection | None) -> sqlite3.Connection | None:
         """One purge (it takes the checkpoint too); answers the connection to use next. A purge that could not
         finish is handed over again after ``PURGE_RETRY_SECONDS``, up to ``PURGE_ATTEMPTS`` times in a row; then
@@ -184,8 +195,7 @@ class WalCheckpointer:
         self._purge_owed.clear()
         try:
             if db is None:
-                db = sqlite3.connect(self._path, timeout=0, isolation_level=None, check_same_thread=False)
-                db.execute("PRAGMA secure_delete=ON")
+                db = self._connect()
             db.execute(f"PRAGMA busy_timeout={int(LOG_CAP_WAIT_SECONDS * 1000)}")
             done = self._purge is None or self._purge(db)
         except sqlite3.Error:

@@ -10,9 +10,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
+
+from memory_core.adapters import sqlite_wal
 from memory_core.adapters.sqlite_erasure import purge_erased, purge_owed
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import Caller
+from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import Scope
 from memory_core.domain.service import MemoryService
 from memory_core.domain.views import DeletionMode, Forgotten
@@ -120,31 +124,35 @@ def test_a_file_from_before_purges_is_purged_when_upgraded(tmp_path: Path) -> No
     store, service = _service(path, DeletionMode.IMMEDIATE)
     service.append(ALEX, INSTANCE, Scope.USER, None, f"- {word} private medical note")
     store.close()
-    old = sqlite3.connect(path, isolation_level=None)  # as version 8 left it: no mark, no triggers
-    old.executescript("DROP TRIGGER entries_erased; DROP TRIGGER entries_rewritten; DROP TABLE erasure_purges;"
-                      "PRAGMA user_version=8;")
+    old = sqlite3.connect(path, isolation_level=None)  # as version 8 left it: no mark, no triggers, no zeroing
+    old.executescript("DROP TRIGGER entries_erased; DROP TRIGGER entries_rewritten; DROP TRIGGER file_index_replaced;"
+                      "DROP TRIGGER file_index_rewritten; DROP TRIGGER file_index_erased; DROP TABLE erasure_purges;"
+                      "PRAGMA user_version=8; PRAGMA secure_delete=OFF;")
     old.execute("DELETE FROM entries")
+    old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     old.close()
-    assert _index_blocks_holding(path, word) > 0
+    assert _index_blocks_holding(path, word) > 0 and _files_holding(path, word)
     SqliteMemoryStore(path).close()
-    assert _index_blocks_holding(path, word) == 0
+    assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
 
 
 class _EraseDuringCheckpoint:
-    """A connection that, just before the purge empties the log, lets another writer erase an entry."""
+    """A connection that, just before the purge empties the log, lets another process finish a purge of its own
+    and then erase an entry."""
 
-    def __init__(self, db: sqlite3.Connection, erase: sqlite3.Connection) -> None:
-        self._db, self._erase = db, erase
+    def __init__(self, db: sqlite3.Connection, other: sqlite3.Connection) -> None:
+        self._db, self._other = db, other
 
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         if sql.startswith("PRAGMA wal_checkpoint"):
-            self._erase.execute("DELETE FROM entries WHERE rowid = (SELECT max(rowid) FROM entries)")
+            assert purge_erased(self._other)
+            self._other.execute("DELETE FROM entries WHERE rowid = (SELECT max(rowid) FROM entries)")
         return self._db.execute(sql, params)
 
 
 def test_an_erasure_committed_during_a_purge_stays_owed(tmp_path: Path) -> None:
-    """A purge clears only the mark it saw: an entry erased after its index merge is still owed a purge, which
-    the next one does."""
+    """A purge records only the mark it saw, and never takes one away: while it runs, another process finishes a
+    purge of its own and an entry is erased; that entry is still owed a purge, which the next one does."""
     path, word = tmp_path / "m.sqlite3", _word()
     store, service = _service(path, DeletionMode.IMMEDIATE)
     service.append(ALEX, INSTANCE, Scope.USER, None, "- first")
@@ -158,3 +166,56 @@ def test_an_erasure_committed_during_a_purge_stays_owed(tmp_path: Path) -> None:
     assert purge_erased(db) is True and not purge_owed(db) and _index_blocks_holding(path, word) == 0
     db.close()
     other.close()
+
+
+def test_the_checkpoint_threads_connection_zeroes_what_it_frees(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread's merge frees the pages that held erased words: its connection runs with secure_delete on,
+    whatever the SQLite build's default (Debian's is on; here every new connection starts with it off)."""
+    store = SqliteMemoryStore(tmp_path / "m.sqlite3")
+    real_connect = sqlite3.connect
+
+    def connect_with_it_off(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = real_connect(*args, **kwargs)
+        connection.execute("PRAGMA secure_delete=OFF")
+        return connection
+
+    monkeypatch.setattr(sqlite_wal.sqlite3, "connect", connect_with_it_off)
+    db = store._db._checkpointer._connect()
+    try:
+        assert db.execute("PRAGMA secure_delete").fetchone()[0] == 1
+    finally:
+        db.close()
+        store.close()
+
+
+def test_a_forget_just_before_close_is_purged_by_the_close(tmp_path: Path) -> None:
+    """A short-lived process (the stdio front, the command line) erases and closes at once: close finishes the
+    purge the thread had not done, so the words are gone before the next open."""
+    path, word = tmp_path / "m.sqlite3", _word()
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    view = service.append(ALEX, INSTANCE, Scope.USER, None, f"- {word} private medical note")
+    store._db._checkpointer.close()  # no thread: the purge handed over stays pending
+    service.forget(ALEX, INSTANCE, str(view.entry_id))
+    store.close()
+    assert _files_holding(path, word) == [] and _index_blocks_holding(path, word) == 0
+
+
+def test_memory_tool_names_that_leave_the_index_leave_the_file(tmp_path: Path) -> None:
+    """Names with no entry behind them (a whitespace-only file renamed, a directory holding only one deleted): the
+    file index is rewritten, and once the thread has purged, neither old name is in the database or its log (they
+    were before). A file with text keeps its first path in its entry's provenance (``reason``) until erased."""
+    path = tmp_path / "m.sqlite3"
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    files = MemoryFiles(service)
+    old_name, folder = _word(), _word()
+    files.execute(ALEX, INSTANCE, None, {"command": "create", "path": f"/memories/{old_name}.md", "file_text": " "})
+    files.execute(ALEX, INSTANCE, None, {"command": "create", "path": f"/memories/{folder}/keep.md", "file_text": " "})
+    held = (_files_holding(path, old_name), _files_holding(path, folder))
+    files.execute(ALEX, INSTANCE, None, {"command": "rename", "old_path": f"/memories/{old_name}.md",
+                                         "new_path": "/memories/renamed.md"})
+    files.execute(ALEX, INSTANCE, None, {"command": "delete", "path": f"/memories/{folder}"})
+    purged = _purged(store)
+    after = (_files_holding(path, old_name), _files_holding(path, folder))
+    store.close()
+    assert all(held) and purged and after == ([], [])
