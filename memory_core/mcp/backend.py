@@ -203,7 +203,10 @@ class InProcessBackend:
         return MemoryFileResponse(result=answer.text)
 
     async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
-        settings = await self._run(self._service.agent_settings.for_models, instance_id, agent_object_id)
+        # Always in a thread the caller's time bound may abandon (``guidance.guidance_within``), stdio included: a
+        # settings read can wait on a lock or a throttled store, and it is made once per handshake, not per call.
+        settings = await anyio.to_thread.run_sync(self._service.agent_settings.for_models, instance_id,
+                                                  agent_object_id, abandon_on_cancel=True)
         return AgentGuidance(settings.policy_instructions, settings.auto_append, settings.default_write_scope)
 
     async def aclose(self) -> None:

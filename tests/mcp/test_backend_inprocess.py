@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -16,6 +18,7 @@ from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.service import MemoryService
 from memory_core.mcp.backend import CallTarget, InProcessBackend
+from memory_core.mcp.guidance import guidance_within
 from tests.mcp.client import AGENT_A
 from tests.support.local_server import identity
 
@@ -80,3 +83,24 @@ async def test_service_calls_run_in_a_worker_thread_unless_offload_is_off(
     answer = await backend.get(_target(), Scope.USER, max_chars=1000)
     assert "- fact" in answer.content_markdown
     assert len(seen) == 2 and all((ident == threading.get_ident()) is on_loop_thread for ident in seen)
+
+
+@pytest.mark.parametrize("offload", [True, False], ids=["http", "stdio"])
+async def test_a_slow_settings_read_is_abandoned_at_the_guidance_bound(offload: bool) -> None:
+    """The agent's settings are read in a thread the caller's bound may abandon, on both fronts: a read stuck for
+    2 s (a busy file, a throttled store) gives way to the base guidance at a 0.3 s bound."""
+
+    class StuckSettings:
+        def for_models(self, instance_id: str, agent_object_id: str) -> Any:
+            time.sleep(2.0)
+            raise AssertionError("never answered in time")
+
+    service = cast(MemoryService, types.SimpleNamespace(agent_settings=StuckSettings()))
+    backend = InProcessBackend(service, offload=offload)
+
+    async def read(headers: Any) -> Any:
+        return await backend.guidance("i", "/agents/a")
+
+    started = time.monotonic()
+    guidance = await guidance_within(read, {}, 0.3)
+    assert guidance is None and time.monotonic() - started < 1.0
