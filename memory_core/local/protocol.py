@@ -58,6 +58,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     _in_head = True
     _head_bytes = 0
+    _message = 0
+    _body_bytes = 0
+    _framing_bytes = 0
     _head_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -73,7 +76,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         while view and not self.transport.is_closing():
             if not self._in_head:  # a body: fed in pieces too, so a pipelined head after it is counted
                 piece, view = view[:self.head_limit_bytes], view[self.head_limit_bytes:]
-                super().data_received(bytes(piece))
+                self._feed_body(bytes(piece))
                 continue
             room = self.head_limit_bytes - self._head_bytes
             if room <= 0:
@@ -87,6 +90,24 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self._head_bytes += len(piece)
             super().data_received(bytes(piece))
 
+    def _feed_body(self, piece: bytes) -> None:
+        """Feed ``piece`` of a message's body. What the parser keeps that is not body (a chunked body's framing and
+        its trailer, which llhttp parses as header fields and httptools keeps whole) may not pass
+        ``head_limit_bytes`` plus the body's own size: an endless trailer is refused like an endless header."""
+        message, body_before = self._message, self._body_bytes
+        super().data_received(piece)
+        if self._message != message or self.transport.is_closing():
+            return  # the message ended inside the piece: its framing is whole, the next head is counted from here
+        self._framing_bytes += len(piece) - (self._body_bytes - body_before)
+        if self._framing_bytes > self.head_limit_bytes + self._body_bytes:
+            self._refuse(431, "request_header_fields_too_large",
+                         f"the request's chunk framing and trailer are longer than this server reads "
+                         f"({self.head_limit_bytes} bytes beyond the body)")
+
+    def on_body(self, body: bytes) -> None:
+        self._body_bytes += len(body)
+        super().on_body(body)
+
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._stop_head_timer()
@@ -99,6 +120,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def _start_head(self, *, timer: bool = True) -> None:
         self._in_head = True
         self._head_bytes = 0
+        self._message += 1
+        self._body_bytes = self._framing_bytes = 0
         self._stop_head_timer()
         if timer:
             self._start_head_timer()

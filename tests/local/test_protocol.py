@@ -78,3 +78,25 @@ def test_keep_alive_requests_each_get_their_own_head_timeout() -> None:
                 answer += sock.recv(65536)
             assert answer.startswith(b"HTTP/1.1 200 ")
             time.sleep(0.3)
+
+
+def test_an_endless_chunked_trailer_is_refused_like_an_endless_header() -> None:
+    """After a chunked body's last chunk, llhttp parses a trailer as header fields, which httptools keeps whole: a
+    trailer value that never ends is answered 431 and the connection closed, while a chunked body in small chunks
+    with an ordinary trailer is served."""
+    with _server() as port:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nX-Trailer: ")
+            try:
+                for _ in range(64):  # 4 MiB of one trailer value
+                    sock.sendall(b"a" * 65536)
+            except OSError:
+                pass  # refused and closed while sending
+            endless = read_until_closed(sock, 5)
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            chunks = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in [b"x" * 100] * 2000)
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                         + chunks + b"0\r\nX-Checksum: abc\r\n\r\n")
+            ordinary = read_until_closed(sock, 5)
+    assert b"HTTP/1.1 431 " in endless, endless[:400]  # after the app's answer: it answers without reading the body
+    assert ordinary.startswith(b"HTTP/1.1 200 "), ordinary[:80]
