@@ -11,8 +11,12 @@ The fill rule (docs/budgets.md):
   first, exactly as an unbudgeted read renders them.
 - When not even the newest entry of a scope fits its share, as many of that entry's
   whole lines as fit are shown (its heading first, at least one line of its text),
-  followed by a marker line saying how many lines were shown. Less room than that
-  shows nothing of the scope. A budget never splits a line, so never a character.
+  followed by a marker line saying how many lines were shown. When not even its first
+  line of text fits, that line is cut: as many of its characters as fit, ending between
+  two grapheme clusters, and the marker says how many of the line's characters are
+  shown. So an entry is never hidden by its own size; only room for less than its
+  heading and one character of text shows nothing of the scope. The entries older than
+  a cut one are left out, as after any entry that does not fit whole.
 - Combined scope: user and agent memory split the budget evenly (one character is
   kept for the blank line between them), and a share one scope leaves unused goes
   to the other.
@@ -25,6 +29,7 @@ partition's entries and read the scope in full (then apply the same rule).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -46,7 +51,7 @@ class ScopeBudget:
 
     ``omitted_from``/``omitted_to``: creation times of the oldest and newest entry
     left out (None when nothing was). ``cut_entry_id``: the entry shown only in part
-    (it counts as shown).
+    (it counts as shown); ``cut``: how much of it is shown, in its marker line's words.
     """
 
     scope: Scope
@@ -55,6 +60,7 @@ class ScopeBudget:
     omitted_from: datetime | None = None
     omitted_to: datetime | None = None
     cut_entry_id: str | None = None
+    cut: str | None = None  # what the cut entry shows, as its marker line says it ("2 of 3 lines shown")
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +300,13 @@ class ScopeFill:
     next_left_out: MemoryEntry | None
     cut_entry_id: str | None = None
 
+    @property
+    def cut(self) -> str | None:
+        """What the cut entry shows, as its marker line says it; None when no entry was cut."""
+        if self.cut_entry_id is None:
+            return None
+        return self.sections[0].rsplit("\n", 1)[1].removeprefix(CUT_MARKER).removesuffix("]")
+
     def document(self) -> str:
         """The scope's document, shaped as ``render_scope`` shapes it; "" when nothing is shown."""
         if not self.sections:
@@ -302,10 +315,10 @@ class ScopeFill:
 
     def report(self, source: NewestFirst) -> ScopeBudget:
         if self.next_left_out is None:
-            return ScopeBudget(self.scope, self.shown, 0, cut_entry_id=self.cut_entry_id)
+            return ScopeBudget(self.scope, self.shown, 0, cut_entry_id=self.cut_entry_id, cut=self.cut)
         omitted = source.total() - self.shown
         return ScopeBudget(self.scope, self.shown, omitted, source.oldest(), self.next_left_out.created_on,
-                           self.cut_entry_id)
+                           self.cut_entry_id, self.cut)
 
 
 def fill_scope(scope: Scope, source: NewestFirst, budget: int, viewer: str | None) -> ScopeFill:
@@ -333,11 +346,15 @@ def fill_scope(scope: Scope, source: NewestFirst, budget: int, viewer: str | Non
     return ScopeFill(scope, (partial,), overhead + 2 + len(partial), 1, source.at(1), left_out.id)
 
 
+CUT_MARKER = "[memory-core: entry cut to fit the budget; "
+
+
 def cut_section(section: str, room: int) -> str | None:
     """The longest run of ``section``'s first whole lines that, with a marker line, fits in ``room``.
 
-    It holds the heading (if any) and at least one non-blank line of text; None when
-    even that does not fit. Lines are split on "\\n" only, so a "\\r\\n" pair stays whole.
+    It holds the heading (if any) and at least one non-blank line of text. When even
+    that does not fit, the first line of text is cut (``_cut_in_line``). None when not
+    one character of it fits. Lines are split on "\\n" only, so a "\\r\\n" pair stays whole.
     """
     lines = section.split("\n")
     heading = 1 if lines and lines[0].startswith("## ") else 0
@@ -349,11 +366,73 @@ def cut_section(section: str, room: int) -> str | None:
     for count in range(first_text + 1, len(lines) + 1):
         if count > first_text + 1:
             length += 1 + len(lines[count - 1])
-        marker = f"[memory-core: entry cut to fit the budget; {count} of {len(lines)} lines shown]"
+        marker = f"{CUT_MARKER}{count} of {len(lines)} lines shown]"
         if length + 1 + len(marker) > room:
             break
         best = "\n".join(lines[:count]) + "\n" + marker
-    return best
+    return best if best is not None else _cut_in_line(lines, first_text, room)
+
+
+def _cut_in_line(lines: list[str], index: int, room: int) -> str | None:
+    """``lines`` before ``index`` whole, then as much of line ``index`` as fits in ``room`` with the marker.
+
+    The cut ends between two grapheme clusters (``_cluster_start``), unless one runs on for
+    more than ``_LONGEST_CLUSTER`` code points; None when the part that fits has no text
+    (blank, or only a list or quote marker).
+    """
+    line = lines[index]
+    before = "".join(f"{text}\n" for text in lines[:index])
+
+    def marker(shown: int | str) -> str:
+        return (f"{CUT_MARKER}{index} of {len(lines)} lines shown, then {shown} of {len(line)} characters "
+                f"of line {index + 1}]")
+
+    fixed = len(before) + 1 + len(marker(""))  # the lines before, the newline before the marker, the marker
+    fits = 0
+    for digits in range(1, len(str(len(line))) + 1):  # the count's own digits are part of the room
+        fits = max(fits, min(room - fixed - digits, 10**digits - 1))
+    fits = min(fits, len(line) - 1)
+    if fits <= 0:
+        return None
+    end, floor = fits, max(0, fits - _LONGEST_CLUSTER)
+    while end > floor and not _cluster_start(line, end):
+        end -= 1
+    if end == floor > 0 and not _cluster_start(line, end):
+        end = fits  # no text is written in clusters this long (a letter under a pile of accents): cut anyway
+    if not _has_text(line[:end]):
+        return None
+    return f"{before}{line[:end]}\n{marker(end)}"
+
+
+def _has_text(part: str) -> bool:
+    return bool(part.lstrip(" \t-*+>").strip())
+
+
+_ZWJ = "\u200d"
+# Longer than any grapheme cluster of written text or emoji (a ZWJ family is 7 code points, a tag flag 7).
+_LONGEST_CLUSTER = 32
+
+
+def _cluster_start(text: str, at: int) -> bool:
+    """Whether a grapheme cluster starts at ``text[at]`` (0 < ``at`` < ``len(text)``): not a combining mark,
+    a joiner or what a joiner joins, a variation selector, an emoji modifier or tag, a Hangul vowel or final,
+    nor the second regional indicator of a flag. (Unicode's segmentation, for the clusters text is written in.)"""
+    after, before = text[at], text[at - 1]
+    code = ord(after)
+    if (after == _ZWJ or before == _ZWJ or unicodedata.category(after).startswith("M")
+            or 0xFE00 <= code <= 0xFE0F or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE01EF
+            or 0x1160 <= code <= 0x11FF or 0xD7B0 <= code <= 0xD7FF):
+        return False
+    if _regional(after) and _regional(before):
+        run = 0
+        while at - 1 - run >= 0 and _regional(text[at - 1 - run]):
+            run += 1
+        return run % 2 == 0
+    return True
+
+
+def _regional(char: str) -> bool:
+    return 0x1F1E6 <= ord(char) <= 0x1F1FF
 
 
 def fill_combined(
@@ -380,6 +459,6 @@ def newest_agent_name(fill: ScopeFill, source: NewestFirst) -> str | None:
 
 
 __all__ = [
-    "BudgetReport", "ListedEntries", "NewestFirst", "ScopeBudget", "ScopeFill", "StoredEntries", "cut_section",
-    "entry_window", "fill_combined", "fill_scope", "is_visible", "newest_agent_name", "page_size_for",
+    "CUT_MARKER", "BudgetReport", "ListedEntries", "NewestFirst", "ScopeBudget", "ScopeFill", "StoredEntries",
+    "cut_section", "entry_window", "fill_combined", "fill_scope", "is_visible", "newest_agent_name", "page_size_for",
 ]

@@ -28,7 +28,7 @@ class ScopeBudgetModel(BaseModel):
     omitted_from: datetime | None = Field(description="Creation time of the oldest entry left out")
     omitted_to: datetime | None = Field(description="Creation time of the newest entry left out")
     cut_entry_id: str | None = Field(
-        default=None, description="The entry shown only in part (its first whole lines), when one was"
+        default=None, description="The entry shown only in part (its first lines, or the start of its first line), when one was"
     )
 
     @classmethod
@@ -67,10 +67,10 @@ def omission_notice(report: BudgetReport) -> str | None:
                 f"{scope.omitted_entries} of {scope.scope.value} memory, created "
                 f"{format_time(scope.omitted_from)} to {format_time(scope.omitted_to)}"
             )
-    cut = sum(1 for s in report.scopes if s.cut_entry_id)
     text = f"[memory-core: this read was limited to {report.max_chars} characters; newest entries first. "
     if omitted:
         text += f"{omitted} older {'entry was' if omitted == 1 else 'entries were'} left out ({'; '.join(parts)}). "
-    if cut:
-        text += "The newest entry was longer than its share and is shown only in part. "
+    cuts = [f"the newest {s.scope.value} memory entry ({s.cut})" for s in report.scopes if s.cut_entry_id]
+    if cuts:
+        text += f"Longer than its share, so shown only in part: {'; '.join(cuts)}. "
     return text + HOW_TO_REACH_THE_REST + "]"

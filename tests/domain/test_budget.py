@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from memory_core.domain.models import MemoryEntry, Scope, Share
 from memory_core.domain.rendering import render_scope
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
+from memory_core.wire.budget import omission_notice
 from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex", user_name="alex")
@@ -86,16 +88,34 @@ def test_every_budget_keeps_the_newest_whole_entries_and_counts_the_rest_exactly
 
 
 def test_a_budget_never_splits_a_character_or_a_line(service: MemoryService) -> None:
-    """Every line answered, at any budget, is a whole line of the full document (or the cut marker), so no
-    code point, surrogate pair, grapheme cluster or CRLF pair is ever split."""
+    """Every line answered, at any budget, is a whole line of the full document or the cut marker, except
+    the one line the marker says was cut: a prefix of a line of the newest entry ending between grapheme
+    clusters. So no code point, surrogate pair, grapheme cluster or CRLF pair is ever split."""
     _fill_user(service, ["- " + "🎉👨‍👩‍👧‍👦🇳🇴e\u0301" * 3 + "\r\n- second 東京\n- third"] * 2 + TRICKY)
-    full_lines = set(service.get(ALEX, "i", Scope.USER, None).content_markdown.split("\n"))
-    full_length = len(service.get(ALEX, "i", Scope.USER, None).content_markdown)
-    for budget in range(0, full_length + 1):
+    full = service.get(ALEX, "i", Scope.USER, None).content_markdown
+    full_lines = set(full.split("\n"))
+    for budget in range(0, len(full) + 1):
         content = service.get_within(ALEX, "i", Scope.USER, None, budget).content_markdown
-        for line in content.split("\n"):
-            assert line in full_lines or line.startswith(MARKER), (budget, line)
+        lines = content.split("\n")
+        for index, line in enumerate(lines):
+            if line in full_lines or line.startswith(MARKER):
+                continue
+            assert lines[index + 1].startswith(MARKER) and "characters of line" in lines[index + 1], (budget, line)
+            whole = next(f for f in full_lines if f.startswith(line) and f != line)
+            assert _between_clusters(whole, len(line)) and "\r" not in line, (budget, line)
         content.encode("utf-8")  # no lone surrogate
+
+
+def _between_clusters(text: str, at: int) -> bool:
+    """Whether ``text[:at]`` ends between two grapheme clusters (for the characters the tests use)."""
+    if at in (0, len(text)):
+        return True
+    before, after = text[at - 1], text[at]
+    if unicodedata.combining(after) or after in "\u200d\ufe0f" or before == "\u200d":
+        return False
+    regional = [c for c in text[:at][::-1]]
+    run = next((i for i, c in enumerate(regional) if not 0x1F1E6 <= ord(c) <= 0x1F1FF), len(regional))
+    return not (0x1F1E6 <= ord(after) <= 0x1F1FF and run % 2 == 1)
 
 
 def test_budget_zero_shows_nothing_and_counts_everything(service: MemoryService) -> None:
@@ -128,11 +148,109 @@ def test_an_entry_larger_than_the_budget_is_shown_in_whole_lines_and_marked(serv
     assert report.cut_entry_id is not None and report.shown_entries == 1 and report.omitted_entries == 1
 
 
-def test_one_line_longer_than_the_budget_is_never_split() -> None:
-    """A section whose first line of text does not fit is not shown at all."""
+def test_one_line_longer_than_the_room_is_cut_inside_between_whole_characters() -> None:
+    """A section whose first line of text does not fit is cut inside that line, after whole characters, and
+    the marker says how many of the line's characters are shown; None only when not one character fits."""
     section = "## Appended 2026-03-01 12:00:00 UTC\n\n- " + "🎉" * 100
-    assert cut_section(section, 90) is None
+    cut = cut_section(section, 200)
+    assert cut is not None and len(cut) <= 200
+    text, marker = cut.split("\n")[2:]
+    assert text == "- " + "🎉" * (len(text) - 2) and len(text) > 2
+    assert marker == f"{MARKER} 2 of 3 lines shown, then {len(text)} of 102 characters of line 3]"
+    assert cut_section(section, 37 + 1 + len(marker)) is None  # the heading, a blank line, no character
     assert cut_section(section, 300) is not None
+
+
+@pytest.mark.parametrize("unit", ["e\u0301", "👨‍👩‍👧‍👦", "🇳🇴", "👍🏽", "❤\ufe0f", "東"])
+def test_a_line_cut_inside_keeps_each_grapheme_cluster_whole(unit: str) -> None:
+    """At every room, the cut ends between clusters: a combining accent, a ZWJ sequence, a flag (a pair of
+    regional indicators), a skin tone modifier or a variation selector stays with its base character."""
+    line = "- " + unit * 60
+    section = "## Appended 2026-03-01 12:00:00 UTC\n\n" + line
+    for room in range(0, len(section) + 120):
+        cut = cut_section(section, room)
+        if cut is None:
+            continue
+        assert len(cut) <= room
+        shown = cut.split("\n")[2]
+        assert line.startswith(shown) and _between_clusters(line, len(shown)), (unit, room, shown)
+        assert shown == line or (len(shown) - 2) % len(unit) == 0, (unit, room, shown)
+
+
+def test_a_single_line_far_larger_than_the_budget_is_cut_not_hidden(service: MemoryService) -> None:
+    """The newest entry is one line of 50,000 characters: its start is shown within a budget of 500, cut inside
+    the line and marked; it counts as shown (cut), and the older entries are left out and counted."""
+    huge = "- " + "the user compared many rail passes " * 1430
+    entries = _fill_user(service, ["- an older short fact", "- another", huge])
+    view = service.get_within(ALEX, "i", Scope.USER, None, 500)
+    content = view.content_markdown
+    assert view.budget is not None and len(content) <= 500 and view.budget.chars == len(content)
+    title, blank, heading, blank_too, text, marker, end = content.split("\n")
+    assert (title, blank, blank_too, end) == ("# User memory", "", "", "") and heading.startswith("## Appended ")
+    assert huge.startswith(text) and len(text) > 300 and len(content) == 500
+    assert marker == f"{MARKER} 2 of 3 lines shown, then {len(text)} of {len(huge)} characters of line 3]"
+    (report,) = view.budget.scopes
+    assert (report.cut_entry_id, report.shown_entries, report.omitted_entries) == (entries[-1].id, 1, 2)
+    assert (report.omitted_from, report.omitted_to) == (entries[0].created_on, entries[1].created_on)
+
+
+def test_a_long_single_line_summary_no_longer_hides_its_scope_in_a_combined_read(service: MemoryService) -> None:
+    """The audit's case: 20 user facts of about 500 characters, then agent memory of a short summary and a newest
+    one-line summary of 8,845 characters, read at 16,000. The newest summary is shown cut (the older one is left
+    out, as the rule says for entries older than a cut one), and the notice says which entry was cut and how."""
+    for i in range(20):
+        service.append(ALEX, "i", Scope.USER, None, f"- fact {i}: " + "likes trains " * 40)
+    service.append(ALEX, "i", Scope.AGENT, AGENT, "The user booked the Lisbon trip (hotel Bairro Alto).")
+    long = "Long discussion summary: " + "the user compared many rail passes and hotel options in detail " * 140
+    assert len(long) == 8845
+    service.append(ALEX, "i", Scope.AGENT, AGENT, long)
+    view = service.get_within(ALEX, "i", Scope.COMBINED, AGENT, 16_000)
+    assert view.budget is not None and len(view.content_markdown) <= 16_000
+    user, agent = view.budget.scopes
+    newest = service.entries(ALEX, "i", Scope.AGENT, AGENT)[-1]
+    assert (agent.shown_entries, agent.omitted_entries, agent.cut_entry_id) == (1, 1, newest.id)
+    assert "Long discussion summary: the user compared" in view.content_markdown
+    assert user.shown_entries >= 10 and user.cut_entry_id is None
+    notice = omission_notice(view.budget)
+    assert notice is not None and "shown only in part: the newest agent memory entry (2 of 3" in notice and " of 8845 characters" in notice
+
+
+@pytest.mark.parametrize("budget", [0, 1, 2, 10, 80])
+def test_a_budget_too_small_for_one_character_shows_nothing_and_counts_everything(
+        service: MemoryService, budget: int) -> None:
+    """Budgets of 0, 1 and a few characters, with a huge single-line newest entry: no markdown, no marker,
+    every entry counted as left out (a budget smaller than the title, a heading and one character)."""
+    entries = _fill_user(service, ["- older", "- " + "x" * 60_000])
+    view = service.get_within(ALEX, "i", Scope.USER, None, budget)
+    assert view.content_markdown == "" and view.budget is not None
+    (report,) = view.budget.scopes
+    assert (report.shown_entries, report.omitted_entries, report.cut_entry_id) == (0, 2, None)
+    assert (report.omitted_from, report.omitted_to) == (entries[0].created_on, entries[1].created_on)
+
+
+def test_a_document_exactly_the_budget_is_whole_and_a_line_exactly_the_budget_is_cut(service: MemoryService) -> None:
+    """A single-line entry whose document is exactly the budget is shown whole, unmarked; one character less cuts
+    it inside the line. A line exactly as long as the budget is cut to fit (the title and heading need room)."""
+    line = "- " + "y" * 998
+    _fill_user(service, [line])
+    full = service.get(ALEX, "i", Scope.USER, None).content_markdown
+    assert service.get_within(ALEX, "i", Scope.USER, None, len(full)).content_markdown == full
+    less = service.get_within(ALEX, "i", Scope.USER, None, len(full) - 1)
+    assert less.budget is not None and less.budget.scopes[0].cut_entry_id is not None
+    assert len(less.content_markdown) <= len(full) - 1 and "of 1000 characters of line 3]" in less.content_markdown
+    exact = service.get_within(ALEX, "i", Scope.USER, None, len(line)).content_markdown
+    assert 0 < len(exact) <= len(line) and MARKER in exact
+
+
+def test_crlf_lines_stay_whole_and_a_long_crlf_line_is_cut_before_its_return(service: MemoryService) -> None:
+    """An entry of CRLF lines whose first line is long: cut inside that line, the shown part never holds its
+    "\r"; when the long line is the second one, the first stays whole with its "\r\n"."""
+    _fill_user(service, ["- " + "z" * 3000 + "\r\n- short\r\n"])
+    content = service.get_within(ALEX, "i", Scope.USER, None, 700).content_markdown
+    assert "\r" not in content and "zzz" in content and "2 of 4 lines shown, then" in content and "of 3003 characters of line 3]" in content
+    _fill_user(service, ["- first\r\n- " + "w" * 3000 + "\r\n- third"])
+    content = service.get_within(ALEX, "i", Scope.USER, None, 700).content_markdown
+    assert "\n- first\r\n" in content and "ww" not in content and "3 of 5 lines shown]" in content
 
 
 def test_combined_splits_evenly_and_hands_on_an_unused_share(service: MemoryService) -> None:
