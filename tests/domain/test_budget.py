@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.domain.budget import cut_section
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import MemoryEntry, Scope, Share
 from memory_core.domain.rendering import render_scope
+from memory_core.domain.section_cuts import cut_section
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.wire.budget import omission_notice
