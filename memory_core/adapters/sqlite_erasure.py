@@ -87,8 +87,9 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
     owes it.
 
     ``db``: a connection in autocommit mode, with ``secure_delete`` on, out of any transaction;
-    its busy timeout bounds the wait for other writers and for readers of older states, and
-    ``retry_seconds`` the retries while another connection checkpoints. Answers False when the
+    its busy timeout bounds the wait for other writers before the index merge, and ``retry_seconds``
+    the retries of the log's truncation while readers of older states or another checkpoint stand
+    in its way (it never waits for them, so writers never wait behind it). Answers False when the
     log could not be emptied in that time: the file still owes the purge, and the next one does it.
     Raises ``sqlite3.Error`` when SQLite fails; the purge stays owed then too.
     """
@@ -103,12 +104,19 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
-    # Another checkpoint under way (the WAL thread's) is refused at once, not waited for: tried again a while.
-    deadline = time.monotonic() + retry_seconds
-    while db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(RETRY_PAUSE_SECONDS)
+    # A TRUNCATE checkpoint holds the writers' lock while it waits for readers, so it is tried without waiting
+    # (a reader of an older state, or another checkpoint under way, refuses it at once) and tried again a while:
+    # waiting under the busy timeout stalled every writer behind one slow read.
+    timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
+    db.execute("PRAGMA busy_timeout=0")
+    try:
+        deadline = time.monotonic() + retry_seconds
+        while db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(RETRY_PAUSE_SECONDS)
+    finally:
+        db.execute(f"PRAGMA busy_timeout={timeout}")
     for row, generation in owed:  # what was seen, never more: an erasure since stays owed
         db.execute("UPDATE erasure_purges SET purged = max(purged, ?) WHERE id = ?", (generation, row))
     return True

@@ -4,6 +4,7 @@ pages, not in the write-ahead log, whether the erasure is immediate, swept, or w
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -219,3 +220,38 @@ def test_memory_tool_names_that_leave_the_index_leave_the_file(tmp_path: Path) -
     after = (_files_holding(path, old_name), _files_holding(path, folder))
     store.close()
     assert all(held) and purged and after == ([], [])
+
+
+def test_a_purge_never_makes_a_writer_wait_behind_a_reader(tmp_path: Path) -> None:
+    """A reader holds an older state open: the purge's log truncation does not wait for it (which would hold the
+    writers' lock meanwhile), so another connection's write goes through at once; the purge answers False and
+    the file still owes it until the reader is gone."""
+    path = tmp_path / "m.sqlite3"
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    for n in range(3):
+        service.append(ALEX, INSTANCE, Scope.USER, None, f"- fact {n}")
+    store.close()
+    reader, purger, writer = (sqlite3.connect(path, isolation_level=None, timeout=10, check_same_thread=False)
+                              for _ in range(3))
+    purger.execute("DELETE FROM entries WHERE rowid = (SELECT min(rowid) FROM entries)")
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM entries").fetchone()  # the reader's state is older than the delete
+    written: list[float] = []
+
+    def write_soon() -> None:
+        time.sleep(0.1)
+        started = time.monotonic()
+        writer.execute("UPDATE profiles SET name = 'Alex W.'")
+        written.append(time.monotonic() - started)
+
+    thread = threading.Thread(target=write_soon)
+    thread.start()
+    done = purge_erased(purger, retry_seconds=0.6)
+    thread.join()
+    owed = purge_owed(purger)
+    reader.execute("COMMIT")
+    finished = purge_erased(purger)
+    for connection in (reader, purger, writer):
+        connection.close()
+    assert done is False and owed and written[0] < 0.3, written
+    assert finished is True
