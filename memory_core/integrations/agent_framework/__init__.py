@@ -10,9 +10,11 @@ service as the SDW conformance profile (seed 002) describes:
   left out), a search with the latest user input (``retrieval="search"``), or the
   newest memory plus the best search hits for the user's message when memory does
   not fit (``retrieval="auto"``). The memory reaches the model as a
-  *context message*, never as instructions, wrapped in ``<untrusted_memory>`` ...
-  ``</untrusted_memory>`` with a note that it is data. Any delimiter inside the
-  stored text is escaped, so a stored memory cannot close the block early.
+  *context message*, never as instructions, wrapped in ``<untrusted_memory_<nonce>>`` ...
+  ``</untrusted_memory_<nonce>>`` (a random nonce per block) with a note that it is data
+  and names that tag. Anything in the stored text a reader would take for a provider tag
+  (invisible characters, look-alike brackets, any case) is escaped, so a stored memory
+  cannot close the block early.
 * ``after_run`` persists according to ``persist``: ``"none"``; ``"remember"`` (only
   explicit "remember ..." requests from the user); ``"chat_summary"`` (the text the
   caller's ``chat_summary`` callable returns). Every write is a ``POST memory/append``

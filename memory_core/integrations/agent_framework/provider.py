@@ -65,8 +65,9 @@ class MemoryCoreContextProvider(ContextProvider):
 
     * Memory is added with ``context.extend_messages`` as ``role="user"`` messages
       authored ``"memory_core"``; ``context.instructions`` is never touched.
-    * The memory block is ``<untrusted_memory ...>`` ... ``</untrusted_memory>``; no
-      other occurrence of that (or of the other block) delimiter survives inside it.
+    * The memory block is ``<untrusted_memory_<nonce> ...>`` ... ``</untrusted_memory_<nonce>>``
+      with a random nonce per block; nothing a reader would take for a provider tag
+      survives inside it (``blocks.escape_delimiters``).
     * Exactly one of these reaches the model per run: the memory block (possibly empty,
       stated as such) or a ``<memory_unavailable>`` block with the reason.
     * No exception from the service path escapes the hooks; failures are logged
