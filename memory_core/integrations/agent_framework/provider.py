@@ -8,6 +8,7 @@ and what counts as a "remember"/"forget" request in ``user_requests``.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
@@ -98,6 +99,7 @@ class MemoryCoreContextProvider(ContextProvider):
         summary_scope: WriteScope = "agent",
         max_memory_chars: int = 16_000,
         timeout_seconds: float = 10.0,
+        hook_timeout_seconds: float | None = None,
         http_client: httpx.AsyncClient | None = None,
         source_id: str = DEFAULT_SOURCE_ID,
     ) -> None:
@@ -126,7 +128,10 @@ class MemoryCoreContextProvider(ContextProvider):
             summary_scope: Where a chat summary goes.
             max_memory_chars: The budget the service fills (``maxChars``): newest entries first,
                 and the model is told how many older entries were left out.
-            timeout_seconds: Per-request timeout.
+            timeout_seconds: The most one request may take, in all (a body that trickles in included).
+            hook_timeout_seconds: The most the service calls of one hook may take together (a forget turn
+                makes up to six); default three times ``timeout_seconds``. Past it the run goes on with
+                memory unavailable.
             http_client: Optional shared client (the caller closes it).
             source_id: The provider's id in the agent's pipeline and session state.
 
@@ -151,6 +156,8 @@ class MemoryCoreContextProvider(ContextProvider):
             raise MemoryCoreConfigurationError('persist="chat_summary" needs a chat_summary callable')
         if not 1 <= search_limit <= 100:
             raise MemoryCoreConfigurationError("search_limit must be between 1 and 100")
+        if not timeout_seconds > 0 or (hook_timeout_seconds is not None and not hook_timeout_seconds > 0):
+            raise MemoryCoreConfigurationError("timeout_seconds and hook_timeout_seconds must be positive")
         if not 0 <= max_memory_chars <= MAX_MEMORY_CHARS:
             raise MemoryCoreConfigurationError(f"max_memory_chars must be between 0 and {MAX_MEMORY_CHARS}")
         self._base_url = base_url.rstrip("/")
@@ -169,6 +176,7 @@ class MemoryCoreContextProvider(ContextProvider):
         self._summary_scope = summary_scope
         self._max_memory_chars = max_memory_chars
         self._timeout = timeout_seconds
+        self._hook_timeout = hook_timeout_seconds if hook_timeout_seconds is not None else 3 * timeout_seconds
         self._http_client = http_client
 
     # -- public helpers ---------------------------------------------------------
@@ -264,7 +272,8 @@ class MemoryCoreContextProvider(ContextProvider):
         if self._bearer_token is not None:
             token = self._bearer_token() if callable(self._bearer_token) else self._bearer_token
             if inspect.isawaitable(token):
-                token = await token
+                async with asyncio.timeout(self._timeout):  # a token source that hangs must not hold the run
+                    token = await token
             if not token:
                 raise MemoryCoreConfigurationError("the bearer token source answered no token")
             return {"Authorization": f"Bearer {token}"}
@@ -278,10 +287,10 @@ class MemoryCoreContextProvider(ContextProvider):
     @asynccontextmanager
     async def _http(self) -> AsyncIterator[CoreApiClient]:
         if self._http_client is not None:
-            yield CoreApiClient(self._base_url, http=self._http_client)
+            yield CoreApiClient(self._base_url, timeout_seconds=self._timeout, http=self._http_client)
             return
         async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
-            yield CoreApiClient(self._base_url, http=client)
+            yield CoreApiClient(self._base_url, timeout_seconds=self._timeout, http=client)
 
     async def _summary(self, context: SessionContext) -> str | None:
         assert self._chat_summary is not None
@@ -307,7 +316,7 @@ class MemoryCoreContextProvider(ContextProvider):
 
     def _calls(self, http: CoreApiClient, target: RunTarget) -> ServiceCalls:
         return ServiceCalls(http, target, instance_id=self._instance_id, timeout=self._timeout,
-                            search_limit=self._search_limit)
+                            search_limit=self._search_limit, hook_timeout=self._hook_timeout)
 
 
 def _target_failure(error: Exception, consequence: str) -> str:

@@ -13,11 +13,14 @@ Callers may rely on:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
+
+import httpx
 
 from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
 from memory_core.domain.errors import MemoryCoreError
@@ -70,13 +73,18 @@ class ServiceCalls:
     """The requests of one run, for one ``RunTarget``, through one CoreAPI client."""
 
     def __init__(
-        self, http: CoreApiClient, target: RunTarget, *, instance_id: str, timeout: float, search_limit: int
+        self, http: CoreApiClient, target: RunTarget, *, instance_id: str, timeout: float, search_limit: int,
+        hook_timeout: float,
     ) -> None:
+        """``timeout`` bounds each call in all; ``hook_timeout`` bounds all the calls made through this object
+        together (one hook): a call is given what is left of it, and none is sent once it is spent."""
         self._http = http
         self._target = target
         self._instance_id = instance_id
         self._timeout = timeout
         self._search_limit = search_limit
+        self._hook_timeout = hook_timeout
+        self._deadline = asyncio.get_running_loop().time() + hook_timeout
 
     async def recall(self, retrieval: Retrieval, max_memory_chars: int, user_text: str) -> dict[str, Any]:
         """``{"status": "ok", "memory", "note"?, "budget"?}`` or ``{"status": "unavailable", "reason"}``."""
@@ -187,12 +195,21 @@ class ServiceCalls:
         """One request through the CoreAPI client. Never raises for transport or HTTP errors; logs them
         (no content, no secrets)."""
         path = CoreApiClient.memory_path(self._instance_id, suffix)
+        left = self._deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            log.warning("memory-core: no time left in this hook (hook_timeout_seconds=%s) for %s %s while %s",
+                        self._hook_timeout, method, path, _LOG_PHASES[phase])
+            return Reply(None, message=f"the memory service did not answer in time (within {self._hook_timeout:g} s "
+                                       "for this turn)")
         try:
+            # send bounds the whole call (a trickled body included), to what is left of the hook's time at most.
             response = await self._http.send(method, path, self._target.headers, params=params, json=json_body,
-                                             timeout=self._timeout)
+                                             timeout=min(self._timeout, left))
         except CoreApiUnreachable as error:
             cause = type(error.__cause__).__name__ if error.__cause__ is not None else "no answer"
             log.warning("memory-core unreachable while %s (%s %s): %s", _LOG_PHASES[phase], method, path, cause)
+            if isinstance(error.__cause__, (TimeoutError, httpx.TimeoutException)):
+                return Reply(None, message=f"the memory service did not answer in time ({cause})")
             return Reply(None, message=f"the memory service could not be reached ({cause})")
         except MemoryCoreError as error:
             reply = Reply(http_status_of(error) or 500, None, error.code, error.message)
