@@ -37,7 +37,7 @@ def test_the_newest_correction_of_10000_entries_reaches_the_model(
     assert CORRECTION in memory and "I live in Bergen." not in memory and len(memory) <= 6000
     shown = memory.count("## Appended ")
     assert f"{10_000 - shown} older entries are not shown, created 2025-01-01 to " in block
-    assert h.state["last_recall"] == {"status": "ok", "retrieval": "combined", "empty": False,
+    assert h.state["last_recall"] == {"status": "ok", "retrieval": "combined", "empty": False, "scope": "combined",
                                       "shown_entries": shown, "omitted_entries": 10_000 - shown}
 
 

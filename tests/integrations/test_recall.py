@@ -104,7 +104,7 @@ def test_empty_memory_is_stated_as_empty_not_unavailable(harness: Callable[..., 
     (block,) = h.model.last.blocks(MEMORY_BLOCK_TAG)
     assert "holds no stored memory" in block
     assert h.model.last.blocks(UNAVAILABLE_BLOCK_TAG) == []
-    assert h.state["last_recall"] == {"status": "ok", "retrieval": "combined", "empty": True,
+    assert h.state["last_recall"] == {"status": "ok", "retrieval": "combined", "empty": True, "scope": "combined",
                                       "shown_entries": 0, "omitted_entries": 0}
 
 

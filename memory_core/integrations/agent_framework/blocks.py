@@ -134,6 +134,18 @@ def unavailable_text(reason: str) -> str:
     )
 
 
+def off_text(reason: str, *, by_operator: bool) -> str:
+    """The block telling the model that memory is off (never "no memory"), and why."""
+    where = "for this agent" if by_operator else "for this chat"
+    return (
+        f"<{MEMORY_OFF_BLOCK_TAG}>\nLong-term memory is turned off {where}: {escape_delimiters(reason)}.\n"
+        "No memory was read, and nothing from this conversation will be stored. This does not mean the user has "
+        "no stored memory. Do not claim to remember, or not to remember, anything about the user; if it matters, "
+        f"say that memory is turned off {where}.\n"
+        f"</{MEMORY_OFF_BLOCK_TAG}>"
+    )
+
+
 def notice_text(what: str, outcome: Mapping[str, Any]) -> str:
     """What the model is told about a forget request: the service's answer, nothing more."""
     asked = "everything" if outcome.get("target") == "everything" else f'"{escape_delimiters(what)}"'
@@ -147,6 +159,8 @@ def notice_text(what: str, outcome: Mapping[str, Any]) -> str:
             lines.append(f"- {where}{result.get('message')} (request {result.get('request_id')}).")
         elif status == "deleted":
             lines.append(f"- {where}deleted.")
+        elif status == "not_stored":
+            lines.append(f"- {where}{escape_delimiters(str(result.get('reason')))}.")
         elif status == "not_found":
             lines.append(f"- {where}no stored memory matched; nothing was deleted and no deletion was requested.")
         else:
