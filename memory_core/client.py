@@ -13,6 +13,7 @@ invents an identity.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any, TypeVar
@@ -169,6 +170,7 @@ class CoreApiClient:
         if not base_url.lower().startswith(("http://", "https://")):
             raise ConfigurationError("invalid configuration: the CoreAPI base URL must be an http(s) URL")
         self.base_url = base_url.rstrip("/")
+        self.timeout_seconds = timeout_seconds
         self._owns_http = http is None
         self._http = http or httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)), follow_redirects=False
@@ -190,13 +192,19 @@ class CoreApiClient:
         json: Any = None,
         timeout: float | None = None,
     ) -> httpx.Response:
-        """The 2xx answer to ``method`` ``path`` (under ``base_url``); any other answer raised as its domain error."""
+        """The 2xx answer to ``method`` ``path`` (under ``base_url``); any other answer raised as its domain error.
+
+        ``timeout`` (default: the client's ``timeout_seconds``) bounds the whole call, the wait for a pooled
+        connection and the body included: httpx's own timeouts are per read, so an answer that trickles in
+        would otherwise never end. Past it the call raises ``CoreApiUnreachable`` caused by ``TimeoutError``.
+        """
         url = self.base_url + path
         extra: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
         try:
-            response = await self._http.request(method, url, params=params, json=json, headers=dict(headers),
-                                                **extra)
-        except httpx.TimeoutException as error:
+            async with asyncio.timeout(timeout if timeout is not None else self.timeout_seconds):
+                response = await self._http.request(method, url, params=params, json=json, headers=dict(headers),
+                                                    **extra)
+        except (httpx.TimeoutException, TimeoutError) as error:
             log.warning("CoreAPI %s %s timed out: %r", method, path, error)
             raise CoreApiUnreachable("the CoreAPI did not answer in time; retry later") from error
         except httpx.HTTPError as error:

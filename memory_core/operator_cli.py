@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         answer = asyncio.run(_call(f"{base}/api", {"X-API-KEY": key}, args))
     except CoreApiUnreachable as error:
-        if isinstance(error.__cause__, httpx.TimeoutException):
+        if isinstance(error.__cause__, (httpx.TimeoutException, TimeoutError)):
             waited = SWEEP_TIMEOUT_SECONDS if args.action == "sweep" else TIMEOUT_SECONDS
             print(f"memory-core operator: {base} gave no answer within {waited:g} s; the request may still be "
                   "running there", file=sys.stderr)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Awaitable
+
 import pytest
 
 from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
@@ -9,6 +13,7 @@ from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.wire.custody import DeletionListResponse, PendingDeletionResponse
 from memory_core.wire.memory import MemoryResponse
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, free_port, identity
+from tests.support.trickle import trickling_server
 
 pytestmark = pytest.mark.anyio
 USER = {"X-API-KEY": USER_KEY, "X-USER-IDENTITY": identity("client@contoso.com")}
@@ -62,3 +67,29 @@ async def test_no_answer_is_unreachable_with_the_transport_error_as_cause() -> N
         await client.aclose()
     assert raised.value.__cause__ is not None
     assert http_status_of(raised.value) is None
+
+
+async def test_a_trickled_answer_is_cut_at_the_total_deadline() -> None:
+    """An answer whose body trickles in (every read within the per-read timeout) is cut at timeout_seconds
+    in all, and raised as CoreApiUnreachable; a per-call timeout bounds the call in all the same way."""
+    with trickling_server() as base:
+        client = CoreApiClient(base, timeout_seconds=1)
+        try:
+            started = time.monotonic()
+            whole = await _bounded(client.get_memory("i1", USER, {"scope": "user"}), started)
+            started = time.monotonic()
+            per_call = await _bounded(client.send("GET", "/instances/i1/memory", USER, timeout=0.5), started)
+        finally:
+            await client.aclose()
+    assert whole < 3 and per_call < 2
+
+
+async def _bounded(call: Awaitable[object], started: float) -> float:
+    """How long ``call`` took to raise CoreApiUnreachable; fails the test when it is still waiting after 8 s."""
+    try:
+        await asyncio.wait_for(call, 8)
+    except CoreApiUnreachable:
+        return time.monotonic() - started
+    except TimeoutError:
+        pytest.fail("the call was still waiting after 8 s")
+    pytest.fail("the call answered")

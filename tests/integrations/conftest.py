@@ -4,6 +4,7 @@ whose MemoryCoreContextProvider talks to the real local server."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,13 +13,20 @@ import httpx
 import pytest
 from agent_framework import Agent, AgentResponse, AgentSession, BaseChatClient, ChatResponse, Message
 
-from memory_core.integrations.agent_framework import MESSAGE_KIND_PROPERTY, MemoryCoreContextProvider
+from memory_core.integrations.agent_framework import MEMORY_BLOCK_TAG, MESSAGE_KIND_PROPERTY, MemoryCoreContextProvider
 from tests.support.local_server import USER_KEY, RunningServer, free_port
 
 UPN = "alex@contoso.com"
 AGENT_ID = "/instances/local/providers/FoundationaLLM.Agent/agents/travel-assistant"
 AGENT_NAME = "Travel Assistant"
 INSTRUCTIONS = "You are a helpful travel assistant."
+
+
+def memory_delimiters(block: str) -> tuple[str, str]:
+    """The opening (up to its attributes) and the closing tag of a memory block, with its nonce."""
+    found = re.search(rf"<({MEMORY_BLOCK_TAG}_[0-9a-f]{{32}}) ", block)
+    assert found is not None, "no memory block tag"
+    return f"<{found.group(1)} ", f"</{found.group(1)}>"
 
 
 @dataclass

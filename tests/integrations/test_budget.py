@@ -14,16 +14,14 @@ from memory_core.integrations.agent_framework import (
     MemoryCoreContextProvider,
 )
 from memory_core.integrations.agent_framework.blocks import newest_lines
-from tests.integrations.conftest import AGENT_ID, UPN, Harness
+from tests.integrations.conftest import AGENT_ID, UPN, Harness, memory_delimiters
 from tests.support.local_server import USER_KEY
 from tests.support.seeding import CORRECTION, make_entries, memory_with_correction, seeded_server
 
-OPEN = f"<{MEMORY_BLOCK_TAG} "
-CLOSE = f"</{MEMORY_BLOCK_TAG}>"
-
 
 def _body(block: str) -> str:
-    return block[block.index(">", block.index(OPEN)) + 2: block.rindex(CLOSE) - 1]
+    opening, closing = memory_delimiters(block)
+    return block[block.index(">", block.index(opening)) + 2: block.rindex(closing) - 1]
 
 
 def test_the_newest_correction_of_10000_entries_reaches_the_model(
@@ -39,7 +37,7 @@ def test_the_newest_correction_of_10000_entries_reaches_the_model(
     assert CORRECTION in memory and "I live in Bergen." not in memory and len(memory) <= 6000
     shown = memory.count("## Appended ")
     assert f"{10_000 - shown} older entries are not shown, created 2025-01-01 to " in block
-    assert h.state["last_recall"] == {"status": "ok", "retrieval": "combined", "empty": False,
+    assert h.state["last_recall"] == {"status": "ok", "retrieval": "combined", "empty": False, "scope": "combined",
                                       "shown_entries": shown, "omitted_entries": 10_000 - shown}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import httpx
 import pytest
@@ -17,6 +18,7 @@ from memory_core.integrations.agent_framework import (
 )
 from tests.integrations.conftest import INSTRUCTIONS, ScriptedChatClient, key_provider, make_agent
 from tests.support.local_server import RunningServer
+from tests.support.trickle import trickling_server
 
 LOGGER = "memory_core.integrations.agent_framework"
 
@@ -165,3 +167,44 @@ def test_forget_without_credentials_says_nothing_was_deleted(server: RunningServ
     model, _ = _run(provider, "Forget that I prefer window seats")
     (notice,) = model.last.blocks("memory_service_notice")
     assert "the request failed (no user identity" in notice and "nothing was deleted" in notice
+
+
+def _timed_run(provider: MemoryCoreContextProvider, text: str) -> tuple[ScriptedChatClient, float]:
+    model = ScriptedChatClient(["Hi there."])
+    agent = make_agent(model, provider)
+    started = time.monotonic()
+    try:
+        asyncio.run(asyncio.wait_for(agent.run(text, session=agent.create_session()), 10))
+    except TimeoutError:
+        pytest.fail("agent.run() was still waiting on the memory service after 10 s")
+    return model, time.monotonic() - started
+
+
+def test_a_trickling_service_is_cut_at_timeout_seconds(caplog: pytest.LogCaptureFixture) -> None:
+    """A service that sends headers and then trickles the body (each read in time) is given timeout_seconds in
+    all; the run goes on with memory unavailable and a warning."""
+    with trickling_server() as base, caplog.at_level(logging.WARNING, logger=LOGGER):
+        model, took = _timed_run(key_provider(base, "inst-x", timeout_seconds=1), "Hello")
+    (block,) = model.last.blocks(UNAVAILABLE_BLOCK_TAG)
+    assert took < 4
+    assert "did not answer in time" in block
+    assert "unreachable while reading memory" in caplog.text
+
+
+def test_one_hook_is_bounded_whatever_its_number_of_calls() -> None:
+    """A forget turn makes several calls; hook_timeout_seconds bounds them together, and a call the hook has no
+    time left for is not sent (the forget fails, memory is unavailable)."""
+    with trickling_server() as base:
+        provider = key_provider(base, "inst-x", timeout_seconds=3, hook_timeout_seconds=1)
+        model, took = _timed_run(provider, "Forget that I prefer window seats")
+    (notice,) = model.last.blocks("memory_service_notice")
+    (block,) = model.last.blocks(UNAVAILABLE_BLOCK_TAG)
+    assert took < 2.5
+    assert "nothing was deleted" in notice and "time" in block
+
+
+def test_hook_timeout_must_be_positive() -> None:
+    """hook_timeout_seconds and timeout_seconds must be positive."""
+    for settings in ({"timeout_seconds": 0}, {"hook_timeout_seconds": 0}):
+        with pytest.raises(MemoryCoreConfigurationError):
+            key_provider("http://127.0.0.1:1/api", "inst", **settings)

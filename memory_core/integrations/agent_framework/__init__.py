@@ -10,9 +10,11 @@ service as the SDW conformance profile (seed 002) describes:
   left out), a search with the latest user input (``retrieval="search"``), or the
   newest memory plus the best search hits for the user's message when memory does
   not fit (``retrieval="auto"``). The memory reaches the model as a
-  *context message*, never as instructions, wrapped in ``<untrusted_memory>`` ...
-  ``</untrusted_memory>`` with a note that it is data. Any delimiter inside the
-  stored text is escaped, so a stored memory cannot close the block early.
+  *context message*, never as instructions, wrapped in ``<untrusted_memory_<nonce>>`` ...
+  ``</untrusted_memory_<nonce>>`` (a random nonce per block) with a note that it is data
+  and names that tag. Anything in the stored text a reader would take for a provider tag
+  (invisible characters, look-alike brackets, any case) is escaped, so a stored memory
+  cannot close the block early.
 * ``after_run`` persists according to ``persist``: ``"none"``; ``"remember"`` (only
   explicit "remember ..." requests from the user); ``"chat_summary"`` (the text the
   caller's ``chat_summary`` callable returns). Every write is a ``POST memory/append``
@@ -22,6 +24,11 @@ service as the SDW conformance profile (seed 002) describes:
   "forget everything"). The model is told the service's answer as it is, e.g.
   "deletion requested, pending operator approval"; the provider never says that a
   deletion happened unless the service says so.
+* With ``memory_mode="off"`` (the "temporary chat") nothing is read, stored or deleted and
+  no request is sent; the model gets a ``<memory_off>`` block. The same block is given when
+  the service answers memory off (``X-MEMORY-MODE: off``) or the operator disabled memory
+  for the agent (403 ``agent_memory_disabled``). An agent limited to groups the user is
+  not in gives that user their own (user-scope) memory.
 * When the service cannot be reached (or refuses the call), the agent still runs.
   The failure is logged, and the model is told that memory is *unavailable*, which
   is never presented as "no memory".
@@ -41,6 +48,7 @@ on the ``memory_core.integrations.agent_framework`` logger.
 
 from memory_core.integrations.agent_framework.blocks import (
     MEMORY_BLOCK_TAG,
+    MEMORY_OFF_BLOCK_TAG,
     MESSAGE_KIND_PROPERTY,
     NOTICE_BLOCK_TAG,
     UNAVAILABLE_BLOCK_TAG,
@@ -49,6 +57,7 @@ from memory_core.integrations.agent_framework.blocks import (
 from memory_core.integrations.agent_framework.configuration import (
     MAX_MEMORY_CHARS,
     MemoryCoreConfigurationError,
+    MemoryMode,
     MemType,
     Persist,
     Retrieval,
@@ -64,6 +73,7 @@ from memory_core.integrations.agent_framework.service_calls import PENDING_APPRO
 __all__ = [
     "MAX_MEMORY_CHARS",
     "MEMORY_BLOCK_TAG",
+    "MEMORY_OFF_BLOCK_TAG",
     "MESSAGE_KIND_PROPERTY",
     "NOTICE_BLOCK_TAG",
     "PENDING_APPROVAL_MESSAGE",
@@ -73,6 +83,7 @@ __all__ = [
     "MemType",
     "MemoryCoreConfigurationError",
     "MemoryCoreContextProvider",
+    "MemoryMode",
     "Persist",
     "Retrieval",
     "WriteScope",

@@ -14,6 +14,7 @@ Retrieval = Literal["combined", "search", "auto"]
 Persist = Literal["none", "remember", "chat_summary"]
 WriteScope = Literal["user", "agent"]
 MemType = Literal["procedural", "user-profile", "chat-summary"]
+MemoryMode = Literal["on", "off"]
 
 MAX_MEMORY_CHARS = 10_000_000  # the service's largest maxChars
 

@@ -8,6 +8,7 @@ and what counts as a "remember"/"forget" request in ``user_requests``.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
@@ -28,16 +29,19 @@ except ImportError as error:  # pragma: no cover - depends on the optional extra
 from memory_core.client import CoreApiClient
 from memory_core.integrations.agent_framework.blocks import (
     MEMORY_BLOCK_TAG,
+    MEMORY_OFF_BLOCK_TAG,
     MESSAGE_KIND_PROPERTY,
     NOTICE_BLOCK_TAG,
     UNAVAILABLE_BLOCK_TAG,
     memory_text,
     notice_text,
+    off_text,
     unavailable_text,
 )
 from memory_core.integrations.agent_framework.configuration import (
     MAX_MEMORY_CHARS,
     MemoryCoreConfigurationError,
+    MemoryMode,
     MemType,
     Persist,
     Retrieval,
@@ -45,7 +49,12 @@ from memory_core.integrations.agent_framework.configuration import (
     check_choice,
     checked_identity,
 )
-from memory_core.integrations.agent_framework.service_calls import RunTarget, ServiceCalls, guarded
+from memory_core.integrations.agent_framework.service_calls import (
+    OFF_DELETE_REASON,
+    RunTarget,
+    ServiceCalls,
+    guarded,
+)
 from memory_core.integrations.agent_framework.user_requests import forget_request, latest_user_text, remember_request
 
 # The documented logger (docs/agent-framework.md): every module of the provider logs on it.
@@ -57,6 +66,7 @@ summary to store, or ``None``/``""`` to store nothing. May be sync or async."""
 BearerTokenSource = str | Callable[[], "str | Awaitable[str]"]
 
 _AUTHOR = "memory_core"
+_OFF_REASON = "memory is off for this chat (memory_mode=\"off\"): nothing is read or stored"
 
 class MemoryCoreContextProvider(ContextProvider):
     """Long-term memory for a Microsoft Agent Framework agent, stored in memory-core.
@@ -65,10 +75,13 @@ class MemoryCoreContextProvider(ContextProvider):
 
     * Memory is added with ``context.extend_messages`` as ``role="user"`` messages
       authored ``"memory_core"``; ``context.instructions`` is never touched.
-    * The memory block is ``<untrusted_memory ...>`` ... ``</untrusted_memory>``; no
-      other occurrence of that (or of the other block) delimiter survives inside it.
+    * The memory block is ``<untrusted_memory_<nonce> ...>`` ... ``</untrusted_memory_<nonce>>``
+      with a random nonce per block; nothing a reader would take for a provider tag
+      survives inside it (``blocks.escape_delimiters``).
     * Exactly one of these reaches the model per run: the memory block (possibly empty,
-      stated as such) or a ``<memory_unavailable>`` block with the reason.
+      stated as such), a ``<memory_off>`` block (``memory_mode="off"``, the service answered
+      memory off, or the operator disabled the agent's memory) or a ``<memory_unavailable>``
+      block with the reason. Neither of the last two says the user has no memory.
     * No exception from the service path escapes the hooks; failures are logged
       (warning when unreachable, error when the credentials are refused).
     * Writes use ``POST memory/append`` with one ``mem_type:*`` tag, ``session_tag``
@@ -97,8 +110,10 @@ class MemoryCoreContextProvider(ContextProvider):
         summary_scope: WriteScope = "agent",
         max_memory_chars: int = 16_000,
         timeout_seconds: float = 10.0,
+        hook_timeout_seconds: float | None = None,
         http_client: httpx.AsyncClient | None = None,
         source_id: str = DEFAULT_SOURCE_ID,
+        memory_mode: MemoryMode = "on",
     ) -> None:
         """Configure the provider.
 
@@ -125,9 +140,14 @@ class MemoryCoreContextProvider(ContextProvider):
             summary_scope: Where a chat summary goes.
             max_memory_chars: The budget the service fills (``maxChars``): newest entries first,
                 and the model is told how many older entries were left out.
-            timeout_seconds: Per-request timeout.
+            timeout_seconds: The most one request may take, in all (a body that trickles in included).
+            hook_timeout_seconds: The most the service calls of one hook may take together (a forget turn
+                makes up to six); default three times ``timeout_seconds``. Past it the run goes on with
+                memory unavailable.
             http_client: Optional shared client (the caller closes it).
             source_id: The provider's id in the agent's pipeline and session state.
+            memory_mode: ``"off"`` for a "temporary chat": no request is sent, nothing is read,
+                stored or deleted, and the model is told memory is off (not that there is none).
 
         Raises:
             MemoryCoreConfigurationError: for an unusable combination of settings.
@@ -146,10 +166,13 @@ class MemoryCoreContextProvider(ContextProvider):
         check_choice("remember_scope", remember_scope, WriteScope)
         check_choice("summary_scope", summary_scope, WriteScope)
         check_choice("remember_mem_type", remember_mem_type, MemType)
+        check_choice("memory_mode", memory_mode, MemoryMode)
         if persist == "chat_summary" and chat_summary is None:
             raise MemoryCoreConfigurationError('persist="chat_summary" needs a chat_summary callable')
         if not 1 <= search_limit <= 100:
             raise MemoryCoreConfigurationError("search_limit must be between 1 and 100")
+        if not timeout_seconds > 0 or (hook_timeout_seconds is not None and not hook_timeout_seconds > 0):
+            raise MemoryCoreConfigurationError("timeout_seconds and hook_timeout_seconds must be positive")
         if not 0 <= max_memory_chars <= MAX_MEMORY_CHARS:
             raise MemoryCoreConfigurationError(f"max_memory_chars must be between 0 and {MAX_MEMORY_CHARS}")
         self._base_url = base_url.rstrip("/")
@@ -168,7 +191,9 @@ class MemoryCoreContextProvider(ContextProvider):
         self._summary_scope = summary_scope
         self._max_memory_chars = max_memory_chars
         self._timeout = timeout_seconds
+        self._hook_timeout = hook_timeout_seconds if hook_timeout_seconds is not None else 3 * timeout_seconds
         self._http_client = http_client
+        self.memory_mode: MemoryMode = memory_mode
 
     # -- public helpers ---------------------------------------------------------
 
@@ -194,6 +219,13 @@ class MemoryCoreContextProvider(ContextProvider):
         """Handle a forget request, then add memory (or the reason it is unavailable) as context."""
         user_text = latest_user_text(context)
         forget_what = forget_request(user_text)
+        if self.memory_mode == "off":
+            if forget_what is not None:
+                state["last_forget"] = {"target": "entry", "results": [{"status": "not_stored",
+                                                                         "reason": OFF_DELETE_REASON}]}
+                self._add(context, NOTICE_BLOCK_TAG, notice_text(forget_what, state["last_forget"]))
+            self._add_off(context, state, {"status": "off", "reason": _OFF_REASON, "memory_mode": "off"})
+            return
         try:
             target = await self._target(agent, session, state)
         except Exception as error:
@@ -212,8 +244,10 @@ class MemoryCoreContextProvider(ContextProvider):
             recall = await guarded("recall", calls.recall(self.retrieval, self._max_memory_chars, user_text))
         if recall["status"] == "ok":
             state["last_recall"] = {"status": "ok", "retrieval": self.retrieval, "empty": not recall["memory"],
-                                    **recall.get("budget", {})}
+                                    "scope": recall["scope"], **recall.get("budget", {})}
             self._add(context, MEMORY_BLOCK_TAG, memory_text(recall["memory"], self.retrieval, recall.get("note")))
+        elif recall["status"] == "off":
+            self._add_off(context, state, recall)
         else:
             self._add_unavailable(context, state, recall["reason"])
 
@@ -241,6 +275,9 @@ class MemoryCoreContextProvider(ContextProvider):
             if not summary:
                 return
             write = ("chat_summary", self._summary_scope, "chat-summary", summary, "chat summary")
+        if self.memory_mode == "off":
+            writes.append({"kind": write[0], "status": "not_stored", "memory_mode": "off", "reason": _OFF_REASON})
+            return
         try:
             target = await self._target(agent, session, state)
         except Exception as error:
@@ -263,7 +300,8 @@ class MemoryCoreContextProvider(ContextProvider):
         if self._bearer_token is not None:
             token = self._bearer_token() if callable(self._bearer_token) else self._bearer_token
             if inspect.isawaitable(token):
-                token = await token
+                async with asyncio.timeout(self._timeout):  # a token source that hangs must not hold the run
+                    token = await token
             if not token:
                 raise MemoryCoreConfigurationError("the bearer token source answered no token")
             return {"Authorization": f"Bearer {token}"}
@@ -277,10 +315,10 @@ class MemoryCoreContextProvider(ContextProvider):
     @asynccontextmanager
     async def _http(self) -> AsyncIterator[CoreApiClient]:
         if self._http_client is not None:
-            yield CoreApiClient(self._base_url, http=self._http_client)
+            yield CoreApiClient(self._base_url, timeout_seconds=self._timeout, http=self._http_client)
             return
         async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
-            yield CoreApiClient(self._base_url, http=client)
+            yield CoreApiClient(self._base_url, timeout_seconds=self._timeout, http=client)
 
     async def _summary(self, context: SessionContext) -> str | None:
         assert self._chat_summary is not None
@@ -299,6 +337,12 @@ class MemoryCoreContextProvider(ContextProvider):
         state["last_recall"] = {"status": "unavailable", "reason": reason}
         self._add(context, UNAVAILABLE_BLOCK_TAG, unavailable_text(reason))
 
+    def _add_off(self, context: SessionContext, state: dict[str, Any], outcome: dict[str, Any]) -> None:
+        state["last_recall"] = outcome
+        by_operator = outcome.get("code") == "agent_memory_disabled"
+        reason = "the operator has turned memory off for this agent" if by_operator else str(outcome["reason"])
+        self._add(context, MEMORY_OFF_BLOCK_TAG, off_text(reason, by_operator=by_operator))
+
     def _add(self, context: SessionContext, kind: str, text: str) -> None:
         message = Message(role="user", contents=[text], author_name=_AUTHOR,
                           additional_properties={MESSAGE_KIND_PROPERTY: kind})
@@ -306,7 +350,7 @@ class MemoryCoreContextProvider(ContextProvider):
 
     def _calls(self, http: CoreApiClient, target: RunTarget) -> ServiceCalls:
         return ServiceCalls(http, target, instance_id=self._instance_id, timeout=self._timeout,
-                            search_limit=self._search_limit)
+                            search_limit=self._search_limit, hook_timeout=self._hook_timeout)
 
 
 def _target_failure(error: Exception, consequence: str) -> str:

@@ -8,19 +8,30 @@ Callers may rely on:
   unreachable or answers 5xx, an error when it refuses the credentials).
 * ``guarded`` turns any other exception into a failure outcome of the same shape.
 * A deletion outcome is the service's answer as it is: ``pending_approval`` (with the
-  request id and the service's message), ``deleted``, ``not_found`` or ``failed``.
+  request id and the service's message), ``deleted``, ``not_found``, ``not_stored``
+  (memory is off: nothing deleted, nothing requested) or ``failed``.
+* An operator's agent settings are not failures: for an agent limited to groups the
+  user is not in (403 ``agent_group_forbidden`` on a combined request) the reads and
+  forget's search fall back to user scope; a disabled agent (403 ``agent_memory_disabled``)
+  is memory off. Both are logged at info, never as refused credentials.
+* Memory off (``X-MEMORY-MODE: off`` answered by the service) is reported as off: a read
+  as ``{"status": "off"}``, a write answered ``not_stored`` as not stored.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+import httpx
+
 from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
 from memory_core.domain.errors import MemoryCoreError
+from memory_core.domain.modes import OFF_READ_NOTICE
 from memory_core.domain.tags import agent_tag, session_tag
 from memory_core.integrations.agent_framework.blocks import newest_lines, omission_note, search_section
 from memory_core.integrations.agent_framework.configuration import Retrieval, WriteScope
@@ -30,8 +41,14 @@ from memory_core.integrations.agent_framework.user_requests import asks_to_forge
 log = logging.getLogger("memory_core.integrations.agent_framework")
 
 PENDING_APPROVAL_MESSAGE = "deletion requested, pending operator approval"
+OFF_DELETE_REASON = "memory is off for this chat: nothing was deleted and no deletion was requested"
 
 _FORGET_TRIES = 3
+GROUP_FORBIDDEN = "agent_group_forbidden"
+AGENT_DISABLED = "agent_memory_disabled"
+_POLICY_CODES = (GROUP_FORBIDDEN, AGENT_DISABLED)
+GROUP_NOTE = ("This agent's own memory is limited to certain groups, and the user is in none of them: "
+              "only the user's own memory is shown.")
 _LOG_PHASES = {"recall": "reading memory", "forget": "requesting deletion", "write": "storing memory"}
 
 
@@ -58,6 +75,18 @@ class Reply:
     def ok(self) -> bool:
         return self.status is not None and 200 <= self.status < 300
 
+    @property
+    def memory_off(self) -> bool:
+        """The service answered under X-MEMORY-MODE: off: nothing was read, stored or deleted."""
+        if not self.ok or not isinstance(self.body, dict):
+            return False
+        return (self.body.get("memory_mode") == "off" or self.body.get("status") == "not_stored"
+                or self.body.get("notice") == OFF_READ_NOTICE)
+
+    @property
+    def agent_disabled(self) -> bool:
+        return self.status == 403 and self.code == AGENT_DISABLED
+
     def reason(self) -> str:
         """A short description of a failure, without memory content or credentials."""
         if self.status is None:
@@ -70,48 +99,62 @@ class ServiceCalls:
     """The requests of one run, for one ``RunTarget``, through one CoreAPI client."""
 
     def __init__(
-        self, http: CoreApiClient, target: RunTarget, *, instance_id: str, timeout: float, search_limit: int
+        self, http: CoreApiClient, target: RunTarget, *, instance_id: str, timeout: float, search_limit: int,
+        hook_timeout: float,
     ) -> None:
+        """``timeout`` bounds each call in all; ``hook_timeout`` bounds all the calls made through this object
+        together (one hook): a call is given what is left of it, and none is sent once it is spent."""
         self._http = http
         self._target = target
         self._instance_id = instance_id
         self._timeout = timeout
         self._search_limit = search_limit
+        self._hook_timeout = hook_timeout
+        self._deadline = asyncio.get_running_loop().time() + hook_timeout
+        self.read_scope = "combined"  # "user" once the service refused this user the agent's scope
 
     async def recall(self, retrieval: Retrieval, max_memory_chars: int, user_text: str) -> dict[str, Any]:
-        """``{"status": "ok", "memory", "note"?, "budget"?}`` or ``{"status": "unavailable", "reason"}``."""
+        """``{"status": "ok", "memory", "note"?, "budget"?, "scope"}``, ``{"status": "off", "reason", "code"?}``
+        (memory is off: the agent is disabled, or X-MEMORY-MODE: off) or ``{"status": "unavailable", "reason"}``."""
         target = self._target
         if retrieval == "search":
             reply = await self._search(user_text)
-            if not reply.ok:
-                return {"status": "unavailable", "reason": reply.reason()}
+            if not reply.ok or reply.memory_off:
+                return _not_read(reply)
             texts = [str(hit["entry"]["content_markdown"]).strip() for hit in reply.body.get("hits", [])]
-            return {"status": "ok", "memory": "\n\n---\n\n".join(t for t in texts if t)}
+            return self._read({"status": "ok", "memory": "\n\n---\n\n".join(t for t in texts if t)})
         # auto keeps a quarter of the budget for search hits, used only when older memory was left out.
         budget = max_memory_chars
         newest_budget = budget - budget // 4 if retrieval == "auto" else budget
-        reply = await self._call("GET", "", "recall", params={
-            "scope": "combined", "agentObjectId": target.agent_object_id, "maxChars": str(newest_budget)})
-        if not reply.ok:
-            return {"status": "unavailable", "reason": reply.reason()}
+        reply = await self._visible("GET", "", "recall", {
+            "agentObjectId": target.agent_object_id, "maxChars": str(newest_budget)})
+        if not reply.ok or reply.memory_off:
+            return _not_read(reply)
         memory = str(reply.body.get("content_markdown") or "")
         report = reply.body.get("budget")
         if not isinstance(report, dict):
             # A service that predates budgets answered everything: keep the newest whole lines.
-            return {"status": "ok", "memory": newest_lines(memory, newest_budget),
-                    "note": None if len(memory) <= newest_budget else "Older memory was cut to fit."}
+            return self._read({"status": "ok", "memory": newest_lines(memory, newest_budget),
+                               "note": None if len(memory) <= newest_budget else "Older memory was cut to fit."})
         omitted = int(report.get("omitted_entries") or 0)
         outcome: dict[str, Any] = {"status": "ok", "memory": memory, "note": omission_note(report),
                                    "budget": {"shown_entries": int(report.get("shown_entries") or 0),
                                               "omitted_entries": omitted}}
         if retrieval == "auto" and omitted and user_text:
             found = await self._search(user_text)
-            if found.ok:
+            if found.ok and not found.memory_off:
                 section, added = search_section(found.body.get("hits", []), memory, budget - len(memory))
                 outcome["memory"] = memory.rstrip("\n") + ("\n\n" + section if memory and section else section)
                 outcome["budget"]["search_hits_added"] = added
             else:
                 outcome["budget"]["search_hits_added"] = 0
+        return self._read(outcome)
+
+    def _read(self, outcome: dict[str, Any]) -> dict[str, Any]:
+        """``outcome`` with the scope it was read from, and the note when that is user scope only."""
+        outcome["scope"] = self.read_scope
+        if self.read_scope == "user":
+            outcome["note"] = " ".join(n for n in (GROUP_NOTE, outcome.get("note")) if n)
         return outcome
 
     async def forget(self, what: str) -> dict[str, Any]:
@@ -124,8 +167,10 @@ class ServiceCalls:
             results = [await self._clear("user")]
             results.append(await self._clear("agent"))
             return {"target": "everything", "results": results}
-        found = await self._call("GET", "/search", "forget", params={
-            "q": what[:1024], "scope": "combined", "agentObjectId": target.agent_object_id, "limit": "10"})
+        found = await self._visible("GET", "/search", "forget", {
+            "q": what[:1024], "agentObjectId": target.agent_object_id, "limit": "10"})
+        if found.memory_off:
+            return {"target": "entry", "results": [_deletion_outcome(found)]}
         if not found.ok:
             return {"target": "entry", "results": [{"status": "failed", "reason": found.reason()}]}
         candidates = matches(what, found.body.get("hits", []))
@@ -157,6 +202,11 @@ class ServiceCalls:
         if target.agent_name:
             body["agent_name"] = target.agent_name
         reply = await self._call("POST", "/append", "write", json_body=body)
+        if reply.memory_off:
+            return {"kind": kind, "status": "not_stored", "memory_mode": "off",
+                    "reason": str(reply.body.get("message") or "memory is off: nothing was stored")}
+        if reply.status == 403 and reply.code in _POLICY_CODES:
+            return {"kind": kind, "status": "not_stored", "code": reply.code, "reason": reply.message}
         if reply.ok:
             return {"kind": kind, "status": "stored", "scope": scope, "entry_id": reply.body.get("entry_id")}
         if reply.status is not None and 400 <= reply.status < 500 and reply.status not in (401, 403):
@@ -166,9 +216,19 @@ class ServiceCalls:
         return {"kind": kind, "status": "failed", "reason": reply.reason()}
 
     async def _search(self, user_text: str) -> Reply:
-        return await self._call("GET", "/search", "recall", params={
-            "q": user_text[:1024], "scope": "combined", "limit": str(self._search_limit),
-            "agentObjectId": self._target.agent_object_id})
+        return await self._visible("GET", "/search", "recall", {
+            "q": user_text[:1024], "limit": str(self._search_limit), "agentObjectId": self._target.agent_object_id})
+
+    async def _visible(self, method: str, suffix: str, phase: str, params: Mapping[str, str]) -> Reply:
+        """A read of the memory this user may see through the agent: combined, or user scope once the service
+        refuses this user the agent's scope (an agent limited to groups the user is not in)."""
+        reply = await self._call(method, suffix, phase, params={**params, "scope": self.read_scope})
+        if self.read_scope == "combined" and reply.status == 403 and reply.code == GROUP_FORBIDDEN:
+            self.read_scope = "user"
+            log.info("memory-core: this agent's memory is limited to groups the user is not in; "
+                     "reading user memory only")
+            reply = await self._call(method, suffix, phase, params={**params, "scope": self.read_scope})
+        return reply
 
     async def _clear(self, scope: WriteScope) -> dict[str, Any]:
         body = {"scope": scope, "agent_object_id": self._target.agent_object_id, "confirm": True}
@@ -187,16 +247,28 @@ class ServiceCalls:
         """One request through the CoreAPI client. Never raises for transport or HTTP errors; logs them
         (no content, no secrets)."""
         path = CoreApiClient.memory_path(self._instance_id, suffix)
+        left = self._deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            log.warning("memory-core: no time left in this hook (hook_timeout_seconds=%s) for %s %s while %s",
+                        self._hook_timeout, method, path, _LOG_PHASES[phase])
+            return Reply(None, message=f"the memory service did not answer in time (within {self._hook_timeout:g} s "
+                                       "for this turn)")
         try:
+            # send bounds the whole call (a trickled body included), to what is left of the hook's time at most.
             response = await self._http.send(method, path, self._target.headers, params=params, json=json_body,
-                                             timeout=self._timeout)
+                                             timeout=min(self._timeout, left))
         except CoreApiUnreachable as error:
             cause = type(error.__cause__).__name__ if error.__cause__ is not None else "no answer"
             log.warning("memory-core unreachable while %s (%s %s): %s", _LOG_PHASES[phase], method, path, cause)
+            if isinstance(error.__cause__, (TimeoutError, httpx.TimeoutException)):
+                return Reply(None, message=f"the memory service did not answer in time ({cause})")
             return Reply(None, message=f"the memory service could not be reached ({cause})")
         except MemoryCoreError as error:
             reply = Reply(http_status_of(error) or 500, None, error.code, error.message)
-            if reply.status in (401, 403):
+            if reply.status == 403 and reply.code in _POLICY_CODES:
+                # The operator's agent settings, not a fault: the callers fall back or report memory off.
+                log.info("memory-core: %s while %s (%s)", error.message, _LOG_PHASES[phase], error.code)
+            elif reply.status in (401, 403):
                 log.error("memory-core refused the credentials while %s: %s", _LOG_PHASES[phase], reply.reason())
             elif (reply.status or 500) >= 500:
                 log.warning("memory-core failed while %s: %s", _LOG_PHASES[phase], reply.reason())
@@ -228,8 +300,19 @@ async def guarded(phase: str, work: Awaitable[dict[str, Any]]) -> dict[str, Any]
         return {"status": "failed", "reason": reason}
 
 
+def _not_read(reply: Reply) -> dict[str, Any]:
+    """The recall outcome of a read that brought no memory: memory off, or unavailable."""
+    if reply.memory_off:
+        return {"status": "off", "reason": str(reply.body.get("notice") or OFF_READ_NOTICE), "memory_mode": "off"}
+    if reply.agent_disabled:
+        return {"status": "off", "reason": reply.message, "code": AGENT_DISABLED}
+    return {"status": "unavailable", "reason": reply.reason()}
+
+
 def _deletion_outcome(reply: Reply, **extra: str) -> dict[str, Any]:
     """The service's answer to a deletion, as it is."""
+    if reply.memory_off:
+        return {"status": "not_stored", "reason": OFF_DELETE_REASON, **extra}
     if reply.status == 202 and isinstance(reply.body, dict):
         return {"status": "pending_approval", "request_id": reply.body.get("request_id"),
                 "message": reply.body.get("message") or PENDING_APPROVAL_MESSAGE, **extra}
