@@ -26,6 +26,8 @@ def test_memory_mode_off_reads_and_stores_nothing_and_says_so(harness: Callable[
     h.run("Remember that I like tea.")
     (block,) = h.model.last.blocks(MEMORY_OFF_BLOCK_TAG)
     assert "off for this chat" in block and "aisle" not in h.model.last.text
+    first_line = block.splitlines()[1]
+    assert first_line.count("off for this chat") == 1 and 'memory_mode="off"' in first_line  # said once, and why
     assert "holds no stored memory" not in h.model.last.text and h.model.last.blocks(MEMORY_BLOCK_TAG) == []
     assert h.state["last_recall"]["status"] == "off"
     (write,) = h.state["last_writes"]

@@ -66,7 +66,7 @@ summary to store, or ``None``/``""`` to store nothing. May be sync or async."""
 BearerTokenSource = str | Callable[[], "str | Awaitable[str]"]
 
 _AUTHOR = "memory_core"
-_OFF_REASON = "memory is off for this chat (memory_mode=\"off\"): nothing is read or stored"
+_OFF_REASON = "memory_mode=\"off\" is set, so nothing is read or stored"
 
 class MemoryCoreContextProvider(ContextProvider):
     """Long-term memory for a Microsoft Agent Framework agent, stored in memory-core.
