@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_core.adapters.sqlite_busy import busy_timeout
 from memory_core.adapters.sqlite_erasure import purge_erased
 from memory_core.adapters.sqlite_schema import bring_up_to_date
 from memory_core.adapters.sqlite_wal import LOG_CAP_WAIT_SECONDS, SAFETY_NET_PAGES, WalCheckpointer
@@ -115,9 +116,7 @@ class SqliteDatabase:
         try:
             db = self.connection()
             self.count(0)
-            if wait_seconds is not None:
-                db.execute(f"PRAGMA busy_timeout={int(wait_seconds * 1000)}")
-            try:
+            with busy_timeout(db, wait_seconds):
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     yield db
@@ -126,9 +125,6 @@ class SqliteDatabase:
                     raise
                 db.execute("COMMIT")
                 self._checkpointer.wrote(db)
-            finally:
-                if wait_seconds is not None:
-                    db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
         except sqlite3.Error as e:
             raise Unavailable(f"the SQLite store could not complete the write: {e}") from e
 
@@ -141,14 +137,12 @@ class SqliteDatabase:
     def _purge_at_open(self, db: sqlite3.Connection) -> None:
         """The purge a file still owes (a process died before its own), before this process serves it; and at
         close, the one the thread had not done."""
-        try:
-            db.execute(f"PRAGMA busy_timeout={int(LOG_CAP_WAIT_SECONDS * 1000)}")
-            if not purge_erased(db):
-                self._checkpointer.owe_purge()  # readers of an older state: the thread tries again
-        except sqlite3.OperationalError:
-            self._checkpointer.owe_purge()  # another process holds the file: the thread tries again
-        finally:
-            db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
+        with busy_timeout(db, LOG_CAP_WAIT_SECONDS):
+            try:
+                if not purge_erased(db):
+                    self._checkpointer.owe_purge()  # readers of an older state: the thread tries again
+            except sqlite3.OperationalError:
+                self._checkpointer.owe_purge()  # another process holds the file: the thread tries again
 
     def read(self, sql: str, params: Sequence[object]) -> list[Any]:
         """The rows of one statement, counted. Raises ``Unavailable`` when SQLite fails."""

@@ -33,6 +33,8 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from memory_core.adapters.sqlite_busy import busy_timeout
+
 RETRY_PAUSE_SECONDS = 0.005
 
 ENTRIES, NAMES = 1, 2
@@ -107,16 +109,12 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
     # A TRUNCATE checkpoint holds the writers' lock while it waits for readers, so it is tried without waiting
     # (a reader of an older state, or another checkpoint under way, refuses it at once) and tried again a while:
     # waiting under the busy timeout stalled every writer behind one slow read.
-    timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
-    db.execute("PRAGMA busy_timeout=0")
-    try:
+    with busy_timeout(db, 0):
         deadline = time.monotonic() + retry_seconds
         while db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(RETRY_PAUSE_SECONDS)
-    finally:
-        db.execute(f"PRAGMA busy_timeout={timeout}")
     for row, generation in owed:  # what was seen, never more: an erasure since stays owed
         db.execute("UPDATE erasure_purges SET purged = max(purged, ?) WHERE id = ?", (generation, row))
     return True

@@ -32,6 +32,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from memory_core.adapters.sqlite_busy import busy_timeout
+
 log = logging.getLogger("memory_core.sqlite")
 
 WRITES_PER_CHECKPOINT = 32
@@ -133,15 +135,12 @@ class WalCheckpointer:
             return 0  # no log (yet), or not a file-backed database
 
     def _truncate(self, db: sqlite3.Connection) -> None:
-        timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
         try:
-            db.execute(f"PRAGMA busy_timeout={int(LOG_CAP_WAIT_SECONDS * 1000)}")
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            with busy_timeout(db, LOG_CAP_WAIT_SECONDS):
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             self.truncations += 1
         except sqlite3.Error:
             log.warning("truncating the WAL of %s failed", self._path, exc_info=True)  # the write stands
-        finally:
-            db.execute(f"PRAGMA busy_timeout={timeout}")
 
     def _run(self, stop: threading.Event) -> None:
         db: sqlite3.Connection | None = None  # the thread's own, kept while it runs
@@ -196,8 +195,8 @@ class WalCheckpointer:
         try:
             if db is None:
                 db = self._connect()
-            db.execute(f"PRAGMA busy_timeout={int(LOG_CAP_WAIT_SECONDS * 1000)}")
-            done = self._purge is None or self._purge(db)
+            with busy_timeout(db, LOG_CAP_WAIT_SECONDS):
+                done = self._purge is None or self._purge(db)
         except sqlite3.Error:
             log.warning("purging erased text from %s failed", self._path, exc_info=True)
             if db is not None:
