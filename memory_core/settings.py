@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from memory_core.domain.errors import ConfigurationError
 from memory_core.domain.identity import INSTANCE_ID_PATTERN
+from memory_core.wire.field_names import field_name
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
 
@@ -254,7 +255,7 @@ class Settings(BaseSettings):
 
 
 def _problem(error: Any) -> str:
-    where = ".".join(str(p) for p in error["loc"]).upper()
+    where = field_name(error["loc"]).upper()
     message = str(error["msg"]).removeprefix("Value error, ")
     return f"{where}: {message}" if where else message
 

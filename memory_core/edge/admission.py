@@ -32,6 +32,7 @@ from memory_core.edge.errors import JSON
 from memory_core.edge.spec import Access, EndpointSpec
 from memory_core.identity import Authentication
 from memory_core.wire.errors import ErrorDetail
+from memory_core.wire.field_names import field_name
 from memory_core.wire.json_text import JsonRejected, loads
 from memory_core.wire.memory import InstanceId
 
@@ -106,7 +107,7 @@ Answer = func.HttpResponse | BaseModel
 
 def _details(error: ValidationError) -> list[ErrorDetail]:
     return [
-        ErrorDetail(field=".".join(str(p) for p in err["loc"]) or "body", message=err["msg"])
+        ErrorDetail(field=field_name(err["loc"], whole="body"), message=err["msg"])
         for err in error.errors(include_input=False, include_url=False)
     ]
 

@@ -18,6 +18,7 @@ from memory_core.identity.headers import API_KEY_HEADER, USER_IDENTITY_HEADER, h
 from memory_core.identity.model import Authentication
 from memory_core.identity.modes import AuthMode
 from memory_core.wire import json_text
+from memory_core.wire.field_names import field_name
 
 _BAD_IDENTITY = "X-USER-IDENTITY is not a valid user identity (JSON with a upn of the form name@domain)"
 _BAD_MEMBER = "X-USER-IDENTITY is not a valid user identity: {}"
@@ -47,7 +48,7 @@ class UserIdentityHeader(BaseModel):
 def identity_problem(error: ValidationError) -> str:
     """What is wrong with an identity document, naming the member and the limit, never a value sent."""
     first = error.errors(include_url=False, include_input=False)[0]
-    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
+    where = field_name(first["loc"], bracketed_indexes=True)
     kind = first["type"]
     limits = first.get("ctx") or {}
     if not where:

@@ -33,6 +33,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from memory_core.wire import json_text
+from memory_core.wire.field_names import field_name
 
 if TYPE_CHECKING:
     from memory_core.settings import Settings
@@ -113,7 +114,7 @@ def validate_envelope(decoded: Any) -> JSONRPCMessage | tuple[Any, str]:
         message = jsonrpc_message_adapter.validate_python(decoded, by_name=False)
     except ValidationError as error:
         first = error.errors(include_input=False, include_url=False, include_context=False)[0]
-        where = ".".join(str(part) for part in first["loc"]) or "message"
+        where = field_name(first["loc"], whole="message")
         return request_id_of(decoded), f"Invalid Request: not a JSON-RPC 2.0 message ({where}: {first['msg']})"
     except RecursionError:
         return None, "Invalid Request: the message is nested too deeply"

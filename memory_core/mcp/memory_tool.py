@@ -23,6 +23,7 @@ from memory_core.domain.modes import (
     memory_is_off,
 )
 from memory_core.mcp.backend import CallTarget, MemoryBackend
+from memory_core.wire.field_names import field_name
 from memory_core.wire.memory_files import COMMAND_ADAPTER, command_input_schema
 
 TOOL_NAME = "memory"
@@ -74,7 +75,7 @@ def register_memory_tool(
                 parsed = COMMAND_ADAPTER.validate_python({k: v for k, v in given.items() if v is not None})
             except ValidationError as error:
                 first = error.errors(include_input=False, include_url=False)[0]
-                where = ".".join(str(p) for p in first["loc"][1:]) or "arguments"
+                where = field_name(first["loc"][1:], whole="arguments")
                 raise InvalidInput(f"invalid arguments: {where}: {first['msg']}", code="validation_error") from None
             if memory_is_off((ctx.headers or {}).get(MEMORY_MODE_HEADER)):
                 return CallToolResult(content=[TextContent(

@@ -36,6 +36,7 @@ from memory_core.mcp.context import CURRENT_GUIDANCE
 from memory_core.mcp.guidance import append_description, instructions_for
 from memory_core.mcp.output_schemas import compact
 from memory_core.mcp.tool_results import error_result, result_for_error
+from memory_core.wire.field_names import field_name
 
 SERVER_NAME = "memory-core"
 TOOL_NAMES = ("get_memory", "append_memory", "clear_memory", "search_memory", "memory")
@@ -77,7 +78,7 @@ class MemoryMCPServer(MCPServer):
             cause = error.__cause__
             if isinstance(cause, ValidationError):
                 first = cause.errors(include_input=False, include_url=False)[0]
-                where = ".".join(str(part) for part in first["loc"]) or "arguments"
+                where = field_name(first["loc"], whole="arguments")
                 return error_result("validation_error", f"invalid arguments: {where}: {first['msg']}")
             return result_for_error(error)
 
