@@ -21,6 +21,7 @@ What callers may rely on:
   past ``LOG_CAP_BYTES`` copies it back and truncates it itself (``wrote``), waiting for it.
 - Nothing runs at import or construction: the thread starts with the first checkpoint due, ends
   after ``IDLE_SECONDS`` without one (a store nobody writes holds no thread), and ``close`` ends it.
+  It is the only thread: a purge that could not finish waits for its next attempt in the thread's loop.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -92,6 +94,7 @@ class WalCheckpointer:
         self.purges = 0
         """Purges the thread finished so far (tests and benchmarks)."""
         self._purge_failures = 0
+        self._retry_at: float | None = None  # when the thread tries an unfinished purge again (time.monotonic)
 
     @property
     def thread(self) -> threading.Thread | None:
@@ -146,19 +149,29 @@ class WalCheckpointer:
         db: sqlite3.Connection | None = None  # the thread's own, kept while it runs
         try:
             while True:
-                if not self._due.wait(self._idle):
-                    with self._lock:
-                        if not self._due.is_set():  # nothing was handed over while it decided to end
-                            if self._running is not None and self._running[1] is stop:
-                                self._running = None
-                            return
+                retry_at = self._retry_at  # a purge waiting for its retry: never idle, wait until then at most
+                if not self._due.wait(self._idle if retry_at is None else max(0.0, retry_at - time.monotonic())):
+                    if retry_at is not None and time.monotonic() < retry_at:
+                        continue  # woken a little early: wait the rest
+                    if retry_at is None and self._ended(stop):
+                        return
                 if stop.is_set():
                     return
                 self._due.clear()
+                self._retry_at = None  # a purge handed over during the pause is the retry, run sooner
                 db = self._purged(db) if self._purge_owed.is_set() else self._checkpoint(db)
         finally:
             if db is not None:
                 db.close()
+
+    def _ended(self, stop: threading.Event) -> bool:
+        """Whether the thread (of ``stop``) ends, idle: unless a checkpoint was handed over while it decided."""
+        with self._lock:
+            if self._due.is_set():
+                return False
+            if self._running is not None and self._running[1] is stop:
+                self._running = None
+            return True
 
     def _checkpoint(self, db: sqlite3.Connection | None) -> sqlite3.Connection | None:
         """One passive checkpoint; answers the connection to use for the next (None after a failure)."""
@@ -189,8 +202,9 @@ class WalCheckpointer:
 
     def _purged(self, db: sqlite3.Connection | None) -> sqlite3.Connection | None:
         """One purge (it takes the checkpoint too); answers the connection to use next. A purge that could not
-        finish is handed over again after ``PURGE_RETRY_SECONDS``, up to ``PURGE_ATTEMPTS`` times in a row; then
-        the file keeps owing it, and the next erasure or open does it."""
+        finish is tried again by this thread's loop after ``PURGE_RETRY_SECONDS`` (or sooner, when a write hands
+        the thread work meanwhile), up to ``PURGE_ATTEMPTS`` times in a row; then the file keeps owing it, and the
+        next erasure or open does it."""
         self._purge_owed.clear()
         try:
             if db is None:
@@ -209,7 +223,7 @@ class WalCheckpointer:
             self._purge_failures += 1
             if self._purge_failures < PURGE_ATTEMPTS:
                 self._purge_owed.set()
-                threading.Timer(PURGE_RETRY_SECONDS, self._due.set).start()
+                self._retry_at = time.monotonic() + PURGE_RETRY_SECONDS  # the loop waits for it: no thread of its own
             else:
                 log.warning("erased text in %s: %d purges in a row could not finish; the next erasure or open does it",
                             self._path, PURGE_ATTEMPTS)

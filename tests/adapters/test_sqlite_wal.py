@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -138,6 +141,73 @@ def test_a_checkpoint_that_fails_is_logged_and_the_next_one_runs(tmp_path: Path,
         assert checkpointer.thread is not None
     finally:
         checkpointer.close()
+
+
+def _purge_finishing_at(attempt: int, attempts: list[tuple[float, str]]) -> Callable[[sqlite3.Connection], bool]:
+    """A purge that cannot finish (readers of an older state, as ``purge_erased`` answers False) until ``attempt``;
+    records when and on which thread each attempt ran."""
+
+    def purge(db: sqlite3.Connection) -> bool:
+        attempts.append((time.monotonic(), threading.current_thread().name))
+        return len(attempts) >= attempt
+
+    return purge
+
+
+def test_a_purge_that_could_not_finish_is_retried_on_the_checkpoint_thread_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each retry comes ``PURGE_RETRY_SECONDS`` after the attempt before, on the checkpoint thread, with no write
+    handing it over again and no other thread started for the wait."""
+    path = tmp_path / "memory.sqlite3"
+    sqlite3.connect(path).close()
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def start(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    attempts: list[tuple[float, str]] = []
+    checkpointer = WalCheckpointer(path, purge=_purge_finishing_at(3, attempts))
+    try:
+        checkpointer.owe_purge()
+        assert _until(lambda: checkpointer.purges == 1)
+    finally:
+        checkpointer.close()
+    assert [name for _, name in attempts] == [f"wal-checkpoint {path.name}"] * 3
+    assert started == [f"wal-checkpoint {path.name}"]
+    pauses = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(attempts)]
+    assert all(sqlite_wal.PURGE_RETRY_SECONDS * 0.9 <= pause < 2.0 for pause in pauses), pauses
+    assert not checkpointer.pending_purge()
+
+
+def test_a_purge_waiting_for_its_retry_keeps_the_thread(tmp_path: Path) -> None:
+    """A thread whose idle time is shorter than the pause before a retry does not end with the retry owed."""
+    path = tmp_path / "memory.sqlite3"
+    sqlite3.connect(path).close()
+    attempts: list[tuple[float, str]] = []
+    checkpointer = WalCheckpointer(path, idle_seconds=0.05, purge=_purge_finishing_at(2, attempts))
+    try:
+        checkpointer.owe_purge()
+        assert _until(lambda: checkpointer.purges == 1, seconds=3.0), attempts
+    finally:
+        checkpointer.close()
+
+
+def test_close_ends_a_thread_waiting_to_retry_a_purge(tmp_path: Path) -> None:
+    """The pause before a retry is no wait for ``close``; the purge stays owed (the store's close does it)."""
+    path = tmp_path / "memory.sqlite3"
+    sqlite3.connect(path).close()
+    attempts: list[tuple[float, str]] = []
+    checkpointer = WalCheckpointer(path, purge=_purge_finishing_at(1_000, attempts))
+    checkpointer.owe_purge()
+    assert _until(lambda: len(attempts) == 1)
+    thread = checkpointer.thread
+    started = time.monotonic()
+    checkpointer.close()
+    assert thread is not None and not thread.is_alive() and time.monotonic() - started < 1.0
+    assert checkpointer.pending_purge()
 
 
 WRITER = textwrap.dedent("""
