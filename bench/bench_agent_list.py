@@ -2,12 +2,13 @@
 
 Run from the repository root:
 
-    python bench/bench_agent_list.py [--agents 3000] [--entries 3] [--repeat 10] [--port 7641]
+    python bench/bench_agent_list.py [--agents 3000] [--entries 3] [--repeat 10] [--port 7641] [--walk]
 
 Seeds one user with ``--agents`` agent scopes of ``--entries`` entries each (and a user scope) through
 ``SqliteMemoryStore``, starts ``python -m memory_core serve`` on that file at ``--port``, then times the first
 page as a client asks for it (no query parameters: the default page) and prints the answer's size, the number
-of agents it names, whether it continues, and the median and worst time of ``--repeat`` requests.
+of agents it names, whether it continues, and the median and worst time of ``--repeat`` requests; with
+``--walk``, first the time and bytes of reading every page at ``limit=500``, as the console does.
 """
 
 from __future__ import annotations
@@ -51,12 +52,28 @@ def _seed(path: Path, agents: int, entries: int) -> None:
         store.close()
 
 
+def _walk(http: httpx.Client, url: str) -> tuple[int, int, int, float]:
+    """Every page at the largest limit, as the console reads them: pages, bytes, agents and milliseconds."""
+    pages = size = agents = 0
+    token: str | None = None
+    started = time.perf_counter()
+    while True:
+        answer = http.get(url, params={"limit": 500, **({"continuation": token} if token else {})})
+        answer.raise_for_status()
+        body = answer.json()
+        pages, size, agents = pages + 1, size + len(answer.content), agents + len(body["agents"])
+        token = body.get("continuation")
+        if not token:
+            return pages, size, agents, (time.perf_counter() - started) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", type=int, default=3000)
     parser.add_argument("--entries", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--port", type=int, default=7641)
+    parser.add_argument("--walk", action="store_true", help="also time reading every page at limit=500 (once)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "memory.sqlite3"
@@ -78,6 +95,7 @@ def main() -> None:
                         break
                     except httpx.TransportError:
                         time.sleep(0.1)
+                walk = _walk(http, url) if args.walk else None
                 times, answer = [], None
                 for _ in range(args.repeat):
                     started = time.perf_counter()
@@ -89,6 +107,8 @@ def main() -> None:
             print(f"first page: {len(answer.content):,} bytes, {len(body['agents'])} agents, "
                   f"continues: {bool(body.get('continuation'))}; "
                   f"median {statistics.median(times):.1f} ms, worst {max(times):.1f} ms ({args.repeat} requests)")
+            if walk is not None:
+                print(f"every page at limit=500: {walk[0]} pages, {walk[1]:,} bytes, {walk[2]} agents, {walk[3]:.1f} ms")
         finally:
             server.terminate()
             server.wait(timeout=10)
