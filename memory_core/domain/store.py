@@ -221,7 +221,8 @@ class MemoryStore(Protocol):
         ...
 
     def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
-        """Store ``entry``; create ``profile`` first if no profile exists for its key.
+        """Store ``entry``; create ``profile`` first if no profile exists for its key, also when it was erased
+        since this process last saw it (a purge's seal): no entry is stored without a profile.
 
         Returns the stored profile (the existing one when it was already there).
         Concurrent appends never overwrite each other.

@@ -7,15 +7,20 @@ reads is listed once, where a newest-first order would move it to the front and 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, agent_hash, agent_profile_prefix
 from memory_core.domain.overview import agent_scopes
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.store import MemoryStore
+from tests.adapters.cosmos_support import cosmos_store
+from tests.contract.conftest import STORE_KINDS
 from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com")
@@ -100,3 +105,70 @@ def test_the_agent_list_refuses_a_limit_out_of_range_and_a_token_it_did_not_answ
             agent_scopes(store, instance, ALEX.upn, continuation=token)
         assert refused.value.code == "invalid_continuation"
     assert agent_scopes(store, instance, ALEX.upn, limit=500).items
+
+
+@pytest.fixture(params=STORE_KINDS)
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], MemoryStore]]:
+    """A factory of store objects over the same data: each one another process's."""
+    made: list[MemoryStore] = []
+    if request.param == "sqlite":
+        def another() -> MemoryStore:
+            made.append(SqliteMemoryStore(tmp_path / "agents.sqlite3"))
+            return made[-1]
+    else:
+        account = request.getfixturevalue("cosmos_account")
+
+        def another() -> MemoryStore:
+            made.append(cosmos_store(account))
+            return made[-1]
+    yield another
+    for store in made:
+        store.close()
+
+
+def test_an_append_after_another_process_erased_the_profile_makes_it_again(
+    stores: Callable[[], MemoryStore],
+) -> None:
+    """A process appends to an agent's scope, so it knows its profile; another erases the scope's entries and its
+    profile, as a purge's seal does. The first process's next append stores the profile again with its entry, so
+    the agent is listed (before, on Cosmos DB, its cached profile made the entry land alone, listed nowhere)."""
+    writer, sealer = stores(), stores()
+    instance, agent = f"agent-again-{uuid.uuid4().hex[:8]}", AgentContext("/agents/planner", name="Planner")
+    first = _service(writer).append(ALEX, instance, Scope.AGENT, agent, "- before the purge")
+    key = ProfileKey(instance, ALEX.upn, Scope.AGENT, agent.object_id)
+    sealer.delete_entries(key, [first.entry_id or ""])
+    sealer.delete_profile(key)
+    _service(writer).append(ALEX, instance, Scope.AGENT, agent, "- after the purge")
+    (state,) = sealer.load([key])
+    assert state.profile is not None and [e.content_markdown for e in state.entries] == ["- after the purge"]
+    assert [(s.agent_object_id, s.entry_count) for s in agent_scopes(sealer, instance, ALEX.upn).items] == [
+        (agent.object_id, 1)]
+
+
+def test_a_purge_whose_seal_read_the_memory_before_an_append_keeps_that_scope_listed(
+    stores: Callable[[], MemoryStore],
+) -> None:
+    """A purge approved and swept while another process appends to an agent's scope after the seal read the
+    partition (so the seal finds the scope empty) and before it erases the profile: the new entry stays, and so
+    does a profile for it, so the agent is listed with it."""
+    sweeper, writer = stores(), stores()
+    instance, agent = f"agent-seal-{uuid.uuid4().hex[:8]}", AgentContext("/agents/planner", name="Planner")
+    service = MemoryService(sweeper, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    service.append(ALEX, instance, Scope.AGENT, agent, "- before the purge")
+    request = service.custody.request_purge("olivia@contoso.com", instance, ALEX.upn)
+    service.custody.approve("olivia@contoso.com", instance, request.id)
+    erase_profile = sweeper.delete_profile
+
+    def append_first(key: ProfileKey) -> None:
+        if key.agent_object_id == agent.object_id:
+            _service(writer).append(ALEX, instance, Scope.AGENT, agent, "- landed during the seal")
+        erase_profile(key)
+
+    sweeper.delete_profile = append_first  # type: ignore[method-assign]
+    service.custody.sweep(instance_id=instance)
+    key = ProfileKey(instance, ALEX.upn, Scope.AGENT, agent.object_id)
+    (state,) = writer.load([key])
+    assert state.profile is not None
+    assert [e.content_markdown for e in state.visible_entries()] == ["- landed during the seal"]
+    assert [(s.agent_object_id, s.entry_count) for s in agent_scopes(writer, instance, ALEX.upn).items] == [
+        (agent.object_id, 1)]
