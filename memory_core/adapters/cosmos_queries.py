@@ -51,6 +51,12 @@ LOAD_PARTITION_TOP = (
     " AND (c.type = @profile OR c.type = @entry OR c.record_kind = @hold)"
 )
 PARTITION_KEYS = "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.type = @profile"
+# A page of them (the person's agent list): ``/profile_id/?`` is indexed, so STARTSWITH, the range and the
+# ORDER BY are served by the index and TOP bounds what is read.
+PARTITION_KEYS_PAGE = (
+    "SELECT TOP @top * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.type = @profile"
+    " AND STARTSWITH(c.profile_id, @prefix) AND c.profile_id > @after ORDER BY c.profile_id"
+)
 LOAD_HEADS = (
     "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND ((c.type = @profile AND ARRAY_CONTAINS(@profile_ids, c.profile_id)) OR c.record_kind = @hold"

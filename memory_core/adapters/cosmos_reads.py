@@ -103,11 +103,21 @@ class CosmosReads:
         keys = {docs.key_of_item(i) for i in items if i.get("type") in (docs.PROFILE, docs.ENTRY)}
         return self._states(sorted(keys, key=lambda k: k.profile_id), items) if keys else []
 
-    def partition_keys(self, instance_id: str, upn: str) -> list[ProfileKey]:
-        params = {"@instance_id": instance_id, "@upn": upn, "@profile": docs.PROFILE}
+    def partition_keys(
+        self, instance_id: str, upn: str, *, prefix: str = "", after: str | None = None, limit: int | None = None
+    ) -> list[ProfileKey]:
+        params: dict[str, Any] = {"@instance_id": instance_id, "@upn": upn, "@profile": docs.PROFILE}
+        if limit is not None:
+            if limit <= 0:
+                return []
+            params.update({"@top": limit, "@prefix": prefix, "@after": max(after or "", prefix)})
+            with self._operation("partition_keys") as calls:
+                items = calls.query(queries.PARTITION_KEYS_PAGE, params, [instance_id, upn])
+            return [docs.key_of_item(i) for i in items]
         with self._operation("partition_keys") as calls:
             items = calls.query(queries.PARTITION_KEYS, params, [instance_id, upn])
-        return sorted((docs.key_of_item(i) for i in items), key=lambda k: k.profile_id)
+        keys = sorted((docs.key_of_item(i) for i in items), key=lambda k: k.profile_id)
+        return [k for k in keys if k.profile_id.startswith(prefix) and k.profile_id > (after or "")]
 
     def load_heads(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
         if not keys:

@@ -166,8 +166,10 @@ class CosmosMemoryStore:
     def load_partition_within(self, instance_id: str, upn: str, at_most: int) -> list[ScopeState] | None:
         return self._reads.load_partition_within(instance_id, upn, at_most)
 
-    def partition_keys(self, instance_id: str, upn: str) -> list[ProfileKey]:
-        return self._reads.partition_keys(instance_id, upn)
+    def partition_keys(
+        self, instance_id: str, upn: str, *, prefix: str = "", after: str | None = None, limit: int | None = None
+    ) -> list[ProfileKey]:
+        return self._reads.partition_keys(instance_id, upn, prefix=prefix, after=after, limit=limit)
 
     def load_heads(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
         return self._reads.load_heads(keys)

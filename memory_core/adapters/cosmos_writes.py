@@ -63,8 +63,13 @@ class CosmosWrites:
             for _ in range(_WRITE_ATTEMPTS):
                 stored = self._profiles.get(key) or self._read_profile(calls, key)
                 # A missing profile is created in the same batch: the entry, its audit
-                # event, the profile and the stamp commit together or not at all.
-                new: list[Operation] = [] if stored is not None else [("create", (docs.profile_item(profile),))]
+                # event, the profile and the stamp commit together or not at all. A known one is
+                # read in it, so that the batch fails when a purge's seal erased the profile since
+                # this process saw it (its cache, or the read above): the entry never lands without
+                # its profile, which lists the scope (``partition_keys``, the person's agent list).
+                new: list[Operation] = (
+                    [("read", (key.profile_id,))] if stored is not None else [("create", (docs.profile_item(profile),))]
+                )
 
                 def operations(first: int, new: list[Operation] = new) -> list[Operation]:
                     return [*new, ("create", (docs.entry_item(entry, first),)), *extra]
@@ -72,10 +77,13 @@ class CosmosWrites:
                 try:
                     # A profile created is not only an entry added: it erases checkpoints (the domain's promise).
                     results = self._stamps.write(calls, key.instance_id, key.upn, operations, inserts=1,
-                                                 erases_checkpoint=bool(new))
+                                                 erases_checkpoint=stored is None)
                 except BatchRefused as refused:
-                    if new and refused.index == 0 and refused.status == 409:
+                    if stored is None and refused.index == 0 and refused.status == 409:
                         continue  # a concurrent first append made the profile: read that one
+                    if stored is not None and refused.index == 0 and refused.status == 404:
+                        self._profiles.discard(key)  # erased since it was seen: read again, create it
+                        continue
                     if refused.status == 409:
                         raise Conflict(f"a memory entry with id {entry.id} already exists") from refused.error
                     raise refused.error from None

@@ -287,9 +287,15 @@ class SqliteMemoryStore(SqliteRecords, SqliteCheckpoints):
                              [instance_id, upn, max(0, at_most)])
         return None if past else self.load_partition(instance_id, upn)
 
-    def partition_keys(self, instance_id: str, upn: str) -> list[ProfileKey]:
+    def partition_keys(
+        self, instance_id: str, upn: str, *, prefix: str = "", after: str | None = None, limit: int | None = None
+    ) -> list[ProfileKey]:
+        # The primary key (instance_id, upn, profile_id) serves the range and the order. The prefix is compared
+        # as it is: LIKE would fold case and read "_" and "%" as wildcards. No profile id is the prefix itself.
         rows = self._db.read("SELECT scope, agent_object_id FROM profiles WHERE instance_id=? AND upn=?"
-                             " ORDER BY profile_id", [instance_id, upn])
+                             " AND profile_id>? AND substr(profile_id, 1, ?)=? ORDER BY profile_id LIMIT ?",
+                             [instance_id, upn, max(after or "", prefix), len(prefix), prefix,
+                              -1 if limit is None else max(0, limit)])
         return [ProfileKey(instance_id, upn, Scope(row[0]), row[1]) for row in rows]
 
     def partition_owners(self, instance_id: str, limit: int, *, after: str | None = None) -> list[str]:

@@ -36,7 +36,15 @@ from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionS
 from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, MemoryCoreError, NotFound
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, erased
-from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, Scope, shared_copy_id
+from memory_core.domain.models import (
+    SHARED_OWNER,
+    Hold,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Scope,
+    shared_copy_id,
+)
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.store import MemoryStore
@@ -363,6 +371,7 @@ class CustodyService:
                 self._store.delete_entries(state.key, leftovers)
                 if not [e for e in state.entries if e.id not in leftovers]:
                     self._store.delete_profile(state.key)
+                    self._profile_again_if_written(state.key)
             return
         if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE) and request.watermark is not None and request.scope:
             key = self._key(request, request.scope, request.agent_object_id)
@@ -377,6 +386,16 @@ class CustodyService:
                 except Conflict:
                     continue
             raise Conflict("the memory profile kept changing during the sweep")
+
+    def _profile_again_if_written(self, key: ProfileKey) -> None:
+        """Make ``key``'s profile again when an append landed after the seal read the partition and before it
+        erased the profile: the entry stays, and a scope is found by its profile (the person's agent list,
+        ``partition_keys``). An append after the erasure makes the profile itself (``MemoryStore.append``)."""
+        (state,) = self._store.load([key])  # the scope was just emptied: only what landed since is read
+        if state.profile is None and state.entries:
+            first, last = state.entries[0], state.entries[-1]
+            self._store.save_profile(MemoryProfile(key, None, None, last.agent_name if key.agent_object_id else None,
+                                                   first.created_on, last.created_on))
 
     def _erase_file_names(self, request: DeletionRequest, own: builtins.list[str]) -> None:
         """The names of the user's entries ``own`` and, for a clear, a replace or a purge, the directories and

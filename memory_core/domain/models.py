@@ -77,6 +77,12 @@ def agent_hash(agent_object_id: str) -> str:
     return hashlib.sha256(agent_object_id.encode("utf-8")).hexdigest()[:32]
 
 
+def agent_profile_prefix(upn: str) -> str:
+    """What the ``profile_id`` of every agent scope of ``upn`` begins with (its agent's hash follows), and no
+    other profile's: how a store lists one person's agent scopes alone (``MemoryStore.partition_keys``)."""
+    return f"memory:agent:{_id_safe(upn)}:"
+
+
 @dataclass(frozen=True, slots=True)
 class ProfileKey:
     """Identifies one scope's memory: whose, which instance, which agent."""
@@ -95,7 +101,7 @@ class ProfileKey:
         """The seed's deterministic id: memory:user:{upn} or memory:agent:{upn}:{hash}."""
         if self.scope is Scope.USER:
             return f"memory:user:{_id_safe(self.upn)}"
-        return f"memory:agent:{_id_safe(self.upn)}:{agent_hash(self.agent_object_id or '')}"
+        return agent_profile_prefix(self.upn) + agent_hash(self.agent_object_id or "")
 
 
 @dataclass(frozen=True, slots=True)

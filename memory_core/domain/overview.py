@@ -6,14 +6,25 @@ they never change memory.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
-from memory_core.domain.models import Scope
+from memory_core.domain.errors import InvalidInput
+from memory_core.domain.models import agent_profile_prefix
+from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import agent_name_of, updated_on_of
+
+AGENTS_PAGE = 100
+"""Agents in a page of ``agent_scopes`` when the caller names no limit (each costs a read of its scope)."""
+MAX_AGENTS_PAGE = 500
+"""The most a page of ``agent_scopes`` holds: 500 scopes' entries are read to count them."""
+
+_AGENTS_LISTING = "memory-agents"
+_AGENT_HASH = re.compile(r"[0-9a-f]{32}")  # models.agent_hash: what follows the prefix in an agent's profile id
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,16 +37,34 @@ class AgentScope:
     updated_on: datetime | None
 
 
-def agent_scopes(store: MemoryStore, instance_id: str, upn: str) -> list[AgentScope]:
-    """Every agent scope the user has in the instance, most recently updated first.
+def agent_scopes(
+    store: MemoryStore, instance_id: str, upn: str, *, limit: int = AGENTS_PAGE, continuation: str | None = None
+) -> Page[AgentScope]:
+    """One page of the user's agent scopes in the instance, in a stable order of their agent's id (the hash in the
+    profile id: not alphabetical, and not by time), and the continuation when more follow.
 
-    A scope whose entries are all cleared or held still appears, with ``entry_count`` 0,
-    so a person can see that an agent once held memory about them. Reads the partition's
-    profiles, then the agent scopes alone: never the user scope's entries, often most of a
-    person's memory (10,000 of them made the console's agent list take 7-8 s on the Cosmos
-    DB test server).
+    The order is the profile key's and not "most recently updated first" because that one moves under writes: an
+    agent written to between two page reads would jump to the front and be skipped, or be listed twice. Here an
+    agent that holds a scope throughout the walk is listed exactly once however its scopes change meanwhile; one
+    whose scope appears or goes during the walk is listed at most once. A client wanting the newest first sorts
+    what it read (the console does). ``InvalidInput`` (400) for a limit outside 1 to ``MAX_AGENTS_PAGE`` or a
+    continuation this listing did not answer.
+
+    A scope whose entries are all cleared or held still appears, with ``entry_count`` 0, so a person can see that
+    an agent once held memory about them. Reads a page of the partition's agent profile keys (one bounded query),
+    then those scopes alone: never the other agents' entries, nor the user scope's, often most of a person's
+    memory (10,000 of them made the console's agent list take 7-8 s on the Cosmos DB test server).
     """
-    agents = [k for k in store.partition_keys(instance_id, upn) if k.scope is Scope.AGENT and k.agent_object_id]
+    check_page_size(limit, MAX_AGENTS_PAGE)
+    prefix = agent_profile_prefix(upn)
+    position = decode_token(_AGENTS_LISTING, continuation)
+    if position is not None and (len(position) != 1 or not _AGENT_HASH.fullmatch(position[0])):
+        raise InvalidInput("continuation is not a token this listing answered; start again without it",
+                           code="invalid_continuation")
+    keys = store.partition_keys(instance_id, upn, prefix=prefix, after=prefix + position[0] if position else None,
+                                limit=limit + 1)
+    page = keys[:limit]
+    token = encode_token(_AGENTS_LISTING, [page[-1].profile_id[len(prefix):]]) if len(keys) > limit else None
     scopes = [
         AgentScope(
             agent_object_id=state.key.agent_object_id or "",
@@ -43,10 +72,9 @@ def agent_scopes(store: MemoryStore, instance_id: str, upn: str) -> list[AgentSc
             entry_count=len(state.visible_entries()),
             updated_on=updated_on_of(state),
         )
-        for state in store.load(agents)
+        for state in store.load([k for k in page if k.agent_object_id])
     ]
-    return sorted(scopes, key=lambda s: (s.updated_on is None, -(s.updated_on.timestamp() if s.updated_on else 0.0),
-                                         s.agent_object_id))
+    return Page(scopes, token)
 
 
 def request_entry_counts(store: MemoryStore, requests: Sequence[DeletionRequest]) -> list[int | None]:

@@ -80,9 +80,17 @@ class MemoryStore(Protocol):
         """
         ...
 
-    def partition_keys(self, instance_id: str, upn: str) -> list[ProfileKey]:
+    def partition_keys(
+        self, instance_id: str, upn: str, *, prefix: str = "", after: str | None = None, limit: int | None = None
+    ) -> list[ProfileKey]:
         """The key of every profile of one owner, in ``profile_id`` order, without entries: one query of
-        the profiles alone (every entry is stored with its profile), as ``partition_owners`` finds owners."""
+        the profiles alone (every entry is stored with its profile), as ``partition_owners`` finds owners.
+
+        ``prefix``: only the profiles whose id begins with it (``models.agent_profile_prefix``: one person's
+        agent scopes); ``after``: only those whose id sorts after it (as ``partition_owners``, by code point);
+        ``limit``: the first ``limit`` of those, read from the profile id's index, so that a page costs
+        ``limit`` profiles however many the owner has.
+        """
         ...
 
     def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
@@ -213,7 +221,8 @@ class MemoryStore(Protocol):
         ...
 
     def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
-        """Store ``entry``; create ``profile`` first if no profile exists for its key.
+        """Store ``entry``; create ``profile`` first if no profile exists for its key, also when it was erased
+        since this process last saw it (a purge's seal): no entry is stored without a profile.
 
         Returns the stored profile (the existing one when it was already there).
         Concurrent appends never overwrite each other.

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import uuid
 
+from memory_core.domain.models import agent_hash
+from memory_core.domain.paging import encode_token
 from tests.support.local_server import OPERATOR_KEY, RunningServer
 
 
-def test_agents_lists_only_the_callers_agent_scopes_newest_first(sqlite_server: RunningServer) -> None:
+def test_agents_lists_only_the_callers_agent_scopes(sqlite_server: RunningServer) -> None:
     instance = f"agents-{uuid.uuid4().hex[:8]}"
     with sqlite_server.client("ana@contoso.com") as ana, sqlite_server.client("ben@contoso.com") as ben:
         base = f"/instances/{instance}/memory"
@@ -21,8 +23,9 @@ def test_agents_lists_only_the_callers_agent_scopes_newest_first(sqlite_server: 
 
         listed = ana.get(f"{base}/agents").json()
         assert listed["upn"] == "ana@contoso.com"
-        assert [(a["agent_object_id"], a["agent_name"], a["entry_count"]) for a in listed["agents"]] == [
-            ("agent-b", "Beta", 1), ("agent-a", "Alpha", 2)]
+        assert listed["continuation"] is None
+        assert [(a["agent_object_id"], a["agent_name"], a["entry_count"]) for a in listed["agents"]] == sorted(
+            [("agent-b", "Beta", 1), ("agent-a", "Alpha", 2)], key=lambda a: agent_hash(a[0]))
 
         # a cleared scope stays listed, empty; its request counts the entries it hides
         request_id = ana.post(f"{base}/clear", json={"scope": "agent", "agent_object_id": "agent-a",
@@ -43,3 +46,36 @@ def test_agents_lists_only_the_callers_agent_scopes_newest_first(sqlite_server: 
         operator.post(f"/instances/{instance}/operator/sweep").raise_for_status()
         executed = operator.get(f"/instances/{instance}/operator/deletions", params={"status": "executed"}).json()
         assert executed["requests"][0]["entry_count"] == executed["requests"][0]["erased_entries"] == 2
+
+
+def test_agents_come_a_page_at_a_time_and_a_bad_limit_or_token_is_a_400(sqlite_server: RunningServer) -> None:
+    """Five agents: ``limit=2`` answers 2, 2 and 1 with a continuation between, each agent once and the last page
+    without one; the default page holds them all. A limit of 0 or 501, garbage, another listing's token and one
+    naming no agent answer 400 (``invalid_continuation`` for the tokens), never 500."""
+    instance = f"agent-pages-{uuid.uuid4().hex[:8]}"
+    with sqlite_server.client("ana@contoso.com") as ana:
+        base = f"/instances/{instance}/memory"
+        for n in range(5):
+            ana.post(f"{base}/append", json={"scope": "agent", "agent_object_id": f"agent-{n}",
+                                             "content_markdown": f"- fact {n}"}).raise_for_status()
+        sizes, ids, token = [], [], None
+        while True:
+            page = ana.get(f"{base}/agents", params={"limit": 2, **({"continuation": token} if token else {})})
+            page.raise_for_status()
+            sizes.append(len(page.json()["agents"]))
+            ids += [a["agent_object_id"] for a in page.json()["agents"]]
+            token = page.json()["continuation"]
+            if not token:
+                break
+        assert sizes == [2, 2, 1]
+        assert ids == sorted((f"agent-{n}" for n in range(5)), key=agent_hash)
+        assert [a["agent_object_id"] for a in ana.get(f"{base}/agents").json()["agents"]] == ids
+
+        for limit in ("0", "501", "many"):
+            assert ana.get(f"{base}/agents", params={"limit": limit}).status_code == 400
+        for hostile in ("%%%", "e30", encode_token("audit:oldest", ["x"]), encode_token("memory-agents", ["'"]),
+                        "A" * 3000):
+            refused = ana.get(f"{base}/agents", params={"continuation": hostile})
+            assert refused.status_code == 400, hostile
+        refused = ana.get(f"{base}/agents", params={"continuation": encode_token("memory-agents", ["zz"])})
+        assert refused.json()["error"]["code"] == "invalid_continuation"

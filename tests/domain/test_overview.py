@@ -11,7 +11,7 @@ import pytest
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.deletion import DeletionStatus
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import Scope
+from memory_core.domain.models import Scope, agent_hash
 from memory_core.domain.overview import agent_scopes, request_entry_counts
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
 from tests.support.clock import TickingClock
@@ -66,8 +66,9 @@ def test_the_agent_list_counts_each_agents_visible_entries_without_reading_the_u
     store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two agents with memory, one of them cleared under approval, beside 30 user-scope entries: the list names
-    both (the cleared one with 0 entries, newest first) and reads only the agents' scopes, never the whole
-    partition nor the user scope (10,000 user entries made the console's agent list take seconds)."""
+    both (the cleared one with 0 entries, in the order of their profile ids) and reads only the agents' scopes,
+    never the whole partition nor the user scope (10,000 user entries made the console's agent list take
+    seconds)."""
     service = MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
     planner = AgentContext("/agents/planner", name="Planner")
     for n in range(30):
@@ -80,7 +81,8 @@ def test_the_agent_list_counts_each_agents_visible_entries_without_reading_the_u
     monkeypatch.setattr(store, "load_partition", lambda *a: pytest.fail("the whole partition was read"))
     real_load = store.load
     monkeypatch.setattr(store, "load", lambda keys: loaded.extend(keys) or real_load(keys))
-    scopes = agent_scopes(store, "i", ALEX.upn)
-    assert [(s.agent_object_id, s.agent_name, s.entry_count) for s in scopes] == [
-        ("/agents/planner", "Planner", 0), ("/agents/travel", None, 3)]
+    page = agent_scopes(store, "i", ALEX.upn)
+    assert page.continuation is None
+    assert [(s.agent_object_id, s.agent_name, s.entry_count) for s in page.items] == sorted(
+        [("/agents/planner", "Planner", 0), ("/agents/travel", None, 3)], key=lambda s: agent_hash(s[0]))
     assert loaded and all(k.scope is Scope.AGENT for k in loaded)

@@ -18,6 +18,12 @@ const ACTION_LABELS = {
  */
 const SHOWN_AT_ONCE = 500;
 
+/**
+ * Agents asked for per page of ``GET /memory/agents`` (its most). The API pages in a key order of its own, so
+ * the list is read to its end (``Api.list``) and sorted here: the most recently updated agent first.
+ */
+const AGENTS_PER_PAGE = 500;
+
 /** Search hits shown; the search asks for one more, to know whether more match. */
 const SEARCH_SHOWN = 50;
 
@@ -53,14 +59,16 @@ export class PersonView {
   async showMemory() {
     // The reads go out together; the entries are read for the scope shown last time.
     const [agentsPage, waiting, entriesPage] = await Promise.all([
-      this.api.get("/memory/agents"),
+      this.api.list("/memory/agents", { limit: AGENTS_PER_PAGE }, "agents"),
       this.waitingRequests(),
       this.api.list("/memory/entries", this.scopeQuery, "entries"),
     ]);
-    const agents = agentsPage.agents || [];
+    const agents = newestFirst(agentsPage.agents || []);
     this.upn = agentsPage.upn || null;
     if (this.upn) this.onIdentity(this.upn);  // who the API says the caller is
-    if (this.scope.kind === "agent" && !agents.some((a) => a.agent_object_id === this.scope.id)) {
+    // An agent past a list cut short may still hold the scope shown: only a complete list proves it gone.
+    if (this.scope.kind === "agent" && !agentsPage.truncated
+        && !agents.some((a) => a.agent_object_id === this.scope.id)) {
       this.choose({ kind: "user" });
       return this.showMemory();
     }
@@ -72,6 +80,7 @@ export class PersonView {
         agents.map((a) => this.scopeButton({ kind: "agent", id: a.agent_object_id, name: a.agent_name },
           a.agent_name || a.agent_object_id, a.entry_count))),
       agents.length ? null : h("p", { class: "muted" }, "No agent keeps its own memory about you yet."),
+      cutShortNote(agentsPage, agents, "agents", "The others may have been updated more recently."),
       h("details", { class: "panel" }, h("summary", {}, "What is \u201cmemory off\u201d?"), h("p", {}, MEMORY_OFF_TEXT)));
     const section = h("section", { "aria-labelledby": "scope-title" });
     root.append(nav, section);
@@ -353,6 +362,16 @@ export class PersonView {
 }
 
 /** Deletion requests by the time they were made (``requested_on``, one ISO 8601 form), oldest first. */
+/**
+ * Agents the most recently updated first (as the list showed before the API paged it), those never updated
+ * last, then by id. Times are compared as instants: the API writes fractions of a second only when there are.
+ */
+export function newestFirst(agents) {
+  const time = (a) => (a.updated_on ? Date.parse(a.updated_on) : -Infinity);
+  const id = (a) => a.agent_object_id;
+  return agents.slice().sort((a, b) => time(b) - time(a) || (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
+}
+
 export function oldestFirst(requests) {
   const time = (r) => r.requested_on;
   return requests.slice().sort((a, b) => (time(a) < time(b) ? -1 : time(a) > time(b) ? 1 : 0));
