@@ -28,7 +28,8 @@ app.route(route="instances/{instanceId}/memory/import", methods=["POST"])(rest.i
 # Entries, search, and the user's own audit trail and deletion requests
 app.route(route="instances/{instanceId}/memory/entries", methods=["GET"])(entries.list_entries)
 app.route(route="instances/{instanceId}/memory/entries/{entryId}", methods=["DELETE"])(entries.forget_entry)
-app.route(route="instances/{instanceId}/memory/search", methods=["GET"])(entries.search_memory)
+# search: POST (the words in the body, preferred: URLs are logged) and GET (the query string, kept for callers)
+app.route(route="instances/{instanceId}/memory/search", methods=["GET", "POST"])(entries.search_memory)
 app.route(route="instances/{instanceId}/memory/audit", methods=["GET"])(entries.read_own_audit)
 app.route(route="instances/{instanceId}/memory/deletions", methods=["GET"])(entries.list_own_deletions)
 app.route(route="instances/{instanceId}/memory/agents", methods=["GET"])(agent_scopes.list_agents)

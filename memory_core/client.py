@@ -239,8 +239,12 @@ class CoreApiClient:
             return parsed(response, PendingDeletionResponse)
         return parsed(response, MemoryResponse)
 
-    async def search(self, instance_id: str, headers: Mapping[str, str], params: Mapping[str, str]) -> SearchResponse:
-        response = await self.send("GET", self.memory_path(instance_id, "/search"), headers, params=params)
+    async def search(self, instance_id: str, headers: Mapping[str, str], body: Mapping[str, Any]) -> SearchResponse:
+        """POST memory/search with ``body`` (q, scope, agentObjectId, tags, limit, memorySharing: a SearchBody).
+
+        Sent as a body, never as query parameters: the words stay out of the URL, which httpx logs at INFO and
+        proxies and request telemetry record."""
+        response = await self.send("POST", self.memory_path(instance_id, "/search"), headers, json=dict(body))
         return parsed(response, SearchResponse)
 
     async def forget(

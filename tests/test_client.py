@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable
 
+import httpx
 import pytest
 
 from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
-from memory_core.wire.custody import DeletionListResponse, PendingDeletionResponse
+from memory_core.wire.custody import DeletionListResponse, PendingDeletionResponse, SearchResponse
 from memory_core.wire.memory import MemoryResponse
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, free_port, identity
 from tests.support.trickle import trickling_server
@@ -55,6 +57,27 @@ async def test_error_answers_keep_code_message_and_status(sqlite_server: Running
         await client.aclose()
     assert http_status_of(forbidden.value) == 403
     assert (refused.value.code, http_status_of(refused.value)) == ("secret_detected", 422)
+
+
+async def test_search_posts_its_words_in_the_body_never_in_the_url(sqlite_server: RunningServer,
+                                                                    instance_id: str) -> None:
+    """search is a POST with the fields as JSON (limit a number): the URL, which httpx logs at INFO and proxies
+    record, holds no word of the search."""
+    sent: list[httpx.Request] = []
+
+    async def record(request: httpx.Request) -> None:
+        sent.append(request)
+
+    async with httpx.AsyncClient(event_hooks={"request": [record]}) as http:
+        client = CoreApiClient(sqlite_server.api, http=http)
+        await client.append(instance_id, USER, {"scope": "user", "content_markdown": "- likes quince jelly",
+                                                "tags": ["food"]})
+        found = await client.search(instance_id, USER, {"q": "quince", "scope": "user", "limit": 3, "tags": "food"})
+    assert isinstance(found, SearchResponse) and found.query == "quince"
+    assert [h.entry.content_markdown for h in found.hits] == ["- likes quince jelly"]
+    search = sent[-1]
+    assert search.method == "POST" and search.url.query == b"" and "quince" not in str(search.url)
+    assert json.loads(search.content) == {"q": "quince", "scope": "user", "limit": 3, "tags": "food"}
 
 
 async def test_no_answer_is_unreachable_with_the_transport_error_as_cause() -> None:

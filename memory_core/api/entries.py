@@ -13,7 +13,7 @@ from memory_core.domain.models import Scope
 from memory_core.domain.modes import OFF_READ_NOTICE
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.views import PendingDeletion
-from memory_core.edge import Access, Call, EndpointSpec, endpoint, json_response, not_stored
+from memory_core.edge import SMALL_BODY_BYTES, Access, Call, EndpointSpec, endpoint, json_response, not_stored
 from memory_core.wire.custody import (
     AuditQuery,
     AuditResponse,
@@ -25,6 +25,7 @@ from memory_core.wire.custody import (
     EntryModel,
     ForgottenResponse,
     PendingDeletionResponse,
+    SearchBody,
     SearchHitModel,
     SearchQuery,
     SearchResponse,
@@ -65,12 +66,21 @@ def forget_entry(call: Call) -> func.HttpResponse:
     return json_response(ForgottenResponse(entry_id=outcome.entry_id), 200)
 
 
+_SEARCH_DESCRIPTION = (
+    "POST with a JSON body (SearchBody) is preferred: it keeps the search words out of the URL, which proxies, "
+    "request telemetry and HTTP clients' logs record. GET with the same fields as query parameters is kept for "
+    "existing callers. The caller is always the credential's, never a field of the body or the query."
+)
+
+
 @endpoint(EndpointSpec(summary="Lexical (BM25) search over the caller's visible memory", tag=MEMORY,
-                       access=Access.USER, query=SearchQuery, response=SearchResponse, errors=(400, 401, 403),
-                       memory_off=lambda call: SearchResponse(query=call.query(SearchQuery).q, hits=[],
+                       access=Access.USER, query=SearchQuery, body=SearchBody, query_or_body=True,
+                       body_limit=SMALL_BODY_BYTES,
+                       response=SearchResponse, errors=(400, 401, 403), description=_SEARCH_DESCRIPTION,
+                       memory_off=lambda call: SearchResponse(query=call.input(SearchQuery).q, hits=[],
                                                               notice=OFF_READ_NOTICE)))
 def search_memory(call: Call) -> SearchResponse:
-    query = call.query(SearchQuery)
+    query = call.input(SearchQuery)  # GET: the query string; POST: the body (a SearchBody)
     hits = call.runtime.service.search(
         call.caller, call.instance_id, Scope(query.scope), _agent(query.agentObjectId), query.q, query.tag_list(),
         query.limit, SharingPolicy.named(query.memorySharing),

@@ -71,10 +71,13 @@ def build_openapi(app: func.FunctionApp, route_prefix: str = "api") -> dict[str,
     paths: dict[str, dict[str, Any]] = {}
     for route, methods, spec, handler in specs:
         path = f"/{route_prefix}/{route}" if route_prefix else f"/{route}"
-        for method in methods:
-            if method in ("HEAD", "OPTIONS"):  # HEAD mirrors GET; OPTIONS answers Allow
-                continue
-            paths.setdefault(path, {})[method.lower()] = _operation(route, spec, handler.__name__)
+        documented = [m for m in methods if m not in ("HEAD", "OPTIONS")]  # HEAD mirrors GET; OPTIONS answers Allow
+        for method in documented:
+            # operationIds are unique: a function serving several methods keeps its name on GET (existing
+            # generated clients) and adds the method on the others (search_memory_post).
+            operation_id = handler.__name__ if len(documented) == 1 or method == "GET" else (
+                f"{handler.__name__}_{method.lower()}")
+            paths.setdefault(path, {})[method.lower()] = _operation(route, spec, operation_id, method)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -102,13 +105,22 @@ def build_openapi(app: func.FunctionApp, route_prefix: str = "api") -> dict[str,
     }
 
 
-def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, Any]:
+def _inputs(spec: EndpointSpec, method: str) -> tuple[type[BaseModel] | None, type[BaseModel] | None]:
+    """The query and body models ``method`` reads (``EndpointSpec.query_or_body``: the query on GET, the body
+    otherwise; ``memory_core.edge.admission``)."""
+    if spec.query_or_body:
+        return (spec.query, None) if method in ("GET", "HEAD") else (None, spec.body)
+    return spec.query, spec.body
+
+
+def _operation(route: str, spec: EndpointSpec, operation_id: str, method: str) -> dict[str, Any]:
     parameters: list[dict[str, Any]] = [
         {"name": name, "in": "path", "required": True, "schema": _path_schema(name)}
         for name in re.findall(r"{(\w+)[^}]*}", route)
     ]
-    if spec.query is not None:
-        query_schema = spec.query.model_json_schema()
+    query, body = _inputs(spec, method)
+    if query is not None:
+        query_schema = query.model_json_schema()
         required = set(query_schema.get("required", []))
         for name, prop in query_schema.get("properties", {}).items():
             parameters.append({"name": name, "in": "query", "required": name in required, "schema": prop})
@@ -131,7 +143,7 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, A
     # The edge refuses a body that is not JSON (415) or past the endpoint's limit (413) before any
     # handler runs, so every operation that takes a body can answer both, whatever its spec lists; and any
     # operation a foreign Host (421) or a cross-site Origin (403).
-    edge_refusals = {403, 421} | ({413, 415} if spec.body is not None else set())
+    edge_refusals = {403, 421} | ({413, 415} if body is not None else set())
     for status in sorted({*spec.errors, *edge_refusals, 503}):
         responses[str(status)] = {"description": _STATUS_TEXT.get(status, "Error"), "content": error_content}
     operation: dict[str, Any] = {
@@ -144,10 +156,10 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str) -> dict[str, A
     }
     if spec.description:
         operation["description"] = spec.description
-    if spec.body is not None:
+    if body is not None:
         operation["requestBody"] = {
             "required": True,
-            "content": {"application/json": {"schema": {"$ref": _REF.format(model=spec.body.__name__)}}},
+            "content": {"application/json": {"schema": {"$ref": _REF.format(model=body.__name__)}}},
         }
     return operation
 

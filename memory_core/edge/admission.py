@@ -9,7 +9,9 @@ passes with:
 5. the memory mode (X-MEMORY-MODE) on user routes (400 when malformed);
 6. the body, bounded again as read, decoded strictly (``memory_core.wire.json_text``)
    and validated; the query string, each parameter the route reads given once; the
-   ``{instanceId}`` route parameter (400).
+   ``{instanceId}`` route parameter (400). A route declared ``query_or_body`` reads the
+   query string on GET and HEAD and the body on its other methods, where a parameter of the
+   query model in the URL is refused (400 ``parameter_in_url``).
 
 A refusal is raised as the error family's member; ``memory_core.edge.function`` answers it.
 """
@@ -97,6 +99,15 @@ class Call:
             raise RuntimeError(f"this route's query is not a {model.__name__}")
         return self.parsed_query
 
+    def input(self, model: type[M]) -> M:
+        """The validated input of a route that takes it either way: the body (a POST) or else the query string.
+
+        ``model`` is what both are (the query model, which the body model extends)."""
+        parsed = self.parsed_body if self.parsed_body is not None else self.parsed_query
+        if not isinstance(parsed, model):
+            raise RuntimeError(f"this route's input is not a {model.__name__}")
+        return parsed
+
     def route_param(self, name: str) -> str:
         return self.request.route_params.get(name, "")
 
@@ -144,6 +155,33 @@ def _query(model: type[M], req: func.HttpRequest) -> M:
             code="repeated_query_parameter",
         )
     return _validated(model, dict(req.params), "query")
+
+
+_QUERY_METHODS = frozenset({"GET", "HEAD"})
+
+
+def _reads(spec: EndpointSpec, method: str) -> tuple[bool, bool]:
+    """Whether a request reads its body, and whether it reads its query string (``EndpointSpec.query_or_body``:
+    the query string on GET and HEAD, the body on the route's other methods)."""
+    if spec.query_or_body:
+        on_query = method.upper() in _QUERY_METHODS
+        return not on_query, on_query
+    return spec.body is not None, spec.query is not None
+
+
+def _no_parameters_in_url(model: type[BaseModel], req: func.HttpRequest) -> None:
+    """400 when a request that sends its input as a body also names a parameter of ``model`` in its URL.
+
+    Either would be ambiguous, and a caller who put the words in the URL believing they were in the body
+    should learn it: the URL is what proxies, request telemetry and HTTP clients log."""
+    read = _names_read(model)
+    named = sorted({read[name.casefold()] for name, _ in parse_qsl(urlsplit(req.url).query, keep_blank_values=True)
+                    if name.casefold() in read})
+    if named:
+        raise InvalidInput(
+            f"query parameter {named[0]!r} on a {req.method.upper()}: give it in the JSON body, not in the URL "
+            "(URLs are logged)", code="parameter_in_url",
+        )
 
 
 def _declared_length(req: func.HttpRequest) -> int | None:
@@ -196,7 +234,8 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
     host = req.headers.get("host") or urlsplit(req.url).netloc
     rt.names.check(host, req.headers.get("origin"))
     raw = req.get_body() or b""
-    if (spec.body is not None or raw) and not _is_json(req.headers.get("content-type")):
+    reads_body, reads_query = _reads(spec, req.method)
+    if (reads_body or raw) and not _is_json(req.headers.get("content-type")):
         raise UnsupportedMediaType("send the request body as JSON with Content-Type: application/json")
     authentication: Authentication | None = None
     operator: str | None = None
@@ -207,8 +246,10 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
     off = memory_is_off(req.headers.get(MEMORY_MODE_HEADER)) if spec.access is Access.USER else False
     if len(raw) > limit:
         raise _too_large(len(raw), limit, declared=False)
-    body = _parse_body(raw, spec.body) if spec.body is not None else None
-    query = _query(spec.query, req) if spec.query is not None else None
+    body = _parse_body(raw, spec.body) if reads_body and spec.body is not None else None
+    if spec.query_or_body and body is not None and spec.query is not None:
+        _no_parameters_in_url(spec.query, req)
+    query = _query(spec.query, req) if reads_query and spec.query is not None else None
     instance = req.route_params.get("instanceId")
     return Call(
         request=req,

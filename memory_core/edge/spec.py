@@ -62,6 +62,11 @@ class EndpointSpec:
     settings); by default routes with a ``body`` model take memory content and
     others take at most ``SMALL_BODY_BYTES``. ``statuses`` are further success
     statuses beside ``success_status`` (e.g. 202 when a deletion waits for approval).
+    ``query_or_body`` declares a route that takes one input either way: the ``query`` model from
+    the query string on GET (and HEAD), the ``body`` model (which extends it) from the JSON body on
+    its other methods (search: POST keeps the words out of URLs); the handler reads
+    ``call.input(query model)``, and the OpenAPI entry documents each method with its own input.
+    Without it a route reads every model it declares (PUT agent-settings: a query and a body).
     ``methods`` (when set) are the methods the route serves, for OPTIONS answers.
     ``memory_off`` (user routes) answers a request under X-MEMORY-MODE: off
     instead of the handler: ``not_stored`` for writes, an empty answer for reads.
@@ -86,6 +91,13 @@ class EndpointSpec:
     in_openapi: bool = True
     memory_off: Callable[[Call], Answer] | None = None
     headers: Callable[[Settings | None], dict[str, str]] | None = None
+    query_or_body: bool = False
+
+    def __post_init__(self) -> None:
+        if self.query_or_body and not (
+            self.query is not None and self.body is not None and issubclass(self.body, self.query)
+        ):
+            raise TypeError("query_or_body needs a query model and a body model that extends it")
 
     def max_body_bytes(self, settings: Settings) -> int:
         if callable(self.body_limit):

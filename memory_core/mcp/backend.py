@@ -286,14 +286,14 @@ class CoreApiBackend:
         self, target: CallTarget, scope: Scope, query: str, tags: list[str], limit: int,
         sharing: SharingPolicy | None = None,
     ) -> SearchResponse:
-        params = {"q": query, "scope": scope.value, "limit": str(limit)}
+        body: dict[str, Any] = {"q": query, "scope": scope.value, "limit": limit}
         if sharing is not None:
-            params["memorySharing"] = sharing.value
+            body["memorySharing"] = sharing.value
         if tags:
-            params["tags"] = ",".join(tags)
+            body["tags"] = ",".join(tags)
         if target.agent is not None:
-            params["agentObjectId"] = target.agent.object_id
-        return await self._call(target, lambda headers: self._client.search(target.instance_id, headers, params))
+            body["agentObjectId"] = target.agent.object_id
+        return await self._call(target, lambda headers: self._client.search(target.instance_id, headers, body))
 
     async def memory_command(self, target: CallTarget, command: dict[str, Any]) -> MemoryFileResponse:
         params: dict[str, str] = {}

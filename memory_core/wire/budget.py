@@ -13,8 +13,8 @@ from memory_core.domain.rendering import format_time
 MAX_BUDGET_CHARS = 10_000_000
 
 HOW_TO_REACH_THE_REST = (
-    "To reach them: search memory for what you need (MCP search_memory, REST GET .../memory/search?q=...), "
-    "read again with a larger budget (max_chars / maxChars), or list every entry "
+    "To reach them: search memory for what you need (MCP search_memory, REST POST .../memory/search, the words in "
+    "its body), read again with a larger budget (max_chars / maxChars), or list every entry "
     "(REST GET .../memory/entries, page by page)."
 )
 

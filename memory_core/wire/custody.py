@@ -123,6 +123,18 @@ class SearchQuery(_Query):
         return [t.strip() for t in self.tags.split(",") if t.strip()]
 
 
+class SearchBody(SearchQuery):
+    """POST /memory/search: the fields of the GET query string, as a JSON object (the preferred form: the words
+    stay out of URLs, which proxies, request telemetry and HTTP clients' logs record).
+
+    Stricter than the query string, whose values are all text: each field has its JSON type (``limit`` a number,
+    ``tags`` one comma-separated string), and an unknown field is refused, an ``upn`` among them (who searches
+    is the credential's caller, never the body's).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
 class SearchHitModel(BaseModel):
     score: float
     entry: EntryModel

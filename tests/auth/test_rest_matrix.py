@@ -102,7 +102,8 @@ class Context:
 
 
 Sample = Callable[[Context], tuple[dict[str, str], dict[str, Any], dict[str, Any] | None]]
-"""(path parameters, query, JSON body) of a request that succeeds for an allowed caller."""
+"""(path parameters, query, JSON body) of a request that succeeds for an allowed caller; by function name, or by
+"name METHOD" where one function takes its input differently by method (search: a query on GET, a body on POST)."""
 
 SAMPLES: dict[str, Sample] = {
     "get_memory": lambda c: ({}, {"scope": "user"}, None),
@@ -113,6 +114,7 @@ SAMPLES: dict[str, Sample] = {
     "list_entries": lambda c: ({}, {"scope": "user"}, None),
     "forget_entry": lambda c: ({"entryId": c.entry_id()}, {}, None),
     "search_memory": lambda c: ({}, {"q": "matrix", "scope": "user"}, None),
+    "search_memory POST": lambda c: ({}, {}, {"q": "matrix", "scope": "user"}),
     "read_own_audit": lambda c: ({}, {}, None),
     "list_own_deletions": lambda c: ({}, {"status": "pending"}, None),
     "list_agents": lambda c: ({}, {}, None),
@@ -159,7 +161,7 @@ def _call(server: RunningServer, route: Route, instance: str, headers: dict[str,
 def _sample_call(server: RunningServer, route: Route, context: Context) -> httpx.Response:
     if route.name not in SAMPLES:
         pytest.fail(f"{route} has no sample request: add one to SAMPLES in {__name__}")
-    params, query, body = SAMPLES[route.name](context)
+    params, query, body = SAMPLES.get(f"{route.name} {route.method}", SAMPLES[route.name])(context)
     return _call(server, route, context.instance, context.headers, params, query, body)
 
 

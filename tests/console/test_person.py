@@ -100,6 +100,10 @@ def test_a_person_adds_searches_exports_imports_and_forgets(
     find(browser, "#search-form button[type=submit]").click()
     results = text_appears(browser, "#search-results", "Search results (1)")
     assert "green tea" in results.text and "Lisbon" not in results.text
+    # the words went in a POST body: the search's URL (what proxies and request logs record) holds none of them
+    fetched = browser.execute_script('return performance.getEntriesByType("resource").map((e) => e.name);')
+    searches = [url for url in fetched if "/memory/search" in url]
+    assert searches and all(url.endswith("/memory/search") for url in searches), searches
     find(browser, "#search-q").clear()
     browser.find_element(By.CSS_SELECTOR, "#search-form input[value=home]").click()
     browser.find_element(By.CSS_SELECTOR, "#search-form button[type=submit]").click()

@@ -58,3 +58,14 @@ def test_the_worker_sees_the_binding_names() -> None:
     assert list(inspect.signature(sync_page).parameters) == ["req"]
     assert list(inspect.signature(async_page).parameters) == ["req", "context"]
     assert sync_page.__name__ == "sync_page"
+
+
+def test_a_route_taking_its_input_either_way_needs_a_body_model_that_extends_its_query_model() -> None:
+    """query_or_body: the handler reads ``call.input(QueryModel)`` on GET and POST alike, so the body model must be
+    one; a route declaring it otherwise is refused when declared, not on its first request."""
+    from memory_core.wire.custody import EntriesQuery, SearchBody, SearchQuery
+
+    EndpointSpec(summary="s", tag="t", access=Access.USER, query=SearchQuery, body=SearchBody, query_or_body=True)
+    for query, body in ((SearchQuery, None), (None, SearchBody), (EntriesQuery, SearchBody)):
+        with pytest.raises(TypeError, match="query_or_body"):
+            EndpointSpec(summary="s", tag="t", access=Access.USER, query=query, body=body, query_or_body=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator
 
@@ -73,6 +74,23 @@ async def test_agent_and_provenance_reach_the_coreapi(backend: CoreApiBackend, i
     read = await backend.get(target, Scope.AGENT)
     assert appended.agent_object_id == AGENT_A and appended.agent_name == "Benefits Assistant"
     assert "session: s-9" in read.content_markdown
+
+
+async def test_search_reaches_the_coreapi_by_post_and_logs_no_word(
+    backend: CoreApiBackend, instance_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The MCP server's search_memory over a remote CoreAPI: tags, agent and limit reach it in a POST body, so
+    httpx's INFO line for the request (the MCP server's own log) holds no word of the search."""
+    agent = AgentContext(AGENT_A, "Benefits Assistant")
+    target = _target(instance_id, agent=agent)
+    await backend.append(target, Scope.AGENT, "- prefers gooseberry pie", None)
+    await backend.append(target, Scope.USER, "- gooseberry allergy", None)
+    caplog.set_level(logging.INFO, logger="httpx")
+    found = await backend.search(target, Scope.AGENT, "gooseberry", [], 5)
+    assert [h.entry.content_markdown for h in found.hits] == ["- prefers gooseberry pie"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert any("POST" in line and "/memory/search" in line for line in logged), logged
+    assert all("gooseberry" not in line for line in logged)
 
 
 async def test_clear_with_confirm_empties_the_scope(backend: CoreApiBackend, instance_id: str) -> None:

@@ -238,7 +238,8 @@ export class PersonView {
       const chosen = tagBoxes.map((l) => l.querySelector("input")).filter((i) => i.checked).map((i) => i.value);
       busy(form.querySelector("button"), async () => {
         // One hit more than is shown tells whether more match: the first SEARCH_SHOWN must never pass for all of them.
-        const page = await this.api.get("/memory/search",
+        // POST: the words go in the body, never in a URL (which proxies and request logs record).
+        const { data: page } = await this.api.send("POST", "/memory/search",
           { ...this.scopeQuery, q: q.value, tags: chosen.join(","), limit: SEARCH_SHOWN + 1 });
         const found = page.hits || [];
         const more = found.length > SEARCH_SHOWN;

@@ -162,13 +162,11 @@ class ServiceCalls:
 
         Answers ``{"target": "entry" | "everything", "results": [deletion outcome, ...]}``.
         """
-        target = self._target
         if asks_to_forget_everything(what):
             results = [await self._clear("user")]
             results.append(await self._clear("agent"))
             return {"target": "everything", "results": results}
-        found = await self._visible("GET", "/search", "forget", {
-            "q": what[:1024], "agentObjectId": target.agent_object_id, "limit": "10"})
+        found = await self._search(what, limit=10, phase="forget")
         if found.memory_off:
             return {"target": "entry", "results": [_deletion_outcome(found)]}
         if not found.ok:
@@ -215,19 +213,32 @@ class ServiceCalls:
             return {"kind": kind, "status": "rejected", "code": reply.code, "message": reply.message}
         return {"kind": kind, "status": "failed", "reason": reply.reason()}
 
-    async def _search(self, user_text: str) -> Reply:
-        return await self._visible("GET", "/search", "recall", {
-            "q": user_text[:1024], "limit": str(self._search_limit), "agentObjectId": self._target.agent_object_id})
+    async def _search(self, words: str, *, limit: int | None = None, phase: str = "recall") -> Reply:
+        """``POST memory/search`` for ``words``: the user's words go in the body, never in the URL, which httpx
+        logs at INFO in the agent's process and proxies and request telemetry record."""
+        return await self._visible("POST", "/search", phase, {
+            "q": words[:1024], "limit": self._search_limit if limit is None else limit,
+            "agentObjectId": self._target.agent_object_id}, as_body=True)
 
-    async def _visible(self, method: str, suffix: str, phase: str, params: Mapping[str, str]) -> Reply:
+    async def _visible(
+        self, method: str, suffix: str, phase: str, fields: Mapping[str, Any], *, as_body: bool = False
+    ) -> Reply:
         """A read of the memory this user may see through the agent: combined, or user scope once the service
-        refuses this user the agent's scope (an agent limited to groups the user is not in)."""
-        reply = await self._call(method, suffix, phase, params={**params, "scope": self.read_scope})
+        refuses this user the agent's scope (an agent limited to groups the user is not in). ``fields`` go in
+        the JSON body when ``as_body``, else in the query string."""
+
+        async def read() -> Reply:
+            sent = {**fields, "scope": self.read_scope}
+            if as_body:
+                return await self._call(method, suffix, phase, json_body=sent)
+            return await self._call(method, suffix, phase, params={k: str(v) for k, v in sent.items()})
+
+        reply = await read()
         if self.read_scope == "combined" and reply.status == 403 and reply.code == GROUP_FORBIDDEN:
             self.read_scope = "user"
             log.info("memory-core: this agent's memory is limited to groups the user is not in; "
                      "reading user memory only")
-            reply = await self._call(method, suffix, phase, params={**params, "scope": self.read_scope})
+            reply = await read()
         return reply
 
     async def _clear(self, scope: WriteScope) -> dict[str, Any]:
