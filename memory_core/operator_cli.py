@@ -4,7 +4,8 @@ scan, over HTTP.
 It talks to a running service (local or deployed) with an operator key, so an
 operator needs no access to the store, through the one CoreAPI client
 (memory_core.client). Exit codes follow the one error table
-(memory_core.edge.errors.EXIT_CODES).
+(memory_core.edge.errors.EXIT_CODES), and ``sweep`` exits ``SWEEP_LEFT_EXIT``
+when it answered but left approved requests for a later sweep.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from memory_core.client import CoreApiClient, CoreApiFailure, CoreApiUnreachable
 from memory_core.domain.errors import ConfigurationError, InvalidInput, MemoryCoreError
 from memory_core.domain.hidden_text_scan import DEFAULT_OWNERS_PER_PAGE, ENTRIES_PER_PAGE, MAX_OWNERS_PER_PAGE
 from memory_core.edge.errors import exit_code_for, status_for
-from memory_core.wire.custody import AgentSettingsListResponse, DeletionListResponse
+from memory_core.wire.custody import AgentSettingsListResponse, DeletionListResponse, SweepResponse
 from memory_core.wire.hidden_text import HiddenTextScanResponse
 
 Listing = TypeVar("Listing", bound=BaseModel)
@@ -33,6 +34,9 @@ Listing = TypeVar("Listing", bound=BaseModel)
 #: request at 230 s, so waiting longer would wait for nothing.
 TIMEOUT_SECONDS = 60.0
 SWEEP_TIMEOUT_SECONDS = 230.0
+#: ``sweep``'s exit code when the sweep ran but left approved requests for a later one (its JSON's ``left`` says which
+#: and why): none of the error table's (1-6), so that a script tells it from a sweep that did not run.
+SWEEP_LEFT_EXIT = 7
 
 
 def add_parser(commands: Any) -> None:
@@ -117,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{a.agent_object_id}  {'on' if a.enabled else 'off'}  auto_append={str(a.auto_append).lower()}"
                   f"  scope={a.default_write_scope}  groups={groups}  instructions={instructions}")
         print(f"{len(answer.agents)} agent(s)")
+    elif isinstance(answer, SweepResponse):
+        print(answer.model_dump_json(indent=2))  # the JSON scripts read, as before; what it says, on stderr
+        _print_sweep(answer)
+        return SWEEP_LEFT_EXIT if answer.left else 0
     else:
         print(answer.model_dump_json(indent=2))
     return 0
@@ -222,6 +230,19 @@ def _scanned(answer: HiddenTextScanResponse, *, so_far: bool) -> str:
 
 def _counted(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
+
+
+def _print_sweep(answer: SweepResponse) -> None:
+    """What the sweep did, for a person, on stderr: how many it executed and left, then one line per request left
+    (id, kind, user, reason, the failure's message)."""
+    print(f"memory-core operator: the sweep executed {_counted(len(answer.executed), 'request', 'requests')} and "
+          f"left {len(answer.left)} for a later sweep" + (":" if answer.left else ""), file=sys.stderr)
+    for left in answer.left:
+        print(f"  {left.request_id}  {left.kind or '?'}  {left.upn or '?'}  {left.reason}: {left.message}",
+              file=sys.stderr)
+    if answer.left:
+        print("  they stay approved, their memory hidden: the next sweep (the timer's, or this command) tries them "
+              "again", file=sys.stderr)
 
 
 def _print_notes(error: BaseException) -> None:

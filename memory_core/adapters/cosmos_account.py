@@ -26,7 +26,7 @@ from azure.cosmos.exceptions import CosmosClientTimeoutError, CosmosResourceNotF
 
 from memory_core.adapters.cosmos_calls import Calls, Meter
 from memory_core.adapters.cosmos_client import new_client
-from memory_core.domain.errors import MemoryCoreError, PayloadTooLarge, Unavailable
+from memory_core.domain.errors import MemoryCoreError, PayloadTooLarge, TimedOut, Unavailable
 
 log = logging.getLogger("memory_core.adapters.cosmos")
 
@@ -171,7 +171,7 @@ class CosmosAccount:
             return self._access_denied(operation, type(error).__name__)
         if isinstance(error, CosmosClientTimeoutError):
             log.warning("cosmos %s: no answer within %.1f s, retries included", operation, self._operation_timeout)
-            return Unavailable(
+            return TimedOut(
                 "the memory store did not answer in time (Cosmos DB slow, throttling or unreachable); retry later",
                 retry_after_seconds=_RETRY_AFTER_UNREACHABLE,
             )

@@ -4,7 +4,8 @@ WAL journal, so readers never wait for the writer, checkpointed off the writers'
 (``sqlite_wal``). Every write runs in its own
 ``BEGIN IMMEDIATE`` transaction, so concurrent writes from a threaded server
 serialize instead of overwriting each other, and a crash leaves either the whole
-write or none of it. Every failure of SQLite leaves here as ``Unavailable``.
+write or none of it. Every failure of SQLite leaves here as ``Unavailable`` (``TimedOut`` when the busy timeout
+passed while another writer held the file).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from memory_core.adapters.sqlite_busy import busy_timeout
 from memory_core.adapters.sqlite_erasure import purge_erased
 from memory_core.adapters.sqlite_schema import bring_up_to_date
 from memory_core.adapters.sqlite_wal import LOG_CAP_WAIT_SECONDS, SAFETY_NET_PAGES, WalCheckpointer
-from memory_core.domain.errors import Unavailable
+from memory_core.domain.errors import TimedOut, Unavailable
 
 
 @dataclass(eq=False)  # measurements are told apart by identity
@@ -126,7 +127,7 @@ class SqliteDatabase:
                 db.execute("COMMIT")
                 self._checkpointer.wrote(db)
         except sqlite3.Error as e:
-            raise Unavailable(f"the SQLite store could not complete the write: {e}") from e
+            raise _failed("write", e) from e
 
     def purge_erased(self) -> None:
         """Take erased entries' words out of the full-text index and empty the log (``sqlite_erasure``), on the
@@ -149,7 +150,7 @@ class SqliteDatabase:
         try:
             rows = self.connection().execute(sql, params).fetchall()
         except sqlite3.Error as e:
-            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+            raise _failed("read", e) from e
         self.count(len(rows))
         return rows
 
@@ -163,7 +164,7 @@ class SqliteDatabase:
             try:
                 db.execute("BEGIN")
             except sqlite3.Error as e:
-                raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+                raise _failed("read", e) from e
         self._local.snapshot_depth = depth + 1
         try:
             yield
@@ -173,7 +174,7 @@ class SqliteDatabase:
                 try:
                     db.execute("COMMIT")
                 except sqlite3.Error as e:
-                    raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+                    raise _failed("read", e) from e
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -183,7 +184,7 @@ class SqliteDatabase:
             with self.snapshot():
                 yield self.connection()
         except sqlite3.Error as e:
-            raise Unavailable(f"the SQLite store could not complete the read: {e}") from e
+            raise _failed("read", e) from e
 
     def close(self) -> None:
         """Closes every thread's connection and ends the checkpoint thread; a later call opens a new one.
@@ -198,3 +199,11 @@ class SqliteDatabase:
                 db.close()
             self._connections.clear()
         self._local = threading.local()
+
+
+def _failed(what: str, error: sqlite3.Error) -> Unavailable:
+    """The domain error for a failed ``what`` ("read", "write"): ``TimedOut`` when SQLite gave up waiting for the
+    file's lock (SQLITE_BUSY, after the busy timeout), ``Unavailable`` otherwise (a full disk, a damaged file)."""
+    message = f"the SQLite store could not complete the {what}: {error}"
+    busy = (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_BUSY  # extended codes too
+    return TimedOut(message) if busy else Unavailable(message)

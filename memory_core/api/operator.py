@@ -117,11 +117,12 @@ def scan_hidden_text(call: Call) -> HiddenTextScanResponse:
     )
 
 
-@endpoint(EndpointSpec(summary="Run the sweep now for this instance; answers what it executed", tag=OPERATOR,
+@endpoint(EndpointSpec(summary="Run the sweep now for this instance; answers what it executed and what it left for "
+                               "a later run, and why", tag=OPERATOR,
                        access=Access.OPERATOR, response=SweepResponse, errors=(400, 401, 403)))
 def run_sweep(call: Call) -> SweepResponse:
-    executed = call.runtime.service.custody.sweep(actor=call.operator, instance_id=call.instance_id)
-    return SweepResponse(executed=[DeletionRequestModel.from_request(r) for r in executed])
+    return SweepResponse.from_result(call.runtime.service.custody.sweep(actor=call.operator,
+                                                                        instance_id=call.instance_id))
 
 
 @endpoint(EndpointSpec(summary="Read one user's audit trail, a page at a time", tag=OPERATOR, access=Access.OPERATOR,
@@ -202,6 +203,8 @@ def read_legacy_import_audit(call: Call) -> LegacyImportAuditResponse:
 
 
 def sweep_timer(timer: func.TimerRequest) -> None:
-    """The scheduled sweep (MEMORY_SWEEP_SCHEDULE): executes every approved request."""
-    executed = runtime().service.custody.sweep(actor="sweep-timer")
-    log.info("sweep executed %d deletion request(s)%s", len(executed), " (past due)" if timer.past_due else "")
+    """The scheduled sweep (MEMORY_SWEEP_SCHEDULE): executes every approved request. One log line says what it
+    executed and left (INFO; WARNING naming the first 20 left, with their kind and reason, when it left any)."""
+    result = runtime().service.custody.sweep(actor="sweep-timer")
+    log.log(logging.WARNING if result.left else logging.INFO, "sweep %s%s", result.summary(),
+            " (past due)" if timer.past_due else "")

@@ -48,6 +48,7 @@ from memory_core.domain.models import (
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.store import MemoryStore
+from memory_core.domain.sweeps import LeftRequest, SweepResult
 from memory_core.domain.views import ContentScanner, refuse_operator_text
 
 log = logging.getLogger("memory_core.custody")
@@ -256,9 +257,10 @@ class CustodyService:
 
     # -- the sweep ------------------------------------------------------------------
 
-    def sweep(self, actor: str = "sweep", instance_id: str | None = None) -> builtins.list[DeletionRequest]:
+    def sweep(self, actor: str = "sweep", instance_id: str | None = None) -> SweepResult:
         """Execute every approved request (of one instance, or all), and finish the immediate erasures a crash or an
-        outage left (``domain.erasures``); returns the requests executed."""
+        outage left (``domain.erasures``). Answers the requests executed and, with the reason, the approved ones left
+        for a later run (``domain.sweeps``): a step that failed, or a request this release cannot read."""
         self.erasures.replay(instance_id)
         for replay in self._replays:
             replay(instance_id)
@@ -267,18 +269,20 @@ class CustodyService:
             records = self._store.query_records(deletions_partition(instance_id), RecordKind.DELETION_REQUEST, where)
         else:  # the scheduled sweep: every instance, one cross-partition query
             records = self._store.query_records_of_owner(DELETIONS_OWNER, RecordKind.DELETION_REQUEST, where)
-        approved = sorted(_readable(records), key=lambda r: (r.decided_on or r.requested_on, r.id))
-        executed = []
-        for request in approved:
+        readable, left = _readable(records)
+        result = SweepResult([], left)
+        for request in sorted(readable, key=lambda r: (r.decided_on or r.requested_on, r.id)):
             try:
-                executed.append(self._execute(actor, request))
+                result.executed.append(self._execute(actor, request))
             except Conflict as error:  # another sweep got there first (the next run sees its result), or a race
                 log.info("approved deletion request %s was left for the next sweep: %r", request.id, error)
+                result.left.append(LeftRequest.failed(request, error))
             except MemoryCoreError as error:  # left for the next run: one that keeps failing holds up no other
                 log.warning("approved deletion request %s was left for the next sweep: %r", request.id, error)
+                result.left.append(LeftRequest.failed(request, error))
         # Retention's sweep step (SQLite; Cosmos DB expires items by their ttl itself).
         self._store.erase_expired_records(self._clock())
-        return executed
+        return result
 
     def _execute(self, actor: str, request: DeletionRequest) -> DeletionRequest:
         """Erase what ``request`` covers, seal it, lift its holds, then record it executed. Each step can run again:
@@ -438,12 +442,13 @@ class CustodyService:
         return ProfileKey(request.instance_id, owner or request.upn, Scope(scope), agent_object_id)
 
 
-def _readable(records: builtins.list[Record]) -> builtins.list[DeletionRequest]:
-    """The requests ``records`` hold; one that cannot be read (another layout) is logged and left."""
-    requests = []
+def _readable(records: builtins.list[Record]) -> tuple[builtins.list[DeletionRequest], builtins.list[LeftRequest]]:
+    """The requests ``records`` hold, and those that cannot be read (another layout): logged and left."""
+    requests, left = [], []
     for record in records:
         try:
             requests.append(DeletionRequest.from_record(record))
         except (KeyError, TypeError, ValueError) as error:
             log.warning("deletion request record %s cannot be read and was left: %r", record.id, error)
-    return requests
+            left.append(LeftRequest.unreadable(record, error))
+    return requests, left

@@ -129,5 +129,11 @@ class Unavailable(MemoryCoreError):
         self.retry_after_seconds = retry_after_seconds
 
 
+class TimedOut(Unavailable):
+    """The store gave no answer within its deadline: Cosmos DB's ``COSMOS_OPERATION_TIMEOUT`` (the SDK's retries
+    included), or SQLite's busy timeout (another writer held the file). Answered as ``Unavailable`` is (503, its
+    code, Retry-After); the sweep's report tells it apart (reason ``deadline``)."""
+
+
 class ConfigurationError(Exception):
     """A setting is missing or invalid; raised at start, never to a caller."""

@@ -13,6 +13,7 @@ from memory_core.domain.deletion import DeletionRequest, DeletionStatus
 from memory_core.domain.models import MemoryEntry
 from memory_core.domain.paging import MAX_PAGE_SIZE, MAX_TOKEN_CHARS, Page
 from memory_core.domain.search import SearchHit
+from memory_core.domain.sweeps import LeftRequest, SweepResult
 from memory_core.domain.views import PendingDeletion
 from memory_core.wire.memory import AgentObjectId, GroupId, ReadScope, SharingName, WriteScope
 
@@ -270,8 +271,41 @@ class PurgeRequest(BaseModel):
     upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)]
 
 
+class LeftRequestModel(BaseModel):
+    """An approved request the sweep left for a later run; it stays approved and its memory stays hidden."""
+
+    request_id: str
+    instance_id: str
+    upn: str | None = Field(description="The request's user (null only for a request this release cannot read)")
+    kind: Literal["clear", "replace", "forget", "purge"] | None = Field(
+        description="null only for a request this release cannot read")
+    reason: Literal["deadline", "store_unavailable", "conflict", "refused", "unreadable"] = Field(
+        description="deadline: a store operation ran past its deadline (Cosmos DB: COSMOS_OPERATION_TIMEOUT; SQLite: "
+                    "its busy timeout); store_unavailable: the store could not serve it otherwise; conflict: another "
+                    "sweep was executing it, or the memory kept changing; refused: the store refused a write; "
+                    "unreadable: the stored request cannot be read by this release")
+    code: str = Field(description="The failure's error code, as an error answer would carry it")
+    message: str = Field(description="The failure, written for the operator")
+
+    @classmethod
+    def from_left(cls, left: LeftRequest) -> LeftRequestModel:
+        return cls(request_id=left.request_id, instance_id=left.instance_id, upn=left.upn,
+                   kind=left.kind.value if left.kind else None,
+                   reason=left.reason.value, code=left.code, message=left.message)
+
+
 class SweepResponse(BaseModel):
+    """What one run of the sweep did: 200 even when it left requests (they stay approved for a later run)."""
+
     executed: list[DeletionRequestModel]
+    left: list[LeftRequestModel] = Field(
+        default_factory=list, description="The approved requests this run left for a later one, and why; empty when "
+                                          "it executed every approved request it found")
+
+    @classmethod
+    def from_result(cls, result: SweepResult) -> SweepResponse:
+        return cls(executed=[DeletionRequestModel.from_request(r) for r in result.executed],
+                   left=[LeftRequestModel.from_left(left) for left in result.left])
 
 
 class LegacyImportRequest(BaseModel):

@@ -48,7 +48,8 @@ def test_pending_memory_is_hidden_from_every_read(server: RunningServer, instanc
 
 
 def test_operator_lists_approves_and_sweeps(server: RunningServer, instance_id: str) -> None:
-    """An operator sees the pending request, approves it, and the sweep endpoint erases and reports it."""
+    """An operator sees the pending request, approves it, and the sweep endpoint erases and reports it (and none
+    left for a later sweep)."""
     with server.client() as http, _operator(server) as op:
         _append(http, instance_id, "- a")
         request_id = http.post(f"/instances/{instance_id}/memory/clear",
@@ -59,7 +60,7 @@ def test_operator_lists_approves_and_sweeps(server: RunningServer, instance_id: 
         executed = op.get(f"/instances/{instance_id}/operator/deletions", params={"status": "executed"}).json()
     assert [r["id"] for r in pending["requests"]] == [request_id]
     assert approved.status_code == 200 and approved.json()["status"] == "approved"
-    assert [(r["id"], r["erased_entries"]) for r in swept["executed"]] == [(request_id, 1)]
+    assert [(r["id"], r["erased_entries"]) for r in swept["executed"]] == [(request_id, 1)] and swept["left"] == []
     assert [r["id"] for r in executed["requests"]] == [request_id]
 
 

@@ -135,7 +135,7 @@ def test_an_edit_committing_while_its_file_is_forgotten_reads_again_and_finds_it
     assert SECRET not in service.get(caller, INSTANCE, Scope.USER, None).content_markdown
     if isinstance(outcome, PendingDeletion):
         service.custody.approve(OPERATOR, INSTANCE, outcome.request_id)
-        (done,) = service.custody.sweep(instance_id=INSTANCE)
+        (done,) = service.custody.sweep(instance_id=INSTANCE).executed
         assert done.erased_entries == 1
     assert SECRET not in _stored_text(store, caller)
 
@@ -169,7 +169,7 @@ def test_a_version_superseded_after_a_forget_held_it_is_left_for_the_operator(st
             if e.action is AuditAction.MEMORY_FILE and "kept: a deletion hid it first" in (e.detail or "")]
     assert [e.entry_id for e in kept] == [entry_id]
     service.custody.approve(OPERATOR, INSTANCE, outcome.request_id)
-    (done,) = service.custody.sweep(instance_id=INSTANCE)
+    (done,) = service.custody.sweep(instance_id=INSTANCE).executed
     assert done.erased_entries == 1 and store.get_entry(INSTANCE, caller.upn, entry_id) is None
 
 

@@ -81,7 +81,7 @@ def test_a_planned_clear_lists_none_of_its_entries_in_the_request(store: MemoryS
         _crashing_at(store, service, "planned").sweep(instance_id=INSTANCE)
     stored = _request_record(store, request_id)
     assert stored["erased_entries"] == 200 and len(json.dumps(stored)) < 3 * len(AGENT.object_id)
-    (done,) = service.custody.sweep(instance_id=INSTANCE)
+    (done,) = service.custody.sweep(instance_id=INSTANCE).executed
     assert done.erased_entries == 200 and store.load_partition(INSTANCE, caller.upn)[0].entries == []
 
 
@@ -97,11 +97,11 @@ def test_a_sweep_crashed_at_any_step_leaves_no_file_name_and_counts_once(store: 
     _approved_clear(service, caller)
     with pytest.raises(Crash):
         _crashing_at(store, service, step).sweep(instance_id=INSTANCE)
-    (done,) = service.custody.sweep(instance_id=INSTANCE)
+    (done,) = service.custody.sweep(instance_id=INSTANCE).executed
     assert done.status is DeletionStatus.EXECUTED and done.erased_entries == 3
     assert all(s.entries == [] for s in store.load_partition(INSTANCE, caller.upn))
     assert "health" not in _index(store, caller) and "notes.md" not in _index(store, caller)
-    assert service.custody.sweep(instance_id=INSTANCE) == []
+    assert service.custody.sweep(instance_id=INSTANCE).executed == []
 
 
 def test_a_request_that_fails_holds_up_none_of_the_others(store: MemoryStore, caplog: pytest.LogCaptureFixture) -> None:
@@ -119,9 +119,9 @@ def test_a_request_that_fails_holds_up_none_of_the_others(store: MemoryStore, ca
 
     failing = CustodyService(store, service.audit, clock=TickingClock(), new_id=lambda: uuid.uuid4().hex, fault=refuse)
     with caplog.at_level(logging.WARNING, logger="memory_core.custody"):
-        assert [r.id for r in failing.sweep(instance_id=INSTANCE)] == [other_id]
+        assert [r.id for r in failing.sweep(instance_id=INSTANCE).executed] == [other_id]
     assert failing_id in caplog.text
-    assert [r.id for r in service.custody.sweep(instance_id=INSTANCE)] == [failing_id]
+    assert [r.id for r in service.custody.sweep(instance_id=INSTANCE).executed] == [failing_id]
     assert all(s.entries == [] for u in (first, second) for s in store.load_partition(INSTANCE, u.upn))
 
 
@@ -155,7 +155,7 @@ def test_a_forget_is_swept_from_point_reads_not_from_the_users_whole_memory(stor
     counted = _PartitionReadsCounted(store)
     sweeper = CustodyService(cast(MemoryStore, counted), service.audit, clock=TickingClock(),
                              new_id=lambda: uuid.uuid4().hex)
-    done = sweeper.sweep(instance_id=INSTANCE)
+    done = sweeper.sweep(instance_id=INSTANCE).executed
     assert [r.erased_entries for r in done] == [1, 1] and counted.partition_loads == 0
     stored = {e.id for s in store.load_partition(INSTANCE, caller.upn) for e in s.entries}
     assert stored == set(ids) - {ids[7]}

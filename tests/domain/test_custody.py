@@ -85,7 +85,7 @@ def test_sweep_erases_approved_requests_and_records_counts(service: MemoryServic
     """The sweep erases the approved request's entries and marks it executed with its counts."""
     request_id = _pending_clear(service)
     service.custody.approve("op", "i", request_id)
-    (executed,) = service.custody.sweep()
+    (executed,) = service.custody.sweep().executed
     assert executed.id == request_id and executed.status is DeletionStatus.EXECUTED
     assert executed.erased_entries == 2
     assert store.load_partition("i", ALEX.upn)[0].entries == []
@@ -114,17 +114,17 @@ def test_a_reason_holding_a_secret_decides_nothing(store: SqliteMemoryStore, rea
 def test_sweep_ignores_pending_and_rejected_requests(service: MemoryService, store: SqliteMemoryStore) -> None:
     """Nothing is erased without approval."""
     pending = _pending_clear(service)
-    assert service.custody.sweep() == []
+    assert service.custody.sweep().executed == []
     service.custody.reject("op", "i", pending, "no")
-    assert service.custody.sweep() == []
+    assert service.custody.sweep().executed == []
     assert len(store.load_partition("i", ALEX.upn)[0].entries) == 2
 
 
 def test_sweep_is_idempotent(service: MemoryService) -> None:
     """A second sweep finds nothing more to execute."""
     service.custody.approve("op", "i", _pending_clear(service))
-    assert len(service.custody.sweep()) == 1
-    assert service.custody.sweep() == []
+    assert len(service.custody.sweep().executed) == 1
+    assert service.custody.sweep().executed == []
 
 
 @pytest.mark.parametrize("step", ["planned", "erased", "sealed", "unheld"])
@@ -141,9 +141,9 @@ def test_sweep_survives_a_crash_between_steps(step: str, service: MemoryService,
     with pytest.raises(Crash):
         crashing.sweep()
     assert _text(service) == ""  # never half-erased or restored
-    (executed,) = service.custody.sweep()
+    (executed,) = service.custody.sweep().executed
     assert executed.erased_entries == 2 and executed.status is DeletionStatus.EXECUTED
-    assert service.custody.sweep() == []
+    assert service.custody.sweep().executed == []
     assert store.load_partition("i", ALEX.upn)[0].entries == []
     assert _text(service) == ""
 
@@ -181,7 +181,7 @@ def test_purge_erases_every_scope_of_the_user_after_approval(service: MemoryServ
     request = service.custody.request_purge("op", "i", ALEX.upn)
     assert _text(service, Scope.COMBINED) == ""
     service.custody.approve("op", "i", request.id)
-    (executed,) = service.custody.sweep()
+    (executed,) = service.custody.sweep().executed
     assert executed.erased_entries == 2 and executed.erased_profiles == 2
     assert store.load_partition("i", ALEX.upn) == []
 
@@ -256,7 +256,7 @@ def test_import_replace_survives_a_sweep_crash_like_a_clear(service: MemoryServi
     crashing = CustodyService(store, service.audit, clock=TickingClock(), new_id=lambda: "x", fault=crash)
     with pytest.raises(Crash):
         crashing.sweep()
-    (done,) = service.custody.sweep()
+    (done,) = service.custody.sweep().executed
     assert done.erased_entries == 1
     assert _text(service) == "# User memory\n\n- new\n"
 

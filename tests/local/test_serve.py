@@ -18,6 +18,7 @@ import pytest
 
 import function_app
 from memory_core.domain.errors import ConfigurationError
+from memory_core.domain.records import Record, RecordKind, deletions_partition
 from memory_core.local.host import FunctionHost, compile_route
 from memory_core.local.timers import resolve_schedule
 from tests.support.local_server import (
@@ -96,6 +97,26 @@ def test_timer_functions_run_on_their_schedule(tmp_path: Path) -> None:
             listed = httpx.get(f"{server.api}/instances/t/operator/deletions", headers=op).json()["requests"]
             status = listed[0]["status"]
     assert status == "executed"
+
+
+def test_the_timers_sweep_logs_the_requests_it_left_and_why(tmp_path: Path) -> None:
+    """The scheduled sweep's one log line names an approved request it left, with its kind and reason (WARNING),
+    as well as how many it executed."""
+    with running_server(tmp_path, {"MEMORY_SWEEP_SCHEDULE": "* * * * * *"}) as server:
+        store = server.open_store()
+        try:
+            data = {"id": "from-a-later-release", "instance_id": "t", "upn": "later@contoso.com", "kind": "archive",
+                    "status": "approved", "requested_by": "op", "requested_on": "2026-01-01T00:00:00+00:00"}
+            store.put_record(Record(deletions_partition("t"), RecordKind.DELETION_REQUEST,
+                                    "2026-01-01T00:00:00.000000Z~from-a-later-release", data))
+        finally:
+            store.close()
+        wanted = ("WARNING memory_core.sweep: sweep executed 0 deletion request(s), left 1 for a later sweep: "
+                  "from-a-later-release (unknown kind: unreadable)")
+        deadline = time.monotonic() + 10
+        while not any(wanted in log.read_text() for log in tmp_path.glob("server-*.log")):
+            assert time.monotonic() < deadline, "no sweep line naming the request left"
+            time.sleep(0.3)
 
 
 def test_route_templates_match_like_the_functions_host() -> None:

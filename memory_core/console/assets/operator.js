@@ -139,10 +139,16 @@ export class OperatorView {
       h("button", { type: "button", id: "run-sweep", onclick: (e) => busy(e.currentTarget, async () => {
         const { data } = await this.api.send("POST", "/operator/sweep", {}, this.credential);
         const executed = data.executed || [];
+        const left = data.left || [];
         const erased = executed.reduce((n, r) => n + (r.erased_entries || 0), 0);
         replace(result, h("p", { class: "success" }, `The sweep executed ${executed.length} request${executed.length === 1 ? "" : "s"} `
           + `and erased ${erased} entr${erased === 1 ? "y" : "ies"}.`),
-        executed.length ? h("ul", {}, executed.map((r) => h("li", {}, `${r.kind} for ${r.upn}: ${r.erased_entries ?? 0} entries`))) : null);
+        executed.length ? h("ul", {}, executed.map((r) => h("li", {}, `${r.kind} for ${r.upn}: ${r.erased_entries ?? 0} entries`))) : null,
+        // Requests it left stay approved, their memory hidden; the next sweep tries them again.
+        left.length ? h("div", { class: "notice", id: "sweep-left" },
+          h("p", {}, `It left ${left.length} approved request${left.length === 1 ? "" : "s"} for a later sweep:`),
+          h("ul", {}, left.map((l) => h("li", {}, `${l.kind ?? "unreadable request"} for ${l.upn ?? "?"} (${l.request_id}): `
+            + `${l.reason}: ${l.message}`)))) : null);
       }) }, "Run the sweep now"),
       result);
   }
