@@ -134,7 +134,8 @@ class FileAudits:
 
 
 def command_events(
-    command: Mapping[str, Any], outcome: Outcome, after: Namespace, agent: AgentContext | None, *, refused: bool = False,
+    command: Mapping[str, Any], outcome: Outcome, after: Namespace, agent: AgentContext | None, *,
+    refused: bool = False,
 ) -> tuple[FileEvent, ...]:
     """One event for each path ``outcome`` changed, of the file ``after`` names there (its entry, SHA-256 and size;
     none for a directory or a file it removed). ``refused``: the command failed after making directories
