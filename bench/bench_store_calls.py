@@ -5,8 +5,8 @@ Run from the repository root:
     python bench/bench_store_calls.py
 
 A wrapper counts every call on the ``MemoryStore`` interface: an append, a memory-tool insert (a new version
-that keeps the old text), a memory-tool str_replace that removes text (a forget of the old version), a forget
-and a clear. On Cosmos DB each call is about one round trip. The counts are exact and do not depend on the
+that keeps the old text), a memory-tool str_replace that removes text (a forget of the old version), a memory-tool
+rename (no version written or retired), a forget and a clear. On Cosmos DB each call is about one round trip. The counts are exact and do not depend on the
 machine; compare them between versions to see what a change adds.
 """
 
@@ -66,6 +66,8 @@ def counts(mode: DeletionMode) -> dict[str, int]:
         "command": "insert", "path": "/memories/a.md", "insert_line": 1, "insert_text": "inserted"}))
     count("memory-tool str_replace removing text", lambda: files.execute(caller, "i", None, {
         "command": "str_replace", "path": "/memories/a.md", "old_str": "two", "new_str": "2"}))
+    count("memory-tool rename", lambda: files.execute(caller, "i", None, {
+        "command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/b.md"}))
     entry_id = str(service.append(caller, "i", Scope.USER, None, "- y").entry_id)
     count("forget", lambda: service.forget(caller, "i", entry_id))
     count("clear", lambda: service.clear(caller, "i", Scope.USER, None, confirm=True))

@@ -97,13 +97,18 @@ class AuditTrail:
         return event
 
     def event(
-        self, action: AuditAction, *, actor: str, instance_id: str, upn: str, **fields: Any
+        self, action: AuditAction, *, actor: str, instance_id: str, upn: str, at: datetime | None = None,
+        suffix: str | None = None, **fields: Any
     ) -> tuple[AuditEvent, Record]:
         """An event and the record that stores it, not yet written: the caller writes it
-        atomically with the change it describes (``MemoryStore.append_with_records``)."""
-        event = AuditEvent(time=self._clock(), actor=actor, action=action, instance_id=instance_id, upn=upn, **fields)
+        atomically with the change it describes (``MemoryStore.append_with_records``).
+
+        ``at`` (default: now) and ``suffix`` (default: random) make the record's id: an event given both is the same
+        record whoever writes it, so a journal replayed twice (``domain.file_audits``) stores it once."""
+        event = AuditEvent(time=at or self._clock(), actor=actor, action=action, instance_id=instance_id, upn=upn,
+                           **fields)
         # Ids sort by time, so a partition's trail reads back in order.
-        record_id = f"{event.time.isoformat()}~{uuid.uuid4().hex[:12]}"
+        record_id = f"{event.time.isoformat()}~{suffix or uuid.uuid4().hex[:12]}"
         expires = event.time + self._retention if self._retention is not None else None
         return event, Record(Partition(instance_id, upn), RecordKind.AUDIT, record_id, event.to_data(),
                              expires_on=expires)

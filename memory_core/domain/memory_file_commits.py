@@ -8,18 +8,22 @@ versions an applied index names would leave files naming nothing, and the journa
 too: the file's whole text lost. So the index is read again (``_index_write``): the versions are withdrawn only once
 the write is certainly refused, and when that cannot be known they stay (a version no file names shows under
 ``appended/``: nothing is lost) and so does the journal, for the sweep (``domain.file_retirements``).
+
+The command's ``memory_file`` audit events are journaled too, before the index's write, and the index names their
+journal (``domain.file_audits``): a commit is audited even when the process dies right after it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memory_core.domain import memory_paths as texts
 from memory_core.domain.custody_fence import without_fences
 from memory_core.domain.errors import Conflict, InvalidInput, MemoryCoreError, Unavailable
+from memory_core.domain.file_audits import JOURNAL_FIELD, FileAudit, command_events
 from memory_core.domain.file_entries import FileEntries
 from memory_core.domain.file_index import (
     INDEX_ID,
@@ -63,12 +67,14 @@ class Snapshot:
 
 @dataclass(frozen=True, slots=True)
 class Commit:
-    """A committed command: the namespace as the index now names it, the index's etag as this command wrote it, and
-    the journal of the versions it retires (None for none), for the command to end once they are retired."""
+    """A committed command: the namespace as the index now names it, the index's etag as this command wrote it, the
+    journal of the versions it retires (None for none), for the command to end once they are retired, and the journal
+    of its audit events, for the command to finish (``FileAudits.finish``) at once."""
 
     namespace: Namespace
     etag: str | None
     journal: Retirement | None
+    audit: FileAudit
 
 
 class FileCommits:
@@ -81,9 +87,10 @@ class FileCommits:
 
     def commit(
         self, caller: Caller, instance_id: str, agent: AgentContext | None, snapshot: Snapshot, outcome: Outcome,
-        session_id: str | None, operation_id: str | None,
+        session_id: str | None, operation_id: str | None, command: Mapping[str, Any], *, refused: bool = False,
     ) -> Commit:
-        """Store the new versions, journal the retired ones, then swap the index (see the module's docstring).
+        """Store the new versions, journal the retired ones and the audit events of ``command`` (``refused``: it
+        failed after making directories, audited as what it made), then swap the index (see the module's docstring).
 
         Raises ``Conflict("index_changed")`` when another command committed first, ``InvalidInput`` past a bound,
         what ``MemoryService.append`` raises for a version, and ``Unavailable`` for an outage."""
@@ -95,30 +102,43 @@ class FileCommits:
         files = elsewhere + _named(after)
         if files > MAX_FILES and files > elsewhere + _named(snapshot.namespace):
             raise InvalidInput(f"memory holds at most {MAX_FILES} files; delete some first", code="too_many_files")
-        retirements = self._service.file_retirements
+        retirements, audits = self._service.file_retirements, self._service.file_audits
         stored: list[tuple[bool, str]] = []
         journal: Retirement | None = None
+        audit: FileAudit | None = None
         writing = False  # an outage before the index's write is a plain failure: nothing was published
         try:
+            # The index to be written over may name the journal of a command that died after its commit: its events
+            # are written first, or they would read as never committed once this index names another journal.
+            audits.finish_named(instance_id, snapshot.record)
             self._store_versions(caller, instance_id, agent, after, outcome.written, stored, session_id, operation_id)
             journal = retirements.begin(caller, instance_id, agent.object_id if agent else None, outcome.retired)
+            audit = audits.begin(
+                instance_id, caller.upn, command_events(command, outcome, after, agent, refused=refused))
             if self._on_commit is not None:
                 self._on_commit()
             writing = True
-            etag = self._save_index(caller, instance_id, agent, snapshot, after)
+            etag = self._save_index(caller, instance_id, agent, snapshot, after, audit.id)
         except Unavailable:
             verdict = self._index_write(caller, instance_id, snapshot, stored) if writing else "refused"
             if verdict == "applied":  # no etag: the index may have moved since (a deletion's fence), so ``_finish``
-                return Commit(after, None, journal)  # asks before dropping a version a deletion may have hidden
+                assert audit is not None  # asks before dropping a version a deletion may have hidden
+                return Commit(after, None, journal, audit)
             if verdict == "refused":
                 self._withdraw(caller, instance_id, agent, stored)
                 retirements.end(journal)
-            raise
+                self._end(audit)
+            raise  # unknown: both journals stay, and the sweep reads off the index whether the command committed
         except BaseException:
             self._withdraw(caller, instance_id, agent, stored)
             retirements.end(journal)
+            self._end(audit)
             raise
-        return Commit(after, etag, journal)
+        return Commit(after, etag, journal, audit)
+
+    def _end(self, audit: FileAudit | None) -> None:
+        if audit is not None:
+            self._service.file_audits.end(audit.instance_id, audit.id)
 
     def _store_versions(
         self, caller: Caller, instance_id: str, agent: AgentContext | None, after: Namespace, written: tuple[str, ...],
@@ -146,8 +166,10 @@ class FileCommits:
 
     def _save_index(
         self, caller: Caller, instance_id: str, agent: AgentContext | None, snapshot: Snapshot, after: Namespace,
+        audit_id: str,
     ) -> str | None:
         data = without_fences(index_data(snapshot.record, snapshot.entries, agent, after, caller, self._service.now()))
+        data[JOURNAL_FIELD] = audit_id  # the commit and the fact that it committed, in one write
         size = len(json.dumps(data))
         # A command that does not grow the index goes through, so that deleting makes room in one past the bound
         # (stored before there was one).

@@ -21,7 +21,9 @@ How /memories maps onto the storage model (docs/memory-tool.md has the whole des
   that its deletion is pending.
 - Every write goes through ``MemoryService.append`` (size limit, secret scan,
   audit with the content's SHA-256); every command that changes something leaves
-  a ``memory_file`` audit event naming the command, the path and the hashes.
+  a ``memory_file`` audit event per path naming the command, the path's and the
+  content's hashes, journaled with the commit (``domain.file_audits``) so that a
+  crash right after it loses none and writes none twice.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_core.domain import memory_paths as texts
-from memory_core.domain.audit import AuditAction
 from memory_core.domain.custody_fence import fenced_until
 from memory_core.domain.errors import (
     Conflict,
@@ -57,11 +58,10 @@ from memory_core.domain.memory_files import (
     Outcome,
     Retire,
     command_paths,
-    is_agent_path,
     run,
 )
 from memory_core.domain.memory_paths import parse_path
-from memory_core.domain.models import ProfileKey, Scope, sha256_hex
+from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import PendingDeletion
@@ -151,14 +151,19 @@ class MemoryFiles:
             # The versions it retires are journaled with the commit (``domain.file_retirements``): a crash between
             # the commit and their retirement leaves them to the sweep, not stored for good with no name.
             try:
-                commit = self._commits.commit(caller, instance_id, agent, snapshot, outcome, session_id, operation_id)
+                commit = self._commits.commit(
+                    caller, instance_id, agent, snapshot, outcome, session_id, operation_id, cmd,
+                    refused=side_effect is not None)
             except Conflict as race:
                 if race.code == "index_changed":
                     continue
                 raise
+            # Its audit events first: journaled with the commit (``domain.file_audits``), they are written by whoever
+            # comes first, this command, the user's next one or the sweep, and only once.
+            self._service.file_audits.finish(commit.audit)
             if side_effect is not None:
                 # What it changed is audited as any change is; the model is told only of the refusal.
-                self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag, refused=True)
+                self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag)
                 self._service.file_retirements.end(commit.journal)
                 raise side_effect
             answer = self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag)
@@ -228,12 +233,9 @@ class MemoryFiles:
         outcome: Outcome,
         after: Namespace,
         etag: str | None,
-        *,
-        refused: bool = False,
     ) -> FileAnswer:
-        """Retire old versions, audit every path the command changed, and answer. ``refused``: the command failed
-        after making directories (``FailedWithSideEffect``), audited as what it made. ``etag``: the index's, as this
-        command committed it."""
+        """Retire old versions and answer (the command's events are written: ``execute``). ``etag``: the index's, as
+        this command committed it."""
         pending: list[str] = []
         drops = [retire for retire in outcome.retired if not retire.removes_content]
         if drops:
@@ -252,17 +254,6 @@ class MemoryFiles:
                     request_id = self._forget(caller, instance_id, retire)
                     if request_id:
                         pending.append(request_id)
-        for rel in outcome.audit_paths:
-            node = after.files.get(rel)
-            self._service.audit.record(
-                AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=instance_id, upn=caller.upn,
-                scope=(Scope.AGENT if is_agent_path(rel) else Scope.USER).value,
-                agent_object_id=agent.object_id if agent and is_agent_path(rel) else None,
-                entry_id=node.entry_id if node else None,
-                content_sha256=sha256_hex(node.text) if node else None,
-                byte_count=len(node.text.encode("utf-8")) if node else None,
-                detail=_audit_detail(command, rel, outcome.retired, refused=refused),
-            )
         if not pending:
             return FileAnswer(outcome.answer)
         if command["command"] == "delete":
@@ -288,12 +279,3 @@ class MemoryFiles:
             maybe_hidden=maybe_hidden,
         )
 
-
-def _audit_detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...], *, refused: bool = False) -> str:
-    """The command, the path's SHA-256 (a name is the user's words too: the trail keeps no text), what it replaced;
-    for a refused command, the directory it made."""
-    path_hash = f"path-sha256:{sha256_hex(texts.ROOT + '/' + rel)}"
-    if refused:
-        return f"{command['command']} refused, made directory {path_hash}"
-    old = ", ".join(r.entry_id for r in retired) or "none"
-    return f"{command['command']} {path_hash} (replaced entries: {old})"

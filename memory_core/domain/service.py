@@ -23,6 +23,7 @@ from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail, entry_
 from memory_core.domain.budget import is_visible
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
+from memory_core.domain.file_audits import FileAudits
 from memory_core.domain.file_retirements import FileRetirements
 from memory_core.domain.hidden_text_scan import HiddenTextScanPage, scan_page
 from memory_core.domain.identity import AgentContext, Caller
@@ -94,6 +95,8 @@ class MemoryService(MemoryReads):
             drop=lambda caller, key, entry_id, detail: self.drop_version(caller, key, entry_id, detail,
                                                                           maybe_hidden=True))
         self.custody.replay_also(self.file_retirements.replay)
+        self.file_audits = FileAudits(store, self.audit, clock=clock)
+        self.custody.replay_also(self.file_audits.replay)
         super().__init__(store, ProfileTargets(self.agent_settings, default_sharing,
                                                allow_sharing_override=allow_sharing_override),
                          read_cache_bytes)

@@ -1,0 +1,163 @@
+"""The ``memory_file`` audit events of a memory-tool command, journaled so that a committed command is audited
+exactly once, even when its process dies right after the commit.
+
+The index's write is a command's commit, and it lives in the user's partition, where the sweep cannot find a journal;
+the journal lives in the instance's deletions partition (``domain.journals``). So a command writes its events, not yet
+stored, into a journal record (kind ``file_audit``) before the index's write, and the index it commits names that
+record (``JOURNAL_FIELD``): whether the command committed is then read off the index. After the commit the command
+writes the events and erases the record. Every event's id is made from the record's id, so an event written twice
+(the command and a replay at once) is one event, written over with the same data.
+
+A record is finished by whoever comes first: the command itself; the user's next command, before it commits an index
+that no longer names the record (``finish_named``: without that, a crash's events would be read as uncommitted); or
+the sweep (``replay``, settled records, claimed once). A record its user's index does not name belongs to a command
+that never committed (a lost race, a failure, a crash before the index's write), or to one finished already: it is
+erased and writes nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from memory_core.domain import journals
+from memory_core.domain import memory_paths as texts
+from memory_core.domain.audit import AuditAction, AuditTrail
+from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
+from memory_core.domain.identity import AgentContext
+from memory_core.domain.memory_files import Namespace, Outcome, Retire, is_agent_path
+from memory_core.domain.models import Scope, sha256_hex
+from memory_core.domain.records import Partition, Record, deletions_partition
+from memory_core.domain.store import MemoryStore
+
+KIND = "file_audit"
+#: The index's field naming the journal of the command that last committed it.
+JOURNAL_FIELD = "audit_journal"
+
+
+@dataclass(frozen=True, slots=True)
+class FileEvent:
+    """One ``memory_file`` event as journaled: no text and no path, its hash only (as the event says)."""
+
+    scope: str
+    agent_object_id: str | None
+    entry_id: str | None
+    content_sha256: str | None
+    byte_count: int | None
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileAudit:
+    """The events of one command, stamped ``started_on`` (the command's time) and stored under ids made from ``id``."""
+
+    id: str
+    instance_id: str
+    upn: str
+    started_on: datetime
+    events: tuple[FileEvent, ...]
+
+    def to_record(self) -> Record:
+        return Record(deletions_partition(self.instance_id), KIND, self.id, {
+            "upn": self.upn, "started_on": self.started_on.isoformat(),
+            "events": [[e.scope, e.agent_object_id, e.entry_id, e.content_sha256, e.byte_count, e.detail]
+                       for e in self.events],
+        })
+
+    @staticmethod
+    def from_record(record: Record) -> FileAudit:
+        data: dict[str, Any] = record.data
+        return FileAudit(record.id, record.partition.instance_id, data["upn"],
+                         datetime.fromisoformat(data["started_on"]),
+                         tuple(FileEvent(*fields) for fields in data["events"]))
+
+
+class FileAudits:
+    """Begin, finish and replay the journal of a memory-tool command's audit events (see the module's docstring)."""
+
+    def __init__(self, store: MemoryStore, audit: AuditTrail, *, clock: Callable[[], datetime]) -> None:
+        self._store = store
+        self._audit = audit
+        self._clock = clock
+
+    def begin(self, instance_id: str, upn: str, events: tuple[FileEvent, ...]) -> FileAudit:
+        """Journal ``events`` before the index's write, which is to name the record (``JOURNAL_FIELD``).
+        Raises the store's errors: nothing is committed then."""
+        journal = FileAudit(uuid.uuid4().hex, instance_id, upn, self._clock(), events)
+        self._store.put_record(journal.to_record())
+        return journal
+
+    def finish(self, journal: FileAudit) -> None:
+        """The command committed: write its events and erase the record. Each event is the same whoever writes it
+        (the command, its user's next command, the sweep), and written twice is stored once. Raises the store's
+        errors: the record stays for the next try."""
+        for number, event in enumerate(journal.events):
+            _, record = self._audit.event(
+                AuditAction.MEMORY_FILE, actor=journal.upn, instance_id=journal.instance_id, upn=journal.upn,
+                at=journal.started_on, suffix=f"{journal.id[:6]}{number:06x}", scope=event.scope,
+                agent_object_id=event.agent_object_id, entry_id=event.entry_id, content_sha256=event.content_sha256,
+                byte_count=event.byte_count, detail=event.detail,
+            )
+            self._store.put_record(record)  # an upsert by a deterministic id: a second write is the same event
+        self.end(journal.instance_id, journal.id)
+
+    def end(self, instance_id: str, journal_id: str) -> None:
+        """The events are written, or the command certainly did not commit: the record goes."""
+        self._store.delete_record(deletions_partition(instance_id), KIND, journal_id)
+
+    def finish_named(self, instance_id: str, index: Record | None) -> None:
+        """Before a command commits over ``index``: finish the journal it names, if still there (one point read).
+        A record written over without this would read as a command that never committed."""
+        journal_id = index.data.get(JOURNAL_FIELD) if index is not None else None
+        if not journal_id:
+            return
+        record = self._store.get_record(deletions_partition(instance_id), KIND, str(journal_id))
+        if record is not None:
+            self.finish(FileAudit.from_record(record))
+
+    def replay(self, instance_id: str | None = None) -> int:
+        """Finish every settled record (``journals.replay``: claimed once): its events written when its user's index
+        names it, none when not. Answers how many records were finished."""
+        return journals.replay(self._store, KIND, instance_id, clock=self._clock, wait=lambda record: timedelta(0),
+                               finish=lambda record: self._replay(FileAudit.from_record(record)))
+
+    def _replay(self, journal: FileAudit) -> None:
+        index = self._store.get_record(Partition(journal.instance_id, journal.upn), INDEX_KIND, INDEX_ID)
+        if index is not None and index.data.get(JOURNAL_FIELD) == journal.id:
+            self.finish(journal)
+        else:
+            self.end(journal.instance_id, journal.id)
+
+
+
+def command_events(
+    command: Mapping[str, Any], outcome: Outcome, after: Namespace, agent: AgentContext | None, *,
+    refused: bool = False,
+) -> tuple[FileEvent, ...]:
+    """One event for each path ``outcome`` changed, of the file ``after`` names there (its entry, SHA-256 and size;
+    none for a directory or a file it removed). ``refused``: the command failed after making directories
+    (``FailedWithSideEffect``), audited as what it made."""
+    events = []
+    for rel in outcome.audit_paths:
+        node = after.files.get(rel)
+        agent_scope = is_agent_path(rel)
+        events.append(FileEvent(
+            (Scope.AGENT if agent_scope else Scope.USER).value, agent.object_id if agent and agent_scope else None,
+            node.entry_id if node else None, sha256_hex(node.text) if node else None,
+            len(node.text.encode("utf-8")) if node else None,
+            _detail(command, rel, outcome.retired, refused=refused),
+        ))
+    return tuple(events)
+
+
+def _detail(command: Mapping[str, Any], rel: str, retired: tuple[Retire, ...], *, refused: bool) -> str:
+    """The command, the path's SHA-256 (a name is the user's words too: the trail keeps no text), what it replaced;
+    for a refused command, the directory it made."""
+    path_hash = f"path-sha256:{sha256_hex(texts.ROOT + '/' + rel)}"
+    if refused:
+        return f"{command['command']} refused, made directory {path_hash}"
+    old = ", ".join(r.entry_id for r in retired) or "none"
+    return f"{command['command']} {path_hash} (replaced entries: {old})"
