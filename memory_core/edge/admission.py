@@ -9,7 +9,7 @@ passes with:
 5. the memory mode (X-MEMORY-MODE) on user routes (400 when malformed);
 6. the body, bounded again as read, decoded strictly (``memory_core.wire.json_text``)
    and validated; the query string, each parameter the route reads given once; the
-   ``{instanceId}`` route parameter (400).
+   ``{instanceId}`` route parameter; the ``Idempotency-Key`` header on routes that take one (400).
 
 A refusal is raised as the error family's member; ``memory_core.edge.function`` answers it.
 """
@@ -26,6 +26,7 @@ import azure.functions as func
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from memory_core.domain.errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
+from memory_core.domain.idempotency import IDEMPOTENCY_KEY_HEADER, checked_key
 from memory_core.domain.identity import Caller
 from memory_core.domain.modes import MEMORY_MODE_HEADER, memory_is_off
 from memory_core.edge.errors import JSON
@@ -62,6 +63,8 @@ class Call:
     parsed_query: BaseModel | None = None
     instance: str | None = None
     context: Any = None
+    idempotency_key: str | None = None
+    """The validated ``Idempotency-Key`` header on routes that declare it (``EndpointSpec.idempotency_key``)."""
 
     @property
     def caller(self) -> Caller:
@@ -208,6 +211,7 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
         raise _too_large(len(raw), limit, declared=False)
     body = _parse_body(raw, spec.body) if spec.body is not None else None
     query = _query(spec.query, req) if spec.query is not None else None
+    key = req.headers.get(IDEMPOTENCY_KEY_HEADER) if spec.idempotency_key else None
     instance = req.route_params.get("instanceId")
     return Call(
         request=req,
@@ -219,4 +223,5 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
         parsed_query=query,
         instance=_instance_id(instance) if instance is not None else None,
         context=context,
+        idempotency_key=checked_key(key) if key is not None else None,
     )

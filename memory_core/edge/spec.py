@@ -68,6 +68,8 @@ class EndpointSpec:
     ``headers`` (of the settings, None when they cannot be read) are headers every answer of the route
     carries, its refusals included: the edge adds them (``memory_core.edge.function``), so no answer can
     leave without them (the console's security headers).
+    ``idempotency_key``: the route takes an ``Idempotency-Key`` header (``domain.idempotency``), validated by
+    the edge (400) into ``Call.idempotency_key`` and documented in OpenAPI; other routes ignore the header.
     """
 
     summary: str
@@ -86,6 +88,7 @@ class EndpointSpec:
     in_openapi: bool = True
     memory_off: Callable[[Call], Answer] | None = None
     headers: Callable[[Settings | None], dict[str, str]] | None = None
+    idempotency_key: bool = False
 
     def max_body_bytes(self, settings: Settings) -> int:
         if callable(self.body_limit):
