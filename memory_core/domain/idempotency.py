@@ -27,7 +27,7 @@ from dataclasses import replace
 from memory_core.domain import team_copies
 from memory_core.domain.budget import is_visible
 from memory_core.domain.errors import Conflict, EntryExists, IdempotencyKeyReused, InvalidInput
-from memory_core.domain.models import MemoryEntry, MemoryProfile
+from memory_core.domain.models import MemoryEntry, MemoryProfile, Share
 from memory_core.domain.store import MemoryStore
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
@@ -100,7 +100,7 @@ def store_once(store: MemoryStore, seed: MemoryProfile, entry: MemoryEntry, key:
                 f"this {IDEMPOTENCY_KEY_HEADER} was already used for a different request (another content, scope, "
                 "agent, endpoint or field beside the content); nothing was stored. Send a new key for a new write."
             )
-        if is_visible(store, stored):
+        if stored.share is Share.TEAM and is_visible(store, stored):  # a private entry has no copy to check
             team_copies.share(store, stored)
         (head,) = store.load_heads([stored.key])
         return head.profile or seed, stored
