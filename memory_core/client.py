@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Mapping
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -34,6 +35,7 @@ from memory_core.domain.errors import (
     Unavailable,
     UnsupportedMediaType,
 )
+from memory_core.domain.idempotency import IDEMPOTENCY_KEY_HEADER
 from memory_core.wire.custody import (
     AgentSettingsAuditResponse,
     AgentSettingsListResponse,
@@ -141,6 +143,17 @@ def http_status_of(error: MemoryCoreError) -> int | None:
     return status if isinstance(status, int) else None
 
 
+def new_idempotency_key() -> str:
+    """A fresh ``Idempotency-Key`` for one logical write (a random UUID): reused only by that write's retries."""
+    return str(uuid.uuid4())
+
+
+def idempotency_key_of(error: MemoryCoreError) -> str | None:
+    """The ``Idempotency-Key`` a failed ``CoreApiClient.append`` sent: send the append again with it."""
+    key = getattr(error, "idempotency_key", None)
+    return key if isinstance(key, str) else None
+
+
 def parsed(response: httpx.Response, model: type[M]) -> M:
     """``response``'s body as ``model``; ``CoreApiFailure`` when it is not one."""
     try:
@@ -226,8 +239,22 @@ class CoreApiClient:
         """GET memory with ``params`` (scope, agentObjectId, agentName, memorySharing)."""
         return parsed(await self.send("GET", self.memory_path(instance_id), headers, params=params), MemoryResponse)
 
-    async def append(self, instance_id: str, headers: Mapping[str, str], body: Mapping[str, Any]) -> MemoryResponse:
-        response = await self.send("POST", self.memory_path(instance_id, "/append"), headers, json=dict(body))
+    async def append(
+        self, instance_id: str, headers: Mapping[str, str], body: Mapping[str, Any], *,
+        idempotency_key: str | None = None,
+    ) -> MemoryResponse:
+        """POST memory/append with an ``Idempotency-Key``: ``idempotency_key``, or a fresh one for a new write.
+
+        The client does not retry. An append that fails (no answer in time, a 503) may have been stored: its
+        error carries the key sent as ``idempotency_key`` (``idempotency_key_of``), and the same append sent
+        again with it is stored at most once, answering the same entry id (docs/architecture.md)."""
+        key = idempotency_key or new_idempotency_key()
+        try:
+            response = await self.send("POST", self.memory_path(instance_id, "/append"),
+                                       {**headers, IDEMPOTENCY_KEY_HEADER: key}, json=dict(body))
+        except MemoryCoreError as error:
+            error.idempotency_key = key  # type: ignore[attr-defined]
+            raise
         return parsed(response, MemoryResponse)
 
     async def clear(

@@ -10,7 +10,13 @@ from collections.abc import Awaitable
 import httpx
 import pytest
 
-from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
+from memory_core.client import (
+    CoreApiClient,
+    CoreApiUnreachable,
+    http_status_of,
+    idempotency_key_of,
+    new_idempotency_key,
+)
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.wire.custody import DeletionListResponse, PendingDeletionResponse, SearchResponse
 from memory_core.wire.memory import MemoryResponse
@@ -116,3 +122,36 @@ async def _bounded(call: Awaitable[object], started: float) -> float:
     except TimeoutError:
         pytest.fail("the call was still waiting after 8 s")
     pytest.fail("the call answered")
+
+
+async def test_append_sends_an_idempotency_key_and_a_retry_with_it_stores_once(sqlite_server: RunningServer,
+                                                                               instance_id: str) -> None:
+    """Each append goes with an Idempotency-Key (a fresh one unless given): the same append sent again with
+    the key answers the same entry and stores nothing more."""
+    client = CoreApiClient(sqlite_server.api)
+    body = {"scope": "user", "content_markdown": "- likes tea"}
+    try:
+        fresh = [await client.append(instance_id, USER, body) for _ in range(2)]
+        key = new_idempotency_key()
+        first = await client.append(instance_id, USER, body, idempotency_key=key)
+        again = await client.append(instance_id, USER, body, idempotency_key=key)
+        read = await client.get_memory(instance_id, USER, {"scope": "user"})
+    finally:
+        await client.aclose()
+    assert fresh[0].entry_id != fresh[1].entry_id
+    assert again.entry_id == first.entry_id
+    assert read.content_markdown.count("- likes tea") == 3
+
+
+async def test_a_failed_append_names_the_key_to_send_it_again_with() -> None:
+    """No answer arrived, so the append may or may not be stored: the error carries the key it was sent with."""
+    client = CoreApiClient(f"http://127.0.0.1:{free_port()}/api", timeout_seconds=5)
+    try:
+        with pytest.raises(CoreApiUnreachable) as raised:
+            await client.append("i1", USER, {"scope": "user", "content_markdown": "- x"}, idempotency_key="k-1")
+        with pytest.raises(CoreApiUnreachable) as fresh:
+            await client.append("i1", USER, {"scope": "user", "content_markdown": "- x"})
+    finally:
+        await client.aclose()
+    assert idempotency_key_of(raised.value) == "k-1"
+    assert idempotency_key_of(fresh.value) not in (None, "k-1")

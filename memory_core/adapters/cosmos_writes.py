@@ -27,7 +27,7 @@ from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters import cosmos_queries as queries
 from memory_core.adapters.cosmos_calls import Calls, OpenOperation, ProfileCache
 from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, BatchRefused, Operation, Stamps
-from memory_core.domain.errors import Conflict
+from memory_core.domain.errors import Conflict, EntryExists
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
 from memory_core.domain.records import Record
 
@@ -85,7 +85,7 @@ class CosmosWrites:
                         self._profiles.discard(key)  # erased since it was seen: read again, create it
                         continue
                     if refused.status == 409:
-                        raise Conflict(f"a memory entry with id {entry.id} already exists") from refused.error
+                        raise EntryExists(f"a memory entry with id {entry.id} already exists") from refused.error
                     raise refused.error from None
                 if stored is None:
                     stored = docs.profile_from_item(key, results[0]["resourceBody"])

@@ -34,7 +34,7 @@ from memory_core.adapters.sqlite_rows import (
 )
 from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
 from memory_core.domain.budget import entry_window
-from memory_core.domain.errors import Conflict
+from memory_core.domain.errors import Conflict, EntryExists
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState
 from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import Record, RecordKind
@@ -334,7 +334,12 @@ class SqliteMemoryStore(SqliteRecords, SqliteCheckpoints):
                 "INSERT OR IGNORE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 profile_values(profile, uuid.uuid4().hex),
             )
-            db.execute("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", entry_values(entry))
+            # Never over another entry of the same id (an Idempotency-Key's entry): refused, the transaction
+            # rolled back, the profile insert above with it. Only the key's conflict is skipped; others still fail.
+            inserted = db.execute("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                                  " ON CONFLICT (instance_id, upn, id) DO NOTHING", entry_values(entry)).rowcount
+            if inserted != 1:
+                raise EntryExists(f"a memory entry with id {entry.id} already exists")
             # In the entry's transaction: a crash leaves both or neither.
             db.executemany(RECORD_INSERT, rows)
             row = db.execute(

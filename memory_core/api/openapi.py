@@ -18,6 +18,7 @@ from pydantic.json_schema import models_json_schema
 
 from memory_core import __version__
 from memory_core.api.function_table import functions_of, http_methods
+from memory_core.domain.idempotency import IDEMPOTENCY_KEY_HEADER, KEY_PATTERN, MAX_KEY_CHARS
 from memory_core.domain.identity import INSTANCE_ID_PATTERN
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, spec_of
 from memory_core.edge.spec import not_stored
@@ -124,6 +125,8 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str, method: str) -
         required = set(query_schema.get("required", []))
         for name, prop in query_schema.get("properties", {}).items():
             parameters.append({"name": name, "in": "query", "required": name in required, "schema": prop})
+    if spec.idempotency_key:
+        parameters.append(_IDEMPOTENCY_KEY_PARAMETER)
     if spec.content_type == "application/json" and spec.response is not None:
         schema: dict[str, Any] = {"$ref": _REF.format(model=spec.response.__name__)}
         if spec.memory_off is not_stored:  # a write under X-MEMORY-MODE: off stores nothing and says so
@@ -162,6 +165,16 @@ def _operation(route: str, spec: EndpointSpec, operation_id: str, method: str) -
             "content": {"application/json": {"schema": {"$ref": _REF.format(model=body.__name__)}}},
         }
     return operation
+
+
+_IDEMPOTENCY_KEY_PARAMETER: dict[str, Any] = {
+    "name": IDEMPOTENCY_KEY_HEADER, "in": "header", "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS, "pattern": KEY_PATTERN},
+    "description": "A key of the caller's choosing (draft-ietf-httpapi-idempotency-key-header), new for each "
+    "write: a retry with the same key and the same request stores nothing and answers as the first call did "
+    "(the same entry_id); the same key on a different request is refused with 422 idempotency_key_reused. "
+    "Keys are the caller's own and last as long as the entry they made is stored.",
+}
 
 
 def _path_schema(name: str) -> dict[str, Any]:

@@ -83,8 +83,10 @@ def get_memory(call: Call) -> MemoryResponse:
         body=AppendMemoryRequest,
         response=MemoryResponse,
         errors=(400, 401, 403, 413, 415, 422),
-        description="Answers the profile metadata and the section just added.",
+        description="Answers the profile metadata and the section just added. With an Idempotency-Key, a retry "
+        "of the same request stores nothing and answers the same entry_id.",
         memory_off=not_stored,
+        idempotency_key=True,
     )
 )
 def append_memory(call: Call) -> MemoryResponse:
@@ -93,7 +95,7 @@ def append_memory(call: Call) -> MemoryResponse:
                            agent_name=body.agent_name, tags=tuple(body.tags), share=Share(body.share))
     agent = _agent(body.agent_object_id, body.agent_name)
     view = call.runtime.service.append(call.caller, call.instance_id, Scope(body.scope), agent,
-                                       body.content_markdown, options)
+                                       body.content_markdown, options, idempotency_key=call.idempotency_key)
     return MemoryResponse.from_view(view)
 
 
@@ -158,8 +160,10 @@ def export_memory(call: Call) -> func.HttpResponse:
         errors=(400, 401, 403, 413, 415, 422),
         description="mode=replace under MEMORY_DELETION_MODE=operator_approval (the default) erases nothing: "
         "it answers 202 pending_approval with the new document and the id of the deletion request that "
-        "holds the replaced content (hidden now; shown again if an operator rejects). immediate answers 200.",
+        "holds the replaced content (hidden now; shown again if an operator rejects). immediate answers 200. "
+        "Idempotency-Key is taken in append mode only (400 idempotency_key_unsupported with replace).",
         memory_off=not_stored,
+        idempotency_key=True,
     )
 )
 def import_memory(call: Call) -> func.HttpResponse:
@@ -167,6 +171,6 @@ def import_memory(call: Call) -> func.HttpResponse:
     options = WriteOptions(agent_name=body.agent_name, tags=tuple(body.tags), share=Share(body.share))
     view = call.runtime.service.import_markdown(
         call.caller, call.instance_id, Scope(body.scope), _agent(body.agent_object_id, body.agent_name),
-        body.content_markdown, body.mode, options,
+        body.content_markdown, body.mode, options, idempotency_key=call.idempotency_key,
     )
     return json_response(ImportMemoryResponse.from_import(view), 202 if view.pending else 200)

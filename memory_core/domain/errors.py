@@ -65,6 +65,21 @@ class Conflict(MemoryCoreError):
     code = "conflict"
 
 
+class EntryExists(Conflict):
+    """An append of an entry whose id its owner's partition already holds; nothing was written.
+
+    Stores raise it instead of overwriting: an entry id derived from an ``Idempotency-Key``
+    relies on it (``domain.idempotency``)."""
+
+    code = "entry_exists"
+
+
+class IdempotencyKeyReused(MemoryCoreError):
+    """An ``Idempotency-Key`` already used by this caller for a different request; nothing was written (422)."""
+
+    code = "idempotency_key_reused"
+
+
 class PayloadTooLarge(MemoryCoreError):
     """A write larger than the configured limit."""
 

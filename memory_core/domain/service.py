@@ -26,6 +26,7 @@ from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.file_audits import FileAudits
 from memory_core.domain.file_retirements import FileRetirements
 from memory_core.domain.hidden_text_scan import HiddenTextScanPage, scan_page
+from memory_core.domain.idempotency import store_once
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import DEFAULT_MAX_BYTES
 from memory_core.domain.models import (
@@ -115,19 +116,21 @@ class MemoryService(MemoryReads):
         agent: AgentContext | None,
         content_markdown: str,
         options: WriteOptions = WriteOptions(),
+        *,
+        idempotency_key: str | None = None,
     ) -> MemoryView:
         """Store ``content_markdown`` as a new entry under a provenance heading.
 
         Answers the profile's metadata and the section just added (not the whole
         document, so an append costs the same at any memory size).
-        Raises ``InvalidInput`` or ``PayloadTooLarge``.
+        Raises ``InvalidInput`` or ``PayloadTooLarge``. With ``idempotency_key`` a retry of the same request stores
+        nothing and answers the entry the first stored (``domain.idempotency``; ``IdempotencyKeyReused`` for
+        the key used on another request).
         """
         key = self._targets.key(caller, instance_id, self._targets.write_scope(scope, "append"), agent)
         entry = self._new_entries.entry(caller, key, agent, content_markdown, EntryKind.APPEND, options)
-        profile = self._append_audited(
-            AuditAction.APPEND, caller, self._seed_profile(caller, key, agent, options, entry.created_on), entry
-        )
-        team_copies.share(self._store, entry)
+        seed = self._seed_profile(caller, key, agent, options, entry.created_on)
+        profile, entry = self._store_new(AuditAction.APPEND, caller, seed, entry, idempotency_key)
         return written_view(caller, key, profile, entry)
 
     def import_markdown(
@@ -139,6 +142,8 @@ class MemoryService(MemoryReads):
         content_markdown: str,
         mode: ImportMode,
         options: WriteOptions = WriteOptions(),
+        *,
+        idempotency_key: str | None = None,
     ) -> MemoryView:
         """Import markdown: ``append`` adds it under an import heading; ``replace``
         makes it the scope's whole content. Answers the resulting document.
@@ -147,14 +152,17 @@ class MemoryService(MemoryReads):
         hidden and held by a deletion request (the answer's ``pending`` names it),
         and the new content is visible at once. Raises ``InvalidInput``,
         ``PayloadTooLarge`` or ``SecretDetected`` before anything is written.
+        ``idempotency_key`` as for ``append``, in append mode only (``InvalidInput`` with replace).
         """
         key = self._targets.key(caller, instance_id, self._targets.write_scope(scope, "import"), agent)
+        if idempotency_key is not None and mode is not ImportMode.APPEND:
+            # A replace is a custody step (a request, holds, erasures), not one entry a key could name.
+            raise InvalidInput("Idempotency-Key is taken by an import in append mode only",
+                               code="idempotency_key_unsupported")
         if mode is ImportMode.APPEND:
             entry = self._new_entries.entry(caller, key, agent, content_markdown, EntryKind.IMPORT, options)
-            self._append_audited(
-                AuditAction.IMPORT, caller, self._seed_profile(caller, key, agent, options, entry.created_on), entry
-            )
-            team_copies.share(self._store, entry)
+            seed = self._seed_profile(caller, key, agent, options, entry.created_on)
+            self._store_new(AuditAction.IMPORT, caller, seed, entry, idempotency_key)
         elif self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
             return self._replace_pending(caller, key, agent, content_markdown, options)
         else:
@@ -354,6 +362,15 @@ class MemoryService(MemoryReads):
         """Store ``entry`` and its audit event atomically: neither exists without the other."""
         _, event = self.audit.event(action, actor=caller.upn, **entry_fields(entry), detail=detail)
         return self._store.append_with_records(seed, entry, [event])
+
+    def _store_new(self, action: AuditAction, caller: Caller, seed: MemoryProfile, entry: MemoryEntry,
+                   key: str | None) -> tuple[MemoryProfile, MemoryEntry]:
+        """Store a new entry, audited, and offer it to the team; with an idempotency key, once (``store_once``)."""
+        if key is not None:
+            return store_once(self._store, seed, entry, key, lambda e: self._append_audited(action, caller, seed, e))
+        profile = self._append_audited(action, caller, seed, entry)
+        team_copies.share(self._store, entry)
+        return profile, entry
 
     @staticmethod
     def _seed_profile(

@@ -225,7 +225,9 @@ class MemoryStore(Protocol):
         since this process last saw it (a purge's seal): no entry is stored without a profile.
 
         Returns the stored profile (the existing one when it was already there).
-        Concurrent appends never overwrite each other.
+        Concurrent appends never overwrite each other, and an entry never replaces one of the
+        same id in its owner's partition, in any profile: ``EntryExists``, and nothing is written
+        (the entry id an ``Idempotency-Key`` derives relies on it, ``domain.idempotency``).
         """
         ...
 
@@ -235,7 +237,8 @@ class MemoryStore(Protocol):
         Every record must live in the entry's partition ``(instance_id, upn)``. Either
         the entry and every record are stored, or none is: one SQLite transaction, one
         Cosmos DB transactional batch. Creating a missing profile may happen before
-        (a profile without entries reads as empty). ``ValueError`` for a record elsewhere.
+        (a profile without entries reads as empty). ``ValueError`` for a record elsewhere;
+        ``EntryExists`` (no record written) when the partition holds an entry of that id.
         """
         ...
 

@@ -8,9 +8,11 @@ erases the copy, and a clear or replace withdraws the author's copies from befor
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from datetime import datetime
 
+from memory_core.domain.errors import EntryExists
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Share, shared_copy_id
 from memory_core.domain.store import MemoryStore
@@ -21,14 +23,16 @@ def share(store: MemoryStore, entry: MemoryEntry) -> None:
 
     The copy of a replace is kind ``held_replace``: it renders like a replace but cuts off nothing before it.
     The shared partition holds every author's copies, and a replace in it would hide all of theirs from every
-    reader; the author's own earlier copies are withdrawn by the service (``copies_before``) instead."""
+    reader; the author's own earlier copies are withdrawn by the service (``copies_before``) instead.
+    Idempotent: a copy already stored (the id derives from the entry's) is left as it is."""
     if entry.share is not Share.TEAM:
         return
     shared_key = entry.key.shared()
     kind = EntryKind.HELD_REPLACE if entry.kind is EntryKind.REPLACE else entry.kind
     copy = replace(entry, id=shared_copy_id(entry.id), key=shared_key, kind=kind)
     seed = MemoryProfile(shared_key, None, None, None, entry.created_on, entry.created_on)
-    store.append(seed, copy)
+    with contextlib.suppress(EntryExists):  # offered before: a retried write (Idempotency-Key) offers it again
+        store.append(seed, copy)
 
 
 def copies_before(store: MemoryStore, caller: Caller, key: ProfileKey, watermark: datetime) -> list[str]:

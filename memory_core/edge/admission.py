@@ -9,9 +9,9 @@ passes with:
 5. the memory mode (X-MEMORY-MODE) on user routes (400 when malformed);
 6. the body, bounded again as read, decoded strictly (``memory_core.wire.json_text``)
    and validated; the query string, each parameter the route reads given once; the
-   ``{instanceId}`` route parameter (400). A route declared ``query_or_body`` reads the
-   query string on GET and HEAD and the body on its other methods, where a parameter of the
-   query model in the URL is refused (400 ``parameter_in_url``).
+   ``{instanceId}`` route parameter; the ``Idempotency-Key`` header on routes that take one (400). A route
+   declared ``query_or_body`` reads the query string on GET and HEAD and the body on its other methods, where a
+   parameter of the query model in the URL is refused (400 ``parameter_in_url``).
 
 A refusal is raised as the error family's member; ``memory_core.edge.function`` answers it.
 """
@@ -28,6 +28,7 @@ import azure.functions as func
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from memory_core.domain.errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
+from memory_core.domain.idempotency import IDEMPOTENCY_KEY_HEADER, checked_key
 from memory_core.domain.identity import Caller
 from memory_core.domain.modes import MEMORY_MODE_HEADER, memory_is_off
 from memory_core.edge.errors import JSON
@@ -65,6 +66,8 @@ class Call:
     parsed_query: BaseModel | None = None
     instance: str | None = None
     context: Any = None
+    idempotency_key: str | None = None
+    """The validated ``Idempotency-Key`` header on routes that declare it (``EndpointSpec.idempotency_key``)."""
 
     @property
     def caller(self) -> Caller:
@@ -250,6 +253,7 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
     if spec.query_or_body and body is not None and spec.query is not None:
         _no_parameters_in_url(spec.query, req)
     query = _query(spec.query, req) if reads_query and spec.query is not None else None
+    key = req.headers.get(IDEMPOTENCY_KEY_HEADER) if spec.idempotency_key else None
     instance = req.route_params.get("instanceId")
     return Call(
         request=req,
@@ -261,4 +265,5 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
         parsed_query=query,
         instance=_instance_id(instance) if instance is not None else None,
         context=context,
+        idempotency_key=checked_key(key) if key is not None else None,
     )

@@ -17,6 +17,7 @@ from memory_core.domain.errors import (
     Conflict,
     Forbidden,
     HiddenText,
+    IdempotencyKeyReused,
     InvalidInput,
     MemoryCoreError,
     MisdirectedRequest,
@@ -42,6 +43,7 @@ HTTP_STATUS: dict[type[MemoryCoreError], int] = {
     MisdirectedRequest: 421,
     SecretDetected: 422,
     HiddenText: 422,
+    IdempotencyKeyReused: 422,
     Unavailable: 503,
 }
 

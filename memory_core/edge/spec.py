@@ -73,6 +73,8 @@ class EndpointSpec:
     ``headers`` (of the settings, None when they cannot be read) are headers every answer of the route
     carries, its refusals included: the edge adds them (``memory_core.edge.function``), so no answer can
     leave without them (the console's security headers).
+    ``idempotency_key``: the route takes an ``Idempotency-Key`` header (``domain.idempotency``), validated by
+    the edge (400) into ``Call.idempotency_key`` and documented in OpenAPI; other routes ignore the header.
     """
 
     summary: str
@@ -92,6 +94,7 @@ class EndpointSpec:
     memory_off: Callable[[Call], Answer] | None = None
     headers: Callable[[Settings | None], dict[str, str]] | None = None
     query_or_body: bool = False
+    idempotency_key: bool = False
 
     def __post_init__(self) -> None:
         if self.query_or_body and not (

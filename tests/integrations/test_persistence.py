@@ -8,8 +8,10 @@ from collections.abc import Callable
 import pytest
 from agent_framework import SessionContext
 
+from memory_core.domain.idempotency import keyed_entry_id
 from memory_core.domain.tags import agent_tag, session_tag
-from tests.integrations.conftest import AGENT_ID, Harness
+from memory_core.integrations.agent_framework import service_calls
+from tests.integrations.conftest import AGENT_ID, UPN, Harness
 
 SEAT = "Remember that I prefer aisle seats."
 
@@ -119,3 +121,15 @@ def test_secret_in_remember_request_is_reported_not_raised(
     assert write["status"] == "rejected" and write["code"] == "secret_detected"
     assert h.entries("user") == []
     assert "secret_detected" in caplog.text and "Xk9vTq2LmW7rZp4s" not in caplog.text
+
+
+def test_each_write_is_sent_with_a_fresh_idempotency_key(harness: Callable[..., Harness],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The provider sends every write with an Idempotency-Key of its own, so a write that failed after its
+    commit and is sent again with that key is stored once: the stored entry's id is the one the key derives."""
+    sent = iter(["af-key-1", "af-key-2"])
+    monkeypatch.setattr(service_calls, "new_idempotency_key", lambda: next(sent))
+    h = harness(persist="remember")
+    h.run(SEAT)
+    (entry,) = h.entries("user")
+    assert entry["id"] == keyed_entry_id(h.instance_id, UPN, "af-key-1")

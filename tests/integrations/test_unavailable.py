@@ -70,6 +70,7 @@ def test_unreachable_write_is_logged_and_recorded_not_raised(
     (write,) = session.state[provider.source_id]["last_writes"]
     assert answer.text == "Noted."
     assert write["status"] == "failed" and "could not be reached" in write["reason"]
+    assert len(write["idempotency_key"]) == 36  # the key to send it again with (stored at most once)
     assert "unreachable while storing memory" in caplog.text
 
 

@@ -29,8 +29,9 @@ from urllib.parse import quote
 
 import httpx
 
-from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of
+from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of, new_idempotency_key
 from memory_core.domain.errors import MemoryCoreError
+from memory_core.domain.idempotency import IDEMPOTENCY_KEY_HEADER
 from memory_core.domain.modes import OFF_READ_NOTICE
 from memory_core.domain.tags import agent_tag, session_tag
 from memory_core.integrations.agent_framework.blocks import newest_lines, omission_note, search_section
@@ -186,7 +187,8 @@ class ServiceCalls:
         """``POST memory/append`` tagged ``mem_type:*``, the session tag and the agent tag.
 
         Answers ``{"kind", "status": "stored" | "rejected" | "failed", ...}``; ``rejected`` is a
-        refusal for the content (422 ``secret_detected``, 413, 400), which does not stop the run.
+        refusal for the content (422 ``secret_detected``, 413, 400), which does not stop the run; ``failed``
+        names the ``idempotency_key`` the write was sent with (sent again with it, it is stored at most once).
         """
         target = self._target
         body: dict[str, Any] = {
@@ -199,7 +201,10 @@ class ServiceCalls:
         }
         if target.agent_name:
             body["agent_name"] = target.agent_name
-        reply = await self._call("POST", "/append", "write", json_body=body)
+        # A fresh key per write: the provider does not retry, but a write that failed after its commit is then
+        # stored at most once if it is sent again with the key its outcome names.
+        key = new_idempotency_key()
+        reply = await self._call("POST", "/append", "write", json_body=body, headers={IDEMPOTENCY_KEY_HEADER: key})
         if reply.memory_off:
             return {"kind": kind, "status": "not_stored", "memory_mode": "off",
                     "reason": str(reply.body.get("message") or "memory is off: nothing was stored")}
@@ -211,7 +216,7 @@ class ServiceCalls:
             # Refused for its content (422 secret_detected, 413, 400): report, keep the run.
             log.warning("memory-core refused the %s write: %s", kind, reply.reason())
             return {"kind": kind, "status": "rejected", "code": reply.code, "message": reply.message}
-        return {"kind": kind, "status": "failed", "reason": reply.reason()}
+        return {"kind": kind, "status": "failed", "reason": reply.reason(), "idempotency_key": key}
 
     async def _search(self, words: str, *, limit: int | None = None, phase: str = "recall") -> Reply:
         """``POST memory/search`` for ``words``: the user's words go in the body, never in the URL, which httpx
@@ -254,9 +259,10 @@ class ServiceCalls:
         *,
         params: Mapping[str, str] | None = None,
         json_body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Reply:
-        """One request through the CoreAPI client. Never raises for transport or HTTP errors; logs them
-        (no content, no secrets)."""
+        """One request through the CoreAPI client, with ``headers`` beside the run's credentials. Never raises for
+        transport or HTTP errors; logs them (no content, no secrets)."""
         path = CoreApiClient.memory_path(self._instance_id, suffix)
         left = self._deadline - asyncio.get_running_loop().time()
         if left <= 0:
@@ -266,8 +272,8 @@ class ServiceCalls:
                                        "for this turn)")
         try:
             # send bounds the whole call (a trickled body included), to what is left of the hook's time at most.
-            response = await self._http.send(method, path, self._target.headers, params=params, json=json_body,
-                                             timeout=min(self._timeout, left))
+            response = await self._http.send(method, path, {**self._target.headers, **(headers or {})},
+                                             params=params, json=json_body, timeout=min(self._timeout, left))
         except CoreApiUnreachable as error:
             cause = type(error.__cause__).__name__ if error.__cause__ is not None else "no answer"
             log.warning("memory-core unreachable while %s (%s %s): %s", _LOG_PHASES[phase], method, path, cause)

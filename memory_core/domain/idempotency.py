@@ -1,0 +1,107 @@
+"""Writes a client may retry: the ``Idempotency-Key`` of an append (draft-ietf-httpapi-idempotency-key-header).
+
+A write that timed out or answered 503 after its commit leaves its client unsure whether the fact was stored;
+a plain retry would store it twice. With a key, the entry's id is derived from the key (``keyed_entry_id``): the
+same caller's retry makes an entry of the same id, which the store refuses (``EntryExists``, atomically, with its
+audit event), so the key needs no table of its own and survives any crash with the entry it made. The retry is
+then answered from the stored entry when it is the same request (``same_request``), and refused with
+``IdempotencyKeyReused`` (422) when the key was used for another one.
+
+Callers may rely on:
+
+* a key is the caller's own: the id is derived from the instance, the caller's UPN and the key, and lives in the
+  caller's partition, so two people's keys never meet and one cannot learn whether another used a key;
+* a key names one request in all of the caller's memory of the instance, whatever the scope: the same key on
+  another scope, agent, endpoint (append or import) or content is refused, never stored beside the first;
+* the key is remembered as long as its entry is stored: held, cleared or hidden, a retry is answered as the
+  first call was and stores nothing; once the entry is erased (a swept forget or clear, an immediate deletion,
+  a purge) the key is forgotten with it, and a retry stores the fact again, as a first write would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import replace
+
+from memory_core.domain import team_copies
+from memory_core.domain.budget import is_visible
+from memory_core.domain.errors import Conflict, EntryExists, IdempotencyKeyReused, InvalidInput
+from memory_core.domain.models import MemoryEntry, MemoryProfile, Share
+from memory_core.domain.store import MemoryStore
+
+IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
+MAX_KEY_CHARS = 255
+KEY_PATTERN = r"^[\x20-\x7E]{1,255}$"
+"""What a key may be, for the OpenAPI document: 1 to 255 printable ASCII characters."""
+
+# Names what the digest is of, so that no other id this service derives can ever equal a keyed entry's.
+_PURPOSE = b"memory-core entry id of an Idempotency-Key, v1"
+# Two tries: a refusal whose entry was erased before it was read means the key was forgotten with it.
+_ATTEMPTS = 2
+
+
+def checked_key(key: str) -> str:
+    """``key`` when it is 1 to 255 printable ASCII characters (space included), else ``InvalidInput``.
+
+    The key is taken as sent, quotes included: the draft's structured-field form ``"abc"`` and a bare ``abc``
+    are two keys, and a client retrying sends the same bytes either way."""
+    if not 1 <= len(key) <= MAX_KEY_CHARS or not all(" " <= ch <= "~" for ch in key):
+        raise InvalidInput(f"{IDEMPOTENCY_KEY_HEADER} must be 1 to {MAX_KEY_CHARS} printable ASCII characters",
+                           code="invalid_idempotency_key")
+    return key
+
+
+def keyed_entry_id(instance_id: str, upn: str, key: str) -> str:
+    """The id of the entry a write with ``key`` makes in ``upn``'s memory of ``instance_id``: 32 hex digits
+    (an id the API accepts, like a random one), the same for every retry, another for any other caller or key.
+
+    A plain digest: the id is shown only to its owner (and, for a team-shared entry, its copy to teammates),
+    and finding a key from it means inverting SHA-256; the owner's own keys are theirs to know."""
+    digest = hashlib.sha256(_PURPOSE)
+    for part in (instance_id, upn, checked_key(key)):
+        data = part.encode("utf-8")
+        digest.update(len(data).to_bytes(4, "big") + data)  # length-prefixed: no two tuples share a digest input
+    return digest.hexdigest()[:32]
+
+
+def same_request(stored: MemoryEntry, fresh: MemoryEntry) -> bool:
+    """Whether ``fresh`` (a retry's entry, not stored) is the request that stored ``stored``: the same scope and
+    agent, endpoint (kind), content and everything stored beside it. Its time is not compared (a retry is later)."""
+    return (stored.key == fresh.key and stored.kind is fresh.kind and stored.content_sha256 == fresh.content_sha256
+            and stored.content_markdown == fresh.content_markdown and stored.reason == fresh.reason
+            and stored.session_id == fresh.session_id and stored.operation_id == fresh.operation_id
+            and stored.agent_name == fresh.agent_name and stored.tags == fresh.tags and stored.share is fresh.share)
+
+
+def store_once(store: MemoryStore, seed: MemoryProfile, entry: MemoryEntry, key: str,
+               write: Callable[[MemoryEntry], MemoryProfile]) -> tuple[MemoryProfile, MemoryEntry]:
+    """Store ``entry`` under the id ``key`` derives in its owner's memory, with ``write``, and offer it to the team;
+    or answer (the profile now, the entry) as stored by the same request before, writing nothing.
+
+    ``write`` stores the entry and its audit event atomically and raises ``EntryExists`` when its id is taken; a
+    replay writes nothing, so no second audit event. It offers the stored entry to the team again only while the
+    entry shows: its copy is what a crash after the first commit may have left unmade, and a held or cleared
+    entry's copy was withdrawn on purpose. Raises ``IdempotencyKeyReused`` when the key's entry is another
+    request's (``same_request``); ``Conflict`` if that entry keeps vanishing between the refusal and the read."""
+    keyed = replace(entry, id=keyed_entry_id(entry.key.instance_id, entry.key.upn, key))
+    for _ in range(_ATTEMPTS):
+        try:
+            profile = write(keyed)
+        except EntryExists:
+            stored = store.get_entry(keyed.key.instance_id, keyed.key.upn, keyed.id)
+        else:
+            team_copies.share(store, keyed)
+            return profile, keyed
+        if stored is None:
+            continue  # erased since the refusal: the key went with its entry (see the module's last promise)
+        if not same_request(stored, keyed):
+            raise IdempotencyKeyReused(
+                f"this {IDEMPOTENCY_KEY_HEADER} was already used for a different request (another content, scope, "
+                "agent, endpoint or field beside the content); nothing was stored. Send a new key for a new write."
+            )
+        if stored.share is Share.TEAM and is_visible(store, stored):  # a private entry has no copy to check
+            team_copies.share(store, stored)
+        (head,) = store.load_heads([stored.key])
+        return head.profile or seed, stored
+    raise Conflict(f"the entry of this {IDEMPOTENCY_KEY_HEADER} was erased while the write was retried; retry")
