@@ -2,7 +2,8 @@
 
 Routes (function_app.py):
 
-- ``GET /api/console``: the page (``index.html``), never cached;
+- ``GET /api/console``: the page (``index.html``), never stored (``no-store``: a page kept in the back/forward
+  cache showed a person's memory again after they signed out);
 - ``GET /api/console/config.json``: the sign-in mode and the public values sign-in needs;
 - ``GET /api/console/v/{version}/{file}``: the assets. The version is a hash of every asset,
   so an asset under the current version is immutable and cached for a year; an asset asked
@@ -190,7 +191,8 @@ def _page(req: func.HttpRequest, settings: Settings) -> func.HttpResponse:
     b = bundle()
     base = html.escape(_base_path(req), quote=True)
     text = b.files[_PAGE].decode("utf-8").replace("{{assets}}", f"{base}/v/{b.version}").replace("{{base}}", base)
-    return _answer(text.encode("utf-8"), _TYPES[".html"], _NO_CACHE, settings)
+    # no-store, not no-cache: a stored page may be shown again from the back/forward cache after a sign-out.
+    return _answer(text.encode("utf-8"), _TYPES[".html"], _NO_STORE, settings)
 
 
 _CONSOLE = "console"

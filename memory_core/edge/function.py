@@ -8,7 +8,9 @@ a rule. What a route declares is ``memory_core.edge.spec``.
 
 HEAD runs the GET handler (the host drops the body). OPTIONS answers the
 methods a route serves, where the route declares them. Every answer, a refusal
-included, carries the headers the route declares (``EndpointSpec.headers``).
+included, carries the headers the route declares (``EndpointSpec.headers``). An answer of a route
+that takes a credential is ``Cache-Control: no-store`` unless it says otherwise: it holds a person's
+memory or an operator's view, which no browser or proxy may keep.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from memory_core import composition
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.admission import Answer, Call, admit
 from memory_core.edge.errors import JSON, response_for_error
-from memory_core.edge.spec import SMALL_BODY_BYTES, EndpointSpec
+from memory_core.edge.spec import SMALL_BODY_BYTES, Access, EndpointSpec
 
 SyncHandler = Callable[[Call], Answer]
 AsyncHandler = Callable[[Call], Awaitable[Answer]]
@@ -55,10 +57,13 @@ def _route_headers(spec: EndpointSpec) -> dict[str, str]:
 
 
 def _with_headers(spec: EndpointSpec, response: func.HttpResponse) -> func.HttpResponse:
-    """``response`` with the route's own headers (``EndpointSpec.headers``) where it does not set them itself."""
+    """``response`` with the route's own headers (``EndpointSpec.headers``) where it does not set them itself, and
+    ``no-store`` when a route that takes a credential sets no caching of its own."""
     for name, value in _route_headers(spec).items():
         if name not in response.headers:
             response.headers[name] = value
+    if spec.access is not Access.PUBLIC and "Cache-Control" not in response.headers:
+        response.headers["Cache-Control"] = "no-store"
     return response
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -99,3 +100,64 @@ def test_an_operator_approves_with_the_keyboard_alone(browser: WebDriver, consol
     status_says(browser, "Approved")
     approved = operator_api.get("/operator/deletions", params={"status": "approved"}).json()["requests"]
     assert [r["id"] for r in approved] == [request_id]
+
+
+def _focus_settles_on(driver: WebDriver, css: str, text: str = "") -> None:
+    """Focus lands on ``css`` (inside an element showing ``text``) once the redraw is done: never on <body>."""
+    script = ("const a = document.activeElement; return Boolean(a && a.matches(arguments[0])"
+              " && (!arguments[1] || (a.closest('li, tr') || a).textContent.includes(arguments[1])))")
+    try:
+        wait_for(driver, lambda d: d.execute_script(script, css, text), timeout=5)
+    except TimeoutException as error:
+        shown = driver.execute_script("const a = document.activeElement; return a === document.body ? 'BODY'"
+                                      " : a.tagName + '#' + a.id + '.' + a.className")
+        raise AssertionError(f"focus is on {shown}, not on {css} {text!r}") from error
+    _assert_focus_visible(driver)
+
+
+def test_focus_stays_by_the_work_after_a_forget_an_add_and_an_operators_decisions(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+) -> None:
+    """A confirmed forget, an add and an operator's approve or reject redraw the view, and the button that had focus
+    is gone: focus went to <body>, the top of the page. It now goes to the next entry's Forget (or the next
+    request's Approve), to the note field after an add, and to the list's heading when no row is left."""
+    for fact in ("fact 0", "fact 1", "fact 2"):
+        local_api.post("/memory/append", json={"scope": "user", "content_markdown": fact}).raise_for_status()
+    open_console(browser, console_server, instance, operator_key=OPERATOR_KEY)
+    forget = browser.find_elements(By.CSS_SELECTOR, "#entries li.entry")[1]  # newest first: fact 1
+    assert "fact 1" in forget.text
+    browser.execute_script("arguments[0].focus()", forget.find_element(By.CSS_SELECTOR, "button.danger"))
+    _keys(browser, Keys.ENTER)
+    find(browser, "dialog#confirm[open]")
+    _keys(browser, Keys.TAB, Keys.ENTER)
+    status_says(browser, "waiting for an operator's approval")
+    _focus_settles_on(browser, "#entries button.danger", "fact 0")  # the entry after the forgotten one
+
+    browser.execute_script("arguments[0].focus()", find(browser, "#add-text"))
+    _keys(browser, "a note")
+    browser.execute_script("arguments[0].focus()", browser.find_element(By.CSS_SELECTOR, "#add-form button"))
+    _keys(browser, Keys.ENTER)
+    status_says(browser, "Added.")
+    _focus_settles_on(browser, "#add-text")
+
+    entry_id = next(e["id"] for e in local_api.get("/memory/entries", params={"scope": "user"}).json()["entries"]
+                    if e["content_markdown"] == "fact 2")
+    local_api.delete(f"/memory/entries/{entry_id}").raise_for_status()  # a second pending request
+    browser.find_element(By.ID, "tab-operator").click()
+    rows = wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#deletions tbody tr")) == 2
+                    and d.find_elements(By.CSS_SELECTOR, "#deletions tbody tr"))
+    wait_idle(browser)
+    browser.execute_script("arguments[0].focus()", rows[0].find_element(By.CSS_SELECTOR, "button.primary"))
+    _keys(browser, Keys.ENTER)
+    find(browser, "dialog#confirm[open]")
+    _keys(browser, Keys.TAB, Keys.ENTER)
+    status_says(browser, "Approved")
+    _focus_settles_on(browser, "#deletions button.primary")  # the request left to decide
+
+    _keys(browser, Keys.TAB)  # from Approve to Reject
+    assert _focused_matches(browser, "#deletions button.danger")
+    _keys(browser, Keys.ENTER)
+    find(browser, "dialog#confirm[open]")
+    _keys(browser, "not this one", Keys.TAB, Keys.TAB, Keys.ENTER)
+    status_says(browser, "Rejected")
+    _focus_settles_on(browser, "#deletions-title")  # no request left: the list's heading

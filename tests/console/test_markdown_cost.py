@@ -20,7 +20,7 @@ MARKDOWN = Path(__file__).resolve().parents[2] / "memory_core" / "console" / "as
 
 _DRIVER = """
 class Node { constructor(tag, text) { this.tag = tag; this.text = text; this.children = []; this.attrs = {};
-  this.dataset = {}; }
+  this.dataset = {}; } get childNodes() { return this.children; }
   append(...c) { this.children.push(...c); } setAttribute(k, v) { this.attrs[k] = v; } addEventListener() {} }
 globalThis.Node = Node;
 globalThis.document = { createElement: (t) => new Node(t), createTextNode: (s) => new Node("#text", s) };
@@ -55,6 +55,8 @@ WORST = {
     "a heading's trailing spaces": "# a" + " " * SIZE + "#x",
     "backticks": "``" + _repeated("`a"),
     "strong, never closed": _repeated("**a"),
+    "quotes nested to the limit": _repeated(">") + " a",  # once a stack overflow (test_markdown_nesting.py)
+    "quotes nested on every line": "\n".join(">" * n for n in range(1, 360)),
 }
 
 

@@ -25,11 +25,12 @@ def _asset_urls(page: str) -> list[str]:
     return re.findall(r'(?:src|href)="(/api/console/v/[^"]+)"', page)
 
 
-def test_the_page_is_html_never_cached_with_a_strict_policy(console_server: RunningServer) -> None:
+def test_the_page_is_html_never_stored_with_a_strict_policy(console_server: RunningServer) -> None:
     response = httpx.get(f"{console_server.api}/console")
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/html; charset=utf-8"
-    assert response.headers["cache-control"] == "no-cache"
+    # no-store, not no-cache: a page kept for Back showed the memory after a sign-out (test_signin.py)
+    assert response.headers["cache-control"] == "no-store"
     policy = response.headers["content-security-policy"]
     directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
     assert directives["default-src"] == "'none'"
@@ -165,3 +166,26 @@ def test_no_console_module_parses_html_or_evaluates_strings() -> None:
         source = script.read_text()
         for forbidden in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
             assert forbidden not in source, f"{script.name} uses {forbidden}"
+
+
+def test_api_answers_the_console_shows_are_never_stored(console_server: RunningServer, local_api: httpx.Client,
+                                                        operator_api: httpx.Client) -> None:
+    """A person's memory, their trail and an operator's lists are no-store: no browser or proxy keeps them, so Back
+    or a shared machine's cache cannot show them after a sign-out. Refusals too; public documents say nothing."""
+    local_api.post("/memory/append", json={"scope": "user", "content_markdown": "a private fact"}).raise_for_status()
+    answers = {
+        "entries": local_api.get("/memory/entries", params={"scope": "user"}),
+        "agents": local_api.get("/memory/agents"),
+        "search": local_api.get("/memory/search", params={"scope": "user", "q": "private"}),
+        "export": local_api.get("/memory/export", params={"scope": "user"}),
+        "audit": local_api.get("/memory/audit"),
+        "deletions": local_api.get("/memory/deletions", params={"status": "pending"}),
+        "append": local_api.post("/memory/append", json={"scope": "user", "content_markdown": "another"}),
+        "operator deletions": operator_api.get("/operator/deletions"),
+        "a refusal": local_api.get("/operator/deletions"),
+        "not found": local_api.delete("/memory/entries/no-such-entry"),
+    }
+    assert {name: (r.status_code, r.headers.get("cache-control")) for name, r in answers.items()
+            if r.headers.get("cache-control") != "no-store"} == {}
+    assert answers["a refusal"].status_code in (401, 403)
+    assert "cache-control" not in httpx.get(f"{console_server.api}/openapi.json").headers

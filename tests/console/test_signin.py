@@ -188,3 +188,46 @@ def test_a_key_sign_in_with_a_name_outside_latin_1_reaches_the_api_spelled_right
         with httpx.Client(base_url=f"{server.api}/instances/names",
                           headers={"X-API-KEY": USER_KEY, "X-USER-IDENTITY": escaped}, timeout=10) as api:
             assert api.get("/memory", params={"scope": "user"}).json()["name"] == name
+
+
+def test_easyauth_sign_out_reaches_app_services_logout(browser: WebDriver, easyauth_server: RunningServer,
+                                                       as_principal: None) -> None:
+    """"Sign out" goes to /.auth/logout, where App Service ends its session. The page reloaded itself right after
+    starting that navigation, which aborted it: the logout was never asked for and the page came back signed in.
+    (``serve`` has no /.auth/logout and answers 404 there; App Service answers it.)"""
+    _as(browser, client_principal("hana@contoso.com", name="Hana"))
+    browser.get(f"{easyauth_server.api}/console")
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(f"{easyauth_server.api}/console")
+    find(browser, "#scope-title")
+    wait_idle(browser)
+    browser.find_element(By.ID, "sign-out").click()
+    wait_for(browser, lambda d: urlsplit(d.current_url).path == "/.auth/logout", timeout=5)
+    assert not browser.find_elements(By.ID, "scope-title")
+
+
+def test_back_after_signing_out_shows_no_memory(tmp_path: Path, browser: WebDriver) -> None:
+    """Back after "Sign out" showed the signed-in page, memory included, from the back/forward cache (the page was
+    no-cache, not no-store, and nothing re-checked the sign-in when it was shown again). Bounded: explicit waits."""
+    from tests.support.local_server import USER_KEY
+
+    with running_server(tmp_path, {"MEMORY_AUTH_MODE": "key"}) as server:
+        with httpx.Client(base_url=f"{server.api}/instances/back", timeout=10,
+                          headers={"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"upn": "ivo@contoso.com"}'}) as api:
+            api.post("/memory/append", json={"scope": "user", "content_markdown": "my diagnosis is XYZZY"})
+        browser.get(f"{server.api}/console")
+        browser.execute_script(
+            "sessionStorage.clear(); sessionStorage.setItem('memory-core.console.instance', 'back');"
+            "sessionStorage.setItem('memory-core.console.key', JSON.stringify({key: arguments[0], upn: arguments[1]}))",
+            USER_KEY, "ivo@contoso.com")
+        browser.get(f"{server.api}/console")
+        text_appears(browser, "#entries", "XYZZY")
+        browser.get(f"{server.api}/console/")  # a second page in the tab's history, signed in too
+        text_appears(browser, "#entries", "XYZZY")
+        wait_idle(browser)
+        browser.find_element(By.ID, "sign-out").click()
+        find(browser, "#key-form")
+        browser.back()
+        wait_for(browser, lambda d: d.execute_script("return document.readyState") == "complete")
+        find(browser, "#key-form")  # signed out: the form, loaded afresh
+        assert "XYZZY" not in browser.find_element(By.TAG_NAME, "body").text

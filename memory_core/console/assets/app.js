@@ -7,7 +7,7 @@ import { h, replace, field } from "./dom.js";
 import { forgetScans } from "./hidden_text_scan.js";
 import { OperatorView } from "./operator.js";
 import { PersonView } from "./person.js";
-import { announce } from "./ui.js";
+import { announce, settleFocus } from "./ui.js";
 
 const INSTANCE_STORE = "memory-core.console.instance";
 const consoleBase = document.body.dataset.consoleBase;
@@ -104,8 +104,9 @@ function showConsole(main, session, config, api) {
     session.mode === "local" ? null
       : h("button", { type: "button", id: "sign-out", onclick: async () => {
         forgetScans();
-        await session.signOut();
-        location.reload();
+        // Sign-out by App Service or Entra navigates away: a reload now would abort that navigation, and the
+        // page would come back signed in. Only a sign-out that stays here (a key) reloads, to show the form.
+        if (!(await session.signOut())) location.reload();
       } }, "Sign out"));
 
   const person = new PersonView(api, config);
@@ -149,6 +150,7 @@ function showConsole(main, session, config, api) {
       const view = await tab.view();
       if (turn !== renders) return;
       replace(main, view);
+      settleFocus();
       // Marked on the frame after the view is in the DOM: what the first-paint test measures.
       requestAnimationFrame(() => performance.mark("console:view-shown"));
     } catch (error) {
@@ -161,6 +163,7 @@ function showConsole(main, session, config, api) {
         : error.message || String(error)),
       again ? h("p", {}, h("button", { type: "button", class: "primary", id: "sign-in-again",
         onclick: () => startSignIn(session) }, "Sign in again")) : null);
+      settleFocus();
     }
   }
   person.onChange = () => selectTab(current);
@@ -171,5 +174,11 @@ function showConsole(main, session, config, api) {
   };
   selectTab(tabs[0]);
 }
+
+// A page shown again from the back/forward cache is the page as it was, memory included, even after a sign-out
+// (the page is no-store, yet a browser may still keep it): it is loaded afresh, so the sign-in is checked again.
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) location.reload();
+});
 
 boot();

@@ -96,14 +96,23 @@ export class Session {
     else if (this.mode === "easyauth") location.assign(this.easyAuthLogin);
   }
 
+  /**
+   * Forgets the tab's credentials and ends the sign-in. True when that navigates away (App Service's logout, or
+   * Entra's by redirect): the caller must then leave the page alone, since a reload would abort the navigation.
+   */
   async signOut() {
     sessionStorage.removeItem(KEY_STORE);
     sessionStorage.removeItem(OPERATOR_STORE);
     if (this.mode === "entra" && this.account) {
+      // MSAL starts the navigation and resolves after a timeout, while the logout page may still be loading.
       await this.msal.logoutRedirect({ account: this.account });
-    } else if (this.mode === "easyauth") {
-      location.assign("/.auth/logout");
+      return true;
     }
+    if (this.mode === "easyauth") {
+      location.assign("/.auth/logout");
+      return true;
+    }
+    return false;
   }
 
   /** Headers naming the person. */

@@ -3,6 +3,9 @@
 // block quotes, fenced and inline code, emphasis, strong, and links whose URL is
 // http(s) or mailto (anything else, javascript: included, is shown as plain text).
 // Images are never loaded: they render as their alt text and address.
+// Nesting is capped: block quotes nest at most MAX_NESTING deep and deeper markers are flattened into the
+// innermost quote, so an entry of thousands of ">" cannot exhaust the stack (lists do not nest at all, and
+// inline emphasis nests at most a few levels, each level excluding its own marker).
 
 import { h } from "./dom.js";
 
@@ -15,7 +18,25 @@ export function safeHref(url) {
   return SAFE_URL.test(trimmed) ? trimmed : null;
 }
 
-export function renderMarkdown(text) {
+/** Block quotes nest at most this deep; markers past it are flattened into the innermost quote as text. */
+export const MAX_NESTING = 8;
+
+/**
+ * An entry's content rendered from markdown, or, should the renderer fail on it, shown as plain text with a
+ * note: one entry must never take the whole view down (``render`` is the renderer, replaceable in tests).
+ */
+export function renderEntryContent(text, render = renderMarkdown) {
+  try {
+    return render(text);
+  } catch (error) {
+    return h("div", { class: "markdown markdown-fallback" },
+      h("p", { class: "muted" }, "This entry could not be formatted; its text is shown as written."),
+      h("pre", {}, String(text ?? "")));
+  }
+}
+
+/** ``text`` as DOM nodes (never markup); ``depth`` is how many quotes it is already inside. */
+export function renderMarkdown(text, depth = 0) {
   const root = h("div", { class: "markdown" });
   const lines = String(text || "").replace(/\r\n?/g, "\n").split("\n");
   let i = 0;
@@ -42,8 +63,11 @@ export function renderMarkdown(text) {
     }
     if (/^\s*>/.test(line)) {
       const body = [];
-      while (i < lines.length && /^\s*>/.test(lines[i])) { body.push(lines[i].replace(/^\s*>\s?/, "")); i += 1; }
-      root.append(h("blockquote", {}, renderMarkdown(body.join("\n")).childNodes));
+      // At the deepest level every further marker is taken off, so the quote inside holds no quote.
+      const marker = depth + 1 >= MAX_NESTING ? /^(?:\s*>)+\s?/ : /^\s*>\s?/;
+      while (i < lines.length && /^\s*>/.test(lines[i])) { body.push(lines[i].replace(marker, "")); i += 1; }
+      // Spread: a NodeList is no array, and h() would have shown it as "[object NodeList]".
+      root.append(h("blockquote", {}, [...renderMarkdown(body.join("\n"), depth + 1).childNodes]));
       continue;
     }
     const bullet = /^\s*([-*+]|\d+[.)])\s+/;

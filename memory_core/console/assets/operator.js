@@ -5,8 +5,8 @@
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
 import { h, replace, field, formatTime } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
-import { auditTable } from "./person.js";
-import { announce, busy, confirmAction, cutShortNote } from "./ui.js";
+import { auditTable } from "./records.js";
+import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw } from "./ui.js";
 
 // Where an operator reads the rest of a listing the console cut short.
 const WHERE_THE_REST_IS = "The REST route gives the rest, a page at a time (its continuation).";
@@ -79,7 +79,7 @@ export class OperatorView {
       h("tbody", {}, requests.map((r) => this.requestRow(r))))
       : h("p", { class: "empty", id: "no-deletions" }, `No ${this.status === "all" ? "" : `${this.status} `}deletion requests.`);
     return h("section", { "aria-labelledby": "deletions-title" },
-      h("h2", { id: "deletions-title" }, "Deletion requests"), statusField, table,
+      h("h2", { id: "deletions-title", tabindex: "-1" }, "Deletion requests"), statusField, table,
       cutShortNote(page, requests, "requests", WHERE_THE_REST_IS));
   }
 
@@ -116,6 +116,11 @@ export class OperatorView {
 
   /** Send the decision; the list is read again after it, and also when another tab or operator decided first. */
   async decide(r, decision, body, button, done) {
+    // The list is drawn again without this row: focus goes to the next row's decision (else the one before), then
+    // the heading, not to the top of the page.
+    const row = button.closest("tr");
+    focusAfterRedraw(...[row?.nextElementSibling, row?.previousElementSibling].filter(Boolean)
+      .map((tr) => `tr[data-request-id="${CSS.escape(tr.dataset.requestId)}"] button.primary`), "#deletions-title");
     await busy(button, async () => {
       try {
         const path = `/operator/deletions/${encodeURIComponent(r.id)}/${decision}`;

@@ -1,16 +1,11 @@
 // The person's view: their own memory only (the API decides whose memory from the sign-in).
 
+import { ApiError } from "./api.js";
 import { h, replace, field, formatCount, formatTime, uid } from "./dom.js";
 import { hiddenRuns } from "./hidden_text.js";
-import { renderMarkdown } from "./markdown.js";
-import { announce, busy, confirmAction, cutShortNote } from "./ui.js";
-
-const ACTION_LABELS = {
-  append: "Added", import: "Imported", clear: "Cleared", forget: "Forgot",
-  clear_requested: "Asked to clear", replace_requested: "Replaced by an import", forget_requested: "Asked to forget", purge_requested: "Erasure of everything requested",
-  deletion_approved: "Deletion approved", deletion_rejected: "Deletion rejected", deletion_executed: "Deletion carried out",
-  write_rejected: "Write refused", memory_file: "Memory file changed", agent_settings: "Settings changed",
-};
+import { renderEntryContent } from "./markdown.js";
+import { agentLabel, auditTable, idsShownWhole, newestFirst, oldestFirst, pendingPanel } from "./records.js";
+import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw } from "./ui.js";
 
 /**
  * Entries rendered at once, newest first; a button shows as many more each time. Rendering and tearing
@@ -57,12 +52,24 @@ export class PersonView {
   // -- the memory tab ---------------------------------------------------------------------------
 
   async showMemory() {
-    // The reads go out together; the entries are read for the scope shown last time.
+    // The reads go out together; the entries are read for the scope shown last time. A scope that cannot be read
+    // (an agent whose memory is off answers 403) shows its error in its own place, with the rest of the view.
+    let scopeError = null;
     const [agentsPage, waiting, entriesPage] = await Promise.all([
-      this.api.list("/memory/agents", { limit: AGENTS_PER_PAGE }, "agents"),
+      this.api.list("/memory/agents", { limit: AGENTS_PER_PAGE }, "agents").catch((error) => {
+        this.choose({ kind: "user" });  // "My memory" then starts again from "About me"
+        throw error;
+      }),
       this.waitingRequests(),
-      this.api.list("/memory/entries", this.scopeQuery, "entries"),
+      this.api.list("/memory/entries", this.scopeQuery, "entries").catch((error) => {
+        scopeError = error;
+        return { entries: [] };
+      }),
     ]);
+    // An expired sign-in is the page's to report, with its way to sign in again; so is a failing "About me".
+    if (scopeError && (this.scope.kind === "user" || (scopeError instanceof ApiError && scopeError.status === 401))) {
+      throw scopeError;
+    }
     const agents = newestFirst(agentsPage.agents || []);
     this.upn = agentsPage.upn || null;
     if (this.upn) this.onIdentity(this.upn);  // who the API says the caller is
@@ -73,18 +80,20 @@ export class PersonView {
       return this.showMemory();
     }
     const root = h("div", { class: "layout" });
+    const whole = idsShownWhole(agents);
     const nav = h("nav", { "aria-label": "Whose memory" },
       h("h2", {}, "Memory"),
       h("ul", { class: "scopes" },
         this.scopeButton({ kind: "user" }, "About me (all agents)", null),
         agents.map((a) => this.scopeButton({ kind: "agent", id: a.agent_object_id, name: a.agent_name },
-          a.agent_name || a.agent_object_id, a.entry_count))),
+          agentLabel(a.agent_name, a.agent_object_id, whole.has(a.agent_object_id)), a.entry_count))),
       agents.length ? null : h("p", { class: "muted" }, "No agent keeps its own memory about you yet."),
       cutShortNote(agentsPage, agents, "agents", "The others may have been updated more recently."),
       h("details", { class: "panel" }, h("summary", {}, "What is \u201cmemory off\u201d?"), h("p", {}, MEMORY_OFF_TEXT)));
     const section = h("section", { "aria-labelledby": "scope-title" });
     root.append(nav, section);
-    this.renderScope(section, waiting, entriesPage);
+    if (scopeError) this.renderScopeError(section, scopeError);
+    else this.renderScope(section, waiting, entriesPage);
     return root;
   }
 
@@ -130,8 +139,24 @@ export class PersonView {
     return this.scope.kind === "user" ? "your user memory" : `the memory of ${this.scope.name || this.scope.id}`;
   }
 
+  /** The agent's scope could not be read: its error where its entries would be, and the way back to "About me". */
+  renderScopeError(section, error) {
+    const back = () => {
+      focusAfterRedraw("nav button[data-scope=user]");
+      this.choose({ kind: "user" });
+      this.onChange();
+    };
+    replace(section,
+      h("h2", { id: "scope-title" }, "Agent: ", agentLabel(this.scope.name, this.scope.id)),
+      h("p", { class: "error", role: "alert", id: "scope-error" },
+        `This agent's memory could not be read: ${error.message || String(error)}`),
+      h("div", { class: "actions" },
+        h("button", { type: "button", id: "back-to-user", onclick: back }, "Back to About me")));
+    focusAfterRedraw("#back-to-user");
+  }
+
   renderScope(section, pending, entriesPage) {
-    const title = this.scope.kind === "user" ? "About me" : `Agent: ${this.scope.name || this.scope.id}`;
+    const title = this.scope.kind === "user" ? "About me" : ["Agent: ", agentLabel(this.scope.name, this.scope.id)];
     const entries = (entriesPage.entries || []).slice().reverse();
     const results = h("div", { id: "search-results", "aria-live": "polite" });
     replace(section,
@@ -145,7 +170,7 @@ export class PersonView {
       entriesPage.notice ? h("p", { class: "notice" }, entriesPage.notice) : null,
       this.searchForm(entries, results),
       results,
-      h("h3", {}, `Entries (${formatCount(entries.length)})`),
+      h("h3", { id: "entries-title", tabindex: "-1" }, `Entries (${formatCount(entries.length)})`),
       cutShortNote(entriesPage, entries, "entries, the oldest,", "Export your memory to get all of it."),
       entries.length ? this.entryList(entries)
         : h("div", { class: "empty", id: "empty-state" },
@@ -200,7 +225,7 @@ export class PersonView {
           : h("span", { class: "author" }, `Shared (${entry.share || "team"}) by `, author || "a former author"),
         (entry.tags || []).length ? h("span", {}, h("span", { class: "visually-hidden" }, "Tags: "),
           entry.tags.map((t) => h("span", { class: "tag" }, t))) : null),
-      renderMarkdown(entry.content_markdown),
+      renderEntryContent(entry.content_markdown),
       hiddenNotice(entry),
       mine ? h("div", { class: "actions" }, h("button", {
         type: "button", class: "danger", "aria-label": `Forget the entry from ${formatTime(entry.created_on)}`,
@@ -217,8 +242,13 @@ export class PersonView {
       ok: "Forget",
     });
     if (!ok) return;
+    // After the redraw, focus goes to the entry that came after this one (else before it), then the list's heading.
+    const item = button.closest("li.entry");
+    const near = [item?.nextElementSibling, item?.previousElementSibling].filter(Boolean)
+      .map((li) => `li.entry[data-entry-id="${CSS.escape(li.dataset.entryId)}"] button.danger`);
     await busy(button, async () => {
       const { status, data } = await this.api.send("DELETE", `/memory/entries/${encodeURIComponent(entry.id)}`);
+      focusAfterRedraw(...near, "#entries-title");
       announce(status === 202 ? "Forgetting requested: hidden now, waiting for an operator's approval." : "Forgotten.");
       if (data?.status === "not_stored") announce(data.message);
       this.onChange();
@@ -271,6 +301,7 @@ export class PersonView {
         const { data } = await this.api.send("POST", "/memory/append",
           { ...this.scopeBody, content_markdown: text.value, tags: tagList, reason: "added in the memory console" });
         announce(data?.status === "not_stored" ? data.message : "Added.");
+        focusAfterRedraw("#add-text");
         this.onChange();
       });
     });
@@ -333,6 +364,7 @@ export class PersonView {
       const { status, data } = await this.api.send("POST", "/memory/import", { ...this.scopeBody, content_markdown: content, mode });
       announce(status === 202 ? "Import done; the replaced memory is hidden, waiting for an operator's approval."
         : data?.status === "not_stored" ? data.message : `Imported ${file.name}.`);
+      focusAfterRedraw("#entries-title");
       this.onChange();
     });
   }
@@ -346,6 +378,7 @@ export class PersonView {
     await busy(button, async () => {
       const { status } = await this.api.send("POST", "/memory/clear", { ...this.scopeBody, confirm: true });
       announce(status === 202 ? "Clearing requested: hidden now, waiting for an operator's approval." : "Cleared.");
+      focusAfterRedraw("#entries-title");
       this.onChange();
     });
   }
@@ -360,47 +393,4 @@ export class PersonView {
       auditTable(page.events || [], "own-audit"),
       cutShortNote(page, page.events, "changes, the newest,", "Older ones are not shown here."));
   }
-}
-
-/** Deletion requests by the time they were made (``requested_on``, one ISO 8601 form), oldest first. */
-/**
- * Agents the most recently updated first (as the list showed before the API paged it), those never updated
- * last, then by id. Times are compared as instants: the API writes fractions of a second only when there are.
- */
-export function newestFirst(agents) {
-  const time = (a) => (a.updated_on ? Date.parse(a.updated_on) : -Infinity);
-  const id = (a) => a.agent_object_id;
-  return agents.slice().sort((a, b) => time(b) - time(a) || (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
-}
-
-export function oldestFirst(requests) {
-  const time = (r) => r.requested_on;
-  return requests.slice().sort((a, b) => (time(a) < time(b) ? -1 : time(a) > time(b) ? 1 : 0));
-}
-
-function pendingPanel(pending) {
-  return h("div", { class: "notice", id: "pending", role: "note" },
-    h("strong", {}, `${pending.length} deletion${pending.length === 1 ? "" : "s"} waiting for an operator`),
-    h("p", {}, "What you asked to forget is already hidden from you and from every agent. An operator approves the erasure, "
-      + "or rejects it and the memory shows again."),
-    h("ul", {}, pending.map((p) => h("li", {}, `${ACTION_LABELS[`${p.kind}_requested`] || p.kind} `,
-      p.scope ? `(${p.scope}${p.agent_object_id ? `: ${p.agent_object_id}` : ""}) ` : "",
-      `on ${formatTime(p.requested_on)}: `,
-      p.status === "approved" ? "approved, erasure under way" : "pending approval"))));
-}
-
-/** Audit events as the audit routes answer them with ``order=newest_first``: the newest first. */
-export function auditTable(events, id) {
-  if (!events.length) return h("p", { class: "empty", id }, "No changes recorded yet.");
-  const rows = events.map((e) => h("tr", {},
-    h("td", {}, h("time", { datetime: e.time }, formatTime(e.time))),
-    h("td", {}, ACTION_LABELS[e.action] || e.action),
-    h("td", {}, e.actor),
-    h("td", {}, e.scope || ""),
-    h("td", {}, e.agent_object_id || ""),
-    h("td", {}, e.detail || (e.byte_count != null ? `${e.byte_count} bytes` : ""))));
-  return h("table", { id },
-    h("caption", { class: "visually-hidden" }, "Audit events"),
-    h("thead", {}, h("tr", {}, ["Time", "What", "Who", "Scope", "Agent", "Detail"].map((c) => h("th", { scope: "col" }, c)))),
-    h("tbody", {}, rows));
 }

@@ -13,6 +13,31 @@ export function announce(message, { error = false } = {}) {
   if (!error) statusTimer = setTimeout(() => { status.textContent = ""; }, 6000);
 }
 
+let focusWanted = null;
+
+/**
+ * Where focus goes once the view is next redrawn (``settleFocus``): the first of ``selectors`` found, else the
+ * status line. A redraw removes the button that had focus, which left it on <body>, at the top of the page.
+ */
+export function focusAfterRedraw(...selectors) {
+  focusWanted = selectors.filter(Boolean);
+}
+
+/**
+ * Called by the page once a view is in the DOM: moves focus where ``focusAfterRedraw`` asked, only when the
+ * redraw dropped it (focus the person moved elsewhere meanwhile stays where it is).
+ */
+export function settleFocus() {
+  const wanted = focusWanted;
+  focusWanted = null;
+  if (!wanted) return;
+  const active = document.activeElement;
+  if (active && active !== document.body && active.isConnected) return;
+  const target = wanted.map((s) => document.querySelector(s)).find((el) => el && !el.disabled)
+    || document.getElementById("status");
+  target.focus();
+}
+
 /**
  * A modal confirmation (native <dialog>: focus is trapped, Escape cancels).
  * Resolves to false on cancel; to true, or to the extra inputs' values when ``extra`` is given.
