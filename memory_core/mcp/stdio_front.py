@@ -48,8 +48,8 @@ from memory_core.mcp.envelope import (
     REQUEST_TIME_LIMIT_SECONDS,
     NotJson,
     decode,
+    decode_error,
     jsonrpc_error,
-    parse_error,
     refusal_code,
     too_large,
     validate_envelope,
@@ -265,7 +265,7 @@ class StdioFront:
             return None
         decoded = decode(line)
         if isinstance(decoded, NotJson):
-            await self._write(out, parse_error(decoded))
+            await self._write(out, decode_error(decoded))
             return None
         message = validate_envelope(decoded)
         if isinstance(message, tuple):
