@@ -247,6 +247,17 @@ def test_a_missing_or_bad_credential_exits_with_the_reason(shared: RunningServer
     assert "forged-key" not in result.stderr
 
 
+def test_a_store_that_cannot_be_opened_exits_with_the_store_error_not_a_refusal(
+        shared: RunningServer, instance_id: str, tmp_path: Path) -> None:
+    """MEMORY_SQLITE_PATH naming a directory: status 2 and the store's own error, as `serve` prints it; it is no
+    credential's refusal, so nothing points at the MEMORY_MCP_* variables."""
+    env = stdio_env(tmp_path, _upn(), MEMORY_MCP_INSTANCE_ID=instance_id)
+    result = exchange(env, initialize())
+    assert result.returncode == 2 and result.stdout == b""
+    assert "MEMORY_SQLITE_PATH" in result.stderr and "cannot be opened" in result.stderr
+    assert "refused" not in result.stderr and "MEMORY_MCP_" not in result.stderr
+
+
 def test_no_instance_exits_with_the_reason(shared: RunningServer) -> None:
     """Without MEMORY_MCP_INSTANCE_ID or MEMORY_DEFAULT_INSTANCE_ID the process refuses to start."""
     result = exchange(stdio_env(_db(shared), _upn()), initialize())
