@@ -8,6 +8,9 @@ or broken message alike:
 - text that is not JSON is a parse error; JSON that is not a JSON-RPC message is
   an Invalid Request whose message names where and what is wrong, never the value
   found there (``envelope_error``);
+- JSON the strict decoder refuses (a lone surrogate escape, a member named twice) is
+  an Invalid Request answered with the request's id, read leniently, so a client can
+  match the refusal to its request instead of waiting for its own timeout (``decode``);
 - a request whose id is not a string or an integer (null, a number with a fraction,
   true, an object) is an Invalid Request answered with id null, as JSON-RPC 2.0 asks,
   instead of passing for a notification that nobody answers (``BAD_REQUEST_ID``);
@@ -19,6 +22,7 @@ or broken message alike:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -81,9 +85,16 @@ BAD_REQUEST_ID = "Invalid Request: a request's id must be a string or an integer
 
 @dataclass(frozen=True)
 class NotJson:
-    """What ``decode`` answers for text that is not (acceptable) JSON: why, never quoting the text."""
+    """What ``decode`` answers for text that is not (acceptable) JSON: why, never quoting the text.
+
+    ``is_json``: the text is JSON by RFC 8259's grammar, refused only by the strict decoder's
+    rules (a lone surrogate escape, a member named twice); ``request_id`` is then its id as a
+    lenient reading finds it (None if it has none usable).
+    """
 
     reason: str
+    is_json: bool = False
+    request_id: str | int | None = None
 
 
 def decode(body: bytes) -> Any:
@@ -95,11 +106,41 @@ def decode(body: bytes) -> Any:
     try:
         return json_text.loads(body)
     except ValueError as error:
-        return NotJson(str(error))
+        lenient = _read_leniently(body)
+        if lenient is None:
+            return NotJson(str(error))
+        return NotJson(str(error), is_json=True, request_id=request_id_of(lenient[0]))
 
 
-def parse_error(refused: NotJson) -> dict[str, Any]:
-    """The JSON-RPC parse error (-32700) answering a body or line ``decode`` refused; it has no id to answer."""
+def _first_member_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    members: dict[str, Any] = {}
+    for name, value in pairs:
+        members.setdefault(name, value)
+    return members
+
+
+def _read_leniently(body: bytes) -> tuple[Any] | None:
+    """(value,) of text the strict decoder refused, read as the stdlib reads JSON, or None if even that fails.
+
+    Only to find the id to answer a refusal with: the value is never served. The stdlib
+    keeps lone surrogates; a member named twice keeps its first value here. Invalid UTF-8
+    and nesting past the recursion limit stay unreadable (no id: a parse error).
+    """
+    try:
+        return (json.loads(body.decode("utf-8"), object_pairs_hook=_first_member_wins),)
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None
+
+
+def decode_error(refused: NotJson) -> dict[str, Any]:
+    """The JSON-RPC error answering a body or line ``decode`` refused.
+
+    Text that is not JSON: a parse error (-32700) with id null, there being no id to read.
+    JSON only the strict rules refuse: an Invalid Request (-32600, "not a valid Request
+    object") with the request's id, so the client can match it; null if it has none usable.
+    """
+    if refused.is_json:
+        return jsonrpc_error(refused.request_id, INVALID_REQUEST, f"Invalid Request: {refused.reason}")
     return jsonrpc_error(None, PARSE_ERROR, f"Parse error: {refused.reason}")
 
 
@@ -131,7 +172,7 @@ def validate_envelope(decoded: Any) -> JSONRPCMessage | tuple[Any, str]:
 def envelope_error(decoded: Any) -> tuple[Any, str] | None:
     """(id, message) when the body (``decoded`` by ``decode``) is JSON but not a JSON-RPC message; None otherwise.
 
-    A body that is not JSON at all is None here: it is a parse error (``parse_error``).
+    A body that is not JSON at all is None here: it is a parse error (``decode_error``).
     """
     if isinstance(decoded, NotJson):
         return None

@@ -28,9 +28,9 @@ from memory_core.mcp.envelope import (
     REQUEST_TIME_LIMIT_SECONDS,
     NotJson,
     decode,
+    decode_error,
     envelope_error,
     jsonrpc_error,
-    parse_error,
     refusal_code,
     request_id_of,
     too_large,
@@ -155,7 +155,7 @@ class McpHttpApp:
             return
         decoded = decode(body)
         if isinstance(decoded, NotJson):  # the SDK's own parser would let some of it through
-            await _send_json(send, 400, parse_error(decoded), [])
+            await _send_json(send, 400, decode_error(decoded), [])
             return
         invalid = envelope_error(decoded)
         if invalid is not None:

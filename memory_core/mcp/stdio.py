@@ -31,7 +31,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from memory_core.domain.errors import ConfigurationError, MemoryCoreError
+from memory_core.domain.errors import ConfigurationError, MemoryCoreError, Unavailable
 from memory_core.identity.headers import (
     API_KEY_HEADER,
     AUTHORIZATION_HEADER,
@@ -111,7 +111,8 @@ def run() -> int:
     """``python -m memory_core mcp``: serve MCP over stdio until end of input. The process's exit status.
 
     0 at end of input or when stdout closes; 2, with the reason on stderr and
-    nothing served, for unusable settings or a missing or refused credential.
+    nothing served, for unusable settings, a store that cannot be opened, or a
+    missing or refused credential (only a refusal points at the MEMORY_MCP_* variables).
     """
     from memory_core import composition
     from memory_core.mcp.call_targets import resolve_target
@@ -125,7 +126,9 @@ def run() -> int:
             headers = launch_headers(stdio_launch_from())
             # The caller and instance are checked before anything is served.
             resolve_target(headers, rt.auth, rt.settings.memory_default_instance_id)
-        except ConfigurationError as error:
+        except (ConfigurationError, Unavailable) as error:
+            # Unavailable: a store that cannot be opened (a bad MEMORY_SQLITE_PATH), or an identity provider
+            # that cannot be reached; said as it is, as `serve` says it: it is no credential's refusal.
             print(f"memory-core mcp: {error}", file=sys.stderr)
             return 2
         except MemoryCoreError as error:

@@ -12,6 +12,11 @@ configuration's identity (``stdio.launch_headers``):
   stops being valid (an expired token) stops being served;
 - every request is answered within ``REQUEST_TIME_LIMIT_SECONDS`` (an internal
   error past it, its work cancelled);
+- input is read no faster than it is answered: a request is held, and no line after
+  it read, while ``MAX_REQUESTS_IN_FLIGHT`` are unanswered or while the output is
+  full (the client not reading), so a client that pipelines requests cannot grow
+  the process's memory without bound (``_room``). Notifications ahead of the held
+  request, a cancellation among them, are still read and served;
 - the agent's guidance is read for the requests whose answer carries it.
 
 The process around it (settings, the composition root, exit status) is ``stdio``.
@@ -48,8 +53,8 @@ from memory_core.mcp.envelope import (
     REQUEST_TIME_LIMIT_SECONDS,
     NotJson,
     decode,
+    decode_error,
     jsonrpc_error,
-    parse_error,
     refusal_code,
     too_large,
     validate_envelope,
@@ -77,6 +82,22 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 log = logging.getLogger("memory_core.mcp.stdio_front")
+
+MAX_REQUESTS_IN_FLIGHT = 32
+"""Requests read and not yet answered, at most: the next waits unread (``StdioFront._room``).
+
+Each costs a task and its answer in memory: unbounded, 20,000 pipelined ``tools/list`` to a
+client not reading took the process from 54 MB to 1.7 GB (docs/mcp.md; 87 MB with the limit).
+One client's requests are served on one event loop, so more in flight would not answer
+sooner. A cancellation still gets through: it is a notification, read while a request waits.
+"""
+
+STALE_AFTER_LIMIT_SECONDS = 5.0
+"""An unanswered request is no longer counted this long past the time limit.
+
+The time bound answers every request within the limit; one still counted past it is one
+the SDK settled without an answer carrying its id, and must not hold up reading for good.
+"""
 
 
 def explained(error: MemoryCoreError) -> str:
@@ -153,6 +174,7 @@ class StdioFront:
         *,
         max_message_bytes: int,
         time_limit: float = REQUEST_TIME_LIMIT_SECONDS,
+        max_in_flight: int = MAX_REQUESTS_IN_FLIGHT,
     ) -> None:
         self._low = server._lowlevel_server  # private API: mcp is pinned to 2.x (requirements.txt)
         self._low.middleware.append(TimeBound(time_limit))
@@ -162,8 +184,10 @@ class StdioFront:
         self._guidance = guidance
         self._limit = max_message_bytes
         self._time_limit = time_limit
-        self._pending: set[str | int] = set()
+        self._max_in_flight = max_in_flight
+        self._pending: dict[str | int, float] = {}  # request id: when it was admitted (loop time)
         self._answered = asyncio.Event()
+        self._progress = asyncio.Event()  # set whenever a request is answered
         self.stdout_closed = False
 
     async def serve_fds(self, wire_in: int, wire_out: int) -> None:
@@ -205,7 +229,8 @@ class StdioFront:
         group.cancel_scope.cancel()
 
     def _settle(self, request_id: str | int) -> None:
-        self._pending.discard(request_id)
+        self._pending.pop(request_id, None)
+        self._progress.set()
         if not self._pending:
             self._answered.set()
 
@@ -215,6 +240,27 @@ class StdioFront:
     @staticmethod
     async def _write(out: WireOut, document: dict[str, Any]) -> None:
         await out.write(json.dumps(document, separators=(",", ":")).encode() + b"\n")
+
+    async def _room(self, out: WireOut) -> None:
+        """Returns once fewer than ``max_in_flight`` requests are unanswered and ``out`` takes more.
+
+        Called with a request read and not yet admitted: nothing after it is read meanwhile,
+        so neither input nor answers pile up in memory. A notification read before it (a
+        cancellation) has been served already; one sent after it waits with it, for at most
+        the time limit (every request in flight is answered or cancelled within it).
+        """
+        loop = asyncio.get_running_loop()
+        while len(self._pending) >= self._max_in_flight:
+            self._progress.clear()
+            stale_at = min(self._pending.values()) + self._time_limit + STALE_AFTER_LIMIT_SECONDS
+            with anyio.move_on_after(max(0.0, stale_at - loop.time())):
+                await self._progress.wait()
+            stale = [rid for rid, admitted in self._pending.items()
+                     if admitted + self._time_limit + STALE_AFTER_LIMIT_SECONDS <= loop.time()]
+            for request_id in stale:
+                log.warning("MCP request never answered with its id; no longer counted as in flight")
+                self._settle(request_id)
+        await out.writable()
 
     async def admitted(self, read_chunk: ReadChunk, out: WireOut) -> AsyncGenerator[Admitted]:
         """Each message of input the server is to see, with the context it is served in; the rest refused here.
@@ -265,13 +311,15 @@ class StdioFront:
             return None
         decoded = decode(line)
         if isinstance(decoded, NotJson):
-            await self._write(out, parse_error(decoded))
+            await self._write(out, decode_error(decoded))
             return None
         message = validate_envelope(decoded)
         if isinstance(message, tuple):
             await self._refuse(out, message[0], INVALID_REQUEST, message[1])
             return None
         is_request = isinstance(message, JSONRPCRequest)
+        if is_request:
+            await self._room(out)
         context = contextvars.copy_context()
         try:
             context.run(CURRENT_AUTHENTICATION.set, self._authenticate(self._headers))
@@ -287,7 +335,7 @@ class StdioFront:
         context.run(CURRENT_GUIDANCE.set, guidance)
         if is_request:
             assert isinstance(message, JSONRPCRequest)
-            self._pending.add(message.id)
+            self._pending[message.id] = asyncio.get_running_loop().time()
         elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
             cancelled = (message.params or {}).get("requestId")
             if isinstance(cancelled, (str, int)):

@@ -38,6 +38,9 @@ class WireOut:
         """Returns when the reader is gone (never, where that cannot be told without writing)."""
         await asyncio.Event().wait()
 
+    async def writable(self) -> None:
+        """Returns when more may be written without piling up in memory: at once, unless the reader is behind."""
+
 
 class _PipeOutProtocol(asyncio.BaseProtocol):
     def __init__(self) -> None:
@@ -80,6 +83,10 @@ class PipeOut(WireOut):
 
     async def closed(self) -> None:
         await self._protocol.lost.wait()
+
+    async def writable(self) -> None:
+        """Waits while the event loop's buffer is past its high-water mark (the transport paused writing)."""
+        await self._protocol._writable.wait()
 
     async def aclose(self, flush_within: float) -> None:
         """Close once everything written has reached the pipe, or after ``flush_within`` seconds of a reader not reading.

@@ -415,14 +415,15 @@ def test_every_operation_with_a_body_documents_the_edges_refusals(sqlite_server:
 
 @pytest.mark.parametrize("arguments", [b'"memory": "- \\ud800"', b'"memory": "- first", "memory": "- second"'],
                          ids=["lone-surrogate", "member-named-twice"])
-def test_text_the_strict_decoder_refuses_in_an_mcp_tool_call_is_a_parse_error(
+def test_text_the_strict_decoder_refuses_in_an_mcp_tool_call_is_an_invalid_request_answering_its_id(
         sqlite_server: RunningServer, instance_id: str, arguments: bytes) -> None:
-    """Over MCP the same text is refused before any tool runs (JSON-RPC parse error, 400), and nothing is stored."""
+    """Over MCP the same text is refused before any tool runs (400, JSON-RPC -32600 with the request's id, as over
+    stdio: it is JSON, only refused), and nothing is stored."""
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
                "MCP-Protocol-Version": "2025-11-25", "X-INSTANCE-ID": instance_id, **_headers(False)}
     body = (b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "append_memory", '
             b'"arguments": {"scope": "user", ' + arguments + b'}}}')
     response = httpx.post(f"{sqlite_server.api}/mcp", content=body, headers=headers)
     assert response.status_code == 400
-    assert response.json()["error"]["code"] == -32700
+    assert (response.json()["id"], response.json()["error"]["code"]) == (3, -32600)
     assert _memory(sqlite_server, instance_id, "alex@contoso.com") == ""

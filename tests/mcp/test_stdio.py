@@ -247,6 +247,17 @@ def test_a_missing_or_bad_credential_exits_with_the_reason(shared: RunningServer
     assert "forged-key" not in result.stderr
 
 
+def test_a_store_that_cannot_be_opened_exits_with_the_store_error_not_a_refusal(
+        shared: RunningServer, instance_id: str, tmp_path: Path) -> None:
+    """MEMORY_SQLITE_PATH naming a directory: status 2 and the store's own error, as `serve` prints it; it is no
+    credential's refusal, so nothing points at the MEMORY_MCP_* variables."""
+    env = stdio_env(tmp_path, _upn(), MEMORY_MCP_INSTANCE_ID=instance_id)
+    result = exchange(env, initialize())
+    assert result.returncode == 2 and result.stdout == b""
+    assert "MEMORY_SQLITE_PATH" in result.stderr and "cannot be opened" in result.stderr
+    assert "refused" not in result.stderr and "MEMORY_MCP_" not in result.stderr
+
+
 def test_no_instance_exits_with_the_reason(shared: RunningServer) -> None:
     """Without MEMORY_MCP_INSTANCE_ID or MEMORY_DEFAULT_INSTANCE_ID the process refuses to start."""
     result = exchange(stdio_env(_db(shared), _upn()), initialize())
@@ -311,16 +322,40 @@ def test_hostile_lines_are_refused_and_the_stream_goes_on(shared: RunningServer,
     result = exchange(env, stdin)
     assert result.returncode == 0, result.stderr
     errors = [a["error"] for a in result.answers if "error" in a]
-    assert [e["code"] for e in errors] == [-32600, -32700, -32600, -32600, -32700, -32700]
+    assert [e["code"] for e in errors] == [-32600, -32700, -32600, -32600, -32700, -32600]
     assert "Payload Too Large" in errors[0]["message"]
-    assert errors[-1]["message"] == "Parse error: a JSON object names the same member twice"
+    assert result.answer(11)["error"]["message"] == "Invalid Request: a JSON object names the same member twice"
     assert result.answer(7)["error"]["code"] == -32600 and result.answer(8)["error"]["code"] == -32600
     assert secret.encode() not in result.stdout
     assert not result.answer(10)["result"]["isError"]
-    assert all(a.get("id") not in (99, 11) for a in result.answers)
+    assert all(a.get("id") != 99 for a in result.answers)
     with shared.client(upn) as rest:
         stored = rest.get(f"/instances/{instance_id}/memory", params={"scope": "user"}).json()["content_markdown"]
     assert "- still served" in stored and "first" not in stored and "second" not in stored
+
+
+@pytest.mark.parametrize(("arguments", "said"), [
+    (b'"memory": "- loves pizza \\ud83d"', "unpaired surrogate"),
+    (b'"memory": "- first", "memory": "- second"', "names the same member twice"),
+], ids=["lone-surrogate", "member-named-twice"])
+def test_json_the_strict_decoder_refuses_is_answered_with_its_request_id(
+        shared: RunningServer, instance_id: str, arguments: bytes, said: str) -> None:
+    """A request that is JSON but refused (an emoji cut in half, as a JavaScript client writes it; a member named
+    twice) answers -32600 with its own id, as /api/mcp does, so the client can match it instead of waiting for
+    its timeout; nothing is stored and the next request is served."""
+    upn = _upn()
+    env = stdio_env(_db(shared), upn, MEMORY_MCP_INSTANCE_ID=instance_id)
+    stdin = b"".join([
+        initialize(),
+        b'{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"append_memory","arguments":'
+        b'{"scope":"user",' + arguments + b'}}}\n',
+        tool_call(8, "get_memory", {"scope": "user"}),
+    ])
+    result = exchange(env, stdin)
+    assert result.returncode == 0, result.stderr
+    refused = result.answer("call-7")
+    assert refused["error"]["code"] == -32600 and said in refused["error"]["message"]
+    assert result.answer(8)["result"]["content"][0]["text"] == ""
 
 
 def test_a_request_with_a_null_or_fractional_id_is_answered_with_an_error(shared: RunningServer, instance_id: str) -> None:

@@ -235,3 +235,132 @@ async def test_a_stalled_guidance_read_falls_back_to_the_base_text_within_the_bo
         await front.serve(read_chunk, out)
     assert time.monotonic() - started < 1.5
     assert out.lines[0]["result"]["instructions"] == "base instructions"
+
+
+# -- reading no faster than answering ----------------------------------------------------------------------
+
+
+async def test_no_more_requests_than_the_limit_are_read_before_one_is_answered() -> None:
+    """A client that pipelines 40 requests has at most ``max_in_flight`` of them read and running at once; the
+    rest wait unread (in the pipe, not in memory), and every one is answered in the end."""
+    server = MCPServer("gate")
+    running = 0
+    most = 0
+    release = asyncio.Event()
+
+    @server.tool()
+    async def held(n: int) -> str:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await release.wait()
+        running -= 1
+        return str(n)
+
+    chunks = [initialize() + b"".join(tool_call(n, "held", {"n": n}) for n in range(1, 41))]
+    taken = 0
+
+    async def read_chunk() -> bytes:
+        nonlocal taken
+        taken += 1
+        return chunks.pop(0) if chunks else b""
+
+    out = Collected()
+    front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=10, max_in_flight=4)
+
+    async def open_the_gate() -> None:
+        while running < 4:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)  # time enough for the reader to run ahead, if it could
+        assert most == 4 and taken == 1  # four running, the input's end not even asked for
+        release.set()
+
+    async with asyncio.timeout(20), asyncio.TaskGroup() as group:
+        group.create_task(open_the_gate())
+        group.create_task(front.serve(read_chunk, out))
+    assert most == 4
+    assert sorted(line["id"] for line in out.lines) == list(range(41))
+
+
+async def test_a_cancellation_sent_while_the_limit_is_reached_is_read_and_makes_room() -> None:
+    """Requests at the limit do not keep a cancellation out: a notification is read while a request waits for room,
+    its request is settled, and the request behind it is served at once, not after the time bound."""
+    server = MCPServer("cancel")
+
+    @server.tool()
+    async def hang() -> str:
+        await asyncio.sleep(60)
+        return "never"
+
+    @server.tool()
+    def quick() -> str:
+        return "done"
+
+    def cancel(request_id: int) -> bytes:
+        return _line(None, "notifications/cancelled", {"requestId": request_id, "reason": "user"})
+
+    stdin = initialize() + tool_call(1, "hang", {}) + tool_call(2, "hang", {}) + cancel(1) + tool_call(3, "quick", {}) \
+        + cancel(2)
+    chunks = [stdin]
+
+    async def read_chunk() -> bytes:
+        return chunks.pop(0) if chunks else b""
+
+    out = Collected()
+    front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=8, max_in_flight=2)
+    started = time.monotonic()
+    async with asyncio.timeout(20):
+        await front.serve(read_chunk, out)
+    assert time.monotonic() - started < 3
+    answers = {line["id"]: line for line in out.lines}
+    assert answers[3]["result"]["content"][0]["text"] == "done"
+    assert 1 not in answers and 2 not in answers  # cancelled: MCP sends no answer
+
+
+def test_a_client_not_reading_its_output_stops_the_reading_of_its_input() -> None:
+    """200 answers of 100 KB to a client that reads nothing for a while: once the pipe and the event loop's buffer
+    are full, no further request is read (memory stays bounded, not 20 MB of answers); then all are delivered."""
+    server = MCPServer("bulk")
+    started = 0
+
+    @server.tool()
+    async def bulk(n: int) -> str:
+        nonlocal started
+        started += 1
+        return str(n % 10) * 100_000
+
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    received = bytearray()
+    started_while_stalled: list[int] = []
+
+    def feed() -> None:
+        with os.fdopen(in_write, "wb") as pipe:
+            pipe.write(initialize() + b"".join(tool_call(n, "bulk", {"n": n}) for n in range(1, 201)))
+
+    def drain() -> None:
+        time.sleep(1.0)  # a client busy elsewhere
+        started_while_stalled.append(started)
+        with os.fdopen(out_read, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(65536):
+                received.extend(chunk)
+
+    threads = [threading.Thread(target=feed), threading.Thread(target=drain)]
+    for thread in threads:
+        thread.start()
+
+    async def serve() -> None:
+        front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=20)
+        async with asyncio.timeout(30):
+            await front.serve_fds(in_read, out_write)
+
+    try:
+        asyncio.run(serve())
+    finally:
+        os.close(in_read)
+        os.close(out_write)
+        for thread in threads:
+            thread.join(timeout=10)
+    assert started_while_stalled[0] <= 40
+    answers = [json.loads(line) for line in bytes(received).splitlines()]
+    assert sorted(a["id"] for a in answers) == list(range(201))
