@@ -51,5 +51,6 @@ def test_the_agent_list_reads_every_page_and_shows_the_most_recently_updated_fir
 
     later = by_id[-1]  # an agent only the second page named
     find(browser, f'button[data-scope="agent:agent-{later:03}"]').click()
-    assert find(browser, "#scope-title").text == f"Agent: Agent {later:03}"
+    title = find(browser, "#scope-title").text  # the name, then the agent's id beside it
+    assert title.startswith(f"Agent: Agent {later:03}") and title.endswith(f"agent-{later:03}")
     assert f"fact of agent {later:03}" in find(browser, "#entries").text
