@@ -60,8 +60,8 @@ class NewEntries:
 
         Raises ``PayloadTooLarge`` past the write size limit, ``InvalidInput`` for empty text
         (unless ``allow_empty``), bad tags, or a tag or agent name holding a character that draws nothing
-        (``refuse_invisible_labels``, after the screens: a run of them is hidden text, audited), ``HiddenText`` for text no reader sees and
-        ``SecretDetected`` for a secret (both audited, with ``actor`` as the event's actor: the
+        (``refuse_invisible_labels``, after the screens: a run of them is hidden text, audited), ``HiddenText``
+        for text no reader sees and ``SecretDetected`` for a secret (both audited, with ``actor`` as the event's actor: the
         caller's UPN unless given).
         """
         size = len(content.encode("utf-8"))

@@ -149,7 +149,7 @@ def test_hidden_text_in_a_rejection_reason_decides_nothing(server: RunningServer
     assert accepted.status_code == 200
 
 
-def test_one_zero_width_character_in_a_tag_or_an_agents_name_is_refused_over_rest_mcp_and_the_memory_tool(
+def test_one_zero_width_character_in_a_tag_or_an_agents_name_is_refused_over_rest_and_the_memory_tool(
         server: RunningServer, instance_id: str) -> None:
     """Two tags that both read "work" would match different entries, and "Hel\u200bper" reads as another agent's
     name: a lone format or zero-width character there answers 400, wherever a tag or an agent name comes in
@@ -165,8 +165,8 @@ def test_one_zero_width_character_in_a_tag_or_an_agents_name_is_refused_over_res
             "agent_name": http.post(f"{base}/append", json={"scope": "agent", "agent_object_id": agent,
                                                             "agent_name": "Hel\u200bper", "content_markdown": "x"}),
             "agentName": http.get(base, params={"scope": "agent", "agentObjectId": agent, "agentName": "Hel\u200cper"}),
-            "memory tool": http.post(f"{base}/files/create", params={"agentObjectId": agent, "agentName": "Hel\u2060per"},
-                                     json={"command": "create", "path": "/memories/agent/x.md", "file_text": "x"}),
+            "memory tool": http.post(f"{base}/files/create",
+                                     params={"agentObjectId": agent, "agentName": "Hel\u2060per"}, json={"command": "create", "path": "/memories/agent/x.md", "file_text": "x"}),
         }
         kept = http.post(f"{base}/append", json={"scope": "user", "content_markdown": "real", "tags": ["work"]})
         stored = http.get(f"{base}/entries", params={"scope": "user"}).json()["entries"]

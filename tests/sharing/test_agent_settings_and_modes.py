@@ -344,10 +344,11 @@ def test_a_disabled_agent_gets_no_memory_into_a_model_over_rest_or_mcp(server: R
 
         async def over_mcp() -> dict[str, CallToolResult]:
             url, headers = f"{server.api}/mcp", mcp_headers(USER_KEY, agent=agent, instance=instance_id)
-            calls: dict[str, dict[str, object]] = {"get_memory": {"scope": "agent"}, "search_memory": {"query": "dentist", "scope": "agent"},
-                     "append_memory": {"scope": "agent", "memory": "planted"},
-                     "clear_memory": {"scope": "agent", "confirm": True},
-                     "memory": {"command": "view", "path": "/memories/agent"}}
+            calls: dict[str, dict[str, object]] = {
+                "get_memory": {"scope": "agent"}, "search_memory": {"query": "dentist", "scope": "agent"},
+                "append_memory": {"scope": "agent", "memory": "planted"},
+                "clear_memory": {"scope": "agent", "confirm": True},
+                "memory": {"command": "view", "path": "/memories/agent"}}
             return {tool: await call(url, headers, tool, arguments) for tool, arguments in calls.items()}
 
         mcp = asyncio.run(over_mcp())
