@@ -290,7 +290,9 @@ class AgentSettingsBook:
                                 newest_first=newest_first, agent_object_id=agent_object_id)
 
     def enforce(self, caller: Caller, instance_id: str, agent_object_id: str, scope: Scope) -> AgentSettings:
-        """Raise ``Forbidden`` when the agent's memory is disabled, or the caller may not use its agent scope."""
+        """Raise ``Forbidden`` when the agent's memory is disabled, or the caller may not use its agent scope.
+
+        For the agent's use of memory only: ``ProfileTargets.guard`` decides which calls that is (``Use``)."""
         settings = self.get(instance_id, agent_object_id)
         if not settings.enabled:
             raise Forbidden("memory is disabled for this agent by the operator", code="agent_memory_disabled")

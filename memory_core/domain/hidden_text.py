@@ -190,6 +190,30 @@ def kind_of(character: str) -> HiddenKind:
     return "zero_width_run"
 
 
+# What a label may not hold even once: controls, format characters (zero-width ones, bidirectional marks, the
+# soft hyphen; tag characters are ``hidden_character``'s, which keeps a flag), separators and surrogates.
+_NOT_IN_LABELS = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def invisible_in_label(label: str) -> str | None:
+    """The first character of a tag or an agent's name that draws nothing or formats text, even one alone, or None.
+
+    Labels are shown and matched as they are: "wo\u200brk" reads as "work" and is another tag, matching other
+    entries, and "Hel\u200bper" reads as another agent's name. Longer text keeps a lone zero-width character
+    (``hidden_character``); a label, a word or two, has no use for one. Refused: controls, format characters (Cf:
+    zero-width spaces and joiners, direction marks and isolates, the soft hyphen), line and paragraph separators,
+    surrogates, and the characters that draw nothing without being format characters (``DRAWN_AS_NOTHING``).
+    Tag characters and variation selectors are left to ``hidden_character``: a flag, and one selector after the
+    character it varies (an emoji's colour form), are visible."""
+    if label.isascii() and label.isprintable():
+        return None
+    for character in label:
+        if ((unicodedata.category(character) in _NOT_IN_LABELS and not _TAG.match(character))
+                or character in DRAWN_AS_NOTHING):
+            return character
+    return None
+
+
 def is_tag_character(character: str) -> bool:
     """Whether ``character`` is in the Tags block (U+E0000-U+E007F), hidden text unless in a flag."""
     return _TAG.match(character) is not None

@@ -64,6 +64,7 @@ from memory_core.domain.memory_paths import parse_path
 from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
+from memory_core.domain.targets import Use
 from memory_core.domain.views import PendingDeletion
 
 if TYPE_CHECKING:  # the service's read machinery loads with the composition root, not with the routes (cold start)
@@ -116,10 +117,11 @@ class MemoryFiles:
         cmd = dict(command)
         agent_paths = [p for p in command_paths(cmd) if parse_path(p).parts[:1] == (AGENT_DIR,)]
         if agent is not None:
-            book = self._service.agent_settings
-            book.enforce(caller, instance_id, agent.object_id, Scope.USER)  # a disabled agent: Forbidden
+            # Every command, a view too, is the agent's use of memory: what it reads goes to the model.
+            targets = self._service.targets
+            targets.guard(caller, instance_id, Scope.USER, agent, use=Use.AGENT)  # a disabled agent: Forbidden
             try:
-                book.enforce(caller, instance_id, agent.object_id, Scope.AGENT)
+                targets.guard(caller, instance_id, Scope.AGENT, agent, use=Use.AGENT)
             except Forbidden:
                 if agent_paths:
                     raise

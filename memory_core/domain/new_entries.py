@@ -16,7 +16,7 @@ from typing import Any
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.errors import InvalidInput, PayloadTooLarge, SecretDetected
-from memory_core.domain.hidden_text import first_hidden, refusal
+from memory_core.domain.hidden_text import first_hidden, invisible_in_label, refusal
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import SHARED_OWNER, EntryKind, MemoryEntry, ProfileKey, Scope, Share, sha256_hex
 from memory_core.domain.tags import normalize_tags
@@ -59,8 +59,9 @@ class NewEntries:
         """A new entry of ``content`` by ``caller`` in ``key``, created now.
 
         Raises ``PayloadTooLarge`` past the write size limit, ``InvalidInput`` for empty text
-        (unless ``allow_empty``) or bad tags, ``HiddenText`` for text no reader sees and
-        ``SecretDetected`` for a secret (both audited, with ``actor`` as the event's actor: the
+        (unless ``allow_empty``), bad tags, or a tag or agent name holding a character that draws nothing
+        (``refuse_invisible_labels``, after the screens: a run of them is hidden text, audited), ``HiddenText``
+        for text no reader sees and ``SecretDetected`` for a secret (both audited, with ``actor`` as the event's actor: the
         caller's UPN unless given).
         """
         size = len(content.encode("utf-8"))
@@ -82,6 +83,7 @@ class NewEntries:
         if agent_name != options.agent_name:
             options = replace(options, agent_name=agent_name)
         self.screen(caller, key, content, options, actor=actor)
+        refuse_invisible_labels(tags, agent_name)
         return MemoryEntry(
             id=self._new_id(),
             key=key,
@@ -158,6 +160,22 @@ class NewEntries:
         named = tuple(name for name, text in beside if scanner.scan(text))
         # None alone: a secret split over two of them (a key block's header in one) - name every one.
         return named or tuple(name for name, _ in beside), findings
+
+
+def refuse_invisible_labels(tags: Sequence[str], agent_name: str | None) -> None:
+    """``InvalidInput`` (invalid_tag, invalid_agent_name) when a tag or the agent's name holds a character that
+    draws nothing or formats text, even one alone (``hidden_text.invisible_in_label``): a label is shown and
+    matched as it is, so "wo\u200brk" would read as "work" and match other entries than "work" does."""
+    for tag in tags:
+        character = invisible_in_label(tag)
+        if character is not None:
+            raise InvalidInput(f"a tag holds a character that draws nothing or formats text (U+{ord(character):04X}):"
+                               " it would read as another tag and match other entries; remove it",
+                               code="invalid_tag")
+    character = invisible_in_label(agent_name) if agent_name else None
+    if character is not None:
+        raise InvalidInput(f"agent_name holds a character that draws nothing or formats text (U+{ord(character):04X})"
+                           ": it would read as another agent's name; remove it", code="invalid_agent_name")
 
 
 def hidden_in(content: str, beside: WriteOptions | MemoryEntry, name: str = CONTENT) -> tuple[str, str] | None:

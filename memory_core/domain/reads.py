@@ -37,7 +37,7 @@ from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, read_spans
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.stored_pages import stored_page
-from memory_core.domain.targets import ProfileTargets
+from memory_core.domain.targets import ProfileTargets, Use
 from memory_core.domain.views import ExportDocument, MemoryView, ScopeRead, combined_view, export_filename, read_view
 from memory_core.domain.visibility import visible_matches, visible_scopes
 from memory_core.domain.visible_loads import load_unhidden
@@ -104,7 +104,11 @@ class MemoryReads:
         """The store behind this service, for use cases composed on top of it (the memory tool's files)."""
         return self._store
 
-    @_one_read
+    @property
+    def targets(self) -> ProfileTargets:
+        """Which profiles a call touches, and the operators' say on the agent's use of them (``Use``)."""
+        return self._targets
+
     def get(
         self,
         caller: Caller,
@@ -118,11 +122,20 @@ class MemoryReads:
         ``sharing`` asks for a policy other than the deployment's default (``Forbidden``
         unless overrides are allowed); team and legacy add entries others shared,
         marked "shared by ..." in the markdown.
-        Raises ``InvalidInput`` when an agent or combined scope has no agent.
+        Raises ``InvalidInput`` when an agent or combined scope has no agent, and ``Forbidden`` when the
+        operators' settings refuse ``agent`` the use of memory (``Use.AGENT``: this read feeds models).
         """
+        return self._view(caller, instance_id, scope, agent, sharing, Use.AGENT)
+
+    @_one_read
+    def _view(
+        self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None,
+        sharing: SharingPolicy | None, use: Use,
+    ) -> MemoryView:
+        """``get``, for ``use``."""
         policy = self._targets.policy(sharing)
+        keys = self._targets.read_keys(caller, instance_id, scope, agent, use=use)
         if self._snapshots is not None:
-            keys = self._targets.read_keys(caller, instance_id, scope, agent)
             if not policy.shares_read():
                 return self._snapshot_view(caller, scope, keys, agent)
             if self._shared is not None and self._stamps is not None:
@@ -133,13 +146,12 @@ class MemoryReads:
                     else (lambda: shared_snapshots(stamps, keys, caller.upn, policy)),
                     grow=lambda read, at: grown_shared_snapshots(stamps, read, at, keys, caller.upn, policy))
                 return snapshot_view(caller, scope, kept.snapshots, agent)
-        return self._read_in_full(caller, instance_id, scope, agent, policy)
+        return self._read_in_full(caller, scope, keys, agent, policy)
 
     def _read_in_full(
-        self, caller: Caller, instance_id: str, scope: Scope, agent: AgentContext | None, policy: SharingPolicy
+        self, caller: Caller, scope: Scope, keys: list[ProfileKey], agent: AgentContext | None, policy: SharingPolicy
     ) -> MemoryView:
-        """``get`` from every visible entry of the scope, read and rendered now."""
-        keys = self._targets.read_keys(caller, instance_id, scope, agent)
+        """``get`` from every visible entry of the scope's profiles (``keys``), read and rendered now."""
         reads = [ScopeRead.of(state, entries, render_scope(state.key.scope, entries, viewer=caller.upn))
                  for state, entries in visible_scopes(self._store, caller.upn, keys, policy)]
         if scope is Scope.COMBINED:
@@ -170,11 +182,12 @@ class MemoryReads:
         out. ``content_markdown`` is never longer than ``max_chars``. With the private
         policy the store work is bounded by the budget, not by the memory's size, and
         right after appends by what was appended (``budgeted_read.grown_read``).
-        Raises what ``get`` raises, and ``InvalidInput`` for a negative budget.
+        Raises what ``get`` raises (this read feeds models: ``Use.AGENT``), and ``InvalidInput`` for a
+        negative budget.
         """
         if max_chars < 0:
             raise InvalidInput("the budget (maxChars) must be 0 or more characters", code="invalid_budget")
-        keys = self._targets.read_keys(caller, instance_id, scope, agent)
+        keys = self._targets.read_keys(caller, instance_id, scope, agent, use=Use.AGENT)
         policy = self._targets.policy(sharing)
         snapshots, stamps = self._snapshots, self._stamps
         if snapshots is None or stamps is None or self._budgeted is None:
@@ -215,8 +228,12 @@ class MemoryReads:
         agent: AgentContext | None,
         sharing: SharingPolicy | None = None,
     ) -> ExportDocument:
-        """The scope's document as a markdown file; ``InvalidInput`` for combined."""
-        view = self.get(caller, instance_id, self._targets.write_scope(scope, "export"), agent, sharing)
+        """The scope's document as a markdown file; ``InvalidInput`` for combined.
+
+        The person's custody of their memory (``Use.CUSTODY``): answered whatever the operators'
+        settings say of ``agent``."""
+        view = self._view(caller, instance_id, self._targets.write_scope(scope, "export"), agent, sharing,
+                          Use.CUSTODY)
         return ExportDocument(export_filename(view.scope, view.agent_name), view.content_markdown)
 
     def entries(
@@ -227,8 +244,15 @@ class MemoryReads:
         agent: AgentContext | None,
         sharing: SharingPolicy | None = None,
     ) -> list[MemoryEntry]:
-        """The visible entries of ``scope`` (combined: user then agent), oldest first; each names its author."""
-        keys = self._targets.read_keys(caller, instance_id, scope, agent)
+        """The visible entries of ``scope`` (combined: user then agent), oldest first; each names its author.
+
+        The person's custody of their memory (``Use.CUSTODY``), as ``entries_page``."""
+        keys = self._targets.read_keys(caller, instance_id, scope, agent, use=Use.CUSTODY)
+        return self._visible_entries(caller, keys, sharing)
+
+    def _visible_entries(
+        self, caller: Caller, keys: list[ProfileKey], sharing: SharingPolicy | None
+    ) -> list[MemoryEntry]:
         return [e for _, entries in visible_scopes(self._store, caller.upn, keys, self._targets.policy(sharing))
                 for e in entries]
 
@@ -260,11 +284,13 @@ class MemoryReads:
         decoded, and keeps nothing when more follows (a fresh process's one look at the first page
         stays cheap; reading on, or again, builds the listing).
         ``InvalidInput`` for a foreign or malformed token, or a limit outside 1..1000.
+        The person's custody of their memory (``Use.CUSTODY``): answered whatever the operators'
+        settings say of ``agent``, so the person sees what a disabled agent's memory holds.
         """
         name = f"entries:{scope.value}"
         after = listing_position(decode_token(name, continuation))
         check_page_size(limit)
-        keys = self._targets.read_keys(caller, instance_id, scope, agent)
+        keys = self._targets.read_keys(caller, instance_id, scope, agent, use=Use.CUSTODY)
         policy = self._targets.policy(sharing)
 
         if self._listings is None:
@@ -325,14 +351,14 @@ class MemoryReads:
 
         A store with its own full-text index (``FullTextIndex``) answers from it; any
         other store's entries are ranked here. Either way only visible entries are found.
+        Agents search to fill a model's context (MCP, the Agent Framework provider): ``Use.AGENT``, refused
+        as ``get`` is.
         """
+        keys = self._targets.read_keys(caller, instance_id, scope, agent, use=Use.AGENT)
         terms = query_terms(query)
         if not terms or not isinstance(self._store, FullTextIndex):
-            return search_entries(self.entries(caller, instance_id, scope, agent, sharing), query, tags, limit)
-        return visible_matches(
-            self._store, caller.upn, self._targets.read_keys(caller, instance_id, scope, agent), self._targets.policy(sharing),
-            terms, tags, limit,
-        )
+            return search_entries(self._visible_entries(caller, keys, sharing), query, tags, limit)
+        return visible_matches(self._store, caller.upn, keys, self._targets.policy(sharing), terms, tags, limit)
 
 
 def _cut(name: str, listing: Listing, after: tuple[Position, datetime] | None, limit: int) -> Page[MemoryEntry]:

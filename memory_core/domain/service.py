@@ -46,7 +46,7 @@ from memory_core.domain.reads import MemoryReads
 from memory_core.domain.rendering import render_scope, strip_title
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.targets import ProfileTargets
+from memory_core.domain.targets import ProfileTargets, Use
 from memory_core.domain.views import (
     REPLACE_PENDING_MESSAGE,
     ContentScanner,
@@ -123,11 +123,13 @@ class MemoryService(MemoryReads):
 
         Answers the profile's metadata and the section just added (not the whole
         document, so an append costs the same at any memory size).
-        Raises ``InvalidInput`` or ``PayloadTooLarge``. With ``idempotency_key`` a retry of the same request stores
+        Raises ``InvalidInput`` or ``PayloadTooLarge``, and ``Forbidden`` when the operators' settings refuse
+        ``agent`` the use of memory (``Use.AGENT``). With ``idempotency_key`` a retry of the same request stores
         nothing and answers the entry the first stored (``domain.idempotency``; ``IdempotencyKeyReused`` for
         the key used on another request).
         """
-        key = self._targets.key(caller, instance_id, self._targets.write_scope(scope, "append"), agent)
+        write_scope = self._targets.write_scope(scope, "append")
+        key = self._targets.key(caller, instance_id, write_scope, agent, use=Use.AGENT)
         entry = self._new_entries.entry(caller, key, agent, content_markdown, EntryKind.APPEND, options)
         seed = self._seed_profile(caller, key, agent, options, entry.created_on)
         profile, entry = self._store_new(AuditAction.APPEND, caller, seed, entry, idempotency_key)
@@ -151,10 +153,11 @@ class MemoryService(MemoryReads):
         Under operator approval a replace erases nothing: what it replaces is
         hidden and held by a deletion request (the answer's ``pending`` names it),
         and the new content is visible at once. Raises ``InvalidInput``,
-        ``PayloadTooLarge`` or ``SecretDetected`` before anything is written.
+        ``PayloadTooLarge`` or ``SecretDetected`` before anything is written, and ``Forbidden`` as ``append``.
         ``idempotency_key`` as for ``append``, in append mode only (``InvalidInput`` with replace).
         """
-        key = self._targets.key(caller, instance_id, self._targets.write_scope(scope, "import"), agent)
+        write_scope = self._targets.write_scope(scope, "import")
+        key = self._targets.key(caller, instance_id, write_scope, agent, use=Use.AGENT)
         if idempotency_key is not None and mode is not ImportMode.APPEND:
             # A replace is a custody step (a request, holds, erasures), not one entry a key could name.
             raise InvalidInput("Idempotency-Key is taken by an import in append mode only",
@@ -218,9 +221,12 @@ class MemoryService(MemoryReads):
 
         Under operator approval the scope is hidden at once and a
         ``PendingDeletion`` is answered; nothing is erased until approved.
-        Raises ``InvalidInput`` unless ``confirm`` is true.
+        Raises ``InvalidInput`` unless ``confirm`` is true. The person's custody of their memory
+        (``Use.CUSTODY``): a disabled agent's memory, or one limited to groups the caller has left, can
+        still be cleared. (MCP, which only agents call, asks the agent's way first: ``mcp.tools``.)
         """
-        key = self._targets.key(caller, instance_id, self._targets.write_scope(scope, "clear"), agent)
+        write_scope = self._targets.write_scope(scope, "clear")
+        key = self._targets.key(caller, instance_id, write_scope, agent, use=Use.CUSTODY)
         if confirm is not True:
             raise InvalidInput("clear requires confirm=true", code="confirm_required")
         if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:

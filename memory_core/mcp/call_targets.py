@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pydantic import TypeAdapter, ValidationError
 
 from memory_core.domain.errors import InvalidInput
+from memory_core.domain.hidden_text import invisible_in_label
 from memory_core.domain.identity import AgentContext, invisible_in_identifier
 from memory_core.domain.models import Scope
 from memory_core.identity import Authenticator, AuthMode, identity_json
@@ -84,6 +85,11 @@ def resolve_target(
         raise InvalidInput(f"the X-AGENT-OBJECT-ID header holds a character that draws nothing or reorders text "
                            f"(U+{ord(invisible):04X})", code="invalid_header")
     name = _header(headers, AGENT_NAME_HEADER, "X-AGENT-NAME", MAX_SHORT_TEXT)
+    # As REST refuses it in agent_name and agentName: "Hel\u200bper" would read as another agent's name.
+    invisible = invisible_in_label(name) if name else None
+    if invisible is not None:
+        raise InvalidInput(f"the X-AGENT-NAME header holds a character that draws nothing or formats text "
+                           f"(U+{ord(invisible):04X})", code="invalid_header")
     return CallTarget(
         caller=caller,
         identity_header=(

@@ -158,6 +158,11 @@ def build_server(
         target = target_for(ctx, Scope(scope))
         if _memory_off(ctx):
             return json_result(NotStoredResponse(message=OFF_WRITE_NOTICE))
+        # A clear is the person's custody of what is stored, which an agent's settings never take away (the
+        # console clears a disabled agent's memory). MCP is an agent's own channel, so its clear first reads as
+        # the agent (an empty budget reads nothing): a disabled agent is refused here as for every other tool,
+        # on either backend.
+        await backend.get(*target, None, 0)
         response = await backend.clear(*target, confirm=confirm)
         return json_result(response)
 

@@ -15,7 +15,7 @@ from memory_core.domain.paging import MAX_PAGE_SIZE, MAX_TOKEN_CHARS, Page
 from memory_core.domain.search import SearchHit
 from memory_core.domain.sweeps import LeftRequest, SweepResult
 from memory_core.domain.views import PendingDeletion
-from memory_core.wire.memory import AgentObjectId, GroupId, ReadScope, SharingName, WriteScope
+from memory_core.wire.memory import AgentName, AgentObjectId, GroupId, ReadScope, SharingName, WriteScope
 
 
 class _Query(BaseModel):
@@ -314,7 +314,7 @@ class LegacyImportRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
     scope: WriteScope
     agent_object_id: AgentObjectId | None = None
-    agent_name: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    agent_name: AgentName | None = None
     content_markdown: str
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
+from memory_core.domain.hidden_text import invisible_in_label
 from memory_core.domain.identity import INSTANCE_ID_PATTERN, invisible_in_identifier
 from memory_core.domain.models import Scope
 from memory_core.domain.views import ImportMode, MemoryView
@@ -33,6 +34,19 @@ GroupId = Annotated[
     str, StringConstraints(min_length=1, max_length=256, pattern=r"^\S(?:.*\S)?$"), AfterValidator(_visible_identifier)
 ]
 ShortText = Annotated[str, StringConstraints(max_length=1024)]
+
+
+def _visible_label(value: str) -> str:
+    """An agent's name, refused when it holds a character that draws nothing or formats text, even one alone
+    (``invisible_in_label``: "Hel\u200bper" reads as another agent's "Helper"). Writes are refused the same way
+    by the domain (``new_entries.refuse_invisible_labels``), which MCP's X-AGENT-NAME reaches too."""
+    invisible = invisible_in_label(value)
+    if invisible is not None:
+        raise ValueError(f"holds a character that draws nothing or formats text (U+{ord(invisible):04X})")
+    return value
+
+
+AgentName = Annotated[str, StringConstraints(max_length=1024), AfterValidator(_visible_label)]
 # No comma: a search names the tags it filters on as one comma-separated parameter, so a tag holding one could be
 # stored and never be searched for.
 Tag = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^,]+$")]
@@ -57,7 +71,7 @@ class AppendMemoryRequest(_Request):
 
     scope: WriteScope = Field(description='"user" = across all agents; "agent" = this agent only')
     agent_object_id: AgentObjectId | None = Field(default=None, description="Required for scope=agent")
-    agent_name: ShortText | None = Field(default=None, description="Display name of the agent")
+    agent_name: AgentName | None = Field(default=None, description="Display name of the agent")
     content_markdown: str = Field(description="Markdown to append")
     reason: ShortText | None = Field(default=None, description="Optional provenance note")
     operation_id: ShortText | None = None
@@ -79,7 +93,7 @@ class ImportMemoryRequest(_Request):
 
     scope: WriteScope
     agent_object_id: AgentObjectId | None = None
-    agent_name: ShortText | None = None
+    agent_name: AgentName | None = None
     content_markdown: str
     mode: ImportMode = ImportMode.APPEND
     tags: list[Tag] = Field(default_factory=list, max_length=64)
@@ -91,7 +105,7 @@ class MemoryQuery(_Request):
 
     scope: ReadScope
     agentObjectId: AgentObjectId | None = None
-    agentName: ShortText | None = None
+    agentName: AgentName | None = None
     memorySharing: SharingName | None = Field(
         default=None, description="Per-call sharing policy; 403 unless MEMORY_SHARING_ALLOW_OVERRIDE=true"
     )
@@ -109,7 +123,7 @@ class ExportQuery(_Request):
 
     scope: WriteScope
     agentObjectId: AgentObjectId | None = None
-    agentName: ShortText | None = None
+    agentName: AgentName | None = None
     memorySharing: SharingName | None = None
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter
 
-from memory_core.wire.memory import AgentObjectId
+from memory_core.wire.memory import AgentName, AgentObjectId
 
 ShortText = Annotated[str, Field(max_length=1024)]
 
@@ -94,7 +94,7 @@ class MemoryFileQuery(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     agentObjectId: AgentObjectId | None = None
-    agentName: ShortText | None = None
+    agentName: AgentName | None = None
 
 
 class MemoryFileResponse(BaseModel):

@@ -147,3 +147,32 @@ def test_hidden_text_in_a_rejection_reason_decides_nothing(server: RunningServer
     assert _error(refused)[:2] == (422, "hidden_text")
     assert [r["id"] for r in pending["requests"]] == [request_id]
     assert accepted.status_code == 200
+
+
+def test_one_zero_width_character_in_a_tag_or_an_agents_name_is_refused_over_rest_and_the_memory_tool(
+        server: RunningServer, instance_id: str) -> None:
+    """Two tags that both read "work" would match different entries, and "Hel\u200bper" reads as another agent's
+    name: a lone format or zero-width character there answers 400, wherever a tag or an agent name comes in
+    (REST bodies and queries, the memory tool's agentName; MCP's X-AGENT-NAME: ``tests/mcp/test_tool_errors.py``),
+    and nothing is stored."""
+    base, agent = f"/instances/{instance_id}/memory", AGENT + "-labels"
+    with server.client() as http:
+        refused = {
+            "tag": http.post(f"{base}/append", json={"scope": "user", "content_markdown": "planted",
+                                                     "tags": ["wo\u200brk"]}),
+            "import tag": http.post(f"{base}/import", json={"scope": "user", "content_markdown": "planted",
+                                                            "tags": ["work\ufeff"]}),
+            "agent_name": http.post(f"{base}/append", json={"scope": "agent", "agent_object_id": agent,
+                                                            "agent_name": "Hel\u200bper", "content_markdown": "x"}),
+            "agentName": http.get(base, params={"scope": "agent", "agentObjectId": agent, "agentName": "Hel\u200cper"}),
+            "memory tool": http.post(f"{base}/files/create",
+                                     params={"agentObjectId": agent, "agentName": "Hel\u2060per"}, json={"command": "create", "path": "/memories/agent/x.md", "file_text": "x"}),
+        }
+        kept = http.post(f"{base}/append", json={"scope": "user", "content_markdown": "real", "tags": ["work"]})
+        stored = http.get(f"{base}/entries", params={"scope": "user"}).json()["entries"]
+
+    assert {name: r.status_code for name, r in refused.items()} == dict.fromkeys(refused, 400)
+    assert _error(refused["tag"])[1:] == ("invalid_tag", _error(refused["tag"])[2])
+    assert "U+200B" in _error(refused["tag"])[2] and "draws nothing" in _error(refused["tag"])[2]
+    assert "U+200B" in _error(refused["agent_name"])[2] and "draws nothing" in _error(refused["agent_name"])[2]
+    assert kept.status_code == 200 and [e["content_markdown"] for e in stored] == ["real"]

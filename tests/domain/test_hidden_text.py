@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core.domain.errors import HiddenText
-from memory_core.domain.hidden_text import hidden_character, refuse_hidden_text
+from memory_core.domain.hidden_text import hidden_character, invisible_in_label, refuse_hidden_text
 from tests.support.hidden_text_pieces import PIECES, SCOTLAND, tags
 
 
@@ -365,3 +365,19 @@ def test_the_one_pass_scan_agrees_with_the_rule_spelled_out(text: str) -> None:
     """Any mix of letters, emoji, flags, joiners, tag characters and selectors: the scan names the character the
     rule, applied one character at a time, names first."""
     assert hidden_character(text) == _hidden_by_the_letter(text)
+
+
+@pytest.mark.parametrize("label", [
+    "wo\u200brk", "wo\u200crk", "wo\u200drk", "wo\u2060rk", "\ufeffwork", "wo\u00adrk", "work\u200e", "wo\u2066rk",
+    "wo\u3164rk", "wo\u034frk", "wo\trk", "wo\u2028rk", "\U0001f468\u200d\U0001f4bb",
+])
+def test_a_label_may_not_hold_even_one_character_that_draws_nothing(label: str) -> None:
+    """A tag or an agent's name reads as it is shown: one zero-width character, format character, control or
+    filler makes "work" another tag (text keeps one alone: ``hidden_character``)."""
+    assert invisible_in_label(label) is not None
+    assert hidden_character(label) is None  # in longer text, each of these alone is kept
+
+
+@pytest.mark.parametrize("label", ["work", "caf\u00e9", "\u2708\ufe0f travel", "\u0645\u06cc", SCOTLAND, "a b"])
+def test_a_label_keeps_letters_emoji_with_their_selector_and_flags(label: str) -> None:
+    assert invisible_in_label(label) is None

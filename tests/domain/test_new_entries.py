@@ -15,8 +15,9 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.composition import ScannerOnFirstScan
-from memory_core.domain.errors import InvalidInput, SecretDetected
+from memory_core.domain.errors import HiddenText, InvalidInput, SecretDetected
 from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import Scope, Share
 from memory_core.domain.new_entries import stored_beside
 from memory_core.domain.service import MemoryService, WriteOptions
@@ -141,3 +142,44 @@ def test_only_a_legacy_import_may_store_an_entry_marked_legacy(service: MemorySe
     assert refused.value.code == "invalid_share"
     assert service.entries(ALEX, "i", Scope.USER, None) == []
     assert service.import_legacy("operator-key", "i", Scope.USER, None, "- from before").share is Share.LEGACY
+
+
+@pytest.mark.parametrize("write", ["append", "import", "memory tool", "legacy import"])
+@pytest.mark.parametrize(("agent_name", "tags", "code"), [
+    ("Helper", ("wo\u200brk",), "invalid_tag"),
+    ("Helper", ("mem_type:procedural", "work\u2060"), "invalid_tag"),
+    ("Hel\u200bper", (), "invalid_agent_name"),
+    ("Helper\u200e", (), "invalid_agent_name"),
+])
+def test_a_lone_character_that_draws_nothing_in_a_tag_or_an_agents_name_is_refused(
+    service: MemoryService, write: str, agent_name: str, tags: tuple[str, ...], code: str
+) -> None:
+    """"wo\u200brk" reads as "work" and would match other entries; "Hel\u200bper" reads as another agent's name.
+    Every way a write names them (its own fields, the calling agent's name, the memory tool's) answers 400
+    with the code, and nothing is stored."""
+    agent = AgentContext("/agents/helper", agent_name)
+    options = WriteOptions(tags=tags)
+    writes = {
+        "append": lambda: service.append(ALEX, "i", Scope.AGENT, agent, "- likes tea", options),
+        "import": lambda: service.import_markdown(ALEX, "i", Scope.AGENT, agent, "- likes tea", ImportMode.APPEND,
+                                                  options),
+        "memory tool": lambda: MemoryFiles(service).execute(ALEX, "i", agent, {
+            "command": "create", "path": "/memories/agent/tea.md", "file_text": "likes tea"}),
+        "legacy import": lambda: service.import_legacy("operator", "i", Scope.AGENT, agent, "- likes tea"),
+    }
+    if write in ("memory tool", "legacy import") and tags:
+        pytest.skip("neither takes tags")
+    with pytest.raises(InvalidInput) as refused:
+        writes[write]()
+    assert refused.value.code == code and "draws nothing" in refused.value.message
+    assert service.entries(ALEX, "i", Scope.AGENT, agent) == []
+
+
+def test_a_run_in_a_tag_is_still_hidden_text_and_one_allowed_in_content_stays(service: MemoryService) -> None:
+    """The screens come first: two zero-width characters in a tag are hidden text (422, audited); content keeps a
+    lone joiner or non-joiner."""
+    with pytest.raises(HiddenText):
+        service.append(ALEX, "i", Scope.USER, None, "- likes tea", WriteOptions(tags=("wo\u200b\u200brk",)))
+    stored = service.append(ALEX, "i", Scope.USER, None, "- \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+                            WriteOptions(tags=("work",)))
+    assert stored.entry_id

@@ -282,3 +282,16 @@ async def test_an_agent_header_with_a_character_that_draws_nothing_is_a_clear_er
     result = await call(mcp_target.url, headers, "append_memory", {"scope": "agent", "memory": "- likes tea"})
     _assert_tool_error(result, "invalid_header", "the X-AGENT-OBJECT-ID header holds a character that draws nothing "
                        f"or reorders text (U+{ord(invisible):04X})")
+
+
+@pytest.mark.parametrize("invisible", ["\u00ad", "\u009b"])
+async def test_an_agent_name_header_with_a_character_that_draws_nothing_is_a_clear_error(
+    mcp_target: McpTarget, instance_id: str, invisible: str
+) -> None:
+    """"Hel\\u00adper" shows as "Helper", another agent's name: refused as REST refuses it in agent_name and
+    agentName, for every tool (the name is stored with the agent's entries and shown back by reads)."""
+    headers: dict[str, Any] = mcp_headers(mcp_target.key, agent="/agents/helper", instance=instance_id)
+    headers["X-AGENT-NAME"] = f"Hel{invisible}per".encode("latin-1")
+    result = await call(mcp_target.url, headers, "append_memory", {"scope": "agent", "memory": "- likes tea"})
+    _assert_tool_error(result, "invalid_header", "the X-AGENT-NAME header holds a character that draws nothing "
+                       f"or formats text (U+{ord(invisible):04X})")

@@ -7,6 +7,7 @@ import json
 import uuid
 
 import httpx
+from mcp_types import CallToolResult
 
 from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
 from memory_core.domain.models import agent_hash
@@ -289,3 +290,71 @@ def test_bad_memory_mode_is_400(server: RunningServer, instance_id: str) -> None
         response = http.get(f"/instances/{instance_id}/memory", params={"scope": "user"},
                             headers={"X-MEMORY-MODE": "maybe"})
     assert response.status_code == 400
+
+
+def test_the_person_still_sees_exports_and_clears_a_disabled_agents_memory(
+    server: RunningServer, instance_id: str
+) -> None:
+    """docs/console.md: with memory switched off for an agent, what is already stored stays, and the person can
+    still see, export and forget it: the entries listing, export and clear answer; the settings govern the
+    agent's use of memory, not the person's custody of it."""
+    agent, base = _agent(), f"/instances/{instance_id}/memory"
+    with server.client() as http:
+        http.post(f"{base}/append", json={"scope": "agent", "agent_object_id": agent, "agent_name": "Helper",
+                                          "content_markdown": "my dentist is Dr Who"}).raise_for_status()
+        _put(server, instance_id, agent, enabled=False).raise_for_status()
+        listed = http.get(f"{base}/entries", params={"scope": "agent", "agentObjectId": agent})
+        exported = http.get(f"{base}/export", params={"scope": "agent", "agentObjectId": agent})
+        cleared = http.post(f"{base}/clear", json={"scope": "agent", "agent_object_id": agent, "confirm": True})
+        pending = http.get(f"{base}/deletions", params={"status": "pending"})
+        after = http.get(f"{base}/entries", params={"scope": "agent", "agentObjectId": agent})
+    assert listed.status_code == 200 and [e["content_markdown"] for e in listed.json()["entries"]] == [
+        "my dentist is Dr Who"]
+    assert exported.status_code == 200 and "my dentist is Dr Who" in exported.text
+    assert cleared.status_code in (200, 202)
+    if cleared.status_code == 202:
+        assert cleared.json()["request_id"] in [r["id"] for r in pending.json()["requests"]]
+    assert after.status_code == 200 and after.json()["entries"] == []
+
+
+def test_a_disabled_agent_gets_no_memory_into_a_model_over_rest_or_mcp(server: RunningServer, instance_id: str) -> None:
+    """Hostile: a disabled agent's platform tries every way an agent reaches memory - REST get (whole,
+    budgeted, combined, user), search, append, import and the memory tool, and every MCP tool, clear
+    included - and each answers 403 agent_memory_disabled; nothing is read, written or cleared."""
+    agent, base = _agent(), f"/instances/{instance_id}/memory"
+    with server.client() as http:
+        http.post(f"{base}/append", json={"scope": "agent", "agent_object_id": agent,
+                                          "content_markdown": "my dentist is Dr Who"}).raise_for_status()
+        _put(server, instance_id, agent, enabled=False).raise_for_status()
+        as_agent = {"agentObjectId": agent}
+        rest = {
+            "get agent": http.get(base, params={"scope": "agent", **as_agent}),
+            "get combined": http.get(base, params={"scope": "combined", **as_agent}),
+            "get budgeted": http.get(base, params={"scope": "combined", "maxChars": "4000", **as_agent}),
+            "get user": http.get(base, params={"scope": "user", **as_agent}),
+            "search": http.get(f"{base}/search", params={"scope": "agent", "q": "dentist", **as_agent}),
+            "search combined": http.get(f"{base}/search", params={"scope": "combined", "q": "dentist", **as_agent}),
+            "append": http.post(f"{base}/append", json={"scope": "agent", "agent_object_id": agent,
+                                                        "content_markdown": "planted"}),
+            "import": http.post(f"{base}/import", json={"scope": "agent", "agent_object_id": agent,
+                                                        "content_markdown": "planted", "mode": "replace"}),
+            "memory tool view": http.post(f"{base}/files/view", params=as_agent,
+                                          json={"command": "view", "path": "/memories/agent"}),
+        }
+
+        async def over_mcp() -> dict[str, CallToolResult]:
+            url, headers = f"{server.api}/mcp", mcp_headers(USER_KEY, agent=agent, instance=instance_id)
+            calls: dict[str, dict[str, object]] = {
+                "get_memory": {"scope": "agent"}, "search_memory": {"query": "dentist", "scope": "agent"},
+                "append_memory": {"scope": "agent", "memory": "planted"},
+                "clear_memory": {"scope": "agent", "confirm": True},
+                "memory": {"command": "view", "path": "/memories/agent"}}
+            return {tool: await call(url, headers, tool, arguments) for tool, arguments in calls.items()}
+
+        mcp = asyncio.run(over_mcp())
+        stored = http.get(f"{base}/entries", params={"scope": "agent", **as_agent}).json()["entries"]
+    assert {name: (r.status_code, r.json()["error"]["code"]) for name, r in rest.items()} == {
+        name: (403, "agent_memory_disabled") for name in rest}
+    for tool, result in mcp.items():
+        assert result.is_error and "disabled for this agent" in text(result), tool
+    assert [e["content_markdown"] for e in stored] == ["my dentist is Dr Who"]
