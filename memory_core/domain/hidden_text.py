@@ -204,14 +204,33 @@ def invisible_in_label(label: str) -> str | None:
     zero-width spaces and joiners, direction marks and isolates, the soft hyphen), line and paragraph separators,
     surrogates, and the characters that draw nothing without being format characters (``DRAWN_AS_NOTHING``).
     Tag characters and variation selectors are left to ``hidden_character``: a flag, and one selector after the
-    character it varies (an emoji's colour form), are visible."""
+    character it varies (an emoji's colour form), are visible. A zero-width joiner or non-joiner between two
+    letters, marks or symbols beyond ASCII is kept: scripts (Persian, the Indic ones) and emoji sequences need it,
+    and it changes what is drawn there."""
     if label.isascii() and label.isprintable():
         return None
-    for character in label:
+    for at, character in enumerate(label):
+        if character in _JOINERS and _joins(label, at):
+            continue
         if ((unicodedata.category(character) in _NOT_IN_LABELS and not _TAG.match(character))
                 or character in DRAWN_AS_NOTHING):
             return character
     return None
+
+
+# A joiner a script or an emoji needs: Persian writes many words with a zero-width non-joiner between two letters,
+# Indic scripts use both joiners, and emoji sequences join symbols with a zero-width joiner. There it changes what is
+# drawn, so two labels that differ by it look different; between ASCII letters it draws nothing.
+_JOINERS = frozenset("\u200c\u200d")
+_JOINED_CATEGORIES = ("L", "M", "S")
+
+
+def _joins(label: str, at: int) -> bool:
+    """Whether the joiner at ``at`` stands between two characters beyond ASCII that are letters, marks or symbols."""
+    if at == 0 or at == len(label) - 1:
+        return False
+    return all(not neighbour.isascii() and unicodedata.category(neighbour)[0] in _JOINED_CATEGORIES
+               for neighbour in (label[at - 1], label[at + 1]))
 
 
 def is_tag_character(character: str) -> bool:

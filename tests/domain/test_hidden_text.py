@@ -369,7 +369,8 @@ def test_the_one_pass_scan_agrees_with_the_rule_spelled_out(text: str) -> None:
 
 @pytest.mark.parametrize("label", [
     "wo\u200brk", "wo\u200crk", "wo\u200drk", "wo\u2060rk", "\ufeffwork", "wo\u00adrk", "work\u200e", "wo\u2066rk",
-    "wo\u3164rk", "wo\u034frk", "wo\trk", "wo\u2028rk", "\U0001f468\u200d\U0001f4bb",
+    "wo\u3164rk", "wo\u034frk", "wo\trk", "wo\u2028rk", "\u200c\u0645\u06cc", "\u0645\u06cc\u200c",
+    "a\u200d\U0001f4bb", "\U0001f468\u200db",
 ])
 def test_a_label_may_not_hold_even_one_character_that_draws_nothing(label: str) -> None:
     """A tag or an agent's name reads as it is shown: one zero-width character, format character, control or
@@ -378,6 +379,11 @@ def test_a_label_may_not_hold_even_one_character_that_draws_nothing(label: str) 
     assert hidden_character(label) is None  # in longer text, each of these alone is kept
 
 
-@pytest.mark.parametrize("label", ["work", "caf\u00e9", "\u2708\ufe0f travel", "\u0645\u06cc", SCOTLAND, "a b"])
-def test_a_label_keeps_letters_emoji_with_their_selector_and_flags(label: str) -> None:
+@pytest.mark.parametrize("label", [
+    "work", "caf\u00e9", "\u2708\ufe0f travel", "\u0645\u06cc", SCOTLAND, "a b",
+    "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",  # Persian: a non-joiner between two letters shapes the word
+    "\u0915\u094d\u200d\u0937",  # Devanagari: a joiner after a virama asks for the half form
+    "\U0001f468\u200d\U0001f4bb", "\U0001f469\U0001f3fd\u200d\U0001f4bb",  # emoji sequences
+])
+def test_a_label_keeps_letters_emoji_with_their_selector_flags_and_the_joiners_scripts_need(label: str) -> None:
     assert invisible_in_label(label) is None
