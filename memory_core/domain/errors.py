@@ -80,6 +80,13 @@ class IdempotencyKeyReused(MemoryCoreError):
     code = "idempotency_key_reused"
 
 
+class IdempotencyKeyErased(IdempotencyKeyReused):
+    """An ``Idempotency-Key`` whose entry was stored and has since been erased; nothing was written (422): a retry
+    must not bring an erased fact back, and a new write takes a new key."""
+
+    code = "idempotency_key_erased"
+
+
 class PayloadTooLarge(MemoryCoreError):
     """A write larger than the configured limit."""
 

@@ -3,9 +3,10 @@
 A write that timed out or answered 503 after its commit leaves its client unsure whether the fact was stored;
 a plain retry would store it twice. With a key, the entry's id is derived from the key (``keyed_entry_id``): the
 same caller's retry makes an entry of the same id, which the store refuses (``EntryExists``, atomically, with its
-audit event), so the key needs no table of its own and survives any crash with the entry it made. The retry is
-then answered from the stored entry when it is the same request (``same_request``), and refused with
-``IdempotencyKeyReused`` (422) when the key was used for another one.
+audit event and the key's mark), so the key needs no table of its own and survives any crash with the entry it
+made. The retry is then answered from the stored entry when it is the same request (``same_request``), and
+refused with ``IdempotencyKeyReused`` (422) when the key was used for another one, or ``IdempotencyKeyErased``
+(422) when its entry has been erased since.
 
 Callers may rely on:
 
@@ -13,9 +14,11 @@ Callers may rely on:
   caller's partition, so two people's keys never meet and one cannot learn whether another used a key;
 * a key names one request in all of the caller's memory of the instance, whatever the scope: the same key on
   another scope, agent, endpoint (append or import) or content is refused, never stored beside the first;
-* the key is remembered as long as its entry is stored: held, cleared or hidden, a retry is answered as the
-  first call was and stores nothing; once the entry is erased (a swept forget or clear, an immediate deletion,
-  a purge) the key is forgotten with it, and a retry stores the fact again, as a first write would.
+* a key is used once for all time: held, cleared or hidden, its entry answers a retry as the first call was
+  answered, storing nothing; once the entry is erased (a swept forget or clear, an immediate deletion, a purge)
+  a retry is refused (``IdempotencyKeyErased``, 422) and stores nothing, so a late retry cannot bring an erased
+  fact back. A mark of the key (a ``keyed_entry`` record named by the entry's id, holding when it was stored and
+  nothing of the request) is written with the entry and outlives it; a purge leaves it too.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from dataclasses import replace
 
 from memory_core.domain import team_copies
 from memory_core.domain.budget import is_visible
-from memory_core.domain.errors import Conflict, EntryExists, IdempotencyKeyReused, InvalidInput
+from memory_core.domain.errors import EntryExists, IdempotencyKeyErased, IdempotencyKeyReused, InvalidInput
 from memory_core.domain.models import MemoryEntry, MemoryProfile, Share
+from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
@@ -37,8 +41,6 @@ KEY_PATTERN = r"^[\x20-\x7E]{1,255}$"
 
 # Names what the digest is of, so that no other id this service derives can ever equal a keyed entry's.
 _PURPOSE = b"memory-core entry id of an Idempotency-Key, v1"
-# Two tries: a refusal whose entry was erased before it was read means the key was forgotten with it.
-_ATTEMPTS = 2
 
 
 def checked_key(key: str) -> str:
@@ -75,33 +77,42 @@ def same_request(stored: MemoryEntry, fresh: MemoryEntry) -> bool:
 
 
 def store_once(store: MemoryStore, seed: MemoryProfile, entry: MemoryEntry, key: str,
-               write: Callable[[MemoryEntry], MemoryProfile]) -> tuple[MemoryProfile, MemoryEntry]:
+               write: Callable[[MemoryEntry, Record], MemoryProfile]) -> tuple[MemoryProfile, MemoryEntry]:
     """Store ``entry`` under the id ``key`` derives in its owner's memory, with ``write``, and offer it to the team;
     or answer (the profile now, the entry) as stored by the same request before, writing nothing.
 
-    ``write`` stores the entry and its audit event atomically and raises ``EntryExists`` when its id is taken; a
-    replay writes nothing, so no second audit event. It offers the stored entry to the team again only while the
-    entry shows: its copy is what a crash after the first commit may have left unmade, and a held or cleared
-    entry's copy was withdrawn on purpose. Raises ``IdempotencyKeyReused`` when the key's entry is another
-    request's (``same_request``); ``Conflict`` if that entry keeps vanishing between the refusal and the read."""
+    ``write`` stores the entry, its audit event and the key's mark (a record of the partition, the second argument)
+    atomically, and raises ``EntryExists`` when the entry's id is taken; a replay writes nothing, so no second audit
+    event. It offers the stored entry to the team again only while the entry shows: its copy is what a crash after
+    the first commit may have left unmade, and a held or cleared entry's copy was withdrawn on purpose.
+
+    Raises ``IdempotencyKeyReused`` when the key's entry is another request's (``same_request``), and
+    ``IdempotencyKeyErased`` when the key's entry was stored and has since been erased: the mark outlives the
+    entry, so an erased fact never comes back under its old id (reads kept by any process rely on an id never
+    being stored twice, ``domain.present_entries``)."""
     keyed = replace(entry, id=keyed_entry_id(entry.key.instance_id, entry.key.upn, key))
-    for _ in range(_ATTEMPTS):
+    partition = Partition(keyed.key.instance_id, keyed.key.upn)
+    if store.get_record(partition, RecordKind.KEYED_ENTRY, keyed.id) is None:
+        mark = Record(partition, RecordKind.KEYED_ENTRY, keyed.id, {"stored_on": keyed.created_on.isoformat()})
         try:
-            profile = write(keyed)
+            profile = write(keyed, mark)
         except EntryExists:
-            stored = store.get_entry(keyed.key.instance_id, keyed.key.upn, keyed.id)
+            pass  # the same key's write, at the same moment: answered from what it stored, below
         else:
             team_copies.share(store, keyed)
             return profile, keyed
-        if stored is None:
-            continue  # erased since the refusal: the key went with its entry (see the module's last promise)
-        if not same_request(stored, keyed):
-            raise IdempotencyKeyReused(
-                f"this {IDEMPOTENCY_KEY_HEADER} was already used for a different request (another content, scope, "
-                "agent, endpoint or field beside the content); nothing was stored. Send a new key for a new write."
-            )
-        if stored.share is Share.TEAM and is_visible(store, stored):  # a private entry has no copy to check
-            team_copies.share(store, stored)
-        (head,) = store.load_heads([stored.key])
-        return head.profile or seed, stored
-    raise Conflict(f"the entry of this {IDEMPOTENCY_KEY_HEADER} was erased while the write was retried; retry")
+    stored = store.get_entry(keyed.key.instance_id, keyed.key.upn, keyed.id)
+    if stored is None:
+        raise IdempotencyKeyErased(
+            f"the entry this {IDEMPOTENCY_KEY_HEADER} stored has since been erased (a forget, a clear or a purge); "
+            "nothing was stored, so the erased fact does not come back. Send a new key to store it again."
+        )
+    if not same_request(stored, keyed):
+        raise IdempotencyKeyReused(
+            f"this {IDEMPOTENCY_KEY_HEADER} was already used for a different request (another content, scope, "
+            "agent, endpoint or field beside the content); nothing was stored. Send a new key for a new write."
+        )
+    if stored.share is Share.TEAM and is_visible(store, stored):  # a private entry has no copy to check
+        team_copies.share(store, stored)
+    (head,) = store.load_heads([stored.key])
+    return head.profile or seed, stored

@@ -25,6 +25,7 @@ class RecordKind:
     HOLD = "hold"
     DELETION_REQUEST = "deletion_request"
     AUDIT = "audit"
+    KEYED_ENTRY = "keyed_entry"
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,7 @@ from memory_core.domain.models import (
 from memory_core.domain.new_entries import NewEntries
 from memory_core.domain.paging import Page
 from memory_core.domain.reads import MemoryReads
+from memory_core.domain.records import Record
 from memory_core.domain.rendering import render_scope, strip_title
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
@@ -363,17 +364,20 @@ class MemoryService(MemoryReads):
         self.audit.record(action, actor=caller.upn, **entry_fields(entry), detail=detail)
 
     def _append_audited(
-        self, action: AuditAction, caller: Caller, seed: MemoryProfile, entry: MemoryEntry, detail: str | None = None
+        self, action: AuditAction, caller: Caller, seed: MemoryProfile, entry: MemoryEntry, detail: str | None = None,
+        also: Sequence[Record] = (),
     ) -> MemoryProfile:
-        """Store ``entry`` and its audit event atomically: neither exists without the other."""
+        """Store ``entry`` and its audit event (and ``also``, records of its partition) atomically: none exists
+        without the others."""
         _, event = self.audit.event(action, actor=caller.upn, **entry_fields(entry), detail=detail)
-        return self._store.append_with_records(seed, entry, [event])
+        return self._store.append_with_records(seed, entry, [event, *also])
 
     def _store_new(self, action: AuditAction, caller: Caller, seed: MemoryProfile, entry: MemoryEntry,
                    key: str | None) -> tuple[MemoryProfile, MemoryEntry]:
         """Store a new entry, audited, and offer it to the team; with an idempotency key, once (``store_once``)."""
         if key is not None:
-            return store_once(self._store, seed, entry, key, lambda e: self._append_audited(action, caller, seed, e))
+            return store_once(self._store, seed, entry, key,
+                              lambda e, marker: self._append_audited(action, caller, seed, e, also=(marker,)))
         profile = self._append_audited(action, caller, seed, entry)
         team_copies.share(self._store, entry)
         return profile, entry

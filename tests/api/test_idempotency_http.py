@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from tests.support.local_server import RunningServer
+from tests.support.local_server import OPERATOR_KEY, RunningServer
 
 KEY_HEADER = "Idempotency-Key"
 
@@ -85,6 +85,28 @@ def test_the_same_key_with_other_content_is_422(server: RunningServer, instance_
     assert refused.json()["error"]["code"] == "idempotency_key_reused"
     assert "Idempotency-Key" in refused.json()["error"]["message"]
     assert [e["content_markdown"] for e in entries] == ["- likes trains"]
+
+
+def test_a_retry_after_the_entry_was_forgotten_and_swept_is_422_and_brings_nothing_back(
+    server: RunningServer, instance_id: str
+) -> None:
+    """A key is used once for all time: forgotten, approved and swept, its entry stays erased; the retry answers
+    422 ``idempotency_key_erased`` and stores nothing (in either deletion mode the erasure ends the same way)."""
+    key = str(uuid.uuid4())
+    with server.client() as http, httpx.Client(base_url=f"{server.api}/instances/{instance_id}/operator",
+                                               headers={"X-API-KEY": OPERATOR_KEY}, timeout=60) as op:
+        entry_id = _append(http, instance_id, key).json()["entry_id"]
+        forgotten = http.delete(f"/instances/{instance_id}/memory/entries/{entry_id}")
+        if forgotten.status_code == 202:
+            op.post(f"/deletions/{forgotten.json()['request_id']}/approve").raise_for_status()
+            op.post("/sweep").raise_for_status()
+        else:
+            assert forgotten.status_code == 200
+        refused = _append(http, instance_id, key)
+        entries = _entries(http, instance_id)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["code"] == "idempotency_key_erased"
+    assert entries == []
 
 
 def test_another_user_with_the_same_key_writes_their_own_entry(server: RunningServer, instance_id: str) -> None:

@@ -16,7 +16,7 @@ import pytest
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.api.entries import _ENTRY_ID
 from memory_core.domain.audit import AuditAction
-from memory_core.domain.errors import IdempotencyKeyReused, InvalidInput
+from memory_core.domain.errors import IdempotencyKeyErased, IdempotencyKeyReused, InvalidInput
 from memory_core.domain.idempotency import checked_key, keyed_entry_id
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, Share, shared_copy_id
@@ -191,12 +191,12 @@ def test_a_retry_after_a_clear_held_for_approval_stores_nothing(held: MemoryServ
     assert held.entries(ALEX, "i", Scope.USER, None) == [] and len(_appends(held)) == 1
 
 
-def test_once_the_entry_is_erased_its_key_is_forgotten_with_it(service: MemoryService) -> None:
-    """The key lives in its entry: after an erasure (here an immediate forget) a retry stores the fact again,
-    under the same id, as a first write would (docs/architecture.md, "Retrying a write")."""
+def test_once_the_entry_is_erased_a_retry_is_refused_and_stores_nothing(service: MemoryService) -> None:
+    """A key is used once for all time: after an erasure (here an immediate forget) a retry is refused, 422
+    ``idempotency_key_erased``, and the fact does not come back (docs/architecture.md, "Retrying a write")."""
     first = service.append(ALEX, "i", Scope.USER, None, "- fact", idempotency_key=KEY)
     service.forget(ALEX, "i", first.entry_id or "")
-    again = service.append(ALEX, "i", Scope.USER, None, "- fact", idempotency_key=KEY)
-    assert again.entry_id == first.entry_id
-    assert [e.id for e in service.entries(ALEX, "i", Scope.USER, None)] == [first.entry_id]
-    assert len(_appends(service)) == 2
+    with pytest.raises(IdempotencyKeyErased):
+        service.append(ALEX, "i", Scope.USER, None, "- fact", idempotency_key=KEY)
+    assert service.entries(ALEX, "i", Scope.USER, None) == []
+    assert len(_appends(service)) == 1
