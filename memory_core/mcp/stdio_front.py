@@ -17,6 +17,9 @@ configuration's identity (``stdio.launch_headers``):
   full (the client not reading), so a client that pipelines requests cannot grow
   the process's memory without bound (``_room``). Notifications ahead of the held
   request, a cancellation among them, are still read and served;
+- a request whose id is that of a request not yet answered is refused at once
+  (-32600, with that id) and never served: JSON-RPC wants ids unique among the
+  requests outstanding, and the bound above counts one request per id;
 - the agent's guidance is read for the requests whose answer carries it.
 
 The process around it (settings, the composition root, exit status) is ``stdio``.
@@ -36,6 +39,7 @@ import anyio
 import anyio.abc
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.runner import _has_modern_envelope, _serve_legacy_stream, _serve_modern_stream
+from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import (
@@ -43,6 +47,7 @@ from mcp_types import (
     INVALID_REQUEST,
     JSONRPCNotification,
     JSONRPCRequest,
+    RequestId,
 )
 
 from memory_core.domain.errors import MemoryCoreError
@@ -91,6 +96,10 @@ client not reading took the process from 54 MB to 1.7 GB (docs/mcp.md; 87 MB wit
 One client's requests are served on one event loop, so more in flight would not answer
 sooner. A cancellation still gets through: it is a notification, read while a request waits.
 """
+
+ID_IN_USE = ("Invalid Request: this id is already in use by a request not yet answered "
+             "(JSON-RPC request ids must be unique among outstanding requests)")
+"""Why a request reusing the id of one in flight is refused (``StdioFront._admit``)."""
 
 STALE_AFTER_LIMIT_SECONDS = 5.0
 """An unanswered request is no longer counted this long past the time limit.
@@ -185,7 +194,10 @@ class StdioFront:
         self._limit = max_message_bytes
         self._time_limit = time_limit
         self._max_in_flight = max_in_flight
-        self._pending: dict[str | int, float] = {}  # request id: when it was admitted (loop time)
+        # Each request admitted and not yet answered, by id (as the SDK correlates ids: "7" is 7), with when it was
+        # admitted (loop time). One entry per admission: a request whose id is here is refused, never admitted
+        # over it, so len() is the count of requests in flight, which ``_room`` bounds.
+        self._pending: dict[RequestId, float] = {}
         self._answered = asyncio.Event()
         self._progress = asyncio.Event()  # set whenever a request is answered
         self.stdout_closed = False
@@ -228,8 +240,8 @@ class StdioFront:
         self.stdout_closed = True
         group.cancel_scope.cancel()
 
-    def _settle(self, request_id: str | int) -> None:
-        self._pending.pop(request_id, None)
+    def _settle(self, request_id: RequestId) -> None:
+        self._pending.pop(coerce_request_id(request_id), None)
         self._progress.set()
         if not self._pending:
             self._answered.set()
@@ -319,6 +331,12 @@ class StdioFront:
             return None
         is_request = isinstance(message, JSONRPCRequest)
         if is_request:
+            assert isinstance(message, JSONRPCRequest)
+            if coerce_request_id(message.id) in self._pending:
+                # Not served: its answer could not be told from the first's, and admitting it would put two
+                # requests in flight under one entry (the SDK overwrites its own, too), past ``_room``'s bound.
+                await self._refuse(out, message.id, INVALID_REQUEST, ID_IN_USE)
+                return None
             await self._room(out)
         context = contextvars.copy_context()
         try:
@@ -335,9 +353,10 @@ class StdioFront:
         context.run(CURRENT_GUIDANCE.set, guidance)
         if is_request:
             assert isinstance(message, JSONRPCRequest)
-            self._pending[message.id] = asyncio.get_running_loop().time()
+            # Still not in: only answers and cancellations (removals) ran while this request waited for room.
+            self._pending[coerce_request_id(message.id)] = asyncio.get_running_loop().time()
         elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
-            cancelled = (message.params or {}).get("requestId")
-            if isinstance(cancelled, (str, int)):
+            cancelled = as_request_id((message.params or {}).get("requestId"))
+            if cancelled is not None:
                 self._settle(cancelled)
         return context, SessionMessage(message, metadata=self._metadata)

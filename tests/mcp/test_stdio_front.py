@@ -317,6 +317,49 @@ async def test_a_cancellation_sent_while_the_limit_is_reached_is_read_and_makes_
     assert 1 not in answers and 2 not in answers  # cancelled: MCP sends no answer
 
 
+
+async def test_requests_reusing_the_id_of_one_in_flight_are_refused_at_once_and_not_served() -> None:
+    """40 pipelined requests that all carry id 7 are not 40 in flight under one id (past the bound, unheld): the
+    first is served, each other one is refused at once with -32600 and that id, its tool never run. Ids are one as
+    the SDK correlates them (the string "7" is 7); once 7 is answered, the id is free again."""
+    server = MCPServer("duplicates")
+    started = 0
+    release = asyncio.Event()
+
+    @server.tool()
+    async def held(n: int) -> str:
+        nonlocal started
+        started += 1
+        await release.wait()
+        return str(n)
+
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+    chunks.put_nowait(initialize() + b"".join(tool_call(7, "held", {"n": n}) for n in range(1, 40))
+                      + tool_call("7", "held", {"n": 40}))
+    out = Collected()
+    front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=10, max_in_flight=4)
+
+    async def reuse_the_id_once_answered() -> None:
+        # initialize's answer and the 39 refusals, none of them waiting for room or for the tool
+        while len(out.lines) < 40 or not started:
+            await asyncio.sleep(0.01)
+        release.set()
+        while len(out.lines) < 41:
+            await asyncio.sleep(0.01)
+        chunks.put_nowait(tool_call(7, "held", {"n": 41}))
+        chunks.put_nowait(b"")  # end of input
+
+    async with asyncio.timeout(10), asyncio.TaskGroup() as group:
+        group.create_task(reuse_the_id_once_answered())
+        group.create_task(front.serve(chunks.get, out))
+    refusals = [line for line in out.lines if "error" in line]
+    assert len(refusals) == 39 and started == 2
+    assert {line["id"] for line in refusals} == {7, "7"}
+    assert all(line["error"]["code"] == -32600 and "already in use" in line["error"]["message"] for line in refusals)
+    assert [line["result"]["content"][0]["text"] for line in out.lines if line["id"] == 7 and "result" in line] \
+        == ["1", "41"]
+
+
 def test_a_client_not_reading_its_output_stops_the_reading_of_its_input() -> None:
     """200 answers of 100 KB to a client that reads nothing for a while: once the pipe and the event loop's buffer
     are full, no further request is read (memory stays bounded, not 20 MB of answers); then all are delivered."""

@@ -78,7 +78,7 @@ def initialize(request_id: int = 0, version: str = "2025-11-25") -> bytes:
     return json.dumps(message).encode() + b"\n" + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
 
 
-def tool_call(request_id: int, name: str, arguments: dict[str, Any]) -> bytes:
+def tool_call(request_id: int | str, name: str, arguments: dict[str, Any]) -> bytes:
     message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
     return json.dumps(message).encode() + b"\n"
 
