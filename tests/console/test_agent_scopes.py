@@ -112,7 +112,7 @@ ALIKE = "5e8a7c3b-0000-4000-8000-00000000000"  # two ids alike to their last cha
 
 def test_agents_with_look_alike_names_show_their_ids(browser: WebDriver, console_server: RunningServer,
                                                      instance: str, local_api: httpx.Client) -> None:
-    # A zero-width character in a name is refused at a write now; letters of another script are not ("Неlper",
+    # A zero-width character in a name is refused at a write now; letters of another script are not (U+041D U+0435 "lper",
     # Cyrillic En and Ie, reads as "Helper"): the id beside each name is what tells them apart.
     agents = {"agent-a": "About me (all agents)", "agent-b": "Helper", LONG_ID: "\u041d\u0435lper",
               f"{ALIKE}1": "Helper", f"{ALIKE}2": "Helper"}
