@@ -10,7 +10,8 @@ In process, on the real store and service (immediate deletion mode), one run, fo
 - append p50/p99 with ``secure_delete`` on (the store's setting) and off (set back on this
   thread's connection): what zeroing freed space adds to the write path;
 - forget p50/p99 (an immediate erasure of one entry), as answered, and until the checkpoint
-  thread has purged it (the FTS5 merge and the log's truncation: the file no longer owes it).
+  thread has purged it (the FTS5 merge and the log's truncation: the file no longer owes it);
+- append p50/p99 started 5 ms after a forget, while the purge runs: what a write waits for it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from memory_core.domain.views import DeletionMode
 
 CALLER = Caller(upn="bench@contoso.com", name="Bench")
 INSTANCE = "bench"
+BEHIND_SECONDS = 0.005
+"""How long after a forget the next append starts: the checkpoint thread's purge is under way by then."""
 WORDS = [f"w{n:05d}" for n in range(20_000)]
 
 
@@ -64,7 +67,16 @@ def run(size: int, iterations: int) -> dict[str, str]:
             service.append(CALLER, INSTANCE, Scope.USER, None, _text(rng))
             appends[setting].append(time.perf_counter() - started)
         db.execute("PRAGMA secure_delete=ON")
-        forgets, purged = [], []
+        forgets, purged, behind = [], [], []
+        for _ in range(iterations):
+            entry_id = str(service.append(CALLER, INSTANCE, Scope.USER, None, _text(rng)).entry_id)
+            service.forget(CALLER, INSTANCE, entry_id)
+            time.sleep(BEHIND_SECONDS)
+            started = time.perf_counter()
+            service.append(CALLER, INSTANCE, Scope.USER, None, _text(rng))
+            behind.append(time.perf_counter() - started)
+            while purge_owed(db):
+                time.sleep(0.0005)
         for _ in range(iterations):
             entry_id = str(service.append(CALLER, INSTANCE, Scope.USER, None, _text(rng)).entry_id)
             started = time.perf_counter()
@@ -75,7 +87,8 @@ def run(size: int, iterations: int) -> dict[str, str]:
             purged.append(time.perf_counter() - started)
         store.close()
     return {"append, secure_delete on": _ms(appends["on"]), "append, secure_delete off": _ms(appends["off"]),
-            "forget (answered)": _ms(forgets), "forget until purged": _ms(purged)}
+            "forget (answered)": _ms(forgets), "forget until purged": _ms(purged),
+            "append 5 ms after a forget": _ms(behind)}
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ Deleting an entry's row leaves its words in three places SQLite does not clean b
   ``sqlite_database``) overwrites it, and every freed page, with zeros;
 - the full-text index: an external-content FTS5 delete adds a "delete" marker in a new
   segment, and the older segment keeps the erased words (stemmed) until segments happen to
-  merge. ``'optimize'`` merges every segment into one without them. (FTS5's own
+  merge. Merging every segment into one drops them (``merge_index``). (FTS5's own
   ``secure-delete`` option would remove them in place, but it needs SQLite 3.42, and the
   Python this runs on links 3.40.)
 - the write-ahead log: frames holding pages as they were before the delete. A ``TRUNCATE``
@@ -23,9 +23,11 @@ that dies before the purge leaves it owed, and an erasure committed while a purg
 process or another) stays owed for the next one. The store hands a purge to its checkpoint thread
 after each write that erased, runs one at open for a file that owes it, and one at close.
 
-What it costs: ``'optimize'`` rewrites the whole index, whoever's entries it holds, in one write
-transaction (docs/performance.md, "Erasures on SQLite": about 40 ms at 10,000 entries and 400 ms
-at 100,000); deletions are rare beside writes, and an erasure's request waits for it.
+What it costs: the merge rewrites the whole index, whoever's entries it holds (docs/performance.md,
+"Erasures on SQLite"). Done as one ``'optimize'`` it held the writers' lock throughout: about 60 ms at
+10,000 entries and 400 ms at 100,000, and every write of every user waited behind it. ``merge_index``
+does the same merge a few pages at a time, with pauses in which writers go on: a write waits for one
+step at most, the merge takes longer to finish, and the erasure's request waits for neither.
 """
 
 from __future__ import annotations
@@ -36,6 +38,17 @@ import time
 from memory_core.adapters.sqlite_busy import busy_timeout
 
 RETRY_PAUSE_SECONDS = 0.005
+
+MERGE_PAGES = 16
+"""Index pages one step of the purge's merge writes (FTS5's ``pgsz``, 4,050 bytes by default)."""
+
+MIN_PAUSE_SECONDS = 0.01
+"""The least pause after a step of the merge. A writer that found the lock taken retries after 1, 3, 8 and 18 ms
+(SQLite's busy handler), so a pause of 10 ms lets in every writer that came during a step of a few ms."""
+
+MERGE_SLACK_STEPS = 16
+"""Steps the merge may take beyond one per ``MERGE_PAGES`` of the index it started with, for segments written
+meanwhile, before it finishes as one ``'optimize'``."""
 
 ENTRIES, NAMES = 1, 2
 """``erasure_purges`` rows: erased entries (the index is merged and the log emptied) and rewritten
@@ -99,13 +112,7 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
     if not owed:
         return True
     if any(row == ENTRIES for row, _ in owed):
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        merge_index(db)
     # A TRUNCATE checkpoint holds the writers' lock while it waits for readers, so it is tried without waiting
     # (a reader of an older state, or another checkpoint under way, refuses it at once) and tried again a while:
     # waiting under the busy timeout stalled every writer behind one slow read.
@@ -118,3 +125,43 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
     for row, generation in owed:  # what was seen, never more: an erasure since stays owed
         db.execute("UPDATE erasure_purges SET purged = max(purged, ?) WHERE id = ?", (generation, row))
     return True
+
+
+def merge_index(db: sqlite3.Connection) -> int:
+    """Merge every segment of the full-text index into one, without the erased entries' words, as ``'optimize'``
+    does, but ``MERGE_PAGES`` index pages at a time: each step is a write transaction of its own, followed by a pause as
+    long as the step took and at least ``MIN_PAUSE_SECONDS``, so a writer waiting on its busy handler gets in
+    between two steps instead of waiting for the whole merge (which grows with the whole index). Answers the steps.
+
+    FTS5's ``'merge'`` with a negative page count puts every segment on one level and starts merging them; each
+    later step, with a positive count, carries that merge on (segments written meanwhile by other writers hold no
+    erased word and are left to later merges), and a step that changes fewer than two rows found nothing left
+    (https://sqlite.org/fts5.html#the_merge_command). Should writers keep the steps busy past a bound set by the
+    index's size at the start, the rest is done as one ``'optimize'``: the words leave whatever happens.
+    Raises ``sqlite3.Error`` when SQLite fails (the erasure stays owed)."""
+    pages = MERGE_PAGES
+    (rows,) = db.execute("SELECT count(*) FROM entries_fts_data").fetchone()
+    bound, steps, count = rows // pages + MERGE_SLACK_STEPS, 0, -pages
+    while True:
+        started = time.monotonic()
+        command = ("optimize", None) if steps >= bound else ("merge", count)
+        changed = _index_step(db, *command)
+        steps += 1
+        if changed < 2 or command[0] == "optimize":
+            return steps
+        count = pages
+        time.sleep(max(MIN_PAUSE_SECONDS, time.monotonic() - started))
+
+
+def _index_step(db: sqlite3.Connection, command: str, rank: int | None) -> int:
+    """One FTS5 command in a write transaction of its own; answers the rows it changed."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        (before,) = db.execute("SELECT total_changes()").fetchone()
+        db.execute("INSERT INTO entries_fts(entries_fts, rank) VALUES (?, ?)", (command, rank))
+        (after,) = db.execute("SELECT total_changes()").fetchone()
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return int(after - before)

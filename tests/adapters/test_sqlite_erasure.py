@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from memory_core.adapters import sqlite_wal
+from memory_core.adapters import sqlite_database, sqlite_erasure, sqlite_wal
 from memory_core.adapters.sqlite_erasure import purge_erased, purge_owed
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import Caller
@@ -255,3 +255,84 @@ def test_a_purge_never_makes_a_writer_wait_behind_a_reader(tmp_path: Path) -> No
         connection.close()
     assert done is False and owed and written[0] < 0.3, written
     assert finished is True
+
+
+_COLUMNS = ("id, instance_id, upn, profile_id, scope, agent_object_id, kind, content_markdown, created_on, "
+            "author_upn, author_user_id, agent_name, reason, session_id, operation_id, tags, share, content_sha256")
+
+
+class _WriteBetweenSteps:
+    """A purge's connection that, after each transaction it commits, lets another connection write at once (no busy
+    wait: it fails if the purge still held the lock) and notes whether the erased word was still in the index then."""
+
+    def __init__(self, db: sqlite3.Connection, writer: sqlite3.Connection, path: Path, word: str) -> None:
+        self._db, self._writer, self._path, self._word = db, writer, path, word
+        self.commands: list[str] = []
+        self.writes_while_merging = 0
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        if sql.startswith("INSERT INTO entries_fts(entries_fts"):
+            self.commands.append(str(params[0]) if params else sql)
+        cursor = self._db.execute(sql, params)
+        if sql == "COMMIT":
+            self._writer.execute(f"INSERT INTO entries ({_COLUMNS}) SELECT lower(hex(randomblob(16))), "
+                                 + _COLUMNS.split(", ", 1)[1].replace("content_markdown", "'- written between two steps'")
+                                 + " FROM entries LIMIT 1")
+            self.writes_while_merging += _index_blocks_holding(self._path, self._word) > 0
+        return cursor
+
+
+def _file_owing_a_purge(tmp_path: Path, entries: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    """A closed store file of ``entries`` entries, each appended on its own (many index segments) after one
+    with a word of its own, forgotten last (its words in an older segment than the forget's): the file owes the purge, which nobody has run."""
+    path, word = tmp_path / "m.sqlite3", _word()
+    monkeypatch.setattr(sqlite_database, "purge_erased", lambda db: True)  # not at the store's close
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    store._db._checkpointer.close()
+    monkeypatch.setattr(store._db._checkpointer, "owe_purge", lambda: None)  # nor on its thread
+    view = service.append(ALEX, INSTANCE, Scope.USER, None, f"- {word} private medical note")
+    for n in range(entries):
+        service.append(ALEX, INSTANCE, Scope.USER, None, f"- fact {n} about trains and {uuid.uuid4().hex} things")
+    service.forget(ALEX, INSTANCE, str(view.entry_id))
+    store._db.close()
+    return path, word
+
+
+def test_writers_go_on_between_the_steps_of_a_purge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The purge merges the index a few pages per write transaction: after each step another connection writes
+    without waiting at all, while the erased word is still in the index (the merge under way); at the end the word
+    is in no index block, the entries written meanwhile are found by search and the index is sound. (One
+    ``'optimize'`` held the lock from start to end, so no write came between.)"""
+    monkeypatch.setattr(sqlite_erasure, "MERGE_PAGES", 1)
+    monkeypatch.setattr(sqlite_erasure, "MIN_PAUSE_SECONDS", 0.0)
+    path, word = _file_owing_a_purge(tmp_path, 400, monkeypatch)
+    db, writer = (sqlite3.connect(path, isolation_level=None, timeout=0) for _ in range(2))
+    db.execute("PRAGMA secure_delete=ON")
+    steps = _WriteBetweenSteps(db, writer, path, word)
+    assert _index_blocks_holding(path, word) > 0
+    assert purge_erased(cast(sqlite3.Connection, steps)) is True
+    db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
+    (found,) = db.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'steps'").fetchone()
+    db.close()
+    writer.close()
+    assert steps.writes_while_merging >= 3, steps.commands
+    assert steps.commands[0] == "merge" and "optimize" not in steps.commands
+    assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+    assert found == len(steps.commands)
+
+
+def test_a_purge_kept_busy_past_its_bound_finishes_as_one_optimize(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Steps past the bound set by the index's size at the start (writers keeping the merge busy) end in one
+    ``'optimize'``, so the erased words leave the index whatever the writers do."""
+    monkeypatch.setattr(sqlite_erasure, "MERGE_PAGES", 1)
+    monkeypatch.setattr(sqlite_erasure, "MIN_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(sqlite_erasure, "MERGE_SLACK_STEPS", -10_000)
+    path, word = _file_owing_a_purge(tmp_path, 20, monkeypatch)
+    db, writer = (sqlite3.connect(path, isolation_level=None, timeout=0) for _ in range(2))
+    steps = _WriteBetweenSteps(db, writer, path, word)
+    assert purge_erased(cast(sqlite3.Connection, steps)) is True
+    db.close()
+    writer.close()
+    assert steps.commands == ["optimize"]
+    assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
