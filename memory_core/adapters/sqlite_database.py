@@ -122,7 +122,8 @@ class SqliteDatabase:
                 try:
                     yield db
                 except BaseException:
-                    db.execute("ROLLBACK")
+                    if db.in_transaction:  # SQLite rolls back by itself on some errors (a corrupt file): keep that one
+                        db.execute("ROLLBACK")
                     raise
                 db.execute("COMMIT")
                 self._checkpointer.wrote(db)

@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from contextlib import suppress
 
 from memory_core.adapters.sqlite_busy import busy_timeout
+from memory_core.adapters.sqlite_fulltext import recreate_index
 
 RETRY_PAUSE_SECONDS = 0.005
 
@@ -45,6 +47,16 @@ MERGE_PAGES = 16
 MIN_PAUSE_SECONDS = 0.01
 """The least pause after a step of the merge. A writer that found the lock taken retries after 1, 3, 8 and 18 ms
 (SQLite's busy handler), so a pause of 10 ms lets in every writer that came during a step of a few ms."""
+
+REBUILD_PAST_LEVELS = 256
+"""The depth of the index's structure past which a purge rebuilds the index instead of merging it.
+
+On the SQLite this runs on (3.40), every merge of all segments (``'optimize'``, or ``'merge'`` with a negative
+count) leaves its one segment a level above the deepest before, and the levels below stay, empty: each purge
+deepens the structure by one or two levels, and past 2,000 FTS5 reports the index corrupt ("database disk image
+is malformed"; the table cannot even be opened), so every write of an entry fails, for good, after one or two
+thousand erasures. ``'rebuild'`` makes the index again from the entries, on one level. It holds the writers'
+lock while it reads every entry (docs/performance.md, "Erasures on SQLite"), once per hundred purges or more."""
 
 MERGE_SLACK_STEPS = 16
 """Steps the merge may take beyond one per ``MERGE_PAGES`` of the index it started with, for segments written
@@ -107,11 +119,20 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
     in its way (it never waits for them, so writers never wait behind it). Answers False when the
     log could not be emptied in that time: the file still owes the purge, and the next one does it.
     Raises ``sqlite3.Error`` when SQLite fails; the purge stays owed then too.
+
+    An index whose structure is past ``REBUILD_PAST_LEVELS`` levels is rebuilt instead of merged, owed or not
+    (so at the first purge or open that finds it so): see ``index_levels``.
     """
     owed = db.execute("SELECT id, generation FROM erasure_purges WHERE generation > purged").fetchall()
-    if not owed:
+    deep = index_levels(db) > REBUILD_PAST_LEVELS
+    if not owed and not deep:
         return True
-    if any(row == ENTRIES for row, _ in owed):
+    if deep:  # from the entries as they are: no erased word either
+        try:
+            _index_step(db, "rebuild", None)
+        except sqlite3.DatabaseError:
+            recreate_index(db)  # past FTS5's own bound: it cannot open the index to rebuild it
+    elif any(row == ENTRIES for row, _ in owed):
         merge_index(db)
     # A TRUNCATE checkpoint holds the writers' lock while it waits for readers, so it is tried without waiting
     # (a reader of an older state, or another checkpoint under way, refuses it at once) and tried again a while:
@@ -153,6 +174,21 @@ def merge_index(db: sqlite3.Connection) -> int:
         time.sleep(max(MIN_PAUSE_SECONDS, time.monotonic() - started))
 
 
+def index_levels(db: sqlite3.Connection) -> int:
+    """The levels in the full-text index's structure record (FTS5's ``%_data`` row 10: a 4-byte cookie, then a
+    varint, the level count; SQLite 3.43 and later may put a 4-byte version mark before it). 0 when the index
+    has no structure yet or the record reads otherwise than this expects (nothing is then rebuilt)."""
+    row = db.execute("SELECT block FROM entries_fts_data WHERE id = 10").fetchone()
+    block = bytes(row[0] or b"") if row else b""
+    at = 8 if block[4:8] == b"\xff\x00\x00\x01" else 4
+    levels = 0
+    for offset, byte in enumerate(block[at:at + 9]):  # SQLite's varint: 7 bits a byte, high bit set on all but the last
+        levels = (levels << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return levels if offset < 4 else 0
+    return 0
+
+
 def _index_step(db: sqlite3.Connection, command: str, rank: int | None) -> int:
     """One FTS5 command in a write transaction of its own; answers the rows it changed."""
     db.execute("BEGIN IMMEDIATE")
@@ -161,7 +197,8 @@ def _index_step(db: sqlite3.Connection, command: str, rank: int | None) -> int:
         db.execute("INSERT INTO entries_fts(entries_fts, rank) VALUES (?, ?)", (command, rank))
         (after,) = db.execute("SELECT total_changes()").fetchone()
     except BaseException:
-        db.execute("ROLLBACK")
+        with suppress(sqlite3.OperationalError):  # SQLite may have rolled back by itself
+            db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
     return int(after - before)

@@ -24,6 +24,7 @@ straddles the edge of the rows fetched.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -61,13 +62,15 @@ def scope_token(instance_id: str, upn: str, profile_id: str) -> str:
     return "k" + "x".join(part.encode("utf-8").hex() for part in (instance_id, upn, profile_id)) + "q"
 
 
+INDEX_TABLE_SQL = """CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
+    scope, content_markdown, content='entries_fts_source', content_rowid='search_key',
+    tokenize='porter unicode61 remove_diacritics 2'
+)"""
+
 FULLTEXT_SCHEMA = f"""
 CREATE VIEW IF NOT EXISTS entries_fts_source AS
     SELECT {_search_key("entries")} AS search_key, {_scope_token("entries")} AS scope, content_markdown FROM entries;
-CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
-    scope, content_markdown, content='entries_fts_source', content_rowid='search_key',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
+{INDEX_TABLE_SQL};
 CREATE TRIGGER IF NOT EXISTS entries_fts_insert AFTER INSERT ON entries BEGIN
     SELECT RAISE(ABORT, 'the search index keys entries by a 32-bit rowid') WHERE new.rowid >= {1 << _ROWID_BITS};
     INSERT INTO entries_fts(rowid, scope, content_markdown)
@@ -96,6 +99,31 @@ DROP VIEW IF EXISTS entries_fts_source;
 
 REBUILD_SQL = "INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')"
 """Re-derives the whole index from ``entries`` (an upgrade from a store that had none)."""
+
+_SHADOW_TABLES = ("entries_fts_data", "entries_fts_idx", "entries_fts_docsize", "entries_fts_config")
+
+
+def recreate_index(db: sqlite3.Connection) -> None:
+    """Make the full-text index anew from ``entries``, in one write transaction, when FTS5 cannot even open it (a
+    structure it calls corrupt: ``sqlite_erasure.REBUILD_PAST_LEVELS``). The index holds nothing the entries do
+    not, so nothing is lost; the triggers, which name the table, stay.
+
+    A table FTS5 cannot open cannot be dropped either, so its row leaves the schema directly
+    (``writable_schema``), its shadow tables are dropped and the table is made again.
+    Raises ``sqlite3.Error`` when SQLite fails (the transaction is rolled back)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("PRAGMA writable_schema=ON")
+        db.execute("DELETE FROM sqlite_schema WHERE type = 'table' AND name = 'entries_fts'")
+        db.execute("PRAGMA writable_schema=RESET")  # off, and this connection reads the schema again
+        for table in _SHADOW_TABLES:
+            db.execute(f"DROP TABLE IF EXISTS {table}")
+        db.execute(INDEX_TABLE_SQL)
+        db.execute(REBUILD_SQL)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def match_expression(scope_tokens: Sequence[str], terms: Sequence[str]) -> str:

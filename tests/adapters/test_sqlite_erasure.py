@@ -336,3 +336,59 @@ def test_a_purge_kept_busy_past_its_bound_finishes_as_one_optimize(tmp_path: Pat
     writer.close()
     assert steps.commands == ["optimize"]
     assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+
+
+def test_the_index_stays_sound_through_thousands_of_purges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each merge of all segments leaves the index's structure a level deeper on this SQLite (3.40), and past 2,000
+    levels FTS5 calls the index corrupt: every write of an entry failed, for good, after about 1,400 erasures. A
+    purge that finds the structure past ``REBUILD_PAST_LEVELS`` rebuilds it instead: after 2,500 erasures, each
+    purged, the index is sound, shallow, and still finds what is kept (an entry kept beside each erased one: the index changes at every purge)."""
+    monkeypatch.setattr(sqlite_erasure, "MIN_PAUSE_SECONDS", 0.0)
+    path = tmp_path / "m.sqlite3"
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    service.append(ALEX, INSTANCE, Scope.USER, None, "- kept fact about trains")
+    store.close()
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA synchronous=OFF")  # no fsync per purge: the test is about the index, not durability
+    deepest = 0
+    for n in range(2_500):
+        db.execute(f"INSERT INTO entries ({_COLUMNS}) SELECT 'erased{n}', "
+                   + _COLUMNS.split(", ", 1)[1].replace("content_markdown", f"'- erased note {n}'")
+                   + " FROM entries LIMIT 1")
+        db.execute(f"INSERT INTO entries ({_COLUMNS}) SELECT 'kept{n}', "
+                   + _COLUMNS.split(", ", 1)[1].replace("content_markdown", f"'- kept note {n}'")
+                   + " FROM entries LIMIT 1")
+        db.execute("DELETE FROM entries WHERE id = ?", (f"erased{n}",))
+        assert purge_erased(db) is True
+        deepest = max(deepest, sqlite_erasure.index_levels(db))
+    db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
+    found = db.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'trains'").fetchone()[0]
+    (kept,) = db.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'kept'").fetchone()
+    levels = sqlite_erasure.index_levels(db)
+    db.close()
+    assert found == 1 and kept == 2_501  # the first fact too
+    assert 0 < levels <= deepest <= sqlite_erasure.REBUILD_PAST_LEVELS + 2, (levels, deepest)
+
+
+def test_a_file_whose_index_fts5_calls_corrupt_gets_a_new_one_at_open(tmp_path: Path) -> None:
+    """A file left by the release that purged with one ``'optimize'`` per erasure, past 2,000 levels: FTS5 cannot
+    open its index, so every write of an entry failed. The next open makes the index anew from the entries: the
+    store opens, appends, and search finds what was stored before and after."""
+    path = tmp_path / "m.sqlite3"
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    service.append(ALEX, INSTANCE, Scope.USER, None, "- kept fact about trains")
+    store.close()
+    raw = sqlite3.connect(path, isolation_level=None)
+    (block,) = raw.execute("SELECT block FROM entries_fts_data WHERE id = 10").fetchone()
+    assert block[4] < 0x80  # one byte of level count: replaced by the two bytes of 2,001
+    raw.execute("UPDATE entries_fts_data SET block = ? WHERE id = 10",
+                (block[:4] + bytes([0x80 | (2_001 >> 7), 2_001 & 0x7F]) + block[5:],))
+    with pytest.raises(sqlite3.DatabaseError, match="vtable constructor failed"):
+        raw.execute("SELECT count(*) FROM entries_fts").fetchone()
+    raw.close()
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    service.append(ALEX, INSTANCE, Scope.USER, None, "- another fact about trains")
+    found = service.search(ALEX, INSTANCE, Scope.USER, None, "trains", limit=10)
+    store.close()
+    assert sorted(hit.entry.content_markdown for hit in found) == ["- another fact about trains",
+                                                                  "- kept fact about trains"]
