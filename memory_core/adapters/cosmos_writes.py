@@ -11,6 +11,8 @@ Round trips are the cost, so:
   first (and creates it in the batch when missing);
 - ``save_profile`` with an etag replaces with If-Match, and a 412 becomes ``Conflict`` for the
   service to re-read and retry;
+- ``delete_profile`` is a point read and one batch If-Match the profile's etag, then one query for an entry
+  of its scope (an append that raced the erasure), and rarely the profile made again, create-only;
 - ``delete_entries`` is one query for the ids still there plus one transactional batch per 98
   deletes (``erase_items``).
 
@@ -114,8 +116,37 @@ class CosmosWrites:
 
     def delete_profile(self, key: ProfileKey) -> None:
         self._profiles.discard(key)
+        pk = [key.instance_id, key.upn]
         with self._operation("delete_profile") as calls:
-            erase_items(calls, self._stamps, key.instance_id, key.upn, [key.profile_id])
+            for _ in range(_WRITE_ATTEMPTS):
+                item = calls.read(key.profile_id, pk)
+                if item is None:
+                    return
+                # If-Match: a profile saved since the read (a clear's watermark) is never erased, nor made again
+                # from the stale copy below.
+                erase: Operation = ("delete", (key.profile_id,), {"if_match_etag": item["_etag"]})
+                try:
+                    self._stamps.write(calls, key.instance_id, key.upn, lambda _, erase=erase: [erase])
+                    break
+                except BatchRefused as refused:
+                    if refused.status == 404:
+                        return  # erased by another meanwhile
+                    if refused.status != 412:
+                        raise refused.error from None
+            else:
+                raise Conflict("the memory profile kept changing while it was erased; retry")
+            # No batch can ask whether the scope holds entries, so an append whose batch read the profile
+            # before the erasure left its entry without one: the same profile is made again, create-only. An
+            # append that made its own first wins (409), so no appended profile is ever overwritten.
+            params = {"@instance_id": key.instance_id, "@upn": key.upn, "@profile_id": key.profile_id,
+                      "@entry": docs.ENTRY}
+            if calls.query(queries.ANY_ENTRY_OF_PROFILE, params, pk):
+                again = {name: value for name, value in item.items() if not name.startswith("_")}  # as it was
+                try:
+                    self._stamps.write(calls, key.instance_id, key.upn, lambda _: [("create", (again,))])
+                except BatchRefused as refused:
+                    if refused.status != 409:
+                        raise refused.error from None
 
     def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
         wanted = [docs.entry_item_id(e) for e in dict.fromkeys(entry_ids) if e]
