@@ -122,11 +122,11 @@ class CosmosWrites:
                 item = calls.read(key.profile_id, pk)
                 if item is None:
                     return
-                # If-Match: a profile saved since the read (a clear's watermark) is never erased, nor made again
-                # from the stale copy below.
+                # If-Match the etag read: the copy made again below is never older than the profile erased (a
+                # clear's watermark saved since the read is read again, not lost).
                 erase: Operation = ("delete", (key.profile_id,), {"if_match_etag": item["_etag"]})
                 try:
-                    self._stamps.write(calls, key.instance_id, key.upn, lambda _, erase=erase: [erase])
+                    self._stamps.write(calls, key.instance_id, key.upn, functools.partial(_only, erase))
                     break
                 except BatchRefused as refused:
                     if refused.status == 404:
@@ -143,7 +143,7 @@ class CosmosWrites:
             if calls.query(queries.ANY_ENTRY_OF_PROFILE, params, pk):
                 again = {name: value for name, value in item.items() if not name.startswith("_")}  # as it was
                 try:
-                    self._stamps.write(calls, key.instance_id, key.upn, lambda _: [("create", (again,))])
+                    self._stamps.write(calls, key.instance_id, key.upn, functools.partial(_only, ("create", (again,))))
                 except BatchRefused as refused:
                     if refused.status != 409:
                         raise refused.error from None
@@ -204,6 +204,10 @@ def erase_items(
                       "@entry": docs.ENTRY, "@ids": left}
             left = calls.query(queries.EXISTING_ENTRY_IDS, params, [instance_id, owner])
     return 0
+
+
+def _only(operation: Operation, _first_sequence: int) -> list[Operation]:
+    return [operation]
 
 
 def _deletes(item_ids: Sequence[str], _first_sequence: int) -> list[Operation]:
