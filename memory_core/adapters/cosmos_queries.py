@@ -69,6 +69,11 @@ PARTITION_OWNERS = (
     "SELECT TOP @top VALUE c.upn FROM c WHERE c.instance_id = @instance_id AND c.type = @profile"
     " AND c.upn > @after ORDER BY c.upn"
 )
+# Whether a profile's scope holds an entry (``delete_profile``): TOP 1, whatever the scope holds.
+ANY_ENTRY_OF_PROFILE = (
+    "SELECT TOP 1 VALUE c.id FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
+    " AND c.profile_id = @profile_id AND c.type = @entry"
+)
 EXISTING_ENTRY_IDS = (
     "SELECT VALUE c.id FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND c.profile_id = @profile_id AND c.type = @entry AND ARRAY_CONTAINS(@ids, c.id)"

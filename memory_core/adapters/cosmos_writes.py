@@ -11,6 +11,8 @@ Round trips are the cost, so:
   first (and creates it in the batch when missing);
 - ``save_profile`` with an etag replaces with If-Match, and a 412 becomes ``Conflict`` for the
   service to re-read and retry;
+- ``delete_profile`` is a point read and one batch If-Match the profile's etag, then one query for an entry
+  of its scope (an append that raced the erasure), and rarely the profile made again, create-only;
 - ``delete_entries`` is one query for the ids still there plus one transactional batch per 98
   deletes (``erase_items``).
 
@@ -114,8 +116,37 @@ class CosmosWrites:
 
     def delete_profile(self, key: ProfileKey) -> None:
         self._profiles.discard(key)
+        pk = [key.instance_id, key.upn]
         with self._operation("delete_profile") as calls:
-            erase_items(calls, self._stamps, key.instance_id, key.upn, [key.profile_id])
+            for _ in range(_WRITE_ATTEMPTS):
+                item = calls.read(key.profile_id, pk)
+                if item is None:
+                    return
+                # If-Match the etag read: the copy made again below is never older than the profile erased (a
+                # clear's watermark saved since the read is read again, not lost).
+                erase: Operation = ("delete", (key.profile_id,), {"if_match_etag": item["_etag"]})
+                try:
+                    self._stamps.write(calls, key.instance_id, key.upn, functools.partial(_only, erase))
+                    break
+                except BatchRefused as refused:
+                    if refused.status == 404:
+                        return  # erased by another meanwhile
+                    if refused.status != 412:
+                        raise refused.error from None
+            else:
+                raise Conflict("the memory profile kept changing while it was erased; retry")
+            # No batch can ask whether the scope holds entries, so an append whose batch read the profile
+            # before the erasure left its entry without one: the same profile is made again, create-only. An
+            # append that made its own first wins (409), so no appended profile is ever overwritten.
+            params = {"@instance_id": key.instance_id, "@upn": key.upn, "@profile_id": key.profile_id,
+                      "@entry": docs.ENTRY}
+            if calls.query(queries.ANY_ENTRY_OF_PROFILE, params, pk):
+                again = {name: value for name, value in item.items() if not name.startswith("_")}  # as it was
+                try:
+                    self._stamps.write(calls, key.instance_id, key.upn, functools.partial(_only, ("create", (again,))))
+                except BatchRefused as refused:
+                    if refused.status != 409:
+                        raise refused.error from None
 
     def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
         wanted = [docs.entry_item_id(e) for e in dict.fromkeys(entry_ids) if e]
@@ -173,6 +204,10 @@ def erase_items(
                       "@entry": docs.ENTRY, "@ids": left}
             left = calls.query(queries.EXISTING_ENTRY_IDS, params, [instance_id, owner])
     return 0
+
+
+def _only(operation: Operation, _first_sequence: int) -> list[Operation]:
+    return [operation]
 
 
 def _deletes(item_ids: Sequence[str], _first_sequence: int) -> list[Operation]:

@@ -315,10 +315,14 @@ class SqliteMemoryStore(SqliteRecords, SqliteCheckpoints):
         return entry_from_row(ProfileKey(instance_id, upn, Scope(row[-2]), row[-1]), row[:-2])
 
     def delete_profile(self, key: ProfileKey) -> None:
+        # One statement: the check and the erasure see the same entries, so an append (one transaction with its
+        # profile) either lands first and keeps the profile or lands after and makes one of its own.
+        where = (key.instance_id, key.upn, key.profile_id)
         with self._db.write() as db:
             db.execute(
-                "DELETE FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
-                (key.instance_id, key.upn, key.profile_id),
+                "DELETE FROM profiles WHERE instance_id=? AND upn=? AND profile_id=? AND NOT EXISTS"
+                " (SELECT 1 FROM entries WHERE instance_id=? AND upn=? AND profile_id=?)",
+                (*where, *where),
             )
 
     def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:

@@ -8,8 +8,9 @@ The sweep is idempotent and safe to crash and re-run at any step:
             16,000 entries would pass Cosmos DB's 2 MB item);
 2. erase  - the user's memory tool file index loses the names of those entries, then
             the entries are erased (erasing twice erases nothing more);
-3. seal   - a clear moves the profile's watermark, a purge erases the profiles, and the
-            file index loses the directories and whitespace-only files the request hid;
+3. seal   - a clear moves the profile's watermark, a purge erases the profiles of the scopes
+            it emptied, and the file index loses the directories and whitespace-only
+            files the request hid (``domain.seals``);
 4. unhold - the hold that hid the entries is removed;
 5. done   - the request is marked executed with the first run's counts.
 
@@ -35,18 +36,17 @@ from memory_core.domain.custody_fence import fence
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
 from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, MemoryCoreError, NotFound
-from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, erased
 from memory_core.domain.models import (
     SHARED_OWNER,
     Hold,
     MemoryEntry,
-    MemoryProfile,
     ProfileKey,
     Scope,
     shared_copy_id,
 )
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.seals import erase_file_names, erase_request_file_names, seal
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.sweeps import LeftRequest, SweepResult
 from memory_core.domain.views import ContentScanner, refuse_operator_text
@@ -293,14 +293,14 @@ class CustodyService:
         if request.erased_entries is None:  # its first run (a plan stored by an earlier release came counted)
             request = self._counted(request, plan, profiles)
         self._fault("planned", request)
-        self._erase_file_names(request, [item.entry_id for item in plan if item.owner is None])
+        erase_request_file_names(self._store, request, [item.entry_id for item in plan if item.owner is None])
         keys: dict[tuple[str | None, str], tuple[PlannedErase, list[str]]] = {}
         for item in plan:
             keys.setdefault((item.owner, item.profile_id), (item, []))[1].append(item.entry_id)
         for item, entry_ids in keys.values():
             self._store.delete_entries(self._key(request, item.scope, item.agent_object_id, item.owner), entry_ids)
         self._fault("erased", request)
-        self._seal(request)
+        seal(self._store, request)
         self._fault("sealed", request)
         self._unhold(request)
         self._fault("unheld", request)
@@ -367,71 +367,12 @@ class CustodyService:
         stored = self._store.put_record(counted.to_record())
         return replace(counted, etag=stored.etag)
 
-    def _seal(self, request: DeletionRequest) -> None:
-        """Make sure nothing the request covered can show again once the hold is gone."""
-        if request.kind is DeletionKind.PURGE:
-            for state in self._store.load_partition(request.instance_id, request.upn):
-                leftovers = [e.id for e in state.entries if request.watermark and e.created_on <= request.watermark]
-                self._store.delete_entries(state.key, leftovers)
-                if not [e for e in state.entries if e.id not in leftovers]:
-                    self._store.delete_profile(state.key)
-                    self._profile_again_if_written(state.key)
-            return
-        if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE) and request.watermark is not None and request.scope:
-            key = self._key(request, request.scope, request.agent_object_id)
-            for _ in range(8):
-                (state,) = self._store.load([key])
-                if state.profile is None or (state.profile.cleared_on and state.profile.cleared_on >= request.watermark):
-                    return
-                try:
-                    self._store.save_profile(replace(state.profile, cleared_on=request.watermark,
-                                                     updated_on=max(state.profile.updated_on, request.watermark)))
-                    return
-                except Conflict:
-                    continue
-            raise Conflict("the memory profile kept changing during the sweep")
-
-    def _profile_again_if_written(self, key: ProfileKey) -> None:
-        """Make ``key``'s profile again when an append landed after the seal read the partition and before it
-        erased the profile: the entry stays, and a scope is found by its profile (the person's agent list,
-        ``partition_keys``). An append after the erasure makes the profile itself (``MemoryStore.append``)."""
-        (state,) = self._store.load([key])  # the scope was just emptied: only what landed since is read
-        if state.profile is None and state.entries:
-            first, last = state.entries[0], state.entries[-1]
-            self._store.save_profile(MemoryProfile(key, None, None, last.agent_name if key.agent_object_id else None,
-                                                   first.created_on, last.created_on))
-
-    def _erase_file_names(self, request: DeletionRequest, own: builtins.list[str]) -> None:
-        """The names of the user's entries ``own`` and, for a clear, a replace or a purge, the directories and
-        whitespace-only files made by its watermark, leave the file index (``file_index.erased``)."""
-        if request.kind is DeletionKind.FORGET:
-            self.erase_file_names(request.instance_id, request.upn, None, None, own)
-        elif request.kind is DeletionKind.PURGE:
-            self.erase_file_names(request.instance_id, request.upn, None, request.watermark, own)
-        else:  # a clear or a replace of one scope
-            tree = request.agent_object_id if request.scope == Scope.AGENT.value else None
-            self.erase_file_names(request.instance_id, request.upn, [tree], request.watermark, own)
-
     def erase_file_names(
         self, instance_id: str, upn: str, agent_object_ids: builtins.list[str | None] | None,
         made_by: datetime | None, entry_ids: builtins.list[str],
     ) -> None:
-        """Take out of ``upn``'s memory tool file index what an erasure took: the files of ``entry_ids`` and, made
-        at or before ``made_by``, the directories and whitespace-only files, in the trees of ``agent_object_ids``
-        (None in it: user memory; None: every tree). Paths are the user's words: an erased file's path must not
-        outlive its text. Conditional on the index's etag, retried on a race; ``Conflict`` after 8 races."""
-        partition = Partition(instance_id, upn)
-        for _ in range(8):
-            record = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
-            data = erased(record.data, agent_object_ids, made_by, set(entry_ids)) if record else None
-            if record is None or data is None:
-                return
-            try:
-                self._store.put_record(Record(partition, INDEX_KIND, INDEX_ID, data, record.etag))
-                return
-            except Conflict:
-                continue
-        raise Conflict("the memory file index kept changing during the erasure; retry")
+        """``seals.erase_file_names`` on this service's store: what an erasure took leaves ``upn``'s file index."""
+        erase_file_names(self._store, instance_id, upn, agent_object_ids, made_by, entry_ids)
 
     def _unhold(self, request: DeletionRequest) -> None:
         self._store.delete_record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id)

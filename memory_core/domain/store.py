@@ -132,7 +132,16 @@ class MemoryStore(Protocol):
         ...
 
     def delete_profile(self, key: ProfileKey) -> None:
-        """Erase a profile record (its entries are erased separately). Missing is fine."""
+        """Erase ``key``'s profile while its scope holds no entries (erase them first). Missing is fine.
+
+        A scope that holds an entry keeps its profile as stored, an entry appended while the erasure runs
+        included: a scope with entries always has a profile (``partition_keys`` lists it), and the profile
+        an ``append`` made and answered is never replaced by this call. SQLite checks and erases in one
+        statement. Cosmos DB cannot make a batch conditional on a query: it erases the profile If-Match the
+        etag it read, then looks for an entry of the scope and, finding one (an append whose batch read the
+        profile first), makes the same profile again create-only (409: an append made one first, kept). So
+        there a concurrent reader may see such an entry without its profile for that moment.
+        """
         ...
 
     def put_record(self, record: Record) -> Record:

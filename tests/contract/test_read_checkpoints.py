@@ -199,8 +199,16 @@ def _import_replace(service: MemoryService, caller: Caller, entry_id: str) -> No
     service.import_markdown(caller, "i", Scope.USER, None, "- a new beginning", ImportMode.REPLACE)
 
 
+def _emptied_scope(service: MemoryService, caller: Caller) -> None:
+    """An agent scope whose entries are erased, its profile left: a store erases only such a profile."""
+    from memory_core.domain.identity import AgentContext
+
+    written = service.append(caller, "i", Scope.AGENT, AgentContext("agent-emptied", "Helper"), "- for the agent")
+    service.store.delete_entries(ProfileKey("i", caller.upn, Scope.AGENT, "agent-emptied"), [written.entry_id or ""])
+
+
 def _profile_erased(service: MemoryService, caller: Caller, entry_id: str) -> None:
-    service.store.delete_profile(ProfileKey("i", caller.upn, Scope.USER))
+    service.store.delete_profile(ProfileKey("i", caller.upn, Scope.AGENT, "agent-emptied"))
 
 
 def _entries_erased(service: MemoryService, caller: Caller, entry_id: str) -> None:
@@ -241,6 +249,8 @@ def test_every_write_that_is_not_an_entry_added_erases_the_partitions_checkpoint
     caller = _caller()
     service = MemoryService(store, deletion_mode=mode)
     entry_id = _large_memory(service, caller)
+    if erase is _profile_erased:
+        _emptied_scope(service, caller)
     service.get(caller, "i", Scope.USER, None)
     checkpoint = _checkpoint(store, caller)
     assert checkpoint is not None and SECRETISH in checkpoint.payload

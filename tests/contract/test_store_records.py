@@ -220,14 +220,30 @@ def test_get_entry_finds_an_entry_with_its_scope(store: MemoryStore, partition: 
 
 
 def test_after_delete_profile_the_next_append_creates_it_again(store: MemoryStore, partition: Partition) -> None:
-    """delete_profile erases the profile (missing is fine) and forgets it, so an append recreates it."""
+    """delete_profile erases the profile of an emptied scope (missing is fine) and forgets it, so an append
+    recreates it."""
     key = ProfileKey(partition.instance_id, UPN, Scope.USER)
-    _append(store, key)
+    store.delete_entries(key, [_append(store, key).id])
     store.delete_profile(key)
     store.delete_profile(key)
     assert store.load([key])[0].profile is None
     _append(store, key)
     assert store.load([key])[0].profile is not None
+
+
+def test_delete_profile_keeps_the_profile_of_a_scope_that_holds_an_entry(
+    store: MemoryStore, partition: Partition
+) -> None:
+    """A scope with entries always has a profile: delete_profile erases nothing there, and the stored profile keeps
+    every field (the seal of a purge an append raced relies on it, tests/contract/test_seal_races.py)."""
+    key = ProfileKey(partition.instance_id, UPN, Scope.AGENT, "/agents/kept")
+    entry = _append(store, key)
+    store.delete_profile(key)
+    (after,) = store.load([key])
+    assert after.profile is not None
+    assert (after.profile.name, after.profile.user_name, after.profile.created_on) == ("Alex", "alex", T0)
+    assert [e.id for e in after.entries] == [entry.id]
+    assert store.partition_keys(partition.instance_id, UPN) == [key]
 
 
 def test_one_record_id_under_two_owners_of_an_instance_keeps_both(

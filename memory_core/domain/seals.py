@@ -1,0 +1,92 @@
+"""The sweep's seal, and the erasure of names from the memory tool's file index.
+
+What callers (``domain.custody``, ``domain.erasures``) may rely on:
+
+- ``seal``: once it returns, nothing an executed request covered can show again when its hold is
+  lifted. A purge erases what its watermark covers and is still stored, and the profile of every
+  scope it left empty; a scope an entry was appended to meanwhile keeps its profile, since the store
+  erases a profile only while its scope holds no entries (``MemoryStore.delete_profile``): the scope
+  stays listed (``partition_keys``, the person's agent list), and the profile an append made is never
+  overwritten. A clear or a replace moves its scope's ``cleared_on`` to the watermark, conditional on
+  the profile's etag (``Conflict`` after 8 races).
+- ``erase_file_names``: what an erasure took leaves the file index (``file_index.erased``);
+  ``erase_request_file_names`` chooses what that is for one request.
+
+Each is idempotent: the sweep runs them again after a crash (``domain.custody``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from memory_core.domain.deletion import DeletionKind, DeletionRequest
+from memory_core.domain.errors import Conflict
+from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, erased
+from memory_core.domain.models import ProfileKey, Scope
+from memory_core.domain.records import Partition, Record
+from memory_core.domain.store import MemoryStore
+
+_ATTEMPTS = 8
+
+
+def seal(store: MemoryStore, request: DeletionRequest) -> None:
+    """Make sure nothing ``request`` covered can show again once its hold is gone (a forget needs nothing)."""
+    if request.kind is DeletionKind.PURGE:
+        for state in store.load_partition(request.instance_id, request.upn):
+            leftovers = [e.id for e in state.entries if request.watermark and e.created_on <= request.watermark]
+            store.delete_entries(state.key, leftovers)
+            if not [e for e in state.entries if e.id not in leftovers]:
+                # Kept by the store when an append landed since the read above: its entry stays, with a profile.
+                store.delete_profile(state.key)
+        return
+    if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE) and request.watermark is not None and request.scope:
+        key = ProfileKey(request.instance_id, request.upn, Scope(request.scope), request.agent_object_id)
+        for _ in range(_ATTEMPTS):
+            (state,) = store.load([key])
+            if state.profile is None or (state.profile.cleared_on and state.profile.cleared_on >= request.watermark):
+                return
+            try:
+                store.save_profile(replace(state.profile, cleared_on=request.watermark,
+                                           updated_on=max(state.profile.updated_on, request.watermark)))
+                return
+            except Conflict:
+                continue
+        raise Conflict("the memory profile kept changing during the sweep")
+
+
+def erase_request_file_names(store: MemoryStore, request: DeletionRequest, own: list[str]) -> None:
+    """The names of the user's entries ``own`` and, for a clear, a replace or a purge, the directories and
+    whitespace-only files made by its watermark, leave the file index (``file_index.erased``)."""
+    if request.kind is DeletionKind.FORGET:
+        erase_file_names(store, request.instance_id, request.upn, None, None, own)
+    elif request.kind is DeletionKind.PURGE:
+        erase_file_names(store, request.instance_id, request.upn, None, request.watermark, own)
+    else:  # a clear or a replace of one scope
+        tree = request.agent_object_id if request.scope == Scope.AGENT.value else None
+        erase_file_names(store, request.instance_id, request.upn, [tree], request.watermark, own)
+
+
+def erase_file_names(
+    store: MemoryStore, instance_id: str, upn: str, agent_object_ids: list[str | None] | None,
+    made_by: datetime | None, entry_ids: list[str],
+) -> None:
+    """Take out of ``upn``'s memory tool file index what an erasure took: the files of ``entry_ids`` and, made
+    at or before ``made_by``, the directories and whitespace-only files, in the trees of ``agent_object_ids``
+    (None in it: user memory; None: every tree). Paths are the user's words: an erased file's path must not
+    outlive its text. Conditional on the index's etag, retried on a race; ``Conflict`` after 8 races."""
+    partition = Partition(instance_id, upn)
+    for _ in range(_ATTEMPTS):
+        record = store.get_record(partition, INDEX_KIND, INDEX_ID)
+        data = erased(record.data, agent_object_ids, made_by, set(entry_ids)) if record else None
+        if record is None or data is None:
+            return
+        try:
+            store.put_record(Record(partition, INDEX_KIND, INDEX_ID, data, record.etag))
+            return
+        except Conflict:
+            continue
+    raise Conflict("the memory file index kept changing during the erasure; retry")
+
+
+__all__ = ["erase_file_names", "erase_request_file_names", "seal"]
