@@ -4,7 +4,7 @@ atomic write, not read before it.
 A key seen for the first time (the usual case: a retry is rare) needs no read: the store's atomic append creates
 the key's mark only while none is stored, so a key whose entry was erased since fails that write as a taken entry
 id does, and only then is anything read (``domain.idempotency.store_once``). Round trips are HTTP requests to
-Cosmos DB (every attempt) or SQL statements run on SQLite (``MemoryStore.measure``).
+Cosmos DB (every attempt) or reads and write transactions on SQLite (``MemoryStore.measure``).
 """
 
 from __future__ import annotations
