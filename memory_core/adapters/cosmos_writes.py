@@ -31,7 +31,7 @@ from memory_core.adapters.cosmos_calls import Calls, OpenOperation, ProfileCache
 from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, BatchRefused, Operation, Stamps
 from memory_core.domain.errors import Conflict, EntryExists
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
-from memory_core.domain.records import Record
+from memory_core.domain.records import Record, appended_records
 
 _DELETES_PER_BATCH = CALLER_OPERATIONS  # 100 a batch (a Cosmos DB limit), less the stamp and the checkpoint
 _IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
@@ -60,7 +60,12 @@ class CosmosWrites:
         if any((r.partition.instance_id, r.partition.owner) != (key.instance_id, key.upn) for r in records):
             raise ValueError("append_with_records takes records of the entry's partition")
         docs.entry_item(entry)  # an id Cosmos DB cannot hold fails here, before any request
-        extra: list[Operation] = [("upsert", (docs.record_item(r),)) for r in records]
+        creates, puts = appended_records(records)
+        # A record to create goes before the entry: a taken id (a key's mark outliving its erased entry, 409)
+        # fails the batch as a taken entry id does, and on the test server, which applies a batch in order
+        # without rolling back, stops it before the entry is stored.
+        created: list[Operation] = [("create", (docs.record_item(r),)) for r in creates]
+        extra: list[Operation] = [("upsert", (docs.record_item(r),)) for r in puts]
         with self._operation("append_with_records" if records else "append") as calls:
             for _ in range(_WRITE_ATTEMPTS):
                 stored = self._profiles.get(key) or self._read_profile(calls, key)
@@ -74,7 +79,7 @@ class CosmosWrites:
                 )
 
                 def operations(first: int, new: list[Operation] = new) -> list[Operation]:
-                    return [*new, ("create", (docs.entry_item(entry, first),)), *extra]
+                    return [*new, *created, ("create", (docs.entry_item(entry, first),)), *extra]
 
                 try:
                     # A profile created is not only an entry added: it erases checkpoints (the domain's promise).
@@ -86,8 +91,9 @@ class CosmosWrites:
                     if stored is not None and refused.index == 0 and refused.status == 404:
                         self._profiles.discard(key)  # erased since it was seen: read again, create it
                         continue
-                    if refused.status == 409:
-                        raise EntryExists(f"a memory entry with id {entry.id} already exists") from refused.error
+                    if refused.status == 409:  # the entry's id, or a record's to create (after the profile's)
+                        raise EntryExists(f"a memory entry with id {entry.id}, or a record to create with it,"
+                                          " already exists") from refused.error
                     raise refused.error from None
                 if stored is None:
                     stored = docs.profile_from_item(key, results[0]["resourceBody"])

@@ -23,6 +23,9 @@ RECORD_INSERT = (
     "INSERT OR REPLACE INTO records (instance_id, owner, kind, id, data, etag, expires_on) VALUES (?,?,?,?,?,?,?)"
 )
 _RECORD_CREATE = RECORD_INSERT.replace("OR REPLACE", "OR IGNORE")
+RECORD_CREATE_ONLY = (  # only the primary key's conflict is skipped (a rowcount of 0); any other still fails
+    RECORD_INSERT.replace("OR REPLACE ", "") + " ON CONFLICT (instance_id, owner, kind, id) DO NOTHING"
+)
 _RECORD_REPLACE = (
     "UPDATE records SET data=?, etag=?, expires_on=? WHERE instance_id=? AND owner=? AND kind=? AND id=? AND etag=?"
 )

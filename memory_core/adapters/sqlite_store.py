@@ -21,7 +21,13 @@ from typing import Any
 from memory_core.adapters.sqlite_checkpoints import SqliteCheckpoints
 from memory_core.adapters.sqlite_database import SqliteDatabase, SqliteMetrics
 from memory_core.adapters.sqlite_fulltext import page_of_matches, replaces_sql
-from memory_core.adapters.sqlite_records import RECORD_INSERT, SqliteRecords, purge_if_names_rewritten, record_values
+from memory_core.adapters.sqlite_records import (
+    RECORD_CREATE_ONLY,
+    RECORD_INSERT,
+    SqliteRecords,
+    purge_if_names_rewritten,
+    record_values,
+)
 from memory_core.adapters.sqlite_rows import (
     ENTRY_COLUMNS,
     entry_from_row,
@@ -37,7 +43,7 @@ from memory_core.domain.budget import entry_window
 from memory_core.domain.errors import Conflict, EntryExists
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState
 from memory_core.domain.present_entries import PresentLoad
-from memory_core.domain.records import Record, RecordKind
+from memory_core.domain.records import Record, RecordKind, appended_records
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
 
@@ -332,12 +338,19 @@ class SqliteMemoryStore(SqliteRecords, SqliteCheckpoints):
         key = entry.key
         if any((r.partition.instance_id, r.partition.owner) != (key.instance_id, key.upn) for r in records):
             raise ValueError("append_with_records takes records of the entry's partition")
-        rows = [record_values(record, uuid.uuid4().hex) for record in records]
+        creates, puts = appended_records(records)
+        created = [record_values(record, uuid.uuid4().hex) for record in creates]
+        rows = [record_values(record, uuid.uuid4().hex) for record in puts]
         with self._db.write() as db:
             db.execute(
                 "INSERT OR IGNORE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 profile_values(profile, uuid.uuid4().hex),
             )
+            # Before the entry, as in the Cosmos DB batch: a record to create whose id is taken (a key's mark
+            # outliving its erased entry) refuses the write as a taken entry id does, everything rolled back.
+            for values, record in zip(created, creates, strict=True):
+                if db.execute(RECORD_CREATE_ONLY, values).rowcount != 1:
+                    raise EntryExists(f"a {record.kind} record {record.id} already exists")
             # Never over another entry of the same id (an Idempotency-Key's entry): refused, the transaction
             # rolled back, the profile insert above with it. Only the key's conflict is skipped; others still fail.
             inserted = db.execute("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"

@@ -8,6 +8,11 @@ made. The retry is then answered from the stored entry when it is the same reque
 refused with ``IdempotencyKeyReused`` (422) when the key was used for another one, or ``IdempotencyKeyErased``
 (422) when its entry has been erased since.
 
+A key's first write reads nothing before it writes: it costs what an unkeyed append does (one SQLite transaction,
+one Cosmos DB batch). The mark is created in the entry's atomic write only while none is stored
+(``records.ABSENT``), so a key whose entry was erased fails that write exactly as a taken entry id does, and only
+a write the store refused reads the entry, to tell a retry from another request from an erased entry.
+
 Callers may rely on:
 
 * a key is the caller's own: the id is derived from the instance, the caller's UPN and the key, and lives in the
@@ -18,7 +23,7 @@ Callers may rely on:
   answered, storing nothing; once the entry is erased (a swept forget or clear, an immediate deletion, a purge)
   a retry is refused (``IdempotencyKeyErased``, 422) and stores nothing, so a late retry cannot bring an erased
   fact back. A mark of the key (a ``keyed_entry`` record named by the entry's id, holding when it was stored and
-  nothing of the request) is written with the entry and outlives it; a purge leaves it too.
+  nothing of the request) is created with the entry and outlives it; a purge leaves it too.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from memory_core.domain import team_copies
 from memory_core.domain.budget import is_visible
 from memory_core.domain.errors import EntryExists, IdempotencyKeyErased, IdempotencyKeyReused, InvalidInput
 from memory_core.domain.models import MemoryEntry, MemoryProfile, Share
-from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.records import ABSENT, Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
@@ -81,10 +86,13 @@ def store_once(store: MemoryStore, seed: MemoryProfile, entry: MemoryEntry, key:
     """Store ``entry`` under the id ``key`` derives in its owner's memory, with ``write``, and offer it to the team;
     or answer (the profile now, the entry) as stored by the same request before, writing nothing.
 
-    ``write`` stores the entry, its audit event and the key's mark (a record of the partition, the second argument)
-    atomically, and raises ``EntryExists`` when the entry's id is taken; a replay writes nothing, so no second audit
-    event. It offers the stored entry to the team again only while the entry shows: its copy is what a crash after
-    the first commit may have left unmade, and a held or cleared entry's copy was withdrawn on purpose.
+    ``write`` stores the entry, its audit event and the key's mark (a record of the partition, the second argument,
+    to create only: its etag is ``records.ABSENT``) atomically, and raises ``EntryExists``, writing nothing, when the
+    entry's id or the mark's is taken (``MemoryStore.append_with_records``); a replay writes nothing, so no second
+    audit event. Nothing is read before the write: a key's first write costs what an unkeyed one does, and only a
+    refused one reads the stored entry. It offers the stored entry to the team again only while the entry shows:
+    its copy is what a crash after the first commit may have left unmade, and a held or cleared entry's copy was
+    withdrawn on purpose.
 
     Raises ``IdempotencyKeyReused`` when the key's entry is another request's (``same_request``), and
     ``IdempotencyKeyErased`` when the key's entry was stored and has since been erased: the mark outlives the
@@ -92,15 +100,16 @@ def store_once(store: MemoryStore, seed: MemoryProfile, entry: MemoryEntry, key:
     being stored twice, ``domain.present_entries``)."""
     keyed = replace(entry, id=keyed_entry_id(entry.key.instance_id, entry.key.upn, key))
     partition = Partition(keyed.key.instance_id, keyed.key.upn)
-    if store.get_record(partition, RecordKind.KEYED_ENTRY, keyed.id) is None:
-        mark = Record(partition, RecordKind.KEYED_ENTRY, keyed.id, {"stored_on": keyed.created_on.isoformat()})
-        try:
-            profile = write(keyed, mark)
-        except EntryExists:
-            pass  # the same key's write, at the same moment: answered from what it stored, below
-        else:
-            team_copies.share(store, keyed)
-            return profile, keyed
+    mark = Record(partition, RecordKind.KEYED_ENTRY, keyed.id, {"stored_on": keyed.created_on.isoformat()},
+                  etag=ABSENT)
+    try:
+        profile = write(keyed, mark)
+    except EntryExists:
+        pass  # the key was used before (or by the same write at the same moment): what it stored answers, below
+    else:
+        team_copies.share(store, keyed)
+        return profile, keyed
+    # The entry, or only its mark when the entry was erased since (the mark outlives it).
     stored = store.get_entry(keyed.key.instance_id, keyed.key.upn, keyed.id)
     if stored is None:
         raise IdempotencyKeyErased(

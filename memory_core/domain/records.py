@@ -65,6 +65,15 @@ ABSENT = "<absent>"
 write a record carrying it only while still no record has its id (``Conflict`` otherwise)."""
 
 
+def appended_records(records: Sequence[Record]) -> tuple[list[Record], list[Record]]:
+    """``records`` of an append (``MemoryStore.append_with_records``): those it creates only (etag ``ABSENT``),
+    then those it puts (no etag), each in order. ``ValueError`` for another etag: an append replaces no record
+    If-Match a version read."""
+    if any(r.etag not in (None, ABSENT) for r in records):
+        raise ValueError("append_with_records writes records with no etag (put) or ABSENT (create only)")
+    return [r for r in records if r.etag == ABSENT], [r for r in records if r.etag is None]
+
+
 def check_put_records(records: Sequence[Record]) -> None:
     """Raise ``ValueError`` unless ``records`` may be written together (``MemoryStore.put_records``):
     one partition, no hold (holds move the partition's stamp)."""

@@ -241,13 +241,16 @@ class MemoryStore(Protocol):
         ...
 
     def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:
-        """``append``, and write ``records`` (put semantics, no etag) in the same atomic unit.
+        """``append``, and write ``records`` in the same atomic unit.
 
         Every record must live in the entry's partition ``(instance_id, upn)``. Either
         the entry and every record are stored, or none is: one SQLite transaction, one
         Cosmos DB transactional batch. Creating a missing profile may happen before
-        (a profile without entries reads as empty). ``ValueError`` for a record elsewhere;
-        ``EntryExists`` (no record written) when the partition holds an entry of that id.
+        (a profile without entries reads as empty). A record with no etag is put (created
+        or replaced); one carrying ``records.ABSENT`` is created only. ``ValueError`` for a
+        record elsewhere or with another etag; ``EntryExists`` (nothing written) when the
+        partition holds an entry of that id, or a record of the id of one to create (the
+        mark of an ``Idempotency-Key``, ``domain.idempotency``, relies on both).
         """
         ...
 

@@ -15,7 +15,7 @@ import pytest
 
 from memory_core.domain.errors import Conflict, EntryExists
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
-from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.records import ABSENT, Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
@@ -98,3 +98,37 @@ def test_concurrent_appends_of_one_id_store_one_entry(store: MemoryStore) -> Non
         thread.join()
     assert sorted(outcomes) == ["exists"] * 5 + ["stored"]
     assert len(store.load([key])[0].entries) == 1
+
+
+def test_a_record_to_create_whose_id_is_taken_refuses_the_whole_append(store: MemoryStore) -> None:
+    """A record carrying ``records.ABSENT`` (an Idempotency-Key's mark) is created only: when a record of its id
+    is stored, the append fails with EntryExists like a taken entry id, and nothing of it is written (the entry,
+    the other records, the record's stored version all as before). The mark is put before the entry in Cosmos DB's
+    batch, so the test server, which does not roll a batch back, stops before the entry too."""
+    key = _key()
+    partition = Partition(key.instance_id, key.upn)
+    mark = Record(partition, RecordKind.KEYED_ENTRY, "m" * 32, {"stored_on": T0.isoformat()}, etag=ABSENT)
+    store.append_with_records(_profile(key), _entry(key, "m" * 32), [_event(key), mark])
+    stored = store.get_record(partition, RecordKind.KEYED_ENTRY, "m" * 32)
+    assert stored is not None and stored.data == {"stored_on": T0.isoformat()}
+    store.delete_entries(key, ["m" * 32])  # the entry erased, its mark kept
+    event = _event(key)
+    again = replace(mark, data={"stored_on": (T0 + timedelta(seconds=1)).isoformat()})
+    with pytest.raises(EntryExists):
+        store.append_with_records(_profile(key), _entry(key, "m" * 32, "- again"), [event, again])
+    assert store.load([key])[0].entries == []
+    assert store.get_entry(key.instance_id, key.upn, "m" * 32) is None
+    assert store.get_record(partition, RecordKind.AUDIT, event.id) is None
+    kept = store.get_record(partition, RecordKind.KEYED_ENTRY, "m" * 32)
+    assert kept is not None and kept.data == stored.data
+
+
+def test_a_record_without_an_etag_is_put_over_one_of_its_id(store: MemoryStore) -> None:
+    """A record with no etag is put, as ever: one stored under its id is replaced, and the append goes through."""
+    key = _key()
+    event = _event(key)
+    store.append_with_records(_profile(key), _entry(key, "first-id"), [event])
+    store.append_with_records(_profile(key), _entry(key, "second-id"), [replace(event, data={"action": "again"})])
+    stored = store.get_record(event.partition, RecordKind.AUDIT, event.id)
+    assert stored is not None and stored.data == {"action": "again"}
+    assert [e.id for e in store.load([key])[0].entries] == ["first-id", "second-id"]
