@@ -3,7 +3,8 @@
 A write shared with the team (``Share.TEAM``) stores the entry in the author's memory and a
 copy, under ``shared_copy_id``, in the shared partition of the same scope; erasing the entry
 erases the copy, and a clear or replace withdraws the author's copies from before it
-(``copies_before`` finds them). The service erases them: only it and custody erase memory.
+(``copies_before`` finds them). Custody erases them (``domain.erasures`` at once, the sweep after approval), and
+``domain.entry_removals`` a dropped version's: only those erase memory (docs/custody.md).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def share(store: MemoryStore, entry: MemoryEntry) -> None:
 
     The copy of a replace is kind ``held_replace``: it renders like a replace but cuts off nothing before it.
     The shared partition holds every author's copies, and a replace in it would hide all of theirs from every
-    reader; the author's own earlier copies are withdrawn by the service (``copies_before``) instead.
+    reader; the author's own earlier copies are withdrawn by custody (``copies_before``) instead.
     Idempotent: a copy already stored (the id derives from the entry's) is left as it is."""
     if entry.share is not Share.TEAM:
         return
@@ -37,6 +38,6 @@ def share(store: MemoryStore, entry: MemoryEntry) -> None:
 
 def copies_before(store: MemoryStore, caller: Caller, key: ProfileKey, watermark: datetime) -> list[str]:
     """The ids of the caller's shared copies in ``key``'s scope created at or before ``watermark``: what a
-    clear or replace withdraws (the service erases them: only it and custody erase memory)."""
+    clear or replace withdraws (``domain.erasures`` erases them)."""
     (shared,) = store.load([key.shared()])
     return [e.id for e in shared.entries if e.author_upn == caller.upn and e.created_on <= watermark]

@@ -9,8 +9,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "custody.md"
 # The only modules allowed to call the store's erasing operations (the doc's last paragraph).
-# seals.py is the sweep's seal step, moved out of custody.py (only the sweep calls it).
-ERASERS = {"memory_core/domain/service.py", "memory_core/domain/custody.py", "memory_core/domain/seals.py",
+# seals.py is the sweep's seal step, moved out of custody.py (only the sweep calls it); entry_removals.py is the
+# service's forget and version drop, moved out of service.py.
+ERASERS = {"memory_core/domain/entry_removals.py", "memory_core/domain/custody.py", "memory_core/domain/seals.py",
            "memory_core/domain/erasures.py", "memory_core/domain/file_retirements.py",
            "memory_core/domain/file_audits.py"}
 ERASING_CALLS = {"delete_entries", "delete_profile", "delete_record", "erase_expired_records"}

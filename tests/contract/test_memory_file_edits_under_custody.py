@@ -227,14 +227,15 @@ def test_an_edit_waits_while_a_clear_is_being_recorded_and_then_finds_the_file_g
     service, caller = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE), _caller()
     _execute(service, caller, command="create", path="/memories/diary.md", file_text=SECRET + "\n")
     choosing, go = threading.Event(), threading.Event()
-    advance = service._advance_watermark
+    clears = service._scope_clears
+    advance = clears._advance_watermark
 
     def advance_later(*args: Any, **kwargs: Any) -> None:
         choosing.set()
         go.wait(WAIT)
         advance(*args, **kwargs)
 
-    service._advance_watermark = advance_later  # type: ignore[method-assign]
+    clears._advance_watermark = advance_later  # type: ignore[method-assign]
     clearing, _ = _in_a_thread(lambda: service.clear(caller, INSTANCE, Scope.USER, None, confirm=True))
     assert choosing.wait(WAIT)
     editing, out = _in_a_thread(lambda: _execute(service, caller, command="insert", path="/memories/diary.md",

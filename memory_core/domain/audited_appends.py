@@ -1,0 +1,67 @@
+"""A new entry stored with its audit event: the one way the service's writes add an entry to a memory.
+
+``AuditedAppends.append`` stores the entry and its event in one atomic write (``MemoryStore.append_with_records``):
+no entry exists without its event, nor the event without the entry. ``store_new`` adds the team's copy of a
+team-shared entry (``domain.team_copies``), and with an Idempotency-Key stores the entry at most once
+(``domain.idempotency.store_once``). ``seed_profile`` is the profile a scope gets when its first entry is stored.
+Nothing here decides whether content may become an entry (``domain.new_entries``) or which profile it goes to
+(``domain.targets``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from memory_core.domain import team_copies
+from memory_core.domain.audit import AuditAction, AuditTrail, entry_fields
+from memory_core.domain.idempotency import store_once
+from memory_core.domain.identity import AgentContext, Caller
+from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, Scope
+from memory_core.domain.records import Record
+from memory_core.domain.store import MemoryStore
+from memory_core.domain.views import WriteOptions
+
+
+def seed_profile(
+    caller: Caller, key: ProfileKey, agent: AgentContext | None, options: WriteOptions, now: datetime
+) -> MemoryProfile:
+    """The profile ``key`` is created with when a write finds none: the caller's names, the agent's name in an
+    agent scope (``options.agent_name`` before the agent's own), created and updated ``now``."""
+    agent_name = options.agent_name or (agent.name if agent else None)
+    return MemoryProfile(
+        key=key,
+        name=caller.name,
+        user_name=caller.user_name,
+        agent_name=agent_name if key.scope is Scope.AGENT else None,
+        created_on=now,
+        updated_on=now,
+    )
+
+
+class AuditedAppends:
+    """Store new entries of a caller's memory, each with its audit event."""
+
+    def __init__(self, store: MemoryStore, audit: AuditTrail) -> None:
+        self._store = store
+        self._audit = audit
+
+    def append(
+        self, action: AuditAction, caller: Caller, seed: MemoryProfile, entry: MemoryEntry, detail: str | None = None,
+        also: Sequence[Record] = (),
+    ) -> MemoryProfile:
+        """Store ``entry`` and its audit event (and ``also``, records of its partition) atomically: none exists
+        without the others. Answers the profile as stored (``seed`` when the scope had none)."""
+        _, event = self._audit.event(action, actor=caller.upn, **entry_fields(entry), detail=detail)
+        return self._store.append_with_records(seed, entry, [event, *also])
+
+    def store_new(self, action: AuditAction, caller: Caller, seed: MemoryProfile, entry: MemoryEntry,
+                  idempotency_key: str | None) -> tuple[MemoryProfile, MemoryEntry]:
+        """Store a new entry, audited, and offer it to the team; with an idempotency key, once (``store_once``:
+        a retry answers the entry the first request stored)."""
+        if idempotency_key is not None:
+            return store_once(self._store, seed, entry, idempotency_key,
+                              lambda e, marker: self.append(action, caller, seed, e, also=(marker,)))
+        profile = self.append(action, caller, seed, entry)
+        team_copies.share(self._store, entry)
+        return profile, entry
