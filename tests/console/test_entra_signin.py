@@ -32,8 +32,8 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.auth.idp import TENANT_ID, SigningKey, entra_claims, mint, new_signing_key
 from tests.console.browser import chromium, find, session_storage, text_appears, wait_for, wait_idle
-from tests.console.conftest import INSTANCE_KEY
 from tests.console.entra_authority import CONSOLE_API_SCOPE, CONSOLE_CLIENT_ID, FakeEntraServer
+from tests.support.console_session import open_afresh
 from tests.support.cosmos_server import make_localhost_cert
 from tests.support.local_server import RunningServer, running_server
 
@@ -96,10 +96,7 @@ def _bearer(signing_key: SigningKey, upn: str = DANA, **claims: Any) -> dict[str
 
 
 def _open_signed_out(browser: WebDriver, server: RunningServer, instance: str) -> None:
-    browser.get(f"{server.api}/console")
-    browser.execute_script("sessionStorage.clear(); sessionStorage.setItem(arguments[0], arguments[1]);",
-                           INSTANCE_KEY, instance)
-    browser.get(f"{server.api}/console")
+    open_afresh(browser, f"{server.api}/console", instance=instance)
 
 
 def _sign_in(browser: WebDriver, server: RunningServer, fake: FakeEntraServer, instance: str) -> None:
