@@ -38,9 +38,9 @@ async def _serve(server: MCPServer, stdin: bytes, *, time_limit: float, limit: i
     return await serve_in_memory(front, *chunks)
 
 
-async def test_a_request_past_the_time_limit_answers_an_internal_error_and_the_next_is_served() -> None:
-    """A tool that hangs is cancelled at the limit with -32603; the request after it is answered."""
-    server = MCPServer("slow")
+def _hang_and_quick(name: str) -> MCPServer:
+    """A server of two tools: ``hang`` answers after 60 s (past any time limit here), ``quick`` at once."""
+    server = MCPServer(name)
 
     @server.tool()
     async def hang() -> str:
@@ -50,6 +50,13 @@ async def test_a_request_past_the_time_limit_answers_an_internal_error_and_the_n
     @server.tool()
     def quick() -> str:
         return "done"
+
+    return server
+
+
+async def test_a_request_past_the_time_limit_answers_an_internal_error_and_the_next_is_served() -> None:
+    """A tool that hangs is cancelled at the limit with -32603; the request after it is answered."""
+    server = _hang_and_quick("slow")
 
     lines = await _serve(server, initialize() + tool_call(1, "hang", {}) + tool_call(2, "quick", {}), time_limit=0.5)
     answers = {line["id"]: line for line in lines}
@@ -234,16 +241,7 @@ async def test_no_more_requests_than_the_limit_are_read_before_one_is_answered()
 async def test_a_cancellation_sent_while_the_limit_is_reached_is_read_and_makes_room() -> None:
     """Requests at the limit do not keep a cancellation out: a notification is read while a request waits for room,
     its request is settled, and the request behind it is served at once, not after the time bound."""
-    server = MCPServer("cancel")
-
-    @server.tool()
-    async def hang() -> str:
-        await asyncio.sleep(60)
-        return "never"
-
-    @server.tool()
-    def quick() -> str:
-        return "done"
+    server = _hang_and_quick("cancel")
 
     def cancel(request_id: int) -> bytes:
         return _line(None, "notifications/cancelled", {"requestId": request_id, "reason": "user"})
