@@ -104,8 +104,21 @@ def _sign_in(browser: WebDriver, server: RunningServer, fake: FakeEntraServer, i
     before = len(fake.state.authorizations)
     find(browser, "#signin-entra").click()
     wait_for(browser, lambda d: len(fake.state.authorizations) > before)
-    wait_for(browser, lambda d: len(fake.state.authorizations) > before)
     assert find(browser, "#signed-in-as").text == DANA
+
+
+def _signed_in_beside(fact: str, browser: WebDriver, server: RunningServer, fake: FakeEntraServer,
+                      signing_key: SigningKey) -> str:
+    """A new instance in which Dana's memory holds ``fact`` (appended with her Bearer token); Dana signed in to it
+    in ``browser`` by redirect, the fact shown and the page idle. Answers the instance."""
+    instance = f"entra-{uuid.uuid4().hex[:10]}"
+    with httpx.Client(base_url=f"{server.api}/instances/{instance}", timeout=30) as api:
+        api.post("/memory/append", json={"scope": "user", "content_markdown": f"- {fact}"},
+                 headers=_bearer(signing_key)).raise_for_status()
+    _sign_in(browser, server, fake, instance)
+    text_appears(browser, "#entries", fact)
+    wait_idle(browser)
+    return instance
 
 
 def test_a_person_signs_in_by_redirect_and_sees_their_memory(
@@ -114,13 +127,8 @@ def test_a_person_signs_in_by_redirect_and_sees_their_memory(
     """The page offers "Sign in with Microsoft", goes to the authority, comes back with a code, redeems it for an
     access token and calls the API with it: the person's own memory shows, and what they add is theirs."""
     started = time.monotonic()
-    instance = f"entra-{uuid.uuid4().hex[:10]}"
+    instance = _signed_in_beside("prefers tea to coffee", entra_browser, entra_server, fake_entra, signing_key)
     with httpx.Client(base_url=f"{entra_server.api}/instances/{instance}", timeout=30) as api:
-        api.post("/memory/append", json={"scope": "user", "content_markdown": "- prefers tea to coffee"},
-                 headers=_bearer(signing_key)).raise_for_status()
-        _sign_in(entra_browser, entra_server, fake_entra, instance)
-        text_appears(entra_browser, "#entries", "prefers tea to coffee")
-        wait_idle(entra_browser)
         authorize = fake_entra.state.authorizations[-1]
         assert authorize["client_id"] == CONSOLE_CLIENT_ID and CONSOLE_API_SCOPE in authorize["scope"].split()
         assert fake_entra.state.token_requests[-1]["grant_type"] == "authorization_code"
@@ -159,13 +167,7 @@ def test_a_token_the_api_later_refuses_says_the_sign_in_expired_and_signs_in_aga
     The refused token is put in MSAL's cache (session storage) by the test: a token that expired between the
     authority and the service is what the fake authority cannot otherwise be made to hand out."""
     started = time.monotonic()
-    instance = f"entra-{uuid.uuid4().hex[:10]}"
-    with httpx.Client(base_url=f"{entra_server.api}/instances/{instance}", timeout=30) as api:
-        api.post("/memory/append", json={"scope": "user", "content_markdown": "- works from home on Fridays"},
-                 headers=_bearer(signing_key)).raise_for_status()
-    _sign_in(entra_browser, entra_server, fake_entra, instance)
-    text_appears(entra_browser, "#entries", "works from home on Fridays")
-    wait_idle(entra_browser)
+    _signed_in_beside("works from home on Fridays", entra_browser, entra_server, fake_entra, signing_key)
 
     expired = mint(signing_key, entra_claims(DANA, lifetime=-3600))
     assert entra_browser.execute_script(_REPLACE_CACHED_ACCESS_TOKENS, expired) == 1
