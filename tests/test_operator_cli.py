@@ -22,8 +22,9 @@ from memory_core.client import CoreApiFailure
 from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, agent_hash
-from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.records import Partition, Record
 from memory_core.wire.custody import DeletionListResponse
+from tests.support.later_release import put_unreadable_request_beside
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer, running_server
 
 
@@ -307,19 +308,6 @@ def test_a_listing_whose_continuation_repeats_stops_with_an_error() -> None:
     assert calls == [None, "same-token"]
 
 
-def _unreadable_request(server: RunningServer, instance_id: str) -> None:
-    """An approved request of a kind this release does not know (a later release's), stored beside the server."""
-    store = server.open_store()
-    try:
-        data = {"id": "from-a-later-release", "instance_id": instance_id, "upn": "later@contoso.com",
-                "kind": "archive", "status": "approved", "requested_by": "op",
-                "requested_on": "2026-01-01T00:00:00+00:00"}
-        store.put_record(Record(deletions_partition(instance_id), RecordKind.DELETION_REQUEST,
-                                "2026-01-01T00:00:00.000000Z~from-a-later-release", data))
-    finally:
-        store.close()
-
-
 def test_sweep_prints_the_answer_as_json_and_what_it_did_on_stderr(server: RunningServer, instance_id: str) -> None:
     """A sweep that executes every approved request: the JSON answer on stdout (``left`` empty), one line on
     stderr saying so, exit code 0."""
@@ -338,7 +326,7 @@ def test_sweep_prints_the_answer_as_json_and_what_it_did_on_stderr(server: Runni
 def test_a_sweep_that_leaves_a_request_names_it_and_exits_7(server: RunningServer, instance_id: str) -> None:
     """A sweep that leaves an approved request: the JSON answer names it under ``left``, stderr has one line per
     request left (id, kind, user, reason, message), and the exit code is 7 (not one of the error table's)."""
-    _unreadable_request(server, instance_id)
+    put_unreadable_request_beside(server, instance_id)
     swept = _cli(server, "--instance", instance_id, "sweep")
     (left,) = json.loads(swept.stdout)["left"]
     assert swept.returncode == operator_cli.SWEEP_LEFT_EXIT == 7

@@ -64,6 +64,17 @@ def own_container(server: CosmosServer, prefix: str) -> Iterator[str]:
             client.close()
 
 
+@contextmanager
+def raw_container(server: CosmosServer, database: str = DATABASE, container: str = CONTAINER) -> Iterator[Any]:
+    """The container through the SDK directly, no store in between: for reading items as stored and writing ones
+    no store of this version writes. Its client is closed when the block ends."""
+    client = server.client()
+    try:
+        yield client.get_database_client(database).get_container_client(container)
+    finally:
+        client.close()
+
+
 def erase_all_items(server: CosmosServer, database: str = DATABASE, container: str = CONTAINER) -> int:
     """Delete every item of a container (transactional batches of 100 deletes per partition); answers how many.
 

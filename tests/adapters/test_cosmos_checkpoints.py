@@ -35,7 +35,7 @@ from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, Sc
 from memory_core.domain.service import MemoryService
 from memory_core.domain.snapshots import PartitionStamp, ScopeSnapshot, SnapshotCache, Snapshots
 from memory_core.domain.views import DeletionMode, ImportMode, PendingDeletion
-from tests.adapters.cosmos_support import CONTAINER, DATABASE, cosmos_store
+from tests.adapters.cosmos_support import cosmos_store, raw_container
 from tests.support.cosmos_server import CosmosServer
 from tests.support.seeding import make_entries, seed
 
@@ -53,15 +53,6 @@ def instance(stores: list[CosmosMemoryStore]) -> Iterator[str]:
     for state in stores[2].load_partition(name, ALEX.upn):
         stores[2].delete_entries(state.key, [e.id for e in state.entries])
         stores[2].delete_profile(state.key)
-
-
-@contextmanager
-def _raw_container(account: CosmosServer) -> Iterator[Any]:
-    client = account.client()
-    try:
-        yield client.get_database_client(DATABASE).get_container_client(CONTAINER)
-    finally:
-        client.close()
 
 
 def _user(instance: str) -> ProfileKey:
@@ -83,7 +74,7 @@ def _user_read_key(instance: str) -> str:
 
 def _items(account: CosmosServer, instance: str) -> list[dict[str, Any]]:
     """Every item of the instance, as stored: Alex's partition, the shared one, the deletion requests'."""
-    with _raw_container(account) as container:
+    with raw_container(account) as container:
         return list(container.query_items(
             "SELECT * FROM c WHERE c.instance_id = @i", parameters=[{"name": "@i", "value": instance}],
             enable_cross_partition_query=True))
@@ -103,7 +94,7 @@ def _holding(account: CosmosServer, instance: str, text: str) -> list[str]:
 
 
 def _checkpoint_item(account: CosmosServer, instance: str) -> dict[str, Any] | None:
-    with _raw_container(account) as container:
+    with raw_container(account) as container:
         found = list(container.query_items(
             "SELECT * FROM c WHERE c.instance_id = @i AND c.upn = @u AND c.id = @id",
             parameters=[{"name": "@i", "value": instance}, {"name": "@u", "value": ALEX.upn},
@@ -113,7 +104,7 @@ def _checkpoint_item(account: CosmosServer, instance: str) -> dict[str, Any] | N
 
 
 def _stamp_item(account: CosmosServer, instance: str) -> dict[str, Any]:
-    with _raw_container(account) as container:
+    with raw_container(account) as container:
         item: dict[str, Any] = container.read_item(stamp_item_id(ALEX.upn), partition_key=[instance, ALEX.upn])
     return item
 
@@ -276,7 +267,7 @@ def test_a_corrupt_or_foreign_checkpoint_is_ignored_and_the_read_built_in_full(
     truth = _from_scratch(stores[2], instance)
     for payload in ("not base64 at all!", base64.b64encode(zlib.compress(b'{"format": 99}')).decode()):
         item["reads"][key]["payload"] = payload
-        with _raw_container(cosmos_account) as container:
+        with raw_container(cosmos_account) as container:
             container.upsert_item({k: v for k, v in item.items() if not k.startswith("_")})
         assert (stores[1].read_checkpoint(instance, ALEX.upn, key) is None) is (payload == "not base64 at all!")
         process = cosmos_store(cosmos_account)
@@ -519,7 +510,7 @@ def test_a_stamp_flagged_without_its_checkpoint_item_still_lets_every_write_thro
     """Should a checkpoint's batch stop after its stamp (the test server does not roll back), the
     flag outlives the item: the next erasing write finds nothing to delete and goes again without it."""
     secret = _checkpointed_large_memory(stores, cosmos_account, instance, DeletionMode.IMMEDIATE)
-    with _raw_container(cosmos_account) as container:
+    with raw_container(cosmos_account) as container:
         container.delete_item(checkpoint_item_id(ALEX.upn), partition_key=[instance, ALEX.upn])
     MemoryService(stores[1], deletion_mode=DeletionMode.IMMEDIATE).forget(ALEX, instance, secret.id)
     assert _holding(cosmos_account, instance, SECRET) == []

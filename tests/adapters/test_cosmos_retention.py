@@ -16,20 +16,16 @@ from memory_core.domain.identity import Caller
 from memory_core.domain.models import Scope
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.service import DeletionMode, MemoryService
-from tests.adapters.cosmos_support import CONTAINER, DATABASE
+from tests.adapters.cosmos_support import raw_container
 from tests.support.cosmos_server import CosmosServer
 
 ALEX = Caller(upn="alex@contoso.com")
 
 
 def _item(account: CosmosServer, record: Record) -> dict:
-    client = account.client()
-    try:
-        container = client.get_database_client(DATABASE).get_container_client(CONTAINER)
+    with raw_container(account) as container:
         return container.read_item(docs.record_item_id(record.partition, record.kind, record.id),
                                    partition_key=[record.partition.instance_id, record.partition.owner])
-    finally:
-        client.close()
 
 
 def test_an_expiring_record_carries_ttl_and_others_do_not(cosmos: CosmosMemoryStore, cosmos_account: CosmosServer) -> None:

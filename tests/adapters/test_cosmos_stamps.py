@@ -13,8 +13,7 @@ from __future__ import annotations
 import inspect
 import threading
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -32,7 +31,7 @@ from memory_core.domain.service import MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, ReadSpans
 from memory_core.domain.store import MemoryStore
-from tests.adapters.cosmos_support import CONTAINER, DATABASE
+from tests.adapters.cosmos_support import raw_container
 from tests.support.cosmos_server import CosmosServer
 from tests.support.seeding import erase_cosmos_entries, make_entries, write_cosmos_entries
 from tests.support.unstamped import Unstamped
@@ -56,16 +55,6 @@ def _entry(key: ProfileKey, text: str = "- fact", at: datetime = T0) -> MemoryEn
 def _hold(key: ProfileKey, hold_id: str = "h1") -> Record:
     data = {"request_id": hold_id, "scope": "user", "agent_object_id": None, "entry_ids": None, "watermark": None}
     return Record(Partition(key.instance_id, key.upn), RecordKind.HOLD, hold_id, data)
-
-
-@contextmanager
-def _raw_container(account: CosmosServer) -> Iterator[Any]:
-    """The container through the SDK directly: items written as no store of this version writes them."""
-    client = account.client()
-    try:
-        yield client.get_database_client(DATABASE).get_container_client(CONTAINER)
-    finally:
-        client.close()
 
 
 # -- every write moves the stamp; reads do not -----------------------------------------------
@@ -171,7 +160,7 @@ def test_concurrent_appends_from_two_processes_lose_no_bump(
     assert errors == []
     after = stores[1].partition_stamp(key.instance_id, key.upn)
     assert (after.changes - before.changes, after.inserts - before.inserts) == (4 * per_thread, 4 * per_thread)
-    with _raw_container(cosmos_account) as container:
+    with raw_container(cosmos_account) as container:
         sequences = [i["seq"] for i in container.query_items(
             "SELECT c.seq FROM c WHERE c.instance_id = @i AND c.upn = @u AND c.type = 'entry'",
             parameters=[{"name": "@i", "value": key.instance_id}, {"name": "@u", "value": key.upn}],
@@ -269,7 +258,7 @@ def test_memory_from_before_stamps_is_read_in_full_and_then_stamped(
     and creates the stamp; later appends extend the snapshot, and old entries count as sequence 0."""
     key = _key()
     old = make_entries(key, 3, start=T0)
-    with _raw_container(cosmos_account) as container:
+    with raw_container(cosmos_account) as container:
         container.create_item(docs.profile_item(_profile(key)))
         for entry in old:
             container.create_item(docs.entry_item(entry))  # no seq, no stamp: the layout before stamps
@@ -327,7 +316,7 @@ def test_a_stamp_made_again_never_matches_an_old_snapshot(
     gone = _entry(key, "- gone")
     stores[1].append(_profile(key), gone)
     assert "- gone" in service.get(ALEX, key.instance_id, Scope.USER, None).content_markdown
-    with _raw_container(cosmos_account) as container:
+    with raw_container(cosmos_account) as container:
         container.delete_item(stamp_item_id(key.upn), partition_key=[key.instance_id, key.upn])
         container.delete_item(docs.entry_item_id(gone.id), partition_key=[key.instance_id, key.upn])
     stores[1].append(_profile(key), _entry(key, "- kept"))

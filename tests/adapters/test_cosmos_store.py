@@ -26,13 +26,13 @@ from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
 from memory_core.domain.service import MemoryService
 from tests.adapters.cosmos_support import (
-    CONTAINER,
     DATABASE,
     cosmos_env,
     cosmos_settings,
     cosmos_store,
     provision,
     provisioned_cosmos_server,
+    raw_container,
 )
 from tests.support.cosmos_server import CosmosServer
 from tests.support.local_server import free_port, running_server
@@ -363,11 +363,9 @@ def test_items_keep_the_seed_layout(store: CosmosMemoryStore, cosmos_account: Co
     key = _key(Scope.AGENT, "/instances/i/agents/a")
     entry = _entry(key)
     store.append(_profile(key), entry)
-    client = cosmos_account.client()
-    container = client.get_database_client(DATABASE).get_container_client(CONTAINER)
-    profile = container.read_item(key.profile_id, partition_key=[key.instance_id, key.upn])
-    stored = container.read_item(f"entry:{entry.id}", partition_key=[key.instance_id, key.upn])
-    client.close()
+    with raw_container(cosmos_account) as container:
+        profile = container.read_item(key.profile_id, partition_key=[key.instance_id, key.upn])
+        stored = container.read_item(f"entry:{entry.id}", partition_key=[key.instance_id, key.upn])
     assert key.profile_id.startswith("memory:agent:alex@contoso.com:")
     assert {profile["type"], stored["type"]} == {"profile", "entry"}
     assert profile["schema_version"] == stored["schema_version"] == 1

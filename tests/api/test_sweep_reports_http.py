@@ -11,7 +11,7 @@ import time
 
 import httpx
 
-from memory_core.domain.records import Record, RecordKind, deletions_partition
+from tests.support.later_release import put_unreadable_request_beside
 from tests.support.local_server import OPERATOR_KEY, RunningServer
 
 #: The SQLite store's busy timeout in the server (``SqliteMemoryStore``'s default): a write waits this long for the
@@ -37,15 +37,7 @@ def _approved_clear(server: RunningServer, instance: str, op: httpx.Client) -> s
 def test_the_sweep_answers_a_request_it_cannot_read_as_left(server: RunningServer, instance_id: str) -> None:
     """An approved request of a kind this release does not know, beside an approved clear: the answer (200) executes
     the clear and names the other under ``left`` (kind null, reason unreadable)."""
-    store = server.open_store()
-    try:
-        data = {"id": "from-a-later-release", "instance_id": instance_id, "upn": "later@contoso.com",
-                "kind": "archive", "status": "approved", "requested_by": "op",
-                "requested_on": "2026-01-01T00:00:00+00:00"}
-        store.put_record(Record(deletions_partition(instance_id), RecordKind.DELETION_REQUEST,
-                                "2026-01-01T00:00:00.000000Z~from-a-later-release", data))
-    finally:
-        store.close()
+    put_unreadable_request_beside(server, instance_id)
     with _operator(server, instance_id) as op:
         clear_id = _approved_clear(server, instance_id, op)
         swept = op.post("/sweep")

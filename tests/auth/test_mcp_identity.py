@@ -21,18 +21,10 @@ import pytest
 from memory_core.mcp.server import TOOL_NAMES
 from tests.auth.conftest import ALEX, BOB, OLIVIA, Tokens, identity_settings
 from tests.auth.idp import CORE_SCOPE, MCP_AUDIENCE, AuthorityServer, JwksServer
-from tests.mcp.client import call, text
+from tests.mcp.client import ACCEPT, INITIALIZE, call, text
 from tests.support.local_server import USER_KEY, RunningServer, identity, running_server
 
 pytestmark = pytest.mark.anyio
-
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
-}
 
 TOOL_ARGUMENTS: dict[str, dict[str, Any]] = {
     "get_memory": {"scope": "user"},

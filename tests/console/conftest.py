@@ -17,10 +17,8 @@ import pytest
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.console.browser import chromium, find, wait_idle
+from tests.support.console_session import open_afresh
 from tests.support.local_server import OPERATOR_KEY, RunningServer, running_server
-
-INSTANCE_KEY = "memory-core.console.instance"
-OPERATOR_STORE = "memory-core.console.operator-key"
 
 
 @pytest.fixture(scope="session")
@@ -64,11 +62,7 @@ def operator_api(console_server: RunningServer, instance: str) -> Iterator[httpx
 
 def open_console(driver: WebDriver, server: RunningServer, instance: str, *, operator_key: str | None = None) -> None:
     """Load the console on ``instance`` with an empty session (and the operator key if given)."""
-    driver.get(f"{server.api}/console")
-    driver.execute_script("sessionStorage.clear(); sessionStorage.setItem(arguments[0], arguments[1]);"
-                          "if (arguments[3]) sessionStorage.setItem(arguments[2], arguments[3]);",
-                          INSTANCE_KEY, instance, OPERATOR_STORE, operator_key or "")
-    driver.get(f"{server.api}/console")
+    open_afresh(driver, f"{server.api}/console", instance=instance, operator_key=operator_key)
     find(driver, "#scope-title")
     wait_idle(driver)
 

@@ -14,9 +14,7 @@ Bounded in time: every wait is explicit (10 s at most each) and a page load stop
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -24,55 +22,30 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.console.browser import find, text_appears, wait_for, wait_idle
-from tests.console.conftest import INSTANCE_KEY, open_console
+from tests.console.conftest import open_console
+from tests.support.console_session import open_afresh
 from tests.support.local_server import RunningServer
+from tests.support.stand_in_front import PassingFront, serving
 
 FAILING_AGENT = "agent-switched-off"
 REFUSAL = {"error": {"code": "agent_memory_disabled", "message": "memory is switched off for this agent"}}
 
 
-class _FailingScopeFront(BaseHTTPRequestHandler):
+class _FailingScopeFront(PassingFront):
     """Passes every request to ``serve``, but answers 403 to a listing of ``FAILING_AGENT``'s entries."""
 
-    backend = ""
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _serve(self) -> None:
+    def answers_itself(self) -> bool:
         if "/memory/entries?" in self.path and f"agentObjectId={FAILING_AGENT}" in self.path:
-            body = json.dumps(REFUSAL).encode()
-            self.send_response(403)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        length = int(self.headers.get("Content-Length") or 0)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "origin", "content-length")}
-        answer = httpx.request(self.command, f"{self.backend}{self.path}", content=self.rfile.read(length),
-                               headers=headers, timeout=10)
-        self.send_response(answer.status_code)
-        for name, value in answer.headers.items():
-            if name.lower() not in ("content-length", "transfer-encoding", "connection", "content-encoding"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(answer.content)))
-        self.end_headers()
-        self.wfile.write(answer.content)
-
-    do_GET = do_POST = do_DELETE = do_PUT = _serve  # noqa: N815 - BaseHTTPRequestHandler's method names
+            self.reply(403, json.dumps(REFUSAL).encode(), {"Content-Type": "application/json"})
+            return True
+        return False
 
 
 @pytest.fixture
 def failing_front(console_server: RunningServer) -> Iterator[str]:
     _FailingScopeFront.backend = console_server.base_url
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FailingScopeFront)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_FailingScopeFront) as url:
+        yield url
 
 
 def test_a_failing_agent_scope_shows_its_error_in_place_and_about_me_stays_one_click_away(
@@ -81,10 +54,7 @@ def test_a_failing_agent_scope_shows_its_error_in_place_and_about_me_stays_one_c
     local_api.post("/memory/append", json={"scope": "user", "content_markdown": "a fact about me"}).raise_for_status()
     local_api.post("/memory/append", json={"scope": "agent", "agent_object_id": FAILING_AGENT, "agent_name": "Helper",
                                            "content_markdown": "kept by the helper"}).raise_for_status()
-    browser.get(f"{failing_front}/api/console")
-    browser.execute_script("sessionStorage.clear(); sessionStorage.setItem(arguments[0], arguments[1])",
-                           INSTANCE_KEY, instance)
-    browser.get(f"{failing_front}/api/console")
+    open_afresh(browser, f"{failing_front}/api/console", instance=instance)
     text_appears(browser, "#entries", "a fact about me")
     wait_idle(browser)
 

@@ -32,8 +32,8 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.auth.idp import TENANT_ID, SigningKey, entra_claims, mint, new_signing_key
 from tests.console.browser import chromium, find, session_storage, text_appears, wait_for, wait_idle
-from tests.console.conftest import INSTANCE_KEY
 from tests.console.entra_authority import CONSOLE_API_SCOPE, CONSOLE_CLIENT_ID, FakeEntraServer
+from tests.support.console_session import open_afresh
 from tests.support.cosmos_server import make_localhost_cert
 from tests.support.local_server import RunningServer, running_server
 
@@ -96,10 +96,7 @@ def _bearer(signing_key: SigningKey, upn: str = DANA, **claims: Any) -> dict[str
 
 
 def _open_signed_out(browser: WebDriver, server: RunningServer, instance: str) -> None:
-    browser.get(f"{server.api}/console")
-    browser.execute_script("sessionStorage.clear(); sessionStorage.setItem(arguments[0], arguments[1]);",
-                           INSTANCE_KEY, instance)
-    browser.get(f"{server.api}/console")
+    open_afresh(browser, f"{server.api}/console", instance=instance)
 
 
 def _sign_in(browser: WebDriver, server: RunningServer, fake: FakeEntraServer, instance: str) -> None:
@@ -107,8 +104,21 @@ def _sign_in(browser: WebDriver, server: RunningServer, fake: FakeEntraServer, i
     before = len(fake.state.authorizations)
     find(browser, "#signin-entra").click()
     wait_for(browser, lambda d: len(fake.state.authorizations) > before)
-    wait_for(browser, lambda d: len(fake.state.authorizations) > before)
     assert find(browser, "#signed-in-as").text == DANA
+
+
+def _signed_in_beside(fact: str, browser: WebDriver, server: RunningServer, fake: FakeEntraServer,
+                      signing_key: SigningKey) -> str:
+    """A new instance in which Dana's memory holds ``fact`` (appended with her Bearer token); Dana signed in to it
+    in ``browser`` by redirect, the fact shown and the page idle. Answers the instance."""
+    instance = f"entra-{uuid.uuid4().hex[:10]}"
+    with httpx.Client(base_url=f"{server.api}/instances/{instance}", timeout=30) as api:
+        api.post("/memory/append", json={"scope": "user", "content_markdown": f"- {fact}"},
+                 headers=_bearer(signing_key)).raise_for_status()
+    _sign_in(browser, server, fake, instance)
+    text_appears(browser, "#entries", fact)
+    wait_idle(browser)
+    return instance
 
 
 def test_a_person_signs_in_by_redirect_and_sees_their_memory(
@@ -117,13 +127,8 @@ def test_a_person_signs_in_by_redirect_and_sees_their_memory(
     """The page offers "Sign in with Microsoft", goes to the authority, comes back with a code, redeems it for an
     access token and calls the API with it: the person's own memory shows, and what they add is theirs."""
     started = time.monotonic()
-    instance = f"entra-{uuid.uuid4().hex[:10]}"
+    instance = _signed_in_beside("prefers tea to coffee", entra_browser, entra_server, fake_entra, signing_key)
     with httpx.Client(base_url=f"{entra_server.api}/instances/{instance}", timeout=30) as api:
-        api.post("/memory/append", json={"scope": "user", "content_markdown": "- prefers tea to coffee"},
-                 headers=_bearer(signing_key)).raise_for_status()
-        _sign_in(entra_browser, entra_server, fake_entra, instance)
-        text_appears(entra_browser, "#entries", "prefers tea to coffee")
-        wait_idle(entra_browser)
         authorize = fake_entra.state.authorizations[-1]
         assert authorize["client_id"] == CONSOLE_CLIENT_ID and CONSOLE_API_SCOPE in authorize["scope"].split()
         assert fake_entra.state.token_requests[-1]["grant_type"] == "authorization_code"
@@ -162,13 +167,7 @@ def test_a_token_the_api_later_refuses_says_the_sign_in_expired_and_signs_in_aga
     The refused token is put in MSAL's cache (session storage) by the test: a token that expired between the
     authority and the service is what the fake authority cannot otherwise be made to hand out."""
     started = time.monotonic()
-    instance = f"entra-{uuid.uuid4().hex[:10]}"
-    with httpx.Client(base_url=f"{entra_server.api}/instances/{instance}", timeout=30) as api:
-        api.post("/memory/append", json={"scope": "user", "content_markdown": "- works from home on Fridays"},
-                 headers=_bearer(signing_key)).raise_for_status()
-    _sign_in(entra_browser, entra_server, fake_entra, instance)
-    text_appears(entra_browser, "#entries", "works from home on Fridays")
-    wait_idle(entra_browser)
+    _signed_in_beside("works from home on Fridays", entra_browser, entra_server, fake_entra, signing_key)
 
     expired = mint(signing_key, entra_claims(DANA, lifetime=-3600))
     assert entra_browser.execute_script(_REPLACE_CACHED_ACCESS_TOKENS, expired) == 1

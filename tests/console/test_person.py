@@ -19,7 +19,8 @@ from tests.console.browser import (
     wait_for,
     wait_idle,
 )
-from tests.console.conftest import INSTANCE_KEY, open_console, screenshot_dir
+from tests.console.conftest import open_console, screenshot_dir
+from tests.support.console_session import open_afresh
 from tests.support.local_server import RunningServer
 
 TRAVEL = "agent-travel-7"
@@ -70,10 +71,7 @@ def test_the_console_opened_with_another_letter_case_reads_the_same_memory(
     """Routes are case-insensitive, so /api/Console serves the page: its calls go to /api, not /api/Console."""
     local_api.post("/memory/append", json={"scope": "user", "content_markdown": "- reads the same in any case"}
                    ).raise_for_status()
-    browser.get(f"{console_server.api}/Console")
-    browser.execute_script("sessionStorage.clear(); sessionStorage.setItem(arguments[0], arguments[1]);",
-                           INSTANCE_KEY, instance)
-    browser.get(f"{console_server.api}/Console")
+    open_afresh(browser, f"{console_server.api}/Console", instance=instance)
     find(browser, "#scope-title")
     wait_idle(browser)
     assert "reads the same in any case" in find(browser, "#main").text
@@ -200,9 +198,7 @@ def test_key_mode_signs_in_with_a_form_and_keeps_the_key_out_of_urls(tmp_path: P
     from tests.support.local_server import USER_KEY, running_server
 
     with running_server(tmp_path, {"MEMORY_AUTH_MODE": "key"}) as server:
-        browser.get(f"{server.api}/console")
-        browser.execute_script("sessionStorage.clear()")
-        browser.get(f"{server.api}/console")
+        open_afresh(browser, f"{server.api}/console")
         find(browser, "#key-form")
         assert "developers" in browser.find_element(By.ID, "key-form").text
         find(browser, "#key-form input[name=key]").send_keys(USER_KEY)
@@ -242,12 +238,8 @@ def test_entries_shared_by_others_show_their_author_and_cannot_be_forgotten_here
             alex.post("/instances/team/memory/append", json={"scope": "user", "share": "team",
                                                              "content_markdown": "- alex shares this"}
                       ).raise_for_status()
-        browser.get(f"{server.api}/console")
-        browser.execute_script(
-            "sessionStorage.clear(); sessionStorage.setItem('memory-core.console.instance', 'team');"
-            "sessionStorage.setItem('memory-core.console.key', JSON.stringify({key: arguments[0], upn: arguments[1]}));",
-            USER_KEY, "alex@contoso.com")
-        browser.get(f"{server.api}/console")
+        open_afresh(browser, f"{server.api}/console", instance="team",
+                    key_sign_in={"key": USER_KEY, "upn": "alex@contoso.com"})
         find(browser, "#entries")
         wait_idle(browser)
         items = browser.find_elements(By.CSS_SELECTOR, "#entries .entry")

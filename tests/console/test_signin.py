@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 from urllib.parse import parse_qs, urlsplit
@@ -22,7 +21,9 @@ from selenium.webdriver.support.expected_conditions import staleness_of
 
 from tests.auth.conftest import client_principal
 from tests.console.browser import find, status_says, text_appears, wait_for, wait_idle
+from tests.support.console_session import open_afresh
 from tests.support.local_server import RunningServer, running_server
+from tests.support.stand_in_front import PassingFront, serving
 
 
 @pytest.fixture(scope="module")
@@ -47,9 +48,7 @@ def as_principal(browser: WebDriver) -> Iterator[None]:
 def test_easyauth_person_and_operator_role(browser: WebDriver, easyauth_server: RunningServer,
                                            as_principal: None, tmp_path: Path) -> None:
     _as(browser, client_principal("erin@contoso.com", roles=("Memory.Operator",), name="Erin"))
-    browser.get(f"{easyauth_server.api}/console")
-    browser.execute_script("sessionStorage.clear()")
-    browser.get(f"{easyauth_server.api}/console")
+    open_afresh(browser, f"{easyauth_server.api}/console")
     assert find(browser, "#signed-in-as").text == "erin@contoso.com"  # named by the API, from the principal
     assert config_mode(easyauth_server) == ["easyauth"]
     find(browser, "#add-text").send_keys("- written under App Service sign-in")
@@ -74,44 +73,29 @@ def config_mode(server: RunningServer) -> list[str]:
     return list(httpx.get(f"{server.api}/console/config.json").json()["auth_modes"])
 
 
-class _AppServiceFront(BaseHTTPRequestHandler):
+class _AppServiceFront(PassingFront):
     """App Service's front end, as far as the console meets it: it injects the principal while the sign-in lasts;
     once it has expired, it answers a call to the API with 302 to its login page, or with 401 when the call says it
     is an XMLHttpRequest (and ``honours_xhr``, as App Service does)."""
 
     url = ""
-    backend = ""
     principal = ""
     expired = threading.Event()
     honours_xhr = True
     seen_xhr: ClassVar[list[str]] = []  # the X-Requested-With of each call answered as expired
 
-    def log_message(self, *args: object) -> None:
-        pass
+    def answers_itself(self) -> bool:
+        if not (self.expired.is_set() and self.path.startswith("/api/instances/")):
+            return False
+        self.seen_xhr.append(self.headers.get("X-Requested-With", ""))
+        if self.honours_xhr and self.headers.get("X-Requested-With") == "XMLHttpRequest":
+            self.reply(401)
+        else:
+            self.reply(302, headers={"Location": "/.auth/login/aad?post_login_redirect_uri=/api/console"})
+        return True
 
-    def _serve(self) -> None:
-        if self.expired.is_set() and self.path.startswith("/api/instances/"):
-            self.seen_xhr.append(self.headers.get("X-Requested-With", ""))
-            unauthorized = self.honours_xhr and self.headers.get("X-Requested-With") == "XMLHttpRequest"
-            self.send_response(401 if unauthorized else 302)
-            if not unauthorized:
-                self.send_header("Location", "/.auth/login/aad?post_login_redirect_uri=/api/console")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        length = int(self.headers.get("Content-Length") or 0)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "origin", "content-length")}
-        answer = httpx.request(self.command, f"{self.backend}{self.path}", content=self.rfile.read(length),
-                               headers={**headers, "X-MS-CLIENT-PRINCIPAL": self.principal})
-        self.send_response(answer.status_code)
-        for name, value in answer.headers.items():
-            if name.lower() not in ("content-length", "transfer-encoding", "connection", "content-encoding"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(answer.content)))
-        self.end_headers()
-        self.wfile.write(answer.content)
-
-    do_GET = do_POST = do_DELETE = do_PUT = _serve  # noqa: N815 - BaseHTTPRequestHandler's method names
+    def added_headers(self) -> dict[str, str]:
+        return {"X-MS-CLIENT-PRINCIPAL": self.principal}
 
 
 @pytest.fixture
@@ -120,14 +104,9 @@ def app_service_front(easyauth_server: RunningServer) -> Iterator[type[_AppServi
     _AppServiceFront.principal = client_principal("gail@contoso.com", name="Gail")
     _AppServiceFront.expired.clear()
     _AppServiceFront.seen_xhr = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _AppServiceFront)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    _AppServiceFront.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with serving(_AppServiceFront) as url:
+        _AppServiceFront.url = url
         yield _AppServiceFront
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize("honours_xhr", [True, False], ids=["answered-401", "redirected-to-login"])
@@ -138,10 +117,7 @@ def test_a_sign_in_that_expires_while_the_page_is_open_says_so_and_offers_to_sig
     as "The service could not be reached". The page now asks for 401 (X-Requested-With), reads a redirect as an
     expired sign-in too, and offers to sign in again at App Service's login, back to the console."""
     app_service_front.honours_xhr = honours_xhr
-    front = app_service_front.url
-    browser.get(f"{front}/api/console")
-    browser.execute_script("sessionStorage.clear()")
-    browser.get(f"{front}/api/console")
+    open_afresh(browser, f"{app_service_front.url}/api/console")
     assert find(browser, "#signed-in-as").text == "gail@contoso.com"
     wait_idle(browser)
 
@@ -174,12 +150,8 @@ def test_a_key_sign_in_with_a_name_outside_latin_1_reaches_the_api_spelled_right
 
     name = "Zoë 李"
     with running_server(tmp_path, {"MEMORY_AUTH_MODE": "key"}) as server:
-        browser.get(f"{server.api}/console")
-        browser.execute_script(
-            "sessionStorage.clear(); sessionStorage.setItem('memory-core.console.instance', 'names');"
-            "sessionStorage.setItem('memory-core.console.key', JSON.stringify({key: arguments[0], upn: arguments[1],"
-            " name: arguments[2]}));", USER_KEY, "zoe@contoso.com", name)
-        browser.get(f"{server.api}/console")
+        open_afresh(browser, f"{server.api}/console", instance="names",
+                    key_sign_in={"key": USER_KEY, "upn": "zoe@contoso.com", "name": name})
         assert find(browser, "#signed-in-as", timeout=10).text == "zoe@contoso.com"
         find(browser, "#add-text", timeout=10).send_keys("- written by Zoë 李")
         browser.find_element(By.CSS_SELECTOR, "#add-form button[type=submit]").click()
@@ -196,9 +168,7 @@ def test_easyauth_sign_out_reaches_app_services_logout(browser: WebDriver, easya
     starting that navigation, which aborted it: the logout was never asked for and the page came back signed in.
     (``serve`` has no /.auth/logout and answers 404 there; App Service answers it.)"""
     _as(browser, client_principal("hana@contoso.com", name="Hana"))
-    browser.get(f"{easyauth_server.api}/console")
-    browser.execute_script("sessionStorage.clear()")
-    browser.get(f"{easyauth_server.api}/console")
+    open_afresh(browser, f"{easyauth_server.api}/console")
     find(browser, "#scope-title")
     wait_idle(browser)
     browser.find_element(By.ID, "sign-out").click()
@@ -215,12 +185,8 @@ def test_back_after_signing_out_shows_no_memory(tmp_path: Path, browser: WebDriv
         with httpx.Client(base_url=f"{server.api}/instances/back", timeout=10,
                           headers={"X-API-KEY": USER_KEY, "X-USER-IDENTITY": '{"upn": "ivo@contoso.com"}'}) as api:
             api.post("/memory/append", json={"scope": "user", "content_markdown": "my diagnosis is XYZZY"})
-        browser.get(f"{server.api}/console")
-        browser.execute_script(
-            "sessionStorage.clear(); sessionStorage.setItem('memory-core.console.instance', 'back');"
-            "sessionStorage.setItem('memory-core.console.key', JSON.stringify({key: arguments[0], upn: arguments[1]}))",
-            USER_KEY, "ivo@contoso.com")
-        browser.get(f"{server.api}/console")
+        open_afresh(browser, f"{server.api}/console", instance="back",
+                    key_sign_in={"key": USER_KEY, "upn": "ivo@contoso.com"})
         text_appears(browser, "#entries", "XYZZY")
         browser.get(f"{server.api}/console/")  # a second page in the tab's history, signed in too
         text_appears(browser, "#entries", "XYZZY")

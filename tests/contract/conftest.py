@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,3 +34,24 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
         sqlite.close()
     else:
         yield request.getfixturevalue(f"{request.param}_store")
+
+
+@pytest.fixture(params=STORE_KINDS)
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], MemoryStore]]:
+    """A factory of store objects over the same data, each one as another process would open it (SQLite: the
+    same file; Cosmos DB: the session's account); every one made is closed after the test. (A module may define
+    a ``stores`` of its own, as the checkpoint tests do.)"""
+    made: list[MemoryStore] = []
+    if request.param == "sqlite":
+        def another() -> MemoryStore:
+            made.append(SqliteMemoryStore(tmp_path / "stores.sqlite3"))
+            return made[-1]
+    else:
+        account = request.getfixturevalue("cosmos_account")
+
+        def another() -> MemoryStore:
+            made.append(make_cosmos_store(account))
+            return made[-1]
+    yield another
+    for store in made:
+        store.close()

@@ -7,20 +7,16 @@ reads is listed once, where a newest-first order would move it to the front and 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import ProfileKey, Scope, agent_hash, agent_profile_prefix
 from memory_core.domain.overview import agent_scopes
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.store import MemoryStore
-from tests.adapters.cosmos_support import cosmos_store
-from tests.contract.conftest import STORE_KINDS
 from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com")
@@ -105,25 +101,6 @@ def test_the_agent_list_refuses_a_limit_out_of_range_and_a_token_it_did_not_answ
             agent_scopes(store, instance, ALEX.upn, continuation=token)
         assert refused.value.code == "invalid_continuation"
     assert agent_scopes(store, instance, ALEX.upn, limit=500).items
-
-
-@pytest.fixture(params=STORE_KINDS)
-def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], MemoryStore]]:
-    """A factory of store objects over the same data: each one another process's."""
-    made: list[MemoryStore] = []
-    if request.param == "sqlite":
-        def another() -> MemoryStore:
-            made.append(SqliteMemoryStore(tmp_path / "agents.sqlite3"))
-            return made[-1]
-    else:
-        account = request.getfixturevalue("cosmos_account")
-
-        def another() -> MemoryStore:
-            made.append(cosmos_store(account))
-            return made[-1]
-    yield another
-    for store in made:
-        store.close()
 
 
 def test_an_append_after_another_process_erased_the_profile_makes_it_again(

@@ -9,8 +9,7 @@ another over a second store object on the same data (another process).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,27 +28,6 @@ from tests.support.random_walk import RandomWalk
 
 INSTANCE = "files-kept"
 AGENT = AgentContext("/instances/i/agents/travel", "Travel")
-
-
-@pytest.fixture(params=["sqlite", "cosmos"])
-def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], MemoryStore]]:
-    """A factory of store objects over the same data: each one another process's."""
-    made: list[Any] = []
-    if request.param == "sqlite":
-        def another() -> MemoryStore:
-            made.append(SqliteMemoryStore(tmp_path / "files.sqlite3"))
-            return made[-1]
-    else:
-        from tests.adapters.cosmos_support import cosmos_store
-
-        account = request.getfixturevalue("cosmos_account")
-
-        def another() -> MemoryStore:
-            made.append(cosmos_store(account))
-            return made[-1]
-    yield another
-    for store in made:
-        store.close()
 
 
 def _caller() -> Caller:

@@ -26,13 +26,14 @@ from memory_core.domain.custody import CustodyService
 from memory_core.domain.deletion import DeletionKind, DeletionStatus
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import ProfileKey, Scope
-from memory_core.domain.records import Record, RecordKind, deletions_partition
+from memory_core.domain.records import RecordKind, deletions_partition
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.sweeps import LeftReason, LeftRequest
 from tests.adapters.cosmos_support import cosmos_settings, own_container
 from tests.support.clock import TickingClock
 from tests.support.cosmos_server import CosmosServer
+from tests.support.later_release import put_unreadable_request
 
 INSTANCE = "sweep-reports"
 
@@ -176,10 +177,7 @@ def test_an_approved_request_this_release_cannot_read_is_reported_left_as_unread
     and reports it left, its kind unknown, reason ``unreadable``; it stays stored as it was."""
     service = _service(store)
     _, clear_id = _approved_clear(service, 1)
-    data = {"id": "from-a-later-release", "instance_id": INSTANCE, "upn": "later@contoso.com", "kind": "archive",
-            "status": "approved", "requested_by": "op", "requested_on": "2026-01-01T00:00:00+00:00"}
-    store.put_record(Record(deletions_partition(INSTANCE), RecordKind.DELETION_REQUEST,
-                            "2026-01-01T00:00:00.000000Z~from-a-later-release", data))
+    put_unreadable_request(store, INSTANCE)
 
     result = service.custody.sweep(instance_id=INSTANCE)
 

@@ -18,9 +18,9 @@ import pytest
 
 import function_app
 from memory_core.domain.errors import ConfigurationError
-from memory_core.domain.records import Record, RecordKind, deletions_partition
 from memory_core.local.host import FunctionHost, compile_route
 from memory_core.local.timers import resolve_schedule
+from tests.support.later_release import put_unreadable_request_beside
 from tests.support.local_server import (
     OPERATOR_KEY,
     PROJECT_ROOT,
@@ -103,14 +103,7 @@ def test_the_timers_sweep_logs_the_requests_it_left_and_why(tmp_path: Path) -> N
     """The scheduled sweep's one log line names an approved request it left, with its kind and reason (WARNING),
     as well as how many it executed."""
     with running_server(tmp_path, {"MEMORY_SWEEP_SCHEDULE": "* * * * * *"}) as server:
-        store = server.open_store()
-        try:
-            data = {"id": "from-a-later-release", "instance_id": "t", "upn": "later@contoso.com", "kind": "archive",
-                    "status": "approved", "requested_by": "op", "requested_on": "2026-01-01T00:00:00+00:00"}
-            store.put_record(Record(deletions_partition("t"), RecordKind.DELETION_REQUEST,
-                                    "2026-01-01T00:00:00.000000Z~from-a-later-release", data))
-        finally:
-            store.close()
+        put_unreadable_request_beside(server, "t")
         wanted = ("WARNING memory_core.sweep: sweep executed 0 deletion request(s), left 1 for a later sweep: "
                   "from-a-later-release (unknown kind: unreadable)")
         deadline = time.monotonic() + 10

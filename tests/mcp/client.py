@@ -16,6 +16,16 @@ from tests.support.local_server import identity
 AGENT_A = "/instances/i/providers/FoundationaLLM.Agent/agents/benefits-assistant"
 AGENT_B = "/instances/i/providers/FoundationaLLM.Agent/agents/travel-assistant"
 
+#: The headers of a raw JSON-RPC POST to /api/mcp (a test's own request, without the official client).
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+#: A raw initialize request at the handshake era's current version, id 1.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+}
+
 
 def mcp_headers(
     key: str | None,

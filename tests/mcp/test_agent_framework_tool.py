@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 from agent_framework import (
     Agent,
+    AgentResponse,
     BaseChatClient,
     ChatResponse,
     Content,
     FunctionInvocationLayer,
+    MCPStdioTool,
     MCPStreamableHTTPTool,
     Message,
 )
@@ -72,6 +74,19 @@ def _results(messages: Sequence[Message]) -> dict[str, Any]:
     return found
 
 
+async def _run_travel_agent(tool: MCPStdioTool | MCPStreamableHTTPTool, model: ToolCallingChatClient,
+                            time_limit: float) -> AgentResponse[Any]:
+    """Connect ``tool`` (asserting it connects and offers exactly this server's tools), then run a travel assistant
+    with it and ``model`` on one user message, "Remember that I prefer aisle seats."; ``time_limit`` seconds for
+    all of it. The tool is closed again before this returns."""
+    async with asyncio.timeout(time_limit):
+        async with tool:
+            assert tool.is_connected
+            assert {f.name for f in tool.functions} == set(TOOL_NAMES)
+            agent = Agent(client=model, instructions="You are a travel assistant.", tools=[tool])
+            return await agent.run("Remember that I prefer aisle seats.")
+
+
 async def test_agent_run_appends_then_reads_memory_through_the_mcp_tool(mcp_target: McpTarget, instance_id: str) -> None:
     """An Agent run with MCPStreamableHTTPTool: the scripted model's append_memory and get_memory really run."""
     fact = f"- prefers aisle seats ({uuid.uuid4().hex[:6]})"
@@ -84,12 +99,7 @@ async def test_agent_run_appends_then_reads_memory_through_the_mcp_tool(mcp_targ
     )
     headers = mcp_headers(mcp_target.key, agent=AGENT_A, agent_name="Benefits Assistant", instance=instance_id)
     tool = MCPStreamableHTTPTool("memory", mcp_target.url, static_headers=headers, request_timeout=20)
-    async with asyncio.timeout(TIME_LIMIT):
-        async with tool:
-            assert tool.is_connected
-            assert {f.name for f in tool.functions} == set(TOOL_NAMES)
-            agent = Agent(client=model, instructions="You are a travel assistant.", tools=[tool])
-            response = await agent.run("Remember that I prefer aisle seats.")
+    response = await _run_travel_agent(tool, model, TIME_LIMIT)
 
     assert response.text == "Noted: aisle seats."
     assert len(model.requests) == 3

@@ -11,7 +11,6 @@ server, the front and the SDK are real; the wire is in memory.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,7 +22,7 @@ from opentelemetry import trace
 from memory_core.identity.local import LocalPath
 from memory_core.mcp.server import new_server
 from memory_core.mcp.stdio_front import StdioFront
-from tests.support.stdio_server import Collected, initialize, tool_call
+from tests.support.stdio_server import initialize, serve_in_memory, tool_call
 
 pytestmark = pytest.mark.anyio
 
@@ -75,14 +74,8 @@ async def test_a_provider_set_after_the_server_is_built_gets_a_span_per_request_
 
     _tracing(monkeypatch, provider)  # after the server was built, as opentelemetry-instrument or Azure Monitor may
     chunks = [*initialize().splitlines(keepends=True), tool_call(1, "get_memory", {}), tool_call(2, "get_memory", {})]
-
-    async def read_chunk() -> bytes:
-        await asyncio.sleep(0.05)  # one request at a time: the provider changes between them
-        return chunks.pop(0) if chunks else b""
-
-    out = Collected()
     front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=4096, time_limit=5)
-    async with asyncio.timeout(20):
-        await front.serve(read_chunk, out)
-    assert [line["result"]["content"][0]["text"] for line in out.lines if line.get("id") in (1, 2)] == ["ok", "ok"]
+    # one request at a time: the provider changes between them
+    lines = await serve_in_memory(front, *chunks, pause=0.05)
+    assert [line["result"]["content"][0]["text"] for line in lines if line.get("id") in (1, 2)] == ["ok", "ok"]
     assert provider.tracer.names == ["initialize", "notifications/initialized", "tools/call get_memory"]

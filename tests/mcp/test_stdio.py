@@ -20,13 +20,13 @@ from pathlib import Path
 
 import mcp_types as types
 import pytest
-from agent_framework import Agent, MCPStdioTool, Message
+from agent_framework import MCPStdioTool, Message
 from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client
 
 from memory_core.mcp.server import TOOL_NAMES
 from tests.mcp.client import AGENT_A
-from tests.mcp.test_agent_framework_tool import ToolCallingChatClient, _call, _results
+from tests.mcp.test_agent_framework_tool import ToolCallingChatClient, _call, _results, _run_travel_agent
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer, identity, running_server
 from tests.support.stdio_server import (
     COMMAND,
@@ -192,12 +192,7 @@ async def test_agent_framework_stdio_tool_appends_then_reads(shared: RunningServ
     ])
     env = stdio_env(_db(shared), upn, MEMORY_MCP_INSTANCE_ID=instance_id)
     tool = MCPStdioTool("memory", COMMAND[0], args=COMMAND[1:], env=env, request_timeout=20)
-    async with asyncio.timeout(TIME_LIMIT):
-        async with tool:
-            assert tool.is_connected
-            assert {f.name for f in tool.functions} == set(TOOL_NAMES)
-            agent = Agent(client=model, instructions="You are a travel assistant.", tools=[tool])
-            response = await agent.run("Remember that I prefer aisle seats.")
+    response = await _run_travel_agent(tool, model, TIME_LIMIT)
     assert response.text == "Noted: aisle seats."
     results = _results(model.requests[2])
     assert fact in str(results["call-1"]) and json.loads(str(results["call-1"]))["upn"] == upn

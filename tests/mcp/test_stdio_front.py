@@ -10,9 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
 import random
-import threading
 import time
 from typing import Any
 
@@ -24,7 +22,7 @@ from memory_core.identity.local import LocalPath
 from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION
 from memory_core.mcp.stdio_front import StdioFront
-from tests.support.stdio_server import Collected, initialize, tool_call
+from tests.support.stdio_server import Collected, initialize, reading, serve_in_memory, serve_through_pipes, tool_call
 
 pytestmark = pytest.mark.anyio
 
@@ -36,20 +34,13 @@ def anyio_backend() -> str:
 
 async def _serve(server: MCPServer, stdin: bytes, *, time_limit: float, limit: int = 1024) -> list[dict[str, Any]]:
     chunks = [stdin[i:i + 7] for i in range(0, len(stdin), 7)]  # lines split across reads
-
-    async def read_chunk() -> bytes:
-        return chunks.pop(0) if chunks else b""
-
-    out = Collected()
     front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=limit, time_limit=time_limit)
-    async with asyncio.timeout(20):
-        await front.serve(read_chunk, out)
-    return out.lines
+    return await serve_in_memory(front, *chunks)
 
 
-async def test_a_request_past_the_time_limit_answers_an_internal_error_and_the_next_is_served() -> None:
-    """A tool that hangs is cancelled at the limit with -32603; the request after it is answered."""
-    server = MCPServer("slow")
+def _hang_and_quick(name: str) -> MCPServer:
+    """A server of two tools: ``hang`` answers after 60 s (past any time limit here), ``quick`` at once."""
+    server = MCPServer(name)
 
     @server.tool()
     async def hang() -> str:
@@ -59,6 +50,13 @@ async def test_a_request_past_the_time_limit_answers_an_internal_error_and_the_n
     @server.tool()
     def quick() -> str:
         return "done"
+
+    return server
+
+
+async def test_a_request_past_the_time_limit_answers_an_internal_error_and_the_next_is_served() -> None:
+    """A tool that hangs is cancelled at the limit with -32603; the request after it is answered."""
+    server = _hang_and_quick("slow")
 
     lines = await _serve(server, initialize() + tool_call(1, "hang", {}) + tool_call(2, "quick", {}), time_limit=0.5)
     answers = {line["id"]: line for line in lines}
@@ -100,15 +98,8 @@ async def test_each_message_is_served_as_the_identity_authenticated_for_its_own_
 
     calls = b"".join(tool_call(i, "whoami", {"delay": (20 - i) / 200}) for i in range(1, 21))
     front = StdioFront(server, {}, authenticate, max_message_bytes=1024, time_limit=5)
-    chunks = [initialize() + calls]
-    out = Collected()
-
-    async def read_chunk() -> bytes:
-        return chunks.pop(0) if chunks else b""
-
-    async with asyncio.timeout(20):
-        await front.serve(read_chunk, out)
-    names = {line["id"]: line["result"]["content"][0]["text"] for line in out.lines if line.get("id", 0) >= 1}
+    lines = await serve_in_memory(front, initialize() + calls)
+    names = {line["id"]: line["result"]["content"][0]["text"] for line in lines if line.get("id", 0) >= 1}
     # initialize and notifications/initialized were lines 1 and 2
     assert names == {i: f"line {i + 2}" for i in range(1, 21)}
 
@@ -126,37 +117,9 @@ def test_answers_in_flight_together_all_reach_a_pipe_as_whole_lines_before_servi
         await asyncio.sleep(random.random() / 50)
         return str(n) * 100_000
 
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-    received = bytearray()
-
-    def feed() -> None:
-        with os.fdopen(in_write, "wb") as pipe:
-            pipe.write(initialize() + b"".join(tool_call(n, "bulk", {"n": n % 10}) for n in range(1, 31)))
-
-    def drain() -> None:
-        time.sleep(0.5)  # a client busy elsewhere: every answer is ready long before it is read
-        with os.fdopen(out_read, "rb", buffering=0) as pipe:
-            while chunk := pipe.read(4096):
-                received.extend(chunk)
-
-    threads = [threading.Thread(target=feed), threading.Thread(target=drain)]
-    for thread in threads:
-        thread.start()
-
-    async def serve() -> None:
-        front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=20)
-        async with asyncio.timeout(30):
-            await front.serve_fds(in_read, out_write)
-
-    try:
-        asyncio.run(serve())
-    finally:
-        os.close(in_read)
-        os.close(out_write)
-        for thread in threads:
-            thread.join(timeout=10)
-    answers = [json.loads(line) for line in bytes(received).splitlines()]
+    front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=20)
+    stdin = initialize() + b"".join(tool_call(n, "bulk", {"n": n % 10}) for n in range(1, 31))
+    answers = serve_through_pipes(front, stdin, stall=0.5)  # every answer is ready long before it is read
     texts = {a["id"]: a["result"]["content"][0]["text"] for a in answers if a.get("id", 0) >= 1}
     assert sorted(texts) == list(range(1, 31)) and len(answers) == 31
     assert all(text == str(n % 10) * 100_000 for n, text in texts.items())
@@ -222,19 +185,12 @@ async def test_a_stalled_guidance_read_falls_back_to_the_base_text_within_the_bo
     async def stalled(headers: Any) -> None:
         await asyncio.sleep(5)
 
-    chunks = [initialize()]
-
-    async def read_chunk() -> bytes:
-        return chunks.pop(0) if chunks else b""
-
-    out = Collected()
     front = StdioFront(server, {"x-agent-object-id": "/agents/a"}, LocalPath().authenticate, stalled,
                        max_message_bytes=1024, time_limit=0.6)
     started = time.monotonic()
-    async with asyncio.timeout(20):
-        await front.serve(read_chunk, out)
+    lines = await serve_in_memory(front, initialize())
     assert time.monotonic() - started < 1.5
-    assert out.lines[0]["result"]["instructions"] == "base instructions"
+    assert lines[0]["result"]["instructions"] == "base instructions"
 
 
 # -- reading no faster than answering ----------------------------------------------------------------------
@@ -257,13 +213,13 @@ async def test_no_more_requests_than_the_limit_are_read_before_one_is_answered()
         running -= 1
         return str(n)
 
-    chunks = [initialize() + b"".join(tool_call(n, "held", {"n": n}) for n in range(1, 41))]
+    read = reading(initialize() + b"".join(tool_call(n, "held", {"n": n}) for n in range(1, 41)))
     taken = 0
 
     async def read_chunk() -> bytes:
         nonlocal taken
         taken += 1
-        return chunks.pop(0) if chunks else b""
+        return await read()
 
     out = Collected()
     front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=10, max_in_flight=4)
@@ -285,34 +241,18 @@ async def test_no_more_requests_than_the_limit_are_read_before_one_is_answered()
 async def test_a_cancellation_sent_while_the_limit_is_reached_is_read_and_makes_room() -> None:
     """Requests at the limit do not keep a cancellation out: a notification is read while a request waits for room,
     its request is settled, and the request behind it is served at once, not after the time bound."""
-    server = MCPServer("cancel")
-
-    @server.tool()
-    async def hang() -> str:
-        await asyncio.sleep(60)
-        return "never"
-
-    @server.tool()
-    def quick() -> str:
-        return "done"
+    server = _hang_and_quick("cancel")
 
     def cancel(request_id: int) -> bytes:
         return _line(None, "notifications/cancelled", {"requestId": request_id, "reason": "user"})
 
     stdin = initialize() + tool_call(1, "hang", {}) + tool_call(2, "hang", {}) + cancel(1) + tool_call(3, "quick", {}) \
         + cancel(2)
-    chunks = [stdin]
-
-    async def read_chunk() -> bytes:
-        return chunks.pop(0) if chunks else b""
-
-    out = Collected()
     front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=8, max_in_flight=2)
     started = time.monotonic()
-    async with asyncio.timeout(20):
-        await front.serve(read_chunk, out)
+    lines = await serve_in_memory(front, stdin)
     assert time.monotonic() - started < 3
-    answers = {line["id"]: line for line in out.lines}
+    answers = {line["id"]: line for line in lines}
     assert answers[3]["result"]["content"][0]["text"] == "done"
     assert 1 not in answers and 2 not in answers  # cancelled: MCP sends no answer
 
@@ -372,38 +312,10 @@ def test_a_client_not_reading_its_output_stops_the_reading_of_its_input() -> Non
         started += 1
         return str(n % 10) * 100_000
 
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-    received = bytearray()
     started_while_stalled: list[int] = []
-
-    def feed() -> None:
-        with os.fdopen(in_write, "wb") as pipe:
-            pipe.write(initialize() + b"".join(tool_call(n, "bulk", {"n": n}) for n in range(1, 201)))
-
-    def drain() -> None:
-        time.sleep(1.0)  # a client busy elsewhere
-        started_while_stalled.append(started)
-        with os.fdopen(out_read, "rb", buffering=0) as pipe:
-            while chunk := pipe.read(65536):
-                received.extend(chunk)
-
-    threads = [threading.Thread(target=feed), threading.Thread(target=drain)]
-    for thread in threads:
-        thread.start()
-
-    async def serve() -> None:
-        front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=20)
-        async with asyncio.timeout(30):
-            await front.serve_fds(in_read, out_write)
-
-    try:
-        asyncio.run(serve())
-    finally:
-        os.close(in_read)
-        os.close(out_write)
-        for thread in threads:
-            thread.join(timeout=10)
+    front = StdioFront(server, {}, LocalPath().authenticate, max_message_bytes=1024, time_limit=20)
+    stdin = initialize() + b"".join(tool_call(n, "bulk", {"n": n}) for n in range(1, 201))
+    answers = serve_through_pipes(front, stdin, stall=1.0, read_size=65536,
+                                  on_reading=lambda: started_while_stalled.append(started))
     assert started_while_stalled[0] <= 40
-    answers = [json.loads(line) for line in bytes(received).splitlines()]
     assert sorted(a["id"] for a in answers) == list(range(201))

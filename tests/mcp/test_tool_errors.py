@@ -10,19 +10,11 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from tests.mcp.client import AGENT_A, call, mcp_headers, mcp_session, text
+from tests.mcp.client import ACCEPT, AGENT_A, INITIALIZE, call, mcp_headers, mcp_session, text
 from tests.mcp.conftest import McpTarget
 from tests.support.local_server import USER_KEY, identity
 
 pytestmark = pytest.mark.anyio
-
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
-}
 
 
 def _rest_error(response: httpx.Response) -> tuple[str, str]:

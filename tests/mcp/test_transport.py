@@ -18,16 +18,8 @@ from memory_core.mcp.front import McpHttpApp
 from memory_core.mcp.guidance import AgentGuidance
 from memory_core.mcp.transport import is_local, security_settings
 from memory_core.settings import Settings
-from tests.mcp.client import mcp_headers, mcp_session
+from tests.mcp.client import ACCEPT, INITIALIZE, mcp_headers, mcp_session
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer
-
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
-}
 
 
 def _settings(**values: object) -> Settings:

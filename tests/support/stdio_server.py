@@ -1,18 +1,26 @@
-"""Run ``python -m memory_core mcp`` as a real process: its environment, and raw exchanges of lines."""
+"""Run ``python -m memory_core mcp`` as a real process: its environment, and raw exchanges of lines.
+
+``StdioFront`` driven in process too: lines read from memory (``serve_in_memory``) or through real OS pipes
+(``serve_through_pipes``), for what the real command cannot be made to do (a tool that never finishes).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mcp.client.stdio import StdioServerParameters
 
+from memory_core.mcp.stdio_front import StdioFront
 from memory_core.mcp.stdio_wire import WireOut
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, USER_KEY, identity
 
@@ -89,3 +97,64 @@ def exchange(env: Mapping[str, str], stdin: bytes, timeout: float = TIME_LIMIT) 
                             timeout=timeout, check=False)
     answers = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
     return Exchange(answers, result.stdout, result.stderr.decode("utf-8", "replace"), result.returncode)
+
+
+def reading(*chunks: bytes, pause: float = 0) -> Callable[[], Awaitable[bytes]]:
+    """A ``read_chunk`` for ``StdioFront.serve``: each of ``chunks`` in turn (``pause`` seconds before each read),
+    then ``b""``, the input's end."""
+    pending = list(chunks)
+
+    async def read_chunk() -> bytes:
+        await asyncio.sleep(pause)
+        return pending.pop(0) if pending else b""
+
+    return read_chunk
+
+
+async def serve_in_memory(front: StdioFront, *chunks: bytes, pause: float = 0,
+                          timeout: float = 20) -> list[dict[str, Any]]:
+    """Serve ``chunks`` (as ``reading`` hands them out) through ``front`` until it stops, ``timeout`` seconds at
+    most; every line it wrote, decoded, in order."""
+    out = Collected()
+    async with asyncio.timeout(timeout):
+        await front.serve(reading(*chunks, pause=pause), out)
+    return out.lines
+
+
+def serve_through_pipes(front: StdioFront, stdin: bytes, *, stall: float, read_size: int = 4096,
+                        on_reading: Callable[[], None] = lambda: None, timeout: float = 30) -> list[dict[str, Any]]:
+    """Serve ``stdin`` through ``front`` over real OS pipes (``serve_fds``), to a client that writes all of it at
+    once, reads nothing for ``stall`` seconds, calls ``on_reading``, then reads the output ``read_size`` bytes at a
+    time to its end. Every line the client received, decoded, in order; serving is bounded by ``timeout`` seconds
+    and both threads are joined (10 s at most each) before it returns."""
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    received = bytearray()
+
+    def feed() -> None:
+        with os.fdopen(in_write, "wb") as pipe:
+            pipe.write(stdin)
+
+    def drain() -> None:
+        time.sleep(stall)  # a client busy elsewhere
+        on_reading()
+        with os.fdopen(out_read, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(read_size):
+                received.extend(chunk)
+
+    threads = [threading.Thread(target=feed), threading.Thread(target=drain)]
+    for thread in threads:
+        thread.start()
+
+    async def serve() -> None:
+        async with asyncio.timeout(timeout):
+            await front.serve_fds(in_read, out_write)
+
+    try:
+        asyncio.run(serve())
+    finally:
+        os.close(in_read)
+        os.close(out_write)
+        for thread in threads:
+            thread.join(timeout=10)
+    return [json.loads(line) for line in bytes(received).splitlines()]

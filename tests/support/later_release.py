@@ -1,0 +1,30 @@
+"""What a later release of the service may have stored, for tests of how this release reads it.
+
+A deletion request of a kind this release does not know is the one such record today: the sweep cannot read it,
+leaves it approved and reports it left (reason ``unreadable``), however it is reached (the store, the operator's
+answer, the command line, the timer's log line).
+"""
+
+from __future__ import annotations
+
+from memory_core.domain.records import Record, RecordKind, deletions_partition
+from memory_core.domain.store import MemoryStore
+from tests.support.local_server import RunningServer
+
+
+def put_unreadable_request(store: MemoryStore, instance_id: str) -> None:
+    """Store, in ``instance_id``'s deletion partition, an approved request of kind ``archive`` (a later release's),
+    id ``from-a-later-release``, for ``later@contoso.com``: a record this release cannot read as a request."""
+    data = {"id": "from-a-later-release", "instance_id": instance_id, "upn": "later@contoso.com", "kind": "archive",
+            "status": "approved", "requested_by": "op", "requested_on": "2026-01-01T00:00:00+00:00"}
+    store.put_record(Record(deletions_partition(instance_id), RecordKind.DELETION_REQUEST,
+                            "2026-01-01T00:00:00.000000Z~from-a-later-release", data))
+
+
+def put_unreadable_request_beside(server: RunningServer, instance_id: str) -> None:
+    """``put_unreadable_request`` into ``server``'s own store, opened beside it and closed again."""
+    store = server.open_store()
+    try:
+        put_unreadable_request(store, instance_id)
+    finally:
+        store.close()
