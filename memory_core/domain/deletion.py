@@ -136,8 +136,7 @@ def _parse(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
-UNREADABLE_CODE = "unreadable_request"
-_SHOWN_CHARS = 64  # of a kind or status as stored: a label, never a document
+_SHOWN_CHARS = 320  # of a user, kind or status as stored (a UPN's most): a label, never a document
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +152,6 @@ class UnreadableRequest:
     kind: str | None
     status: str | None
     message: str
-    code: str = UNREADABLE_CODE
 
     @staticmethod
     def of(record: Record, error: Exception) -> UnreadableRequest:
@@ -164,8 +162,7 @@ class UnreadableRequest:
             return value[:_SHOWN_CHARS] if isinstance(value, str) and value else None
 
         return UnreadableRequest(
-            label("id") or record.id, record.partition.instance_id, d["upn"] if isinstance(d.get("upn"), str) else None,
-            label("kind"), label("status"),
+            label("id") or record.id, record.partition.instance_id, label("upn"), label("kind"), label("status"),
             f"the stored deletion request cannot be read by this release ({type(error).__name__}: {error})",
         )
 
