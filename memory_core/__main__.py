@@ -35,15 +35,18 @@ argument (each variable stands for the hosted endpoint's request header):
 MEMORY_AUTH_MODE=local serves one local user with no credential (no socket listens).
 A missing or refused credential exits with status 2 and the reason on stderr.
 
+Where memory is kept: MEMORY_SQLITE_PATH; unset, the user's own file, whatever the
+directory the client starts the process in: $XDG_DATA_HOME/memory-core/memory.db, else
+~/.local/share/memory-core/memory.db (Windows: %LOCALAPPDATA%\\memory-core\\memory.db).
+The file used is said on stderr at start.
+
 Example client configuration (Claude Desktop; Claude Code takes the same as --env):
 PYTHONPATH names the checkout, since the client starts the process in a directory
-of its own, and MEMORY_SQLITE_PATH is absolute, or each such directory gets its own
-.data/memory.sqlite3.
+of its own.
 
   {"command": "python", "args": ["-m", "memory_core", "mcp"],
    "env": {"PYTHONPATH": "/path/to/memory-core",
-           "MEMORY_AUTH_MODE": "local", "MEMORY_DEFAULT_INSTANCE_ID": "personal",
-           "MEMORY_SQLITE_PATH": "/home/me/.memory-core/memory.sqlite3"}}
+           "MEMORY_AUTH_MODE": "local", "MEMORY_DEFAULT_INSTANCE_ID": "personal"}}
 """
 
 

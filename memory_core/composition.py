@@ -93,15 +93,20 @@ def build_store(settings: Settings) -> MemoryStore:
 
         return CosmosMemoryStore.from_settings(settings)
     from memory_core.adapters.sqlite_store import SqliteMemoryStore
+    from memory_core.settings import sqlite_path
 
-    return SqliteMemoryStore(settings.memory_sqlite_path)
+    return SqliteMemoryStore(sqlite_path(settings, stdio=False))
 
 
 def build_runtime(settings: Settings, *, listen_address: str | None = None, stdio: bool = False) -> Runtime:
     """Everything from ``settings``. ``listen_address``: where `serve` listens (local mode needs loopback);
-    ``stdio``: this process serves MCP over stdio (`python -m memory_core mcp`, local mode accepted)."""
+    ``stdio``: this process serves MCP over stdio (`python -m memory_core mcp`, local mode accepted). The runtime's
+    settings name the SQLite file used (``settings.sqlite_path``: unset, stdio's is the user's own)."""
     from memory_core.domain.service import MemoryService
+    from memory_core.settings import sqlite_path
 
+    if settings.memory_store == "sqlite" and not settings.memory_sqlite_path:
+        settings = settings.model_copy(update={"memory_sqlite_path": sqlite_path(settings, stdio=stdio)})
     # before the store: a refused identity setting opens nothing
     auth = build_authenticator(settings, listen_address=listen_address, stdio=stdio)
     store = build_store(settings)

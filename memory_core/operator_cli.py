@@ -110,7 +110,10 @@ def run(args: argparse.Namespace) -> int:
         for r in answer.requests:
             target = r.entry_id or r.scope or "all"
             print(f"{r.id}  {r.status:<9} {r.kind:<6} {r.upn}  {target}  requested {r.requested_on.isoformat()}")
-        print(f"{len(answer.requests)} request(s)")
+        for u in answer.unreadable:  # listed, never left out: the release that wrote it can decide it
+            print(f"{u.request_id}  {u.status or '?':<9} {u.kind or '?':<6} {u.upn or '?'}  unreadable: {u.message}")
+        unreadable = f", {len(answer.unreadable)} this release cannot read" if answer.unreadable else ""
+        print(f"{len(answer.requests)} request(s){unreadable}")
     elif isinstance(answer, HiddenTextScanResponse):
         _print_findings(answer)
     elif isinstance(answer, AgentSettingsListResponse):
@@ -139,7 +142,7 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
         if args.action == "list":
             status = getattr(args, "status", None)
             return await _every_page(lambda after: client.list_deletions(instance, headers, status, after),
-                                     "requests")
+                                     "requests", also=("unreadable",))
         if args.action == "approve":
             return await client.approve(instance, headers, args.request_id)
         if args.action == "reject":
@@ -169,9 +172,12 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
         await client.aclose()
 
 
-async def _every_page(page: Callable[[str | None], Awaitable[Listing]], items: str) -> Listing:
-    """Every page of a listing as one answer (``items``: the field each page's items are in), with a line on
-    stderr after each page but the last: an instance may hold more than a page, and none may be left out."""
+async def _every_page(
+    page: Callable[[str | None], Awaitable[Listing]], items: str, also: tuple[str, ...] = ()
+) -> Listing:
+    """Every page of a listing as one answer (``items``: the field each page's items are in; ``also``: other lists
+    a page may carry, gathered the same way), with a line on stderr after each page but the last: an instance may
+    hold more than a page, and none may be left out."""
     whole = await page(None)
     continuation = getattr(whole, "continuation", None)
     seen: set[str] = set()
@@ -181,7 +187,8 @@ async def _every_page(page: Callable[[str | None], Awaitable[Listing]], items: s
         seen.add(continuation)
         print(f"read {len(getattr(whole, items))} {items} so far", file=sys.stderr, flush=True)
         more = await page(continuation)
-        getattr(whole, items).extend(getattr(more, items))
+        for name in (items, *also):
+            getattr(whole, name).extend(getattr(more, name))
         continuation = getattr(more, "continuation", None)
     return whole.model_copy(update={"continuation": None})
 

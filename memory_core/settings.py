@@ -12,8 +12,10 @@ grammar of identifiers: identity, the stores and the edge depend on it, never th
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -30,6 +32,10 @@ AUTH_MODES: tuple[str, ...] = ("local", "key", "entra", "platform", "easyauth")
 AUTH_MODE_PRECEDENCE: tuple[str, ...] = ("entra", "platform", "easyauth", "key", "local")
 """The order credential paths are tried in; the first whose credential is present decides."""
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+SERVE_SQLITE_PATH = ".data/memory.sqlite3"
+"""`serve`'s SQLite file when MEMORY_SQLITE_PATH is unset: relative to the folder it is started in."""
+STDIO_SQLITE_NAME = ("memory-core", "memory.db")
+"""`mcp`'s SQLite file when MEMORY_SQLITE_PATH is unset, under the user's data folder (``UserFolders``)."""
 
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
@@ -62,7 +68,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
 
     memory_store: Literal["sqlite", "cosmos"] = "sqlite"
-    memory_sqlite_path: str = ".data/memory.sqlite3"
+    memory_sqlite_path: str | None = None
+    """The SQLite file; unset: chosen by how the process serves (``sqlite_path``)."""
     memory_api_keys: CommaList = Field(default=(), repr=False)
     memory_operator_keys: CommaList = Field(default=(), repr=False)
     memory_max_write_bytes: int = Field(default=64 * 1024, gt=0, le=16 * 1024 * 1024)
@@ -258,6 +265,47 @@ def _problem(error: Any) -> str:
     where = field_name(error["loc"]).upper()
     message = str(error["msg"]).removeprefix("Value error, ")
     return f"{where}: {message}" if where else message
+
+
+class UserFolders(BaseSettings):
+    """The user's data folder by the platform's convention, read only to place `mcp`'s default store.
+
+    XDG base directories: ``$XDG_DATA_HOME`` (ignored unless absolute, as the specification says), else
+    ``~/.local/share``; on Windows ``%LOCALAPPDATA%``, else ``~/AppData/Local``.
+    """
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
+
+    xdg_data_home: str | None = None
+    localappdata: str | None = None
+    home: str | None = None
+
+    def data_home(self, *, windows: bool = os.name == "nt") -> Path:
+        """The folder; ``ConfigurationError`` when there is no home folder to put it in."""
+        if windows and self.localappdata and Path(self.localappdata).is_absolute():
+            return Path(self.localappdata)
+        if not windows and self.xdg_data_home and Path(self.xdg_data_home).is_absolute():
+            return Path(self.xdg_data_home)
+        try:
+            home = Path(self.home) if self.home and not windows else Path.home()
+        except (RuntimeError, KeyError):  # no HOME and no entry in the password database
+            raise ConfigurationError(
+                "MEMORY_SQLITE_PATH is unset and this user has no home folder to keep memory in: set "
+                "MEMORY_SQLITE_PATH to an absolute path") from None
+        return home / "AppData" / "Local" if windows else home / ".local" / "share"
+
+
+def sqlite_path(settings: Settings, *, stdio: bool, windows: bool = os.name == "nt") -> str:
+    """The SQLite file a process keeps memory in: MEMORY_SQLITE_PATH when set; else, for `python -m memory_core mcp`
+    (``stdio``), ``memory-core/memory.db`` in the user's data folder (``UserFolders``), absolute, because a client
+    starts it in a folder of its own choosing (Claude Desktop: ``/``, read-only; Claude Code: each project), and
+    every such start must find the same memory; for `serve` and the Functions host, ``SERVE_SQLITE_PATH``.
+    ``ConfigurationError`` when the user's data folder cannot be told."""
+    if settings.memory_sqlite_path:
+        return settings.memory_sqlite_path
+    if stdio:
+        return str(UserFolders().data_home(windows=windows).joinpath(*STDIO_SQLITE_NAME))
+    return SERVE_SQLITE_PATH
 
 
 def settings_from(values: Mapping[str, Any] | None = None) -> Settings:

@@ -258,6 +258,31 @@ def test_list_walks_every_page_and_says_so_on_stderr(sqlite_server: RunningServe
     assert listed.stderr.splitlines() == ["read 1000 requests so far"]
 
 
+def test_list_prints_a_request_this_release_cannot_read(server: RunningServer, instance_id: str) -> None:
+    """A stored request of a kind this release does not know, beside a readable one: `list` exits 0, prints the
+    readable one and the other with its status, kind, user and why, and counts it apart (it exited 1 on the
+    service's 500)."""
+    data = {"id": "of-a-later-kind", "instance_id": instance_id, "upn": "later@contoso.com", "kind": "archive",
+            "status": "pending", "requested_by": "op", "requested_on": "2026-01-01T00:00:00+00:00"}
+    store = server.open_store()
+    try:
+        store.put_record(Record(deletions_partition(instance_id), RecordKind.DELETION_REQUEST,
+                                "2026-01-01T00:00:00.000000Z~of-a-later-kind", data))
+    finally:
+        store.close()
+    with server.client() as http:
+        http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": "- x"})
+        request_id = http.post(f"/instances/{instance_id}/memory/clear",
+                               json={"scope": "user", "confirm": True}).json()["request_id"]
+    listed = _cli(server, "--instance", instance_id, "list")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].startswith(request_id)
+    assert lines[1].split()[:4] == ["of-a-later-kind", "pending", "archive", "later@contoso.com"]
+    assert "unreadable:" in lines[1] and "archive" in lines[1].split("unreadable:")[1]
+    assert lines[2] == "1 request(s), 1 this release cannot read"
+
+
 def test_a_url_that_is_no_url_is_one_line_and_exit_2(server: RunningServer, instance_id: str) -> None:
     """--url without its scheme, or not a URL at all, exits 2 with one line naming --url (it ended in a traceback);
     a URL ending in /api, as the README writes the service's, is the service's."""

@@ -36,6 +36,18 @@ class SqliteMetrics:
     vm_steps: int = 0
 
 
+def _make_folders(folder: Path) -> None:
+    """Creates ``folder`` and its missing parents, each one readable by its owner only (0700): the file holds
+    people's memory, and a folder made for it should not show it to the machine's other users. A folder that
+    exists is left as it is."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for each in reversed(missing):
+        each.mkdir(mode=0o700, exist_ok=True)
+
+
 class SqliteDatabase:
     """One SQLite file, opened (and brought up to the current schema) once per thread."""
 
@@ -51,7 +63,7 @@ class SqliteDatabase:
         self._lock = threading.Lock()
         self._checkpointer = WalCheckpointer(self.path, purge=purge_erased)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _make_folders(self.path.parent)
             self._purge_at_open(self.connection())  # creates the schema, so a bad path fails at start
         except (sqlite3.Error, OSError) as e:
             raise Unavailable(f"the SQLite store at {self.path} (MEMORY_SQLITE_PATH) cannot be opened: {e}") from e

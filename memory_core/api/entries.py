@@ -105,5 +105,4 @@ def list_own_deletions(call: Call) -> DeletionListResponse:
     query = call.query(DeletionsQuery)
     page = call.runtime.service.custody.page(call.instance_id, query.wanted, limit=query.limit,
                                              continuation=query.continuation, upn=call.caller.upn)
-    return DeletionListResponse(requests=[DeletionRequestModel.from_request(r) for r in page.items],
-                                continuation=page.continuation)
+    return DeletionListResponse.of_page(page, [DeletionRequestModel.from_request(r) for r in page.items])

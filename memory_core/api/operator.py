@@ -66,10 +66,10 @@ def list_deletions(call: Call) -> DeletionListResponse:
     page = call.runtime.service.custody.page(call.instance_id, query.wanted, limit=query.limit,
                                              continuation=query.continuation)
     counts = request_entry_counts(call.runtime.store, page.items)
-    return DeletionListResponse(requests=[
+    return DeletionListResponse.of_page(page, [
         DeletionRequestModel.from_request(r).model_copy(update={"entry_count": count})
         for r, count in zip(page.items, counts, strict=True)
-    ], continuation=page.continuation)
+    ])
 
 
 @endpoint(EndpointSpec(summary="Approve a pending deletion request (the sweep erases it)", tag=OPERATOR,

@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible
 from memory_core.domain.custody_fence import fence
-from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus, PlannedErase
+from memory_core.domain.deletion import DeletionKind, DeletionPage, DeletionRequest, DeletionStatus, PlannedErase
 from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, MemoryCoreError, NotFound
 from memory_core.domain.models import (
@@ -44,7 +44,7 @@ from memory_core.domain.models import (
     Scope,
     shared_copy_id,
 )
-from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
+from memory_core.domain.paging import check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.seals import erase_file_names, erase_request_file_names, seal
 from memory_core.domain.store import MemoryStore
@@ -195,9 +195,9 @@ class CustodyService:
     def page(
         self, instance_id: str, status: DeletionStatus | None, *, limit: int, continuation: str | None = None,
         upn: str | None = None,
-    ) -> Page[DeletionRequest]:
+    ) -> DeletionPage:
         """One page of the instance's requests (with ``status``; of user ``upn`` only when given),
-        oldest first: one query.
+        oldest first: one query. A stored request this release cannot read is in ``unreadable``.
 
         ``InvalidInput`` for a continuation token another listing made: one user's listing
         does not continue the instance's, nor the other way round.
@@ -212,7 +212,7 @@ class CustodyService:
             where=where or None, after=position[0] if position else None,
         )
         token = encode_token(listing, [records[limit - 1].id]) if len(records) > limit else None
-        return Page([DeletionRequest.from_record(r) for r in records[:limit]], token)
+        return DeletionPage.of(records[:limit], token)
 
     def get(self, instance_id: str, request_id: str) -> DeletionRequest:
         records = self._store.query_records(

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from memory_core.domain.paging import Page
 from memory_core.domain.records import Record, RecordKind, deletions_partition
 
 
@@ -133,3 +134,56 @@ def _iso(moment: datetime | None) -> str | None:
 
 def _parse(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
+
+
+_SHOWN_CHARS = 320  # of a user, kind or status as stored (a UPN's most): a label, never a document
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableRequest:
+    """A stored deletion request this release cannot read (another layout: a later release's kind, a field it
+    needs missing): what can be told of it. ``kind`` and ``status`` are as stored, when the record names them
+    (a kind may be one this release does not know); ``message`` says why, as the service's errors are written for
+    a caller."""
+
+    id: str
+    instance_id: str
+    upn: str | None
+    kind: str | None
+    status: str | None
+    message: str
+
+    @staticmethod
+    def of(record: Record, error: Exception) -> UnreadableRequest:
+        d = record.data
+
+        def label(name: str) -> str | None:
+            value = d.get(name)
+            return value[:_SHOWN_CHARS] if isinstance(value, str) and value else None
+
+        return UnreadableRequest(
+            label("id") or record.id, record.partition.instance_id, label("upn"), label("kind"), label("status"),
+            f"the stored deletion request cannot be read by this release ({type(error).__name__}: {error})",
+        )
+
+
+def read_request(record: Record) -> DeletionRequest | UnreadableRequest:
+    """The request ``record`` holds, or what can be told of it when this release cannot read it."""
+    try:
+        return DeletionRequest.from_record(record)
+    except (KeyError, TypeError, ValueError) as error:
+        return UnreadableRequest.of(record, error)
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionPage(Page[DeletionRequest]):
+    """A page of deletion requests: ``items`` those read, ``unreadable`` those this release cannot read, in the
+    listing's order. Both count towards the page's size, and the continuation follows the last of either."""
+
+    unreadable: list[UnreadableRequest] = field(default_factory=list)
+
+    @staticmethod
+    def of(records: list[Record], continuation: str | None) -> DeletionPage:
+        read = [read_request(r) for r in records]
+        return DeletionPage([r for r in read if isinstance(r, DeletionRequest)], continuation,
+                            [r for r in read if isinstance(r, UnreadableRequest)])

@@ -119,6 +119,8 @@ def serve(host: str, port: int, app_dir: Path) -> int:
     base = f"http://{host if ':' not in host else f'[{host}]'}:{port}/{prefix}"
     print(f"memory-core serving function_app.py on {base}/ (store: {rt.settings.memory_store})")
     print(f"  settings from: {local.path or 'environment only'}")
+    if rt.settings.memory_store == "sqlite" and rt.settings.memory_sqlite_path:  # relative to this folder by default
+        print(f"  SQLite file: {Path(rt.settings.memory_sqlite_path).resolve()}")
     print(f"  web console: {base}/console")
     for route in host_app.routes:
         print(f"  {'|'.join(sorted(route.methods)):<16} {route.template}")

@@ -29,6 +29,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_core.domain.errors import ConfigurationError, MemoryCoreError, Unavailable
@@ -50,7 +51,7 @@ from memory_core.mcp.stdio_wire import claimed_std_streams
 if TYPE_CHECKING:
     from memory_core.composition import Runtime
     from memory_core.mcp.backend import MemoryBackend
-    from memory_core.settings import StdioLaunch
+    from memory_core.settings import Settings, StdioLaunch
 
 
 LAUNCH_HEADERS: dict[str, str] = {
@@ -89,6 +90,30 @@ def launch_headers(launch: StdioLaunch) -> dict[str, str]:
         "MEMORY_MCP_MEMORY_MODE": launch.memory_mode,
     }
     return {LAUNCH_HEADERS[name]: value for name, value in values.items() if value}
+
+
+def where_memory_is(settings: Settings) -> list[str]:
+    """What ``run`` says on stderr at start (stdout is the protocol) about where memory is kept: the SQLite file
+    (absolute), the Cosmos DB account or the CoreAPI; and a note when the working folder holds the file this
+    command used by default before (``.data/memory.sqlite3``) while the user's default is used now."""
+    from memory_core.settings import SERVE_SQLITE_PATH, sqlite_path
+
+    if settings.memory_coreapi_base_url:
+        return [f"memory-core mcp: memory served by the CoreAPI at {settings.memory_coreapi_base_url}"]
+    if settings.memory_store == "cosmos":
+        return [f"memory-core mcp: memory in Cosmos DB at {settings.cosmos_endpoint} "
+                f"({settings.cosmos_database}/{settings.cosmos_container})"]
+    used = Path(settings.memory_sqlite_path or "").resolve()
+    lines = [f"memory-core mcp: memory in {used} (MEMORY_SQLITE_PATH to change)"]
+    earlier = Path(SERVE_SQLITE_PATH).resolve()
+    try:
+        default = Path(sqlite_path(settings.model_copy(update={"memory_sqlite_path": None}), stdio=True)).resolve()
+    except ConfigurationError:  # no home folder: MEMORY_SQLITE_PATH is what is used
+        return lines
+    if used == default and earlier != used and earlier.is_file():
+        lines.append(f"memory-core mcp: note: {earlier} holds memory this command kept here before it kept it in "
+                     f"{used}; it is not read now: set MEMORY_SQLITE_PATH={earlier} to go on with it")
+    return lines
 
 
 def build_front(rt: Runtime, headers: Mapping[str, str]) -> tuple[StdioFront, MemoryBackend]:
@@ -134,6 +159,8 @@ def run() -> int:
         except MemoryCoreError as error:
             print(f"memory-core mcp: refused: {explained(error)}", file=sys.stderr)
             return 2
+        for line in where_memory_is(rt.settings):
+            print(line, file=sys.stderr)
         front, backend = build_front(rt, headers)
 
         async def serve() -> None:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from memory_core.domain.agent_settings import AgentSettings, StoredSettings
 from memory_core.domain.audit import AuditEvent
-from memory_core.domain.deletion import DeletionRequest, DeletionStatus
+from memory_core.domain.deletion import DeletionPage, DeletionRequest, DeletionStatus, UnreadableRequest
 from memory_core.domain.models import MemoryEntry
 from memory_core.domain.paging import MAX_PAGE_SIZE, MAX_TOKEN_CHARS, Page
 from memory_core.domain.search import SearchHit
@@ -256,9 +256,38 @@ class DeletionRequestModel(BaseModel):
         )
 
 
+class UnreadableRequestModel(BaseModel):
+    """A stored deletion request this release cannot read (another layout: a later release's kind, a field it
+    needs missing). It is listed, not decided: approving or rejecting it needs a release that reads it."""
+
+    request_id: str
+    instance_id: str
+    upn: str | None = Field(description="The request's user, when the record names one")
+    kind: str | None = Field(description="The kind as stored, when the record names one (it may be one this "
+                                         "release does not know, such as a later release's)")
+    status: str | None = Field(description="The status as stored, when the record names one")
+    code: Literal["unreadable_request"] = "unreadable_request"
+    message: str = Field(description="Why it cannot be read, written for the operator")
+
+    @classmethod
+    def from_unreadable(cls, u: UnreadableRequest) -> UnreadableRequestModel:
+        return cls(request_id=u.id, instance_id=u.instance_id, upn=u.upn, kind=u.kind, status=u.status,
+                   message=u.message)
+
+
 class DeletionListResponse(BaseModel):
-    requests: list[DeletionRequestModel]
+    requests: list[DeletionRequestModel] = Field(description="The requests of the page this release reads")
+    unreadable: list[UnreadableRequestModel] = Field(
+        default_factory=list,
+        description="The requests of the page this release cannot read (another layout), with why; they count "
+                    "towards the page's limit, and the continuation follows the last of either list")
     continuation: str | None = _CONTINUATION
+
+    @classmethod
+    def of_page(cls, page: DeletionPage, requests: list[DeletionRequestModel]) -> DeletionListResponse:
+        """``page``'s answer: ``requests`` (its readable items, as models) and its unreadable ones."""
+        return cls(requests=requests, unreadable=[UnreadableRequestModel.from_unreadable(u) for u in page.unreadable],
+                   continuation=page.continuation)
 
 
 class RejectRequest(BaseModel):

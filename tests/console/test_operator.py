@@ -156,6 +156,33 @@ def test_a_decision_on_a_request_that_is_gone_reads_the_list_again_instead_of_of
     assert time.monotonic() - started < 30
 
 
+def test_a_request_this_release_cannot_read_is_listed_apart_and_the_others_stay_decidable(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+) -> None:
+    """A pending request of a kind this release does not know (stored by a later release) sits among the pending
+    ones: the view still opens (before, the listing answered 500 and the tab showed only the error), the readable
+    requests keep their rows and decisions, and a note names the other with its kind, user and why, offering no
+    decision."""
+    forget_id, clear_id = _seed_requests(local_api)
+    data = {"id": "of-a-later-kind", "instance_id": instance, "upn": "later@contoso.com", "kind": "archive",
+            "status": "pending", "requested_by": "later@contoso.com", "requested_on": "2026-01-01T00:00:00+00:00"}
+    store = console_server.open_store()
+    try:
+        store.put_record(Record(deletions_partition(instance), RecordKind.DELETION_REQUEST,
+                                "2026-01-01T00:00:00.000000Z~of-a-later-kind", data))
+    finally:
+        store.close()
+    _open_operator(browser, console_server, instance)
+    assert _row(browser, forget_id).find_elements(By.XPATH, ".//button[text()='Approve']")
+    assert _row(browser, clear_id).find_elements(By.XPATH, ".//button[text()='Approve']")
+    note = find(browser, "#unreadable-deletions")
+    assert "One stored deletion request cannot be read by this release" in note.text
+    (item,) = note.find_elements(By.CSS_SELECTOR, 'li[data-request-id="of-a-later-kind"]')
+    assert "archive" in item.text and "pending" in item.text and "later@contoso.com" in item.text
+    assert not note.find_elements(By.TAG_NAME, "button")
+    assert not browser.find_elements(By.CSS_SELECTOR, '#deletions tr[data-request-id="of-a-later-kind"]')
+
+
 def test_a_long_unbroken_agent_id_keeps_the_buttons_on_the_page(browser: WebDriver, console_server: RunningServer,
                                                                  instance: str, local_api: httpx.Client) -> None:
     """An agent id may be 1,024 characters with no space: its cell wraps, and Approve stays within the page (it

@@ -60,7 +60,7 @@ def test_invalid_deletion_mode_stops_the_start(tmp_path: Path) -> None:
 
 
 def test_start_prints_urls_and_the_sample_key(tmp_path: Path) -> None:
-    """On start the server prints its base URL, its routes and the sample key to use."""
+    """On start the server prints its base URL, its routes, its SQLite file and the sample key to use."""
     port = free_port()
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "COSMOS_"))}
     process = subprocess.Popen(
@@ -80,6 +80,7 @@ def test_start_prints_urls_and_the_sample_key(tmp_path: Path) -> None:
     assert f"http://127.0.0.1:{port}/api/" in banner
     assert "/api/instances/(?P<instanceId>" not in banner, "routes are shown as templates, not regexes"
     assert "X-API-KEY): local-dev-key" in banner
+    assert f"SQLite file: {(tmp_path / 'm.db').resolve()}" in banner  # where memory is, absolute
 
 
 def test_timer_functions_run_on_their_schedule(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ A client starts ``python -m memory_core mcp`` in a directory of its own choosing
 the user's project) with only the environment it is configured with. Each documented form is
 run from two project directories outside the checkout by the official client's ``stdio_client``,
 which, as Claude Desktop does, passes a default environment (HOME, PATH, …) plus the configured
-one. Only what names this machine is replaced: the checkout's path, the interpreter, the file.
+one. Only what names this machine is replaced: the checkout's path, the interpreter, the file (or HOME,
+under which the user's own file is kept).
 """
 
 from __future__ import annotations
@@ -70,11 +71,18 @@ def test_the_pages_show_the_forms_they_should() -> None:
 async def test_a_documented_form_serves_one_memory_from_any_project_directory(
         tmp_path: Path, where: str, command: str, args: list[str], env: dict[str, str]) -> None:
     """Started in a project directory outside the checkout, the form serves; a second project sees what the
-    first wrote (one store, at an absolute path), and no project gets a store of its own."""
+    first wrote (one store: the user's own file, or an absolute MEMORY_SQLITE_PATH), and no project gets a store of
+    its own."""
     assert (command, args) == ("python", ["-m", "memory_core", "mcp"])
     assert env.get("PYTHONPATH") == CHECKOUT_PLACEHOLDER, "the client starts the process outside the checkout"
-    assert os.path.isabs(os.path.expandvars(env["MEMORY_SQLITE_PATH"])), "a relative store lands in each project"
-    env = {**env, "PYTHONPATH": str(PROJECT_ROOT), "MEMORY_SQLITE_PATH": str(tmp_path / "home" / "memory.sqlite3")}
+    home = tmp_path / "home"
+    if "MEMORY_SQLITE_PATH" in env:
+        assert os.path.isabs(os.path.expandvars(env["MEMORY_SQLITE_PATH"])), "a relative store lands in each project"
+        env = {**env, "MEMORY_SQLITE_PATH": str(home / "memory.sqlite3")}
+        store = home / "memory.sqlite3"
+    else:  # the user's own file (tests/mcp/test_stdio_store.py), under the HOME the client passes
+        store = home / ".local" / "share" / "memory-core" / "memory.db"
+    env = {**env, "PYTHONPATH": str(PROJECT_ROOT), "HOME": str(home)}
     projects = [tmp_path / "project-a", tmp_path / "project-b"]
 
     async def session(project: Path, fact: str | None) -> str:
@@ -91,3 +99,4 @@ async def test_a_documented_form_serves_one_memory_from_any_project_directory(
     await session(projects[0], "- prefers tea")
     assert "- prefers tea" in await session(projects[1], None)
     assert not any((project / ".data").exists() for project in projects)
+    assert store.is_file()

@@ -90,19 +90,21 @@ export class Api {
   /**
    * Every item of a listing, following continuation tokens when the API pages it, up to
    * ``MAX_PAGES`` pages: ``truncated`` is then true, and ``cutShortNote`` says so under the list.
+   * ``itemsField`` names the field each page's items are in, or several fields (each gathered over every page).
    */
   async list(path, query, itemsField, credential) {
-    const items = [];
+    const fields = [].concat(itemsField);
+    const items = Object.fromEntries(fields.map((name) => [name, []]));
     let token = null;
     let first = null;
     for (let page = 0; page < MAX_PAGES; page += 1) {
       const data = await this.get(path, token ? { ...query, continuation: token } : query, credential);
       if (!first) first = data;
-      items.push(...((data && data[itemsField]) || []));
+      for (const name of fields) items[name].push(...((data && data[name]) || []));
       token = nextToken(data);
       if (!token) break;
     }
-    return { ...first, [itemsField]: items, truncated: token !== null };
+    return { ...first, ...items, truncated: token !== null };
   }
 
   /** The raw text of a download (export), with the file name the API proposes. */

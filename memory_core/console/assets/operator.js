@@ -31,7 +31,7 @@ export class OperatorView {
     let requests;
     try {
       requests = await this.api.list("/operator/deletions", { status: this.status === "all" ? "" : this.status },
-        "requests", this.credential);
+        ["requests", "unreadable"], this.credential);
     } catch (error) {
       // An expired sign-in is the page's to report (with a way to sign in again), not a missing operator role. Under
       // App Service a 401 is one too: the principal is missing, and an operator key cannot stand in for it there.
@@ -77,10 +77,25 @@ export class OperatorView {
       h("caption", { class: "visually-hidden" }, "Deletion requests"),
       h("thead", {}, h("tr", {}, ["Who", "Asked by", "When", "What", "Entries", "Status", "Decision"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, requests.map((r) => this.requestRow(r))))
-      : h("p", { class: "empty", id: "no-deletions" }, `No ${this.status === "all" ? "" : `${this.status} `}deletion requests.`);
+      : h("p", { class: "empty", id: "no-deletions" }, `No ${this.status === "all" ? "" : `${this.status} `}deletion requests`
+        + `${(page.unreadable || []).length ? " this release can read" : ""}.`);
     return h("section", { "aria-labelledby": "deletions-title" },
       h("h2", { id: "deletions-title", tabindex: "-1" }, "Deletion requests"), statusField, table,
+      this.unreadableNote(page.unreadable || []),
       cutShortNote(page, requests, "requests", WHERE_THE_REST_IS));
+  }
+
+  /** Stored requests this release cannot read (another release's layout): listed with why, never decided here. */
+  unreadableNote(unreadable) {
+    if (!unreadable.length) return null;
+    const one = unreadable.length === 1;
+    return h("div", { class: "notice", id: "unreadable-deletions", role: "note" },
+      h("p", {}, `${one ? "One stored deletion request" : `${unreadable.length} stored deletion requests`} cannot be `
+        + `read by this release (another release's layout), so ${one ? "it is" : "they are"} not in the table and `
+        + "cannot be approved or rejected here. Each stays stored as it is, for a release that reads it."),
+      h("ul", {}, unreadable.map((u) => h("li", { dataset: { requestId: u.request_id } },
+        h("code", {}, u.request_id), ` \u2014 ${u.kind || "kind unknown"}, ${u.status || "status unknown"}, `
+        + `${u.upn || "user unknown"}: ${u.message}`))));
   }
 
   requestRow(r) {

@@ -1,0 +1,108 @@
+"""Deletion listings with a stored request this release cannot read (another layout), over real sockets, on each store.
+
+Such a record (written by a later release, or by an older one whose layout was dropped) must not take the listing
+down: the operator's page (``GET .../operator/deletions``) and the person's own (``GET .../memory/deletions``)
+answer 200 with every request they can read under ``requests`` and the others under ``unreadable``: their id, the
+kind and status as stored when the record names them, and why (``code`` ``unreadable_request``, ``message``).
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from memory_core.domain.records import Record, RecordKind, deletions_partition
+from tests.support.local_server import OPERATOR_KEY, RunningServer
+
+LATER = "later@contoso.com"
+
+
+def _plant(server: RunningServer, instance: str, request_id: str, **data: object) -> None:
+    """A deletion request record with ``data`` over a readable pending forget's fields, as another release would
+    store it (January 2026: it sorts before anything a test writes)."""
+    fields: dict[str, object] = {"id": request_id, "instance_id": instance, "upn": LATER, "kind": "forget",
+                                 "status": "pending", "requested_by": LATER, "requested_on": "2026-01-01T00:00:00+00:00"}
+    fields.update(data)
+    store = server.open_store()
+    try:
+        store.put_record(Record(deletions_partition(instance), RecordKind.DELETION_REQUEST,
+                                f"2026-01-01T00:00:00.000000Z~{request_id}", {k: v for k, v in fields.items()
+                                                                              if v is not None}))
+    finally:
+        store.close()
+
+
+def _forget_one(server: RunningServer, instance: str) -> str:
+    with server.client() as http:
+        http.post(f"/instances/{instance}/memory/append",
+                  json={"scope": "user", "content_markdown": "- a fact"}).raise_for_status()
+        entry = http.get(f"/instances/{instance}/memory/entries", params={"scope": "user"}).json()["entries"][-1]
+        response = http.delete(f"/instances/{instance}/memory/entries/{entry['id']}")
+    assert response.status_code == 202, response.text
+    return str(response.json()["request_id"])
+
+
+def _operator(server: RunningServer, instance: str) -> httpx.Client:
+    return httpx.Client(base_url=f"{server.api}/instances/{instance}/operator", headers={"X-API-KEY": OPERATOR_KEY},
+                        timeout=30)
+
+
+def test_the_operators_listing_shows_an_unreadable_request_beside_the_others(server: RunningServer,
+                                                                            instance_id: str) -> None:
+    """A request of a kind this release does not know and one missing a field it needs: 200, the readable forget
+    under ``requests`` with its entry count, the other two under ``unreadable`` (before: an error for the page)."""
+    _plant(server, instance_id, "of-a-later-kind", kind="archive")
+    _plant(server, instance_id, "missing-a-field", requested_on=None, status="approved")
+    forget = _forget_one(server, instance_id)
+    with _operator(server, instance_id) as op:
+        response = op.get("/deletions")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert [(r["id"], r["kind"], r["entry_count"]) for r in body["requests"]] == [(forget, "forget", 1)]
+    by_id = {u["request_id"]: u for u in body["unreadable"]}
+    assert list(by_id) == ["missing-a-field", "of-a-later-kind"]
+    archive, missing = by_id["of-a-later-kind"], by_id["missing-a-field"]
+    assert {k: archive[k] for k in ("instance_id", "upn", "kind", "status", "code")} == {
+        "instance_id": instance_id, "upn": LATER, "kind": "archive", "status": "pending", "code": "unreadable_request"}
+    assert "archive" in archive["message"]
+    assert (missing["kind"], missing["status"], missing["code"]) == ("forget", "approved", "unreadable_request")
+    assert "requested_on" in missing["message"]
+
+
+def test_the_status_filter_and_paging_carry_unreadable_requests(server: RunningServer, instance_id: str) -> None:
+    """?status=pending lists the unreadable pending one, not the approved; one item a page, every page answers and
+    the pages together hold each request once."""
+    _plant(server, instance_id, "of-a-later-kind", kind="archive")
+    _plant(server, instance_id, "missing-a-field", requested_on=None, status="approved")
+    forget = _forget_one(server, instance_id)
+    with _operator(server, instance_id) as op:
+        pending = op.get("/deletions", params={"status": "pending"}).json()
+        seen, token = [], None
+        for _ in range(5):
+            page = op.get("/deletions", params={"limit": 1, **({"continuation": token} if token else {})})
+            assert page.status_code == 200, page.text
+            seen += [r["id"] for r in page.json()["requests"]] + [u["request_id"] for u in page.json()["unreadable"]]
+            token = page.json()["continuation"]
+            if not token:
+                break
+    assert [r["id"] for r in pending["requests"]] == [forget]
+    assert [u["request_id"] for u in pending["unreadable"]] == ["of-a-later-kind"]
+    assert sorted(seen) == sorted([forget, "of-a-later-kind", "missing-a-field"])
+
+
+def test_a_persons_own_listing_shows_their_unreadable_request(server: RunningServer, instance_id: str) -> None:
+    """The person's console reads their own requests: an unreadable one of theirs is listed under ``unreadable``,
+    and another user's is not."""
+    _plant(server, instance_id, "of-a-later-kind", kind="archive")
+    _plant(server, instance_id, "someone-elses", kind="archive", upn="alex@contoso.com")
+    with server.client(LATER) as http:
+        response = http.get(f"/instances/{instance_id}/memory/deletions")
+    assert response.status_code == 200, response.text
+    assert response.json()["requests"] == []
+    assert [(u["request_id"], u["kind"]) for u in response.json()["unreadable"]] == [("of-a-later-kind", "archive")]
+
+
+def test_a_listing_without_unreadable_requests_says_so(server: RunningServer, instance_id: str) -> None:
+    """``unreadable`` is always present: an empty list when every request was read."""
+    _forget_one(server, instance_id)
+    with _operator(server, instance_id) as op:
+        assert op.get("/deletions").json()["unreadable"] == []
