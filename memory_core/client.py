@@ -134,6 +134,9 @@ def error_from_response(response: httpx.Response) -> MemoryCoreError:
         else:
             error = _ERROR_BY_STATUS.get(status, CoreApiFailure)(message, code=code)
     error.http_status = status  # type: ignore[attr-defined]
+    if not isinstance(error, Unavailable) and "retry-after" in response.headers:
+        # A 429 (or 408, 425) from the service or a gateway says when to retry; keep it as a 503's is kept.
+        error.retry_after_seconds = _retry_after(response)  # type: ignore[attr-defined]
     return error
 
 
@@ -141,6 +144,13 @@ def http_status_of(error: MemoryCoreError) -> int | None:
     """The status the CoreAPI answered for ``error`` (None when no answer arrived)."""
     status = getattr(error, "http_status", None)
     return status if isinstance(status, int) else None
+
+
+def retry_after_of(error: MemoryCoreError) -> int | None:
+    """The seconds to wait before retrying, when the answer named them (a 503 always does; another status when
+    it carried ``Retry-After``); else None."""
+    seconds = getattr(error, "retry_after_seconds", None)
+    return seconds if isinstance(seconds, int) else None
 
 
 def new_idempotency_key() -> str:

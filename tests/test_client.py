@@ -12,10 +12,12 @@ import pytest
 
 from memory_core.client import (
     CoreApiClient,
+    CoreApiFailure,
     CoreApiUnreachable,
     http_status_of,
     idempotency_key_of,
     new_idempotency_key,
+    retry_after_of,
 )
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.wire.custody import DeletionListResponse, PendingDeletionResponse, SearchResponse
@@ -155,3 +157,20 @@ async def test_a_failed_append_names_the_key_to_send_it_again_with() -> None:
         await client.aclose()
     assert idempotency_key_of(raised.value) == "k-1"
     assert idempotency_key_of(fresh.value) not in (None, "k-1")
+
+
+async def test_a_throttled_answer_keeps_its_retry_after() -> None:
+    """A 429 (from the service or a gateway) keeps its Retry-After as a 503's is kept; without one there is none."""
+
+    def throttle(request: httpx.Request) -> httpx.Response:
+        headers = {"Retry-After": "7"} if "wait" in request.url.path else {}
+        return httpx.Response(429, headers=headers, json={"error": {"code": "too_many_requests", "message": "slow"}})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(throttle)) as http:
+        client = CoreApiClient("http://memory.test/api", http=http)
+        with pytest.raises(CoreApiFailure) as waited:
+            await client.send("GET", "/wait", USER)
+        with pytest.raises(CoreApiFailure) as bare:
+            await client.send("GET", "/now", USER)
+    assert (http_status_of(waited.value), retry_after_of(waited.value)) == (429, 7)
+    assert retry_after_of(bare.value) is None

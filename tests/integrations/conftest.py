@@ -148,6 +148,44 @@ def immediate_harness(immediate_server: RunningServer, instance_id: str) -> Call
     return _builder(immediate_server, instance_id)
 
 
+Alter = Callable[[httpx.Request, httpx.Response], "httpx.Response | None"]
+
+
+class AlteringTransport(httpx.AsyncBaseTransport):
+    """Sends every request to the real server, then lets ``alter`` replace the answer (or raise, as a lost answer
+    does): what a gateway or a dropped connection does to a request the service has already applied."""
+
+    def __init__(self, alter: Alter) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self._alter = alter
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        await response.aread()
+        await response.aclose()
+        return self._alter(request, response) or response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def run_altered(h: Harness, alter: Alter, messages: Sequence[str], **settings: Any) -> tuple[ModelCall, dict[str, Any]]:
+    """Run ``messages`` as one session's turns through a provider whose answers pass through ``alter``; answers
+    the model's last call and the provider's session state."""
+
+    async def go() -> tuple[ModelCall, dict[str, Any]]:
+        async with httpx.AsyncClient(transport=AlteringTransport(alter)) as client:
+            provider = key_provider(h.server.api, h.instance_id, http_client=client, **settings)
+            model = ScriptedChatClient()
+            agent = make_agent(model, provider)
+            session = agent.create_session(session_id="session-42")
+            for message in messages:
+                await agent.run(message, session=session)
+            return model.last, session.state[provider.source_id]
+
+    return asyncio.run(go())
+
+
 @pytest.fixture
 def closed_url() -> str:
     """A CoreAPI base URL on a loopback port nobody listens on."""

@@ -95,3 +95,18 @@ def test_a_service_without_budgets_still_gives_the_newest_whole_lines() -> None:
     assert newest_lines(memory, 14) == "- newest 🎉\n"
     assert newest_lines(memory, 1000) == memory
     assert newest_lines("one long line", 4) == ""
+
+
+def test_search_retrieval_keeps_whole_hits_within_the_budget(harness: Callable[..., Harness]) -> None:
+    """retrieval="search": the best hits that fit in max_memory_chars, whole; the model and last_recall are told
+    how many matching hits were left out."""
+    h = harness(retrieval="search", search_limit=10, max_memory_chars=16_000)
+    for n in range(5):
+        h.append(f"- hotel lisbon note {n} " + "lorem ipsum dolor " * 3500)  # about 63,000 characters each
+    h.append("- hotel lisbon: Memmo Alfama")
+    h.run("Which hotel in Lisbon?")
+    (block,) = h.model.last.blocks(MEMORY_BLOCK_TAG)
+    assert len(_body(block)) <= 16_000 and "Memmo Alfama" in block and "lorem" not in block
+    assert "5 more matching entries do not fit in the memory budget and are not shown." in block
+    recall = h.state["last_recall"]
+    assert (recall["search_hits_shown"], recall["search_hits_left_out"]) == (1, 5)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -9,7 +10,15 @@ import httpx
 import pytest
 
 from memory_core.integrations.agent_framework import MEMORY_BLOCK_TAG, NOTICE_BLOCK_TAG
-from tests.integrations.conftest import AGENT_ID, Harness, _builder
+from tests.integrations.conftest import (
+    AGENT_ID,
+    Harness,
+    ScriptedChatClient,
+    _builder,
+    key_provider,
+    make_agent,
+    run_altered,
+)
 from tests.support.local_server import OPERATOR_KEY, RunningServer, running_server
 
 PENDING = "deletion requested, pending operator approval"
@@ -115,6 +124,62 @@ def test_one_common_word_or_a_word_inside_another_forgets_nothing(harness: Calla
     assert _pending(h) == [] and [e["id"] for e in h.entries("user")] == [kept]
     h.run("Forget that I like to start work early")
     assert [r["entry_id"] for r in _pending(h)] == [kept]
+
+
+def _lose_deletion_answers(request: httpx.Request, response: httpx.Response) -> None:
+    """The service applied the DELETE or clear; its answer never arrives."""
+    if request.method == "DELETE" or request.url.path.endswith("/clear"):
+        raise httpx.ReadTimeout("answer lost", request=request)
+
+
+def _gateway_503_after_deletions(request: httpx.Request, response: httpx.Response) -> httpx.Response | None:
+    """A gateway answers 503 for a DELETE or clear the service behind it has applied."""
+    if request.method == "DELETE" or request.url.path.endswith("/clear"):
+        return httpx.Response(503, text="upstream timed out", request=request)
+    return None
+
+
+@pytest.mark.parametrize("alter", [_lose_deletion_answers, _gateway_503_after_deletions], ids=["lost", "5xx"])
+@pytest.mark.parametrize("message", ["Forget that I prefer window seats", "Forget everything."],
+                         ids=["entry", "everything"])
+def test_a_deletion_without_a_definite_answer_is_not_reported_as_nothing_deleted(
+    immediate_harness: Callable[..., Harness], alter: Any, message: str
+) -> None:
+    """The service erased the entry, but its answer was lost (timeout) or a gateway answered 5xx: the model is told
+    the outcome is unknown and to check, never "nothing was deleted"; the state records ``unknown``."""
+    h = immediate_harness()
+    h.append("- Prefers window seats.")
+    call, state = run_altered(h, alter, [message])
+    (notice,) = call.blocks(NOTICE_BLOCK_TAG)
+    assert h.entries("user") == []  # it was deleted
+    assert "nothing was deleted" not in notice and "- deleted" not in notice
+    assert "it may have been deleted" in notice and "check before telling the user" in notice
+    assert {r["status"] for r in state["last_forget"]["results"]} == {"unknown"}
+
+
+def test_a_definite_refusal_still_says_nothing_was_deleted(immediate_harness: Callable[..., Harness]) -> None:
+    """A 4xx answered before anything was applied (here a gateway's 409, the service never asked) is definite."""
+
+    async def refuse(request: httpx.Request) -> httpx.Response:
+        if request.method == "DELETE":
+            return httpx.Response(409, json={"error": {"code": "conflict", "message": "try later"}})
+        async with httpx.AsyncClient() as real:
+            return await real.send(request)
+
+    h = immediate_harness()
+    h.append("- Prefers window seats.")
+
+    async def go() -> str:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(refuse)) as client:
+            provider = key_provider(h.server.api, h.instance_id, http_client=client)
+            model = ScriptedChatClient()
+            await make_agent(model, provider).run("Forget that I prefer window seats")
+            (notice,) = model.last.blocks(NOTICE_BLOCK_TAG)
+            return notice
+
+    notice = asyncio.run(go())
+    assert "the request failed (the memory service answered HTTP 409" in notice and "nothing was deleted" in notice
+    assert len(h.entries("user")) == 1
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import httpx
 import pytest
 from agent_framework import SessionContext
 
 from memory_core.domain.idempotency import keyed_entry_id
 from memory_core.domain.tags import agent_tag, session_tag
 from memory_core.integrations.agent_framework import service_calls
-from tests.integrations.conftest import AGENT_ID, UPN, Harness
+from tests.integrations.conftest import AGENT_ID, UPN, Harness, run_altered
 
 SEAT = "Remember that I prefer aisle seats."
 
@@ -133,3 +134,55 @@ def test_each_write_is_sent_with_a_fresh_idempotency_key(harness: Callable[..., 
     h.run(SEAT)
     (entry,) = h.entries("user")
     assert entry["id"] == keyed_entry_id(h.instance_id, UPN, "af-key-1")
+
+
+@pytest.mark.parametrize("status", [429, 408, 409, 425])
+def test_a_throttled_or_timed_out_write_is_failed_with_what_a_retry_needs(
+    harness: Callable[..., Harness], status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 429 (or 408, 409, 425) from the service or a gateway is not a refusal of the content: the write is
+    ``failed``, logged, and names its key, the path and body it was sent with, and the Retry-After."""
+
+    def throttle(request: httpx.Request, response: httpx.Response) -> httpx.Response | None:
+        if request.url.path.endswith("/append"):
+            return httpx.Response(status, headers={"Retry-After": "2"},
+                                  json={"error": {"code": "too_many_requests", "message": "retry in 2 s"}})
+        return None
+
+    h = harness(persist="remember")
+    with caplog.at_level(logging.WARNING, logger="memory_core.integrations.agent_framework"):
+        _, state = run_altered(h, throttle, [SEAT], persist="remember")
+    (write,) = state["last_writes"]
+    assert write["status"] == "failed" and f"HTTP {status}" in write["reason"]
+    assert len(write["idempotency_key"]) == 36 and write["retry_after"] == 2
+    assert write["path"] == f"/instances/{h.instance_id}/memory/append"
+    assert write["body"]["content_markdown"] == "- I prefer aisle seats."
+    assert f"HTTP {status}" in caplog.text
+
+
+def test_a_failed_write_sent_again_as_its_outcome_says_is_stored_once(harness: Callable[..., Harness]) -> None:
+    """The service stored the write, but the answer was lost: sending the outcome's body to its path with its
+    key (as docs/agent-framework.md says) answers the entry already stored, and no second entry is made."""
+
+    def lose(request: httpx.Request, response: httpx.Response) -> None:
+        if request.url.path.endswith("/append"):
+            raise httpx.ReadTimeout("answer lost", request=request)
+
+    h = harness(persist="remember")
+    _, state = run_altered(h, lose, [SEAT], persist="remember")
+    (write,) = state["last_writes"]
+    (stored,) = h.entries("user")
+    with h.http() as http:
+        again = http.post(write["path"], json=write["body"], headers={"Idempotency-Key": write["idempotency_key"]})
+    assert again.status_code == 200 and again.json()["entry_id"] == stored["id"]
+    assert [e["id"] for e in h.entries("user")] == [stored["id"]]
+
+
+def test_a_write_that_fails_unexpectedly_names_its_kind(harness: Callable[..., Harness]) -> None:
+    """A lone surrogate cannot be encoded as UTF-8 JSON: the write fails before it is sent, and the outcome
+    still says which write it was."""
+    h = harness(persist="remember")
+    h.run("Remember that my code is \ud800 seven")
+    (write,) = h.state["last_writes"]
+    assert write == {"kind": "remember", "status": "failed", "reason": "unexpected failure (UnicodeEncodeError)"}
+    assert h.entries("user") == []

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import Callable
 
-from agent_framework import ContextProvider
+import pytest
+from agent_framework import AgentSession, ContextProvider
 
 from memory_core.integrations.agent_framework import (
     MEMORY_BLOCK_TAG,
     UNAVAILABLE_BLOCK_TAG,
+    MemoryCoreConfigurationError,
     MemoryCoreContextProvider,
 )
 from tests.integrations.conftest import (
     AGENT_ID,
     INSTRUCTIONS,
+    UPN,
     Harness,
     ScriptedChatClient,
     key_provider,
@@ -140,17 +144,53 @@ def test_agent_object_id_defaults_to_the_agent_id(harness: Callable[..., Harness
     assert "Agent-scoped preference." in block
 
 
-def test_bound_session_identity_selects_that_users_memory(harness: Callable[..., Harness]) -> None:
-    """bind_user makes the session's user, not the configured one, the memory owner."""
-    h = harness()
-    h.append("- Alex's fact.")
+def _sams_fact(h: Harness) -> None:
     with h.server.client("sam@contoso.com") as http:
         http.post(f"/instances/{h.instance_id}/memory/append",
                   json={"scope": "user", "content_markdown": "- Sam's fact."}).raise_for_status()
+
+
+def test_bound_session_identity_selects_that_users_memory(harness: Callable[..., Harness]) -> None:
+    """Without a configured user_identity (an agent serving many users), bind_user names the session's user."""
+    h = harness(user_identity=None)
+    h.append("- Alex's fact.")
+    _sams_fact(h)
     h.provider.bind_user(h.session, {"upn": "sam@contoso.com", "name": "Sam"})
     h.run("Hello")
     (block,) = h.model.last.blocks(MEMORY_BLOCK_TAG)
     assert "Sam's fact." in block and "Alex's fact." not in block
+
+
+def test_a_configured_identity_cannot_be_rebound_to_another_user(harness: Callable[..., Harness]) -> None:
+    """With user_identity configured, bind_user refuses another upn (the same upn, in any case, is accepted)."""
+    h = harness()
+    with pytest.raises(MemoryCoreConfigurationError, match="fixed user_identity"):
+        h.provider.bind_user(h.session, {"upn": "sam@contoso.com"})
+    h.provider.bind_user(h.session, {"upn": UPN.upper(), "name": "Alex"})
+    h.append("- Alex's fact.")
+    h.run("Hello")
+    assert "Alex's fact." in h.model.last.blocks(MEMORY_BLOCK_TAG)[0]
+
+
+def test_a_restored_session_naming_another_user_does_not_switch_the_configured_user(
+    harness: Callable[..., Harness], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Session state is serialized and can come back edited (a session store, a client round-trip). With a
+    configured user_identity a state naming another user reads nobody's memory: memory is unavailable for the
+    run, with the reason, and an error is logged."""
+    h = harness()
+    h.append("- Alex's fact.")
+    _sams_fact(h)
+    h.run("Hello")
+    saved = h.session.to_dict()
+    saved["state"][h.provider.source_id]["user_identity"] = {"upn": "sam@contoso.com"}
+    h.session = AgentSession.from_dict(saved)
+    with caplog.at_level(logging.ERROR, logger="memory_core.integrations.agent_framework"):
+        h.run("Hello again")
+    assert "Sam's fact." not in h.model.last.text and "Alex's fact." not in h.model.last.text
+    (block,) = h.model.last.blocks(UNAVAILABLE_BLOCK_TAG)
+    assert "names a different user than the provider's configured user_identity" in block
+    assert "names a different user" in caplog.text and "sam@contoso.com" not in caplog.text
 
 
 def test_agent_without_a_session_still_gets_memory(harness: Callable[..., Harness]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -16,7 +17,14 @@ from memory_core.integrations.agent_framework import (
     MemoryCoreConfigurationError,
     MemoryCoreContextProvider,
 )
-from tests.integrations.conftest import INSTRUCTIONS, ScriptedChatClient, key_provider, make_agent
+from tests.integrations.conftest import (
+    INSTRUCTIONS,
+    Harness,
+    ScriptedChatClient,
+    key_provider,
+    make_agent,
+    run_altered,
+)
 from tests.support.local_server import RunningServer
 from tests.support.trickle import trickling_server
 
@@ -209,3 +217,19 @@ def test_hook_timeout_must_be_positive() -> None:
     for settings in ({"timeout_seconds": 0}, {"hook_timeout_seconds": 0}):
         with pytest.raises(MemoryCoreConfigurationError):
             key_provider("http://127.0.0.1:1/api", "inst", **settings)
+
+
+def test_a_refused_read_is_logged(harness: Callable[..., Harness], caplog: pytest.LogCaptureFixture) -> None:
+    """A read answered 4xx other than refused credentials (here a gateway's 429) is logged as a warning, as every
+    failure is, and the model is told memory is unavailable with the reason."""
+
+    def throttle(request: httpx.Request, response: httpx.Response) -> httpx.Response:
+        return httpx.Response(429, json={"error": {"code": "too_many_requests", "message": "slow down"}})
+
+    h = harness()
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        call, state = run_altered(h, throttle, ["Hello"])
+    (block,) = call.blocks(UNAVAILABLE_BLOCK_TAG)
+    assert "HTTP 429" in block and state["last_recall"]["status"] == "unavailable"
+    assert any(r.levelno == logging.WARNING and "while reading memory" in r.getMessage() and "429" in r.getMessage()
+               for r in caplog.records if r.name == LOGGER)

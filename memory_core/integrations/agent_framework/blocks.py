@@ -14,7 +14,8 @@ off for this run (``<memory_off>``) and the service's answer to a forget request
   between the words): its ``<`` is written ``&lt;``. Every other character is left as it is;
 * the memory block says that its content is data, not instructions;
 * the notice says only what the service answered (never "deleted" for a deletion
-  that is pending approval).
+  that is pending approval, and never "nothing was deleted" when no definite answer
+  came back: status ``unknown``).
 
 Everything here is pure and never raises.
 """
@@ -39,20 +40,29 @@ MESSAGE_KIND_PROPERTY = "memory_core_block"
 # characters), combining marks, controls other than whitespace, and letters or symbols that render as nothing.
 _UNSEEN_CATEGORIES = frozenset({"Cf", "Mn", "Me", "Cc", "Co", "Cn"})
 _UNSEEN = frozenset("\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5")
-# Characters a reader may take for "<" (NFKC already folds the full-width and small forms; listed anyway).
-_LESS_THAN = frozenset("<\uff1c\ufe64\u2039\u2329\u3008\u27e8\u276e\u2770\u29fc\u02c2\u1438")
+# Characters a reader may take for "<" (NFKC already folds the full-width and small forms; listed anyway): the
+# angle brackets and their ornaments (U+276C, U+276E, U+2770), the dotted angle bracket, precedes and less-than
+# with dot, the modifier arrowhead and the Canadian syllabic PA.
+_LESS_THAN = frozenset("<\uff1c\ufe64\u2039\u2329\u3008\u27e8\u276c\u276e\u2770\u29fc\u2991\u227a\u22d6"
+                       "\u02c2\u1438")
 _LESS_THAN_AT = re.compile(f"[{re.escape(''.join(sorted(_LESS_THAN)))}]")
 _SEP = r"[\s_\-\u2010-\u2015\u2212]*"
 _TAG_READ = re.compile(
     rf"<\s?/?\s?(?:untrusted{_SEP}memory|memory{_SEP}(?:unavailable|off|service{_SEP}notice))"
 )
+_TAG_WORDS = ("untrustedmemory", "memoryunavailable", "memoryoff", "memoryservicenotice")
+_SEP_CHARS = re.compile(r"[\s_\-\u2010-\u2015\u2212]+")
 _SKELETON_CHARS = 64  # more than the longest tag as read: "< / memory_service_notice" with separators
 _WALK_CHARS = 4096  # how far past a "<" invisible characters are skipped
 
 
-def _skeleton(text: str, start: int) -> str:
+def _skeleton(text: str, start: int) -> str | None:
     """What a reader sees of ``text`` from ``start``: unseen characters dropped, look-alike ``<`` as ``<``,
-    compatibility forms folded (NFKC), case folded, each whitespace run as one space; a bounded prefix."""
+    compatibility forms folded (NFKC), case folded, each whitespace run as one space; a bounded prefix.
+
+    ``None`` when the walk reached ``_WALK_CHARS`` with text left and what was read so far could still become a
+    tag: what a reader sees after that many unseen characters is not known, so the caller treats it as a tag
+    (fails closed)."""
     out: list[str] = []
     end = min(len(text), start + _WALK_CHARS)
     for index in range(start, end):
@@ -71,17 +81,25 @@ def _skeleton(text: str, start: int) -> str:
             continue
         out.append(seen)
         if len(out) >= _SKELETON_CHARS:
-            break
-    return "".join(out)
+            return "".join(out)
+    seen = "".join(out)
+    return None if end < len(text) and _could_become_tag(seen) else seen
+
+
+def _could_become_tag(seen: str) -> bool:
+    """Whether ``seen`` (a skeleton) is the start of some provider tag as read, separators ignored."""
+    compact = _SEP_CHARS.sub("", seen)
+    return any(f"{lt}{word}".startswith(compact) for lt in ("<", "</") for word in _TAG_WORDS)
 
 
 def escape_delimiters(text: str) -> str:
     """``text`` with the ``<`` of everything a reader would take for a provider block tag written ``&lt;``.
 
     "A reader would take for" ignores invisible and combining characters, folds full-width, small-form and
-    other look-alike brackets and letters, and ignores case and the separators between the tag's words.
+    other look-alike brackets and letters, and ignores case and the separators between the tag's words. A
+    ``<`` followed by more unseen characters than the walk reads (``_WALK_CHARS``) is escaped too.
     """
-    starts = [m.start() for m in _LESS_THAN_AT.finditer(text) if _TAG_READ.match(_skeleton(text, m.start()))]
+    starts = [m.start() for m in _LESS_THAN_AT.finditer(text) if _reads_as_tag(_skeleton(text, m.start()))]
     if not starts:
         return text
     parts: list[str] = []
@@ -91,6 +109,10 @@ def escape_delimiters(text: str) -> str:
         previous = start + 1
     parts.append(text[previous:])
     return "".join(parts)
+
+
+def _reads_as_tag(skeleton: str | None) -> bool:
+    return skeleton is None or _TAG_READ.match(skeleton) is not None
 
 
 def new_memory_tag() -> str:
@@ -163,12 +185,20 @@ def notice_text(what: str, outcome: Mapping[str, Any]) -> str:
             lines.append(f"- {where}{escape_delimiters(str(result.get('reason')))}.")
         elif status == "not_found":
             lines.append(f"- {where}no stored memory matched; nothing was deleted and no deletion was requested.")
+        elif status == "unknown":
+            lines.append(f"- {where}no definite answer ({escape_delimiters(str(result.get('reason')))}); "
+                         "it may have been deleted.")
         else:
             lines.append(f"- {where}the request failed ({escape_delimiters(str(result.get('reason')))}); "
                          "nothing was deleted.")
     if "pending_approval" in statuses:
         lines.append("Pending memory is hidden from now on but is not erased until an operator approves. "
                      "Tell the user exactly this; do not say that it has been deleted.")
+    if "unknown" in statuses:
+        lines.append("Whether it was deleted is unknown: the request was sent, but no definite answer came back, "
+                     "and the service may have applied it. Do not tell the user that it was deleted, nor that it "
+                     "was kept; check before telling the user (memory read after this request no longer shows an entry that was "
+                     "deleted or is pending deletion).")
     lines.append(f"</{NOTICE_BLOCK_TAG}>")
     return "\n".join(lines)
 
@@ -191,6 +221,33 @@ def omission_note(report: Mapping[str, Any]) -> str | None:
         span = f", created {str(report['omitted_from'])[:10]} to {str(report['omitted_to'])[:10]}"
     return (f"Only the newest memory fits here: {omitted} older "
             f"{'entry is' if omitted == 1 else 'entries are'} not shown{span}. Newer entries supersede older ones.")
+
+
+def fitted_hits(hits: Sequence[Mapping[str, Any]], room: int) -> tuple[str, int, int]:
+    """Whole search hits, best first, that fit together in ``room`` characters (``retrieval="search"``): the text,
+    how many are shown, and how many were left out for the budget. A hit is never cut."""
+    separator = "\n\n---\n\n"
+    parts: list[str] = []
+    used = left_out = 0
+    for hit in hits:
+        content = str((hit.get("entry") or {}).get("content_markdown") or "").strip()
+        if not content:
+            continue
+        size = len(content) + (len(separator) if parts else 0)
+        if used + size > room:
+            left_out += 1
+            continue
+        parts.append(content)
+        used += size
+    return separator.join(parts), len(parts), left_out
+
+
+def left_out_note(left_out: int) -> str | None:
+    """What the model is told about search hits the budget left out."""
+    if not left_out:
+        return None
+    return (f"{left_out} more matching {'entry does' if left_out == 1 else 'entries do'} not fit in the memory "
+            f"budget and {'is' if left_out == 1 else 'are'} not shown.")
 
 
 def search_section(hits: Sequence[Mapping[str, Any]], shown: str, room: int) -> tuple[str, int]:

@@ -86,6 +86,8 @@ class MemoryCoreContextProvider(ContextProvider):
       (warning when unreachable, error when the credentials are refused).
     * Writes use ``POST memory/append`` with one ``mem_type:*`` tag, ``session_tag``
       of the session id and ``agent_tag`` of the agent object id.
+    * With a configured ``user_identity`` the (serialized, editable) session state never
+      chooses the user: a session naming another upn gets memory unavailable for the run.
     """
 
     DEFAULT_SOURCE_ID = "memory_core"
@@ -198,13 +200,22 @@ class MemoryCoreContextProvider(ContextProvider):
     # -- public helpers ---------------------------------------------------------
 
     def bind_user(self, session: AgentSession, user_identity: Mapping[str, Any]) -> None:
-        """Use ``user_identity`` (X-USER-IDENTITY JSON) for this session instead of the configured one.
+        """Use ``user_identity`` (X-USER-IDENTITY JSON) for this session: for a provider configured without
+        ``user_identity`` (an agent serving many users).
 
-        Only with an ``api_key``; the identity is kept in the session's state.
+        Only with an ``api_key``; the identity is kept in the session's state, so whoever can edit that state
+        (a session store, a client that round-trips it) chooses the user: bind again on every run from the
+        caller's authenticated user, or keep sessions where only the application writes them. With a configured
+        ``user_identity`` only that user may be bound (another upn raises ``MemoryCoreConfigurationError``).
         """
         if self._bearer_token is not None:
             raise MemoryCoreConfigurationError("a bearer token carries the identity; bind_user needs api_key")
-        session.state.setdefault(self.source_id, {})["user_identity"] = checked_identity(user_identity)
+        identity = checked_identity(user_identity)
+        if self._user_identity is not None and not _same_user(identity, self._user_identity):
+            raise MemoryCoreConfigurationError(
+                "this provider is configured with a fixed user_identity; bind_user cannot switch to another user "
+                "(configure the provider without user_identity to bind a user per session)")
+        session.state.setdefault(self.source_id, {})["user_identity"] = identity
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -285,7 +296,7 @@ class MemoryCoreContextProvider(ContextProvider):
                            "reason": _target_failure(error, f"the {write[0]} was not stored")})
             return
         async with self._http() as http:
-            writes.append(await guarded("write", self._calls(http, target).append(*write)))
+            writes.append(await guarded("write", self._calls(http, target).append(*write), kind=write[0]))
 
     # -- identity, agent, session ---------------------------------------------
 
@@ -305,12 +316,28 @@ class MemoryCoreContextProvider(ContextProvider):
             if not token:
                 raise MemoryCoreConfigurationError("the bearer token source answered no token")
             return {"Authorization": f"Bearer {token}"}
-        identity = state.get("user_identity") or self._user_identity
-        if identity is None:
-            raise MemoryCoreConfigurationError("no user identity: configure user_identity or call bind_user")
+        identity = self._identity(state.get("user_identity"))
         if self._api_key is None:  # unreachable: __init__ requires a key without a bearer token
             raise MemoryCoreConfigurationError("no api_key")
         return {"X-API-KEY": self._api_key, "X-USER-IDENTITY": json.dumps(identity)}
+
+    def _identity(self, bound: Any) -> dict[str, Any]:
+        """The user a run acts for. The session state is serialized and may come back edited, so with a
+        configured ``user_identity`` it never chooses the user: a session naming another upn makes memory
+        unavailable for the run (raised as a configuration error, logged), and the configured identity is the
+        one sent. Without one, the session's bound identity is the user (the caller's trust boundary)."""
+        if bound is not None and not isinstance(bound, Mapping):
+            raise MemoryCoreConfigurationError("the session's user_identity is not a JSON object")
+        session_identity = checked_identity(bound) if bound else None
+        if self._user_identity is not None:
+            if session_identity is not None and not _same_user(session_identity, self._user_identity):
+                raise MemoryCoreConfigurationError(
+                    "the session state names a different user than the provider's configured user_identity; "
+                    "memory is not used for this session")
+            return self._user_identity
+        if session_identity is None:
+            raise MemoryCoreConfigurationError("no user identity: configure user_identity or call bind_user")
+        return session_identity
 
     @asynccontextmanager
     async def _http(self) -> AsyncIterator[CoreApiClient]:
@@ -351,6 +378,10 @@ class MemoryCoreContextProvider(ContextProvider):
     def _calls(self, http: CoreApiClient, target: RunTarget) -> ServiceCalls:
         return ServiceCalls(http, target, instance_id=self._instance_id, timeout=self._timeout,
                             search_limit=self._search_limit, hook_timeout=self._hook_timeout)
+
+
+def _same_user(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
+    return str(first["upn"]).strip().casefold() == str(second["upn"]).strip().casefold()
 
 
 def _target_failure(error: Exception, consequence: str) -> str:

@@ -5,11 +5,14 @@ Callers may rely on:
 * No method raises for a transport failure or an HTTP error answer; each answers an
   outcome (a JSON-serializable ``dict``) whose ``status`` says what happened, and logs
   the failure without memory content or credentials (a warning when the service is
-  unreachable or answers 5xx, an error when it refuses the credentials).
+  unreachable or answers 5xx or another 4xx, an error when it refuses the credentials; a
+  ``DELETE``'s 404 is an answer, not a failure).
 * ``guarded`` turns any other exception into a failure outcome of the same shape.
 * A deletion outcome is the service's answer as it is: ``pending_approval`` (with the
   request id and the service's message), ``deleted``, ``not_found``, ``not_stored``
-  (memory is off: nothing deleted, nothing requested) or ``failed``.
+  (memory is off: nothing deleted, nothing requested), ``failed`` (a definite refusal, or the
+  request never left: nothing was deleted) or ``unknown`` (the request was sent and no definite
+  answer came back, or the service failed with 5xx: it may have been applied).
 * An operator's agent settings are not failures: for an agent limited to groups the
   user is not in (403 ``agent_group_forbidden`` on a combined request) the reads and
   forget's search fall back to user scope; a disabled agent (403 ``agent_memory_disabled``)
@@ -29,12 +32,24 @@ from urllib.parse import quote
 
 import httpx
 
-from memory_core.client import CoreApiClient, CoreApiUnreachable, http_status_of, new_idempotency_key
+from memory_core.client import (
+    CoreApiClient,
+    CoreApiUnreachable,
+    http_status_of,
+    new_idempotency_key,
+    retry_after_of,
+)
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.domain.idempotency import IDEMPOTENCY_KEY_HEADER
 from memory_core.domain.modes import OFF_READ_NOTICE
 from memory_core.domain.tags import agent_tag, session_tag
-from memory_core.integrations.agent_framework.blocks import newest_lines, omission_note, search_section
+from memory_core.integrations.agent_framework.blocks import (
+    fitted_hits,
+    left_out_note,
+    newest_lines,
+    omission_note,
+    search_section,
+)
 from memory_core.integrations.agent_framework.configuration import Retrieval, WriteScope
 from memory_core.integrations.agent_framework.user_requests import asks_to_forget_everything, matches
 
@@ -51,6 +66,10 @@ _POLICY_CODES = (GROUP_FORBIDDEN, AGENT_DISABLED)
 GROUP_NOTE = ("This agent's own memory is limited to certain groups, and the user is in none of them: "
               "only the user's own memory is shown.")
 _LOG_PHASES = {"recall": "reading memory", "forget": "requesting deletion", "write": "storing memory"}
+# Refusals of a write for its content; any other answer is a failure the same write may be sent again after.
+_CONTENT_REFUSALS = (400, 413, 422)
+# Transport errors raised before any byte of the request left: such a request was certainly not applied.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
 @dataclass(frozen=True)
@@ -65,12 +84,15 @@ class RunTarget:
 
 @dataclass(frozen=True)
 class Reply:
-    """One service answer; ``status`` is ``None`` when no HTTP answer arrived."""
+    """One service answer; ``status`` is ``None`` when no HTTP answer arrived (``sent`` says whether the request
+    may have reached the service all the same)."""
 
     status: int | None
     body: Any = None
     code: str | None = None
     message: str | None = None
+    sent: bool = True
+    retry_after: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -83,6 +105,12 @@ class Reply:
             return False
         return (self.body.get("memory_mode") == "off" or self.body.get("status") == "not_stored"
                 or self.body.get("notice") == OFF_READ_NOTICE)
+
+    @property
+    def outcome_unknown(self) -> bool:
+        """The request may have been applied, but no definite answer says so: it was sent and no (readable)
+        answer came back, or the service failed (5xx)."""
+        return (self.status is None and self.sent) or (self.status is not None and self.status >= 500)
 
     @property
     def agent_disabled(self) -> bool:
@@ -122,8 +150,10 @@ class ServiceCalls:
             reply = await self._search(user_text)
             if not reply.ok or reply.memory_off:
                 return _not_read(reply)
-            texts = [str(hit["entry"]["content_markdown"]).strip() for hit in reply.body.get("hits", [])]
-            return self._read({"status": "ok", "memory": "\n\n---\n\n".join(t for t in texts if t)})
+            # Whole hits, best first, within the budget, as the other modes: a hit is never cut.
+            memory, shown, left_out = fitted_hits(reply.body.get("hits", []), max_memory_chars)
+            return self._read({"status": "ok", "memory": memory, "note": left_out_note(left_out),
+                               "budget": {"search_hits_shown": shown, "search_hits_left_out": left_out}})
         # auto keeps a quarter of the budget for search hits, used only when older memory was left out.
         budget = max_memory_chars
         newest_budget = budget - budget // 4 if retrieval == "auto" else budget
@@ -188,7 +218,9 @@ class ServiceCalls:
 
         Answers ``{"kind", "status": "stored" | "rejected" | "failed", ...}``; ``rejected`` is a
         refusal for the content (422 ``secret_detected``, 413, 400), which does not stop the run; ``failed``
-        names the ``idempotency_key`` the write was sent with (sent again with it, it is stored at most once).
+        (no answer, 5xx, or any other refusal, 429 and 408 included) names the ``idempotency_key``, the ``path``
+        and the JSON ``body`` the write was sent with, and ``retry_after`` (seconds) when the answer named it:
+        the same body sent again to that path with that key is stored at most once.
         """
         target = self._target
         body: dict[str, Any] = {
@@ -212,11 +244,17 @@ class ServiceCalls:
             return {"kind": kind, "status": "not_stored", "code": reply.code, "reason": reply.message}
         if reply.ok:
             return {"kind": kind, "status": "stored", "scope": scope, "entry_id": reply.body.get("entry_id")}
-        if reply.status is not None and 400 <= reply.status < 500 and reply.status not in (401, 403):
-            # Refused for its content (422 secret_detected, 413, 400): report, keep the run.
-            log.warning("memory-core refused the %s write: %s", kind, reply.reason())
+        if reply.status in _CONTENT_REFUSALS:
+            # Refused for its content (422 secret_detected, 413, 400; logged by _call): report, keep the run.
             return {"kind": kind, "status": "rejected", "code": reply.code, "message": reply.message}
-        return {"kind": kind, "status": "failed", "reason": reply.reason(), "idempotency_key": key}
+        # Throttled (429), timed out (408), conflicting, unreachable, 5xx...: the write may be sent again, and
+        # the service keys an identical request only, so the outcome carries everything needed to resend it.
+        failed: dict[str, Any] = {
+            "kind": kind, "status": "failed", "reason": reply.reason(), "idempotency_key": key,
+            "path": CoreApiClient.memory_path(self._instance_id, "/append"), "body": body}
+        if reply.retry_after is not None:
+            failed["retry_after"] = reply.retry_after
+        return failed
 
     async def _search(self, words: str, *, limit: int | None = None, phase: str = "recall") -> Reply:
         """``POST memory/search`` for ``words``: the user's words go in the body, never in the URL, which httpx
@@ -269,7 +307,7 @@ class ServiceCalls:
             log.warning("memory-core: no time left in this hook (hook_timeout_seconds=%s) for %s %s while %s",
                         self._hook_timeout, method, path, _LOG_PHASES[phase])
             return Reply(None, message=f"the memory service did not answer in time (within {self._hook_timeout:g} s "
-                                       "for this turn)")
+                                       "for this turn)", sent=False)
         try:
             # send bounds the whole call (a trickled body included), to what is left of the hook's time at most.
             response = await self._http.send(method, path, {**self._target.headers, **(headers or {})},
@@ -278,10 +316,13 @@ class ServiceCalls:
             cause = type(error.__cause__).__name__ if error.__cause__ is not None else "no answer"
             log.warning("memory-core unreachable while %s (%s %s): %s", _LOG_PHASES[phase], method, path, cause)
             if isinstance(error.__cause__, (TimeoutError, httpx.TimeoutException)):
-                return Reply(None, message=f"the memory service did not answer in time ({cause})")
-            return Reply(None, message=f"the memory service could not be reached ({cause})")
+                return Reply(None, message=f"the memory service did not answer in time ({cause})",
+                             sent=not isinstance(error.__cause__, _NOT_SENT))
+            return Reply(None, message=f"the memory service could not be reached ({cause})",
+                         sent=not isinstance(error.__cause__, _NOT_SENT))
         except MemoryCoreError as error:
-            reply = Reply(http_status_of(error) or 500, None, error.code, error.message)
+            reply = Reply(http_status_of(error) or 500, None, error.code, error.message,
+                          retry_after=retry_after_of(error))
             if reply.status == 403 and reply.code in _POLICY_CODES:
                 # The operator's agent settings, not a fault: the callers fall back or report memory off.
                 log.info("memory-core: %s while %s (%s)", error.message, _LOG_PHASES[phase], error.code)
@@ -289,6 +330,8 @@ class ServiceCalls:
                 log.error("memory-core refused the credentials while %s: %s", _LOG_PHASES[phase], reply.reason())
             elif (reply.status or 500) >= 500:
                 log.warning("memory-core failed while %s: %s", _LOG_PHASES[phase], reply.reason())
+            elif not (reply.status == 404 and method == "DELETE"):  # a DELETE's 404 is an answer: not found
+                log.warning("memory-core refused the request while %s: %s", _LOG_PHASES[phase], reply.reason())
             return reply
         try:
             body = response.json()
@@ -300,10 +343,10 @@ class ServiceCalls:
         return Reply(response.status_code, body)
 
 
-async def guarded(phase: str, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+async def guarded(phase: str, work: Awaitable[dict[str, Any]], *, kind: str | None = None) -> dict[str, Any]:
     """``work``'s outcome; an unexpected error is logged and becomes a failure outcome of ``phase``'s shape.
 
-    ``phase`` is ``"recall"``, ``"forget"`` or ``"write"``.
+    ``phase`` is ``"recall"``, ``"forget"`` or ``"write"``; a write's failure outcome names its ``kind``.
     """
     try:
         return await work
@@ -314,7 +357,7 @@ async def guarded(phase: str, work: Awaitable[dict[str, Any]]) -> dict[str, Any]
             return {"status": "unavailable", "reason": reason}
         if phase == "forget":
             return {"target": "entry", "results": [{"status": "failed", "reason": reason}]}
-        return {"status": "failed", "reason": reason}
+        return {"kind": kind, "status": "failed", "reason": reason}
 
 
 def _not_read(reply: Reply) -> dict[str, Any]:
@@ -337,4 +380,7 @@ def _deletion_outcome(reply: Reply, **extra: str) -> dict[str, Any]:
         return {"status": "deleted", **extra}
     if reply.status == 404:
         return {"status": "not_found", **extra}
+    if reply.outcome_unknown:
+        # The DELETE or clear may have been applied (a lost answer, a 5xx after the commit): never "not deleted".
+        return {"status": "unknown", "reason": reply.reason(), **extra}
     return {"status": "failed", "reason": reply.reason(), **extra}
