@@ -262,14 +262,7 @@ def test_list_prints_a_request_this_release_cannot_read(server: RunningServer, i
     """A stored request of a kind this release does not know, beside a readable one: `list` exits 0, prints the
     readable one and the other with its status, kind, user and why, and counts it apart (it exited 1 on the
     service's 500)."""
-    data = {"id": "of-a-later-kind", "instance_id": instance_id, "upn": "later@contoso.com", "kind": "archive",
-            "status": "pending", "requested_by": "op", "requested_on": "2026-01-01T00:00:00+00:00"}
-    store = server.open_store()
-    try:
-        store.put_record(Record(deletions_partition(instance_id), RecordKind.DELETION_REQUEST,
-                                "2026-01-01T00:00:00.000000Z~of-a-later-kind", data))
-    finally:
-        store.close()
+    put_unreadable_request_beside(server, instance_id, status="pending", request_id="of-a-later-kind")
     with server.client() as http:
         http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": "- x"})
         request_id = http.post(f"/instances/{instance_id}/memory/clear",

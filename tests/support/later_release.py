@@ -12,19 +12,21 @@ from memory_core.domain.store import MemoryStore
 from tests.support.local_server import RunningServer
 
 
-def put_unreadable_request(store: MemoryStore, instance_id: str) -> None:
-    """Store, in ``instance_id``'s deletion partition, an approved request of kind ``archive`` (a later release's),
-    id ``from-a-later-release``, for ``later@contoso.com``: a record this release cannot read as a request."""
-    data = {"id": "from-a-later-release", "instance_id": instance_id, "upn": "later@contoso.com", "kind": "archive",
-            "status": "approved", "requested_by": "op", "requested_on": "2026-01-01T00:00:00+00:00"}
+def put_unreadable_request(store: MemoryStore, instance_id: str, *, status: str = "approved",
+                           request_id: str = "from-a-later-release") -> None:
+    """Store, in ``instance_id``'s deletion partition, a request of kind ``archive`` (a later release's), with
+    ``status`` and ``request_id``, for ``later@contoso.com``: a record this release cannot read as a request."""
+    data = {"id": request_id, "instance_id": instance_id, "upn": "later@contoso.com", "kind": "archive",
+            "status": status, "requested_by": "op", "requested_on": "2026-01-01T00:00:00+00:00"}
     store.put_record(Record(deletions_partition(instance_id), RecordKind.DELETION_REQUEST,
-                            "2026-01-01T00:00:00.000000Z~from-a-later-release", data))
+                            f"2026-01-01T00:00:00.000000Z~{request_id}", data))
 
 
-def put_unreadable_request_beside(server: RunningServer, instance_id: str) -> None:
+def put_unreadable_request_beside(server: RunningServer, instance_id: str, *, status: str = "approved",
+                                  request_id: str = "from-a-later-release") -> None:
     """``put_unreadable_request`` into ``server``'s own store, opened beside it and closed again."""
     store = server.open_store()
     try:
-        put_unreadable_request(store, instance_id)
+        put_unreadable_request(store, instance_id, status=status, request_id=request_id)
     finally:
         store.close()
