@@ -14,11 +14,9 @@ from memory_core.domain.models import Scope
 from memory_core.domain.service import MemoryService
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
-from tests.contract.test_memory_file_entries import INSTANCE, _caller, stores
+from tests.contract.test_memory_file_entries import INSTANCE, _caller
 from tests.contract.test_reads_after_erasures import _Unkept
 from tests.support.clock import TickingClock
-
-__all__ = ["stores"]  # the fixture: a factory of store objects over the same data
 
 START = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 AGENT = AgentContext("/instances/i/agents/travel", "Travel")

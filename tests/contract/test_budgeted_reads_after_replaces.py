@@ -23,11 +23,9 @@ from memory_core.domain.service import DeletionMode, ImportMode, MemoryService
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import MemoryView
-from tests.contract.test_memory_file_entries import INSTANCE, _caller, stores
+from tests.contract.test_memory_file_entries import INSTANCE, _caller
 from tests.contract.test_reads_after_erasures import _Unkept
 from tests.support.clock import TickingClock
-
-__all__ = ["stores"]  # the fixture: a factory of store objects over the same data
 
 START = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 POLICIES = [SharingPolicy.PRIVATE, SharingPolicy.TEAM]  # a sharing read is kept and grown from other parts

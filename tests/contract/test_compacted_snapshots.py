@@ -18,10 +18,8 @@ from memory_core.domain.service import DeletionMode, MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import ImportMode, PendingDeletion
-from tests.contract.test_memory_file_entries import INSTANCE, _caller, stores
+from tests.contract.test_memory_file_entries import INSTANCE, _caller
 from tests.contract.test_reads_after_erasures import OPERATOR, _reads, _snapshots, _truth
-
-__all__ = ["stores"]  # the fixture: a factory of store objects over the same data
 
 
 def _get(service: MemoryService, caller: Caller) -> str:

@@ -23,10 +23,8 @@ from memory_core.domain.snapshots import SnapshotCache
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import PendingDeletion
 from memory_core.domain.visible_loads import UnhiddenLoads, load_unhidden
-from tests.contract.test_memory_file_entries import AGENT, INSTANCE, _caller, stores
+from tests.contract.test_memory_file_entries import AGENT, INSTANCE, _caller
 from tests.support.random_walk import RandomWalk
-
-__all__ = ["stores"]  # the fixture: a factory of store objects over the same data
 
 BUDGET = 160  # a few entries' worth: budgeted reads of the walk's memory leave entries out
 PAGE = 3
