@@ -130,7 +130,9 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
     if deep:  # from the entries as they are: no erased word either
         try:
             _index_step(db, "rebuild", None)
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as error:
+            if not unopenable(error):
+                raise  # busy, a full disk: the purge stays owed, and the next one tries again
             recreate_index(db)  # past FTS5's own bound: it cannot open the index to rebuild it
     elif any(row == ENTRIES for row, _ in owed):
         merge_index(db)
@@ -172,6 +174,12 @@ def merge_index(db: sqlite3.Connection) -> int:
             return steps
         count = pages
         time.sleep(max(MIN_PAUSE_SECONDS, time.monotonic() - started))
+
+
+def unopenable(error: sqlite3.DatabaseError) -> bool:
+    """Whether ``error`` is FTS5 refusing to open the index at all (its structure record past its bounds), the one
+    failure a new index mends; any other (busy, a full disk, I/O) is left to the next purge."""
+    return "vtable constructor failed" in str(error) or "malformed" in str(error)
 
 
 def index_levels(db: sqlite3.Connection) -> int:

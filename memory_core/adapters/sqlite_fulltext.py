@@ -114,14 +114,17 @@ def recreate_index(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         db.execute("PRAGMA writable_schema=ON")
-        db.execute("DELETE FROM sqlite_schema WHERE type = 'table' AND name = 'entries_fts'")
-        db.execute("PRAGMA writable_schema=RESET")  # off, and this connection reads the schema again
+        try:
+            db.execute("DELETE FROM sqlite_schema WHERE type = 'table' AND name = 'entries_fts'")
+        finally:
+            db.execute("PRAGMA writable_schema=RESET")  # off, and this connection reads the schema again
         for table in _SHADOW_TABLES:
             db.execute(f"DROP TABLE IF EXISTS {table}")
         db.execute(INDEX_TABLE_SQL)
         db.execute(REBUILD_SQL)
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:  # SQLite may have rolled back by itself: its error is the one to report
+            db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
 
