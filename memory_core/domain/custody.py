@@ -246,7 +246,7 @@ class CustodyService:
             raise NotFound(f"no deletion request {request_id} in instance {instance_id}")
         read = read_request(records[0])
         if isinstance(read, UnreadableRequest):
-            raise Conflict(f"{read.message}; it cannot be decided by this release", code="unreadable_request")
+            raise Conflict(f"{read.message}: deciding it needs a release that reads it", code="unreadable_request")
         return read
 
     def approve(self, operator: str, instance_id: str, request_id: str) -> DeletionRequest:

@@ -46,9 +46,10 @@ class EntryRemovals:
         # Fenced from the hold or the erasure on: an edit that read the entry before commits nothing made from it.
         # The fence is exclusive to this entry's forgets, and the entry is read again inside it: of concurrent
         # forgets one is taken and the others hear "not found", on either store (fences otherwise overlap).
-        fence = self._custody.fence(instance_id, caller.upn, exclusive=forget_fence(entry_id))
+        fence = (contextlib.nullcontext() if fenced
+                 else self._custody.fence(instance_id, caller.upn, exclusive=forget_fence(entry_id)))
         try:
-            with contextlib.nullcontext() if fenced else fence:
+            with fence:
                 entry = self._visible(instance_id, caller.upn, entry_id)
                 if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
                     return PendingDeletion(self._custody.request_forget(caller.upn, entry).id)
