@@ -32,8 +32,16 @@ from datetime import datetime, timedelta
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible
-from memory_core.domain.custody_fence import fence
-from memory_core.domain.deletion import DeletionKind, DeletionPage, DeletionRequest, DeletionStatus, PlannedErase
+from memory_core.domain.custody_fence import FenceTaken, fence
+from memory_core.domain.deletion import (
+    DeletionKind,
+    DeletionPage,
+    DeletionRequest,
+    DeletionStatus,
+    PlannedErase,
+    UnreadableRequest,
+    read_request,
+)
 from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, MemoryCoreError, NotFound
 from memory_core.domain.models import (
@@ -55,9 +63,18 @@ log = logging.getLogger("memory_core.custody")
 
 SweepFault = Callable[[str, DeletionRequest], None]
 
+_DECIDE_ATTEMPTS = 5  # reads of a request a decision makes while other writes keep changing it
+
 
 def _no_fault(step: str, request: DeletionRequest) -> None:
     return None
+
+
+def forget_fence(entry_id: str) -> str:
+    """The name of the exclusive fence (``CustodyService.fence``) a forget of entry ``entry_id`` stands: forgets of
+    one entry run one at a time, so each sees what the one before did (its hold, its erasure) and only one is
+    taken, on either store."""
+    return f"forget {entry_id}"
 
 
 class CustodyService:
@@ -96,10 +113,11 @@ class CustodyService:
         journal of work a crash can interrupt (``domain.file_retirements``)."""
         self._replays.append(replay)
 
-    def fence(self, instance_id: str, upn: str) -> AbstractContextManager[None]:
+    def fence(self, instance_id: str, upn: str, *, exclusive: str | None = None) -> AbstractContextManager[None]:
         """Hold ``upn``'s memory-tool edits back while a deletion chooses what it covers and writes it
-        (``domain.custody_fence``): every request and immediate erasure of their memory is made inside one."""
-        return fence(self._store, instance_id, upn, clock=self._clock)
+        (``domain.custody_fence``): every request and immediate erasure of their memory is made inside one.
+        ``exclusive``: ``FenceTaken`` while another fence so named stands (``forget_fence`` names a forget's)."""
+        return fence(self._store, instance_id, upn, clock=self._clock, exclusive=exclusive)
 
     def request_clear(self, actor: str, key: ProfileKey) -> DeletionRequest:
         """Hide everything now in ``key``'s scope until an operator decides."""
@@ -146,11 +164,14 @@ class CustodyService:
         sweep erases it. ``NotFound`` when ``upn`` has no visible entry by that id (one a pending request
         already hides included).
         """
-        with self.fence(instance_id, upn):
-            entry = self._store.get_entry(instance_id, upn, entry_id)
-            if entry is None or not is_visible(self._store, entry):
-                raise NotFound(f"no memory entry {entry_id} of {upn}")
-            return self.request_forget(actor, entry)
+        try:
+            with self.fence(instance_id, upn, exclusive=forget_fence(entry_id)):
+                entry = self._store.get_entry(instance_id, upn, entry_id)
+                if entry is None or not is_visible(self._store, entry):
+                    raise NotFound(f"no memory entry {entry_id} of {upn}")
+                return self.request_forget(actor, entry)
+        except FenceTaken:  # another forget of it is under way: it hides the entry (the next call hears the same)
+            raise NotFound(f"no memory entry {entry_id} of {upn}") from None
 
     def request_purge(self, actor: str, instance_id: str, upn: str) -> DeletionRequest:
         """Hide all of one user's memory in the instance until an operator decides."""
@@ -215,12 +236,18 @@ class CustodyService:
         return DeletionPage.of(records[:limit], token)
 
     def get(self, instance_id: str, request_id: str) -> DeletionRequest:
+        """The request by its id. ``NotFound`` when there is none; ``Conflict`` (code ``unreadable_request``) for
+        one this release cannot read (another layout): it is listed, but deciding it needs a release that reads
+        it."""
         records = self._store.query_records(
             deletions_partition(instance_id), RecordKind.DELETION_REQUEST, {"id": request_id}, limit=1
         )
         if not records:
             raise NotFound(f"no deletion request {request_id} in instance {instance_id}")
-        return DeletionRequest.from_record(records[0])
+        read = read_request(records[0])
+        if isinstance(read, UnreadableRequest):
+            raise Conflict(f"{read.message}: deciding it needs a release that reads it", code="unreadable_request")
+        return read
 
     def approve(self, operator: str, instance_id: str, request_id: str) -> DeletionRequest:
         """Hand a pending request to the sweep. ``Conflict`` unless it is pending."""
@@ -248,12 +275,23 @@ class CustodyService:
     def _decide(
         self, operator: str, instance_id: str, request_id: str, status: DeletionStatus, reason: str | None
     ) -> DeletionRequest:
-        request = self.get(instance_id, request_id)
-        if request.status is not DeletionStatus.PENDING:
-            raise Conflict(f"deletion request {request_id} is {request.status.value}, not pending", code="not_pending")
-        decided = request.with_status(status, decided_by=operator, decided_on=self._clock(), reason=reason)
-        stored = self._store.put_record(self._retained(decided))  # etag: a concurrent decision conflicts
-        return replace(decided, etag=stored.etag)
+        """``request_id`` decided: ``Conflict`` (code ``not_pending``) unless it is pending, the same answer on
+        either store when another decision got there first (one decision wins)."""
+        for _ in range(_DECIDE_ATTEMPTS):
+            request = self.get(instance_id, request_id)
+            if request.status is not DeletionStatus.PENDING:
+                raise Conflict(f"deletion request {request_id} is {request.status.value}, not pending",
+                               code="not_pending")
+            decided = request.with_status(status, decided_by=operator, decided_on=self._clock(), reason=reason)
+            try:
+                stored = self._store.put_record(self._retained(decided))  # etag: a concurrent decision conflicts
+            except Conflict:
+                # Another write changed the record since it was read (Cosmos DB's etag; SQLite's writes wait for
+                # each other instead): read it again, so the loser of two decisions hears "not pending" as a later
+                # call would, and a write that left it pending (the record rewritten as it was) is decided anew.
+                continue
+            return replace(decided, etag=stored.etag)
+        raise Conflict(f"deletion request {request_id} kept changing while it was being decided; try again")
 
     # -- the sweep ------------------------------------------------------------------
 

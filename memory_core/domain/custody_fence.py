@@ -37,6 +37,7 @@ from memory_core.domain.store import MemoryStore
 #: per 20), and edits wait no longer than this for a crashed one.
 LEASE = timedelta(seconds=30)
 _FENCES = "fences"
+_EXCLUSIVE = "exclusive:"  # the key of an exclusive fence, before its name (another's is a bare uuid)
 _ATTEMPTS = 8
 
 
@@ -53,20 +54,36 @@ def without_fences(data: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if key != _FENCES}
 
 
+class FenceTaken(Conflict):
+    """A fence named ``exclusive`` already stands (another deletion of the same thing is under way); none was
+    stood."""
+
+    code = "fence_taken"
+
+
 @contextlib.contextmanager
-def fence(store: MemoryStore, instance_id: str, upn: str, *, clock: Callable[[], datetime]) -> Iterator[None]:
+def fence(
+    store: MemoryStore, instance_id: str, upn: str, *, clock: Callable[[], datetime], exclusive: str | None = None,
+) -> Iterator[None]:
     """Stand a fence in ``upn``'s file index for the ``with`` block: choose and write the deletion inside it.
+
+    Fences of one user do not exclude each other, except those named alike by ``exclusive`` (say, a forget of one
+    entry): while one stands (for its lease at most), another raises ``FenceTaken``, so what the first chose and
+    wrote (a hold, an erasure) is what the second reads once it stands.
 
     Raises ``Conflict`` when the index kept changing (8 races) and the store's errors, before the block runs.
     Lifting the fence afterwards never raises: a fence that could not be lifted ends with its lease.
     """
     partition = Partition(instance_id, upn)
-    fence_id = uuid.uuid4().hex  # not the service's ids: tests that fix those count them
+    # Not the service's ids (tests that fix those count them); an exclusive fence is known by its name.
+    fence_id = f"{_EXCLUSIVE}{exclusive}" if exclusive is not None else uuid.uuid4().hex
 
     def stand(data: dict[str, Any]) -> dict[str, Any] | None:
         now = clock()
         fences = {key: until for key, until in (data.get(_FENCES) or {}).items()
                   if datetime.fromisoformat(until) > now}  # a crashed deletion's: over, dropped here
+        if exclusive is not None and fence_id in fences:
+            raise FenceTaken(f"another deletion of {exclusive} is under way")
         return {**data, _FENCES: {**fences, fence_id: (now + LEASE).isoformat()}}
 
     def lift(data: dict[str, Any]) -> dict[str, Any] | None:

@@ -94,28 +94,33 @@ class DeletionRequest:
 
     @staticmethod
     def from_record(record: Record) -> DeletionRequest:
+        """The request ``record`` holds. ``KeyError`` when it lacks a field this release needs, ``TypeError`` or
+        ``ValueError`` when a field is not of the type this release reads (a later release's layout): every request
+        it answers is one the service's pages can show."""
         d = record.data
         plan = d.get("plan")
+        if plan is not None and not isinstance(plan, list):
+            raise TypeError(f"plan is {type(plan).__name__}, not a list")
         return DeletionRequest(
-            id=d["id"],
-            instance_id=d["instance_id"],
-            upn=d["upn"],
+            id=_text(d, "id"),
+            instance_id=_text(d, "instance_id"),
+            upn=_text(d, "upn"),
             kind=DeletionKind(d["kind"]),
             status=DeletionStatus(d["status"]),
-            requested_by=d["requested_by"],
+            requested_by=_text(d, "requested_by"),
             requested_on=datetime.fromisoformat(d["requested_on"]),
-            scope=d.get("scope"),
-            agent_object_id=d.get("agent_object_id"),
-            entry_id=d.get("entry_id"),
-            profile_ids=tuple(d["profile_ids"]) if d.get("profile_ids") is not None else None,
+            scope=_optional_text(d, "scope"),
+            agent_object_id=_optional_text(d, "agent_object_id"),
+            entry_id=_optional_text(d, "entry_id"),
+            profile_ids=_texts(d, "profile_ids"),
             watermark=_parse(d.get("watermark")),
-            decided_by=d.get("decided_by"),
+            decided_by=_optional_text(d, "decided_by"),
             decided_on=_parse(d.get("decided_on")),
-            reason=d.get("reason"),
-            plan=tuple(PlannedErase(**p) for p in plan) if plan is not None else None,
+            reason=_optional_text(d, "reason"),
+            plan=tuple(_planned(p) for p in plan) if plan is not None else None,
             executed_on=_parse(d.get("executed_on")),
-            erased_entries=d.get("erased_entries"),
-            erased_profiles=d.get("erased_profiles"),
+            erased_entries=_count(d, "erased_entries"),
+            erased_profiles=_count(d, "erased_profiles"),
             etag=record.etag,
         )
 
@@ -136,13 +141,57 @@ def _parse(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
-_SHOWN_CHARS = 320  # of a user, kind or status as stored (a UPN's most): a label, never a document
+# The type checks of a stored request's fields: a record written in another layout (a later release's, say a count
+# kept as an object or a user as null) is one this release cannot read, told as such, rather than a request that
+# fails where it is shown or decided.
+
+def _text(d: dict[str, Any], name: str) -> str:
+    value = d[name]
+    if not isinstance(value, str):
+        raise TypeError(f"{name} is {_type_of(value)}, not text")
+    return value
+
+
+def _optional_text(d: dict[str, Any], name: str) -> str | None:
+    return _text(d, name) if d.get(name) is not None else None
+
+
+def _texts(d: dict[str, Any], name: str) -> tuple[str, ...] | None:
+    value = d.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TypeError(f"{name} is {_type_of(value)}, not a list of text")
+    return tuple(value)
+
+
+def _count(d: dict[str, Any], name: str) -> int | None:
+    value = d.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError(f"{name} is {_type_of(value)}, not a count")
+    return value
+
+
+def _planned(item: object) -> PlannedErase:
+    if not isinstance(item, dict):
+        raise TypeError(f"a plan item is {_type_of(item)}, not an object")
+    return PlannedErase(_text(item, "profile_id"), _text(item, "scope"), _optional_text(item, "agent_object_id"),
+                        _text(item, "entry_id"), _optional_text(item, "owner"))
+
+
+def _type_of(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+_SHOWN_CHARS = 320  # of an id, user, kind or status as stored (a UPN's most), and of why: a label, never a document
 
 
 @dataclass(frozen=True, slots=True)
 class UnreadableRequest:
     """A stored deletion request this release cannot read (another layout: a later release's kind, a field it
-    needs missing): what can be told of it. ``kind`` and ``status`` are as stored, when the record names them
+    needs missing or of another type): what can be told of it, each text at most ``_SHOWN_CHARS`` characters. ``kind`` and ``status`` are as stored, when the record names them
     (a kind may be one this release does not know); ``message`` says why, as the service's errors are written for
     a caller."""
 
@@ -156,15 +205,24 @@ class UnreadableRequest:
     @staticmethod
     def of(record: Record, error: Exception) -> UnreadableRequest:
         d = record.data
-
-        def label(name: str) -> str | None:
-            value = d.get(name)
-            return value[:_SHOWN_CHARS] if isinstance(value, str) and value else None
-
         return UnreadableRequest(
-            label("id") or record.id, record.partition.instance_id, label("upn"), label("kind"), label("status"),
-            f"the stored deletion request cannot be read by this release ({type(error).__name__}: {error})",
+            shown_label(d.get("id")) or record.id, record.partition.instance_id, shown_label(d.get("upn")),
+            shown_label(d.get("kind")), shown_label(d.get("status")),
+            unreadable_message(error),
         )
+
+
+def unreadable_message(error: Exception) -> str:
+    """Why a stored request cannot be read (``error``, what reading it raised), for a caller: at most
+    ``_SHOWN_CHARS`` characters, since the error may quote a stored value of any length."""
+    message = f"the stored deletion request cannot be read by this release ({type(error).__name__}: {error})"
+    return message if len(message) <= _SHOWN_CHARS else message[:_SHOWN_CHARS - 2] + "…)"
+
+
+def shown_label(value: object) -> str | None:
+    """``value``, a stored label (an id, a user, a kind, a status), as a caller is shown it: text, at most
+    ``_SHOWN_CHARS`` characters; None when it is not text or is empty."""
+    return value[:_SHOWN_CHARS] if isinstance(value, str) and value else None
 
 
 def read_request(record: Record) -> DeletionRequest | UnreadableRequest:

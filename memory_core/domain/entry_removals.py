@@ -14,7 +14,8 @@ import contextlib
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible
-from memory_core.domain.custody import CustodyService
+from memory_core.domain.custody import CustodyService, forget_fence
+from memory_core.domain.custody_fence import FenceTaken
 from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import MemoryEntry, ProfileKey, Share, shared_copy_id
@@ -40,19 +41,31 @@ class EntryRemovals:
 
         ``fenced``: the caller already stands the fence (``CustodyService.fence``) around this and more forgets, as
         the memory tool does around a command's old versions."""
-        entry = self._store.get_entry(instance_id, caller.upn, entry_id)
-        if entry is not None and not is_visible(self._store, entry):
-            entry = None
-        if entry is None:
-            raise NotFound(f"no memory entry {entry_id}")
+        if not fenced:
+            self._visible(instance_id, caller.upn, entry_id)  # an unknown id is answered without a write
         # Fenced from the hold or the erasure on: an edit that read the entry before commits nothing made from it.
-        with contextlib.nullcontext() if fenced else self._custody.fence(instance_id, caller.upn):
-            if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
-                return PendingDeletion(self._custody.request_forget(caller.upn, entry).id)
-            erasure = self._custody.erasures.begin("forget", caller.upn, entry.key, entry=entry)
-            self._store.delete_entries(entry.key, [entry.id])
+        # The fence is exclusive to this entry's forgets, and the entry is read again inside it: of concurrent
+        # forgets one is taken and the others hear "not found", on either store (fences otherwise overlap).
+        fence = (contextlib.nullcontext() if fenced
+                 else self._custody.fence(instance_id, caller.upn, exclusive=forget_fence(entry_id)))
+        try:
+            with fence:
+                entry = self._visible(instance_id, caller.upn, entry_id)
+                if self._deletion_mode is DeletionMode.OPERATOR_APPROVAL:
+                    return PendingDeletion(self._custody.request_forget(caller.upn, entry).id)
+                erasure = self._custody.erasures.begin("forget", caller.upn, entry.key, entry=entry)
+                self._store.delete_entries(entry.key, [entry.id])
+        except FenceTaken:
+            raise NotFound(f"no memory entry {entry_id}") from None
         self._custody.erasures.finish(erasure)  # its team copy, its file's path, the event
         return Forgotten(entry.id)
+
+    def _visible(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry:
+        """``upn``'s entry ``entry_id``; ``NotFound`` when there is none or a deletion hides it."""
+        entry = self._store.get_entry(instance_id, upn, entry_id)
+        if entry is None or not is_visible(self._store, entry):
+            raise NotFound(f"no memory entry {entry_id}")
+        return entry
 
     def drop_version(
         self, caller: Caller, key: ProfileKey, entry_id: str, detail: str, *, maybe_hidden: bool = False

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from memory_core.domain.deletion import DeletionKind, DeletionRequest
+from memory_core.domain.deletion import DeletionKind, DeletionRequest, shown_label, unreadable_message
 from memory_core.domain.errors import Conflict, MemoryCoreError, TimedOut, Unavailable
 from memory_core.domain.records import Record
 
@@ -55,11 +55,10 @@ class LeftRequest:
     @staticmethod
     def unreadable(record: Record, error: Exception) -> LeftRequest:
         """The request ``record`` holds, which this release cannot read (``error``)."""
-        upn, request_id = record.data.get("upn"), record.data.get("id")
         return LeftRequest(
-            str(request_id) if isinstance(request_id, str) and request_id else record.id, record.partition.instance_id,
-            upn if isinstance(upn, str) else None, None, LeftReason.UNREADABLE, "unreadable_request",
-            f"the stored deletion request cannot be read by this release ({type(error).__name__}: {error})",
+            shown_label(record.data.get("id")) or record.id, record.partition.instance_id,
+            shown_label(record.data.get("upn")), None, LeftReason.UNREADABLE, "unreadable_request",
+            unreadable_message(error),
         )
 
 

@@ -258,7 +258,8 @@ class DeletionRequestModel(BaseModel):
 
 class UnreadableRequestModel(BaseModel):
     """A stored deletion request this release cannot read (another layout: a later release's kind, a field it
-    needs missing). It is listed, not decided: approving or rejecting it needs a release that reads it."""
+    needs missing or of another type). It is listed, not decided: approving or rejecting it needs a release that
+    reads it (this one answers 409 ``unreadable_request``)."""
 
     request_id: str
     instance_id: str
@@ -267,7 +268,7 @@ class UnreadableRequestModel(BaseModel):
                                          "release does not know, such as a later release's)")
     status: str | None = Field(description="The status as stored, when the record names one")
     code: Literal["unreadable_request"] = "unreadable_request"
-    message: str = Field(description="Why it cannot be read, written for the operator")
+    message: str = Field(description="Why it cannot be read, written for the operator (at most 320 characters)")
 
     @classmethod
     def from_unreadable(cls, u: UnreadableRequest) -> UnreadableRequestModel:

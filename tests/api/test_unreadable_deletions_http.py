@@ -14,19 +14,21 @@ from memory_core.domain.records import Record, RecordKind, deletions_partition
 from tests.support.local_server import OPERATOR_KEY, RunningServer
 
 LATER = "later@contoso.com"
+_NULL = object()  # a field stored as null (None leaves the field out)
 
 
 def _plant(server: RunningServer, instance: str, request_id: str, **data: object) -> None:
     """A deletion request record with ``data`` over a readable pending forget's fields, as another release would
-    store it (January 2026: it sorts before anything a test writes)."""
+    store it (January 2026: it sorts before anything a test writes); a None leaves a field out, ``_NULL`` stores
+    null."""
     fields: dict[str, object] = {"id": request_id, "instance_id": instance, "upn": LATER, "kind": "forget",
                                  "status": "pending", "requested_by": LATER, "requested_on": "2026-01-01T00:00:00+00:00"}
     fields.update(data)
     store = server.open_store()
     try:
         store.put_record(Record(deletions_partition(instance), RecordKind.DELETION_REQUEST,
-                                f"2026-01-01T00:00:00.000000Z~{request_id}", {k: v for k, v in fields.items()
-                                                                              if v is not None}))
+                                f"2026-01-01T00:00:00.000000Z~{request_id}",
+                                {k: None if v is _NULL else v for k, v in fields.items() if v is not None}))
     finally:
         store.close()
 
@@ -106,3 +108,38 @@ def test_a_listing_without_unreadable_requests_says_so(server: RunningServer, in
     _forget_one(server, instance_id)
     with _operator(server, instance_id) as op:
         assert op.get("/deletions").json()["unreadable"] == []
+
+
+def test_a_request_of_fields_this_release_does_not_read_is_listed_unreadable(server: RunningServer,
+                                                                            instance_id: str) -> None:
+    """A requester that is not text, a count kept as an object: both listings answer 200 with them under
+    ``unreadable`` and why (both answered 500 before: the request was read, and its answer refused)."""
+    _plant(server, instance_id, "null-requester", requested_by=_NULL)
+    _plant(server, instance_id, "object-count", erased_entries={"entries": 3}, status="executed")
+    with _operator(server, instance_id) as op:
+        response = op.get("/deletions")
+    with server.client(LATER) as http:
+        own = http.get(f"/instances/{instance_id}/memory/deletions")
+    for answer in (response, own):
+        assert answer.status_code == 200, answer.text
+        by_id = {u["request_id"]: u for u in answer.json()["unreadable"]}
+        assert list(by_id) == ["null-requester", "object-count"] and answer.json()["requests"] == []
+        assert "requested_by is null" in by_id["null-requester"]["message"]
+        assert "erased_entries is dict" in by_id["object-count"]["message"]
+
+
+def test_deciding_an_unreadable_request_is_refused_as_such(server: RunningServer, instance_id: str) -> None:
+    """Approving or rejecting a request this release cannot read: 409 ``unreadable_request`` (it was a 500), and the
+    request stays as stored."""
+    _plant(server, instance_id, "of-a-later-kind", kind="archive")
+    _plant(server, instance_id, "null-requester", requested_by=_NULL)
+    with _operator(server, instance_id) as op:
+        for request_id in ("of-a-later-kind", "null-requester"):
+            for answer in (op.post(f"/deletions/{request_id}/approve"),
+                           op.post(f"/deletions/{request_id}/reject", json={"reason": "no"})):
+                assert answer.status_code == 409, answer.text
+                assert answer.json()["error"]["code"] == "unreadable_request"
+                assert "cannot be read" in answer.json()["error"]["message"]
+        listed = op.get("/deletions").json()["unreadable"]
+    assert [(u["request_id"], u["status"]) for u in listed] == [("null-requester", "pending"),
+                                                               ("of-a-later-kind", "pending")]

@@ -47,3 +47,26 @@ def test_a_page_keeps_both_in_the_listings_order_and_its_continuation() -> None:
     page = DeletionPage.of([_stored("a", kind="archive"), READABLE.to_record(), _stored("b", requested_on=None)], "t")
     assert page.items == [READABLE] and page.continuation == "t"
     assert [u.id for u in page.unreadable] == ["a", "b"]
+
+
+def test_a_field_of_another_type_makes_the_request_unreadable() -> None:
+    """What the listings' wire model would refuse is refused here first (it answered 500 for the page): a user who is
+    not text, a count that is not a number, a plan item that is not an object."""
+    for change, named in [({"requested_by": None}, "requested_by is null"), ({"upn": 7}, "upn is int"),
+                          ({"erased_entries": {"entries": 3}}, "erased_entries is dict"),
+                          ({"erased_profiles": True}, "erased_profiles is bool"),
+                          ({"profile_ids": "p1"}, "profile_ids is str"), ({"reason": ["why"]}, "reason is list"),
+                          ({"plan": [{"profile_id": "p", "scope": "user", "entry_id": 5}]}, "entry_id is int"),
+                          ({"plan": {"entries": 3}}, "plan is dict")]:
+        told = read_request(Record(deletions_partition("i"), RecordKind.DELETION_REQUEST, "k~x",
+                                   {**READABLE.to_record().data, **change}))
+        assert isinstance(told, UnreadableRequest), change
+        assert named in told.message and told.kind == "forget"
+
+
+def test_what_is_told_of_an_unreadable_request_is_bounded() -> None:
+    """A stored value of any length (a later release's kind, quoted by the error) is told in at most 320 characters."""
+    told = read_request(_stored("x" * 5000, kind="k" * 5000, upn="u" * 5000))
+    assert isinstance(told, UnreadableRequest)
+    assert len(told.message) <= 320 and told.message.endswith("…)")
+    assert (len(told.id), len(told.upn or ""), len(told.kind or "")) == (320, 320, 320)
