@@ -342,6 +342,12 @@ validate_tenant() {
   if [[ -n $MEMORY_COREAPI_BASE_URL ]]; then
     check MEMORY_COREAPI_BASE_URL "$MEMORY_COREAPI_BASE_URL" '^https?://[^[:space:],]+$' "an http(s) URL"
   fi
+  # The package holds paths relative to the app folder (helpers.py package refuses the rest too).
+  local entry
+  for entry in $PACKAGE_INCLUDE; do
+    [[ $entry != /* && /$entry/ != */../* ]] ||
+      die "$TENANT_FILE: PACKAGE_INCLUDE entry '$entry' is outside the app folder: name files and folders inside it"
+  done
   local timeout
   for timeout in COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT; do
     if [[ -n ${!timeout} ]]; then check "$timeout" "${!timeout}" '^[0-9]+(\.[0-9]+)?$' "a number of seconds"; fi

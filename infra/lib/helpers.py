@@ -317,10 +317,15 @@ def cmd_digest(args: list[str]) -> None:
 def _iter_package_files(app_dir, includes: list[str]):
     from pathlib import Path
 
+    root_dir = Path(app_dir).resolve()
     for entry in includes:
         path = app_dir / entry
         if not path.exists():
             _die(f"package entry '{entry}' not found in {app_dir}")
+        # Names in the zip are relative to the app folder: an entry outside it (../x, /etc, a symlink
+        # out) would be packaged under a name that unzips outside the app's folder.
+        if Path(entry).is_absolute() or not path.resolve().is_relative_to(root_dir):
+            _die(f"package entry '{entry}' is outside the app folder {app_dir}: PACKAGE_INCLUDE names paths inside it")
         if path.is_file():
             yield path
             continue
