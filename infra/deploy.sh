@@ -81,7 +81,7 @@ if az_show monitor log-analytics workspace show --resource-group "$RESOURCE_GROU
 else
   plan create "Log Analytics workspace $LOG_ANALYTICS_WORKSPACE"
   az_run monitor log-analytics workspace create --resource-group "$RESOURCE_GROUP" \
-    --workspace-name "$LOG_ANALYTICS_WORKSPACE" --location "$LOCATION"
+    --workspace-name "$LOG_ANALYTICS_WORKSPACE" --location "$LOCATION" --tags "$TENANT_TAG=$TENANT"
   az_show monitor log-analytics workspace show --resource-group "$RESOURCE_GROUP" --workspace-name "$LOG_ANALYTICS_WORKSPACE" || true
 fi
 workspace_id=$(jget id "<id of workspace $LOG_ANALYTICS_WORKSPACE>")
@@ -92,7 +92,7 @@ if az_show monitor app-insights component show --resource-group "$RESOURCE_GROUP
 else
   plan create "Application Insights $APP_INSIGHTS"
   az_run monitor app-insights component create --resource-group "$RESOURCE_GROUP" --app "$APP_INSIGHTS" \
-    --location "$LOCATION" --workspace "$workspace_id" --application-type web --kind web
+    --location "$LOCATION" --workspace "$workspace_id" --application-type web --kind web --tags "$TENANT_TAG=$TENANT"
   az_show monitor app-insights component show --resource-group "$RESOURCE_GROUP" --app "$APP_INSIGHTS" || true
 fi
 appinsights_id=$(jget id "<id of Application Insights $APP_INSIGHTS>")
@@ -135,7 +135,7 @@ else
   plan create "Cosmos DB account $COSMOS_ACCOUNT" "$COSMOS_CAPACITY_MODE, local auth $([[ $COSMOS_DISABLE_LOCAL_AUTH == true ]] && printf off || printf on)"
   cosmos_create=(cosmosdb create --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCOUNT" --kind GlobalDocumentDB
     --locations "regionName=$LOCATION" failoverPriority=0 isZoneRedundant=False
-    --default-consistency-level "$COSMOS_CONSISTENCY_LEVEL" --capabilities "$FULL_TEXT_CAPABILITY")
+    --default-consistency-level "$COSMOS_CONSISTENCY_LEVEL" --tags "$TENANT_TAG=$TENANT" --capabilities "$FULL_TEXT_CAPABILITY")
   if [[ $COSMOS_CAPACITY_MODE == serverless ]]; then cosmos_create+=(EnableServerless); fi
   # Keyless from the first second: az cosmosdb create --disable-local-auth, in the CLI since
   # Azure/azure-cli#32530 (December 2025). Older CLIs lack the flag; for them, and only for them,
@@ -215,7 +215,8 @@ else
   # exists, a create with keys on would fail outright.
   plan create "storage account $STORAGE_ACCOUNT" "shared-key access off"
   storage_create=(storage account create --resource-group "$RESOURCE_GROUP" --name "$STORAGE_ACCOUNT" --location "$LOCATION"
-    --sku Standard_LRS --kind StorageV2 --allow-blob-public-access false --min-tls-version TLS1_2 --https-only true)
+    --sku Standard_LRS --kind StorageV2 --allow-blob-public-access false --min-tls-version TLS1_2 --https-only true
+    --tags "$TENANT_TAG=$TENANT")
   if [[ $STORAGE_DISABLE_SHARED_KEY == true ]]; then storage_create+=(--allow-shared-key-access false); fi
   az_run "${storage_create[@]}"
   az_show storage account show --resource-group "$RESOURCE_GROUP" --name "$STORAGE_ACCOUNT" || true
@@ -231,7 +232,8 @@ if az_show identity show --resource-group "$RESOURCE_GROUP" --name "$MANAGED_IDE
   plan unchanged "user-assigned identity $MANAGED_IDENTITY"
 else
   plan create "user-assigned identity $MANAGED_IDENTITY"
-  az_run identity create --resource-group "$RESOURCE_GROUP" --name "$MANAGED_IDENTITY" --location "$LOCATION"
+  az_run identity create --resource-group "$RESOURCE_GROUP" --name "$MANAGED_IDENTITY" --location "$LOCATION" \
+    --tags "$TENANT_TAG=$TENANT"
   az_show identity show --resource-group "$RESOURCE_GROUP" --name "$MANAGED_IDENTITY" || true
 fi
 identity_id=$(jget id "<id of identity $MANAGED_IDENTITY>")
@@ -287,7 +289,8 @@ else
     --runtime python --runtime-version "$APP_PYTHON_VERSION" --functions-version 4 \
     --instance-memory "$FUNCTION_INSTANCE_MEMORY" --maximum-instance-count "$FUNCTION_MAX_INSTANCES" \
     --app-insights "$APP_INSIGHTS" --assign-identity "$identity_id" \
-    --deployment-storage-auth-type UserAssignedIdentity --deployment-storage-auth-value "$identity_id" --https-only true
+    --deployment-storage-auth-type UserAssignedIdentity --deployment-storage-auth-value "$identity_id" --https-only true \
+    --tags "$TENANT_TAG=$TENANT"
   az_show functionapp show --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP" || true
   app_host=$(jget defaultHostName "$FUNCTION_APP.azurewebsites.net")
 fi

@@ -427,8 +427,44 @@ def cmd_package(args: list[str]) -> None:
     print(hashlib.sha256(out_zip.read_bytes()).hexdigest())
 
 
+# Resources Azure makes by itself next to the ones deploy.sh creates (the Flex Consumption plan of
+# the function app, Application Insights' Smart Detection rule and action group): never tagged, and
+# counted as the tenant's own. A group shared with another tenant still holds that tenant's app or
+# component, which keeps the group from being deleted.
+AZURE_BYPRODUCT_TYPES = ("microsoft.web/serverfarms", "microsoft.alertsmanagement/smartdetectoralertrules",
+                         "microsoft.insights/actiongroups")
+
+
+def cmd_foreign_resources(args: list[str]) -> None:
+    """foreign-resources TAG TENANT OWN_NAMES OTHER_NAMES: `az resource list` JSON on stdin -> one line
+    "NAME (TYPE): REASON" per resource that is not this tenant's; nothing when all are.
+
+    A resource is the tenant's when its TAG is TENANT, or when it has no TAG and is named in OWN_NAMES
+    (space-separated; resources of an older deploy.sh carry no tag) and not in OTHER_NAMES (the names
+    other tenant files give in the same group), or is one of AZURE_BYPRODUCT_TYPES without a TAG.
+    """
+    tag, tenant = args[0], args[1]
+    own = {n.lower() for n in args[2].split()}
+    others = {n.lower() for n in args[3].split()}
+    for resource in _stdin_json() or []:
+        name, rtype = resource.get("name", ""), resource.get("type", "")
+        owner = (resource.get("tags") or {}).get(tag)
+        if owner == tenant:
+            continue
+        if owner:
+            reason = f"tagged {tag}={owner}"
+        elif name.lower() in others:
+            reason = "named in another tenant file for this resource group"
+        elif name.lower() in own or rtype.lower() in AZURE_BYPRODUCT_TYPES:
+            continue
+        else:
+            reason = f"not tagged {tag}={tenant} and not named in the tenant file"
+        print(f"{name} ({rtype}): {reason}")
+
+
 COMMANDS = {
     "get": cmd_get,
+    "foreign-resources": cmd_foreign_resources,
     "has-capability": cmd_has_capability,
     "capabilities": cmd_capabilities,
     "pk-matches": cmd_pk_matches,
