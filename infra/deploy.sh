@@ -198,8 +198,31 @@ if (( cosmos_changes )); then
 fi
 
 # ----------------------------------------------------------------------------- storage
+# The storage account this tenant's app already runs on (none for a new app): an account from an
+# earlier deploy.sh carries no tag, and one named by the old default (STORAGE_ACCOUNT_LEGACY) is kept.
+app_storage=""
+if az_show functionapp show --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP"; then
+  az_json '[]' functionapp config appsettings list --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP"
+  app_storage=$(printf '%s' "$AZ_OUT" | helper settings-nul | tr '\0' '\n' |
+    sed -nE 's/^AzureWebJobsStorage__accountName=//p; s/^AzureWebJobsStorage=.*AccountName=([a-z0-9]+).*/\1/p' | head -n 1)
+fi
+if [[ -n $STORAGE_ACCOUNT_LEGACY && $app_storage == "$STORAGE_ACCOUNT_LEGACY" && $STORAGE_ACCOUNT != "$STORAGE_ACCOUNT_LEGACY" ]]; then
+  note "keeping storage account $STORAGE_ACCOUNT_LEGACY, which $FUNCTION_APP runs on (the default name before $STORAGE_ACCOUNT)"
+  STORAGE_ACCOUNT=$STORAGE_ACCOUNT_LEGACY
+fi
 step "Storage account $STORAGE_ACCOUNT"
 if az_show storage account show --resource-group "$RESOURCE_GROUP" --name "$STORAGE_ACCOUNT"; then
+  # Never share another tenant's (or anyone's) account: teardown would delete it with this tenant.
+  storage_owner=$(jget "tags.$TENANT_TAG")
+  if [[ $storage_owner != "$TENANT" ]]; then
+    [[ -z $storage_owner && $app_storage == "$STORAGE_ACCOUNT" ]] ||
+      die "storage account $STORAGE_ACCOUNT exists but tenant $TENANT did not create it (${storage_owner:+it is tagged $TENANT_TAG=$storage_owner}${storage_owner:-no tag $TENANT_TAG=$TENANT}): set another STORAGE_ACCOUNT in $TENANT_FILE, or, if it is meant for this tenant alone, tag it: az storage account update -g $RESOURCE_GROUP -n $STORAGE_ACCOUNT --tags $TENANT_TAG=$TENANT"
+  fi
+  if [[ -z $storage_owner ]]; then
+    # The account of an earlier deploy.sh, which tagged only the group: tagged now, so teardown knows it.
+    plan update "storage account $STORAGE_ACCOUNT" "tags: + $TENANT_TAG=$TENANT"
+    az_run storage account update --resource-group "$RESOURCE_GROUP" --name "$STORAGE_ACCOUNT" --set "tags.$TENANT_TAG=$TENANT"
+  fi
   storage_shared_key=$(jget allowSharedKeyAccess)
   if [[ $STORAGE_DISABLE_SHARED_KEY == true && $storage_shared_key != false ]]; then
     # An account from an earlier deploy.sh (shared keys on at creation): switched off here,

@@ -123,6 +123,12 @@ else
     cosmosdb delete "${rg[@]}" --name "$COSMOS_ACCOUNT" --yes
   delete_own "$STORAGE_ACCOUNT" storage account show "${rg[@]}" --name "$STORAGE_ACCOUNT" -- \
     storage account delete "${rg[@]}" --name "$STORAGE_ACCOUNT" --yes
+  # The account of the default name before it carried a hash: the tenant's only when tagged so (deploy.sh
+  # tags it), since another tenant's old default may be the same name.
+  if [[ -n $STORAGE_ACCOUNT_LEGACY ]] && ! is_foreign "$STORAGE_ACCOUNT_LEGACY" &&
+    az_show storage account show "${rg[@]}" --name "$STORAGE_ACCOUNT_LEGACY" && [[ $(jget "tags.$TENANT_TAG") == "$TENANT" ]]; then
+    az_run storage account delete "${rg[@]}" --name "$STORAGE_ACCOUNT_LEGACY" --yes
+  fi
   delete_own "$MANAGED_IDENTITY" identity show "${rg[@]}" --name "$MANAGED_IDENTITY" -- \
     identity delete "${rg[@]}" --name "$MANAGED_IDENTITY"
   delete_own "$APP_INSIGHTS" monitor app-insights component show "${rg[@]}" --app "$APP_INSIGHTS" -- \

@@ -219,6 +219,11 @@ tenant_file_path() {
   printf '%s/%s.env' "${MEMORY_TENANTS_DIR:-$INFRA_DIR/tenants}" "$1"
 }
 
+# tenant_hash NAME: the first 6 hex digits of NAME's SHA-256 (part of default resource names).
+tenant_hash() {
+  python3 -S -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:6])' "$1"
+}
+
 # load_tenant NAME: read infra/tenants/NAME.env (KEY=VALUE lines, # comments) without executing it,
 # then apply defaults. Values from the caller's environment are ignored on purpose.
 load_tenant() {
@@ -257,7 +262,15 @@ load_tenant() {
   local alnum=${name//-/}
   : "${RESOURCE_GROUP:=rg-memory-$name}"
   : "${COSMOS_ACCOUNT:=cosmos-memory-$name}"
-  : "${STORAGE_ACCOUNT:=stmemory${alnum:0:16}}"
+  # Storage account names are global and at most 24 characters: the start of the tenant name and a
+  # hash of all of it, so tenants whose names differ only after the start get different accounts.
+  # Before the hash the default was stmemory + the first 16 letters and digits (STORAGE_ACCOUNT_LEGACY):
+  # deploy.sh keeps that account for a tenant whose app already runs on it (docs/deploy.md).
+  STORAGE_ACCOUNT_LEGACY=""
+  if [[ -z $STORAGE_ACCOUNT ]]; then
+    STORAGE_ACCOUNT="stmemory${alnum:0:10}$(tenant_hash "$name")"
+    STORAGE_ACCOUNT_LEGACY="stmemory${alnum:0:16}"
+  fi
   : "${FUNCTION_APP:=func-memory-$name}"
   : "${APP_INSIGHTS:=appi-memory-$name}"
   : "${LOG_ANALYTICS_WORKSPACE:=log-memory-$name}"

@@ -479,6 +479,11 @@ def storage_update(state, opts):
     item = storage_show(state, opts)
     if "--allow-shared-key-access" in opts:
         item["allowSharedKeyAccess"] = one(opts, "--allow-shared-key-access") == "true"
+    for assignment in opts.get("--set") or []:
+        path, value = assignment.split("=", 1)
+        if not path.startswith("tags."):
+            raise AzError(f"fake az: storage account update --set {path} is not emulated", 2)
+        item.setdefault("tags", {})[path[len("tags."):]] = value
     return item
 
 

@@ -6,6 +6,8 @@ cannot run here: it records every invocation and answers as az would.
 
 from __future__ import annotations
 
+import hashlib
+
 from tests.infra.infra_support import command_words, is_changing
 
 
@@ -79,7 +81,7 @@ def test_teardown_of_a_group_shared_with_another_tenant_keeps_the_group_and_the_
     state = azure.state()
     assert "rg-shared" in state["groups"] and not azure.find("group", "delete")
     left = {k for t in ("apps", "cosmos", "storage", "identities", "components", "workspaces") for k in state[t]}
-    assert left == {"rg-shared/func-memory-beta", "rg-shared/cosmos-memory-beta", "rg-shared/stmemorybeta",
+    assert left == {"rg-shared/func-memory-beta", "rg-shared/cosmos-memory-beta", f"rg-shared/stmemorybeta{hashlib.sha256(b'beta').hexdigest()[:6]}",
                     "rg-shared/id-memory-beta", "rg-shared/appi-memory-beta", "rg-shared/log-memory-beta"}
     assert "cosmos-memory-beta (Microsoft.DocumentDB/databaseAccounts): tagged memory-core-tenant=beta" in proc.stderr
 
