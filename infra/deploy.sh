@@ -395,8 +395,7 @@ declare -A desired=(
   [SOURCE_DATE_EPOCH]=315532800
 )
 # Optional settings: set when the tenant file gives a value, removed when it no longer does.
-optional=(MEMORY_MCP_ALLOWED_HOSTS MEMORY_COREAPI_BASE_URL COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT
-  "${IDENTITY_SETTINGS[@]}")
+optional=("${OPTIONAL_APP_SETTINGS[@]}")
 # Key-based connections the managed identity replaces; never left on the app.
 forbidden=(COSMOS_KEY AzureWebJobsStorage)
 

@@ -28,6 +28,12 @@ IDENTITY_SETTINGS=(
   MEMORY_OPERATOR_ROLE MEMORY_IDENTITY_CA_BUNDLE
 )
 
+# Optional app settings: set when the tenant file gives a value, removed when it no longer does.
+OPTIONAL_APP_SETTINGS=(
+  MEMORY_MCP_ALLOWED_HOSTS MEMORY_COREAPI_BASE_URL COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT
+  "${IDENTITY_SETTINGS[@]}"
+)
+
 # Keys a tenant file may set. Everything else is refused, and so are secrets.
 TENANT_KEYS=(
   SUBSCRIPTION LOCATION RESOURCE_GROUP
@@ -340,7 +346,8 @@ validate_tenant() {
     die "$TENANT_FILE: FUNCTION_ALWAYS_READY=$FUNCTION_ALWAYS_READY is more than FUNCTION_MAX_INSTANCES=$FUNCTION_MAX_INSTANCES"
   check MANAGED_IDENTITY "$MANAGED_IDENTITY" '^[A-Za-z0-9][-A-Za-z0-9_]{2,127}$' "3-128 letters, digits, - and _"
   check STORAGE_DISABLE_SHARED_KEY "$STORAGE_DISABLE_SHARED_KEY" "$bool" "true or false"
-  check MEMORY_DEFAULT_INSTANCE_ID "$MEMORY_DEFAULT_INSTANCE_ID" '^[^,[:space:]]+$' "a non-empty id without spaces or commas"
+  # The app's INSTANCE_ID_PATTERN (memory_core/domain/identity.py).
+  check MEMORY_DEFAULT_INSTANCE_ID "$MEMORY_DEFAULT_INSTANCE_ID" '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' "an instance id: 1-128 characters, letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
   check MEMORY_DELETION_MODE "$MEMORY_DELETION_MODE" '^(operator_approval|immediate)$' "operator_approval or immediate"
   check MEMORY_SWEEP_SCHEDULE "$MEMORY_SWEEP_SCHEDULE" '^[^[:space:]]+( [^[:space:]]+){5}$' "an NCRONTAB expression with six fields, e.g. '0 */5 * * * *'"
   check MEMORY_AUTH_MODE "$MEMORY_AUTH_MODE" '^(local|key|entra|platform|easyauth)(,(local|key|entra|platform|easyauth))*$' "a comma list of key, entra, platform, easyauth"
@@ -369,6 +376,34 @@ validate_tenant() {
     check MEMORY_MCP_ALLOWED_HOSTS "$MEMORY_MCP_ALLOWED_HOSTS" '^[A-Za-z0-9.:*-]+(,[A-Za-z0-9.:*-]+)*$' "a comma list of host names"
   fi
   validate_identity
+  validate_with_app
+}
+
+# The app settings a tenant file gives (deploy.sh sets them; the optional ones only when given).
+APP_SETTINGS_FROM_TENANT=(
+  COSMOS_DATABASE COSMOS_CONTAINER MEMORY_DEFAULT_INSTANCE_ID MEMORY_DELETION_MODE MEMORY_SWEEP_SCHEDULE
+  MEMORY_AUTH_MODE MEMORY_SHARING_DEFAULT_POLICY MEMORY_SHARING_ALLOW_OVERRIDE MEMORY_MAX_WRITE_BYTES MEMORY_READ_CACHE_MB
+)
+
+# The tenant's app settings checked by the app's own rules (memory_core/settings.py, as the app checks them at
+# start), so a value the app would refuse stops here, before any change, not as an app that no longer starts.
+# What deploy.sh fills in (endpoint, generated keys) and the secrets the operator sets on the app stand in
+# as placeholders; deploy.sh warns about missing operator secrets itself.
+validate_with_app() {
+  local name values=() rc=0 out
+  for name in "${APP_SETTINGS_FROM_TENANT[@]}" "${OPTIONAL_APP_SETTINGS[@]}"; do
+    if [[ -n ${!name} ]]; then values+=("$name=${!name}"); fi
+  done
+  values+=(MEMORY_STORE=cosmos "COSMOS_ENDPOINT=https://$COSMOS_ACCOUNT.documents.azure.com:443/"
+    "WEBSITE_HOSTNAME=$FUNCTION_APP.azurewebsites.net" MEMORY_API_KEYS=placeholder-user MEMORY_OPERATOR_KEYS=placeholder-operator
+    MEMORY_COREAPI_KEY=placeholder MEMORY_OBO_CLIENT_SECRET=placeholder WEBSITE_AUTH_ENABLED=true)
+  out=$(python3 "$HELPERS" app-check "$REPO_ROOT" "${values[@]}" 2>&1) || rc=$?
+  case $rc in
+    0) ;;
+    3) log "warning: memory_core's settings cannot be imported here ($out); the tenant file was checked by" \
+         "deploy.sh's own rules only (pip install -r $REPO_ROOT/requirements.txt to check it as the app does)" ;;
+    *) die "$TENANT_FILE: the app would refuse these settings and not start: $out" ;;
+  esac
 }
 
 # The identity settings, checked as the app checks them at start (memory_core/identity/config.py),

@@ -462,8 +462,33 @@ def cmd_foreign_resources(args: list[str]) -> None:
         print(f"{name} ({rtype}): {reason}")
 
 
+def cmd_app_check(args: list[str]) -> None:
+    """app-check REPO NAME=VALUE...: check app settings with the app's own rules (memory_core.settings in REPO),
+    as the app checks them at start. Exit 0 when it would start, 1 with the app's message when not, 3 when
+    memory_core or its dependencies cannot be imported here. Run without -S (it needs site-packages)."""
+    sys.path.insert(0, args[0])
+    values = dict(arg.split("=", 1) for arg in args[1:])
+    try:
+        from memory_core.domain.errors import ConfigurationError
+        from memory_core.settings import Settings
+    except ImportError as error:
+        print(f"{error}", file=sys.stderr)
+        sys.exit(3)
+    from memory_core.settings import settings_from
+
+    # Only these values: never the deploying machine's environment, which the app will not have.
+    for name in [n for n in os.environ if n.lower() in Settings.model_fields]:
+        del os.environ[name]
+    try:
+        settings_from(values)
+    except ConfigurationError as error:
+        print(str(error), file=sys.stderr)
+        sys.exit(1)
+
+
 COMMANDS = {
     "get": cmd_get,
+    "app-check": cmd_app_check,
     "foreign-resources": cmd_foreign_resources,
     "has-capability": cmd_has_capability,
     "capabilities": cmd_capabilities,

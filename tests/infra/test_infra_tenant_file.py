@@ -119,6 +119,36 @@ def test_invalid_value_is_refused_before_any_az_call(azure, setting):
     assert azure.calls() == []
 
 
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"MEMORY_DEFAULT_INSTANCE_ID": "contoso/prod"},
+        {"MEMORY_DEFAULT_INSTANCE_ID": "x" * 200},
+        {"MEMORY_DEFAULT_INSTANCE_ID": "-leading-dash"},
+        {"COSMOS_CONNECTION_TIMEOUT": "0"},
+        {"COSMOS_CONNECTION_TIMEOUT": "121"},
+        {"COSMOS_READ_TIMEOUT": "900"},
+    ],
+    ids=lambda s: "-".join(f"{k}={v[:20]}" for k, v in s.items()),
+)
+def test_a_value_the_app_refuses_is_refused_before_any_az_call(azure, setting):
+    """deploy.sh checks the tenant's app settings with the app's own rules (memory_core/settings.py):
+    a value the app would refuse at start never reaches a running app."""
+    azure.write_tenant("acme", **setting)
+    proc = azure.deploy(check=False)
+    assert proc.returncode != 0 and next(iter(setting)) in proc.stderr
+    assert azure.calls() == []
+
+
+def test_the_app_check_ignores_the_deploying_machines_environment(azure):
+    """A MEMORY_* variable in the operator's shell does not decide what the app would accept."""
+    azure.write_tenant("acme")
+    env = {**azure.env, "COSMOS_READ_TIMEOUT": "900", "MEMORY_AUTH_MODE": "bogus"}
+    proc = subprocess.run(["bash", str(INFRA / "deploy.sh"), "--tenant", "acme", "--what-if", "--no-smoke",
+                           "--app-dir", str(azure.app_dir)], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_unknown_key_is_refused(azure):
     """A misspelt key is an error, not silently ignored."""
     azure.write_tenant("acme", MEMORY_DELETON_MODE="immediate")
