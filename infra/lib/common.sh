@@ -30,7 +30,9 @@ IDENTITY_SETTINGS=(
 
 # Optional app settings: set when the tenant file gives a value, removed when it no longer does.
 OPTIONAL_APP_SETTINGS=(
-  MEMORY_MCP_ALLOWED_HOSTS MEMORY_COREAPI_BASE_URL COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT
+  MEMORY_ALLOWED_HOSTS MEMORY_MCP_ALLOWED_HOSTS MEMORY_COREAPI_BASE_URL
+  COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT COSMOS_OPERATION_TIMEOUT
+  MEMORY_AUDIT_RETENTION_DAYS MEMORY_DELETION_RETENTION_DAYS MEMORY_CONSOLE_CLIENT_ID MEMORY_CONSOLE_API_SCOPE
   "${IDENTITY_SETTINGS[@]}"
 )
 
@@ -44,8 +46,7 @@ TENANT_KEYS=(
   MANAGED_IDENTITY STORAGE_DISABLE_SHARED_KEY PACKAGE_INCLUDE
   MEMORY_DEFAULT_INSTANCE_ID MEMORY_DELETION_MODE MEMORY_SWEEP_SCHEDULE MEMORY_AUTH_MODE
   MEMORY_SHARING_DEFAULT_POLICY MEMORY_SHARING_ALLOW_OVERRIDE MEMORY_MAX_WRITE_BYTES MEMORY_READ_CACHE_MB
-  MEMORY_MCP_ALLOWED_HOSTS MEMORY_COREAPI_BASE_URL COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT
-  "${IDENTITY_SETTINGS[@]}"
+  "${OPTIONAL_APP_SETTINGS[@]}"
 )
 
 # The Functions Python version the app runs on; the package carries bytecode made by this version.
@@ -369,12 +370,20 @@ validate_tenant() {
       die "$TENANT_FILE: PACKAGE_INCLUDE entry '$entry' is outside the app folder: name files and folders inside it"
   done
   local timeout
-  for timeout in COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT; do
+  for timeout in COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT COSMOS_OPERATION_TIMEOUT; do
     if [[ -n ${!timeout} ]]; then check "$timeout" "${!timeout}" '^[0-9]+(\.[0-9]+)?$' "a number of seconds"; fi
   done
-  if [[ -n $MEMORY_MCP_ALLOWED_HOSTS ]]; then
-    check MEMORY_MCP_ALLOWED_HOSTS "$MEMORY_MCP_ALLOWED_HOSTS" '^[A-Za-z0-9.:*-]+(,[A-Za-z0-9.:*-]+)*$' "a comma list of host names"
-  fi
+  local name
+  for name in MEMORY_ALLOWED_HOSTS MEMORY_MCP_ALLOWED_HOSTS; do
+    if [[ -n ${!name} ]]; then check "$name" "${!name}" '^[A-Za-z0-9.:*-]+(,[A-Za-z0-9.:*-]+)*$' "a comma list of host names"; fi
+  done
+  # Retention in days, 1-36500 (memory_core/settings.py); unset keeps forever.
+  for name in MEMORY_AUDIT_RETENTION_DAYS MEMORY_DELETION_RETENTION_DAYS; do
+    if [[ -n ${!name} ]]; then check "$name" "${!name}" '^[1-9][0-9]{0,4}$' "a whole number of days from 1 to 36500"; fi
+  done
+  for name in MEMORY_CONSOLE_CLIENT_ID MEMORY_CONSOLE_API_SCOPE; do
+    if [[ -n ${!name} ]]; then check "$name" "${!name}" '^[^[:space:],]+$' "one value without spaces or commas"; fi
+  done
   validate_identity
   validate_with_app
 }
