@@ -12,7 +12,9 @@ Checks, each reported with its latency:
    each), then ``initialize`` and ``tools/list`` in the 2025-06-18 era older clients speak.
 
 Credentials come from a 0600 JSON file (``api_key``, ``operator_key`` or ``bearer``), never
-from the command line. Exit status: 0 when every check passed, 1 otherwise.
+from the command line, and sent only to an https base URL (http only to this machine); no redirect is
+followed (a 3xx fails the check, naming its Location). Exit status: 0 when every check passed, 1 when one
+failed, 2 when the base URL is refused.
 
 Usage: smoke.py --base-url URL --credentials FILE [--timeout SECONDS] [--upn UPN]
 """
@@ -25,6 +27,7 @@ import secrets
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 MODERN = "2026-07-28"
@@ -32,8 +35,33 @@ LEGACY = "2025-06-18"
 EXPECTED_TOOLS = {"get_memory", "append_memory", "clear_memory"}
 
 
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
 class CheckFailed(Exception):
     pass
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: urllib would send every header (the API key, the operator key) on to the
+    Location, whatever its host or scheme. A 3xx reaches ``Smoke.request`` as an HTTPError."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def base_url_problem(base_url: str) -> str | None:
+    """Why the smoke test must not send credentials to ``base_url``, or None: https, or http to this machine."""
+    parts = urllib.parse.urlsplit(base_url)
+    if not parts.hostname:
+        return f"--base-url {base_url!r} is not a URL"
+    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS):
+        return None
+    return (f"--base-url {base_url!r}: the smoke test sends the tenant's keys, so it calls https URLs only "
+            "(http only on this machine: localhost, 127.0.0.1, ::1)")
 
 
 class Smoke:
@@ -63,9 +91,13 @@ class Smoke:
             sent["Content-Type"] = "application/json"
         req = urllib.request.Request(self.api + path, data=data, method=method, headers=sent)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with _OPENER.open(req, timeout=self.timeout) as resp:
                 return resp.status, dict(resp.headers), resp.read()
         except urllib.error.HTTPError as err:
+            if 300 <= err.code < 400:
+                location = (err.headers or {}).get("Location", "no Location")
+                raise CheckFailed(f"{method} {path}: redirected (HTTP {err.code}) to {location}; the smoke test "
+                                  "follows no redirect, so the keys go nowhere else: call the app's own URL") from None
             return err.code, dict(err.headers or {}), err.read()
         except (urllib.error.URLError, TimeoutError, OSError) as err:
             raise CheckFailed(f"{method} {path}: {getattr(err, 'reason', err)}") from None
@@ -213,6 +245,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (a cold start is slow)")
     parser.add_argument("--upn", default="memory-smoke@smoke.invalid")
     args = parser.parse_args(argv)
+    problem = base_url_problem(args.base_url)
+    if problem:
+        print(f"smoke test refused: {problem}", file=sys.stderr)
+        return 2
     with open(args.credentials, encoding="utf-8") as fh:
         credentials = json.load(fh)
     return Smoke(args.base_url, credentials, args.timeout, args.upn).run()
