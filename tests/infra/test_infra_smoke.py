@@ -174,3 +174,17 @@ def test_smoke_test_refuses_plain_http_to_another_host(tenant):
     proc = tenant.run("smoke.sh", "--tenant", "acme", "--base-url", "http://memory.contoso.example", check=False)
     assert proc.returncode != 0
     assert "https URLs only" in proc.stderr
+
+
+def test_smoke_test_of_a_platform_tenant_makes_the_public_checks_and_says_what_it_skipped(tmp_path: Path):
+    """A tenant in platform (or easyauth) mode gives the smoke test no credential: it checks the OpenAPI
+    document, notes that the authenticated checks were skipped, and passes, instead of failing every deploy."""
+    azure = AzureEnv(tmp_path / "azure")
+    azure.write_tenant("acme", MEMORY_AUTH_MODE="platform", MEMORY_PLATFORM_ISSUER="https://platform.example.com/",
+                       MEMORY_PLATFORM_JWKS_URL="https://platform.example.com/jwks.json")
+    azure.deploy("--no-code")
+    with running_server(tmp_path) as server:
+        proc = azure.run("smoke.sh", "--tenant", "acme", "--base-url", server.base_url, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [name.split(":")[0] for _, _, name in _checks(proc.stdout)] == ["OpenAPI document"]
+    assert "authenticated checks skipped" in proc.stdout
