@@ -140,7 +140,7 @@ def test_smoke_test_follows_no_redirect_so_keys_stay_with_the_app(tenant):
             self.send_response(404)
             self.end_headers()
 
-        do_GET = do_POST = _any
+        do_GET = do_POST = _any  # noqa: N815 - BaseHTTPRequestHandler's method names
 
         def log_message(self, *args) -> None:
             pass
@@ -153,7 +153,7 @@ def test_smoke_test_follows_no_redirect_so_keys_stay_with_the_app(tenant):
             self.send_header("Location", f"http://localhost:{foreign.server_port}/login")
             self.end_headers()
 
-        do_GET = do_POST = _any
+        do_GET = do_POST = _any  # noqa: N815 - BaseHTTPRequestHandler's method names
 
     gateway = http.server.HTTPServer(("127.0.0.1", 0), Gateway)
     for server in (foreign, gateway):
