@@ -81,7 +81,7 @@ if az_show monitor log-analytics workspace show --resource-group "$RESOURCE_GROU
 else
   plan create "Log Analytics workspace $LOG_ANALYTICS_WORKSPACE"
   az_run monitor log-analytics workspace create --resource-group "$RESOURCE_GROUP" \
-    --workspace-name "$LOG_ANALYTICS_WORKSPACE" --location "$LOCATION"
+    --workspace-name "$LOG_ANALYTICS_WORKSPACE" --location "$LOCATION" --tags "$TENANT_TAG=$TENANT"
   az_show monitor log-analytics workspace show --resource-group "$RESOURCE_GROUP" --workspace-name "$LOG_ANALYTICS_WORKSPACE" || true
 fi
 workspace_id=$(jget id "<id of workspace $LOG_ANALYTICS_WORKSPACE>")
@@ -92,7 +92,7 @@ if az_show monitor app-insights component show --resource-group "$RESOURCE_GROUP
 else
   plan create "Application Insights $APP_INSIGHTS"
   az_run monitor app-insights component create --resource-group "$RESOURCE_GROUP" --app "$APP_INSIGHTS" \
-    --location "$LOCATION" --workspace "$workspace_id" --application-type web --kind web
+    --location "$LOCATION" --workspace "$workspace_id" --application-type web --kind web --tags "$TENANT_TAG=$TENANT"
   az_show monitor app-insights component show --resource-group "$RESOURCE_GROUP" --app "$APP_INSIGHTS" || true
 fi
 appinsights_id=$(jget id "<id of Application Insights $APP_INSIGHTS>")
@@ -135,7 +135,7 @@ else
   plan create "Cosmos DB account $COSMOS_ACCOUNT" "$COSMOS_CAPACITY_MODE, local auth $([[ $COSMOS_DISABLE_LOCAL_AUTH == true ]] && printf off || printf on)"
   cosmos_create=(cosmosdb create --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCOUNT" --kind GlobalDocumentDB
     --locations "regionName=$LOCATION" failoverPriority=0 isZoneRedundant=False
-    --default-consistency-level "$COSMOS_CONSISTENCY_LEVEL" --capabilities "$FULL_TEXT_CAPABILITY")
+    --default-consistency-level "$COSMOS_CONSISTENCY_LEVEL" --tags "$TENANT_TAG=$TENANT" --capabilities "$FULL_TEXT_CAPABILITY")
   if [[ $COSMOS_CAPACITY_MODE == serverless ]]; then cosmos_create+=(EnableServerless); fi
   # Keyless from the first second: az cosmosdb create --disable-local-auth, in the CLI since
   # Azure/azure-cli#32530 (December 2025). Older CLIs lack the flag; for them, and only for them,
@@ -198,8 +198,31 @@ if (( cosmos_changes )); then
 fi
 
 # ----------------------------------------------------------------------------- storage
+# The storage account this tenant's app already runs on (none for a new app): an account from an
+# earlier deploy.sh carries no tag, and one named by the old default (STORAGE_ACCOUNT_LEGACY) is kept.
+app_storage=""
+if az_show functionapp show --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP"; then
+  az_json '[]' functionapp config appsettings list --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP"
+  app_storage=$(printf '%s' "$AZ_OUT" | helper settings-nul | tr '\0' '\n' |
+    sed -nE 's/^AzureWebJobsStorage__accountName=//p; s/^AzureWebJobsStorage=.*AccountName=([a-z0-9]+).*/\1/p' | head -n 1)
+fi
+if [[ -n $STORAGE_ACCOUNT_LEGACY && $app_storage == "$STORAGE_ACCOUNT_LEGACY" && $STORAGE_ACCOUNT != "$STORAGE_ACCOUNT_LEGACY" ]]; then
+  note "keeping storage account $STORAGE_ACCOUNT_LEGACY, which $FUNCTION_APP runs on (the default name before $STORAGE_ACCOUNT)"
+  STORAGE_ACCOUNT=$STORAGE_ACCOUNT_LEGACY
+fi
 step "Storage account $STORAGE_ACCOUNT"
 if az_show storage account show --resource-group "$RESOURCE_GROUP" --name "$STORAGE_ACCOUNT"; then
+  # Never share another tenant's (or anyone's) account: teardown would delete it with this tenant.
+  storage_owner=$(jget "tags.$TENANT_TAG")
+  if [[ $storage_owner != "$TENANT" ]]; then
+    [[ -z $storage_owner && $app_storage == "$STORAGE_ACCOUNT" ]] ||
+      die "storage account $STORAGE_ACCOUNT exists but tenant $TENANT did not create it (${storage_owner:+it is tagged $TENANT_TAG=$storage_owner}${storage_owner:-no tag $TENANT_TAG=$TENANT}): set another STORAGE_ACCOUNT in $TENANT_FILE, or, if it is meant for this tenant alone, tag it: az storage account update -g $RESOURCE_GROUP -n $STORAGE_ACCOUNT --tags $TENANT_TAG=$TENANT"
+  fi
+  if [[ -z $storage_owner ]]; then
+    # The account of an earlier deploy.sh, which tagged only the group: tagged now, so teardown knows it.
+    plan update "storage account $STORAGE_ACCOUNT" "tags: + $TENANT_TAG=$TENANT"
+    az_run storage account update --resource-group "$RESOURCE_GROUP" --name "$STORAGE_ACCOUNT" --set "tags.$TENANT_TAG=$TENANT"
+  fi
   storage_shared_key=$(jget allowSharedKeyAccess)
   if [[ $STORAGE_DISABLE_SHARED_KEY == true && $storage_shared_key != false ]]; then
     # An account from an earlier deploy.sh (shared keys on at creation): switched off here,
@@ -215,7 +238,8 @@ else
   # exists, a create with keys on would fail outright.
   plan create "storage account $STORAGE_ACCOUNT" "shared-key access off"
   storage_create=(storage account create --resource-group "$RESOURCE_GROUP" --name "$STORAGE_ACCOUNT" --location "$LOCATION"
-    --sku Standard_LRS --kind StorageV2 --allow-blob-public-access false --min-tls-version TLS1_2 --https-only true)
+    --sku Standard_LRS --kind StorageV2 --allow-blob-public-access false --min-tls-version TLS1_2 --https-only true
+    --tags "$TENANT_TAG=$TENANT")
   if [[ $STORAGE_DISABLE_SHARED_KEY == true ]]; then storage_create+=(--allow-shared-key-access false); fi
   az_run "${storage_create[@]}"
   az_show storage account show --resource-group "$RESOURCE_GROUP" --name "$STORAGE_ACCOUNT" || true
@@ -231,7 +255,8 @@ if az_show identity show --resource-group "$RESOURCE_GROUP" --name "$MANAGED_IDE
   plan unchanged "user-assigned identity $MANAGED_IDENTITY"
 else
   plan create "user-assigned identity $MANAGED_IDENTITY"
-  az_run identity create --resource-group "$RESOURCE_GROUP" --name "$MANAGED_IDENTITY" --location "$LOCATION"
+  az_run identity create --resource-group "$RESOURCE_GROUP" --name "$MANAGED_IDENTITY" --location "$LOCATION" \
+    --tags "$TENANT_TAG=$TENANT"
   az_show identity show --resource-group "$RESOURCE_GROUP" --name "$MANAGED_IDENTITY" || true
 fi
 identity_id=$(jget id "<id of identity $MANAGED_IDENTITY>")
@@ -287,7 +312,8 @@ else
     --runtime python --runtime-version "$APP_PYTHON_VERSION" --functions-version 4 \
     --instance-memory "$FUNCTION_INSTANCE_MEMORY" --maximum-instance-count "$FUNCTION_MAX_INSTANCES" \
     --app-insights "$APP_INSIGHTS" --assign-identity "$identity_id" \
-    --deployment-storage-auth-type UserAssignedIdentity --deployment-storage-auth-value "$identity_id" --https-only true
+    --deployment-storage-auth-type UserAssignedIdentity --deployment-storage-auth-value "$identity_id" --https-only true \
+    --tags "$TENANT_TAG=$TENANT"
   az_show functionapp show --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP" || true
   app_host=$(jget defaultHostName "$FUNCTION_APP.azurewebsites.net")
 fi
@@ -369,8 +395,7 @@ declare -A desired=(
   [SOURCE_DATE_EPOCH]=315532800
 )
 # Optional settings: set when the tenant file gives a value, removed when it no longer does.
-optional=(MEMORY_MCP_ALLOWED_HOSTS MEMORY_COREAPI_BASE_URL COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT
-  "${IDENTITY_SETTINGS[@]}")
+optional=("${OPTIONAL_APP_SETTINGS[@]}")
 # Key-based connections the managed identity replaces; never left on the app.
 forbidden=(COSMOS_KEY AzureWebJobsStorage)
 

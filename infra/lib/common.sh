@@ -28,6 +28,14 @@ IDENTITY_SETTINGS=(
   MEMORY_OPERATOR_ROLE MEMORY_IDENTITY_CA_BUNDLE
 )
 
+# Optional app settings: set when the tenant file gives a value, removed when it no longer does.
+OPTIONAL_APP_SETTINGS=(
+  MEMORY_ALLOWED_HOSTS MEMORY_MCP_ALLOWED_HOSTS MEMORY_COREAPI_BASE_URL
+  COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT COSMOS_OPERATION_TIMEOUT
+  MEMORY_AUDIT_RETENTION_DAYS MEMORY_DELETION_RETENTION_DAYS MEMORY_CONSOLE_CLIENT_ID MEMORY_CONSOLE_API_SCOPE
+  "${IDENTITY_SETTINGS[@]}"
+)
+
 # Keys a tenant file may set. Everything else is refused, and so are secrets.
 TENANT_KEYS=(
   SUBSCRIPTION LOCATION RESOURCE_GROUP
@@ -38,8 +46,7 @@ TENANT_KEYS=(
   MANAGED_IDENTITY STORAGE_DISABLE_SHARED_KEY PACKAGE_INCLUDE
   MEMORY_DEFAULT_INSTANCE_ID MEMORY_DELETION_MODE MEMORY_SWEEP_SCHEDULE MEMORY_AUTH_MODE
   MEMORY_SHARING_DEFAULT_POLICY MEMORY_SHARING_ALLOW_OVERRIDE MEMORY_MAX_WRITE_BYTES MEMORY_READ_CACHE_MB
-  MEMORY_MCP_ALLOWED_HOSTS MEMORY_COREAPI_BASE_URL COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT
-  "${IDENTITY_SETTINGS[@]}"
+  "${OPTIONAL_APP_SETTINGS[@]}"
 )
 
 # The Functions Python version the app runs on; the package carries bytecode made by this version.
@@ -219,6 +226,11 @@ tenant_file_path() {
   printf '%s/%s.env' "${MEMORY_TENANTS_DIR:-$INFRA_DIR/tenants}" "$1"
 }
 
+# tenant_hash NAME: the first 6 hex digits of NAME's SHA-256 (part of default resource names).
+tenant_hash() {
+  python3 -S -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:6])' "$1"
+}
+
 # load_tenant NAME: read infra/tenants/NAME.env (KEY=VALUE lines, # comments) without executing it,
 # then apply defaults. Values from the caller's environment are ignored on purpose.
 load_tenant() {
@@ -257,7 +269,15 @@ load_tenant() {
   local alnum=${name//-/}
   : "${RESOURCE_GROUP:=rg-memory-$name}"
   : "${COSMOS_ACCOUNT:=cosmos-memory-$name}"
-  : "${STORAGE_ACCOUNT:=stmemory${alnum:0:16}}"
+  # Storage account names are global and at most 24 characters: the start of the tenant name and a
+  # hash of all of it, so tenants whose names differ only after the start get different accounts.
+  # Before the hash the default was stmemory + the first 16 letters and digits (STORAGE_ACCOUNT_LEGACY):
+  # deploy.sh keeps that account for a tenant whose app already runs on it (docs/deploy.md).
+  STORAGE_ACCOUNT_LEGACY=""
+  if [[ -z $STORAGE_ACCOUNT ]]; then
+    STORAGE_ACCOUNT="stmemory${alnum:0:10}$(tenant_hash "$name")"
+    STORAGE_ACCOUNT_LEGACY="stmemory${alnum:0:16}"
+  fi
   : "${FUNCTION_APP:=func-memory-$name}"
   : "${APP_INSIGHTS:=appi-memory-$name}"
   : "${LOG_ANALYTICS_WORKSPACE:=log-memory-$name}"
@@ -327,7 +347,8 @@ validate_tenant() {
     die "$TENANT_FILE: FUNCTION_ALWAYS_READY=$FUNCTION_ALWAYS_READY is more than FUNCTION_MAX_INSTANCES=$FUNCTION_MAX_INSTANCES"
   check MANAGED_IDENTITY "$MANAGED_IDENTITY" '^[A-Za-z0-9][-A-Za-z0-9_]{2,127}$' "3-128 letters, digits, - and _"
   check STORAGE_DISABLE_SHARED_KEY "$STORAGE_DISABLE_SHARED_KEY" "$bool" "true or false"
-  check MEMORY_DEFAULT_INSTANCE_ID "$MEMORY_DEFAULT_INSTANCE_ID" '^[^,[:space:]]+$' "a non-empty id without spaces or commas"
+  # The app's INSTANCE_ID_PATTERN (memory_core/domain/identity.py).
+  check MEMORY_DEFAULT_INSTANCE_ID "$MEMORY_DEFAULT_INSTANCE_ID" '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' "an instance id: 1-128 characters, letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
   check MEMORY_DELETION_MODE "$MEMORY_DELETION_MODE" '^(operator_approval|immediate)$' "operator_approval or immediate"
   check MEMORY_SWEEP_SCHEDULE "$MEMORY_SWEEP_SCHEDULE" '^[^[:space:]]+( [^[:space:]]+){5}$' "an NCRONTAB expression with six fields, e.g. '0 */5 * * * *'"
   check MEMORY_AUTH_MODE "$MEMORY_AUTH_MODE" '^(local|key|entra|platform|easyauth)(,(local|key|entra|platform|easyauth))*$' "a comma list of key, entra, platform, easyauth"
@@ -342,14 +363,56 @@ validate_tenant() {
   if [[ -n $MEMORY_COREAPI_BASE_URL ]]; then
     check MEMORY_COREAPI_BASE_URL "$MEMORY_COREAPI_BASE_URL" '^https?://[^[:space:],]+$' "an http(s) URL"
   fi
+  # The package holds paths relative to the app folder (helpers.py package refuses the rest too).
+  local entry
+  for entry in $PACKAGE_INCLUDE; do
+    [[ $entry != /* && /$entry/ != */../* ]] ||
+      die "$TENANT_FILE: PACKAGE_INCLUDE entry '$entry' is outside the app folder: name files and folders inside it"
+  done
   local timeout
-  for timeout in COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT; do
+  for timeout in COSMOS_CONNECTION_TIMEOUT COSMOS_READ_TIMEOUT COSMOS_OPERATION_TIMEOUT; do
     if [[ -n ${!timeout} ]]; then check "$timeout" "${!timeout}" '^[0-9]+(\.[0-9]+)?$' "a number of seconds"; fi
   done
-  if [[ -n $MEMORY_MCP_ALLOWED_HOSTS ]]; then
-    check MEMORY_MCP_ALLOWED_HOSTS "$MEMORY_MCP_ALLOWED_HOSTS" '^[A-Za-z0-9.:*-]+(,[A-Za-z0-9.:*-]+)*$' "a comma list of host names"
-  fi
+  local name
+  for name in MEMORY_ALLOWED_HOSTS MEMORY_MCP_ALLOWED_HOSTS; do
+    if [[ -n ${!name} ]]; then check "$name" "${!name}" '^[A-Za-z0-9.:*-]+(,[A-Za-z0-9.:*-]+)*$' "a comma list of host names"; fi
+  done
+  # Retention in days, 1-36500 (memory_core/settings.py); unset keeps forever.
+  for name in MEMORY_AUDIT_RETENTION_DAYS MEMORY_DELETION_RETENTION_DAYS; do
+    if [[ -n ${!name} ]]; then check "$name" "${!name}" '^[1-9][0-9]{0,4}$' "a whole number of days from 1 to 36500"; fi
+  done
+  for name in MEMORY_CONSOLE_CLIENT_ID MEMORY_CONSOLE_API_SCOPE; do
+    if [[ -n ${!name} ]]; then check "$name" "${!name}" '^[^[:space:],]+$' "one value without spaces or commas"; fi
+  done
   validate_identity
+  validate_with_app
+}
+
+# The app settings a tenant file gives (deploy.sh sets them; the optional ones only when given).
+APP_SETTINGS_FROM_TENANT=(
+  COSMOS_DATABASE COSMOS_CONTAINER MEMORY_DEFAULT_INSTANCE_ID MEMORY_DELETION_MODE MEMORY_SWEEP_SCHEDULE
+  MEMORY_AUTH_MODE MEMORY_SHARING_DEFAULT_POLICY MEMORY_SHARING_ALLOW_OVERRIDE MEMORY_MAX_WRITE_BYTES MEMORY_READ_CACHE_MB
+)
+
+# The tenant's app settings checked by the app's own rules (memory_core/settings.py, as the app checks them at
+# start), so a value the app would refuse stops here, before any change, not as an app that no longer starts.
+# What deploy.sh fills in (endpoint, generated keys) and the secrets the operator sets on the app stand in
+# as placeholders; deploy.sh warns about missing operator secrets itself.
+validate_with_app() {
+  local name values=() rc=0 out
+  for name in "${APP_SETTINGS_FROM_TENANT[@]}" "${OPTIONAL_APP_SETTINGS[@]}"; do
+    if [[ -n ${!name} ]]; then values+=("$name=${!name}"); fi
+  done
+  values+=(MEMORY_STORE=cosmos "COSMOS_ENDPOINT=https://$COSMOS_ACCOUNT.documents.azure.com:443/"
+    "WEBSITE_HOSTNAME=$FUNCTION_APP.azurewebsites.net" MEMORY_API_KEYS=placeholder-user MEMORY_OPERATOR_KEYS=placeholder-operator
+    MEMORY_COREAPI_KEY=placeholder MEMORY_OBO_CLIENT_SECRET=placeholder WEBSITE_AUTH_ENABLED=true)
+  out=$(python3 "$HELPERS" app-check "$REPO_ROOT" "${values[@]}" 2>&1) || rc=$?
+  case $rc in
+    0) ;;
+    3) log "warning: memory_core's settings cannot be imported here ($out); the tenant file was checked by" \
+         "deploy.sh's own rules only (pip install -r $REPO_ROOT/requirements.txt to check it as the app does)" ;;
+    *) die "$TENANT_FILE: the app would refuse these settings and not start: $out" ;;
+  esac
 }
 
 # The identity settings, checked as the app checks them at start (memory_core/identity/config.py),

@@ -317,10 +317,15 @@ def cmd_digest(args: list[str]) -> None:
 def _iter_package_files(app_dir, includes: list[str]):
     from pathlib import Path
 
+    root_dir = Path(app_dir).resolve()
     for entry in includes:
         path = app_dir / entry
         if not path.exists():
             _die(f"package entry '{entry}' not found in {app_dir}")
+        # Names in the zip are relative to the app folder: an entry outside it (../x, /etc, a symlink
+        # out) would be packaged under a name that unzips outside the app's folder.
+        if Path(entry).is_absolute() or not path.resolve().is_relative_to(root_dir):
+            _die(f"package entry '{entry}' is outside the app folder {app_dir}: PACKAGE_INCLUDE names paths inside it")
         if path.is_file():
             yield path
             continue
@@ -422,8 +427,69 @@ def cmd_package(args: list[str]) -> None:
     print(hashlib.sha256(out_zip.read_bytes()).hexdigest())
 
 
+# Resources Azure makes by itself next to the ones deploy.sh creates (the Flex Consumption plan of
+# the function app, Application Insights' Smart Detection rule and action group): never tagged, and
+# counted as the tenant's own. A group shared with another tenant still holds that tenant's app or
+# component, which keeps the group from being deleted.
+AZURE_BYPRODUCT_TYPES = ("microsoft.web/serverfarms", "microsoft.alertsmanagement/smartdetectoralertrules",
+                         "microsoft.insights/actiongroups")
+
+
+def cmd_foreign_resources(args: list[str]) -> None:
+    """foreign-resources TAG TENANT OWN_NAMES OTHER_NAMES: `az resource list` JSON on stdin -> one line
+    "NAME (TYPE): REASON" per resource that is not this tenant's; nothing when all are.
+
+    A resource is the tenant's when its TAG is TENANT, or when it has no TAG and is named in OWN_NAMES
+    (space-separated; resources of an older deploy.sh carry no tag) and not in OTHER_NAMES (the names
+    other tenant files give in the same group), or is one of AZURE_BYPRODUCT_TYPES without a TAG.
+    """
+    tag, tenant = args[0], args[1]
+    own = {n.lower() for n in args[2].split()}
+    others = {n.lower() for n in args[3].split()}
+    for resource in _stdin_json() or []:
+        name, rtype = resource.get("name", ""), resource.get("type", "")
+        owner = (resource.get("tags") or {}).get(tag)
+        if owner == tenant:
+            continue
+        if owner:
+            reason = f"tagged {tag}={owner}"
+        elif name.lower() in others:
+            reason = "named in another tenant file for this resource group"
+        elif name.lower() in own or rtype.lower() in AZURE_BYPRODUCT_TYPES:
+            continue
+        else:
+            reason = f"not tagged {tag}={tenant} and not named in the tenant file"
+        print(f"{name} ({rtype}): {reason}")
+
+
+def cmd_app_check(args: list[str]) -> None:
+    """app-check REPO NAME=VALUE...: check app settings with the app's own rules (memory_core.settings in REPO),
+    as the app checks them at start. Exit 0 when it would start, 1 with the app's message when not, 3 when
+    memory_core or its dependencies cannot be imported here. Run without -S (it needs site-packages)."""
+    sys.path.insert(0, args[0])
+    values = dict(arg.split("=", 1) for arg in args[1:])
+    try:
+        from memory_core.domain.errors import ConfigurationError
+        from memory_core.settings import Settings
+    except ImportError as error:
+        print(f"{error}", file=sys.stderr)
+        sys.exit(3)
+    from memory_core.settings import settings_from
+
+    # Only these values: never the deploying machine's environment, which the app will not have.
+    for name in [n for n in os.environ if n.lower() in Settings.model_fields]:
+        del os.environ[name]
+    try:
+        settings_from(values)
+    except ConfigurationError as error:
+        print(str(error), file=sys.stderr)
+        sys.exit(1)
+
+
 COMMANDS = {
     "get": cmd_get,
+    "app-check": cmd_app_check,
+    "foreign-resources": cmd_foreign_resources,
     "has-capability": cmd_has_capability,
     "capabilities": cmd_capabilities,
     "pk-matches": cmd_pk_matches,

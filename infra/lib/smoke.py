@@ -12,9 +12,11 @@ Checks, each reported with its latency:
    each), then ``initialize`` and ``tools/list`` in the 2025-06-18 era older clients speak.
 
 Credentials come from a 0600 JSON file (``api_key``, ``operator_key`` or ``bearer``), never
-from the command line. Exit status: 0 when every check passed, 1 otherwise.
+from the command line, and sent only to an https base URL (http only to this machine); no redirect is
+followed (a 3xx fails the check, naming its Location). Exit status: 0 when every check passed, 1 when one
+failed, 2 when the base URL is refused.
 
-Usage: smoke.py --base-url URL --credentials FILE [--timeout SECONDS] [--upn UPN]
+Usage: smoke.py --base-url URL (--credentials FILE | --public-only) [--timeout SECONDS] [--upn UPN]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import secrets
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 MODERN = "2026-07-28"
@@ -32,8 +35,33 @@ LEGACY = "2025-06-18"
 EXPECTED_TOOLS = {"get_memory", "append_memory", "clear_memory"}
 
 
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
 class CheckFailed(Exception):
     pass
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: urllib would send every header (the API key, the operator key) on to the
+    Location, whatever its host or scheme. A 3xx reaches ``Smoke.request`` as an HTTPError."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def base_url_problem(base_url: str) -> str | None:
+    """Why the smoke test must not send credentials to ``base_url``, or None: https, or http to this machine."""
+    parts = urllib.parse.urlsplit(base_url)
+    if not parts.hostname:
+        return f"--base-url {base_url!r} is not a URL"
+    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS):
+        return None
+    return (f"--base-url {base_url!r}: the smoke test sends the tenant's keys, so it calls https URLs only "
+            "(http only on this machine: localhost, 127.0.0.1, ::1)")
 
 
 class Smoke:
@@ -63,9 +91,13 @@ class Smoke:
             sent["Content-Type"] = "application/json"
         req = urllib.request.Request(self.api + path, data=data, method=method, headers=sent)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with _OPENER.open(req, timeout=self.timeout) as resp:
                 return resp.status, dict(resp.headers), resp.read()
         except urllib.error.HTTPError as err:
+            if 300 <= err.code < 400:
+                location = (err.headers or {}).get("Location", "no Location")
+                raise CheckFailed(f"{method} {path}: redirected (HTTP {err.code}) to {location}; the smoke test "
+                                  "follows no redirect, so the keys go nowhere else: call the app's own URL") from None
             return err.code, dict(err.headers or {}), err.read()
         except (urllib.error.URLError, TimeoutError, OSError) as err:
             raise CheckFailed(f"{method} {path}: {getattr(err, 'reason', err)}") from None
@@ -188,11 +220,17 @@ class Smoke:
         self.session = headers.get("mcp-session-id")
         return f"protocol {result.get('protocolVersion')}, server {(result.get('serverInfo') or {}).get('name')}"
 
-    def run(self) -> int:
+    def run(self, public_only: bool = False) -> int:
         print(f"smoke test of {self.api} (throwaway instance {self.instance})", flush=True)
         self.nonce = ""
         self.session = None
         self.check("OpenAPI document", self.openapi)
+        if public_only:
+            print("note: authenticated checks skipped: the app's auth modes give the smoke test no credential "
+                  "(platform and easyauth callers hold tokens only the platform issues)", flush=True)
+            print("smoke test passed (public checks only)" if not self.failures
+                  else f"smoke test FAILED: {self.failures} check(s)", flush=True)
+            return 1 if self.failures else 0
         self.check("append (authenticated)", self.append)
         self.check("read back", self.read)
         self.check("clear", self.clear)
@@ -209,13 +247,23 @@ class Smoke:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-url", required=True)
-    parser.add_argument("--credentials", required=True, help="JSON file: api_key, operator_key or bearer")
+    parser.add_argument("--credentials", help="JSON file: api_key, operator_key or bearer")
+    parser.add_argument("--public-only", action="store_true",
+                        help="no credential: only the checks anyone may make (the OpenAPI document)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (a cold start is slow)")
     parser.add_argument("--upn", default="memory-smoke@smoke.invalid")
     args = parser.parse_args(argv)
-    with open(args.credentials, encoding="utf-8") as fh:
-        credentials = json.load(fh)
-    return Smoke(args.base_url, credentials, args.timeout, args.upn).run()
+    problem = base_url_problem(args.base_url)
+    if problem:
+        print(f"smoke test refused: {problem}", file=sys.stderr)
+        return 2
+    if not args.public_only and not args.credentials:
+        parser.error("--credentials is required unless --public-only")
+    credentials = {}
+    if args.credentials:
+        with open(args.credentials, encoding="utf-8") as fh:
+            credentials = json.load(fh)
+    return Smoke(args.base_url, credentials, args.timeout, args.upn).run(public_only=args.public_only)
 
 
 if __name__ == "__main__":

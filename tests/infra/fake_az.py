@@ -119,6 +119,11 @@ def rg_id(rg: str) -> str:
     return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{rg}"
 
 
+def tags_of(opts: dict) -> dict:
+    """--tags KEY=VALUE ... as az stores them on a resource."""
+    return dict(t.split("=", 1) for t in opts.get("--tags", []))
+
+
 def need_group(state: State, rg: str) -> None:
     if rg.lower() not in state["groups"]:
         raise AzError(f"(ResourceGroupNotFound) Resource group '{rg}' could not be found.", 3)
@@ -192,7 +197,7 @@ def workspace_create(state, opts):
     rg, name = one(opts, "--resource-group"), one(opts, "--workspace-name")
     need_group(state, rg)
     item = {"id": f"{rg_id(rg)}/providers/Microsoft.OperationalInsights/workspaces/{name}", "name": name,
-            "location": one(opts, "--location"), "customerId": str(uuid.uuid4())}
+            "location": one(opts, "--location"), "customerId": str(uuid.uuid4()), "tags": tags_of(opts)}
     state["workspaces"][key(rg, name)] = item
     return item
 
@@ -220,7 +225,8 @@ def component_create(state, opts):
     ikey = str(uuid.uuid4())
     item = {"id": f"{rg_id(rg)}/providers/microsoft.insights/components/{name}", "name": name,
             "location": one(opts, "--location"), "instrumentationKey": ikey, "workspaceResourceId": workspace,
-            "connectionString": f"InstrumentationKey={ikey};IngestionEndpoint=https://fake.in.applicationinsights.azure.com/"}
+            "connectionString": f"InstrumentationKey={ikey};IngestionEndpoint=https://fake.in.applicationinsights.azure.com/",
+            "tags": tags_of(opts)}
     state["components"][key(rg, name)] = item
     return item
 
@@ -262,7 +268,7 @@ def cosmos_create(state, opts):
             "consistencyPolicy": {"defaultConsistencyLevel": one(opts, "--default-consistency-level", False, "Session")},
             "locations": [{"locationName": region, "failoverPriority": 0}],
             "disableLocalAuth": one(opts, "--disable-local-auth", False, "false") == "true",
-            "provisioningState": "Succeeded", "databases": {}}
+            "provisioningState": "Succeeded", "databases": {}, "tags": tags_of(opts)}
     state["cosmos"][key(rg, name)] = item
     return cosmos_public(item)
 
@@ -461,7 +467,7 @@ def storage_create(state, opts):
     item = {"id": f"{rg_id(rg)}/providers/Microsoft.Storage/storageAccounts/{name}", "name": name,
             "location": one(opts, "--location"), "sku": {"name": one(opts, "--sku")}, "kind": one(opts, "--kind"),
             "allowBlobPublicAccess": one(opts, "--allow-blob-public-access") == "true",
-            "minimumTlsVersion": one(opts, "--min-tls-version"),
+            "minimumTlsVersion": one(opts, "--min-tls-version"), "tags": tags_of(opts),
             # az reports null until allowSharedKeyAccess has been set explicitly.
             "allowSharedKeyAccess": (None if "--allow-shared-key-access" not in opts
                                      else one(opts, "--allow-shared-key-access") == "true")}
@@ -473,6 +479,11 @@ def storage_update(state, opts):
     item = storage_show(state, opts)
     if "--allow-shared-key-access" in opts:
         item["allowSharedKeyAccess"] = one(opts, "--allow-shared-key-access") == "true"
+    for assignment in opts.get("--set") or []:
+        path, value = assignment.split("=", 1)
+        if not path.startswith("tags."):
+            raise AzError(f"fake az: storage account update --set {path} is not emulated", 2)
+        item.setdefault("tags", {})[path[len("tags."):]] = value
     return item
 
 
@@ -497,7 +508,7 @@ def uai_create(state, opts):
     need_group(state, rg)
     item = {"id": f"{rg_id(rg)}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}", "name": name,
             "location": one(opts, "--location"), "principalId": str(uuid.uuid4()), "clientId": str(uuid.uuid4()),
-            "tenantId": TENANT_ID, "resourceGroup": rg}
+            "tenantId": TENANT_ID, "resourceGroup": rg, "tags": tags_of(opts)}
     state["identities"][key(rg, name)] = item
     return item
 
@@ -573,7 +584,7 @@ def functionapp_create(state, opts):
         raise AzError("Key based authentication is not permitted on this storage account.", 1)
     item = {"id": f"{rg_id(rg)}/providers/Microsoft.Web/sites/{name}", "name": name, "kind": "functionapp,linux",
             "defaultHostName": f"{name}.azurewebsites.net", "state": "Running", "identity": identity,
-            "resourceGroup": rg, "settings": settings, "package_sha256": None, "deployments": 0,
+            "resourceGroup": rg, "settings": settings, "package_sha256": None, "deployments": 0, "tags": tags_of(opts),
             "functionAppConfig": {"runtime": {"name": "python", "version": one(opts, "--runtime-version")},
                                   "scaleAndConcurrency": {
                                       "instanceMemoryMB": int(one(opts, "--instance-memory", False, "2048")),
@@ -720,6 +731,24 @@ def role_create(state, opts):
     return item
 
 
+RESOURCE_TABLES = ("workspaces", "components", "cosmos", "storage", "apps", "identities")
+
+
+def resource_list(state, opts):
+    """az resource list --resource-group: every resource in the group as {id, name, type, tags}
+    (the type from the id; tags null when a resource has none, as ARM reports)."""
+    rg = one(opts, "--resource-group")
+    need_group(state, rg)
+    found = []
+    for table in RESOURCE_TABLES:
+        for k, item in sorted(state[table].items()):
+            if k.startswith(rg.lower() + "/"):
+                provider = item["id"].split("/providers/", 1)[1].rsplit("/", 1)[0]
+                found.append({"id": item["id"], "name": item["name"], "type": provider,
+                              "resourceGroup": rg, "tags": item.get("tags") or None})
+    return found
+
+
 def resource_update(state, opts):
     rid = one(opts, "--ids")
     for item in state["cosmos"].values():
@@ -778,6 +807,7 @@ COMMANDS = {
     ("functionapp", "deployment", "source", "config-zip"): config_zip,
     ("role", "assignment", "list"): role_list,
     ("role", "assignment", "create"): role_create,
+    ("resource", "list"): resource_list,
     ("resource", "update"): resource_update,
 }
 

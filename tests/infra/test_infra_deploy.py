@@ -179,7 +179,7 @@ def test_storage_and_monitoring_roles_go_to_the_identity(deployed_twice):
     scopes = {a["roleDefinitionId"].rsplit("/", 1)[1]: a["scope"] for a in state["role_assignments"].values()
               if a["principalId"] == principal}
     assert scopes == {
-        STORAGE_BLOB_DATA_OWNER: state["storage"]["rg-memory-acme/stmemoryacme"]["id"],
+        STORAGE_BLOB_DATA_OWNER: state["storage"]["rg-memory-acme/stmemoryacme822b33"]["id"],
         MONITORING_METRICS_PUBLISHER: state["components"]["rg-memory-acme/appi-memory-acme"]["id"],
     }
 
@@ -208,7 +208,7 @@ def test_no_account_key_in_app_settings(deployed_twice):
     settings = deployed_twice["azure"].settings()
     assert "COSMOS_KEY" not in settings
     assert "AzureWebJobsStorage" not in settings
-    assert settings["AzureWebJobsStorage__accountName"] == "stmemoryacme"
+    assert settings["AzureWebJobsStorage__accountName"] == "stmemoryacme822b33"
     assert not [k for k, v in settings.items() if "AccountKey=" in v]
     for argv in deployed_twice["first_calls"] + deployed_twice["second_calls"]:
         assert not [a for a in argv if "COSMOS_KEY" in a or "AccountKey=" in a], argv
@@ -216,7 +216,7 @@ def test_no_account_key_in_app_settings(deployed_twice):
 
 def test_storage_shared_key_access_is_turned_off(deployed_twice):
     """Once the host uses its identity for storage, shared-key access on the account is off."""
-    storage = deployed_twice["azure"].state()["storage"]["rg-memory-acme/stmemoryacme"]
+    storage = deployed_twice["azure"].state()["storage"]["rg-memory-acme/stmemoryacme822b33"]
     assert storage["allowSharedKeyAccess"] is False
 
 
@@ -414,3 +414,52 @@ def test_subscription_from_tenant_file_is_passed_to_every_call(azure):
     resource_calls = [c for c in azure.calls() if command_words(c)[0] != "extension" and "--help" not in c]
     assert resource_calls
     assert all(option(c, "--subscription") == ["11111111-2222-3333-4444-555555555555"] for c in resource_calls)
+
+
+# ------------------------------------------------------------------------------- storage account name
+def test_tenants_whose_names_start_alike_get_their_own_storage_accounts(azure):
+    """The default storage account name carries a hash of the whole tenant name, so two tenants whose
+    names share their first 16 letters and digits do not land on one (global) account."""
+    for tenant in ("contoso-research-team-east", "contoso-research-team-west"):
+        azure.write_tenant(tenant, RESOURCE_GROUP="rg-contoso")
+        azure.deploy("--no-code", tenant=tenant)
+    accounts = {azure.settings(name=f"func-memory-contoso-research-team-{side}", rg="rg-contoso")
+                ["AzureWebJobsStorage__accountName"] for side in ("east", "west")}
+    assert len(accounts) == 2
+    assert all(re.fullmatch(r"[a-z0-9]{3,24}", name) for name in accounts)
+
+
+def test_deploy_refuses_a_storage_account_it_did_not_create_for_the_tenant(azure):
+    """An existing storage account tagged for another tenant (or not tagged at all) is refused with a
+    message saying how to go on; the app is not created on it."""
+    azure.write_tenant("alpha", STORAGE_ACCOUNT="stshared")
+    azure.deploy("--no-code", tenant="alpha")
+    azure.write_tenant("beta", RESOURCE_GROUP="rg-memory-alpha", STORAGE_ACCOUNT="stshared")
+    proc = azure.deploy("--no-code", tenant="beta", check=False)
+    assert proc.returncode != 0
+    assert "storage account stshared exists but tenant beta did not create it" in proc.stderr
+    assert "memory-core-tenant=alpha" in proc.stderr
+    assert "rg-memory-alpha/func-memory-beta" not in azure.state()["apps"]
+
+
+def test_a_tenant_on_the_old_default_storage_name_keeps_its_account(deployed):
+    """A tenant deployed before the default name carried a hash (stmemory + 16 letters and digits, no tag
+    on the account) keeps the account its app runs on: no second account, the old one tagged for it."""
+    azure = deployed
+    state = azure.state()
+    new_name = azure.settings()["AzureWebJobsStorage__accountName"]
+    account = state["storage"].pop(f"rg-memory-acme/{new_name}")
+    account["id"] = account["id"].replace(new_name, "stmemoryacme")
+    account["name"] = "stmemoryacme"
+    account.pop("tags", None)
+    state["storage"]["rg-memory-acme/stmemoryacme"] = account
+    state["apps"]["rg-memory-acme/func-memory-acme"]["settings"]["AzureWebJobsStorage__accountName"] = "stmemoryacme"
+    for assignment in state["role_assignments"].values():
+        assignment["scope"] = assignment["scope"].replace(new_name, "stmemoryacme")
+    azure.save_state(state)
+    proc = azure.deploy()
+    assert list(azure.state()["storage"]) == ["rg-memory-acme/stmemoryacme"]
+    assert azure.state()["storage"]["rg-memory-acme/stmemoryacme"]["tags"] == {"memory-core-tenant": "acme"}
+    assert azure.settings()["AzureWebJobsStorage__accountName"] == "stmemoryacme"
+    assert "keeping storage account stmemoryacme" in proc.stderr
+    assert not azure.find("storage", "account", "create")

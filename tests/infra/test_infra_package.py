@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.infra.infra_support import COUNTING_COMPILES, REPO, build_package
+from tests.infra.infra_support import COUNTING_COMPILES, REPO, build_package, is_changing
 
 VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
@@ -116,3 +116,30 @@ def test_without_that_python_the_package_is_built_without_bytecode(tmp_path: Pat
         names = zf.namelist()
     assert "function_app.py" in names
     assert not [n for n in names if n.endswith(".pyc")]
+
+
+@pytest.mark.parametrize("entry", ["../outside.txt", "/etc/hostname"])
+def test_package_refuses_entries_outside_the_app_folder(azure, entry):
+    """A PACKAGE_INCLUDE entry outside the app folder (``../x``, an absolute path) is refused before
+    any changing call, instead of being zipped under a name that unzips outside the app."""
+    (azure.root / "outside.txt").write_text("not part of the app")
+    azure.write_tenant("acme", PACKAGE_INCLUDE=f'"function_app.py host.json requirements.txt {entry}"')
+    proc = azure.deploy(check=False)
+    assert proc.returncode != 0
+    assert "outside the app folder" in proc.stderr
+    assert not azure.deployed_zip.exists()
+    assert not [c for c in azure.calls() if is_changing(c)]
+
+
+def test_package_helper_refuses_an_entry_that_leaves_the_app_folder(tmp_path):
+    """helpers.py package itself refuses ``../x``, whoever calls it."""
+    app = tmp_path / "app"
+    app.mkdir()
+    for name in ("function_app.py", "host.json", "requirements.txt"):
+        (app / name).write_text("")
+    (tmp_path / "outside.txt").write_text("secret")
+    proc = subprocess.run([sys.executable, "-S", str(REPO / "infra" / "lib" / "helpers.py"), "package", str(app),
+                           str(tmp_path / "app.zip"), "function_app.py", "../outside.txt"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "outside the app folder" in proc.stderr
+    assert not (tmp_path / "app.zip").exists()

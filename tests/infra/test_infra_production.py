@@ -28,7 +28,7 @@ def test_cosmos_and_storage_are_created_without_keys(azure):
     assert option(storage, "--allow-shared-key-access") == ["false"]
     assert not azure.find("resource", "update") and not azure.find("storage", "account", "update")
     assert azure.cosmos()["disableLocalAuth"] is True
-    assert azure.state()["storage"]["rg-memory-acme/stmemoryacme"]["allowSharedKeyAccess"] is False
+    assert azure.state()["storage"]["rg-memory-acme/stmemoryacme822b33"]["allowSharedKeyAccess"] is False
 
 
 def test_older_cli_falls_back_to_switching_local_auth_off_at_once(azure, monkeypatch):
@@ -69,7 +69,7 @@ def test_host_telemetry_and_cosmos_use_the_user_assigned_identity(deployed_twice
     azure = deployed_twice["azure"]
     settings = azure.settings()
     client_id = azure.state()["identities"]["rg-memory-acme/id-memory-acme"]["clientId"]
-    assert settings["AzureWebJobsStorage__accountName"] == "stmemoryacme"
+    assert settings["AzureWebJobsStorage__accountName"] == "stmemoryacme822b33"
     assert settings["AzureWebJobsStorage__credential"] == "managedidentity"
     assert settings["AzureWebJobsStorage__clientId"] == client_id
     assert settings["AZURE_CLIENT_ID"] == client_id

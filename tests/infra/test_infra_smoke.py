@@ -124,3 +124,67 @@ def test_entra_only_tenant_is_checked_with_a_token(tmp_path: Path, monkeypatch):
     assert "pending operator approval" in proc.stdout
     token_calls = [c for c in azure.calls() if command_words(c) == ["account", "get-access-token"]]
     assert len(token_calls) == 1 and f"{CORE_AUDIENCE}/.default" in token_calls[0]
+
+
+def test_smoke_test_follows_no_redirect_so_keys_stay_with_the_app(tenant):
+    """A 3xx (a gateway, a login page) fails the check and names its Location; the keys are never sent
+    to the host it points at."""
+    import http.server
+    import threading
+
+    seen: list[dict[str, str]] = []
+
+    class Foreign(http.server.BaseHTTPRequestHandler):
+        def _any(self) -> None:
+            seen.append({k.lower(): v for k, v in self.headers.items()})
+            self.send_response(404)
+            self.end_headers()
+
+        do_GET = do_POST = _any  # noqa: N815 - BaseHTTPRequestHandler's method names
+
+        def log_message(self, *args) -> None:
+            pass
+
+    foreign = http.server.HTTPServer(("127.0.0.1", 0), Foreign)
+
+    class Gateway(Foreign):
+        def _any(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", f"http://localhost:{foreign.server_port}/login")
+            self.end_headers()
+
+        do_GET = do_POST = _any  # noqa: N815 - BaseHTTPRequestHandler's method names
+
+    gateway = http.server.HTTPServer(("127.0.0.1", 0), Gateway)
+    for server in (foreign, gateway):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        proc = tenant.run("smoke.sh", "--tenant", "acme", "--base-url", f"http://127.0.0.1:{gateway.server_port}",
+                          "--timeout", "5", check=False)
+    finally:
+        gateway.shutdown()
+        foreign.shutdown()
+    assert proc.returncode == 1
+    assert seen == []
+    assert f"redirected (HTTP 302) to http://localhost:{foreign.server_port}/login" in proc.stdout
+
+
+def test_smoke_test_refuses_plain_http_to_another_host(tenant):
+    """The keys travel only over https (plain http only to this machine)."""
+    proc = tenant.run("smoke.sh", "--tenant", "acme", "--base-url", "http://memory.contoso.example", check=False)
+    assert proc.returncode != 0
+    assert "https URLs only" in proc.stderr
+
+
+def test_smoke_test_of_a_platform_tenant_makes_the_public_checks_and_says_what_it_skipped(tmp_path: Path):
+    """A tenant in platform (or easyauth) mode gives the smoke test no credential: it checks the OpenAPI
+    document, notes that the authenticated checks were skipped, and passes, instead of failing every deploy."""
+    azure = AzureEnv(tmp_path / "azure")
+    azure.write_tenant("acme", MEMORY_AUTH_MODE="platform", MEMORY_PLATFORM_ISSUER="https://platform.example.com/",
+                       MEMORY_PLATFORM_JWKS_URL="https://platform.example.com/jwks.json")
+    azure.deploy("--no-code")
+    with running_server(tmp_path) as server:
+        proc = azure.run("smoke.sh", "--tenant", "acme", "--base-url", server.base_url, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [name.split(":")[0] for _, _, name in _checks(proc.stdout)] == ["OpenAPI document"]
+    assert "authenticated checks skipped" in proc.stdout

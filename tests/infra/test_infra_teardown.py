@@ -6,6 +6,8 @@ cannot run here: it records every invocation and answers as az would.
 
 from __future__ import annotations
 
+import hashlib
+
 from tests.infra.infra_support import command_words, is_changing
 
 
@@ -64,3 +66,55 @@ def test_redeploy_after_teardown_recreates_the_tenant(deployed):
     azure.run("teardown.sh", "--tenant", "acme", "--yes")
     azure.deploy("--no-code")
     assert azure.cosmos()["databases"]["memory"]["containers"]["Memories"]
+
+
+def test_teardown_of_a_group_shared_with_another_tenant_keeps_the_group_and_the_other_tenant(azure):
+    """RESOURCE_GROUP may be shared (docs/deploy.md): tearing down the tenant whose deploy created (and
+    tagged) the group deletes that tenant's resources one by one and leaves the group and the other
+    tenant's resources (its Cosmos DB account with its memories) in place."""
+    azure.write_tenant("alpha", RESOURCE_GROUP="rg-shared")
+    azure.write_tenant("beta", RESOURCE_GROUP="rg-shared")
+    azure.deploy("--no-code", tenant="alpha")
+    azure.deploy("--no-code", tenant="beta")
+    azure.reset_log()
+    proc = azure.run("teardown.sh", "--tenant", "alpha", "--yes")
+    state = azure.state()
+    assert "rg-shared" in state["groups"] and not azure.find("group", "delete")
+    left = {k for t in ("apps", "cosmos", "storage", "identities", "components", "workspaces") for k in state[t]}
+    assert left == {"rg-shared/func-memory-beta", "rg-shared/cosmos-memory-beta", f"rg-shared/stmemorybeta{hashlib.sha256(b'beta').hexdigest()[:6]}",
+                    "rg-shared/id-memory-beta", "rg-shared/appi-memory-beta", "rg-shared/log-memory-beta"}
+    assert "cosmos-memory-beta (Microsoft.DocumentDB/databaseAccounts): tagged memory-core-tenant=beta" in proc.stderr
+
+
+def test_teardown_keeps_a_cosmos_account_another_tenant_file_names(azure):
+    """Two tenants of an older deploy.sh (no resource tags) share one Cosmos DB account in an untagged
+    group: the teardown of one leaves the account, which the other tenant file names, in place."""
+    azure.write_tenant("alpha", RESOURCE_GROUP="rg-shared", COSMOS_ACCOUNT="cosmos-shared", COSMOS_DATABASE="alpha")
+    azure.write_tenant("beta", RESOURCE_GROUP="rg-shared", COSMOS_ACCOUNT="cosmos-shared", COSMOS_DATABASE="beta")
+    azure.deploy("--no-code", tenant="alpha")
+    azure.deploy("--no-code", tenant="beta")
+    state = azure.state()
+    state["groups"]["rg-shared"]["tags"] = {}
+    for table in ("apps", "cosmos", "storage", "identities", "components", "workspaces"):
+        for item in state[table].values():
+            item.pop("tags", None)
+    azure.save_state(state)
+    azure.run("teardown.sh", "--tenant", "beta", "--yes")
+    state = azure.state()
+    assert "rg-shared/cosmos-shared" in state["cosmos"]
+    assert "rg-shared/func-memory-beta" not in state["apps"] and "rg-shared/func-memory-alpha" in state["apps"]
+    assert not azure.find("cosmosdb", "delete")
+
+
+def test_teardown_keeps_a_tagged_group_that_holds_someone_elses_resource(deployed):
+    """A resource nobody's tenant file names (put into the group by hand) keeps the group from being deleted."""
+    azure = deployed
+    state = azure.state()
+    state["storage"]["rg-memory-acme/stsomeoneelse"] = {
+        "id": "/subscriptions/11111111-2222-3333-4444-555555555555/resourceGroups/rg-memory-acme/providers/"
+              "Microsoft.Storage/storageAccounts/stsomeoneelse", "name": "stsomeoneelse"}
+    azure.save_state(state)
+    azure.run("teardown.sh", "--tenant", "acme", "--yes")
+    state = azure.state()
+    assert "rg-memory-acme" in state["groups"] and list(state["storage"]) == ["rg-memory-acme/stsomeoneelse"]
+    assert not state["apps"] and not state["cosmos"]

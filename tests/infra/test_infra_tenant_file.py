@@ -119,6 +119,40 @@ def test_invalid_value_is_refused_before_any_az_call(azure, setting):
     assert azure.calls() == []
 
 
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"MEMORY_DEFAULT_INSTANCE_ID": "contoso/prod"},
+        {"MEMORY_DEFAULT_INSTANCE_ID": "x" * 200},
+        {"MEMORY_DEFAULT_INSTANCE_ID": "-leading-dash"},
+        {"COSMOS_CONNECTION_TIMEOUT": "0"},
+        {"COSMOS_CONNECTION_TIMEOUT": "121"},
+        {"COSMOS_READ_TIMEOUT": "900"},
+        {"COSMOS_OPERATION_TIMEOUT": "601"},
+        {"MEMORY_AUDIT_RETENTION_DAYS": "0"},
+        {"MEMORY_DELETION_RETENTION_DAYS": "36501"},
+        {"MEMORY_CONSOLE_CLIENT_ID": "x" * 300},
+    ],
+    ids=lambda s: "-".join(f"{k}={v[:20]}" for k, v in s.items()),
+)
+def test_a_value_the_app_refuses_is_refused_before_any_az_call(azure, setting):
+    """deploy.sh checks the tenant's app settings with the app's own rules (memory_core/settings.py):
+    a value the app would refuse at start never reaches a running app."""
+    azure.write_tenant("acme", **setting)
+    proc = azure.deploy(check=False)
+    assert proc.returncode != 0 and next(iter(setting)) in proc.stderr
+    assert azure.calls() == []
+
+
+def test_the_app_check_ignores_the_deploying_machines_environment(azure):
+    """A MEMORY_* variable in the operator's shell does not decide what the app would accept."""
+    azure.write_tenant("acme")
+    env = {**azure.env, "COSMOS_READ_TIMEOUT": "900", "MEMORY_AUTH_MODE": "bogus"}
+    proc = subprocess.run(["bash", str(INFRA / "deploy.sh"), "--tenant", "acme", "--what-if", "--no-smoke",
+                           "--app-dir", str(azure.app_dir)], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_unknown_key_is_refused(azure):
     """A misspelt key is an error, not silently ignored."""
     azure.write_tenant("acme", MEMORY_DELETON_MODE="immediate")
@@ -171,3 +205,25 @@ def test_write_limit_is_capped_at_what_a_cosmos_item_holds(azure):
     assert "MEMORY_MAX_WRITE_BYTES" in proc.stderr and f"at most {COSMOS_MAX_WRITE_BYTES}" in proc.stderr
     azure.write_tenant("acme", MEMORY_MAX_WRITE_BYTES=str(COSMOS_MAX_WRITE_BYTES))
     assert azure.deploy("--what-if").returncode == 0
+
+
+OPTIONAL_APP_SETTINGS = {
+    "MEMORY_CONSOLE_CLIENT_ID": "11111111-2222-3333-4444-555555555555",
+    "MEMORY_CONSOLE_API_SCOPE": "api://memory/Memory.ReadWrite",
+    "MEMORY_AUDIT_RETENTION_DAYS": "365",
+    "MEMORY_DELETION_RETENTION_DAYS": "90",
+    "COSMOS_OPERATION_TIMEOUT": "40",
+    "MEMORY_ALLOWED_HOSTS": "memory.contoso.com",
+}
+
+
+def test_settings_the_app_reads_can_be_deployed_and_removed(azure):
+    """The console's sign-in, retention, COSMOS_OPERATION_TIMEOUT and MEMORY_ALLOWED_HOSTS are tenant-file keys:
+    set on the app when given, removed when the tenant file no longer gives them."""
+    azure.write_tenant("acme", **OPTIONAL_APP_SETTINGS)
+    azure.deploy("--no-code")
+    settings = azure.settings()
+    assert {k: settings.get(k) for k in OPTIONAL_APP_SETTINGS} == OPTIONAL_APP_SETTINGS
+    azure.write_tenant("acme")
+    azure.deploy("--no-code")
+    assert not set(OPTIONAL_APP_SETTINGS) & set(azure.settings())

@@ -40,7 +40,7 @@ def test_what_if_plans_a_first_deployment(azure):
     plan = _plan(proc.stdout)
     creates = [what for action, what in plan if action == "create"]
     for expected in ("resource group rg-memory-acme", "Cosmos DB account cosmos-memory-acme",
-                     "Cosmos DB database memory and container Memories", "storage account stmemoryacme",
+                     "Cosmos DB database memory and container Memories", "storage account stmemoryacme822b33",
                      "user-assigned identity id-memory-acme", "function app func-memory-acme"):
         assert any(what.startswith(expected) for what in creates), (expected, plan)
     lines = _commands(proc.stdout)
@@ -88,7 +88,7 @@ def test_what_if_shows_drift_with_the_difference(deployed):
     app = state["apps"]["rg-memory-acme/func-memory-acme"]
     app["settings"]["MEMORY_DELETION_MODE"] = "immediate"
     app["functionAppConfig"]["scaleAndConcurrency"]["triggers"] = {"http": {"perInstanceConcurrency": 1}}
-    state["storage"]["rg-memory-acme/stmemoryacme"]["allowSharedKeyAccess"] = True
+    state["storage"]["rg-memory-acme/stmemoryacme822b33"]["allowSharedKeyAccess"] = True
     azure.save_state(state)
     proc = azure.deploy("--what-if")
     plan = {what.split(" (")[0]: (action, what) for action, what in _plan(proc.stdout)}
@@ -99,7 +99,7 @@ def test_what_if_shows_drift_with_the_difference(deployed):
         "update", "app settings of func-memory-acme (MEMORY_DELETION_MODE: immediate -> operator_approval)")
     assert plan["scale configuration of func-memory-acme"][0] == "update"
     assert "http perInstanceConcurrency: 1 -> 16" in plan["scale configuration of func-memory-acme"][1]
-    assert plan["storage account stmemoryacme"] == ("update", "storage account stmemoryacme (allowSharedKeyAccess: true -> false)")
+    assert plan["storage account stmemoryacme822b33"] == ("update", "storage account stmemoryacme822b33 (allowSharedKeyAccess: true -> false)")
     assert plan["resource group rg-memory-acme"] == ("unchanged", "resource group rg-memory-acme")
     assert [c for c in azure.calls() if is_changing(c)] == []
     assert azure.state() == state
