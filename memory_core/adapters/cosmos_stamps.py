@@ -10,6 +10,9 @@ has a read checkpoint (``checkpointed``; ``cosmos_checkpoints`` keeps them). Wha
   all; two writers that start from the same stamp cannot both commit, so no bump and no sequence is
   lost or reused; sequences follow commit order. A write that is not only entries added erases the
   partition's checkpoint in the same batch (second, after the stamp).
+- The stamp carries each profile's watermark (``clears``: the ``cleared_on`` a ``save_profile``
+  stored, moved in the same batch): an append's ``guard`` checks its entry's time against the stamp
+  its batch is If-Match on, so the check holds when the batch commits.
 - A read point-reads the stamp before it queries (``CosmosReads.load_since``); under the account's
   session consistency the query then sees every write the stamp counts.
 - ``Stamps.check`` inside ``Stamps.one_read`` lends the stamp it read to that read's next

@@ -9,6 +9,9 @@ Round trips are the cost, so:
 - ``append`` is one batch once the profile and the stamp are known to this process (the
   profile cache and the stamps' hints); the first append of a profile in a process reads it
   first (and creates it in the batch when missing);
+  the batch is If-Match the partition stamp, which carries each profile's ``cleared_on``
+  (``save_profile`` moves it there in its own batch): an entry at or before it is refused
+  (``EntryBeforeClear``) against the very stamp the batch commits on, at no round trip more;
 - ``save_profile`` with an etag replaces with If-Match, and a 412 becomes ``Conflict`` for the
   service to re-read and retry;
 - ``delete_profile`` is a point read and one batch If-Match the profile's etag, then one query for an entry
