@@ -10,6 +10,9 @@ has a read checkpoint (``checkpointed``; ``cosmos_checkpoints`` keeps them). Wha
   all; two writers that start from the same stamp cannot both commit, so no bump and no sequence is
   lost or reused; sequences follow commit order. A write that is not only entries added erases the
   partition's checkpoint in the same batch (second, after the stamp).
+- The stamp carries each profile's watermark (``clears``: the ``cleared_on`` a ``save_profile``
+  stored, moved in the same batch): an append's ``guard`` checks its entry's time against the stamp
+  its batch is If-Match on, so the check holds when the batch commits.
 - A read point-reads the stamp before it queries (``CosmosReads.load_since``); under the account's
   session consistency the query then sees every write the stamp counts.
 - ``Stamps.check`` inside ``Stamps.one_read`` lends the stamp it read to that read's next
@@ -33,6 +36,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from azure.cosmos.exceptions import CosmosBatchOperationError, CosmosResourceExistsError
@@ -87,20 +91,34 @@ class StoredStamp:
     etag: str | None = None
     checkpointed: bool = False
     """True while the partition's checkpoint item exists (it is written and erased with the stamp)."""
+    clears: tuple[tuple[str, str], ...] = ()
+    """(profile id, ISO ``cleared_on``) of each profile of the partition whose watermark was saved since stamps
+    carry them: what an append's batch, If-Match this stamp, checks its entry's time against."""
 
     @property
     def stamp(self) -> PartitionStamp:
         return PartitionStamp(self.changes, self.inserts)
 
-    def moved(self, inserts: int, *, erases_checkpoint: bool) -> StoredStamp:
+    def moved(
+        self, inserts: int, *, erases_checkpoint: bool, clear: tuple[str, datetime] | None = None
+    ) -> StoredStamp:
         """The stamp after one more write that adds ``inserts`` entries (no etag yet); still
-        checkpointed unless the write erases the checkpoint."""
+        checkpointed unless the write erases the checkpoint; with ``clear`` (profile id, cleared_on)
+        carrying that profile's watermark."""
+        clears = self.clears
+        if clear is not None:
+            clears = tuple(sorted({**dict(clears), clear[0]: clear[1].isoformat()}.items()))
         return StoredStamp(self.changes + 1, self.inserts + inserts, self.sequence + inserts,
-                           checkpointed=self.checkpointed and not erases_checkpoint)
+                           checkpointed=self.checkpointed and not erases_checkpoint, clears=clears)
 
     def marked(self) -> StoredStamp:
         """The same stamp, checkpointed (no etag yet): what a checkpoint's write stores."""
-        return StoredStamp(self.changes, self.inserts, self.sequence, checkpointed=True)
+        return StoredStamp(self.changes, self.inserts, self.sequence, checkpointed=True, clears=self.clears)
+
+    def cleared_on(self, profile_id: str) -> datetime | None:
+        """The watermark this stamp carries for ``profile_id`` (None: none saved since stamps carry them)."""
+        found = dict(self.clears).get(profile_id)
+        return datetime.fromisoformat(found) if found else None
 
     @staticmethod
     def new() -> StoredStamp:
@@ -108,8 +126,9 @@ class StoredStamp:
 
     @staticmethod
     def from_item(item: Mapping[str, Any]) -> StoredStamp:
+        clears = item.get("clears") or {}
         return StoredStamp(int(item["changes"]), int(item["inserts"]), int(item["sequence"]), item.get("_etag"),
-                           item.get("checkpointed") is True)
+                           item.get("checkpointed") is True, tuple(sorted((str(k), str(v)) for k, v in clears.items())))
 
     def item(self, instance_id: str, owner: str) -> dict[str, Any]:
         return {
@@ -122,6 +141,7 @@ class StoredStamp:
             "inserts": self.inserts,
             "sequence": self.sequence,
             "checkpointed": self.checkpointed,
+            "clears": dict(self.clears),
         }
 
 
@@ -232,6 +252,8 @@ class Stamps:
         *,
         inserts: int = 0,
         erases_checkpoint: bool | None = None,
+        clear: tuple[str, datetime] | None = None,
+        guard: Callable[[StoredStamp | None], None] | None = None,
     ) -> list[dict[str, Any]]:
         """Run ``operations(first_sequence)`` and move the stamp, in one transactional batch.
 
@@ -246,6 +268,11 @@ class Stamps:
         or 64 times in a row. Each writer that loses waits a random while (exponential, up to
         0.1 s) before it tries again, so contending writers take turns: sixteen at once on one
         partition all get through (tests/memory_tool/test_concurrency.py races eight).
+
+        ``clear`` (profile id, cleared_on): the moved stamp carries that profile's watermark (``save_profile``).
+        ``guard`` is called with the stamp each attempt's batch is If-Match on (None: the batch creates it)
+        before the batch is sent, and may raise to write nothing: what it checks of that stamp holds when the
+        batch commits (an append refuses an entry a clear's watermark covers, ``CosmosWrites``).
         """
         erases = inserts == 0 if erases_checkpoint is None else erases_checkpoint
         pk = [instance_id, owner]
@@ -261,16 +288,18 @@ class Stamps:
                 known = self.read(calls, instance_id, owner)
             erase: list[Operation] = []
             if known is None:
-                moved = StoredStamp.new().moved(inserts, erases_checkpoint=erases)
+                moved = StoredStamp.new().moved(inserts, erases_checkpoint=erases, clear=clear)
                 stamp_op: Operation = ("create", (moved.item(instance_id, owner),))
             else:
-                moved = known.moved(inserts, erases_checkpoint=erases)
+                moved = known.moved(inserts, erases_checkpoint=erases, clear=clear)
                 stamp_op = ("replace", (stamp_item_id(owner), moved.item(instance_id, owner)),
                             {"if_match_etag": known.etag})
                 if erases and known.checkpointed and known.etag != missing_at:
                     # Second, not last: on the test server (no rollback) a missing item then stops
                     # the batch before the caller's operations are applied.
                     erase = [("delete", (checkpoint_item_id(owner),))]
+            if guard is not None:
+                guard(known)
             batch = [stamp_op, *erase, *operations(moved.sequence - inserts + 1)]
             if len(batch) - 1 - len(erase) > CALLER_OPERATIONS:
                 raise ValueError(f"a stamped batch takes at most {CALLER_OPERATIONS} operations")

@@ -9,6 +9,9 @@ Round trips are the cost, so:
 - ``append`` is one batch once the profile and the stamp are known to this process (the
   profile cache and the stamps' hints); the first append of a profile in a process reads it
   first (and creates it in the batch when missing);
+  the batch is If-Match the partition stamp, which carries each profile's ``cleared_on``
+  (``save_profile`` moves it there in its own batch): an entry at or before it is refused
+  (``EntryBeforeClear``) against the very stamp the batch commits on, at no round trip more;
 - ``save_profile`` with an etag replaces with If-Match, and a 412 becomes ``Conflict`` for the
   service to re-read and retry;
 - ``delete_profile`` is a point read and one batch If-Match the profile's etag, then one query for an entry
@@ -24,12 +27,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from datetime import datetime
 
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters import cosmos_queries as queries
 from memory_core.adapters.cosmos_calls import Calls, OpenOperation, ProfileCache
-from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, BatchRefused, Operation, Stamps
-from memory_core.domain.errors import Conflict, EntryExists
+from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, BatchRefused, Operation, Stamps, StoredStamp
+from memory_core.domain.errors import Conflict, EntryBeforeClear, EntryExists
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
 from memory_core.domain.records import Record, appended_records
 
@@ -81,10 +85,17 @@ class CosmosWrites:
                 def operations(first: int, new: list[Operation] = new) -> list[Operation]:
                     return [*new, *created, ("create", (docs.entry_item(entry, first),)), *extra]
 
+                def covered(stamp: StoredStamp | None, known: MemoryProfile | None = stored) -> None:
+                    # The stamp the batch is If-Match on carries the profile's watermark: checked against it, the
+                    # refusal holds when the batch commits (a clear saved since moved the stamp: 412, read, again).
+                    _refuse_covered(entry, stamp.cleared_on(key.profile_id) if stamp else None,
+                                    known.cleared_on if known else profile.cleared_on)
+
                 try:
                     # A profile created is not only an entry added: it erases checkpoints (the domain's promise).
                     results = self._stamps.write(calls, key.instance_id, key.upn, operations, inserts=1,
-                                                 erases_checkpoint=stored is None)
+                                                 erases_checkpoint=stored is None, guard=covered,
+                                                 clear=_clear_of(profile) if stored is None else None)
                 except BatchRefused as refused:
                     if stored is None and refused.index == 0 and refused.status == 409:
                         continue  # a concurrent first append made the profile: read that one
@@ -110,7 +121,8 @@ class CosmosWrites:
         )
         with self._operation("save_profile") as calls:
             try:
-                (result,) = self._stamps.write(calls, key.instance_id, key.upn, lambda _: [operation])
+                (result,) = self._stamps.write(calls, key.instance_id, key.upn, lambda _: [operation],
+                                               clear=_clear_of(profile))
             except BatchRefused as refused:
                 if refused.status in (404, 412):
                     self._profiles.discard(key)
@@ -210,6 +222,18 @@ def erase_items(
                       "@entry": docs.ENTRY, "@ids": left}
             left = calls.query(queries.EXISTING_ENTRY_IDS, params, [instance_id, owner])
     return 0
+
+
+def _clear_of(profile: MemoryProfile) -> tuple[str, datetime] | None:
+    """What the stamp carries of ``profile``'s watermark (``Stamps.write``'s ``clear``)."""
+    return (profile.key.profile_id, profile.cleared_on) if profile.cleared_on is not None else None
+
+
+def _refuse_covered(entry: MemoryEntry, *watermarks: datetime | None) -> None:
+    """``EntryBeforeClear`` when a watermark of the entry's profile covers it (``MemoryStore.append``)."""
+    cleared = max((w for w in watermarks if w is not None), default=None)
+    if cleared is not None and entry.created_on <= cleared:
+        raise EntryBeforeClear(cleared)
 
 
 def _only(operation: Operation, _first_sequence: int) -> list[Operation]:

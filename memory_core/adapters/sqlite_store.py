@@ -40,7 +40,7 @@ from memory_core.adapters.sqlite_rows import (
 )
 from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
 from memory_core.domain.budget import entry_window
-from memory_core.domain.errors import Conflict, EntryExists
+from memory_core.domain.errors import Conflict, EntryBeforeClear, EntryExists
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState
 from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import Record, RecordKind, appended_records
@@ -346,6 +346,15 @@ class SqliteMemoryStore(SqliteRecords, SqliteCheckpoints):
                 "INSERT OR IGNORE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 profile_values(profile, uuid.uuid4().hex),
             )
+            row = db.execute(
+                "SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
+                (key.instance_id, key.upn, key.profile_id),
+            ).fetchone()
+            # In the entry's transaction: a clear that chose a later watermark and erased before this commits
+            # would leave the entry hidden and never erased. Refused, the writer stamps it after the clear.
+            cleared_on = profile_from_row(key, row).cleared_on
+            if cleared_on is not None and entry.created_on <= cleared_on:
+                raise EntryBeforeClear(cleared_on)
             # Before the entry, as in the Cosmos DB batch: a record to create whose id is taken (a key's mark
             # outliving its erased entry) refuses the write as a taken entry id does, everything rolled back.
             for values, record in zip(created, creates, strict=True):
@@ -359,10 +368,6 @@ class SqliteMemoryStore(SqliteRecords, SqliteCheckpoints):
                 raise EntryExists(f"a memory entry with id {entry.id} already exists")
             # In the entry's transaction: a crash leaves both or neither.
             db.executemany(RECORD_INSERT, rows)
-            row = db.execute(
-                "SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
-                (key.instance_id, key.upn, key.profile_id),
-            ).fetchone()
         purge_if_names_rewritten(self._db, records)
         return profile_from_row(key, row)
 

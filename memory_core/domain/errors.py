@@ -8,6 +8,7 @@ stack traces or another user's data.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 
@@ -72,6 +73,20 @@ class EntryExists(Conflict):
     relies on it (``domain.idempotency``)."""
 
     code = "entry_exists"
+
+
+class EntryBeforeClear(Conflict):
+    """An append of an entry created at or before its profile's stored ``cleared_on``; nothing was written.
+
+    The clear it raced chose its watermark after the entry's time but erased before the entry was stored: stored,
+    the entry would be hidden by the watermark and never erased. Stores refuse it in the append's atomic write;
+    the writer stamps the entry after ``cleared_on`` and appends again (``domain.audited_appends``)."""
+
+    code = "entry_before_clear"
+
+    def __init__(self, cleared_on: datetime) -> None:
+        super().__init__("the memory was cleared after this entry was made and before it was stored; retry")
+        self.cleared_on = cleared_on
 
 
 class IdempotencyKeyReused(MemoryCoreError):

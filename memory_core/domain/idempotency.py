@@ -82,11 +82,13 @@ def same_request(stored: MemoryEntry, fresh: MemoryEntry) -> bool:
 
 
 def store_once(store: MemoryStore, seed: MemoryProfile, entry: MemoryEntry, key: str,
-               write: Callable[[MemoryEntry, Record], MemoryProfile]) -> tuple[MemoryProfile, MemoryEntry]:
+               write: Callable[[MemoryEntry, Record], tuple[MemoryProfile, MemoryEntry]]
+               ) -> tuple[MemoryProfile, MemoryEntry]:
     """Store ``entry`` under the id ``key`` derives in its owner's memory, with ``write``, and offer it to the team;
     or answer (the profile now, the entry) as stored by the same request before, writing nothing.
 
-    ``write`` stores the entry, its audit event and the key's mark (a record of the partition, the second argument,
+    ``write`` stores the entry (answering the profile and the entry as stored: its time may be moved after a
+    clear's watermark, ``domain.audited_appends``), its audit event and the key's mark (a record of the partition, the second argument,
     to create only: its etag is ``records.ABSENT``) atomically, and raises ``EntryExists``, writing nothing, when the
     entry's id or the mark's is taken (``MemoryStore.append_with_records``); a replay writes nothing, so no second
     audit event. Nothing is read before the write: a key's first write costs what an unkeyed one does, and only a
@@ -103,12 +105,12 @@ def store_once(store: MemoryStore, seed: MemoryProfile, entry: MemoryEntry, key:
     mark = Record(partition, RecordKind.KEYED_ENTRY, keyed.id, {"stored_on": keyed.created_on.isoformat()},
                   etag=ABSENT)
     try:
-        profile = write(keyed, mark)
+        profile, stored_now = write(keyed, mark)
     except EntryExists:
         pass  # the key was used before (or by the same write at the same moment): what it stored answers, below
     else:
-        team_copies.share(store, keyed)
-        return profile, keyed
+        team_copies.share(store, stored_now)
+        return profile, stored_now
     # The entry, or only its mark when the entry was erased since (the mark outlives it).
     stored = store.get_entry(keyed.key.instance_id, keyed.key.upn, keyed.id)
     if stored is None:

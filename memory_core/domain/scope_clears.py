@@ -75,8 +75,8 @@ class ScopeClears:
                 self._store.save_profile(replace(seed, cleared_on=now))
             else:
                 self._advance_watermark(key, now, now, first=state)
-        # Erased once the watermark hides them: an entry another writer stamped before it but stored after the read
-        # above would stay stored, hidden and never erased.
+        # Erased once the watermark is stored: an append stamped before it that had not committed yet is refused by
+        # the store from now on and stamped after it (``domain.audited_appends``), so what finish's load misses shows.
         self._custody.erasures.finish(erasure)
         (sealed,) = self._store.load([key])
         return scope_view(caller, sealed, agent, render_scope(key.scope, sealed.visible_entries()))
@@ -98,10 +98,10 @@ class ScopeClears:
             erasure = self._custody.erasures.begin("replace", caller.upn, key, watermark=watermark, entry=entry)
             # The replace entry alone switches what readers see at once.
             seed = seed_profile(caller, key, agent, options, entry.created_on)
-            self._appends.append(AuditAction.IMPORT, caller, seed, entry, "replace")
+            _, entry = self._appends.append(AuditAction.IMPORT, caller, seed, entry, "replace")
         self._advance_watermark(key, watermark, entry.created_on)
-        # Erased once the watermark hides them: an entry another writer stamped before it but stored after an
-        # earlier read would stay stored, hidden and never erased.
+        # Erased once the watermark is stored: an append stamped before it and stored after is refused by the store
+        # and stamped after it (``domain.audited_appends``): never hidden yet stored.
         self._custody.erasures.finish(erasure)
         team_copies.share(self._store, entry)
         return None
@@ -127,7 +127,8 @@ class ScopeClears:
             request = self._custody.request_replace(caller.upn, key, entry.created_on - timedelta(microseconds=1))
         if body.strip():
             seed = seed_profile(caller, key, agent, options, entry.created_on)
-            self._appends.append(AuditAction.IMPORT, caller, seed, entry, f"replace pending request {request.id}")
+            _, entry = self._appends.append(AuditAction.IMPORT, caller, seed, entry,
+                                           f"replace pending request {request.id}")
             team_copies.share(self._store, entry)
         return request
 

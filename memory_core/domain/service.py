@@ -78,7 +78,7 @@ class MemoryService(MemoryReads):
         self.agent_settings = AgentSettingsBook(store, self.audit, scanner=scanner)
         self.custody = CustodyService(store, self.audit, clock=clock, new_id=new_id,
                                       finished_retention=finished_deletion_retention, scanner=scanner)
-        self._appends = AuditedAppends(store, self.audit)
+        self._appends = AuditedAppends(store, self.audit, clock=clock)
         self._scope_clears = ScopeClears(store, self._appends, self._new_entries, self.custody, clock=clock,
                                          deletion_mode=deletion_mode)
         self._removals = EntryRemovals(store, self.audit, self.custody, deletion_mode=deletion_mode)

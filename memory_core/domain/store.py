@@ -237,6 +237,12 @@ class MemoryStore(Protocol):
         Concurrent appends never overwrite each other, and an entry never replaces one of the
         same id in its owner's partition, in any profile: ``EntryExists``, and nothing is written
         (the entry id an ``Idempotency-Key`` derives relies on it, ``domain.idempotency``).
+        An entry created at or before the stored profile's ``cleared_on`` is refused in the same atomic
+        write: ``EntryBeforeClear``, nothing written. So a clear that saved its watermark and then read what
+        to erase never misses an entry stamped before the watermark and stored after the read: that entry
+        is refused, and its writer stamps it after the watermark (``domain.audited_appends``). SQLite reads
+        the profile in the append's transaction; Cosmos DB's batch is If-Match the partition stamp, which
+        carries each profile's watermark (``save_profile`` moves it there in the same batch).
         """
         ...
 

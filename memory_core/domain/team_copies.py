@@ -13,7 +13,7 @@ import contextlib
 from dataclasses import replace
 from datetime import datetime
 
-from memory_core.domain.errors import EntryExists
+from memory_core.domain.errors import EntryBeforeClear, EntryExists
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Share, shared_copy_id
 from memory_core.domain.store import MemoryStore
@@ -32,7 +32,9 @@ def share(store: MemoryStore, entry: MemoryEntry) -> None:
     kind = EntryKind.HELD_REPLACE if entry.kind is EntryKind.REPLACE else entry.kind
     copy = replace(entry, id=shared_copy_id(entry.id), key=shared_key, kind=kind)
     seed = MemoryProfile(shared_key, None, None, None, entry.created_on, entry.created_on)
-    with contextlib.suppress(EntryExists):  # offered before: a retried write (Idempotency-Key) offers it again
+    # EntryExists: offered before (a retried write, Idempotency-Key, offers it again). EntryBeforeClear: the shared
+    # scope was cleared after the entry was made; stored, the copy would be hidden and never erased.
+    with contextlib.suppress(EntryExists, EntryBeforeClear):
         store.append(seed, copy)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.errors import EntryBeforeClear
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import KeptAnswers
 from memory_core.domain.listings import Listings
@@ -389,8 +390,14 @@ def test_entries_added_behind_a_clear_or_after_a_stored_replace_list_as_a_full_r
     world.cached.clear(ALEX, "i", Scope.USER, None, confirm=True)
     assert world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10).items == []
     past = datetime.now(UTC) - timedelta(hours=1)
-    world.stores[1].append(MemoryProfile(key, None, None, None, past, past),
-                           MemoryEntry("behind", key, "- older than the clear", EntryKind.APPEND, past, ALEX.upn))
+    behind = MemoryEntry("behind", key, "- older than the clear", EntryKind.APPEND, past, ALEX.upn)
+    (state,) = world.stores[1].load([key])
+    if state.profile is not None and state.profile.cleared_on is not None:
+        # Immediate: the store refuses an entry its stored watermark covers (it would be hidden yet stored).
+        with pytest.raises(EntryBeforeClear):
+            world.stores[1].append(MemoryProfile(key, None, None, None, past, past), behind)
+    else:  # operator approval: the clear's hold hides it
+        world.stores[1].append(MemoryProfile(key, None, None, None, past, past), behind)
     assert world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10).items == []
     world.cached.append(ALEX, "i", Scope.USER, None, "- after the clear")
     world.cached.entries_page(ALEX, "i", Scope.USER, None, limit=10)
