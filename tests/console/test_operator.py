@@ -30,7 +30,7 @@ AGENT = "agent-helpdesk-3"
 
 def _open_operator(browser: WebDriver, server: RunningServer, instance: str, key: str | None = OPERATOR_KEY) -> None:
     open_console(browser, server, instance, operator_key=key)
-    browser.find_element(By.ID, "tab-operator").click()
+    find(browser, "#tab-operator").click()  # waits: after a reload the tab comes with the restored sign-in
     find(browser, "#operator-key-form")
     wait_idle(browser)
 
@@ -389,7 +389,7 @@ def test_an_operator_scans_for_hidden_text_and_asks_to_forget_a_finding(
     assert [(r[1], r[6]) for r in shown()] == [("hidden-private", "forget requested"),
                                                ("hidden-legacy", "legacy: never changed")]
     browser.refresh()
-    browser.find_element(By.ID, "tab-operator").click()
+    find(browser, "#tab-operator").click()  # waits: after a reload the tab comes with the restored sign-in
     assert [(r[1], r[6]) for r in shown()] == [("hidden-private", "forget requested"),
                                                ("hidden-legacy", "legacy: never changed")]
     assert not browser.find_elements(By.XPATH, "//*[@id='hidden-text-table']//button[text()='Ask to forget']")
@@ -472,7 +472,7 @@ def test_an_operator_stops_a_long_scan_for_hidden_text_and_continues_it(
 
     # A reload keeps where the scan stopped and what it found; Continue goes on from there.
     browser.refresh()
-    browser.find_element(By.ID, "tab-operator").click()
+    find(browser, "#tab-operator").click()  # waits: after a reload the tab comes with the restored sign-in
     text_appears(browser, "#hidden-text-summary", "Stopped: 1 entry holds hidden text in the 200 entries")
     find(browser, "#continue-hidden-text").click()
     text_appears(browser, "#hidden-text-summary", "2 entries hold hidden text; 250 memories (250 entries) scanned.")
