@@ -15,13 +15,14 @@ import json
 import random
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.domain.errors import InvalidInput
+from memory_core.domain.errors import EntryBeforeClear, InvalidInput
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.listings import entry_position, listing_position
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
@@ -98,7 +99,11 @@ def _behind(store: MemoryStore, instance: str, rng: random.Random, known: list[M
     else:
         at = datetime.now(UTC) - timedelta(seconds=rng.randrange(1, 600))
     entry = MemoryEntry(uuid.uuid4().hex, key, f"- written behind {len(known)}", EntryKind.APPEND, at, ALEX.upn)
-    store.append(MemoryProfile(key, None, None, None, at, at), entry)
+    try:
+        store.append(MemoryProfile(key, None, None, None, at, at), entry)
+    except EntryBeforeClear as covered:  # behind a clear the store holds: written just after it, as the service does
+        entry = replace(entry, created_on=covered.cleared_on + timedelta(microseconds=1))
+        store.append(MemoryProfile(key, None, None, None, entry.created_on, entry.created_on), entry)
     return entry
 
 
