@@ -10,21 +10,15 @@ display name, ``cleared_on``, ``created_on``) is what stays stored: no step of t
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 from typing import Any, cast
 
-import pytest
-
-from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
 from memory_core.domain.overview import agent_scopes
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.store import MemoryStore
-from tests.adapters.cosmos_support import cosmos_store
-from tests.contract.conftest import STORE_KINDS
 from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com")
@@ -32,25 +26,6 @@ OPERATOR = "olivia@contoso.com"
 AGENT = AgentContext("/agents/planner", name="Planner")
 WRITES = frozenset({"append", "append_with_records", "save_profile", "delete_entries", "delete_profile",
                     "put_record", "put_records", "create_record", "delete_record", "erase_expired_records"})
-
-
-@pytest.fixture(params=STORE_KINDS)
-def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], MemoryStore]]:
-    """A factory of store objects over the same data: each one another process's."""
-    made: list[MemoryStore] = []
-    if request.param == "sqlite":
-        def another() -> MemoryStore:
-            made.append(SqliteMemoryStore(tmp_path / "seals.sqlite3"))
-            return made[-1]
-    else:
-        account = request.getfixturevalue("cosmos_account")
-
-        def another() -> MemoryStore:
-            made.append(cosmos_store(account))
-            return made[-1]
-    yield another
-    for store in made:
-        store.close()
 
 
 class _Interleaved:
