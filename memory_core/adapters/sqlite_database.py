@@ -21,6 +21,7 @@ from typing import Any
 from memory_core.adapters.sqlite_busy import busy_timeout
 from memory_core.adapters.sqlite_erasure import purge_erased
 from memory_core.adapters.sqlite_schema import bring_up_to_date
+from memory_core.adapters.sqlite_transaction import write_transaction
 from memory_core.adapters.sqlite_wal import LOG_CAP_WAIT_SECONDS, SAFETY_NET_PAGES, WalCheckpointer
 from memory_core.domain.errors import TimedOut, Unavailable
 
@@ -124,20 +125,15 @@ class SqliteDatabase:
 
         ``wait_seconds``: how long to wait for another writer's lock, when not the store's busy
         timeout (a write a read makes on the side waits less than the read's caller would).
-        Raises ``Unavailable`` when SQLite fails (a busy timeout, a full disk).
+        Raises ``Unavailable`` when SQLite fails (a busy timeout, a full disk), with SQLite's own error even when
+        SQLite rolled the transaction back by itself (``sqlite_transaction``).
         """
         try:
             db = self.connection()
             self.count(0)
             with busy_timeout(db, wait_seconds):
-                db.execute("BEGIN IMMEDIATE")
-                try:
+                with write_transaction(db):
                     yield db
-                except BaseException:
-                    if db.in_transaction:  # SQLite rolls back by itself on some errors (a corrupt file): keep that one
-                        db.execute("ROLLBACK")
-                    raise
-                db.execute("COMMIT")
                 self._checkpointer.wrote(db)
         except sqlite3.Error as e:
             raise _failed("write", e) from e

@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from contextlib import suppress
 
 from memory_core.adapters.sqlite_busy import busy_timeout
 from memory_core.adapters.sqlite_fulltext import recreate_index
+from memory_core.adapters.sqlite_transaction import write_transaction
 
 RETRY_PAUSE_SECONDS = 0.005
 
@@ -198,15 +198,9 @@ def index_levels(db: sqlite3.Connection) -> int:
 
 
 def _index_step(db: sqlite3.Connection, command: str, rank: int | None) -> int:
-    """One FTS5 command in a write transaction of its own; answers the rows it changed."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    """One FTS5 command in a write transaction of its own (``write_transaction``); answers the rows it changed."""
+    with write_transaction(db):
         (before,) = db.execute("SELECT total_changes()").fetchone()
         db.execute("INSERT INTO entries_fts(entries_fts, rank) VALUES (?, ?)", (command, rank))
         (after,) = db.execute("SELECT total_changes()").fetchone()
-    except BaseException:
-        with suppress(sqlite3.OperationalError):  # SQLite may have rolled back by itself
-            db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
     return int(after - before)

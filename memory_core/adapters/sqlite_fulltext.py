@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from memory_core.adapters.sqlite_transaction import write_transaction
+
 _ROWID_BITS = 32
 _BUCKET_SECONDS = 4
 _EPOCH_2000 = 946684800
@@ -110,9 +112,9 @@ def recreate_index(db: sqlite3.Connection) -> None:
 
     A table FTS5 cannot open cannot be dropped either, so its row leaves the schema directly
     (``writable_schema``), its shadow tables are dropped and the table is made again.
-    Raises ``sqlite3.Error`` when SQLite fails (the transaction is rolled back)."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    Raises ``sqlite3.Error`` when SQLite fails (the transaction is rolled back; SQLite's own error, also when
+    SQLite rolled it back by itself: ``sqlite_transaction``)."""
+    with write_transaction(db):
         db.execute("PRAGMA writable_schema=ON")
         try:
             db.execute("DELETE FROM sqlite_schema WHERE type = 'table' AND name = 'entries_fts'")
@@ -122,11 +124,6 @@ def recreate_index(db: sqlite3.Connection) -> None:
             db.execute(f"DROP TABLE IF EXISTS {table}")
         db.execute(INDEX_TABLE_SQL)
         db.execute(REBUILD_SQL)
-    except BaseException:
-        if db.in_transaction:  # SQLite may have rolled back by itself: its error is the one to report
-            db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def match_expression(scope_tokens: Sequence[str], terms: Sequence[str]) -> str:

@@ -13,6 +13,7 @@ from memory_core.adapters.sqlite_checkpoints import CHECKPOINTS_SCHEMA
 from memory_core.adapters.sqlite_erasure import ERASURE_SCHEMA, UPGRADE_MARK
 from memory_core.adapters.sqlite_fulltext import DROP_SQL, FULLTEXT_SCHEMA, REBUILD_SQL
 from memory_core.adapters.sqlite_stamps import STAMPS_SCHEMA
+from memory_core.adapters.sqlite_transaction import write_transaction
 
 SCHEMA_VERSION = 9  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
 # 5: records.expires_on (retention); 6: the FTS5 index keyed by time (sqlite_fulltext);
@@ -97,13 +98,13 @@ def bring_up_to_date(db: sqlite3.Connection) -> None:
     """Creates the schema in a new file, or upgrades an older one, to ``SCHEMA_VERSION``.
 
     ``db`` must be in autocommit mode (``isolation_level=None``). Raises ``sqlite3.Error``
-    when the file cannot be read or written; the upgrade is then rolled back whole.
+    when the file cannot be read or written; the upgrade is then rolled back whole, and the error is SQLite's
+    own also when SQLite rolled it back by itself (``sqlite_transaction``).
     """
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version >= SCHEMA_VERSION:
         return
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with write_transaction(db):
         if 0 < version < 5 and "expires_on" not in {r[1] for r in db.execute("PRAGMA table_info(records)")}:
             db.execute("ALTER TABLE records ADD COLUMN expires_on TEXT")  # records may expire (retention)
         if 0 < version < 6:
@@ -117,10 +118,6 @@ def bring_up_to_date(db: sqlite3.Connection) -> None:
         if 0 < version < 9:
             db.execute(UPGRADE_MARK)  # a file from before purges: the index and the log may hold erased words
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
     if 0 < version < 9:
         # Rows deleted before secure_delete was on left their text in free space, which only a rebuild of the
         # file drops (once; it rewrites the file, a few seconds per 100 MB).

@@ -1,0 +1,115 @@
+"""The writes of the SQLite store's profiles and entries: ``SqliteWrites``, that half of ``SqliteMemoryStore``.
+
+Appends (the entry, its profile if new and the records that come with it), profiles saved and erased, entries
+erased. Each is one ``SqliteDatabase.write`` transaction, so a crash leaves all of it or none, and concurrent
+writers serialize; a write that erased entries, or rewrote a memory-tool file index, hands the purge of the erased
+words to the checkpoint thread after its commit (``sqlite_erasure``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from memory_core.adapters.sqlite_database import SqliteDatabase
+from memory_core.adapters.sqlite_records import (
+    RECORD_CREATE_ONLY,
+    RECORD_INSERT,
+    purge_if_names_rewritten,
+    record_values,
+)
+from memory_core.adapters.sqlite_rows import entry_values, profile_from_row, profile_values
+from memory_core.domain.errors import Conflict, EntryBeforeClear, EntryExists
+from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
+from memory_core.domain.records import Record, appended_records
+
+
+class SqliteWrites:
+    """The ``MemoryStore`` Protocol's writes of profiles and entries (mixed into ``SqliteMemoryStore``, which sets
+    ``_db``). Every write raises ``Unavailable`` when SQLite fails, its transaction rolled back."""
+
+    _db: SqliteDatabase
+
+    def delete_profile(self, key: ProfileKey) -> None:
+        # One statement: the check and the erasure see the same entries, so an append (one transaction with its
+        # profile) either lands first and keeps the profile or lands after and makes one of its own.
+        where = (key.instance_id, key.upn, key.profile_id)
+        with self._db.write() as db:
+            db.execute(
+                "DELETE FROM profiles WHERE instance_id=? AND upn=? AND profile_id=? AND NOT EXISTS"
+                " (SELECT 1 FROM entries WHERE instance_id=? AND upn=? AND profile_id=?)",
+                (*where, *where),
+            )
+
+    def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
+        return self.append_with_records(profile, entry, ())
+
+    def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:
+        key = entry.key
+        if any((r.partition.instance_id, r.partition.owner) != (key.instance_id, key.upn) for r in records):
+            raise ValueError("append_with_records takes records of the entry's partition")
+        creates, puts = appended_records(records)
+        created = [record_values(record, uuid.uuid4().hex) for record in creates]
+        rows = [record_values(record, uuid.uuid4().hex) for record in puts]
+        with self._db.write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                profile_values(profile, uuid.uuid4().hex),
+            )
+            row = db.execute(
+                "SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
+                (key.instance_id, key.upn, key.profile_id),
+            ).fetchone()
+            # In the entry's transaction: a clear that chose a later watermark and erased before this commits
+            # would leave the entry hidden and never erased. Refused, the writer stamps it after the clear.
+            cleared_on = profile_from_row(key, row).cleared_on
+            if cleared_on is not None and entry.created_on <= cleared_on:
+                raise EntryBeforeClear(cleared_on)
+            # Before the entry, as in the Cosmos DB batch: a record to create whose id is taken (a key's mark
+            # outliving its erased entry) refuses the write as a taken entry id does, everything rolled back.
+            for values, record in zip(created, creates, strict=True):
+                if db.execute(RECORD_CREATE_ONLY, values).rowcount != 1:
+                    raise EntryExists(f"a {record.kind} record {record.id} already exists")
+            # Never over another entry of the same id (an Idempotency-Key's entry): refused, the transaction
+            # rolled back, the profile insert above with it. Only the key's conflict is skipped; others still fail.
+            inserted = db.execute("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                                  " ON CONFLICT (instance_id, upn, id) DO NOTHING", entry_values(entry)).rowcount
+            if inserted != 1:
+                raise EntryExists(f"a memory entry with id {entry.id} already exists")
+            # In the entry's transaction: a crash leaves both or neither.
+            db.executemany(RECORD_INSERT, rows)
+        purge_if_names_rewritten(self._db, records)
+        return profile_from_row(key, row)
+
+    def save_profile(self, profile: MemoryProfile) -> MemoryProfile:
+        key = profile.key
+        etag = uuid.uuid4().hex
+        with self._db.write() as db:
+            if profile.etag is not None:
+                changed = db.execute(
+                    "UPDATE profiles SET name=?, user_name=?, agent_name=?, created_on=?, updated_on=?,"
+                    " cleared_on=?, etag=? WHERE instance_id=? AND upn=? AND profile_id=? AND etag=?",
+                    (*profile_values(profile, etag)[5:], key.instance_id, key.upn, key.profile_id, profile.etag),
+                ).rowcount
+                if changed != 1:
+                    raise Conflict("the memory profile changed since it was read")
+            else:
+                db.execute("INSERT OR REPLACE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", profile_values(profile, etag))
+        return MemoryProfile(
+            key, profile.name, profile.user_name, profile.agent_name,
+            profile.created_on, profile.updated_on, profile.cleared_on, etag,
+        )
+
+    def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
+        if not entry_ids:
+            return 0
+        deleted = 0
+        with self._db.write() as db:
+            for entry_id in entry_ids:
+                deleted += db.execute(
+                    "DELETE FROM entries WHERE instance_id=? AND upn=? AND profile_id=? AND id=?",
+                    (key.instance_id, key.upn, key.profile_id, entry_id),
+                ).rowcount
+        if deleted:
+            self._db.purge_erased()  # erased: out of the search index and the log too, not only out of answers
+        return deleted
