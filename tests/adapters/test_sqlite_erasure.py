@@ -139,14 +139,14 @@ def test_a_file_from_before_purges_is_purged_when_upgraded(tmp_path: Path) -> No
 
 
 class _EraseDuringCheckpoint:
-    """A connection that, just before the purge empties the log, lets another process finish a purge of its own
+    """A connection that, just before the purge truncates the log, lets another process finish a purge of its own
     and then erase an entry."""
 
     def __init__(self, db: sqlite3.Connection, other: sqlite3.Connection) -> None:
         self._db, self._other = db, other
 
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        if sql.startswith("PRAGMA wal_checkpoint"):
+        if sql == "PRAGMA wal_checkpoint(TRUNCATE)":
             assert purge_erased(self._other)
             self._other.execute("DELETE FROM entries WHERE rowid = (SELECT max(rowid) FROM entries)")
         return self._db.execute(sql, params)
