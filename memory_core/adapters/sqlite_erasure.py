@@ -141,7 +141,7 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
     # waiting under the busy timeout stalled every writer behind one slow read.
     with busy_timeout(db, 0):
         deadline = time.monotonic() + retry_seconds
-        while db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+        while not _log_emptied(db):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(RETRY_PAUSE_SECONDS)
@@ -195,6 +195,20 @@ def index_levels(db: sqlite3.Connection) -> int:
         if not byte & 0x80:
             return levels if offset < 4 else 0
     return 0
+
+
+def _log_emptied(db: sqlite3.Connection) -> bool:
+    """Copy the log back into the file and truncate it; answers False when a reader of an older state or another
+    checkpoint stood in the way (nothing waited for).
+
+    A ``TRUNCATE`` checkpoint takes the writers' lock before it copies, and holds it through the copy and both
+    ``fsync``s (the log's, the file's), several ms on a busy disk: every write of the file, from any process,
+    waited that long, more with SQLite's busy handler sleeping 1, 2, 5, 10 ms between its tries. So a ``PASSIVE``
+    checkpoint, which takes no writers' lock, copies and syncs first; the ``TRUNCATE`` after it finds only what
+    was written in between (usually nothing) and is left with truncating the file (docs/performance.md, "The
+    purge's truncation, and appends over stdio")."""
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    return not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
 
 
 def _index_step(db: sqlite3.Connection, command: str, rank: int | None) -> int:

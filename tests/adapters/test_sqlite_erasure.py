@@ -4,6 +4,7 @@ pages, not in the write-ahead log, whether the erasure is immediate, swept, or w
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
 import time
 import uuid
@@ -138,14 +139,14 @@ def test_a_file_from_before_purges_is_purged_when_upgraded(tmp_path: Path) -> No
 
 
 class _EraseDuringCheckpoint:
-    """A connection that, just before the purge empties the log, lets another process finish a purge of its own
+    """A connection that, just before the purge truncates the log, lets another process finish a purge of its own
     and then erase an entry."""
 
     def __init__(self, db: sqlite3.Connection, other: sqlite3.Connection) -> None:
         self._db, self._other = db, other
 
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        if sql.startswith("PRAGMA wal_checkpoint"):
+        if sql == "PRAGMA wal_checkpoint(TRUNCATE)":
             assert purge_erased(self._other)
             self._other.execute("DELETE FROM entries WHERE rowid = (SELECT max(rowid) FROM entries)")
         return self._db.execute(sql, params)
@@ -392,3 +393,41 @@ def test_a_file_whose_index_fts5_calls_corrupt_gets_a_new_one_at_open(tmp_path: 
     store.close()
     assert sorted(hit.entry.content_markdown for hit in found) == ["- another fact about trains",
                                                                   "- kept fact about trains"]
+
+
+def _frames_not_copied_back(path: Path) -> int:
+    """Frames in the log not yet in the database file: ``mxFrame`` less ``nBackfill``, read from the wal-index
+    (the ``-shm`` file: the header's ``mxFrame`` at byte 16, the checkpoint information's ``nBackfill`` at byte 96,
+    native byte order; https://www.sqlite.org/walformat.html)."""
+    shm = Path(f"{path}-shm").read_bytes()[:100]
+    return int.from_bytes(shm[16:20], sys.byteorder) - int.from_bytes(shm[96:100], sys.byteorder)
+
+
+class _SeesTheTruncation:
+    """A purge's connection noting, as each ``TRUNCATE`` checkpoint starts, the frames it would have to copy."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self._db, self._path = db, path
+        self.left_to_copy: list[int] = []
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        if sql == "PRAGMA wal_checkpoint(TRUNCATE)":
+            self.left_to_copy.append(_frames_not_copied_back(self._path))
+        return self._db.execute(sql, params)
+
+
+def test_the_purges_truncation_finds_the_log_already_copied_back(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``TRUNCATE`` checkpoint takes the writers' lock before it copies the log back, and holds it through the copy
+    and its ``fsync``s: every write of the file, from any process, waited that long. The purge copies the log with
+    a ``PASSIVE`` checkpoint first (no writers' lock), so its ``TRUNCATE`` starts with nothing left to copy (on
+    ``main`` it had every frame of the index merge to copy), and the word still leaves every file."""
+    path, word = _file_owing_a_purge(tmp_path, 20, monkeypatch)
+    db = sqlite3.connect(path, isolation_level=None, timeout=0)
+    db.execute("PRAGMA secure_delete=ON")
+    seen = _SeesTheTruncation(db, path)
+    done = purge_erased(cast(sqlite3.Connection, seen))
+    db.close()
+    assert done is True
+    assert seen.left_to_copy == [0]
+    assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
