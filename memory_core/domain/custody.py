@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible
-from memory_core.domain.custody_fence import FenceTaken, fence
+from memory_core.domain.custody_fence import FenceTaken, fence, forget_fence
 from memory_core.domain.deletion import (
     DeletionKind,
     DeletionPage,
@@ -68,13 +68,6 @@ _DECIDE_ATTEMPTS = 5  # reads of a request a decision makes while other writes k
 
 def _no_fault(step: str, request: DeletionRequest) -> None:
     return None
-
-
-def forget_fence(entry_id: str) -> str:
-    """The name of the exclusive fence (``CustodyService.fence``) a forget of entry ``entry_id`` stands: forgets of
-    one entry run one at a time, so each sees what the one before did (its hold, its erasure) and only one is
-    taken, on either store."""
-    return f"forget {entry_id}"
 
 
 class CustodyService:
@@ -113,11 +106,15 @@ class CustodyService:
         journal of work a crash can interrupt (``domain.file_retirements``)."""
         self._replays.append(replay)
 
-    def fence(self, instance_id: str, upn: str, *, exclusive: str | None = None) -> AbstractContextManager[None]:
+    def fence(
+        self, instance_id: str, upn: str, *, exclusive: str | None = None, claims: Collection[str] = (),
+    ) -> AbstractContextManager[frozenset[str]]:
         """Hold ``upn``'s memory-tool edits back while a deletion chooses what it covers and writes it
         (``domain.custody_fence``): every request and immediate erasure of their memory is made inside one.
-        ``exclusive``: ``FenceTaken`` while another fence so named stands (``forget_fence`` names a forget's)."""
-        return fence(self._store, instance_id, upn, clock=self._clock, exclusive=exclusive)
+        ``exclusive``: ``FenceTaken`` while another fence so named stands (``forget_fence`` names a forget's).
+        ``claims``: names stood alike where free; the block gets those another fence stands (their deletions are
+        another's to make)."""
+        return fence(self._store, instance_id, upn, clock=self._clock, exclusive=exclusive, claims=claims)
 
     def request_clear(self, actor: str, key: ProfileKey) -> DeletionRequest:
         """Hide everything now in ``key``'s scope until an operator decides."""

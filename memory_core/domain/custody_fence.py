@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -54,6 +54,13 @@ def without_fences(data: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if key != _FENCES}
 
 
+def forget_fence(entry_id: str) -> str:
+    """The name of the exclusive fence (``fence``) a forget of entry ``entry_id`` stands (``exclusive``, or among the
+    ``claims`` of the memory tool's batch of forgets): forgets of one entry, from any path, run one at a time, so
+    each sees what the one before did (its hold, its erasure) and only one is taken, on either store."""
+    return f"forget {entry_id}"
+
+
 class FenceTaken(Conflict):
     """A fence named ``exclusive`` already stands (another deletion of the same thing is under way); none was
     stood."""
@@ -64,37 +71,50 @@ class FenceTaken(Conflict):
 @contextlib.contextmanager
 def fence(
     store: MemoryStore, instance_id: str, upn: str, *, clock: Callable[[], datetime], exclusive: str | None = None,
-) -> Iterator[None]:
+    claims: Collection[str] = (),
+) -> Iterator[frozenset[str]]:
     """Stand a fence in ``upn``'s file index for the ``with`` block: choose and write the deletion inside it.
 
     Fences of one user do not exclude each other, except those named alike by ``exclusive`` (say, a forget of one
     entry): while one stands (for its lease at most), another raises ``FenceTaken``, so what the first chose and
     wrote (a hold, an erasure) is what the second reads once it stands.
 
+    ``claims``: names this fence stands as ``exclusive`` ones too, each where no fence so named stands (a batch of
+    forgets, one name each; not with ``exclusive``). The block gets the names it could not claim: another deletion of those is under way,
+    and the block leaves them to it (it gets the empty set otherwise, and without ``claims``).
+
     Raises ``Conflict`` when the index kept changing (8 races) and the store's errors, before the block runs.
     Lifting the fence afterwards never raises: a fence that could not be lifted ends with its lease.
     """
     partition = Partition(instance_id, upn)
     # Not the service's ids (tests that fix those count them); an exclusive fence is known by its name.
-    fence_id = f"{_EXCLUSIVE}{exclusive}" if exclusive is not None else uuid.uuid4().hex
+    named = [exclusive] if exclusive is not None else list(dict.fromkeys(claims))
+    own = uuid.uuid4().hex  # the key of a fence that claims no name
+    stood: list[str] = []  # the keys this fence stands, as its last (written) attempt chose them
+    taken: set[str] = set()
 
     def stand(data: dict[str, Any]) -> dict[str, Any] | None:
         now = clock()
         fences = {key: until for key, until in (data.get(_FENCES) or {}).items()
                   if datetime.fromisoformat(until) > now}  # a crashed deletion's: over, dropped here
-        if exclusive is not None and fence_id in fences:
+        taken.clear()
+        taken.update(name for name in named if f"{_EXCLUSIVE}{name}" in fences)
+        if exclusive is not None and taken:
             raise FenceTaken(f"another deletion of {exclusive} is under way")
-        return {**data, _FENCES: {**fences, fence_id: (now + LEASE).isoformat()}}
+        stood[:] = [f"{_EXCLUSIVE}{name}" for name in named if name not in taken] or [own]
+        until = (now + LEASE).isoformat()
+        return {**data, _FENCES: {**fences, **dict.fromkeys(stood, until)}}
 
     def lift(data: dict[str, Any]) -> dict[str, Any] | None:
         fences = dict(data.get(_FENCES) or {})
-        if fences.pop(fence_id, None) is None:
+        lifted = [key for key in stood if fences.pop(key, None) is not None]
+        if not lifted:
             return None
         return {**data, _FENCES: fences}
 
     _rewrite(store, partition, stand, create=True)
     try:
-        yield
+        yield frozenset(taken)
     finally:
         with contextlib.suppress(MemoryCoreError):
             _rewrite(store, partition, lift, create=False)

@@ -14,8 +14,8 @@ import contextlib
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible
-from memory_core.domain.custody import CustodyService, forget_fence
-from memory_core.domain.custody_fence import FenceTaken
+from memory_core.domain.custody import CustodyService
+from memory_core.domain.custody_fence import FenceTaken, forget_fence
 from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import MemoryEntry, ProfileKey, Share, shared_copy_id
@@ -39,8 +39,8 @@ class EntryRemovals:
     ) -> PendingDeletion | Forgotten:
         """Forget one of the caller's visible entries. ``NotFound`` when there is none by that id.
 
-        ``fenced``: the caller already stands the fence (``CustodyService.fence``) around this and more forgets, as
-        the memory tool does around a command's old versions."""
+        ``fenced``: the caller already stands the fence (``CustodyService.fence``) around this and more forgets, with
+        this entry's ``forget_fence`` claimed, as the memory tool does around a command's old versions."""
         if not fenced:
             self._visible(instance_id, caller.upn, entry_id)  # an unknown id is answered without a write
         # Fenced from the hold or the erasure on: an edit that read the entry before commits nothing made from it.

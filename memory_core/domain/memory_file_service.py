@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_core.domain import memory_paths as texts
-from memory_core.domain.custody_fence import fenced_until
+from memory_core.domain.custody_fence import fenced_until, forget_fence
 from memory_core.domain.errors import (
     Conflict,
     Forbidden,
@@ -65,7 +65,7 @@ from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.targets import Use
-from memory_core.domain.views import PendingDeletion
+from memory_core.domain.views import Forgotten, PendingDeletion
 
 if TYPE_CHECKING:  # the service's read machinery loads with the composition root, not with the routes (cold start)
     from memory_core.domain.service import MemoryService
@@ -168,7 +168,13 @@ class MemoryFiles:
                 self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag)
                 self._service.file_retirements.end(commit.journal)
                 raise side_effect
-            answer = self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag)
+            file_deleted = cmd["command"] == "delete" and parse_path(str(cmd["path"])).rel in snapshot.namespace.files
+            try:
+                answer = self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag,
+                                      file_deleted=file_deleted)
+            except NotFound:  # another deletion took the file's entry first: retired all the same
+                self._service.file_retirements.end(commit.journal)
+                raise
             self._service.file_retirements.end(commit.journal)
             return answer
         raise Conflict("the memory files kept changing during this command; retry", code="conflict")
@@ -235,9 +241,12 @@ class MemoryFiles:
         outcome: Outcome,
         after: Namespace,
         etag: str | None,
+        *,
+        file_deleted: bool = False,
     ) -> FileAnswer:
         """Retire old versions and answer (the command's events are written: ``execute``). ``etag``: the index's, as
-        this command committed it."""
+        this command committed it. ``file_deleted``: the command deletes one file (not a directory); when another
+        deletion took its entry first, the answer is the reference's for a missing path (``NotFound``)."""
         pending: list[str] = []
         drops = [retire for retire in outcome.retired if not retire.removes_content]
         if drops:
@@ -248,28 +257,35 @@ class MemoryFiles:
             for retire in drops:
                 self._drop(caller, instance_id, agent, retire, maybe_hidden=moved)
         forgets = [retire for retire in outcome.retired if retire.removes_content]
+        taken = 0
         # A fence for a batch of forgets (a directory's delete forgets every file in it), not one each, nor one for
-        # all: other commands wait while it stands.
+        # all: other commands wait while it stands. It claims each version's forget fence (``forget_fence``), as a
+        # forget elsewhere stands it (DELETE .../memory/entries/{id}, the sweep's replay): of the two, one is taken.
         for start in range(0, len(forgets), FORGETS_PER_FENCE):
-            with self._service.custody.fence(instance_id, caller.upn):
-                for retire in forgets[start:start + FORGETS_PER_FENCE]:
-                    request_id = self._forget(caller, instance_id, retire)
-                    if request_id:
-                        pending.append(request_id)
+            batch = {forget_fence(retire.entry_id): retire for retire in forgets[start:start + FORGETS_PER_FENCE]}
+            with self._service.custody.fence(instance_id, caller.upn, claims=batch) as elsewhere:
+                for name, retire in batch.items():
+                    forgotten = None if name in elsewhere else self._forget(caller, instance_id, retire)
+                    taken += forgotten is not None
+                    if isinstance(forgotten, PendingDeletion):
+                        pending.append(forgotten.request_id)
+        if file_deleted and forgets and not taken:
+            # Its file's entry was forgotten by another deletion between this command's commit and its forget: that
+            # deletion came first, and this delete is answered as one after it (the path is not there).
+            raise texts.not_found_short(str(command["path"]))
         if not pending:
             return FileAnswer(outcome.answer)
         if command["command"] == "delete":
             return FileAnswer(texts.deleted_pending(str(command["path"]), pending), tuple(pending))
         return FileAnswer(outcome.answer + texts.pending_note(pending), tuple(pending))
 
-    def _forget(self, caller: Caller, instance_id: str, retire: Retire) -> str | None:
-        """Forget an old version whose text the command removed, under the caller's fence; answers the deletion
-        request id when it awaits an operator."""
+    def _forget(self, caller: Caller, instance_id: str, retire: Retire) -> PendingDeletion | Forgotten | None:
+        """Forget an old version whose text the command removed, under the caller's fence with the version's forget
+        fence claimed; None when it was already gone or hidden (another forget of it, a clear)."""
         try:
-            outcome = self._service.forget(caller, instance_id, retire.entry_id, fenced=True)
+            return self._service.forget(caller, instance_id, retire.entry_id, fenced=True)
         except NotFound:
-            return None  # already gone (a concurrent delete, a clear)
-        return outcome.request_id if isinstance(outcome, PendingDeletion) else None
+            return None
 
     def _drop(
         self, caller: Caller, instance_id: str, agent: AgentContext | None, retire: Retire, *, maybe_hidden: bool

@@ -18,7 +18,7 @@ import pytest
 
 from memory_core.domain import memory_file_service
 from memory_core.domain.audit import AuditAction
-from memory_core.domain.custody_fence import LEASE, fence, fenced_until
+from memory_core.domain.custody_fence import LEASE, fence, fenced_until, forget_fence
 from memory_core.domain.errors import NotFound, Unavailable
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import Caller
@@ -266,21 +266,25 @@ def test_a_directorys_delete_stands_a_fence_per_batch_of_forgets(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Other commands wait while a fence stands: a directory of 45 files is forgotten under three fences, each
-    lifted after its batch, not under one for the whole delete nor one per file."""
+    lifted after its batch, not under one for the whole delete nor one per file. Each claims its files' forget
+    fences (``forget_fence``), so a forget of one of them elsewhere waits its turn."""
     service, caller = MemoryService(store), _caller()
     files = MemoryFiles(service)
     for n in range(45):
         files.execute(caller, INSTANCE, None, {"command": "create", "path": f"/memories/d/{n}.md", "file_text": f"{n}\n"})
-    stood: list[int] = []
+    entry_ids = {entry.id for entry in service.entries(caller, INSTANCE, Scope.USER, None)}
+    stood: list[set[str]] = []
     real = service.custody.fence
 
-    def counted(instance_id: str, upn: str) -> Any:
-        stood.append(1)
-        return real(instance_id, upn)
+    def counted(instance_id: str, upn: str, **kwargs: Any) -> Any:
+        stood.append(set(kwargs.get("claims", ())))
+        return real(instance_id, upn, **kwargs)
 
     monkeypatch.setattr(service.custody, "fence", counted)
     answer = files.execute(caller, INSTANCE, None, {"command": "delete", "path": "/memories/d"})
     assert len(answer.pending_request_ids) == 45
     assert len(stood) == -(-45 // memory_file_service.FORGETS_PER_FENCE) == 3
+    assert [len(claims) for claims in stood] == [20, 20, 5]
+    assert set().union(*stood) == {forget_fence(entry_id) for entry_id in entry_ids}
     record = store.get_record(Partition(INSTANCE, caller.upn), INDEX_KIND, INDEX_ID)
     assert record is not None and fenced_until(record.data, service.now()) is None
