@@ -360,6 +360,8 @@ if az_show functionapp show --resource-group "$RESOURCE_GROUP" --name "$FUNCTION
   read -r deploy_auth deploy_identity deploy_account <<<"$(printf '%s' "$AZ_OUT" | helper deployment-auth)"
   if [[ ${deploy_auth,,} == userassignedidentity && ${deploy_identity,,} == "${identity_id,,}" ]]; then
     plan unchanged "deployment storage of $FUNCTION_APP" "reached with $MANAGED_IDENTITY"
+  elif [[ $deploy_account == - ]]; then
+    note "warning: az functionapp deployment config show names no deployment storage for $FUNCTION_APP: its authentication is left as it is ($deploy_auth)"
   elif [[ $deploy_account != "$STORAGE_ACCOUNT" ]]; then
     note "warning: the deployment storage of $FUNCTION_APP is in storage account $deploy_account, where $MANAGED_IDENTITY holds no role: left as it is ($deploy_auth)"
   else
