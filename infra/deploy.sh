@@ -64,9 +64,51 @@ if ! az extension show --name application-insights --output none >/dev/null 2>&1
   die "the Azure CLI extension application-insights is missing: az extension add --name application-insights"
 fi
 
+# ----------------------------------------------------------------------------- before any change
+# What would otherwise stop a run halfway, with part of a tenant made, is checked while nothing is
+# changed yet: the tenant's existing resources must lie in LOCATION (Azure moves none of them, and an
+# app in one region on a Cosmos DB account in another pays the distance on every request), and an
+# existing Cosmos DB account must give at least session consistency (docs/cosmos.md, "How it stays
+# exact": a read's query must see what its stamp read saw).
+step "Existing resources of $TENANT: regions and Cosmos DB consistency"
+existing_group="" existing_cosmos="" raise_consistency=0
+if az_show group show --name "$RESOURCE_GROUP"; then
+  existing_group=$AZ_OUT
+  group_location=$(jget location)
+  group_location=${group_location,,}
+  if [[ ${group_location// /} != "$LOCATION" ]]; then
+    # A group's region holds only its metadata: resources are created in LOCATION whatever it is.
+    note "warning: resource group $RESOURCE_GROUP is in $group_location, not LOCATION=$LOCATION; the tenant's resources are created in $LOCATION"
+  fi
+  az_json '[]' resource list --resource-group "$RESOURCE_GROUP"
+  misplaced=$(printf '%s' "$AZ_OUT" | helper misplaced "$LOCATION" \
+    "Microsoft.DocumentDB/databaseAccounts=$COSMOS_ACCOUNT" "Microsoft.Storage/storageAccounts=$STORAGE_ACCOUNT" \
+    ${STORAGE_ACCOUNT_LEGACY:+"Microsoft.Storage/storageAccounts=$STORAGE_ACCOUNT_LEGACY"} \
+    "Microsoft.Web/sites=$FUNCTION_APP" "Microsoft.ManagedIdentity/userAssignedIdentities=$MANAGED_IDENTITY" \
+    "Microsoft.OperationalInsights/workspaces=$LOG_ANALYTICS_WORKSPACE" "Microsoft.Insights/components=$APP_INSIGHTS")
+  [[ -z $misplaced ]] ||
+    die "tenant $TENANT has resources in another region than LOCATION=$LOCATION, and Azure cannot move them:
+$misplaced
+Nothing was changed. Set LOCATION in $TENANT_FILE to their region (a tenant lives in one region), or give the tenant new resource names there and move the data over."
+  if az_show cosmosdb show --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCOUNT"; then
+    existing_cosmos=$AZ_OUT
+    consistency=$(jget consistencyPolicy.defaultConsistencyLevel)
+    case ${consistency,,} in
+      session | boundedstaleness | strong) ;;
+      *)
+        # Weaker than session (Eventual, ConsistentPrefix). Changing it changes what every client of the
+        # account reads and pays, so only an account deploy.sh made for this tenant is put back.
+        cosmos_owner=$(jget "tags.$TENANT_TAG")
+        [[ $cosmos_owner == "$TENANT" ]] ||
+          die "Cosmos DB account $COSMOS_ACCOUNT has default consistency ${consistency:-unknown}, and memory-core needs Session or stronger (Session, BoundedStaleness or Strong; docs/cosmos.md). Nothing was changed: deploy.sh raises it only on an account it created for this tenant (tagged $TENANT_TAG=$TENANT), and this one is ${cosmos_owner:+tagged $TENANT_TAG=$cosmos_owner}${cosmos_owner:-not tagged}. If every client of the account can take it: az cosmosdb update -g $RESOURCE_GROUP -n $COSMOS_ACCOUNT --default-consistency-level $COSMOS_CONSISTENCY_LEVEL, then run deploy.sh again"
+        raise_consistency=1 ;;
+    esac
+  fi
+fi
+
 # ----------------------------------------------------------------------------- resource group
 step "Resource group $RESOURCE_GROUP"
-if az_show group show --name "$RESOURCE_GROUP"; then
+if [[ -n $existing_group ]]; then
   plan unchanged "resource group $RESOURCE_GROUP"
 else
   plan create "resource group $RESOURCE_GROUP" "$LOCATION"
@@ -100,7 +142,8 @@ appinsights_connection=$(jget connectionString "<connection string of $APP_INSIG
 
 # ----------------------------------------------------------------------------- Cosmos DB
 step "Cosmos DB account $COSMOS_ACCOUNT ($COSMOS_CAPACITY_MODE)"
-if az_show cosmosdb show --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCOUNT"; then
+if [[ -n $existing_cosmos ]]; then
+  AZ_OUT=$existing_cosmos  # read before any change (above)
   if printf '%s' "$AZ_OUT" | helper has-capability EnableServerless; then existing_mode=serverless; else existing_mode=autoscale; fi
   [[ $existing_mode == "$COSMOS_CAPACITY_MODE" ]] ||
     die "Cosmos DB account $COSMOS_ACCOUNT is $existing_mode but the tenant file asks for $COSMOS_CAPACITY_MODE; the capacity mode cannot be switched in place"
@@ -108,6 +151,7 @@ if az_show cosmosdb show --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCO
   local_auth_off=$(jget disableLocalAuth)
   [[ -n $local_auth_off ]] || local_auth_off=false
   if [[ $local_auth_off != "$COSMOS_DISABLE_LOCAL_AUTH" ]]; then cosmos_diff+=("disableLocalAuth: $local_auth_off -> $COSMOS_DISABLE_LOCAL_AUTH"); fi
+  if (( raise_consistency )); then cosmos_diff+=("defaultConsistencyLevel: ${consistency:-none} -> $COSMOS_CONSISTENCY_LEVEL"); fi
   # Full-text indexes need the account capability (the container's full-text policy in
   # infra/arm/cosmos-sql.json). az cosmosdb update --capabilities replaces the whole list, so
   # the account's own capabilities are sent back with it.
@@ -124,6 +168,11 @@ if az_show cosmosdb show --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCO
   if (( ! has_full_text )); then
     az_run cosmosdb update --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCOUNT" \
       --capabilities ${account_capabilities[@]+"${account_capabilities[@]}"} "$FULL_TEXT_CAPABILITY"
+  fi
+  if (( raise_consistency )); then
+    # This tenant's own account, set weaker than session by hand since deploy.sh made it: put back.
+    az_run cosmosdb update --resource-group "$RESOURCE_GROUP" --name "$COSMOS_ACCOUNT" \
+      --default-consistency-level "$COSMOS_CONSISTENCY_LEVEL"
   fi
   if [[ $local_auth_off != "$COSMOS_DISABLE_LOCAL_AUTH" ]]; then
     # An account created before keyless creation (or by hand): reconciled through ARM, which
@@ -303,6 +352,22 @@ if az_show functionapp show --resource-group "$RESOURCE_GROUP" --name "$FUNCTION
     # and the settings below switch the host, Cosmos DB and App Insights over to it.
     plan update "function app $FUNCTION_APP" "identity: + $MANAGED_IDENTITY"
     az_run functionapp identity assign --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP" --identities "$identity_id"
+  fi
+  # The package container (Flex deployment storage) of an app from an earlier deploy.sh is reached with
+  # the system-assigned identity: moved to the user-assigned one, which holds Storage Blob Data Owner on
+  # the tenant's storage account, so the system identity is no longer needed for deployments.
+  az_json '{}' functionapp deployment config show --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP"
+  read -r deploy_auth deploy_identity deploy_account <<<"$(printf '%s' "$AZ_OUT" | helper deployment-auth)"
+  if [[ ${deploy_auth,,} == userassignedidentity && ${deploy_identity,,} == "${identity_id,,}" ]]; then
+    plan unchanged "deployment storage of $FUNCTION_APP" "reached with $MANAGED_IDENTITY"
+  elif [[ $deploy_account == - ]]; then
+    note "warning: az functionapp deployment config show names no deployment storage for $FUNCTION_APP: its authentication is left as it is ($deploy_auth)"
+  elif [[ $deploy_account != "$STORAGE_ACCOUNT" ]]; then
+    note "warning: the deployment storage of $FUNCTION_APP is in storage account $deploy_account, where $MANAGED_IDENTITY holds no role: left as it is ($deploy_auth)"
+  else
+    plan update "deployment storage of $FUNCTION_APP" "authentication: $deploy_auth -> UserAssignedIdentity $MANAGED_IDENTITY"
+    az_run functionapp deployment config set --resource-group "$RESOURCE_GROUP" --name "$FUNCTION_APP" \
+      --deployment-storage-auth-type UserAssignedIdentity --deployment-storage-auth-value "$identity_id"
   fi
 else
   plan create "function app $FUNCTION_APP" "Flex Consumption, ${FUNCTION_INSTANCE_MEMORY} MB, at most $FUNCTION_MAX_INSTANCES instances"

@@ -148,6 +148,37 @@ def cmd_user_identities(args: list[str]) -> None:
     print(" ".join(sorted(identities)))
 
 
+def _region(name) -> str:
+    """A region as ARM compares it: Cosmos DB reports "East US 2" where the others report "eastus2"."""
+    return "".join(str(name or "").split()).lower()
+
+
+def cmd_misplaced(args: list[str]) -> None:
+    """misplaced LOCATION TYPE=NAME...: `az resource list` JSON on stdin -> one line "NAME (TYPE): REGION" per
+    listed resource that is one of the TYPE=NAME pairs (case-insensitive) and lies in another region than
+    LOCATION (indented, for a message); nothing when none does."""
+    location = _region(args[0])
+    wanted = {tuple(pair.lower().split("=", 1)) for pair in args[1:]}
+    for resource in _stdin_json() or []:
+        name, rtype = str(resource.get("name", "")), str(resource.get("type", ""))
+        if (rtype.lower(), name.lower()) in wanted and _region(resource.get("location")) != location:
+            print(f"  {name} ({rtype}): {resource.get('location')}")
+
+
+def cmd_deployment_auth(args: list[str]) -> None:
+    """deployment-auth: `az functionapp deployment config show` JSON on stdin (or the functionAppConfig
+    holding it) -> "AUTH_TYPE IDENTITY_ID STORAGE_ACCOUNT" of the Flex deployment storage, "-" where absent
+    (STORAGE_ACCOUNT from the blob container URL)."""
+    config = _stdin_json() or {}
+    config = config.get("deployment", config)
+    storage = config.get("storage") or {}
+    auth = storage.get("authentication") or {}
+    host = str(storage.get("value") or "").split("://", 1)[-1].split("/", 1)[0]
+    account = host.split(".", 1)[0] if "." in host else ""  # ACCOUNT.blob.core.windows.net (or another cloud's)
+    values = (auth.get("type"), auth.get("userAssignedIdentityResourceId"), account)
+    print(" ".join(str(v) if v else "-" for v in values))
+
+
 def cmd_scale_state(args: list[str]) -> None:
     """scale-state: `az functionapp scale config show` JSON on stdin ->
     "MEMORY_MB MAX_INSTANCES HTTP_CONCURRENCY ALWAYS_READY_HTTP" ("default" where Azure has no value)."""
@@ -498,6 +529,8 @@ COMMANDS = {
     "settings-nul": cmd_settings_nul,
     "user-identities": cmd_user_identities,
     "scale-state": cmd_scale_state,
+    "misplaced": cmd_misplaced,
+    "deployment-auth": cmd_deployment_auth,
     "what-if-plan": cmd_what_if_plan,
     "gen-secrets": cmd_gen_secrets,
     "rotate-add": cmd_rotate_add,

@@ -266,22 +266,31 @@ def cosmos_create(state, opts):
             "kind": one(opts, "--kind", required=False, default="GlobalDocumentDB"),
             "documentEndpoint": f"https://{name}.documents.azure.com:443/", "capabilities": caps,
             "consistencyPolicy": {"defaultConsistencyLevel": one(opts, "--default-consistency-level", False, "Session")},
-            "locations": [{"locationName": region, "failoverPriority": 0}],
+            "location": region, "locations": [{"locationName": region, "failoverPriority": 0}],
             "disableLocalAuth": one(opts, "--disable-local-auth", False, "false") == "true",
             "provisioningState": "Succeeded", "databases": {}, "tags": tags_of(opts)}
     state["cosmos"][key(rg, name)] = item
     return cosmos_public(item)
 
 
+CONSISTENCY_LEVELS = ("Eventual", "ConsistentPrefix", "Session", "BoundedStaleness", "Strong")
+
+
 def cosmos_update(state, opts):
-    """Only --capabilities, which replaces the account's whole list, as az does."""
+    """--capabilities, which replaces the account's whole list, as az does, and --default-consistency-level."""
     item = cosmos_account(state, one(opts, "--resource-group"), one(opts, "--name"))
     caps = opts.get("--capabilities")
-    if not caps:
-        raise AzError("fake az: only cosmosdb update --capabilities is emulated", 2)
-    if "EnableServerless" in [c["name"] for c in item["capabilities"]] and "EnableServerless" not in caps:
-        raise AzError("(BadRequest) Capability EnableServerless cannot be removed from an account.", 1)
-    item["capabilities"] = [{"name": c} for c in caps]
+    level = one(opts, "--default-consistency-level", required=False)
+    if not caps and level is None:
+        raise AzError("fake az: only cosmosdb update --capabilities / --default-consistency-level are emulated", 2)
+    if caps:
+        if "EnableServerless" in [c["name"] for c in item["capabilities"]] and "EnableServerless" not in caps:
+            raise AzError("(BadRequest) Capability EnableServerless cannot be removed from an account.", 1)
+        item["capabilities"] = [{"name": c} for c in caps]
+    if level is not None:
+        if level not in CONSISTENCY_LEVELS:
+            raise AzError(f"argument --default-consistency-level: invalid choice: '{level}'", 2)
+        item["consistencyPolicy"] = {**item.get("consistencyPolicy", {}), "defaultConsistencyLevel": level}
     return cosmos_public(item)
 
 
@@ -556,7 +565,7 @@ def functionapp_create(state, opts):
     storage = state["storage"].get(key(rg, one(opts, "--storage-account")))
     if not storage:
         raise AzError("Storage account not found", 1)
-    one(opts, "--flexconsumption-location")
+    location = one(opts, "--flexconsumption-location")
     if one(opts, "--runtime") != "python" or one(opts, "--runtime-version") not in ("3.10", "3.11", "3.12"):
         raise AzError("Invalid runtime for Flex Consumption", 1)
     settings = {
@@ -583,19 +592,47 @@ def functionapp_create(state, opts):
     elif auth_type == "StorageAccountConnectionString" and storage.get("allowSharedKeyAccess") is False:
         raise AzError("Key based authentication is not permitted on this storage account.", 1)
     item = {"id": f"{rg_id(rg)}/providers/Microsoft.Web/sites/{name}", "name": name, "kind": "functionapp,linux",
-            "defaultHostName": f"{name}.azurewebsites.net", "state": "Running", "identity": identity,
+            "defaultHostName": f"{name}.azurewebsites.net", "location": location, "state": "Running", "identity": identity,
             "resourceGroup": rg, "settings": settings, "package_sha256": None, "deployments": 0, "tags": tags_of(opts),
             "functionAppConfig": {"runtime": {"name": "python", "version": one(opts, "--runtime-version")},
                                   "scaleAndConcurrency": {
                                       "instanceMemoryMB": int(one(opts, "--instance-memory", False, "2048")),
                                       "maximumInstanceCount": int(one(opts, "--maximum-instance-count", False, "100"))},
-                                  "deployment": {"storage": {"authentication": {
-                                      "type": auth_type, "userAssignedIdentityResourceId": auth_value}}}}}
+                                  "deployment": {"storage": {
+                                      "type": "blobContainer",
+                                      "value": f"https://{storage['name']}.blob.core.windows.net/app-package-{name}",
+                                      "authentication": {
+                                          "type": auth_type, "userAssignedIdentityResourceId": auth_value}}}}}
     for assigned in opts.get("--assign-identity", []):
         if assigned != "[system]":
             _add_user_identity(item, _uai_by_id(state, assigned))
     state["apps"][key(rg, name)] = item
     return app_public(item)
+
+
+def deployment_config_show(state, opts):
+    """az functionapp deployment config show: the app's functionAppConfig.deployment."""
+    return app_get(state, opts)["functionAppConfig"]["deployment"]
+
+
+def deployment_config_set(state, opts):
+    """az functionapp deployment config set: only the authentication options are emulated. As at creation,
+    UserAssignedIdentity takes the resource id of a user-assigned identity the app already has."""
+    app = app_get(state, opts)
+    if "--deployment-storage-name" in opts or "--deployment-storage-container-name" in opts:
+        raise AzError("fake az: only the deployment storage's authentication is emulated", 2)
+    auth_type = one(opts, "--deployment-storage-auth-type")
+    auth_value = one(opts, "--deployment-storage-auth-value", required=False)
+    authentication = {"type": auth_type, "userAssignedIdentityResourceId": None}
+    if auth_type == "UserAssignedIdentity":
+        assigned = {k.lower() for k in ((app.get("identity") or {}).get("userAssignedIdentities") or {})}
+        if not auth_value or auth_value.lower() not in assigned:
+            raise AzError("--deployment-storage-auth-value must name a user-assigned identity assigned to the app", 2)
+        authentication["userAssignedIdentityResourceId"] = auth_value
+    elif auth_value:
+        raise AzError(f"--deployment-storage-auth-value is only for UserAssignedIdentity, not {auth_type}", 2)
+    app["functionAppConfig"]["deployment"]["storage"]["authentication"] = authentication
+    return app["functionAppConfig"]["deployment"]
 
 
 def functionapp_delete(state, opts):
@@ -735,7 +772,7 @@ RESOURCE_TABLES = ("workspaces", "components", "cosmos", "storage", "apps", "ide
 
 
 def resource_list(state, opts):
-    """az resource list --resource-group: every resource in the group as {id, name, type, tags}
+    """az resource list --resource-group: every resource in the group as {id, name, type, location, tags}
     (the type from the id; tags null when a resource has none, as ARM reports)."""
     rg = one(opts, "--resource-group")
     need_group(state, rg)
@@ -745,7 +782,7 @@ def resource_list(state, opts):
             if k.startswith(rg.lower() + "/"):
                 provider = item["id"].split("/providers/", 1)[1].rsplit("/", 1)[0]
                 found.append({"id": item["id"], "name": item["name"], "type": provider,
-                              "resourceGroup": rg, "tags": item.get("tags") or None})
+                              "location": item.get("location"), "resourceGroup": rg, "tags": item.get("tags") or None})
     return found
 
 
@@ -805,6 +842,8 @@ COMMANDS = {
     ("functionapp", "config", "appsettings", "set"): appsettings_set,
     ("functionapp", "config", "appsettings", "delete"): appsettings_delete,
     ("functionapp", "deployment", "source", "config-zip"): config_zip,
+    ("functionapp", "deployment", "config", "show"): deployment_config_show,
+    ("functionapp", "deployment", "config", "set"): deployment_config_set,
     ("role", "assignment", "list"): role_list,
     ("role", "assignment", "create"): role_create,
     ("resource", "list"): resource_list,

@@ -92,6 +92,52 @@ def test_app_from_an_earlier_deploy_is_moved_to_the_identity(deployed):
     assert identity["type"] == "SystemAssigned, UserAssigned" and identity["userAssignedIdentities"]
 
 
+def _earlier_app(azure, **deployment_storage) -> None:
+    """The app as an earlier deploy.sh made it: system-assigned identity only, which also reaches the
+    deployment storage (`functionapp create --deployment-storage-auth-type SystemAssignedIdentity`)."""
+    state = azure.state()
+    app = state["apps"]["rg-memory-acme/func-memory-acme"]
+    app["identity"] = {"type": "SystemAssigned", "principalId": "0000-system", "tenantId": "t"}
+    storage = app["functionAppConfig"]["deployment"]["storage"]
+    storage["authentication"] = {"type": "SystemAssignedIdentity", "userAssignedIdentityResourceId": None}
+    storage.update(deployment_storage)
+    azure.save_state(state)
+
+
+def test_deployment_storage_of_an_earlier_app_moves_to_the_identity(deployed):
+    """The Flex deployment storage of an earlier app is switched to the user-assigned identity with one
+    `functionapp deployment config set`, after the identity is on the app; --what-if shows it first,
+    and the run after changes nothing (the system identity is then needed by nothing deploy.sh sets)."""
+    azure = deployed
+    _earlier_app(azure)
+    plan = azure.deploy("--what-if").stdout
+    assert "# update:   deployment storage of func-memory-acme (authentication: SystemAssignedIdentity ->" in plan
+    assert not [c for c in azure.calls() if is_changing(c)]
+    azure.reset_log()
+    azure.deploy()
+    assert _changing(azure) == ["functionapp identity assign", "functionapp deployment config set"]
+    identity_id = azure.state()["identities"]["rg-memory-acme/id-memory-acme"]["id"]
+    move = azure.calls()[azure.find("functionapp", "deployment", "config", "set")[0]]
+    assert option(move, "--deployment-storage-auth-type") == ["UserAssignedIdentity"]
+    assert option(move, "--deployment-storage-auth-value") == [identity_id]
+    auth = azure.app()["functionAppConfig"]["deployment"]["storage"]["authentication"]
+    assert auth == {"type": "UserAssignedIdentity", "userAssignedIdentityResourceId": identity_id}
+    azure.reset_log()
+    azure.deploy()
+    assert _changing(azure) == []
+
+
+def test_deployment_storage_in_another_account_is_left_with_a_warning(deployed):
+    """Deployment storage in an account where the identity holds no role is not moved (the next deploy
+    would fail there): the run says so and leaves it."""
+    azure = deployed
+    _earlier_app(azure, value="https://stelsewhere.blob.core.windows.net/app-package")
+    proc = azure.deploy()
+    assert _changing(azure) == ["functionapp identity assign"]
+    assert "deployment storage of func-memory-acme is in storage account stelsewhere" in proc.stderr
+    assert azure.app()["functionAppConfig"]["deployment"]["storage"]["authentication"]["type"] == "SystemAssignedIdentity"
+
+
 # ------------------------------------------------------------------------------- scale and concurrency
 def test_new_app_is_sized_for_mcp_traffic(deployed_twice):
     """A new app gets 16 concurrent HTTP requests per instance (Python's Flex default is 1),
