@@ -2,7 +2,8 @@
 
 ``endpoint(spec)`` turns a handler into an Azure Function that admits each request by every
 rule of the edge, in order (``memory_core.edge.admission``), runs the handler with the ``Call``,
-and answers any raised error once (``memory_core.edge.errors.response_for_error``).
+and answers any raised error once (``memory_core.edge.errors.response_for_error``, or the route's own
+``EndpointSpec.refusal``: the MCP endpoint answers JSON-RPC).
 ``EdgeApp.route`` refuses any function that did not go through it, so a new route cannot skip
 a rule. What a route declares is ``memory_core.edge.spec``.
 
@@ -106,7 +107,7 @@ def endpoint(spec: EndpointSpec) -> Callable[[Callable[..., Any]], HttpFunction]
                         return _response(spec.memory_off(call), spec)
                     return _response(await async_handler(call), spec)
                 except Exception as error:
-                    return response_for_error(error)
+                    return (spec.refusal or response_for_error)(error)
 
             function: HttpFunction = serve_async
         else:
@@ -124,7 +125,7 @@ def endpoint(spec: EndpointSpec) -> Callable[[Callable[..., Any]], HttpFunction]
                     call = admit(spec, req, composition.runtime())
                     return _response(_handled(spec, call, sync_handler), spec)
                 except Exception as error:
-                    return response_for_error(error)
+                    return (spec.refusal or response_for_error)(error)
 
             function = serve
         # The Functions worker binds arguments by the function's own signature ("req",
@@ -157,6 +158,13 @@ def allowed_methods_of(function: Callable[..., Any], registered: Iterable[str]) 
     if spec is None or not spec.methods:
         return list(registered)
     return [*spec.methods, *(["HEAD"] if "GET" in spec.methods else [])]
+
+
+def refusal_of(function: Callable[..., Any]) -> Callable[[BaseException], func.HttpResponse]:
+    """How ``function`` answers an error raised before it runs, for a host that refuses a request itself
+    (``EndpointSpec.refusal``; the REST error body by default)."""
+    spec = spec_of(function)
+    return spec.refusal if spec is not None and spec.refusal is not None else response_for_error
 
 
 def body_limit_of(function: Callable[..., Any]) -> int:

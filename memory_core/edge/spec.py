@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+import azure.functions as func
 from pydantic import BaseModel
 
 from memory_core.domain.modes import OFF_WRITE_NOTICE
@@ -75,6 +76,10 @@ class EndpointSpec:
     leave without them (the console's security headers).
     ``idempotency_key``: the route takes an ``Idempotency-Key`` header (``domain.idempotency``), validated by
     the edge (400) into ``Call.idempotency_key`` and documented in OpenAPI; other routes ignore the header.
+    ``refusal`` answers an error raised before the handler runs (the edge's 413, 415, 421, 403, and a host's 413
+    for the body limit) with the same status and headers in the route's own protocol; None: the REST error
+    body (``response_for_error``). The MCP endpoint answers them as JSON-RPC errors, the only body its
+    clients read.
     """
 
     summary: str
@@ -95,6 +100,7 @@ class EndpointSpec:
     headers: Callable[[Settings | None], dict[str, str]] | None = None
     query_or_body: bool = False
     idempotency_key: bool = False
+    refusal: Callable[[BaseException], func.HttpResponse] | None = None
 
     def __post_init__(self) -> None:
         if self.query_or_body and not (

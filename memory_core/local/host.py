@@ -22,9 +22,10 @@ import anyio.to_thread
 import azure.functions as func
 
 from memory_core.api.function_table import functions_of, http_methods
+from memory_core.domain.errors import PayloadTooLarge
 from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import error_response
-from memory_core.edge.function import allowed_methods_of, answer_headers_of, body_limit_of
+from memory_core.edge.function import allowed_methods_of, answer_headers_of, body_limit_of, refusal_of
 from memory_core.local.timers import TimerFunction, run_timer
 
 log = logging.getLogger("memory_core.local")
@@ -104,14 +105,17 @@ class FunctionHost:
         body_limit: Callable[[Callable[..., Any]], int] = body_limit_of,
         answer_headers: Callable[[Callable[..., Any]], dict[str, str]] = answer_headers_of,
         allowed_methods: Callable[[Callable[..., Any], frozenset[str]], list[str]] = allowed_methods_of,
+        refusal: Callable[[Callable[..., Any]], Callable[[BaseException], func.HttpResponse]] = refusal_of,
     ) -> None:
         """``body_limit(handler)``: the largest body read for a function (the edge's own limit);
         ``answer_headers(handler)``: the headers its answers carry, given to the refusals made here for it;
+        ``refusal(handler)``: how it answers a refusal made here (a body over the limit), in its own protocol;
         ``allowed_methods(handler, registered)``: the methods it serves, named in a 405's Allow."""
         self.routes = http_routes(app, route_prefix)
         self._body_limit = body_limit
         self._answer_headers = answer_headers
         self._allowed_methods = allowed_methods
+        self._refusal = refusal
         self.timers = timers or []
         self._timer_tasks: list[asyncio.Task[None]] = []
 
@@ -158,11 +162,11 @@ class FunctionHost:
         limit = self._body_limit(route.handler)
         declared = _declared_length(scope)
         if declared is not None and declared > limit:
-            await _send(send, _too_large(limit, self._answer_headers(route.handler)), head=method == "HEAD")
+            await _send(send, self._too_large(route.handler, limit), head=method == "HEAD")
             return
         body = await read_bounded_body(receive, limit)
         if body is None:
-            await _send(send, _too_large(limit, self._answer_headers(route.handler)), head=method == "HEAD")
+            await _send(send, self._too_large(route.handler, limit), head=method == "HEAD")
             return
         request = _request(scope, method, body, {k: v for k, v in match.groupdict().items() if v is not None})
         try:
@@ -172,6 +176,15 @@ class FunctionHost:
             response = error_response(500, "internal_error", "internal error",
                                       headers=self._answer_headers(route.handler))
         await _send(send, response, head=method == "HEAD")
+
+    def _too_large(self, handler: Callable[..., Any], limit: int) -> func.HttpResponse:
+        """413 for a body over ``limit``, as ``handler`` answers refusals; the connection closes (the rest of the body
+        is never read)."""
+        error = PayloadTooLarge(f"request body is larger than this endpoint accepts ({limit} bytes)")
+        response = self._refusal(handler)(error)
+        for name, value in {**self._answer_headers(handler), "Connection": "close"}.items():
+            response.headers[name] = value
+        return response
 
     async def _invoke(self, route: _Route, request: func.HttpRequest) -> func.HttpResponse:
         args: list[Any] = [request]
@@ -207,11 +220,6 @@ def _declared_length(scope: dict[str, Any]) -> int | None:
     return None
 
 
-def _too_large(limit: int, headers: dict[str, str]) -> func.HttpResponse:
-    return error_response(
-        413, "payload_too_large", f"request body is larger than this endpoint accepts ({limit} bytes)",
-        headers={**headers, "Connection": "close"},
-    )
 
 
 async def _send(send: ASGISend, response: func.HttpResponse, *, head: bool = False) -> None:

@@ -123,18 +123,27 @@ async def _run_here(call: Callable[..., T], *args: Any) -> T:
     return call(*args)
 
 
+async def _run_in_thread(call: Callable[..., T], *args: Any) -> T:
+    # Abandoned when the caller's time bound cancels it (McpHttpApp, StdioFront: 30 s). Without abandon_on_cancel
+    # anyio waits for the thread, so a store call that stalled (a Cosmos read, each operation bounded by
+    # COSMOS_OPERATION_TIMEOUT, up to 600 s) held the answer past the bound. The call runs on to its store's own
+    # timeout; a write it makes may still land after the 503, as after any lost answer.
+    return await anyio.to_thread.run_sync(call, *args, abandon_on_cancel=True)
+
+
 class InProcessBackend:
     """The service layer of this process. Blocking store calls run in worker threads, unless ``offload`` is False.
 
     ``offload`` False runs them on the event loop itself: for one client over stdio on
     the embedded store, where a call takes well under a millisecond and the thread
     hop costs about as much as the call (``memory_core.mcp.stdio``). Every other
-    caller keeps the threads, so one slow call never holds up the others.
+    caller keeps the threads, so one slow call never holds up the others, and a call still running
+    at the caller's time bound is abandoned there (the answer does not wait for it; it finishes on its own).
     """
 
     def __init__(self, service: MemoryService, *, offload: bool = True) -> None:
         self._service = service
-        self._run: Callable[..., Awaitable[Any]] = anyio.to_thread.run_sync if offload else _run_here
+        self._run: Callable[..., Awaitable[Any]] = _run_in_thread if offload else _run_here
 
     async def get(
         self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None, max_chars: int | None = None

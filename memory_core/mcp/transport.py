@@ -24,6 +24,7 @@ and nothing is kept between requests.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -32,8 +33,9 @@ import azure.functions as func
 
 from memory_core import composition
 from memory_core.composition import Runtime
+from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, write_body_limit
-from memory_core.edge.errors import response_for_error
+from memory_core.edge.errors import JSON, headers_for, internal_error, status_for
 from memory_core.edge.names import LOOPBACK_NAMES, AppNames, is_local
 
 # The MCP SDK, the tools and the backend load on the first MCP request, not at
@@ -126,7 +128,7 @@ class FunctionsMcpEndpoint:
 
     One instance serves a whole process (the worker runs async functions on
     one event loop). A failure to build or start answers HTTP 500 with an
-    incident id and is retried on the next request.
+    incident id (a JSON-RPC internal error) and is retried on the next request.
     """
 
     def __init__(
@@ -176,7 +178,7 @@ class FunctionsMcpEndpoint:
             middleware = await self._started()
             return await middleware.handle_async(req, context)
         except Exception as error:
-            return response_for_error(error)
+            return jsonrpc_refusal(error)
 
     async def aclose(self) -> None:
         """Stop the lifespan and close the backend (tests; the worker just exits)."""
@@ -188,8 +190,23 @@ class FunctionsMcpEndpoint:
             await backend.aclose()
 
 
+def jsonrpc_refusal(error: BaseException) -> func.HttpResponse:
+    """An error raised before the MCP app runs (the edge's 413, 415, 421, 403; the app failing to start), answered as
+    REST answers it (status, Retry-After, WWW-Authenticate) but with a JSON-RPC error body, id ``null`` (the body is
+    not read yet): the official clients surface a JSON-RPC error's message at any status, and replace everything
+    else with a generic "Server returned an error response" (-32603)."""
+    from memory_core.mcp.envelope import jsonrpc_error, refusal_code  # the SDK's types load on first use (issue #15)
+
+    if isinstance(error, MemoryCoreError):
+        status, message, headers = status_for(error), error.message, headers_for(error)
+    else:
+        status, message, headers = 500, internal_error(error)[1], {}
+    document = jsonrpc_error(None, refusal_code(status), message)
+    return func.HttpResponse(json.dumps(document), status_code=status, mimetype=JSON, headers=headers)
+
+
 @endpoint(EndpointSpec(summary="The hosted MCP endpoint", tag="mcp", access=Access.PER_MESSAGE,
-                       body_limit=write_body_limit, methods=("POST",), in_openapi=False))
+                       body_limit=write_body_limit, methods=("POST",), in_openapi=False, refusal=jsonrpc_refusal))
 async def mcp(call: Call) -> func.HttpResponse:
     """The ``mcp`` function (route ``mcp``): the MCP protocol over streamable HTTP.
 

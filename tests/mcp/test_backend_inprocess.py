@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
+import anyio
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
@@ -104,3 +105,23 @@ async def test_a_slow_settings_read_is_abandoned_at_the_guidance_bound(offload: 
     started = time.monotonic()
     guidance = await guidance_within(read, {}, 0.3)
     assert guidance is None and time.monotonic() - started < 1.0
+
+
+async def test_a_stalled_store_call_is_abandoned_at_the_callers_time_bound(store: SqliteMemoryStore) -> None:
+    """A tool's store call in a worker thread gives way when the caller's bound (McpHttpApp, StdioFront) cancels it:
+    a read stuck for 2 s (a stalled Cosmos DB, each operation allowed up to COSMOS_OPERATION_TIMEOUT) no longer
+    holds a 0.3 s bound until it returns (before, a get_memory on a frozen store answered after 40 s, not 30)."""
+    service = MemoryService(store)
+    stalled = threading.Event()
+
+    def stuck(*args: object, **kwargs: object) -> object:
+        stalled.set()
+        time.sleep(2.0)
+        raise AssertionError("never answered in time")
+
+    service.get_within = stuck  # type: ignore[method-assign]
+    backend = InProcessBackend(service)
+    started = time.monotonic()
+    with anyio.move_on_after(0.3) as bound:
+        await backend.get(_target(), Scope.USER, max_chars=1000)
+    assert bound.cancelled_caught and stalled.is_set() and time.monotonic() - started < 1.0

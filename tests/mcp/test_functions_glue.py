@@ -202,7 +202,7 @@ async def test_deployed_app_refuses_localhost(endpoint_for: Any) -> None:
 async def test_build_failure_answers_500_with_an_incident_and_is_retried(
     make_runtime: Callable[..., Runtime], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A failure to build answers 500 {"error": internal_error + incident}, is logged, and is retried next time."""
+    """A failure to build answers 500 with a JSON-RPC internal error naming an incident, is logged, and is retried."""
     attempts: list[int] = []
 
     def failing() -> Runtime:
@@ -213,9 +213,10 @@ async def test_build_failure_answers_500_with_an_incident_and_is_retried(
     with caplog.at_level(logging.ERROR, logger="memory_core"):
         first = await endpoint(_request(INITIALIZE), None)
         await endpoint(_request(INITIALIZE), None)
-    error = json.loads(first.get_body())["error"]
+    document = json.loads(first.get_body())
+    error = document["error"]
     assert first.status_code == 500
-    assert error["code"] == "internal_error"
+    assert document["jsonrpc"] == "2.0" and document["id"] is None and error["code"] == -32603
     assert "SECRET_SETTING" not in error["message"] and "incident" in error["message"]
     assert "SECRET_SETTING" in caplog.text
     assert len(attempts) == 2 and not endpoint.is_built
