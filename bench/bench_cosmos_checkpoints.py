@@ -38,7 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory_core.adapters.cosmos_calls import Calls
-from memory_core.adapters.cosmos_stamps import checkpoint_item_id
+from memory_core.adapters.cosmos_stamp_item import checkpoint_item_id
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.domain.checkpoints import StoredCheckpoint, read_key
 from memory_core.domain.identity import Caller

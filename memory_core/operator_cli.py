@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel
 
-from memory_core.client import CoreApiClient, CoreApiFailure, CoreApiUnreachable, http_status_of
+from memory_core.client import CoreApiClient
+from memory_core.client_errors import CoreApiFailure, CoreApiUnreachable, http_status_of
 from memory_core.domain.errors import ConfigurationError, InvalidInput, MemoryCoreError
 from memory_core.domain.hidden_text_scan import DEFAULT_OWNERS_PER_PAGE, ENTRIES_PER_PAGE, MAX_OWNERS_PER_PAGE
 from memory_core.edge.errors import exit_code_for, status_for

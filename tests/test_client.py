@@ -10,15 +10,8 @@ from collections.abc import Awaitable
 import httpx
 import pytest
 
-from memory_core.client import (
-    CoreApiClient,
-    CoreApiFailure,
-    CoreApiUnreachable,
-    http_status_of,
-    idempotency_key_of,
-    new_idempotency_key,
-    retry_after_of,
-)
+from memory_core.client import CoreApiClient, idempotency_key_of, new_idempotency_key
+from memory_core.client_errors import CoreApiFailure, CoreApiUnreachable, http_status_of, retry_after_of
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.wire.custody import DeletionListResponse, PendingDeletionResponse, SearchResponse
 from memory_core.wire.memory import MemoryResponse

@@ -18,7 +18,7 @@ import pytest
 
 from memory_core import operator_cli
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
-from memory_core.client import CoreApiFailure
+from memory_core.client_errors import CoreApiFailure
 from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, AgentSettings
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, agent_hash

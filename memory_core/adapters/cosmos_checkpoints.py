@@ -38,7 +38,8 @@ from typing import Any
 
 from memory_core.adapters.cosmos_calls import Calls
 from memory_core.adapters.cosmos_documents import SCHEMA_VERSION
-from memory_core.adapters.cosmos_stamps import BatchRefused, Operation, Stamps, StoredStamp, checkpoint_item_id
+from memory_core.adapters.cosmos_stamp_item import StoredStamp, checkpoint_item_id
+from memory_core.adapters.cosmos_stamps import BatchRefused, Operation, Stamps
 from memory_core.domain.checkpoints import StoredCheckpoint
 from memory_core.domain.snapshots import PartitionStamp
 

@@ -12,7 +12,9 @@ record: its partition's owner), a ``type`` and a ``schema_version``. Ids:
   request's holds share an id across two owners of an instance.
 
 Entries also carry ``seq``, their place in the partition's write order, and each
-partition has one ``stamp`` item; both are ``memory_core.adapters.cosmos_stamps``'s.
+partition has one ``stamp`` item; both are the partition stamp's (the item's fields:
+``memory_core.adapters.cosmos_stamp_item``; the batches that move it and hand out sequences:
+``memory_core.adapters.cosmos_stamps``).
 
 Times are ISO 8601 strings in UTC with microseconds and a ``Z``
 (``2026-01-02T03:04:05.678901Z``): they sort as strings and read back equal.

@@ -8,8 +8,8 @@ logical partition. Round trips are the cost, so:
 
 - ``load`` and ``load_heads`` are one query each (one page up to 4 MB of items); holds and the
   partition's stamp ride along (the stamp is remembered for the next write's If-Match);
-- ``partition_stamp`` and ``entry_sequence`` are one point read of the stamp item (about 1 RU;
-  ``cosmos_stamps``), so a service read whose snapshot is current costs one point read;
+- ``partition_stamp`` and ``entry_sequence`` are one point read of the stamp item (about 1 RU while
+  it stays under 1 KB: ``cosmos_stamp_item``), so a service read whose snapshot is current costs one point read;
 - ``load_since`` is the stamp (a point read, or the one ``partition_stamp`` read earlier in the
   same service read: ``Stamps.one_read``) then one query for profiles, holds, entries (all, or those after a sequence) and the stamp
   again; again only when the query shows another writer's hold or erasure since the stamp;
@@ -33,7 +33,8 @@ from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters import cosmos_queries as queries
 from memory_core.adapters.cosmos_calls import OpenOperation, ProfileCache
 from memory_core.adapters.cosmos_checkpoints import CosmosCheckpoints
-from memory_core.adapters.cosmos_stamps import STAMP, UNKNOWN, Stamps, StoredStamp
+from memory_core.adapters.cosmos_stamp_item import STAMP, UNKNOWN, StoredStamp
+from memory_core.adapters.cosmos_stamps import Stamps
 from memory_core.domain.checkpoints import StoredCheckpoint
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState

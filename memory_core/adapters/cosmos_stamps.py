@@ -1,25 +1,22 @@
 """Partition stamps on Cosmos DB: what lets the Cosmos store implement ``domain.snapshots.ChangeStamps``.
 
-One stamp item per owner partition (``type: "stamp"``, id ``stamp:{owner digest}``, the partition's
-own key) counts ``changes`` (writes that can change a read) and ``inserts`` (those that added
-entries), holds ``sequence`` (the last entry sequence handed out) and says whether the partition
-has a read checkpoint (``checkpointed``; ``cosmos_checkpoints`` keeps them). What callers rely on:
+``Stamps`` reads and moves each partition's stamp item (its id, fields and how one stamp follows
+another: ``cosmos_stamp_item``). What callers rely on:
 
 - ``Stamps.write`` runs the caller's operations in one transactional batch whose first operation
   moves the stamp If-Match its etag (or creates it): a write and its bump commit together or not at
   all; two writers that start from the same stamp cannot both commit, so no bump and no sequence is
   lost or reused; sequences follow commit order. A write that is not only entries added erases the
   partition's checkpoint in the same batch (second, after the stamp).
-- The stamp carries each profile's watermark (``clears``: the ``cleared_on`` a ``save_profile``
-  stored, moved in the same batch): an append's ``guard`` checks its entry's time against the stamp
+- A profile's watermark (the stamp's ``clears``: the ``cleared_on`` a ``save_profile`` stored) moves
+  in the same batch as that save: an append's ``guard`` checks its entry's time against the stamp
   its batch is If-Match on, so the check holds when the batch commits.
 - A read point-reads the stamp before it queries (``CosmosReads.load_since``); under the account's
   session consistency the query then sees every write the stamp counts.
 - ``Stamps.check`` inside ``Stamps.one_read`` lends the stamp it read to that read's next
   ``current`` of the partition, once, and never to a later read.
-- A partition written before stamps has no stamp item: it reads as unknown (``UNKNOWN``, a full
-  load), and ``current`` or the next write creates it. A new stamp counts ``changes`` from the
-  clock, so a stamp made again never equals one a snapshot was built at.
+- A partition written before stamps has no stamp item: it reads as unknown (``cosmos_stamp_item.UNKNOWN``, a full
+  load), and ``current`` or the next write creates it.
 
 Why this is exact, what it costs, and what the test server cannot show: docs/cosmos.md ("Reads,
 snapshots and search: the cost model per store", "How it stays exact", and "What the test server
@@ -28,32 +25,26 @@ cannot exercise").
 
 from __future__ import annotations
 
-import hashlib
 import random
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from azure.cosmos.exceptions import CosmosBatchOperationError, CosmosResourceExistsError
 
 from memory_core.adapters.cosmos_calls import Calls
-from memory_core.adapters.cosmos_documents import SCHEMA_VERSION
+from memory_core.adapters.cosmos_stamp_item import STAMP, StoredStamp, checkpoint_item_id, stamp_item_id
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.snapshots import PartitionStamp
 
-STAMP = "stamp"
 BATCH_OPERATIONS = 100  # the most a transactional batch may hold (a Cosmos DB limit)
 CALLER_OPERATIONS = BATCH_OPERATIONS - 2
 """The most operations a caller may put in one stamped batch: the rest are the stamp's move and,
 when the partition has a checkpoint, its erasure."""
-UNKNOWN = PartitionStamp(-1, -1)
-"""What ``partition_stamp`` answers for a partition without a stamp item: equal to no stamp a
-snapshot is built at (those count from the clock), so the read loads everything."""
 
 _ATTEMPTS = 64  # 412s in a row before giving up, if the operation's time budget lasts that long
 _BACKOFF_CAP = 0.1  # seconds; the jitter lets contending writers take turns
@@ -65,84 +56,6 @@ _CHECKPOINT_ATTEMPTS = 3  # a checkpoint is a cache: under contention it is simp
 
 Operation = tuple[Any, ...]
 """One operation of ``ContainerProxy.execute_item_batch``: (kind, args) or (kind, args, kwargs)."""
-
-
-def stamp_item_id(owner: str) -> str:
-    """``stamp:`` + a digest of the owner: unique per instance even where ids are unique per instance only."""
-    return "stamp:" + _digest(owner)
-
-
-def checkpoint_item_id(owner: str) -> str:
-    """The id of the partition's checkpoint item (``cosmos_checkpoints``), which the stamp erases."""
-    return "checkpoint:" + _digest(owner)
-
-
-def _digest(owner: str) -> str:
-    return hashlib.sha256(owner.encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredStamp:
-    """A partition's stamp item as read or written, with its etag."""
-
-    changes: int
-    inserts: int
-    sequence: int
-    etag: str | None = None
-    checkpointed: bool = False
-    """True while the partition's checkpoint item exists (it is written and erased with the stamp)."""
-    clears: tuple[tuple[str, str], ...] = ()
-    """(profile id, ISO ``cleared_on``) of each profile of the partition whose watermark was saved since stamps
-    carry them: what an append's batch, If-Match this stamp, checks its entry's time against."""
-
-    @property
-    def stamp(self) -> PartitionStamp:
-        return PartitionStamp(self.changes, self.inserts)
-
-    def moved(
-        self, inserts: int, *, erases_checkpoint: bool, clear: tuple[str, datetime] | None = None
-    ) -> StoredStamp:
-        """The stamp after one more write that adds ``inserts`` entries (no etag yet); still
-        checkpointed unless the write erases the checkpoint; with ``clear`` (profile id, cleared_on)
-        carrying that profile's watermark."""
-        clears = self.clears
-        if clear is not None:
-            clears = tuple(sorted({**dict(clears), clear[0]: clear[1].isoformat()}.items()))
-        return StoredStamp(self.changes + 1, self.inserts + inserts, self.sequence + inserts,
-                           checkpointed=self.checkpointed and not erases_checkpoint, clears=clears)
-
-    def marked(self) -> StoredStamp:
-        """The same stamp, checkpointed (no etag yet): what a checkpoint's write stores."""
-        return StoredStamp(self.changes, self.inserts, self.sequence, checkpointed=True, clears=self.clears)
-
-    def cleared_on(self, profile_id: str) -> datetime | None:
-        """The watermark this stamp carries for ``profile_id`` (None: none saved since stamps carry them)."""
-        found = dict(self.clears).get(profile_id)
-        return datetime.fromisoformat(found) if found else None
-
-    @staticmethod
-    def new() -> StoredStamp:
-        return StoredStamp(time.time_ns() // 1000, 0, 0)
-
-    @staticmethod
-    def from_item(item: Mapping[str, Any]) -> StoredStamp:
-        clears = item.get("clears") or {}
-        return StoredStamp(int(item["changes"]), int(item["inserts"]), int(item["sequence"]), item.get("_etag"),
-                           item.get("checkpointed") is True, tuple(sorted((str(k), str(v)) for k, v in clears.items())))
-
-    def item(self, instance_id: str, owner: str) -> dict[str, Any]:
-        return {
-            "id": stamp_item_id(owner),
-            "type": STAMP,
-            "schema_version": SCHEMA_VERSION,
-            "instance_id": instance_id,
-            "upn": owner,
-            "changes": self.changes,
-            "inserts": self.inserts,
-            "sequence": self.sequence,
-            "checkpointed": self.checkpointed,
-            "clears": dict(self.clears),
-        }
 
 
 class BatchRefused(Exception):
@@ -411,7 +324,4 @@ def _contended() -> Unavailable:
                        retry_after_seconds=_RETRY_AFTER_CONTENDED)
 
 
-__all__ = [
-    "CALLER_OPERATIONS", "STAMP", "UNKNOWN", "BatchRefused", "Operation", "Stamps", "StoredStamp",
-    "checkpoint_item_id", "stamp_item_id",
-]
+__all__ = ["CALLER_OPERATIONS", "BatchRefused", "Operation", "Stamps"]

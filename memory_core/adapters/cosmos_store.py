@@ -16,7 +16,8 @@ what its calls cost in round trips, which is the cost here:
   profiles saved and erased, entries erased;
 - ``cosmos_records``: audit events, deletion requests, holds;
 - ``cosmos_stamps``: the partition stamp (``ChangeStamps``) that every write
-  able to change a read moves in its own transactional batch;
+  able to change a read moves in its own transactional batch; the stamp item
+  (its id, fields and per-profile watermarks): ``cosmos_stamp_item``;
 - ``cosmos_checkpoints``: read checkpoints (``ReadCheckpoints``);
 - ``cosmos_account``: the client, the container check, the time budget and the
   error translation of every operation; ``cosmos_calls``: one operation's calls,

@@ -32,7 +32,8 @@ from datetime import datetime
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters import cosmos_queries as queries
 from memory_core.adapters.cosmos_calls import Calls, OpenOperation, ProfileCache
-from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, BatchRefused, Operation, Stamps, StoredStamp
+from memory_core.adapters.cosmos_stamp_item import StoredStamp
+from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, BatchRefused, Operation, Stamps
 from memory_core.domain.errors import Conflict, EntryBeforeClear, EntryExists
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
 from memory_core.domain.records import Record, appended_records

@@ -31,7 +31,7 @@ from urllib.parse import quote
 
 import httpx
 
-from memory_core.client import error_body
+from memory_core.client_errors import error_body
 
 try:
     from anthropic.lib.tools import (
@@ -117,7 +117,7 @@ class _Connection:
                 body = None
             if isinstance(body, dict) and isinstance(body.get("result"), str):
                 return body["result"]
-        error = error_body(response)  # the one reading of CoreAPI error bodies (memory_core.client)
+        error = error_body(response)  # the one reading of CoreAPI error bodies (memory_core.client_errors)
         message = error[1] if error else None
         if response.status_code in (401, 403) or response.status_code >= 500:
             log.warning("memory-core answered HTTP %s: %s", response.status_code, message)

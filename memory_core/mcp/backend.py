@@ -27,7 +27,8 @@ from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 
-from memory_core.client import DEFAULT_TIMEOUT_SECONDS, CoreApiClient, CoreApiFailure
+from memory_core.client import DEFAULT_TIMEOUT_SECONDS, CoreApiClient
+from memory_core.client_errors import CoreApiFailure
 from memory_core.domain.errors import ConfigurationError, Forbidden, Unauthenticated
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_service import MemoryFiles
@@ -324,7 +325,7 @@ class CoreApiBackend:
 
     async def _call(self, target: CallTarget, request: Callable[[dict[str, str]], Awaitable[T]]) -> T:
         """``request`` with the caller's credential headers; the CoreAPI's errors raised as domain errors
-        (``memory_core.client``), a refusal of this server's own credentials logged."""
+        (``memory_core.client_errors``), a refusal of this server's own credentials logged."""
         headers = await self._credential_headers(target)
         try:
             return await request(headers)

@@ -27,7 +27,7 @@ import pytest
 
 from memory_core.adapters.cosmos_calls import Calls
 from memory_core.adapters.cosmos_checkpoints import CHECKPOINT, KEPT_PER_PARTITION, MAX_ITEM_BYTES
-from memory_core.adapters.cosmos_stamps import checkpoint_item_id, stamp_item_id
+from memory_core.adapters.cosmos_stamp_item import checkpoint_item_id, stamp_item_id
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.domain.checkpoints import ReadCheckpoints, StoredCheckpoint, encode, read_key
 from memory_core.domain.identity import AgentContext, Caller

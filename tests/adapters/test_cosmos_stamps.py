@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from memory_core.adapters import cosmos_documents as docs
-from memory_core.adapters.cosmos_stamps import UNKNOWN, stamp_item_id
+from memory_core.adapters.cosmos_stamp_item import UNKNOWN, stamp_item_id
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, Share

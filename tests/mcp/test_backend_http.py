@@ -12,7 +12,7 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.auth import parse_identity
-from memory_core.client import CoreApiFailure, error_from_response
+from memory_core.client_errors import CoreApiFailure, error_from_response
 from memory_core.domain.errors import (
     ConfigurationError,
     InvalidInput,

@@ -32,13 +32,8 @@ from urllib.parse import quote
 
 import httpx
 
-from memory_core.client import (
-    CoreApiClient,
-    CoreApiUnreachable,
-    http_status_of,
-    new_idempotency_key,
-    retry_after_of,
-)
+from memory_core.client import CoreApiClient, new_idempotency_key
+from memory_core.client_errors import CoreApiUnreachable, http_status_of, retry_after_of
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.domain.idempotency import IDEMPOTENCY_KEY_HEADER
 from memory_core.domain.modes import OFF_READ_NOTICE

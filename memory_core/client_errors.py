@@ -1,0 +1,117 @@
+"""A CoreAPI answer read as the domain's error: the one place an error answer becomes one.
+
+``error_from_response`` keeps the CoreAPI's own code and message, and the raised error's
+``http_status`` (``http_status_of``) is the status the CoreAPI answered; ``error_body`` is the one
+reading of a CoreAPI error body, for callers that make their own requests too
+(``integrations/anthropic.py``). ``CoreApiClient`` (``memory_core.client``) raises these.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from memory_core.domain.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    MemoryCoreError,
+    NotFound,
+    PayloadTooLarge,
+    Unauthenticated,
+    Unavailable,
+    UnsupportedMediaType,
+)
+
+
+class CoreApiFailure(MemoryCoreError):
+    """The CoreAPI failed in a way the error family has no class for (reported as HTTP 500)."""
+
+    code = "coreapi_error"
+
+
+class CoreApiUnreachable(Unavailable):
+    """No HTTP answer arrived: the CoreAPI could not be reached or did not answer in time.
+
+    ``__cause__`` is the transport's own error (its class name is safe to report).
+    """
+
+    code = "coreapi_unreachable"
+
+
+# The base class of each status the CoreAPI answers (see memory_core.edge.errors).
+_ERROR_BY_STATUS: dict[int, type[MemoryCoreError]] = {
+    400: InvalidInput,
+    401: Unauthenticated,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    413: PayloadTooLarge,
+    415: UnsupportedMediaType,
+    422: InvalidInput,
+}
+
+
+def _retry_after(response: httpx.Response) -> int:
+    try:
+        return max(1, int(response.headers.get("retry-after", "5")))
+    except ValueError:
+        return 5
+
+
+def error_body(response: httpx.Response) -> tuple[str, str] | None:
+    """(code, message) of a CoreAPI error answer {"error": {"code", "message"}}, else None."""
+    try:
+        document = response.json()
+    except ValueError:
+        return None
+    error = document.get("error") if isinstance(document, dict) else None
+    if not isinstance(error, dict):
+        return None
+    code, message = error.get("code"), error.get("message")
+    if not isinstance(code, str) or not isinstance(message, str) or not message:
+        return None
+    return code, message
+
+
+def error_from_response(response: httpx.Response) -> MemoryCoreError:
+    """The domain error a CoreAPI error answer stands for, with the CoreAPI's own code and message.
+
+    A 503 keeps its Retry-After; a status outside the error family, or an
+    answer without the CoreAPI error body, becomes ``CoreApiFailure`` (or
+    ``Unavailable`` for a gateway's 502/503/504), never the body's raw text.
+    The answered status is kept as ``http_status`` on the error.
+    """
+    status = response.status_code
+    body = error_body(response)
+    error: MemoryCoreError
+    if body is None:
+        if status in (502, 503, 504):
+            error = Unavailable(
+                f"the CoreAPI answered HTTP {status}; retry later", retry_after_seconds=_retry_after(response)
+            )
+        else:
+            error = CoreApiFailure(f"the CoreAPI answered HTTP {status} without an error description")
+    else:
+        code, message = body
+        if status == 503:
+            error = Unavailable(message, code=code, retry_after_seconds=_retry_after(response))
+        else:
+            error = _ERROR_BY_STATUS.get(status, CoreApiFailure)(message, code=code)
+    error.http_status = status  # type: ignore[attr-defined]
+    if not isinstance(error, Unavailable) and "retry-after" in response.headers:
+        # A 429 (or 408, 425) from the service or a gateway says when to retry; keep it as a 503's is kept.
+        error.retry_after_seconds = _retry_after(response)  # type: ignore[attr-defined]
+    return error
+
+
+def http_status_of(error: MemoryCoreError) -> int | None:
+    """The status the CoreAPI answered for ``error`` (None when no answer arrived)."""
+    status = getattr(error, "http_status", None)
+    return status if isinstance(status, int) else None
+
+
+def retry_after_of(error: MemoryCoreError) -> int | None:
+    """The seconds to wait before retrying, when the answer named them (a 503 always does; another status when
+    it carried ``Retry-After``); else None."""
+    seconds = getattr(error, "retry_after_seconds", None)
+    return seconds if isinstance(seconds, int) else None
