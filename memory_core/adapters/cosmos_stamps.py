@@ -35,7 +35,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -110,6 +110,15 @@ class StoredStamp:
             clears = tuple(sorted({**dict(clears), clear[0]: clear[1].isoformat()}.items()))
         return StoredStamp(self.changes + 1, self.inserts + inserts, self.sequence + inserts,
                            checkpointed=self.checkpointed and not erases_checkpoint, clears=clears)
+
+    def sealed(self, clear: tuple[str, datetime]) -> StoredStamp:
+        """The same stamp (no etag yet) carrying ``clear`` (profile id, watermark), unless it carries a later one
+        for that id: what a seal of team copies stores (``Stamps.write`` with ``counts=False``)."""
+        held = self.cleared_on(clear[0])
+        if held is not None and held >= clear[1]:
+            return replace(self, etag=None)
+        clears = tuple(sorted({**dict(self.clears), clear[0]: clear[1].isoformat()}.items()))
+        return replace(self, etag=None, clears=clears)
 
     def marked(self) -> StoredStamp:
         """The same stamp, checkpointed (no etag yet): what a checkpoint's write stores."""
@@ -254,6 +263,7 @@ class Stamps:
         erases_checkpoint: bool | None = None,
         clear: tuple[str, datetime] | None = None,
         guard: Callable[[StoredStamp | None], None] | None = None,
+        counts: bool = True,
     ) -> list[dict[str, Any]]:
         """Run ``operations(first_sequence)`` and move the stamp, in one transactional batch.
 
@@ -273,6 +283,9 @@ class Stamps:
         ``guard`` is called with the stamp each attempt's batch is If-Match on (None: the batch creates it)
         before the batch is sent, and may raise to write nothing: what it checks of that stamp holds when the
         batch commits (an append refuses an entry a clear's watermark covers, ``CosmosWrites``).
+        ``counts=False``: a write no read can see (``seal_copies``, with ``clear`` and no operations): the stamp
+        keeps its counts and its checkpoint, and carries ``clear`` unless it carries a later watermark of that id;
+        only its etag moves, which is what refuses a concurrent batch If-Match the stamp before it.
         """
         erases = inserts == 0 if erases_checkpoint is None else erases_checkpoint
         pk = [instance_id, owner]
@@ -290,6 +303,10 @@ class Stamps:
             if known is None:
                 moved = StoredStamp.new().moved(inserts, erases_checkpoint=erases, clear=clear)
                 stamp_op: Operation = ("create", (moved.item(instance_id, owner),))
+            elif not counts and clear is not None:
+                moved, erases = known.sealed(clear), False
+                stamp_op = ("replace", (stamp_item_id(owner), moved.item(instance_id, owner)),
+                            {"if_match_etag": known.etag})
             else:
                 moved = known.moved(inserts, erases_checkpoint=erases, clear=clear)
                 stamp_op = ("replace", (stamp_item_id(owner), moved.item(instance_id, owner)),
