@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -85,6 +85,15 @@ class StoredStamp:
             clears = tuple(sorted({**dict(clears), clear[0]: clear[1].isoformat()}.items()))
         return StoredStamp(self.changes + 1, self.inserts + inserts, self.sequence + inserts,
                            checkpointed=self.checkpointed and not erases_checkpoint, clears=clears)
+
+    def sealed(self, clear: tuple[str, datetime]) -> StoredStamp:
+        """The same stamp (no etag yet) carrying ``clear`` (profile id, watermark), unless it carries a later one
+        for that id: what a seal of team copies stores (``Stamps.write`` with ``counts=False``)."""
+        held = self.cleared_on(clear[0])
+        if held is not None and held >= clear[1]:
+            return replace(self, etag=None)
+        clears = tuple(sorted({**dict(self.clears), clear[0]: clear[1].isoformat()}.items()))
+        return replace(self, etag=None, clears=clears)
 
     def marked(self) -> StoredStamp:
         """The same stamp, checkpointed (no etag yet): what a checkpoint's write stores."""

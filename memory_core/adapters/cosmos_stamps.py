@@ -167,6 +167,7 @@ class Stamps:
         erases_checkpoint: bool | None = None,
         clear: tuple[str, datetime] | None = None,
         guard: Callable[[StoredStamp | None], None] | None = None,
+        counts: bool = True,
     ) -> list[dict[str, Any]]:
         """Run ``operations(first_sequence)`` and move the stamp, in one transactional batch.
 
@@ -186,6 +187,9 @@ class Stamps:
         ``guard`` is called with the stamp each attempt's batch is If-Match on (None: the batch creates it)
         before the batch is sent, and may raise to write nothing: what it checks of that stamp holds when the
         batch commits (an append refuses an entry a clear's watermark covers, ``CosmosWrites``).
+        ``counts=False``: a write no read can see (``seal_copies``, with ``clear`` and no operations): the stamp
+        keeps its counts and its checkpoint, and carries ``clear`` unless it carries a later watermark of that id;
+        only its etag moves, which is what refuses a concurrent batch If-Match the stamp before it.
         """
         erases = inserts == 0 if erases_checkpoint is None else erases_checkpoint
         pk = [instance_id, owner]
@@ -203,6 +207,10 @@ class Stamps:
             if known is None:
                 moved = StoredStamp.new().moved(inserts, erases_checkpoint=erases, clear=clear)
                 stamp_op: Operation = ("create", (moved.item(instance_id, owner),))
+            elif not counts and clear is not None:
+                moved, erases = known.sealed(clear), False
+                stamp_op = ("replace", (stamp_item_id(owner), moved.item(instance_id, owner)),
+                            {"if_match_etag": known.etag})
             else:
                 moved = known.moved(inserts, erases_checkpoint=erases, clear=clear)
                 stamp_op = ("replace", (stamp_item_id(owner), moved.item(instance_id, owner)),

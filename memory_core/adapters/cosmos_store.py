@@ -225,6 +225,9 @@ class CosmosMemoryStore:
     def save_profile(self, profile: MemoryProfile) -> MemoryProfile:
         return self._writes.save_profile(profile)
 
+    def seal_copies(self, source: ProfileKey, watermark: datetime) -> None:
+        self._writes.seal_copies(source, watermark)
+
     def delete_profile(self, key: ProfileKey) -> None:
         self._writes.delete_profile(key)
 

@@ -16,6 +16,8 @@ Round trips are the cost, so:
   service to re-read and retry;
 - ``delete_profile`` is a point read and one batch If-Match the profile's etag, then one query for an entry
   of its scope (an append that raced the erasure), and rarely the profile made again, create-only;
+- ``seal_copies`` is one batch in the shared partition that moves its stamp alone (it then carries the
+  source's watermark, which a team copy's append checks as above);
 - ``delete_entries`` is one query for the ids still there plus one transactional batch per 98
   deletes (``erase_items``).
 
@@ -66,6 +68,7 @@ class CosmosWrites:
             raise ValueError("append_with_records takes records of the entry's partition")
         docs.entry_item(entry)  # an id Cosmos DB cannot hold fails here, before any request
         creates, puts = appended_records(records)
+        source = entry.copied_from
         # A record to create goes before the entry: a taken id (a key's mark outliving its erased entry, 409)
         # fails the batch as a taken entry id does, and on the test server, which applies a batch in order
         # without rolling back, stops it before the entry is stored.
@@ -89,8 +92,10 @@ class CosmosWrites:
                 def covered(stamp: StoredStamp | None, known: MemoryProfile | None = stored) -> None:
                     # The stamp the batch is If-Match on carries the profile's watermark: checked against it, the
                     # refusal holds when the batch commits (a clear saved since moved the stamp: 412, read, again).
+                    # A team copy: also against the watermark a clear of its source sealed there (``seal_copies``).
                     _refuse_covered(entry, stamp.cleared_on(key.profile_id) if stamp else None,
-                                    known.cleared_on if known else profile.cleared_on)
+                                    known.cleared_on if known else profile.cleared_on,
+                                    stamp.cleared_on(source.profile_id) if stamp and source else None)
 
                 try:
                     # A profile created is not only an entry added: it erases checkpoints (the domain's promise).
@@ -132,6 +137,14 @@ class CosmosWrites:
         stored = docs.profile_from_item(key, result["resourceBody"])
         self._profiles.put(stored)
         return stored
+
+    def seal_copies(self, source: ProfileKey, watermark: datetime) -> None:
+        shared = source.shared()
+        with self._operation("seal_copies") as calls:
+            # Only the stamp: its etag moves, so a copy's batch If-Match the stamp before is refused (412), reads
+            # this one and is checked against the watermark it now carries; its counts stay, as no read changed.
+            self._stamps.write(calls, shared.instance_id, shared.upn, lambda _: [],
+                               clear=(source.profile_id, watermark), counts=False)
 
     def delete_profile(self, key: ProfileKey) -> None:
         self._profiles.discard(key)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 
 from memory_core.adapters.sqlite_database import SqliteDatabase
 from memory_core.adapters.sqlite_records import (
@@ -18,7 +19,7 @@ from memory_core.adapters.sqlite_records import (
     purge_if_names_rewritten,
     record_values,
 )
-from memory_core.adapters.sqlite_rows import entry_values, profile_from_row, profile_values
+from memory_core.adapters.sqlite_rows import entry_values, parse, profile_from_row, profile_values
 from memory_core.domain.errors import Conflict, EntryBeforeClear, EntryExists
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
 from memory_core.domain.records import Record, appended_records
@@ -63,6 +64,12 @@ class SqliteWrites:
             # In the entry's transaction: a clear that chose a later watermark and erased before this commits
             # would leave the entry hidden and never erased. Refused, the writer stamps it after the clear.
             cleared_on = profile_from_row(key, row).cleared_on
+            source = entry.copied_from
+            if source is not None:  # a team copy: its source's watermark too (what ``seal_copies`` seals)
+                found = db.execute("SELECT cleared_on FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
+                                   (source.instance_id, source.upn, source.profile_id)).fetchone()
+                sealed = parse(found[0]) if found else None
+                cleared_on = max((w for w in (cleared_on, sealed) if w is not None), default=None)
             if cleared_on is not None and entry.created_on <= cleared_on:
                 raise EntryBeforeClear(cleared_on)
             # Before the entry, as in the Cosmos DB batch: a record to create whose id is taken (a key's mark
@@ -99,6 +106,10 @@ class SqliteWrites:
             key, profile.name, profile.user_name, profile.agent_name,
             profile.created_on, profile.updated_on, profile.cleared_on, etag,
         )
+
+    def seal_copies(self, source: ProfileKey, watermark: datetime) -> None:
+        # Nothing to write: an append of a team copy reads its source profile's cleared_on in its transaction.
+        return None
 
     def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
         if not entry_ids:

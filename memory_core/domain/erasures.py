@@ -9,6 +9,9 @@ later step erases them; a file's path outliving its text; a clear with no event 
 So each writes a journal record first (kind ``immediate_erasure``, in the instance's deletions partition, naming
 no text), then its writes, and erases the record last. A clear's file names go before its entries: a replay finds
 what the watermark covers among what is still stored, so names left behind entries already erased would stay.
+A clear or a replace that erases team-shared entries seals its watermark on their copies (``MemoryStore.seal_copies``)
+before it reads which copies to erase: a copy its writer stores later is refused by the store, never kept for
+teammates after its entry was erased.
 Every step can run twice: ``finish`` erases what is left and audits, and the sweep (``replay``) finishes every
 settled record, claimed once (``domain.journals``: an erasure under way is left to finish itself). A crash after the event and before the record's erasure audits the
 erasure twice.
@@ -110,10 +113,15 @@ class ImmediateErasures:
                 # Stopped before its new content was stored: nothing was replaced, and nothing may be erased.
                 self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
                 return 0
-            covered = [e.id for e in state.entries if e.created_on <= watermark]
+            covered = [e for e in state.entries if e.created_on <= watermark]
             # The names first: a replay finds covered only what is still stored, and a name must not outlive its text.
-            self._erase_file_names(instance_id, upn, [key.agent_object_id], watermark, covered)
-            erased = self._store.delete_entries(key, covered)
+            self._erase_file_names(instance_id, upn, [key.agent_object_id], watermark, [e.id for e in covered])
+            erased = self._store.delete_entries(key, [e.id for e in covered])
+            if replayed or any(e.share is Share.TEAM for e in covered):
+                # Sealed before the copies are read: a team-shared entry stored before the watermark may not have
+                # its copy stored yet, and a copy stored after the read below would outlive its entry. A replay
+                # seals too: what it finds is what the first run left, its team entries maybe erased already.
+                self._store.seal_copies(key, watermark)
             self._store.delete_entries(key.shared(), team_copies.copies_before(self._store, Caller(upn), key, watermark))
         note = " (finished by the sweep after an interruption)" if replayed else ""
         if erasure.action == "clear":

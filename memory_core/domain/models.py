@@ -150,6 +150,14 @@ class MemoryEntry:
     def sort_key(self) -> tuple[datetime, str]:
         return (self.created_on, self.id)
 
+    @property
+    def copied_from(self) -> ProfileKey | None:
+        """The scope whose entry this is the team copy of (``shared_copy_id``, ``domain.team_copies``): its
+        author's memory, same scope and agent; None for any other entry, a legacy entry of the shared partition too."""
+        if self.key.upn != SHARED_OWNER or self.share is not Share.TEAM or not self.author_upn:
+            return None
+        return ProfileKey(self.key.instance_id, self.author_upn, self.key.scope, self.key.agent_object_id)
+
 
 @dataclass(frozen=True, slots=True)
 class Hold:

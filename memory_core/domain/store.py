@@ -243,7 +243,19 @@ class MemoryStore(Protocol):
         is refused, and its writer stamps it after the watermark (``domain.audited_appends``). SQLite reads
         the profile in the append's transaction; Cosmos DB's batch is If-Match the partition stamp, which
         carries each profile's watermark (``save_profile`` moves it there in the same batch).
+        A team copy (``MemoryEntry.copied_from``) is refused the same way when a watermark ``seal_copies`` sealed
+        for its source scope covers it: a clear seals before it reads which copies to erase, so a copy stored after
+        that read is never one of the entries it erased.
         """
+        ...
+
+    def seal_copies(self, source: ProfileKey, watermark: datetime) -> None:
+        """From now on refuse (``EntryBeforeClear``, in ``append``'s atomic write) every team copy of an entry of
+        ``source`` created at or before ``watermark``, in the shared partition of its scope; a seal never moves back
+        (the later watermark holds). Called once ``source``'s profile stores ``watermark`` as its ``cleared_on``.
+        Changes no read. SQLite: nothing to write, the append's transaction reads the source profile's
+        ``cleared_on`` itself; Cosmos DB: one batch that moves the shared partition's stamp, which then carries
+        the watermark (docs/cosmos.md)."""
         ...
 
     def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:

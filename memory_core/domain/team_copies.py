@@ -3,7 +3,7 @@
 A write shared with the team (``Share.TEAM``) stores the entry in the author's memory and a
 copy, under ``shared_copy_id``, in the shared partition of the same scope; erasing the entry
 erases the copy, and a clear or replace withdraws the author's copies from before it
-(``copies_before`` finds them). Custody erases them (``domain.erasures`` at once, the sweep after approval), and
+(``copies_before`` finds them), sealing them first so that a copy still on its way is refused by the store. Custody erases them (``domain.erasures`` at once, the sweep after approval), and
 ``domain.entry_removals`` a dropped version's: only those erase memory (docs/custody.md).
 """
 
@@ -33,7 +33,8 @@ def share(store: MemoryStore, entry: MemoryEntry) -> None:
     copy = replace(entry, id=shared_copy_id(entry.id), key=shared_key, kind=kind)
     seed = MemoryProfile(shared_key, None, None, None, entry.created_on, entry.created_on)
     # EntryExists: offered before (a retried write, Idempotency-Key, offers it again). EntryBeforeClear: the shared
-    # scope was cleared after the entry was made; stored, the copy would be hidden and never erased.
+    # scope was cleared after the entry was made (stored, the copy would be hidden and never erased), or a clear of
+    # the author's scope erased the entry and sealed its copies (``MemoryStore.seal_copies``): it must not outlive it.
     with contextlib.suppress(EntryExists, EntryBeforeClear):
         store.append(seed, copy)
 

@@ -80,6 +80,8 @@ NEITHER = {"measure", "close", "erase_expired_records",  # Cosmos DB expires rec
 # A checkpoint's write rewrites the stamp unchanged (its etag moves, its counters do not):
 # tests/adapters/test_cosmos_checkpoints.py.
 CHECKPOINTS = {"read_checkpoint", "keep_checkpoint"}
+# A seal of team copies likewise rewrites the shared partition's stamp with its counters unchanged: below.
+SEALS = {"seal_copies"}
 
 
 def test_every_store_method_is_known_as_a_read_or_a_stamped_write() -> None:
@@ -90,7 +92,28 @@ def test_every_store_method_is_known_as_a_read_or_a_stamped_write() -> None:
     protocol |= {n for n, _ in inspect.getmembers(PresentEntries) if not n.startswith("_")}
     public = {n for n, v in vars(CosmosMemoryStore).items() if not n.startswith("_") and callable(v)} - {"from_settings"}
     assert protocol <= public
-    assert public == set(WRITES) | READS | NEITHER | CHECKPOINTS
+    assert public == set(WRITES) | READS | NEITHER | CHECKPOINTS | SEALS
+
+
+def test_a_seal_of_team_copies_moves_the_shared_stamps_etag_and_watermark_not_its_counters(
+    stores: list[CosmosMemoryStore], cosmos_account: CosmosServer
+) -> None:
+    """No read changes, so no snapshot is dropped; the later of two seals holds (a replay never moves it back)."""
+    key = _key()
+    shared = key.shared()
+    stores[0].append(MemoryProfile(shared, None, None, None, T0, T0),
+                     replace(_entry(shared), id=uuid.uuid4().hex + "-shared", share=Share.TEAM))
+    stamp_id, pk = stamp_item_id(shared.upn), [shared.instance_id, shared.upn]
+    later = T0 + timedelta(seconds=2)
+    with raw_container(cosmos_account) as container:
+        before = container.read_item(stamp_id, pk)
+        stores[1].seal_copies(key, later)
+        stores[1].seal_copies(key, T0 + timedelta(seconds=1))
+        after = container.read_item(stamp_id, pk)
+    assert after["_etag"] != before["_etag"]
+    assert (after["changes"], after["inserts"], after["sequence"]) == (
+        before["changes"], before["inserts"], before["sequence"])
+    assert after["clears"][key.profile_id] == later.isoformat()
 
 
 @pytest.mark.parametrize("write", sorted(WRITES))
