@@ -30,14 +30,12 @@ from memory_core.wire.custody import (
     AgentSettingsAuditResponse,
     AgentSettingsListResponse,
     AuditResponse,
-    DeletionListResponse,
-    DeletionRequestModel,
     ForgottenResponse,
     LegacyImportAuditResponse,
     PendingDeletionResponse,
     SearchResponse,
-    SweepResponse,
 )
+from memory_core.wire.deletions import DeletionListResponse, DeletionRequestModel, SweepResponse
 from memory_core.wire.hidden_text import HiddenTextScanResponse
 from memory_core.wire.memory import MemoryResponse
 from memory_core.wire.memory_files import MemoryFileResponse

@@ -26,7 +26,8 @@ from memory_core.client_errors import CoreApiFailure, CoreApiUnreachable, http_s
 from memory_core.domain.errors import ConfigurationError, InvalidInput, MemoryCoreError
 from memory_core.domain.hidden_text_scan import DEFAULT_OWNERS_PER_PAGE, ENTRIES_PER_PAGE, MAX_OWNERS_PER_PAGE
 from memory_core.edge.errors import exit_code_for, status_for
-from memory_core.wire.custody import AgentSettingsListResponse, DeletionListResponse, SweepResponse
+from memory_core.wire.custody import AgentSettingsListResponse
+from memory_core.wire.deletions import DeletionListResponse, SweepResponse
 from memory_core.wire.hidden_text import HiddenTextScanResponse
 
 Listing = TypeVar("Listing", bound=BaseModel)

@@ -13,7 +13,8 @@ import pytest
 from memory_core.client import CoreApiClient, idempotency_key_of, new_idempotency_key
 from memory_core.client_errors import CoreApiFailure, CoreApiUnreachable, http_status_of, retry_after_of
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
-from memory_core.wire.custody import DeletionListResponse, PendingDeletionResponse, SearchResponse
+from memory_core.wire.custody import PendingDeletionResponse, SearchResponse
+from memory_core.wire.deletions import DeletionListResponse
 from memory_core.wire.memory import MemoryResponse
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, free_port, identity
 from tests.support.trickle import trickling_server

@@ -23,7 +23,7 @@ from memory_core.domain.agent_settings import AGENT_SETTINGS, SETTINGS_OWNER, Ag
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, agent_hash
 from memory_core.domain.records import Partition, Record
-from memory_core.wire.custody import DeletionListResponse
+from memory_core.wire.deletions import DeletionListResponse
 from tests.support.later_release import put_unreadable_request_beside
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer, running_server
 

@@ -17,9 +17,6 @@ from memory_core.edge import SMALL_BODY_BYTES, Access, Call, EndpointSpec, endpo
 from memory_core.wire.custody import (
     AuditQuery,
     AuditResponse,
-    DeletionListResponse,
-    DeletionRequestModel,
-    DeletionsQuery,
     EntriesQuery,
     EntriesResponse,
     EntryModel,
@@ -30,6 +27,7 @@ from memory_core.wire.custody import (
     SearchQuery,
     SearchResponse,
 )
+from memory_core.wire.deletions import DeletionListResponse, DeletionRequestModel, DeletionsQuery
 
 MEMORY = "memory"
 _ENTRY_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -126,6 +127,18 @@ class DeletionRequest:
 
     def with_status(self, status: DeletionStatus, **changes: Any) -> DeletionRequest:
         return replace(self, status=status, **changes)
+
+
+def retained_record(
+    request: DeletionRequest, clock: Callable[[], datetime], retention: timedelta | None
+) -> Record:
+    """``request``'s record, expiring ``retention`` after ``clock``'s now once it is finished (executed or rejected);
+    a pending or approved request, or any with ``retention`` None, never expires. ``clock`` is read only then."""
+    record = request.to_record()
+    finished = request.status in (DeletionStatus.EXECUTED, DeletionStatus.REJECTED)
+    if not finished or retention is None:
+        return record
+    return replace(record, expires_on=clock() + retention)
 
 
 def vars_of(p: PlannedErase) -> dict[str, Any]:

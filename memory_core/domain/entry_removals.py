@@ -4,7 +4,7 @@
 that hides the entry until an operator decides; otherwise it erases the entry at once, journaled
 (``domain.erasures``) so the sweep finishes its team copy, its file's name and its event if a crash stops it.
 ``drop_version`` erases, in any mode, only a memory-tool version whose text is not lost by it, with its team copy.
-Both are audited. This and custody (``domain.custody``, ``domain.erasures``, ``domain.file_retirements``,
+Both are audited. This and custody (``domain.custody_sweep``, ``domain.erasures``, ``domain.file_retirements``,
 ``domain.file_audits``) are the only domain code that erases memory (docs/custody.md).
 """
 

@@ -1,6 +1,6 @@
 """The sweep's seal, and the erasure of names from the memory tool's file index.
 
-What callers (``domain.custody``, ``domain.erasures``) may rely on:
+What callers (``domain.custody_sweep``, ``domain.custody``, ``domain.erasures``) may rely on:
 
 - ``seal``: once it returns, nothing an executed request covered can show again when its hold is
   lifted. A purge erases what its watermark covers and is still stored, and the profile of every
@@ -12,7 +12,7 @@ What callers (``domain.custody``, ``domain.erasures``) may rely on:
 - ``erase_file_names``: what an erasure took leaves the file index (``file_index.erased``);
   ``erase_request_file_names`` chooses what that is for one request.
 
-Each is idempotent: the sweep runs them again after a crash (``domain.custody``).
+Each is idempotent: the sweep runs them again after a crash (``domain.custody_sweep``).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ only where one entry answers it), then hands the work to the module that owns it
 new entry is stored with its audit event by ``AuditedAppends`` (``domain/audited_appends.py``); a clear and an
 import-replace are ``ScopeClears`` (``domain/scope_clears.py``); a forget and a memory-tool version dropped are
 ``EntryRemovals`` (``domain/entry_removals.py``); deletion requests and the sweep are ``CustodyService``
-(``domain/custody.py``). This module also holds the legacy import, the audit pages and the operator's scan for hidden
-text. ``DeletionMode``, ``ImportMode``, ``WriteOptions`` and the answer types are importable from here.
+(``domain/custody.py``; the sweep's steps: ``domain/custody_sweep.py``). This module also holds the legacy import,
+the audit pages and the operator's scan for hidden text. ``DeletionMode``, ``ImportMode``, ``WriteOptions`` and the answer types are importable from here.
 """
 
 from __future__ import annotations

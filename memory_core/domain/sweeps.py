@@ -1,7 +1,7 @@
 """What one run of the sweep reports: the requests it executed, and the approved ones it left for a later run, and why.
 
-The sweep (``domain.custody``) leaves an approved request for the next run when a step of it fails, and goes on with
-the others; the request stays approved, and its hold keeps hiding what it covers, until a run executes it. The report
+The sweep (``domain.custody_sweep``) leaves an approved request for the next run when a step of it fails, and goes on
+with the others; the request stays approved, and its hold keeps hiding what it covers, until a run executes it. The report
 names each one it left, so an operator (the HTTP answer, the CLI, the timer's log line) sees it without reading the
 service log. Only what the run did is reported: leaving a request changes nothing about it.
 """

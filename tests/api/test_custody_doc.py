@@ -9,10 +9,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "custody.md"
 # The only modules allowed to call the store's erasing operations (the doc's last paragraph).
-# seals.py is the sweep's seal step, moved out of custody.py (only the sweep calls it); entry_removals.py is the
-# service's forget and version drop, moved out of service.py.
-ERASERS = {"memory_core/domain/entry_removals.py", "memory_core/domain/custody.py", "memory_core/domain/seals.py",
-           "memory_core/domain/erasures.py", "memory_core/domain/file_retirements.py",
+# custody_sweep.py is the sweep (its erase, unhold and retention steps; a rejection lifts holds through it), moved out
+# of custody.py, which files and decides requests and erases nothing itself; seals.py is the sweep's seal step (only
+# the sweep calls it); entry_removals.py is the service's forget and version drop, moved out of service.py.
+ERASERS = {"memory_core/domain/entry_removals.py", "memory_core/domain/custody_sweep.py",
+           "memory_core/domain/seals.py", "memory_core/domain/erasures.py", "memory_core/domain/file_retirements.py",
            "memory_core/domain/file_audits.py"}
 ERASING_CALLS = {"delete_entries", "delete_profile", "delete_record", "erase_expired_records"}
 

@@ -1,4 +1,4 @@
-"""The sweep executes approved requests on every store, replayable after a crash at any step (``domain.custody``).
+"""The sweep executes approved requests on every store, replayable after a crash at any step (``domain.custody_sweep``).
 
 What a request covers is found from its hold on each run, never listed in the request: a Cosmos DB item holds 2 MB,
 and a clear of a large memory would pass it, making the request unwritable and the sweep stop. A request that fails

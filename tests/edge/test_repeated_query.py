@@ -19,7 +19,7 @@ from memory_core.domain.errors import InvalidInput
 from memory_core.edge import Access, spec_of
 from memory_core.edge.admission import admit
 from memory_core.settings import Settings
-from memory_core.wire.custody import DeletionsQuery
+from memory_core.wire.deletions import DeletionsQuery
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, identity
 from tests.support.routes import route_path
 

@@ -1,0 +1,209 @@
+"""The sweep: approved deletion requests executed in replayable steps.
+
+Nothing is erased before an operator approves (``domain.custody`` files the requests and takes the decisions), and
+nothing expires by age. The sweep is idempotent and safe to crash and re-run at any step:
+
+1. plan   - the entries the request's hold covers are found, and on the first run
+            counted in the request (the entries are never listed in it: a clear of
+            16,000 entries would pass Cosmos DB's 2 MB item);
+2. erase  - the user's memory tool file index loses the names of those entries, then
+            the entries are erased (erasing twice erases nothing more);
+3. seal   - a clear moves the profile's watermark, a purge erases the profiles of the scopes
+            it emptied, and the file index loses the directories and whitespace-only
+            files the request hid (``domain.seals``);
+4. unhold - the hold that hid the entries is removed (``lift_holds``, which a rejection runs too);
+5. done   - the request is marked executed with the first run's counts.
+
+Until step 4 the hold still hides every covered entry, so a read never sees a
+half-erased scope. A re-run after a crash finds again what the hold covers and is
+still stored, so a request is never executed twice with different results, and an
+entry's name leaves the index before the entry: no run erases an entry whose name
+the next run could no longer find.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from memory_core.domain.audit import AuditAction, AuditTrail
+from memory_core.domain.deletion import (
+    DeletionKind,
+    DeletionRequest,
+    DeletionStatus,
+    PlannedErase,
+    retained_record,
+)
+from memory_core.domain.erasures import ImmediateErasures
+from memory_core.domain.errors import Conflict, MemoryCoreError
+from memory_core.domain.models import SHARED_OWNER, Hold, ProfileKey, Scope, shared_copy_id
+from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.seals import erase_request_file_names, seal
+from memory_core.domain.store import MemoryStore
+from memory_core.domain.sweeps import LeftRequest, SweepResult
+
+# The name custody's log lines had before the sweep moved here: operators' log filters (and tests) select it.
+log = logging.getLogger("memory_core.custody")
+
+SweepFault = Callable[[str, DeletionRequest], None]
+
+
+def no_fault(step: str, request: DeletionRequest) -> None:
+    """The sweep's fault seam when no test injects one: every step goes on."""
+    return None
+
+
+def lift_holds(store: MemoryStore, request: DeletionRequest) -> None:
+    """Remove the holds ``request`` filed (the user's, and the one on their team-shared copies): what they hid shows
+    again, unless erased. The sweep's unhold step, and a rejection's; removing them twice removes nothing more."""
+    store.delete_record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id)
+    store.delete_record(Partition(request.instance_id, SHARED_OWNER), RecordKind.HOLD, request.id)
+
+
+class Sweep:
+    """Executes approved requests, and finishes the journaled work a crash or an outage left."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        audit: AuditTrail,
+        erasures: ImmediateErasures,
+        *,
+        clock: Callable[[], datetime],
+        fault: SweepFault = no_fault,
+        finished_retention: timedelta | None = None,
+    ) -> None:
+        """``finished_retention``: how long an executed request is kept (None: forever). ``fault``: a test seam,
+        called between the steps so a crash can be injected."""
+        self._store = store
+        self._audit = audit
+        self._erasures = erasures
+        self._clock = clock
+        self._fault = fault
+        self._finished_retention = finished_retention
+        self._replays: list[Callable[[str | None], object]] = []
+
+    def replay_also(self, replay: Callable[[str | None], object]) -> None:
+        """Have every run call ``replay`` (of one instance, or None: all) after the immediate erasures."""
+        self._replays.append(replay)
+
+    def run(self, actor: str, instance_id: str | None) -> SweepResult:
+        """Execute every approved request (of one instance, or all), and finish the immediate erasures a crash or an
+        outage left (``domain.erasures``). Answers the requests executed and, with the reason, the approved ones left
+        for a later run (``domain.sweeps``): a step that failed, or a request this release cannot read."""
+        self._erasures.replay(instance_id)
+        for replay in self._replays:
+            replay(instance_id)
+        where = {"status": DeletionStatus.APPROVED.value}
+        if instance_id is not None:
+            records = self._store.query_records(deletions_partition(instance_id), RecordKind.DELETION_REQUEST, where)
+        else:  # the scheduled sweep: every instance, one cross-partition query
+            records = self._store.query_records_of_owner(DELETIONS_OWNER, RecordKind.DELETION_REQUEST, where)
+        readable, left = _readable(records)
+        result = SweepResult([], left)
+        for request in sorted(readable, key=lambda r: (r.decided_on or r.requested_on, r.id)):
+            try:
+                result.executed.append(self._execute(actor, request))
+            except Conflict as error:  # another sweep got there first (the next run sees its result), or a race
+                log.info("approved deletion request %s was left for the next sweep: %r", request.id, error)
+                result.left.append(LeftRequest.failed(request, error))
+            except MemoryCoreError as error:  # left for the next run: one that keeps failing holds up no other
+                log.warning("approved deletion request %s was left for the next sweep: %r", request.id, error)
+                result.left.append(LeftRequest.failed(request, error))
+        # Retention's sweep step (SQLite; Cosmos DB expires items by their ttl itself).
+        self._store.erase_expired_records(self._clock())
+        return result
+
+    def _execute(self, actor: str, request: DeletionRequest) -> DeletionRequest:
+        """Erase what ``request`` covers, seal it, lift its holds, then record it executed. Each step can run again:
+        what is covered is found from the request's own hold each time (never stored: a clear of 16,000 entries
+        would pass Cosmos DB's 2 MB item), and the names of covered entries leave the file index before the entries
+        do, so a run that stopped after erasing them left no name to find again."""
+        plan, profiles = (request.plan, 0) if request.plan is not None else self._covered(request)
+        if request.erased_entries is None:  # its first run (a plan stored by an earlier release came counted)
+            request = self._counted(request, plan, profiles)
+        self._fault("planned", request)
+        erase_request_file_names(self._store, request, [item.entry_id for item in plan if item.owner is None])
+        keys: dict[tuple[str | None, str], tuple[PlannedErase, list[str]]] = {}
+        for item in plan:
+            keys.setdefault((item.owner, item.profile_id), (item, []))[1].append(item.entry_id)
+        for item, entry_ids in keys.values():
+            self._store.delete_entries(_key(request, item.scope, item.agent_object_id, item.owner), entry_ids)
+        self._fault("erased", request)
+        seal(self._store, request)
+        self._fault("sealed", request)
+        lift_holds(self._store, request)
+        self._fault("unheld", request)
+        done = request.with_status(DeletionStatus.EXECUTED, executed_on=self._clock(), plan=None)
+        stored = self._store.put_record(retained_record(done, self._clock, self._finished_retention))
+        self._audit.record(AuditAction.DELETION_EXECUTED, actor=actor, instance_id=request.instance_id,
+                           upn=request.upn, scope=request.scope, agent_object_id=request.agent_object_id,
+                           request_id=request.id,
+                           detail=f"erased {done.erased_entries} entries, {done.erased_profiles} profiles")
+        return replace(done, etag=stored.etag)
+
+    def _covered(self, request: DeletionRequest) -> tuple[tuple[PlannedErase, ...], int]:
+        """The entries ``request``'s hold covers that are still stored (the user's, then their team-shared copies),
+        and how many profiles of the user a purge erases."""
+        hold = Hold(request.id, request.profile_ids, request.watermark,
+                    (request.entry_id,) if request.entry_id else ())
+        if request.kind is DeletionKind.FORGET and request.entry_id:
+            return self._forgotten(request, hold), 0
+        states = self._store.load_partition(request.instance_id, request.upn)
+        plan = [
+            PlannedErase(e.key.profile_id, e.key.scope.value, e.key.agent_object_id, e.id)
+            for state in states
+            for e in state.entries
+            if hold.covers(e)
+        ]
+        shared_states = self._store.load_partition(request.instance_id, SHARED_OWNER)
+        # Every state of a partition carries the same holds.
+        shared_holds = shared_states[0].holds if shared_states else ()
+        shared_hold = next((h for h in shared_holds if h.request_id == request.id), None)
+        if shared_hold is not None:
+            plan += [
+                PlannedErase(e.key.profile_id, e.key.scope.value, e.key.agent_object_id, e.id, SHARED_OWNER)
+                for state in shared_states
+                for e in state.entries
+                if shared_hold.covers(e)
+            ]
+        return tuple(plan), len(states) if request.kind is DeletionKind.PURGE else 0
+
+    def _forgotten(self, request: DeletionRequest, hold: Hold) -> tuple[PlannedErase, ...]:
+        """A forget's plan from two point reads (the entry, its team-shared copy), not from the user's whole memory:
+        a sweep of many forgets (a directory deleted file by file) would read a large partition once per file."""
+        entry_id = str(request.entry_id)
+        plan = []
+        entry = self._store.get_entry(request.instance_id, request.upn, entry_id)
+        if entry is not None and hold.covers(entry):
+            plan.append(PlannedErase(entry.key.profile_id, entry.key.scope.value, entry.key.agent_object_id, entry.id))
+        copy = self._store.get_entry(request.instance_id, SHARED_OWNER, shared_copy_id(entry_id))
+        if copy is not None and copy.author_upn == request.upn:  # only that author's copy (the shared hold's rule)
+            plan.append(PlannedErase(copy.key.profile_id, copy.key.scope.value, copy.key.agent_object_id, copy.id,
+                                     SHARED_OWNER))
+        return tuple(plan)
+
+    def _counted(self, request: DeletionRequest, plan: tuple[PlannedErase, ...], profiles: int) -> DeletionRequest:
+        """``request`` with what its first run erases counted and stored (a later run finds less still stored)."""
+        own_entries = sum(1 for item in plan if item.owner is None)
+        counted = replace(request, erased_entries=own_entries, erased_profiles=profiles)
+        stored = self._store.put_record(counted.to_record())
+        return replace(counted, etag=stored.etag)
+
+
+def _key(request: DeletionRequest, scope: str, agent_object_id: str | None, owner: str | None = None) -> ProfileKey:
+    return ProfileKey(request.instance_id, owner or request.upn, Scope(scope), agent_object_id)
+
+
+def _readable(records: list[Record]) -> tuple[list[DeletionRequest], list[LeftRequest]]:
+    """The requests ``records`` hold, and those that cannot be read (another layout): logged and left."""
+    requests, left = [], []
+    for record in records:
+        try:
+            requests.append(DeletionRequest.from_record(record))
+        except (KeyError, TypeError, ValueError) as error:
+            log.warning("deletion request record %s cannot be read and was left: %r", record.id, error)
+            left.append(LeftRequest.unreadable(record, error))
+    return requests, left
