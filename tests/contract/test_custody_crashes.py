@@ -18,6 +18,7 @@ from memory_core.domain.audit import AuditAction
 from memory_core.domain.deletion import DeletionStatus
 from memory_core.domain.identity import Caller
 from memory_core.domain.journals import SETTLE
+from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import SHARED_OWNER, Scope, Share
 from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion, WriteOptions
@@ -152,3 +153,30 @@ def test_a_sweep_stopped_at_its_event_executes_and_audits_the_request_on_the_nex
     assert store.load_partition(INSTANCE, caller.upn)[0].entries == []
     actions = [e.action for e in service.audit.read(INSTANCE, caller.upn)]
     assert actions.count(AuditAction.DELETION_EXECUTED) == 1
+
+
+def test_a_memory_tool_edit_stopped_while_dropping_a_team_shared_version_withdraws_its_copy(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An insert into a team-shared fact's file keeps its whole text in a private new version and drops the old one
+    with its team copy. The process stops as it erases the copy: after the sweep the copy is gone and the drop is
+    audited (the entry was erased first, and the retirement's replay skips a version no longer stored)."""
+    clock = TickingClock()
+    service, author, teammate = _service(store, clock), _caller("author"), _caller("teammate")
+    service.append(author, INSTANCE, Scope.USER, None, "- the launch is code-named BLUEFIN", WriteOptions(share=Share.TEAM))
+    ((entry,),) = [s.entries for s in store.load_partition(INSTANCE, author.upn)]
+    _crash_once(monkeypatch, store, "delete_entries", lambda key, *a, **k: key.upn == SHARED_OWNER)
+    with pytest.raises(Crash):
+        MemoryFiles(service).execute(author, INSTANCE, None, {
+            "command": "insert", "path": f"/memories/appended/{entry.id}.md", "insert_line": 0,
+            "insert_text": "- it ships in March"})
+    monkeypatch.undo()
+    clock.now += 2 * SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    assert store.get_entry(INSTANCE, author.upn, entry.id) is None
+    assert all(s.entries == [] for s in store.load_partition(INSTANCE, SHARED_OWNER))
+    assert "BLUEFIN" not in service.get(teammate, INSTANCE, Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    assert "BLUEFIN" in service.get(author, INSTANCE, Scope.USER, None).content_markdown
+    events = [e for e in service.audit.read(INSTANCE, author.upn)
+              if e.action is AuditAction.MEMORY_FILE and e.entry_id == entry.id]
+    assert events and events[0].content_sha256 == entry.content_sha256
