@@ -20,7 +20,15 @@ from memory_core.domain import journals
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible
 from memory_core.domain.custody_fence import FenceTaken, fence, forget_fence
-from memory_core.domain.custody_sweep import Sweep, SweepFault, lift_holds, no_fault, shared_hold
+from memory_core.domain.custody_sweep import (
+    REJECTION_KIND,
+    Sweep,
+    SweepFault,
+    close_rejection,
+    lift_holds,
+    no_fault,
+    shared_hold,
+)
 from memory_core.domain.deletion import (
     DeletionKind,
     DeletionPage,
@@ -41,8 +49,6 @@ from memory_core.domain.sweeps import SweepResult
 from memory_core.domain.views import ContentScanner, refuse_operator_text
 
 _DECIDE_ATTEMPTS = 5  # reads of a request a decision makes while other writes keep changing it
-#: The journal (``domain.journals``) of a rejection under way, in the instance's deletions partition.
-REJECTION_KIND = "rejection"
 
 
 class CustodyService:
@@ -244,7 +250,7 @@ class CustodyService:
         try:
             request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason)
         except NotFound:  # no such request: nothing to finish (one decided already is left to the sweep's check)
-            self._store.delete_record(journal.partition, REJECTION_KIND, request_id)
+            close_rejection(self._store, instance_id, request_id)
             raise
         self._finish_rejection(request)
         return request
@@ -257,7 +263,7 @@ class CustodyService:
                            upn=request.upn, scope=request.scope, agent_object_id=request.agent_object_id,
                            request_id=request.id, detail=request.reason, at=request.decided_on,
                            suffix=f"rejected-{request.id}")
-        self._store.delete_record(deletions_partition(request.instance_id), REJECTION_KIND, request.id)
+        close_rejection(self._store, request.instance_id, request.id)
 
     def _replay_rejections(self, instance_id: str | None) -> int:
         """The sweep's step for rejections a crash interrupted (``domain.journals``): a request found rejected has its
@@ -271,7 +277,7 @@ class CustodyService:
             if request is not None and request.status is DeletionStatus.REJECTED:
                 self._finish_rejection(request)
             else:
-                self._store.delete_record(record.partition, REJECTION_KIND, record.id)
+                close_rejection(self._store, record.partition.instance_id, record.id)
 
         return journals.replay(self._store, REJECTION_KIND, instance_id, clock=self._clock,
                                wait=lambda record: timedelta(0), finish=finish)

@@ -67,6 +67,16 @@ def shared_hold(request: DeletionRequest) -> Hold:
     return Hold(request.id, profile_ids, request.watermark, entry_ids, request.upn)
 
 
+#: The journal (``domain.journals``) of a rejection under way, in the instance's deletions partition: a rejected
+#: request is no sweep's to execute, so the sweep lifts the holds a crash kept after the decision from this record.
+REJECTION_KIND = "rejection"
+
+
+def close_rejection(store: MemoryStore, instance_id: str, request_id: str) -> None:
+    """Erase the journal record of ``request_id``'s rejection (its holds lifted, or none to lift); none is fine."""
+    store.delete_record(deletions_partition(instance_id), REJECTION_KIND, request_id)
+
+
 def lift_holds(store: MemoryStore, request: DeletionRequest) -> None:
     """Remove the holds ``request`` filed (the user's, and the one on their team-shared copies): what they hid shows
     again, unless erased. The sweep's unhold step, and a rejection's; removing them twice removes nothing more."""
