@@ -16,10 +16,19 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from memory_core.domain import journals
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible
 from memory_core.domain.custody_fence import FenceTaken, fence, forget_fence
-from memory_core.domain.custody_sweep import Sweep, SweepFault, lift_holds, no_fault
+from memory_core.domain.custody_sweep import (
+    REJECTION_KIND,
+    Sweep,
+    SweepFault,
+    close_rejection,
+    lift_holds,
+    no_fault,
+    shared_hold,
+)
 from memory_core.domain.deletion import (
     DeletionKind,
     DeletionPage,
@@ -31,7 +40,7 @@ from memory_core.domain.deletion import (
 )
 from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, NotFound
-from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey, shared_copy_id
+from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey
 from memory_core.domain.paging import check_page_size, decode_token, encode_token
 from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.seals import erase_file_names
@@ -70,6 +79,7 @@ class CustodyService:
         # ``fault``: a test seam, called between the sweep's steps so a crash can be injected.
         self._sweep = Sweep(store, audit, self.erasures, clock=clock, fault=fault,
                             finished_retention=finished_retention)
+        self._sweep.replay_also(self._replay_rejections)
 
     # -- requests -------------------------------------------------------------
 
@@ -96,7 +106,7 @@ class CustodyService:
             scope=key.scope.value, agent_object_id=key.agent_object_id,
             profile_ids=(key.profile_id,), watermark=now,
         )
-        self._open(request, AuditAction.CLEAR_REQUESTED, shared=Hold(request.id, (key.shared().profile_id,), now))
+        self._open(request, AuditAction.CLEAR_REQUESTED)
         return request
 
     def request_replace(self, actor: str, key: ProfileKey, watermark: datetime) -> DeletionRequest:
@@ -109,8 +119,7 @@ class CustodyService:
             scope=key.scope.value, agent_object_id=key.agent_object_id,
             profile_ids=(key.profile_id,), watermark=watermark,
         )
-        self._open(request, AuditAction.REPLACE_REQUESTED,
-                   shared=Hold(request.id, (key.shared().profile_id,), watermark))
+        self._open(request, AuditAction.REPLACE_REQUESTED)
         return request
 
     def request_forget(self, actor: str, entry: MemoryEntry) -> DeletionRequest:
@@ -121,8 +130,7 @@ class CustodyService:
             scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=entry.id,
             profile_ids=(key.profile_id,),
         )
-        shared = Hold(request.id, (key.shared().profile_id,), None, (shared_copy_id(entry.id),))
-        self._open(request, AuditAction.FORGET_REQUESTED, shared=shared, entry_id=entry.id,
+        self._open(request, AuditAction.FORGET_REQUESTED, entry_id=entry.id,
                    content_sha256=entry.content_sha256, byte_count=len(entry.content_markdown.encode("utf-8")))
         return request
 
@@ -147,7 +155,7 @@ class CustodyService:
         with self.fence(instance_id, upn):
             now = self._clock()
             request = self._new_request(actor, instance_id, upn, DeletionKind.PURGE, now, watermark=now)
-            self._open(request, AuditAction.PURGE_REQUESTED, shared=Hold(request.id, None, now))
+            self._open(request, AuditAction.PURGE_REQUESTED)
         return request
 
     def _new_request(
@@ -158,7 +166,7 @@ class CustodyService:
             requested_by=actor, requested_on=now, **fields,  # type: ignore[arg-type]
         )
 
-    def _open(self, request: DeletionRequest, action: AuditAction, *, shared: Hold, **audit_fields: object) -> None:
+    def _open(self, request: DeletionRequest, action: AuditAction, **audit_fields: object) -> None:
         # The request is stored before the holds: a crash between them leaves a
         # visible request an operator can still decide, never a hidden orphan.
         self._store.put_record(request.to_record())
@@ -166,10 +174,10 @@ class CustodyService:
                     (request.entry_id,) if request.entry_id else ())
         self._store.put_record(Record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id,
                                       hold.to_data()))
-        # The user's team-shared copies are hidden with the originals (only that author's copies).
-        shared_hold = Hold(shared.request_id, shared.profile_ids, shared.watermark, shared.entry_ids, request.upn)
+        # The user's team-shared copies are hidden with the originals (only that author's copies); the sweep
+        # erases them by the same hold, made again from the request, should a crash have kept this one unwritten.
         self._store.put_record(Record(Partition(request.instance_id, SHARED_OWNER), RecordKind.HOLD, request.id,
-                                      shared_hold.to_data()))
+                                      shared_hold(request).to_data()))
         self._audit.record(action, actor=request.requested_by, instance_id=request.instance_id, upn=request.upn,
                            scope=request.scope, agent_object_id=request.agent_object_id, request_id=request.id,
                            **audit_fields)
@@ -234,12 +242,45 @@ class CustodyService:
         pending.
         """
         refuse_operator_text(self._scanner, reason, "reason")
-        request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason)
-        lift_holds(self._store, request)
-        self._audit.record(AuditAction.DELETION_REJECTED, actor=operator, instance_id=instance_id, upn=request.upn,
-                           scope=request.scope, agent_object_id=request.agent_object_id, request_id=request.id,
-                           detail=reason)
+        # Journaled first: a rejected request is no sweep's to execute, so holds a crash kept after the decision
+        # would hide its memory for good; the sweep lifts them from this record (``_finish_rejection``).
+        journal = Record(deletions_partition(instance_id), REJECTION_KIND, request_id,
+                         {"request_id": request_id, "started_on": self._clock().isoformat()})
+        self._store.put_record(journal)
+        try:
+            request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason)
+        except NotFound:  # no such request: nothing to finish (one decided already is left to the sweep's check)
+            close_rejection(self._store, instance_id, request_id)
+            raise
+        self._finish_rejection(request)
         return request
+
+    def _finish_rejection(self, request: DeletionRequest) -> None:
+        """Lift a rejected request's holds, audit the rejection and close its journal; safe to run again: the event
+        is one record whoever writes it (its id made from the decision's time and the request)."""
+        lift_holds(self._store, request)
+        self._audit.record(AuditAction.DELETION_REJECTED, actor=str(request.decided_by), instance_id=request.instance_id,
+                           upn=request.upn, scope=request.scope, agent_object_id=request.agent_object_id,
+                           request_id=request.id, detail=request.reason, at=request.decided_on,
+                           suffix=f"rejected-{request.id}")
+        close_rejection(self._store, request.instance_id, request.id)
+
+    def _replay_rejections(self, instance_id: str | None) -> int:
+        """The sweep's step for rejections a crash interrupted (``domain.journals``): a request found rejected has its
+        holds lifted and its event written; one still pending (the crash came first), or decided otherwise, keeps
+        its holds."""
+        def finish(record: Record) -> None:
+            try:
+                request = self.get(record.partition.instance_id, str(record.data["request_id"]))
+            except (NotFound, Conflict):  # none, or one this release cannot read: not this release's to lift
+                request = None
+            if request is not None and request.status is DeletionStatus.REJECTED:
+                self._finish_rejection(request)
+            else:
+                close_rejection(self._store, record.partition.instance_id, record.id)
+
+        return journals.replay(self._store, REJECTION_KIND, instance_id, clock=self._clock,
+                               wait=lambda record: timedelta(0), finish=finish)
 
     def _decide(
         self, operator: str, instance_id: str, request_id: str, status: DeletionStatus, reason: str | None

@@ -12,7 +12,8 @@ nothing expires by age. The sweep is idempotent and safe to crash and re-run at 
             it emptied, and the file index loses the directories and whitespace-only
             files the request hid (``domain.seals``);
 4. unhold - the hold that hid the entries is removed (``lift_holds``, which a rejection runs too);
-5. done   - the request is marked executed with the first run's counts.
+5. done   - the ``deletion_executed`` event is written, then the request is marked executed with the first
+            run's counts (a crash between the two audits the erasure twice, never not at all).
 
 Until step 4 the hold still hides every covered entry, so a read never sees a
 half-erased scope. A re-run after a crash finds again what the hold covers and is
@@ -53,6 +54,27 @@ SweepFault = Callable[[str, DeletionRequest], None]
 def no_fault(step: str, request: DeletionRequest) -> None:
     """The sweep's fault seam when no test injects one: every step goes on."""
     return None
+
+
+def shared_hold(request: DeletionRequest) -> Hold:
+    """The hold ``request`` puts on its user's team-shared copies (only that author's), made from the request alone:
+    the one ``CustodyService`` files, and the one the sweep plans the copies' erasure from."""
+    profile_ids = None  # a purge: every scope
+    if request.scope is not None:
+        shared = ProfileKey(request.instance_id, SHARED_OWNER, Scope(request.scope), request.agent_object_id)
+        profile_ids = (shared.profile_id,)
+    entry_ids = (shared_copy_id(request.entry_id),) if request.entry_id else ()
+    return Hold(request.id, profile_ids, request.watermark, entry_ids, request.upn)
+
+
+#: The journal (``domain.journals``) of a rejection under way, in the instance's deletions partition: a rejected
+#: request is no sweep's to execute, so the sweep lifts the holds a crash kept after the decision from this record.
+REJECTION_KIND = "rejection"
+
+
+def close_rejection(store: MemoryStore, instance_id: str, request_id: str) -> None:
+    """Erase the journal record of ``request_id``'s rejection (its holds lifted, or none to lift); none is fine."""
+    store.delete_record(deletions_partition(instance_id), REJECTION_KIND, request_id)
 
 
 def lift_holds(store: MemoryStore, request: DeletionRequest) -> None:
@@ -137,11 +159,14 @@ class Sweep:
         lift_holds(self._store, request)
         self._fault("unheld", request)
         done = request.with_status(DeletionStatus.EXECUTED, executed_on=self._clock(), plan=None)
-        stored = self._store.put_record(retained_record(done, self._clock, self._finished_retention))
+        # Audited before the request is marked executed: no later run picks up an executed request, so an event
+        # written after that mark was lost for good to a crash between them (one here audits the erasure twice).
         self._audit.record(AuditAction.DELETION_EXECUTED, actor=actor, instance_id=request.instance_id,
                            upn=request.upn, scope=request.scope, agent_object_id=request.agent_object_id,
                            request_id=request.id,
                            detail=f"erased {done.erased_entries} entries, {done.erased_profiles} profiles")
+        self._fault("audited", request)
+        stored = self._store.put_record(retained_record(done, self._clock, self._finished_retention))
         return replace(done, etag=stored.etag)
 
     def _covered(self, request: DeletionRequest) -> tuple[tuple[PlannedErase, ...], int]:
@@ -158,17 +183,15 @@ class Sweep:
             for e in state.entries
             if hold.covers(e)
         ]
-        shared_states = self._store.load_partition(request.instance_id, SHARED_OWNER)
-        # Every state of a partition carries the same holds.
-        shared_holds = shared_states[0].holds if shared_states else ()
-        shared_hold = next((h for h in shared_holds if h.request_id == request.id), None)
-        if shared_hold is not None:
-            plan += [
-                PlannedErase(e.key.profile_id, e.key.scope.value, e.key.agent_object_id, e.id, SHARED_OWNER)
-                for state in shared_states
-                for e in state.entries
-                if shared_hold.covers(e)
-            ]
+        # The copies' hold made from the request, not read: a crash that filed the request without it (or before
+        # either hold) must not leave the copies of the entries this run erases to teammates.
+        copies = shared_hold(request)
+        plan += [
+            PlannedErase(e.key.profile_id, e.key.scope.value, e.key.agent_object_id, e.id, SHARED_OWNER)
+            for state in self._store.load_partition(request.instance_id, SHARED_OWNER)
+            for e in state.entries
+            if copies.covers(e)
+        ]
         return tuple(plan), len(states) if request.kind is DeletionKind.PURGE else 0
 
     def _forgotten(self, request: DeletionRequest, hold: Hold) -> tuple[PlannedErase, ...]:

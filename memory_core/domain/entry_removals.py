@@ -87,16 +87,19 @@ class EntryRemovals:
                 content_sha256=entry.content_sha256, detail=f"{detail}; kept: a deletion hid it first",
             )
             return
-        self._store.delete_entries(key, [entry_id])
         if entry is not None:
             # Its team copy goes with it: the file's new version is private (the memory tool shares nothing), and
             # a copy left behind would outlive every later forget of the file.
             self._withdraw_copy(entry)
+        # The copy and the event before the entry: a replay (``domain.file_retirements``) drops only a version still
+        # stored, so a crash after the entry's erasure left its copy to teammates and the erasure unaudited for good.
+        # (A crash after the event and before the erasure audits the drop twice.)
         self._audit.record(
             AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=key.instance_id, upn=caller.upn,
             scope=key.scope.value, agent_object_id=key.agent_object_id, entry_id=entry_id,
             content_sha256=entry.content_sha256 if entry else None, detail=detail,
         )
+        self._store.delete_entries(key, [entry_id])
 
     def _withdraw_copy(self, entry: MemoryEntry) -> None:
         """Erase ``entry``'s copy in the shared partition when it is team-shared: with the entry, always."""

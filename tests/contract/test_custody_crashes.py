@@ -1,0 +1,182 @@
+"""Custody across a crash between its writes, on every store: what a stopped process left, the next sweep finishes.
+
+Each test stops a deletion request's filing, an operator's rejection or the sweep between two of its writes (a
+``Crash`` raised from a wrapped store call, or from the sweep's fault seam), then runs a sweep as a restarted
+process would, and checks the custody invariants: a team copy goes with the entry it copies, a hold belongs to a
+pending or approved request, and every executed request has its ``deletion_executed`` event.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from memory_core.domain.audit import AuditAction
+from memory_core.domain.deletion import DeletionStatus
+from memory_core.domain.identity import Caller
+from memory_core.domain.journals import SETTLE
+from memory_core.domain.memory_file_service import MemoryFiles
+from memory_core.domain.models import SHARED_OWNER, Scope, Share
+from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion, WriteOptions
+from memory_core.domain.sharing import SharingPolicy
+from memory_core.domain.store import MemoryStore
+from tests.support.clock import TickingClock
+
+INSTANCE = "crashes"
+
+
+class Crash(Exception):
+    pass
+
+
+def _service(store: MemoryStore, clock: TickingClock) -> MemoryService:
+    return MemoryService(store, clock=clock, deletion_mode=DeletionMode.OPERATOR_APPROVAL,
+                         default_sharing=SharingPolicy.TEAM, allow_sharing_override=True)
+
+
+def _caller(name: str) -> Caller:
+    return Caller(upn=f"{name}-{uuid.uuid4().hex[:10]}@contoso.com")
+
+
+def _crash_once(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, method: str, when: Callable[..., bool]) -> None:
+    """The first call of ``store.method`` that ``when`` picks raises ``Crash`` before it writes anything."""
+    real = getattr(store, method)
+    armed = [True]
+
+    def stopped(*args: Any, **kwargs: Any) -> Any:
+        if armed[0] and when(*args, **kwargs):
+            armed[0] = False
+            raise Crash(method)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, method, stopped)
+
+
+def _holds(store: MemoryStore, *owners: str) -> list[Record]:
+    return [h for owner in owners for h in store.query_records(Partition(INSTANCE, owner), RecordKind.HOLD)]
+
+
+@pytest.mark.parametrize("kind", ["clear", "purge"])
+def test_a_request_filed_without_the_hold_on_team_copies_erases_the_copies_too(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """The process stops after the request and the author's hold are stored, before the hold on their team copies:
+    once approved and swept, the teammate no longer reads the copy of the erased entry (the sweep planned the
+    copies from a stored shared hold, and with none kept them)."""
+    clock = TickingClock()
+    service, author, teammate = _service(store, clock), _caller("author"), _caller("teammate")
+    service.append(author, INSTANCE, Scope.USER, None, "- the launch is code-named BLUEFIN", WriteOptions(share=Share.TEAM))
+    _crash_once(monkeypatch, store, "put_record",
+                lambda record, *a, **k: record.kind == RecordKind.HOLD and record.partition.owner == SHARED_OWNER)
+    with pytest.raises(Crash):
+        if kind == "clear":
+            service.clear(author, INSTANCE, Scope.USER, None, confirm=True)
+        else:
+            service.custody.request_purge("op", INSTANCE, author.upn)
+    monkeypatch.undo()
+    (request,) = service.custody.list(INSTANCE)
+    service.custody.approve("op", INSTANCE, request.id)
+    (done,) = service.custody.sweep(instance_id=INSTANCE).executed
+    assert done.id == request.id
+    assert "BLUEFIN" not in service.get(teammate, INSTANCE, Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    assert all(s.entries == [] for s in store.load_partition(INSTANCE, SHARED_OWNER))
+
+
+def test_a_rejection_stopped_before_its_holds_were_lifted_is_finished_by_the_sweep(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process stops after the rejection is stored, before its holds are lifted: a retried rejection hears
+    "not pending" and no sweep executes a rejected request, so the holds hid the cleared memory for good. The sweep
+    after the journal settled lifts them and writes the rejection's event once."""
+    clock = TickingClock()
+    service, caller = _service(store, clock), _caller("alex")
+    service.append(caller, INSTANCE, Scope.USER, None, "- prefers tea", WriteOptions(share=Share.TEAM))
+    outcome = service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    assert isinstance(outcome, PendingDeletion)
+    _crash_once(monkeypatch, store, "delete_record", lambda partition, kind, *a, **k: kind == RecordKind.HOLD)
+    with pytest.raises(Crash):
+        service.custody.reject("op", INSTANCE, outcome.request_id, "kept by policy")
+    monkeypatch.undo()
+    assert service.custody.sweep(instance_id=INSTANCE).executed == []  # under way: left to finish itself
+    assert _holds(store, caller.upn, SHARED_OWNER)
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    service.custody.sweep(instance_id=INSTANCE)
+    assert _holds(store, caller.upn, SHARED_OWNER) == []
+    assert "prefers tea" in service.get(caller, INSTANCE, Scope.USER, None).content_markdown
+    (request,) = service.custody.list(INSTANCE)
+    assert request.status is DeletionStatus.REJECTED
+    actions = [e.action for e in service.audit.read(INSTANCE, caller.upn)]
+    assert actions.count(AuditAction.DELETION_REJECTED) == 1
+
+
+def test_a_rejection_of_a_request_approved_meanwhile_lifts_no_hold(store: MemoryStore) -> None:
+    """A rejection that lost to an approval leaves its journal for the sweep, which finds the request approved:
+    the holds stay until the sweep has erased what they hide."""
+    clock = TickingClock()
+    service, caller = _service(store, clock), _caller("alex")
+    service.append(caller, INSTANCE, Scope.USER, None, "- prefers tea")
+    outcome = service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    assert isinstance(outcome, PendingDeletion)
+    service.custody.approve("op", INSTANCE, outcome.request_id)
+    with pytest.raises(Exception, match="not pending"):
+        service.custody.reject("op", INSTANCE, outcome.request_id, "too late")
+    clock.now += SETTLE
+    (done,) = service.custody.sweep(instance_id=INSTANCE).executed
+    assert done.status is DeletionStatus.EXECUTED
+    assert store.load_partition(INSTANCE, caller.upn)[0].entries == []
+    assert store.query_records(deletions_partition(INSTANCE), "rejection") == []  # the journal closed
+
+
+def test_a_sweep_stopped_at_its_event_executes_and_audits_the_request_on_the_next_run(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep stops after it erased, sealed and lifted the holds, as it writes the ``deletion_executed`` event:
+    the next run executes the request and the trail holds the event (written after the request was marked
+    executed, it was lost for good: an executed request is no later sweep's)."""
+    clock = TickingClock()
+    service, caller = _service(store, clock), _caller("alex")
+    service.append(caller, INSTANCE, Scope.USER, None, "- prefers tea")
+    outcome = service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    assert isinstance(outcome, PendingDeletion)
+    service.custody.approve("op", INSTANCE, outcome.request_id)
+    _crash_once(monkeypatch, store, "put_record", lambda record, *a, **k: record.kind == RecordKind.AUDIT
+                and record.data.get("action") == AuditAction.DELETION_EXECUTED.value)
+    with pytest.raises(Crash):
+        service.custody.sweep(instance_id=INSTANCE)
+    monkeypatch.undo()
+    assert [r.id for r in service.custody.sweep(instance_id=INSTANCE).executed] == [outcome.request_id]
+    assert store.load_partition(INSTANCE, caller.upn)[0].entries == []
+    actions = [e.action for e in service.audit.read(INSTANCE, caller.upn)]
+    assert actions.count(AuditAction.DELETION_EXECUTED) == 1
+
+
+def test_a_memory_tool_edit_stopped_while_dropping_a_team_shared_version_withdraws_its_copy(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An insert into a team-shared fact's file keeps its whole text in a private new version and drops the old one
+    with its team copy. The process stops as it erases the copy: after the sweep the copy is gone and the drop is
+    audited (the entry was erased first, and the retirement's replay skips a version no longer stored)."""
+    clock = TickingClock()
+    service, author, teammate = _service(store, clock), _caller("author"), _caller("teammate")
+    service.append(author, INSTANCE, Scope.USER, None, "- the launch is code-named BLUEFIN", WriteOptions(share=Share.TEAM))
+    ((entry,),) = [s.entries for s in store.load_partition(INSTANCE, author.upn)]
+    _crash_once(monkeypatch, store, "delete_entries", lambda key, *a, **k: key.upn == SHARED_OWNER)
+    with pytest.raises(Crash):
+        MemoryFiles(service).execute(author, INSTANCE, None, {
+            "command": "insert", "path": f"/memories/appended/{entry.id}.md", "insert_line": 0,
+            "insert_text": "- it ships in March"})
+    monkeypatch.undo()
+    clock.now += 2 * SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    assert store.get_entry(INSTANCE, author.upn, entry.id) is None
+    assert all(s.entries == [] for s in store.load_partition(INSTANCE, SHARED_OWNER))
+    assert "BLUEFIN" not in service.get(teammate, INSTANCE, Scope.USER, None, SharingPolicy.TEAM).content_markdown
+    assert "BLUEFIN" in service.get(author, INSTANCE, Scope.USER, None).content_markdown
+    events = [e for e in service.audit.read(INSTANCE, author.upn)
+              if e.action is AuditAction.MEMORY_FILE and e.entry_id == entry.id]
+    assert events and events[0].content_sha256 == entry.content_sha256
