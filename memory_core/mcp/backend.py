@@ -333,7 +333,6 @@ class CoreApiBackend:
             log.warning("the CoreAPI refused this server's credentials: %s", failure.message)
             raise
 
-
     async def _credential_headers(self, target: CallTarget) -> dict[str, str]:
         """The caller's credential for the CoreAPI: the same kind as the caller's own, never weaker."""
         authentication = target.authentication
@@ -341,7 +340,10 @@ class CoreApiBackend:
         if mode is AuthMode.ENTRA:
             if self._token_exchange is None or authentication is None or not authentication.credential:
                 raise CoreApiFailure("this MCP server cannot exchange Entra ID tokens for the CoreAPI (MEMORY_OBO_*)")
-            token = await anyio.to_thread.run_sync(self._token_exchange.exchange, authentication.credential)
+            # Abandoned at the caller's time bound, as the store calls are (``_run_in_thread``): an identity provider
+            # that stalls (each MSAL request allowed obo.TIMEOUT_SECONDS, retried once) must not hold the answer.
+            token = await anyio.to_thread.run_sync(self._token_exchange.exchange, authentication.credential,
+                                                   abandon_on_cancel=True)
             return {"Authorization": f"Bearer {token}"}
         if mode is AuthMode.PLATFORM:
             if authentication is None or not authentication.credential:
