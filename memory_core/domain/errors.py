@@ -36,6 +36,12 @@ class UnsupportedMediaType(InvalidInput):
     code = "unsupported_media_type"
 
 
+class MethodNotAllowed(MemoryCoreError):
+    """A request whose method the route does not serve (the local host's 405; the answer names the methods it does)."""
+
+    code = "method_not_allowed"
+
+
 class MisdirectedRequest(MemoryCoreError):
     """A request addressed to a host name that is not this app's (DNS rebinding)."""
 

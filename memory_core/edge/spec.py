@@ -76,9 +76,9 @@ class EndpointSpec:
     leave without them (the console's security headers).
     ``idempotency_key``: the route takes an ``Idempotency-Key`` header (``domain.idempotency``), validated by
     the edge (400) into ``Call.idempotency_key`` and documented in OpenAPI; other routes ignore the header.
-    ``refusal`` answers an error raised before the handler runs (the edge's 413, 415, 421, 403, and a host's 413
-    for the body limit) with the same status and headers in the route's own protocol; None: the REST error
-    body (``response_for_error``). The MCP endpoint answers them as JSON-RPC errors, the only body its
+    ``refusal`` answers an error raised before the handler runs (the edge's 413, 415, 421, 403, and a host's 405 for
+    a method and 413 for the body limit) with the same status and headers in the route's own protocol; None: the
+    REST error body (``response_for_error``). The MCP endpoint answers them as JSON-RPC errors, the only body its
     clients read.
     """
 

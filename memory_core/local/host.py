@@ -22,7 +22,7 @@ import anyio.to_thread
 import azure.functions as func
 
 from memory_core.api.function_table import functions_of, http_methods
-from memory_core.domain.errors import PayloadTooLarge
+from memory_core.domain.errors import MethodNotAllowed, PayloadTooLarge
 from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import error_response
 from memory_core.edge.function import allowed_methods_of, answer_headers_of, body_limit_of, refusal_of
@@ -109,7 +109,8 @@ class FunctionHost:
     ) -> None:
         """``body_limit(handler)``: the largest body read for a function (the edge's own limit);
         ``answer_headers(handler)``: the headers its answers carry, given to the refusals made here for it;
-        ``refusal(handler)``: how it answers a refusal made here (a body over the limit), in its own protocol;
+        ``refusal(handler)``: how it answers a refusal made here (a method it does not serve, a body over the
+        limit), in its own protocol;
         ``allowed_methods(handler, registered)``: the methods it serves, named in a 405's Allow."""
         self.routes = http_routes(app, route_prefix)
         self._body_limit = body_limit
@@ -151,9 +152,12 @@ class FunctionHost:
             # What the routes serve, not every method they are registered for: /api/mcp is
             # registered for GET, DELETE, PUT and PATCH only to refuse them itself.
             methods = sorted({x for r, _ in matches for x in self._allowed_methods(r.handler, r.methods)})
-            headers = {**self._answer_headers(matches[0][0].handler), "Allow": ", ".join(methods)}
-            await _send(send, error_response(405, "method_not_allowed", f"{method} is not allowed on {path}",
-                                             headers=headers))
+            # In the route's own protocol (``refusal``): /api/mcp answers a JSON-RPC error, as its own 405 does.
+            handler = matches[0][0].handler
+            response = self._refusal(handler)(MethodNotAllowed(f"{method} is not allowed on {path}"))
+            for name, value in {**self._answer_headers(handler), "Allow": ", ".join(methods)}.items():
+                response.headers[name] = value
+            await _send(send, response, head=method == "HEAD")
             return
         route, match = allowed[0]
         # An oversize body is refused from its declared length, before a byte of it is read,

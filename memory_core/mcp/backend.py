@@ -25,8 +25,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-import anyio.to_thread
-
 from memory_core.client import DEFAULT_TIMEOUT_SECONDS, CoreApiClient
 from memory_core.client_errors import CoreApiFailure
 from memory_core.domain.errors import ConfigurationError, Forbidden, Unauthenticated
@@ -45,6 +43,7 @@ from memory_core.identity import (
 from memory_core.identity.config import auth_modes
 from memory_core.identity.obo import OnBehalfOfExchange
 from memory_core.mcp.guidance import AgentGuidance
+from memory_core.mcp.stalled import run_abandonable
 from memory_core.settings import Settings
 from memory_core.wire.custody import PendingDeletionResponse, SearchHitModel, SearchResponse
 from memory_core.wire.memory import MemoryResponse
@@ -128,9 +127,9 @@ async def _run_in_thread(call: Callable[..., T], *args: Any) -> T:
     # Abandoned when the caller's time bound cancels it (McpHttpApp, StdioFront: 30 s). Without abandon_on_cancel
     # anyio waits for the thread, so a store call that stalled (a Cosmos read, each operation bounded by
     # COSMOS_OPERATION_TIMEOUT, up to 600 s) held the answer past the bound. The call runs on to its store's own
-    # timeout; a write it makes may still land after the 503, as after any lost answer.
-    return await anyio.to_thread.run_sync(call, *args, abandon_on_cancel=True)
-
+    # timeout; a write it makes may still land after the 503, as after any lost answer. Refused (Unavailable)
+    # while too many abandoned calls still run (``memory_core.mcp.stalled``): they would pile up without bound.
+    return await run_abandonable(call, *args)
 
 class InProcessBackend:
     """The service layer of this process. Blocking store calls run in worker threads, unless ``offload`` is False.
@@ -215,8 +214,7 @@ class InProcessBackend:
     async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
         # Always in a thread the caller's time bound may abandon (``guidance.guidance_within``), stdio included: a
         # settings read can wait on a lock or a throttled store, and it is made once per handshake, not per call.
-        settings = await anyio.to_thread.run_sync(self._service.agent_settings.for_models, instance_id,
-                                                  agent_object_id, abandon_on_cancel=True)
+        settings = await run_abandonable(self._service.agent_settings.for_models, instance_id, agent_object_id)
         return AgentGuidance(settings.policy_instructions, settings.auto_append, settings.default_write_scope)
 
     async def aclose(self) -> None:
@@ -333,7 +331,6 @@ class CoreApiBackend:
             log.warning("the CoreAPI refused this server's credentials: %s", failure.message)
             raise
 
-
     async def _credential_headers(self, target: CallTarget) -> dict[str, str]:
         """The caller's credential for the CoreAPI: the same kind as the caller's own, never weaker."""
         authentication = target.authentication
@@ -341,7 +338,9 @@ class CoreApiBackend:
         if mode is AuthMode.ENTRA:
             if self._token_exchange is None or authentication is None or not authentication.credential:
                 raise CoreApiFailure("this MCP server cannot exchange Entra ID tokens for the CoreAPI (MEMORY_OBO_*)")
-            token = await anyio.to_thread.run_sync(self._token_exchange.exchange, authentication.credential)
+            # Abandoned at the caller's time bound, as the store calls are (``_run_in_thread``): an identity provider
+            # that stalls (each MSAL request allowed obo.TIMEOUT_SECONDS, retried once) must not hold the answer.
+            token = await run_abandonable(self._token_exchange.exchange, authentication.credential)
             return {"Authorization": f"Bearer {token}"}
         if mode is AuthMode.PLATFORM:
             if authentication is None or not authentication.credential:

@@ -42,6 +42,7 @@ from memory_core.mcp.guidance import (
     answers_with_guidance,
     guidance_within,
 )
+from memory_core.mcp.stalled import ABANDONED, run_abandonable
 from memory_core.mcp.transport import MCP_PATH
 
 log = logging.getLogger("memory_core.mcp")
@@ -95,6 +96,8 @@ class McpHttpApp:
        message answers 400 without echoing any value;
     Steps 4 and 5 run within ``time_limit`` seconds; past it the request
     answers 503 (JSON-RPC internal error, Retry-After) and its work is cancelled.
+    While too many calls abandoned this way still run (``memory_core.mcp.stalled``: a stalled store),
+    a request answers 503 with Retry-After before step 4.
 
     4. the caller is authenticated (``authenticate``; for a signed token in a
        worker thread: its check may fetch an identity provider's keys): a missing or bad credential
@@ -161,6 +164,9 @@ class McpHttpApp:
         if invalid is not None:
             await _send_json(send, 400, jsonrpc_error(invalid[0], INVALID_REQUEST, invalid[1]), [])
             return
+        if ABANDONED.full:  # the store has stalled: no new request starts a thread to wait on it as well
+            await self._refuse_caller(scope, send, decoded, ABANDONED.refusal())
+            return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         await self._answer_in_time(send, decoded, lambda out: self._answer(scope, body, receive, out, decoded, headers))
 
@@ -174,8 +180,7 @@ class McpHttpApp:
                     # Off the event loop: a token naming a key not seen yet makes the verifier fetch the
                     # key set over HTTP (up to its timeout), which must not hold up every other request.
                     # Abandoned at the time bound; the fetch's own timeout ends the thread.
-                    authentication = await anyio.to_thread.run_sync(self._authenticate, headers,
-                                                                    abandon_on_cancel=True)
+                    authentication = await run_abandonable(self._authenticate, headers)
                 else:  # a key compared, a header parsed: no I/O, and a thread's hop would cost 0.1-0.2 ms a call
                     authentication = self._authenticate(headers)
             except MemoryCoreError as error:

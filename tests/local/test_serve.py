@@ -224,15 +224,32 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         yield server
 
 
-@pytest.mark.parametrize("method", ["HEAD", "TRACE"])
+@pytest.mark.parametrize("method", ["HEAD", "TRACE", "PROPFIND"])
 def test_a_method_mcp_does_not_serve_answers_405_naming_post_as_the_endpoint_does(
     served: RunningServer, method: str
 ) -> None:
-    """HEAD and TRACE on /api/mcp answer 405 with Allow: POST, as the endpoint's own 405 for GET does
-    (docs/mcp.md); the host's 405 named GET, DELETE, PUT and PATCH, which all answer 405."""
+    """HEAD, TRACE and any other method on /api/mcp answer 405 with Allow: POST, as the endpoint's own 405 for GET
+    does (docs/mcp.md); the host's 405 named GET, DELETE, PUT and PATCH, which all answer 405. The body is the
+    endpoint's too, a JSON-RPC error (-32600, id null; the REST error body before), the only error body an MCP
+    client reads; HEAD's answer has none (its Content-Length is the body's that GET-like methods get)."""
     response = httpx.request(method, f"{served.api}/mcp", timeout=10)
     assert response.status_code == 405 and response.headers["allow"] == "POST"
+    assert response.headers["content-type"].startswith("application/json")
     assert httpx.get(f"{served.api}/mcp", timeout=10).headers["allow"] == "POST"
+    if method == "HEAD":
+        assert response.content == b"" and int(response.headers["content-length"]) > 0
+        return
+    document = response.json()
+    assert (document["jsonrpc"], document["id"], document["error"]["code"]) == ("2.0", None, -32600)
+    assert document["error"]["message"] == f"{method} is not allowed on /api/mcp"
+
+
+def test_a_rest_route_keeps_the_rest_405_body(served: RunningServer) -> None:
+    """A method a REST route does not serve answers the REST error body, as before."""
+    response = httpx.request("TRACE", f"{served.api}/instances/x/memory", timeout=10)
+    assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD"
+    assert response.json() == {"error": {"code": "method_not_allowed",
+                                         "message": "TRACE is not allowed on /api/instances/x/memory"}}
 
 
 def _example_path(template: str) -> str:

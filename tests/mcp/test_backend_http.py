@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
+import time
 import uuid
 from collections.abc import AsyncIterator
 
+import anyio
 import httpx
 import pytest
 
@@ -22,10 +25,13 @@ from memory_core.domain.errors import (
 )
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import ProfileKey, Scope
+from memory_core.identity import Authentication, AuthMode
+from memory_core.identity.obo import OnBehalfOfExchange
 from memory_core.mcp.backend import CallTarget, CoreApiBackend
 from memory_core.settings import settings_from
 from memory_core.wire.custody import PendingDeletionResponse
 from memory_core.wire.memory import MemoryResponse
+from tests.auth.idp import CORE_SCOPE, OBO_CLIENT_ID, TENANT_ID
 from tests.mcp.client import AGENT_A
 from tests.support.local_server import USER_KEY, RunningServer, free_port, identity
 
@@ -209,3 +215,32 @@ async def test_clear_pending_operator_approval_answers_the_pending_request(
     assert isinstance(cleared, PendingDeletionResponse)
     assert cleared.status == "pending_approval" and cleared.request_id
     assert read.content_markdown == ""
+
+
+async def test_a_stalled_token_exchange_is_abandoned_at_the_callers_time_bound(instance_id: str) -> None:
+    """An Entra caller's on-behalf-of exchange gives way when the caller's bound (McpHttpApp: 30 s) cancels it, as a
+    stalled store call does: an identity provider that takes the connection and never answers (each MSAL request is
+    allowed obo.TIMEOUT_SECONDS, and retried) no longer holds a 0.3 s bound until the exchange gives up.
+
+    Entra ID's servers cannot be reached here: the authority is a loopback socket that listens and never answers (the
+    TLS handshake and OIDC discovery stall on it), and the caller's token is a made-up string (the exchange never gets
+    far enough to send it)."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        exchange = OnBehalfOfExchange(tenant_id=TENANT_ID, client_id=OBO_CLIENT_ID, client_secret="not-used",
+                                      scope=CORE_SCOPE, authority_host=f"https://127.0.0.1:{silent.getsockname()[1]}",
+                                      timeout_seconds=3.0)
+        client = CoreApiBackend("http://127.0.0.1:9/api", None, token_exchange=exchange)
+        raw = identity(f"u-{uuid.uuid4().hex[:8]}@contoso.com")
+        caller = parse_identity(raw)
+        target = CallTarget(caller, raw, instance_id,
+                            authentication=Authentication(caller, AuthMode.ENTRA, credential="a-made-up-user-token"))
+        started = time.monotonic()
+        try:
+            with anyio.move_on_after(0.3) as bound:
+                await client.get(target, Scope.USER)
+        finally:
+            await client.aclose()
+        elapsed = time.monotonic() - started
+    assert bound.cancelled_caught and elapsed < 1.0, elapsed

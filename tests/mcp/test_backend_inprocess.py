@@ -14,12 +14,13 @@ import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.auth import parse_identity
-from memory_core.domain.errors import InvalidInput
+from memory_core.domain.errors import InvalidInput, Unavailable
 from memory_core.domain.identity import AgentContext
 from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.service import MemoryService
 from memory_core.mcp.backend import CallTarget, InProcessBackend
 from memory_core.mcp.guidance import guidance_within
+from memory_core.mcp.stalled import ABANDONED
 from tests.mcp.client import AGENT_A
 from tests.support.local_server import identity
 
@@ -125,3 +126,49 @@ async def test_a_stalled_store_call_is_abandoned_at_the_callers_time_bound(store
     with anyio.move_on_after(0.3) as bound:
         await backend.get(_target(), Scope.USER, max_chars=1000)
     assert bound.cancelled_caught and stalled.is_set() and time.monotonic() - started < 1.0
+
+
+async def test_abandoned_store_calls_cannot_pile_up_without_bound(store: SqliteMemoryStore,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a stalled store, calls abandoned at the caller's bound stop at ``ABANDONED.limit`` (plus the threads
+    running at once): a new call is refused with ``Unavailable`` (503, Retry-After) instead of starting one more
+    thread to wait (before, each wave of 50 requests left about 30 more threads waiting), and calls are taken again
+    once the stalled ones return."""
+    with anyio.fail_after(5):  # calls earlier tests abandoned (the count is the process's) return first
+        while ABANDONED.running:
+            await anyio.sleep(0.05)
+    monkeypatch.setattr(ABANDONED, "limit", 5)
+    service = MemoryService(store)
+    release = threading.Event()
+    stalled = service.get_within
+
+    def stuck(*args: Any, **kwargs: Any) -> object:
+        release.wait(30)
+        return stalled(*args, **kwargs)
+
+    service.get_within = stuck  # type: ignore[method-assign]
+    backend = InProcessBackend(service)
+    refusals: list[Unavailable] = []
+
+    async def bounded_read() -> None:
+        with anyio.move_on_after(0.2):
+            try:
+                await backend.get(_target(), Scope.USER, max_chars=1000)
+            except Unavailable as refused:
+                refusals.append(refused)
+
+    try:
+        for _ in range(3):
+            async with anyio.create_task_group() as requests:
+                for _ in range(50):
+                    requests.start_soon(bounded_read)
+        assert ABANDONED.full and 5 <= ABANDONED.running <= 5 + 40 and refusals
+        with pytest.raises(Unavailable) as refused:
+            await backend.get(_target(), Scope.USER, max_chars=1000)
+        assert refused.value.retry_after_seconds > 0 and "have not returned yet" in refused.value.message
+    finally:
+        release.set()
+    with anyio.fail_after(5):
+        while ABANDONED.running:
+            await anyio.sleep(0.05)
+    assert (await backend.get(_target(), Scope.USER, max_chars=1000)).content_markdown == ""

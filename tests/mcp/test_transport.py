@@ -16,6 +16,7 @@ from memory_core.domain.errors import Unavailable
 from memory_core.mcp.context import CURRENT_GUIDANCE
 from memory_core.mcp.front import McpHttpApp
 from memory_core.mcp.guidance import AgentGuidance
+from memory_core.mcp.stalled import ABANDONED
 from memory_core.mcp.transport import is_local, security_settings
 from memory_core.settings import Settings
 from tests.mcp.client import ACCEPT, INITIALIZE, mcp_headers, mcp_session
@@ -385,6 +386,45 @@ async def test_signing_keys_that_cannot_be_fetched_answer_503_internal_error_wit
     assert response.status_code == 503 and response.headers["retry-after"] == "7"
     assert response.json() == {"jsonrpc": "2.0", "id": 44, "error": {
         "code": -32603, "message": "the identity provider's signing keys cannot be fetched; retry later"}}
+
+
+@pytest.mark.anyio
+async def test_while_too_many_abandoned_calls_still_run_a_request_answers_503_before_it_starts_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Calls abandoned at the time bound (here: token checks that never return) are counted; once
+    ``ABANDONED.limit`` of them still run, every request answers HTTP 503 with JSON-RPC -32603 and Retry-After before
+    it authenticates (no thread is started), until they return."""
+    with anyio.fail_after(5):  # calls earlier tests abandoned (the count is the process's) return first
+        while ABANDONED.running:
+            await anyio.sleep(0.05)
+    monkeypatch.setattr(ABANDONED, "limit", 3)
+    release = threading.Event()
+    checks: list[str] = []
+
+    def authenticate(headers: Any) -> Any:
+        checks.append(headers.get("authorization", ""))
+        if headers.get("authorization"):
+            release.wait(30)
+        return None
+
+    app = McpHttpApp(_answers_json, authenticate=authenticate, time_limit=0.2)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        try:
+            stalled = [await http.post("/api/mcp", json=PING, headers={**ACCEPT, "Authorization": "Bearer t"})
+                       for _ in range(5)]
+            refused = await http.post("/api/mcp", json={**PING, "id": 45}, headers=ACCEPT)
+        finally:
+            release.set()
+        with anyio.fail_after(5):
+            while ABANDONED.running:
+                await anyio.sleep(0.05)
+        answered = await http.post("/api/mcp", json=PING, headers=ACCEPT)
+    assert [r.status_code for r in stalled] == [503] * 5 and len(checks) == 3 + 1
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
+    assert refused.json()["id"] == 45 and refused.json()["error"]["code"] == -32603
+    assert "have not returned yet" in refused.json()["error"]["message"]
+    assert answered.status_code == 200
 
 
 @pytest.mark.anyio
