@@ -1,7 +1,7 @@
 // What the person's and the operator's views both show about records: audit trails, pending deletions, and
 // agents named so that two of them never look the same.
 
-import { h, formatTime } from "./dom.js";
+import { h, formatCount, formatTime } from "./dom.js";
 
 const ACTION_LABELS = {
   append: "Added", import: "Imported", clear: "Cleared", forget: "Forgot",
@@ -59,15 +59,27 @@ export function oldestFirst(requests) {
   return requests.slice().sort((a, b) => (time(a) < time(b) ? -1 : time(a) > time(b) ? 1 : 0));
 }
 
+/** The pending-deletions notice lists this many requests; it counts the rest in one line. */
+export const PENDING_LISTED = 10;
+
+/**
+ * The notice of the person's deletions waiting for an operator: how many, and the oldest ``PENDING_LISTED`` of
+ * them. A person who forgot entries one by one may have a thousand waiting, and the notice sits above the
+ * entries: listed whole, it pushed them thousands of pixels down and made a screen reader read every one first.
+ */
 export function pendingPanel(pending) {
+  const rest = pending.length - PENDING_LISTED;
   return h("div", { class: "notice", id: "pending", role: "note" },
-    h("strong", {}, `${pending.length} deletion${pending.length === 1 ? "" : "s"} waiting for an operator`),
+    h("strong", {}, `${formatCount(pending.length)} deletion${pending.length === 1 ? "" : "s"} waiting for an operator`),
     h("p", {}, "What you asked to forget is already hidden from you and from every agent. An operator approves the erasure, "
       + "or rejects it and the memory shows again."),
-    h("ul", {}, pending.map((p) => h("li", {}, `${ACTION_LABELS[`${p.kind}_requested`] || p.kind} `,
+    h("ul", {}, pending.slice(0, PENDING_LISTED).map((p) => h("li", {},
+      `${ACTION_LABELS[`${p.kind}_requested`] || p.kind} `,
       p.scope ? `(${p.scope}${p.agent_object_id ? `: ${p.agent_object_id}` : ""}) ` : "",
       `on ${formatTime(p.requested_on)}: `,
-      p.status === "approved" ? "approved, erasure under way" : "pending approval"))));
+      p.status === "approved" ? "approved, erasure under way" : "pending approval"))),
+    rest > 0 ? h("p", { id: "pending-more" }, `and ${formatCount(rest)} more, asked later `
+      + "(each is in My audit trail).") : null);
 }
 
 /** Audit events as the audit routes answer them with ``order=newest_first``: the newest first. */
