@@ -3,7 +3,7 @@
 // Operator routes take an operator key or the operator app role.
 
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
-import { h, replace, field, formatTime } from "./dom.js";
+import { h, replace, field, formatSecond, formatTime } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
 import { auditTable } from "./records.js";
 import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw } from "./ui.js";
@@ -101,10 +101,13 @@ export class OperatorView {
   requestRow(r) {
     const what = r.kind === "purge" ? "all memory"
       : `${r.kind} ${r.scope || ""}${r.agent_object_id ? ` (${r.agent_object_id})` : ""}`;
+    // A screen reader lists buttons by name: each names its row (what, whose, when asked), not only the kind and
+    // the user, which every one of a person's forgets shares.
+    const row = `${what.trim()} for ${r.upn}, asked ${formatSecond(r.requested_on)}`;
     const decision = r.status === "pending" ? h("div", { class: "actions" },
-      h("button", { type: "button", class: "primary", "aria-label": `Approve ${r.kind} for ${r.upn}`,
+      h("button", { type: "button", class: "primary", "aria-label": `Approve ${row}`,
         onclick: (e) => this.approve(r, e.currentTarget) }, "Approve"),
-      h("button", { type: "button", class: "danger", "aria-label": `Reject ${r.kind} for ${r.upn}`,
+      h("button", { type: "button", class: "danger", "aria-label": `Reject ${row}`,
         onclick: (e) => this.reject(r, e.currentTarget) }, "Reject"))
       : h("span", {}, r.decided_by ? `${r.decided_by}, ${formatTime(r.decided_on)}` : "", r.reason ? ` \u2014 ${r.reason}` : "");
     return h("tr", { dataset: { requestId: r.id } },
