@@ -19,6 +19,7 @@ ENTRIES = {
     "named elsewhere": "Pay at [https://bank.example/login](https://evil.example/phish) today.",
     "look-alike host": "Pay rent at [bank.example](https://b\u0430nk.example/login) today.",
     "bare host, zero-width": "Pay tax at [bank\u200b.example/pay](https://evil.example/pay) today.",
+    "user name": "Pay fees at <https://bank.example@evil.example/fees> today.",
     "own host": "Read [https://docs.example/guide](https://docs.example/guide#start) first.",
     "no host": "Read [the guide](https://docs.example/guide) first.",
 }
@@ -39,6 +40,7 @@ def test_a_link_naming_another_site_shows_where_it_leads(
         "Pay at https://bank.example/login (leads to evil.example) today.")
     assert "(leads to xn--bnk-6cd.example)" in _entry_text(browser, "Pay rent at")
     assert "(leads to evil.example)" in _entry_text(browser, "Pay tax at")
+    assert "(leads to evil.example)" in _entry_text(browser, "Pay fees at")
     assert _entry_text(browser, "docs.example/guide") == "Read https://docs.example/guide first."
     assert _entry_text(browser, "the guide") == "Read the guide first."
     # The note is text beside the link, not part of it: the link's own name is unchanged for screen readers.

@@ -131,12 +131,11 @@ const HOST_IN_TEXT = /(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^\s@/:]+@)?((?:[\p{L}\p{N}_
 const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/gu;
 
 /**
- * The host ``href`` leads to when ``label`` names another host, else null. Hosts are compared as the browser
- * resolves them (IDNA: "bаnk.example" with a Cyrillic "а" is not "bank.example"), so a look-alike is shown too.
+ * The host ``href`` leads to when ``label`` names another host, or ``href`` holds a user name before its host,
+ * else null. Hosts are compared as the browser resolves them (IDNA: "bаnk.example" with a Cyrillic "а" is not
+ * "bank.example"), so a look-alike is shown too.
  */
 export function misleadingTarget(label, href) {
-  const named = String(label).replace(INVISIBLE, "").match(HOST_IN_TEXT);
-  if (!named) return null;
   const host = (address) => {
     try {
       const url = new URL(address);
@@ -144,7 +143,11 @@ export function misleadingTarget(label, href) {
     } catch { return null; }
   };
   const target = host(href);
-  const written = host(`http://${named[1]}`);
   if (!target) return null;
+  // "https://bank.example@evil.example" leads to evil.example: what comes before the "@" is a user name.
+  if (/^https?:\/\/[^/?#]*@/i.test(href)) return target;
+  const named = String(label).replace(INVISIBLE, "").match(HOST_IN_TEXT);
+  if (!named) return null;
+  const written = host(`http://${named[1]}`);
   return written === target || written === `www.${target}` || `www.${written}` === target ? null : target;
 }
