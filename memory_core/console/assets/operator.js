@@ -3,7 +3,7 @@
 // Operator routes take an operator key or the operator app role.
 
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
-import { h, replace, field, formatSecond, formatTime } from "./dom.js";
+import { h, replace, field, formatCount, formatSecond, formatTime } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
 import { auditTable } from "./records.js";
 import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw } from "./ui.js";
@@ -11,12 +11,18 @@ import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw } from ".
 // Where an operator reads the rest of a listing the console cut short.
 const WHERE_THE_REST_IS = "The REST route gives the rest, a page at a time (its continuation).";
 
+// Deletion requests shown at once; a button shows the next ones. A thousand rows took five seconds to lay out and
+// put the sweep, the audit trail and the agent settings 80,000 pixels down the page.
+const ROWS_AT_ONCE = 100;
+
 export class OperatorView {
   constructor(api, session, config) {
     this.api = api;
     this.session = session;
     this.config = config;
     this.status = "pending";
+    // How many requests the table shows: kept when the list is read again after a decision, reset with the filter.
+    this.shownRows = ROWS_AT_ONCE;
     // One scan for the view's life: what it found survives the view's redraws.
     this.hiddenTextScan = new HiddenTextScan(api, this.credential, () => this.refresh());
   }
@@ -71,18 +77,50 @@ export class OperatorView {
     const requests = page.requests || [];
     const select = h("select", { id: "deletion-status" },
       ["pending", "approved", "rejected", "executed", "all"].map((s) => h("option", { value: s, selected: s === this.status }, s)));
-    select.addEventListener("change", () => { this.status = select.value; this.refresh(); });
+    select.addEventListener("change", () => {
+      this.status = select.value;
+      this.shownRows = ROWS_AT_ONCE;
+      this.refresh();
+    });
     const [statusField] = field("Show", select);
     const table = requests.length ? h("table", { id: "deletions" },
       h("caption", { class: "visually-hidden" }, "Deletion requests"),
       h("thead", {}, h("tr", {}, ["Who", "Asked by", "When", "What", "Entries", "Status", "Decision"].map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, requests.map((r) => this.requestRow(r))))
+      h("tbody", {}, requests.slice(0, this.shownRows).map((r) => this.requestRow(r))))
       : h("p", { class: "empty", id: "no-deletions" }, `No ${this.status === "all" ? "" : `${this.status} `}deletion requests`
         + `${(page.unreadable || []).length ? " this release can read" : ""}.`);
     return h("section", { "aria-labelledby": "deletions-title" },
       h("h2", { id: "deletions-title", tabindex: "-1" }, "Deletion requests"), statusField, table,
+      requests.length ? this.moreRows(table, requests) : null,
       this.unreadableNote(page.unreadable || []),
       cutShortNote(page, requests, "requests", WHERE_THE_REST_IS));
+  }
+
+  /** A button that shows the next ``ROWS_AT_ONCE`` requests while some are not shown, then a line saying all are. */
+  moreRows(table, requests) {
+    const body = table.tBodies[0];
+    const more = h("button", { type: "button", id: "show-more-requests" });
+    const label = () => {
+      const left = requests.length - body.rows.length;
+      more.textContent = `Show ${formatCount(Math.min(ROWS_AT_ONCE, left))} more (${formatCount(left)} not shown)`;
+    };
+    more.addEventListener("click", () => {
+      const start = body.rows.length;
+      body.append(...requests.slice(start, start + ROWS_AT_ONCE).map((r) => this.requestRow(r)));
+      this.shownRows = body.rows.length;
+      announce(`Showing ${formatCount(this.shownRows)} of ${formatCount(requests.length)} requests.`);
+      if (this.shownRows < requests.length) {
+        label();
+        return;
+      }
+      const done = h("p", { class: "muted", id: "all-requests-shown", tabindex: "-1" },
+        `All ${formatCount(requests.length)} requests shown.`);
+      more.replaceWith(done);
+      done.focus();
+    });
+    if (body.rows.length >= requests.length) return null;
+    label();
+    return h("div", { class: "show-more" }, more);
   }
 
   /** Stored requests this release cannot read (another release's layout): listed with why, never decided here. */
