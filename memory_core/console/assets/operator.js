@@ -3,10 +3,10 @@
 // Operator routes take an operator key or the operator app role.
 
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
-import { h, replace, field, formatCount, formatSecond, formatTime } from "./dom.js";
+import { h, replace, field, formatSecond, formatTime } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
 import { auditTable } from "./records.js";
-import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw } from "./ui.js";
+import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw, showMore } from "./ui.js";
 
 // Where an operator reads the rest of a listing the console cut short.
 const WHERE_THE_REST_IS = "The REST route gives the rest, a page at a time (its continuation).";
@@ -91,36 +91,10 @@ export class OperatorView {
         + `${(page.unreadable || []).length ? " this release can read" : ""}.`);
     return h("section", { "aria-labelledby": "deletions-title" },
       h("h2", { id: "deletions-title", tabindex: "-1" }, "Deletion requests"), statusField, table,
-      requests.length ? this.moreRows(table, requests) : null,
+      requests.length ? showMore({ container: table.tBodies[0], items: requests, render: (r) => this.requestRow(r),
+        step: ROWS_AT_ONCE, id: "show-more-requests", noun: "requests", onShown: (n) => { this.shownRows = n; } }) : null,
       this.unreadableNote(page.unreadable || []),
       cutShortNote(page, requests, "requests", WHERE_THE_REST_IS));
-  }
-
-  /** A button that shows the next ``ROWS_AT_ONCE`` requests while some are not shown, then a line saying all are. */
-  moreRows(table, requests) {
-    const body = table.tBodies[0];
-    const more = h("button", { type: "button", id: "show-more-requests" });
-    const label = () => {
-      const left = requests.length - body.rows.length;
-      more.textContent = `Show ${formatCount(Math.min(ROWS_AT_ONCE, left))} more (${formatCount(left)} not shown)`;
-    };
-    more.addEventListener("click", () => {
-      const start = body.rows.length;
-      body.append(...requests.slice(start, start + ROWS_AT_ONCE).map((r) => this.requestRow(r)));
-      this.shownRows = body.rows.length;
-      announce(`Showing ${formatCount(this.shownRows)} of ${formatCount(requests.length)} requests.`);
-      if (this.shownRows < requests.length) {
-        label();
-        return;
-      }
-      const done = h("p", { class: "muted", id: "all-requests-shown", tabindex: "-1" },
-        `All ${formatCount(requests.length)} requests shown.`);
-      more.replaceWith(done);
-      done.focus();
-    });
-    if (body.rows.length >= requests.length) return null;
-    label();
-    return h("div", { class: "show-more" }, more);
   }
 
   /** Stored requests this release cannot read (another release's layout): listed with why, never decided here. */
