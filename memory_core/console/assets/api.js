@@ -17,6 +17,32 @@ export const SIGN_IN_EXPIRED = "sign_in_expired";
 const NEXT_TOKEN_FIELDS = ["continuation", "continuation_token", "continuationToken", "next", "next_token"];
 const MAX_PAGES = 50;
 
+// What a status means, in words, for an answer that carries no message of the service's own: a front (App Service,
+// a gateway, a proxy) answers with its own page, in HTML, and "The service answered 503." told no one what to do.
+const PLAIN_STATUS = {
+  400: "The service could not read this request.",
+  401: "The service did not accept the sign-in.",
+  403: "You are not allowed to do this.",
+  404: "It is not there any more: it may have been removed meanwhile.",
+  409: "It changed meanwhile (another tab or person acted first). Reload to see it as it is now.",
+  413: "This is too large for the service.",
+  429: "The service is receiving too many requests. Wait a moment and try again.",
+  500: "The service failed on this request. Try again; if it keeps failing, tell the service's administrator.",
+  502: "The service cannot be reached just now. Try again in a moment.",
+  503: "The service is unavailable just now. Try again in a moment.",
+  504: "The service took too long to answer. Try again in a moment.",
+};
+
+/**
+ * The message for an error answer whose body holds none: the status in words and its number, and how long to wait
+ * when the answer says (``Retry-After`` in seconds).
+ */
+export function plainStatus(status, retryAfter) {
+  const words = PLAIN_STATUS[status] || (status >= 500 ? PLAIN_STATUS[500] : "The service refused this request.");
+  const wait = /^\d+$/.test(String(retryAfter || "").trim()) ? ` It asks to wait ${Number(retryAfter)} s.` : "";
+  return `${words}${wait} (HTTP ${status})`;
+}
+
 export function nextToken(page) {
   for (const name of NEXT_TOKEN_FIELDS) {
     const value = page && page[name];
@@ -74,7 +100,7 @@ export class Api {
     if (!response.ok) {
       const err = (data && data.error) || {};
       throw new ApiError(response.status, err.code || `http_${response.status}`,
-        err.message || `The service answered ${response.status}.`);
+        err.message || plainStatus(response.status, response.headers.get("Retry-After")));
     }
     return { status: response.status, data };
   }
@@ -111,7 +137,7 @@ export class Api {
   async download(path, query) {
     const response = await this.request("GET", path, { query });
     if (!response.ok) {
-      let message = `The service answered ${response.status}.`;
+      let message = plainStatus(response.status, response.headers.get("Retry-After"));
       try { message = (await response.json()).error.message || message; } catch { /* not JSON */ }
       throw new ApiError(response.status, "export_failed", message);
     }

@@ -45,6 +45,9 @@ export function replace(el, ...children) {
 // One formatter for the page: building one per call costs more than the rest of an entry's rendering.
 const TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
+// To the second: for names that must tell apart what one minute holds several of (a screen reader's list of buttons).
+const SECOND_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
 const COUNT_FORMAT = new Intl.NumberFormat();
 
 /** A count in the reader's digit grouping, as ``formatTime`` writes times in their locale. */
@@ -52,11 +55,16 @@ export function formatCount(n) {
   return COUNT_FORMAT.format(n);
 }
 
-export function formatTime(iso) {
+export function formatTime(iso, format = TIME_FORMAT) {
   if (!iso) return "";
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return String(iso);
-  return TIME_FORMAT.format(d);
+  return format.format(d);
+}
+
+/** ``iso`` as ``formatTime`` writes it, with the seconds. */
+export function formatSecond(iso) {
+  return formatTime(iso, SECOND_FORMAT);
 }
 
 let ids = 0;

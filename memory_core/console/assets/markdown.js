@@ -119,5 +119,35 @@ export function inline(text) {
 function link(label, url) {
   const href = safeHref(url);
   if (!href) return h("span", { class: "unsafe-link", title: "link not followed" }, `${label} (${url})`);
-  return h("a", { href, rel: "noopener noreferrer nofollow", target: "_blank" }, inline(label));
+  const a = h("a", { href, rel: "noopener noreferrer nofollow", target: "_blank" }, inline(label));
+  const target = misleadingTarget(label, href);
+  // The link's text names one site and the link goes to another ("[https://bank.example](https://evil.example)"):
+  // the site it really leads to is shown beside it, as the browser's status bar would on hover (not on a phone).
+  return target ? [a, h("span", { class: "link-target" }, ` (leads to ${target})`)] : a;
+}
+
+// A host name as written in a link's text: an address's host, or a bare "name.tld" (letters of any script).
+const HOST_IN_TEXT = /(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^\s@/:]+@)?((?:[\p{L}\p{N}_-]+\.)+\p{L}{2,})/iu;
+const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/gu;
+
+/**
+ * The host ``href`` leads to when ``label`` names another host, or ``href`` holds a user name before its host,
+ * else null. Hosts are compared as the browser resolves them (IDNA: "bаnk.example" with a Cyrillic "а" is not
+ * "bank.example"), so a look-alike is shown too.
+ */
+export function misleadingTarget(label, href) {
+  const host = (address) => {
+    try {
+      const url = new URL(address);
+      return url.protocol === "mailto:" ? new URL(`http://${url.pathname.split("@").pop()}`).hostname : url.hostname;
+    } catch { return null; }
+  };
+  const target = host(href);
+  if (!target) return null;
+  // "https://bank.example@evil.example" leads to evil.example: what comes before the "@" is a user name.
+  if (/^https?:\/\/[^/?#]*@/i.test(href)) return target;
+  const named = String(label).replace(INVISIBLE, "").match(HOST_IN_TEXT);
+  if (!named) return null;
+  const written = host(`http://${named[1]}`);
+  return written === target || written === `www.${target}` || `www.${written}` === target ? null : target;
 }

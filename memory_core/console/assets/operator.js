@@ -3,13 +3,17 @@
 // Operator routes take an operator key or the operator app role.
 
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
-import { h, replace, field, formatTime } from "./dom.js";
+import { h, replace, field, formatSecond, formatTime } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
 import { auditTable } from "./records.js";
-import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw } from "./ui.js";
+import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw, showMore } from "./ui.js";
 
 // Where an operator reads the rest of a listing the console cut short.
 const WHERE_THE_REST_IS = "The REST route gives the rest, a page at a time (its continuation).";
+
+// Deletion requests shown at once; a button shows the next ones. A thousand rows took five seconds to lay out and
+// put the sweep, the audit trail and the agent settings 80,000 pixels down the page.
+const ROWS_AT_ONCE = 100;
 
 export class OperatorView {
   constructor(api, session, config) {
@@ -17,6 +21,8 @@ export class OperatorView {
     this.session = session;
     this.config = config;
     this.status = "pending";
+    // How many requests the table shows: kept when the list is read again after a decision, reset with the filter.
+    this.shownRows = ROWS_AT_ONCE;
     // One scan for the view's life: what it found survives the view's redraws.
     this.hiddenTextScan = new HiddenTextScan(api, this.credential, () => this.refresh());
   }
@@ -71,16 +77,22 @@ export class OperatorView {
     const requests = page.requests || [];
     const select = h("select", { id: "deletion-status" },
       ["pending", "approved", "rejected", "executed", "all"].map((s) => h("option", { value: s, selected: s === this.status }, s)));
-    select.addEventListener("change", () => { this.status = select.value; this.refresh(); });
+    select.addEventListener("change", () => {
+      this.status = select.value;
+      this.shownRows = ROWS_AT_ONCE;
+      this.refresh();
+    });
     const [statusField] = field("Show", select);
     const table = requests.length ? h("table", { id: "deletions" },
       h("caption", { class: "visually-hidden" }, "Deletion requests"),
       h("thead", {}, h("tr", {}, ["Who", "Asked by", "When", "What", "Entries", "Status", "Decision"].map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, requests.map((r) => this.requestRow(r))))
+      h("tbody", {}, requests.slice(0, this.shownRows).map((r) => this.requestRow(r))))
       : h("p", { class: "empty", id: "no-deletions" }, `No ${this.status === "all" ? "" : `${this.status} `}deletion requests`
         + `${(page.unreadable || []).length ? " this release can read" : ""}.`);
     return h("section", { "aria-labelledby": "deletions-title" },
       h("h2", { id: "deletions-title", tabindex: "-1" }, "Deletion requests"), statusField, table,
+      requests.length ? showMore({ container: table.tBodies[0], items: requests, render: (r) => this.requestRow(r),
+        step: ROWS_AT_ONCE, id: "show-more-requests", noun: "requests", onShown: (n) => { this.shownRows = n; } }) : null,
       this.unreadableNote(page.unreadable || []),
       cutShortNote(page, requests, "requests", WHERE_THE_REST_IS));
   }
@@ -101,10 +113,13 @@ export class OperatorView {
   requestRow(r) {
     const what = r.kind === "purge" ? "all memory"
       : `${r.kind} ${r.scope || ""}${r.agent_object_id ? ` (${r.agent_object_id})` : ""}`;
+    // A screen reader lists buttons by name: each names its row (what, whose, when asked), not only the kind and
+    // the user, which every one of a person's forgets shares.
+    const row = `${what.trim()} for ${r.upn}, asked ${formatSecond(r.requested_on)}`;
     const decision = r.status === "pending" ? h("div", { class: "actions" },
-      h("button", { type: "button", class: "primary", "aria-label": `Approve ${r.kind} for ${r.upn}`,
+      h("button", { type: "button", class: "primary", "aria-label": `Approve ${row}`,
         onclick: (e) => this.approve(r, e.currentTarget) }, "Approve"),
-      h("button", { type: "button", class: "danger", "aria-label": `Reject ${r.kind} for ${r.upn}`,
+      h("button", { type: "button", class: "danger", "aria-label": `Reject ${row}`,
         onclick: (e) => this.reject(r, e.currentTarget) }, "Reject"))
       : h("span", {}, r.decided_by ? `${r.decided_by}, ${formatTime(r.decided_on)}` : "", r.reason ? ` \u2014 ${r.reason}` : "");
     return h("tr", { dataset: { requestId: r.id } },

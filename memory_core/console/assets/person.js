@@ -228,7 +228,7 @@ export class PersonView {
       renderEntryContent(entry.content_markdown),
       hiddenNotice(entry),
       mine ? h("div", { class: "actions" }, h("button", {
-        type: "button", class: "danger", "aria-label": `Forget the entry from ${formatTime(entry.created_on)}`,
+        type: "button", class: "danger", "aria-label": forgetLabel(entry),
         onclick: (event) => this.forget(entry, event.currentTarget),
       }, "Forget")) : null);
   }
@@ -393,4 +393,20 @@ export class PersonView {
       auditTable(page.events || [], "own-audit"),
       cutShortNote(page, page.events, "changes, the newest,", "Older ones are not shown here."));
   }
+}
+
+/** How much of an entry's text names its Forget button: enough to tell entries written in one minute apart. */
+const LABEL_CHARS = 60;
+
+/**
+ * The accessible name of an entry's Forget button: its time and the start of its text. Screen readers list
+ * buttons by name, and entries written in one minute (an agent writes several at once) would all read alike.
+ */
+export function forgetLabel(entry) {
+  // Read as the entry shows it: a link as its text (its address is no words), and no markdown markers.
+  const text = String(entry.content_markdown ?? "").replace(/!?\[([^[\]]*)\]\([^()]*\)/g, "$1")
+    .replace(/[#>*_`[\]()!-]+/g, " ").replace(/\s+/g, " ").trim();
+  const cut = text.slice(0, LABEL_CHARS - 1);
+  const start = text.length > LABEL_CHARS ? `${cut.slice(0, cut.lastIndexOf(" ") + 1 || undefined).trimEnd()}\u2026` : text;
+  return `Forget the entry from ${formatTime(entry.created_on)}${start ? `: ${start}` : ""}`;
 }

@@ -1,7 +1,8 @@
 // What the person's and the operator's views both show about records: audit trails, pending deletions, and
 // agents named so that two of them never look the same.
 
-import { h, formatTime } from "./dom.js";
+import { h, formatCount, formatTime } from "./dom.js";
+import { showMore } from "./ui.js";
 
 const ACTION_LABELS = {
   append: "Added", import: "Imported", clear: "Cleared", forget: "Forgot",
@@ -59,29 +60,50 @@ export function oldestFirst(requests) {
   return requests.slice().sort((a, b) => (time(a) < time(b) ? -1 : time(a) > time(b) ? 1 : 0));
 }
 
+/** The pending-deletions notice lists this many requests; it counts the rest in one line. */
+export const PENDING_LISTED = 10;
+
+/**
+ * The notice of the person's deletions waiting for an operator: how many, and the oldest ``PENDING_LISTED`` of
+ * them. A person who forgot entries one by one may have a thousand waiting, and the notice sits above the
+ * entries: listed whole, it pushed them thousands of pixels down and made a screen reader read every one first.
+ */
 export function pendingPanel(pending) {
+  const rest = pending.length - PENDING_LISTED;
   return h("div", { class: "notice", id: "pending", role: "note" },
-    h("strong", {}, `${pending.length} deletion${pending.length === 1 ? "" : "s"} waiting for an operator`),
+    h("strong", {}, `${formatCount(pending.length)} deletion${pending.length === 1 ? "" : "s"} waiting for an operator`),
     h("p", {}, "What you asked to forget is already hidden from you and from every agent. An operator approves the erasure, "
       + "or rejects it and the memory shows again."),
-    h("ul", {}, pending.map((p) => h("li", {}, `${ACTION_LABELS[`${p.kind}_requested`] || p.kind} `,
+    h("ul", {}, pending.slice(0, PENDING_LISTED).map((p) => h("li", {},
+      `${ACTION_LABELS[`${p.kind}_requested`] || p.kind} `,
       p.scope ? `(${p.scope}${p.agent_object_id ? `: ${p.agent_object_id}` : ""}) ` : "",
       `on ${formatTime(p.requested_on)}: `,
-      p.status === "approved" ? "approved, erasure under way" : "pending approval"))));
+      p.status === "approved" ? "approved, erasure under way" : "pending approval"))),
+    rest > 0 ? h("p", { id: "pending-more" }, `and ${formatCount(rest)} more, asked later `
+      + "(each is in My audit trail).") : null);
 }
 
-/** Audit events as the audit routes answer them with ``order=newest_first``: the newest first. */
+/** Audit events shown at once; a button shows the next ones (a trail of 2,000 took 2.7 s to show, whole). */
+export const EVENTS_AT_ONCE = 200;
+
+/**
+ * Audit events as the audit routes answer them with ``order=newest_first``: the newest first, ``EVENTS_AT_ONCE``
+ * at a time (the button that shows more is ``<id>-more``).
+ */
 export function auditTable(events, id) {
   if (!events.length) return h("p", { class: "empty", id }, "No changes recorded yet.");
-  const rows = events.map((e) => h("tr", {},
+  const row = (e) => h("tr", {},
     h("td", {}, h("time", { datetime: e.time }, formatTime(e.time))),
     h("td", {}, ACTION_LABELS[e.action] || e.action),
     h("td", {}, e.actor),
     h("td", {}, e.scope || ""),
     h("td", {}, e.agent_object_id || ""),
-    h("td", {}, e.detail || (e.byte_count != null ? `${e.byte_count} bytes` : ""))));
-  return h("table", { id },
+    h("td", {}, e.detail || (e.byte_count != null ? `${e.byte_count} bytes` : "")));
+  const body = h("tbody", {}, events.slice(0, EVENTS_AT_ONCE).map(row));
+  const table = h("table", { id },
     h("caption", { class: "visually-hidden" }, "Audit events"),
     h("thead", {}, h("tr", {}, ["Time", "What", "Who", "Scope", "Agent", "Detail"].map((c) => h("th", { scope: "col" }, c)))),
-    h("tbody", {}, rows));
+    body);
+  return [table, showMore({ container: body, items: events, render: row, step: EVENTS_AT_ONCE, id: `${id}-more`,
+    noun: "events" })];
 }

@@ -105,3 +105,35 @@ export function cutShortNote(page, items, what, rest) {
   return h("p", { class: "notice cut-short", role: "note" },
     `Only the first ${formatCount(items.length)} ${what} are shown here, and there are more. ${rest}`);
 }
+
+/**
+ * Under a long list: a button that adds the next ``step`` of ``items`` (``render`` makes each) to ``container``
+ * and says how many are not shown, then a line that says all are shown and takes the focus. Null when
+ * ``container`` already holds them all. ``onShown(count)`` hears how many are shown after each click. A list
+ * laid out whole took seconds at a thousand rows and pushed everything below it tens of thousands of pixels down.
+ */
+export function showMore({ container, items, render, step, id, noun, onShown = () => {} }) {
+  const more = h("button", { type: "button", id });
+  const label = () => {
+    const left = items.length - container.children.length;
+    more.textContent = `Show ${formatCount(Math.min(step, left))} more (${formatCount(left)} not shown)`;
+  };
+  more.addEventListener("click", () => {
+    const start = container.children.length;
+    container.append(...items.slice(start, start + step).map(render));
+    const shown = container.children.length;
+    onShown(shown);
+    announce(`Showing ${formatCount(shown)} of ${formatCount(items.length)} ${noun}.`);
+    if (shown < items.length) {
+      label();
+      return;
+    }
+    // The button goes; focus moves to what replaces it rather than to the top of the page.
+    const done = h("p", { class: "muted", id: `${id}-done`, tabindex: "-1" }, `All ${formatCount(items.length)} ${noun} shown.`);
+    more.replaceWith(done);
+    done.focus();
+  });
+  if (container.children.length >= items.length) return null;
+  label();
+  return h("div", { class: "show-more" }, more);
+}
