@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from memory_core.domain import team_copies
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import (
     DeletionKind,
@@ -38,9 +39,9 @@ from memory_core.domain.deletion import (
 )
 from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, MemoryCoreError
-from memory_core.domain.models import SHARED_OWNER, Hold, ProfileKey, Scope, shared_copy_id
+from memory_core.domain.models import SHARED_OWNER, Hold, ProfileKey, Scope, Share, shared_copy_id
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
-from memory_core.domain.seals import erase_request_file_names, seal
+from memory_core.domain.seals import erase_request_file_names, seal, seal_copies
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.sweeps import LeftRequest, SweepResult
 
@@ -121,6 +122,9 @@ class Sweep:
         what is covered is found from the request's own hold each time (never stored: a clear of 16,000 entries
         would pass Cosmos DB's 2 MB item), and the names of covered entries leave the file index before the entries
         do, so a run that stopped after erasing them left no name to find again."""
+        # Before the plan: a team copy its writer stores after it is refused by the store (the plan would miss it,
+        # and once the hold is lifted teammates would read it). A forget forbids its copy in ``_forgotten``.
+        seal_copies(self._store, request)
         plan, profiles = (request.plan, 0) if request.plan is not None else self._covered(request)
         if request.erased_entries is None:  # its first run (a plan stored by an earlier release came counted)
             request = self._counted(request, plan, profiles)
@@ -177,6 +181,10 @@ class Sweep:
         entry_id = str(request.entry_id)
         plan = []
         entry = self._store.get_entry(request.instance_id, request.upn, entry_id)
+        if entry is not None and entry.share is Share.TEAM:
+            # Before the copy is read: a copy stored after this is refused (a run after the entry's erasure finds
+            # none to forbid, as the run that erased it forbade it first).
+            team_copies.forbid(self._store, request.instance_id, entry_id)
         if entry is not None and hold.covers(entry):
             plan.append(PlannedErase(entry.key.profile_id, entry.key.scope.value, entry.key.agent_object_id, entry.id))
         copy = self._store.get_entry(request.instance_id, SHARED_OWNER, shared_copy_id(entry_id))
