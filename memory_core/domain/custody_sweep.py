@@ -5,12 +5,15 @@ nothing expires by age. The sweep is idempotent and safe to crash and re-run at 
 
 1. plan   - the entries the request's hold covers are found, and on the first run
             counted in the request (the entries are never listed in it: a clear of
-            16,000 entries would pass Cosmos DB's 2 MB item);
+            16,000 entries would pass Cosmos DB's 2 MB item). Before their team copies
+            are read, none can be stored any more: a clear or a replace moves its
+            watermark first and seals it on the copies of team-shared entries it covers,
+            a forget of a team-shared entry stores its copy's mark (``team_copies.forbid``);
 2. erase  - the user's memory tool file index loses the names of those entries, then
             the entries are erased (erasing twice erases nothing more);
-3. seal   - a clear moves the profile's watermark, a purge erases the profiles of the scopes
-            it emptied, and the file index loses the directories and whitespace-only
-            files the request hid (``domain.seals``);
+3. seal   - a purge erases the profiles of the scopes it emptied (a clear moved the
+            profile's watermark before its plan), and the file index loses the
+            directories and whitespace-only files the request hid (``domain.seals``);
 4. unhold - the hold that hid the entries is removed (``lift_holds``, which a rejection runs too);
 5. done   - the request is marked executed with the first run's counts.
 
@@ -41,7 +44,7 @@ from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, MemoryCoreError
 from memory_core.domain.models import SHARED_OWNER, Hold, ProfileKey, Scope, Share, shared_copy_id
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
-from memory_core.domain.seals import erase_request_file_names, seal, seal_copies
+from memory_core.domain.seals import erase_request_file_names, seal
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.sweeps import LeftRequest, SweepResult
 
@@ -122,9 +125,11 @@ class Sweep:
         what is covered is found from the request's own hold each time (never stored: a clear of 16,000 entries
         would pass Cosmos DB's 2 MB item), and the names of covered entries leave the file index before the entries
         do, so a run that stopped after erasing them left no name to find again."""
-        # Before the plan: a team copy its writer stores after it is refused by the store (the plan would miss it,
-        # and once the hold is lifted teammates would read it). A forget forbids its copy in ``_forgotten``.
-        seal_copies(self._store, request)
+        if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE):
+            # Sealed before the plan too: an entry stamped before the watermark and stored after the plan is refused
+            # by the store (its writer stamps it after), and so is its team copy (``_covered``). The plan would miss
+            # either, and once the hold is lifted it would show. So the seal step after the erasure is a purge's only.
+            seal(self._store, request)
         plan, profiles = (request.plan, 0) if request.plan is not None else self._covered(request)
         if request.erased_entries is None:  # its first run (a plan stored by an earlier release came counted)
             request = self._counted(request, plan, profiles)
@@ -136,7 +141,8 @@ class Sweep:
         for item, entry_ids in keys.values():
             self._store.delete_entries(_key(request, item.scope, item.agent_object_id, item.owner), entry_ids)
         self._fault("erased", request)
-        seal(self._store, request)
+        if request.kind is DeletionKind.PURGE:  # a clear's or a replace's was made before the plan; a forget has none
+            seal(self._store, request)
         self._fault("sealed", request)
         lift_holds(self._store, request)
         self._fault("unheld", request)
@@ -162,6 +168,13 @@ class Sweep:
             for e in state.entries
             if hold.covers(e)
         ]
+        if request.watermark is not None and request.scope and any(
+            e.share is Share.TEAM for state in states for e in state.entries if hold.covers(e)
+        ):
+            # A covered team-shared entry's copy may still be on its way: sealed before the copies are read, it is
+            # refused by the store (``MemoryStore.seal_copies``), as an immediate clear's is. A run after the
+            # erasure finds no such entry: the run that erased them sealed first.
+            self._store.seal_copies(_key(request, request.scope, request.agent_object_id), request.watermark)
         shared_states = self._store.load_partition(request.instance_id, SHARED_OWNER)
         # Every state of a partition carries the same holds.
         shared_holds = shared_states[0].holds if shared_states else ()

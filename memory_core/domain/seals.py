@@ -9,9 +9,6 @@ What callers (``domain.custody_sweep``, ``domain.custody``, ``domain.erasures``)
   stays listed (``partition_keys``, the person's agent list), and the profile an append made is never
   overwritten. A clear or a replace moves its scope's ``cleared_on`` to the watermark, conditional on
   the profile's etag (``Conflict`` after 8 races).
-- ``seal_copies``: once it returns, no team copy of an entry a clear or a replace covers is stored any more (the
-  scope's ``cleared_on`` moved to the watermark, then ``MemoryStore.seal_copies``): the sweep runs it before its
-  plan, so the plan finds every copy the request's hold covers.
 - ``erase_file_names``: what an erasure took leaves the file index (``file_index.erased``);
   ``erase_request_file_names`` chooses what that is for one request.
 
@@ -58,17 +55,6 @@ def seal(store: MemoryStore, request: DeletionRequest) -> None:
         raise Conflict("the memory profile kept changing during the sweep")
 
 
-def seal_copies(store: MemoryStore, request: DeletionRequest) -> None:
-    """For a clear or a replace: its watermark on the scope (``seal``) and on the author's team copies
-    (``MemoryStore.seal_copies``), so a copy of a covered entry stored from now on is refused. Nothing for a
-    forget (``team_copies.forbid`` is per entry) or a purge. Moving the watermark early hides nothing the hold
-    does not hide already; a crash after it leaves the hold to find what to erase."""
-    if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE) and request.watermark is not None and request.scope:
-        seal(store, request)
-        key = ProfileKey(request.instance_id, request.upn, Scope(request.scope), request.agent_object_id)
-        store.seal_copies(key, request.watermark)
-
-
 def erase_request_file_names(store: MemoryStore, request: DeletionRequest, own: list[str]) -> None:
     """The names of the user's entries ``own`` and, for a clear, a replace or a purge, the directories and
     whitespace-only files made by its watermark, leave the file index (``file_index.erased``)."""
@@ -103,4 +89,4 @@ def erase_file_names(
     raise Conflict("the memory file index kept changing during the erasure; retry")
 
 
-__all__ = ["erase_file_names", "erase_request_file_names", "seal", "seal_copies"]
+__all__ = ["erase_file_names", "erase_request_file_names", "seal"]
