@@ -4,7 +4,10 @@ A team-shared write stores the entry in its author's memory, then its copy in th
 (``domain.team_copies``), in two writes with no fence. An immediate forget erases the entry, then the copy by id; the
 sweep of an approved forget reads the copy, then erases it; the sweep of an approved clear plans from its hold, then
 erases. A copy stored after that outlived its entry: a teammate kept reading what its author had forgotten or an
-operator had approved erasing. Each test puts the copy's commit at one such point by wrapping the store (the writer's
+operator had approved erasing. Now a forget stores the copy's mark before it erases the copy, and the copy's own
+write creates that mark create-only (``team_copies.forbid``, ``share``); an approved clear's sweep seals its watermark
+on the author's copies before its plan. A copy stored after the hold and before the sweep was hidden and erased
+already: kept as a guard. Each test puts the copy's commit at one such point by wrapping the store (the writer's
 append of the copy, or the sweeper's first erasure), so the interleaving is the same every run.
 """
 
@@ -21,7 +24,7 @@ import pytest
 from memory_core.domain.errors import EntryBeforeClear, EntryExists
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, MemoryProfile, ProfileKey, Scope, Share, shared_copy_id
-from memory_core.domain.service import DeletionMode, MemoryService, WriteOptions
+from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 from tests.support.clock import TickingClock
@@ -109,10 +112,10 @@ def _approved(custodian: MemoryService, request_id: str, instance: str) -> None:
 
 def _request(custodian: MemoryService, author: Caller, instance: str, action: str, entry_id: str) -> str:
     """File the author's forget of ``entry_id`` or clear of user memory under approval: the request's id."""
-    if action == "forget":
-        pending = custodian.forget(author, instance, entry_id)
-        return str(getattr(pending, "request_id"))
-    return str(getattr(custodian.clear(author, instance, Scope.USER, None, confirm=True), "request_id"))
+    pending = (custodian.forget(author, instance, entry_id) if action == "forget"
+               else custodian.clear(author, instance, Scope.USER, None, confirm=True))
+    assert isinstance(pending, PendingDeletion)
+    return pending.request_id
 
 
 @pytest.mark.parametrize("action", ["forget", "clear"])
