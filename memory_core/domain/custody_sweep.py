@@ -5,12 +5,15 @@ nothing expires by age. The sweep is idempotent and safe to crash and re-run at 
 
 1. plan   - the entries the request's hold covers are found, and on the first run
             counted in the request (the entries are never listed in it: a clear of
-            16,000 entries would pass Cosmos DB's 2 MB item);
+            16,000 entries would pass Cosmos DB's 2 MB item). Before their team copies
+            are read, none can be stored any more: a clear or a replace moves its
+            watermark first and seals it on the copies of team-shared entries it covers,
+            a forget of a team-shared entry stores its copy's mark (``team_copies.forbid``);
 2. erase  - the user's memory tool file index loses the names of those entries, then
             the entries are erased (erasing twice erases nothing more);
-3. seal   - a clear moves the profile's watermark, a purge erases the profiles of the scopes
-            it emptied, and the file index loses the directories and whitespace-only
-            files the request hid (``domain.seals``);
+3. seal   - a purge erases the profiles of the scopes it emptied (a clear moved the
+            profile's watermark before its plan), and the file index loses the
+            directories and whitespace-only files the request hid (``domain.seals``);
 4. unhold - the hold that hid the entries is removed (``lift_holds``, which a rejection runs too);
 5. done   - the ``deletion_executed`` event is written, then the request is marked executed with the first
             run's counts (a crash between the two audits the erasure twice, never not at all).
@@ -29,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from memory_core.domain import team_copies
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import (
     DeletionKind,
@@ -39,7 +43,7 @@ from memory_core.domain.deletion import (
 )
 from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, MemoryCoreError
-from memory_core.domain.models import SHARED_OWNER, Hold, ProfileKey, Scope, shared_copy_id
+from memory_core.domain.models import SHARED_OWNER, Hold, ProfileKey, Scope, Share, shared_copy_id
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.seals import erase_request_file_names, seal
 from memory_core.domain.store import MemoryStore
@@ -143,6 +147,11 @@ class Sweep:
         what is covered is found from the request's own hold each time (never stored: a clear of 16,000 entries
         would pass Cosmos DB's 2 MB item), and the names of covered entries leave the file index before the entries
         do, so a run that stopped after erasing them left no name to find again."""
+        if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE):
+            # Sealed before the plan too: an entry stamped before the watermark and stored after the plan is refused
+            # by the store (its writer stamps it after), and so is its team copy (``_covered``). The plan would miss
+            # either, and once the hold is lifted it would show. So the seal step after the erasure is a purge's only.
+            seal(self._store, request)
         plan, profiles = (request.plan, 0) if request.plan is not None else self._covered(request)
         if request.erased_entries is None:  # its first run (a plan stored by an earlier release came counted)
             request = self._counted(request, plan, profiles)
@@ -154,7 +163,8 @@ class Sweep:
         for item, entry_ids in keys.values():
             self._store.delete_entries(_key(request, item.scope, item.agent_object_id, item.owner), entry_ids)
         self._fault("erased", request)
-        seal(self._store, request)
+        if request.kind is DeletionKind.PURGE:  # a clear's or a replace's was made before the plan; a forget has none
+            seal(self._store, request)
         self._fault("sealed", request)
         lift_holds(self._store, request)
         self._fault("unheld", request)
@@ -183,6 +193,13 @@ class Sweep:
             for e in state.entries
             if hold.covers(e)
         ]
+        if request.watermark is not None and request.scope and any(
+            e.share is Share.TEAM for state in states for e in state.entries if hold.covers(e)
+        ):
+            # A covered team-shared entry's copy may still be on its way: sealed before the copies are read, it is
+            # refused by the store (``MemoryStore.seal_copies``), as an immediate clear's is. A run after the
+            # erasure finds no such entry: the run that erased them sealed first.
+            self._store.seal_copies(_key(request, request.scope, request.agent_object_id), request.watermark)
         # The copies' hold made from the request, not read: a crash that filed the request without it (or before
         # either hold) must not leave the copies of the entries this run erases to teammates.
         copies = shared_hold(request)
@@ -200,6 +217,10 @@ class Sweep:
         entry_id = str(request.entry_id)
         plan = []
         entry = self._store.get_entry(request.instance_id, request.upn, entry_id)
+        if entry is not None and entry.share is Share.TEAM:
+            # Before the copy is read: a copy stored after this is refused (a run after the entry's erasure finds
+            # none to forbid, as the run that erased it forbade it first).
+            team_copies.forbid(self._store, request.instance_id, entry_id)
         if entry is not None and hold.covers(entry):
             plan.append(PlannedErase(entry.key.profile_id, entry.key.scope.value, entry.key.agent_object_id, entry.id))
         copy = self._store.get_entry(request.instance_id, SHARED_OWNER, shared_copy_id(entry_id))

@@ -10,8 +10,9 @@ So each writes a journal record first (kind ``immediate_erasure``, in the instan
 no text), then its writes, and erases the record last. A clear's file names go before its entries: a replay finds
 what the watermark covers among what is still stored, so names left behind entries already erased would stay.
 A clear or a replace that erases team-shared entries seals its watermark on their copies (``MemoryStore.seal_copies``)
-before it reads which copies to erase: a copy its writer stores later is refused by the store, never kept for
-teammates after its entry was erased.
+before it reads which copies to erase, and a forget of a team-shared entry forbids its copy (``team_copies.forbid``)
+before erasing it: a copy its writer stores later is refused by the store, never kept for teammates after its entry
+was erased.
 Every step can run twice: ``finish`` erases what is left and audits, and the sweep (``replay``) finishes every
 settled record, claimed once (``domain.journals``: an erasure under way is left to finish itself). A crash after the event and before the record's erasure audits the
 erasure twice.
@@ -103,7 +104,10 @@ class ImmediateErasures:
             # The forget erased the entry itself, under its fence; a replay erases it again (it may have stopped first).
             erased = self._store.delete_entries(key, [entry_id]) if replayed else 1
             if erasure.entry.get("shared"):  # its team copy goes with it (a write there would reset the instance's
-                self._store.delete_entries(key.shared(), [shared_copy_id(entry_id)])  # shared checkpoints: only then)
+                # shared checkpoints: only then). Forbidden first: a copy its writer stores after this erasure is
+                # refused by the store, never kept for teammates after its entry was forgotten.
+                team_copies.forbid(self._store, instance_id, entry_id)
+                self._store.delete_entries(key.shared(), [shared_copy_id(entry_id)])
             self._erase_file_names(instance_id, upn, None, None, [entry_id])
         else:
             assert erasure.watermark is not None

@@ -26,6 +26,7 @@ class RecordKind:
     DELETION_REQUEST = "deletion_request"
     AUDIT = "audit"
     KEYED_ENTRY = "keyed_entry"
+    TEAM_COPY = "team_copy"  # a team copy's mark in the shared partition (``domain.team_copies``)
 
 
 @dataclass(frozen=True, slots=True)

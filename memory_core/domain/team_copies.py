@@ -5,6 +5,13 @@ copy, under ``shared_copy_id``, in the shared partition of the same scope; erasi
 erases the copy, and a clear or replace withdraws the author's copies from before it
 (``copies_before`` finds them), sealing them first so that a copy still on its way is refused by the store. Custody erases them (``domain.erasures`` at once, the sweep after approval), and
 ``domain.entry_removals`` a dropped version's: only those erase memory (docs/custody.md).
+
+A forget takes one entry, not a watermark: before its copy is erased, ``forbid`` stores the copy's mark (a
+``team_copy`` record of the copy's id in the shared partition, naming no text, kept for good), and ``share`` creates
+that mark, create-only, in the copy's own atomic write (``MemoryStore.append_with_records``): a copy on its way when
+the entry was forgotten finds the mark taken and is not stored (``EntryExists``), on either store, at no round trip
+more. The mark a copy creates for itself expires at once (its write is the only reader); ``forbid`` puts one that
+never does.
 """
 
 from __future__ import annotations
@@ -15,7 +22,16 @@ from datetime import datetime
 
 from memory_core.domain.errors import EntryBeforeClear, EntryExists
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Share, shared_copy_id
+from memory_core.domain.models import (
+    SHARED_OWNER,
+    EntryKind,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Share,
+    shared_copy_id,
+)
+from memory_core.domain.records import ABSENT, Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
 
 
@@ -32,11 +48,27 @@ def share(store: MemoryStore, entry: MemoryEntry) -> None:
     kind = EntryKind.HELD_REPLACE if entry.kind is EntryKind.REPLACE else entry.kind
     copy = replace(entry, id=shared_copy_id(entry.id), key=shared_key, kind=kind)
     seed = MemoryProfile(shared_key, None, None, None, entry.created_on, entry.created_on)
-    # EntryExists: offered before (a retried write, Idempotency-Key, offers it again). EntryBeforeClear: the shared
-    # scope was cleared after the entry was made (stored, the copy would be hidden and never erased), or a clear of
-    # the author's scope erased the entry and sealed its copies (``MemoryStore.seal_copies``): it must not outlive it.
+    # Created only while no mark is stored: ``forbid`` stored one when the entry was forgotten. Expired at once
+    # (it is in the past): nothing reads it after this write, so shared partitions do not keep one per copy.
+    mark = replace(_mark(copy.key.instance_id, copy.id), etag=ABSENT, expires_on=entry.created_on)
+    # EntryExists: offered before (a retried write, Idempotency-Key, offers it again), or the entry was forgotten
+    # (its mark is taken). EntryBeforeClear: the shared scope was cleared after the entry was made (stored, the copy
+    # would be hidden and never erased), or a clear of the author's scope erased the entry and sealed its copies
+    # (``MemoryStore.seal_copies``): it must not outlive it.
     with contextlib.suppress(EntryExists, EntryBeforeClear):
-        store.append(seed, copy)
+        store.append_with_records(seed, copy, [mark])
+
+
+def forbid(store: MemoryStore, instance_id: str, entry_id: str) -> None:
+    """From now on no team copy of entry ``entry_id`` is stored (``share`` finds its mark taken): what a forget
+    does before it erases the copy (``domain.erasures`` at once, the sweep after approval), so a copy its writer
+    stores after that erasure is refused. One record write; the mark is kept for good (a late copy may come any
+    time), about 0.3 KB, and names no text. Idempotent."""
+    store.put_record(_mark(instance_id, shared_copy_id(entry_id)))
+
+
+def _mark(instance_id: str, copy_id: str) -> Record:
+    return Record(Partition(instance_id, SHARED_OWNER), RecordKind.TEAM_COPY, copy_id, {})
 
 
 def copies_before(store: MemoryStore, caller: Caller, key: ProfileKey, watermark: datetime) -> list[str]:

@@ -51,16 +51,17 @@ def _service(store: MemoryStore, clock: TickingClock) -> MemoryService:
 def _clear_before_copy(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, clear: Callable[[], object]) -> None:
     """The next team copy stored through ``store`` is held back until ``clear`` has run whole: its entry is
     stored before the clear's watermark, the copy after the clear's erasure read which copies to erase."""
-    real = store.append
     armed = [True]
+    for name in ("append", "append_with_records"):  # a copy is written with its mark (``team_copies.share``)
+        real = getattr(store, name)
 
-    def late(profile: MemoryProfile, entry: MemoryEntry) -> Any:
-        if armed[0] and entry.key.upn == SHARED_OWNER:
-            armed[0] = False
-            clear()
-        return real(profile, entry)
+        def late(profile: MemoryProfile, entry: MemoryEntry, *rest: Any, real: Any = real) -> Any:
+            if armed[0] and entry.key.upn == SHARED_OWNER:
+                armed[0] = False
+                clear()
+            return real(profile, entry, *rest)
 
-    monkeypatch.setattr(store, "append", late)
+        monkeypatch.setattr(store, name, late)
 
 
 @pytest.mark.parametrize("same_process", [True, False], ids=["same-process", "other-process"])

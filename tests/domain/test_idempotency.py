@@ -19,7 +19,8 @@ from memory_core.domain.audit import AuditAction
 from memory_core.domain.errors import IdempotencyKeyErased, IdempotencyKeyReused, InvalidInput
 from memory_core.domain.idempotency import checked_key, keyed_entry_id
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import ProfileKey, Scope, Share, shared_copy_id
+from memory_core.domain.models import SHARED_OWNER, ProfileKey, Scope, Share, shared_copy_id
+from memory_core.domain.records import Partition, RecordKind
 from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, PendingDeletion, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from tests.support.clock import TickingClock
@@ -165,7 +166,9 @@ def test_a_retry_makes_the_team_copy_a_crash_left_unmade(service: MemoryService)
     first = service.append(ALEX, "i", Scope.USER, None, "- team fact", WriteOptions(share=Share.TEAM),
                            idempotency_key=KEY)
     copy_id = shared_copy_id(first.entry_id or "")
-    service._store.delete_entries(ProfileKey("i", ALEX.upn, Scope.USER).shared(), [copy_id])  # the crash
+    # The crash: neither the copy nor the mark its write creates with it (``team_copies.share``) was stored.
+    service._store.delete_entries(ProfileKey("i", ALEX.upn, Scope.USER).shared(), [copy_id])
+    service._store.delete_record(Partition("i", SHARED_OWNER), RecordKind.TEAM_COPY, copy_id)
     service.append(ALEX, "i", Scope.USER, None, "- team fact", WriteOptions(share=Share.TEAM), idempotency_key=KEY)
     assert [e.id for e in service.entries(BLAKE, "i", Scope.USER, None)] == [copy_id]
 
