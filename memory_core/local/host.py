@@ -224,8 +224,6 @@ def _declared_length(scope: dict[str, Any]) -> int | None:
     return None
 
 
-
-
 async def _send(send: ASGISend, response: func.HttpResponse, *, head: bool = False) -> None:
     """Send ``response``; for HEAD, its headers (Content-Length included) without the body."""
     body = response.get_body() or b""
