@@ -76,8 +76,7 @@ if az_show group show --name "$RESOURCE_GROUP"; then
   existing_group=$AZ_OUT
   group_location=$(jget location)
   group_location=${group_location,,}
-  wanted_location=${LOCATION,,}  # "East US 2" and "eastus2" name one region, as ARM compares them
-  if [[ ${group_location// /} != "${wanted_location// /}" ]]; then
+  if [[ ${group_location// /} != "$LOCATION" ]]; then
     # A group's region holds only its metadata: resources are created in LOCATION whatever it is.
     note "warning: resource group $RESOURCE_GROUP is in $group_location, not LOCATION=$LOCATION; the tenant's resources are created in $LOCATION"
   fi
