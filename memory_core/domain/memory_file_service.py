@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_core.domain import memory_paths as texts
+from memory_core.domain.budget import is_visible
 from memory_core.domain.custody_fence import fenced_until, forget_fence
 from memory_core.domain.errors import (
     Conflict,
@@ -49,6 +50,7 @@ from memory_core.domain.file_index import (
     INDEX_KIND,
     namespace_of,
 )
+from memory_core.domain.file_retirements import Retirement
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_commits import FileCommits, Snapshot, scope_keys
 from memory_core.domain.memory_files import (
@@ -165,18 +167,11 @@ class MemoryFiles:
             self._service.file_audits.finish(commit.audit)
             if side_effect is not None:
                 # What it changed is audited as any change is; the model is told only of the refusal.
-                self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag)
-                self._service.file_retirements.end(commit.journal)
+                self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag, commit.journal)
                 raise side_effect
             file_deleted = cmd["command"] == "delete" and parse_path(str(cmd["path"])).rel in snapshot.namespace.files
-            try:
-                answer = self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag,
-                                      file_deleted=file_deleted)
-            except NotFound:  # another deletion took the file's entry first: retired all the same
-                self._service.file_retirements.end(commit.journal)
-                raise
-            self._service.file_retirements.end(commit.journal)
-            return answer
+            return self._finish(caller, instance_id, agent, cmd, outcome, commit.namespace, commit.etag,
+                                commit.journal, file_deleted=file_deleted)
         raise Conflict("the memory files kept changing during this command; retry", code="conflict")
 
     def _screen_name(self, caller: Caller, instance_id: str, path: str, key: str) -> None:
@@ -241,12 +236,15 @@ class MemoryFiles:
         outcome: Outcome,
         after: Namespace,
         etag: str | None,
+        journal: Retirement | None,
         *,
         file_deleted: bool = False,
     ) -> FileAnswer:
-        """Retire old versions and answer (the command's events are written: ``execute``). ``etag``: the index's, as
-        this command committed it. ``file_deleted``: the command deletes one file (not a directory); when another
-        deletion took its entry first, the answer is the reference's for a missing path (``NotFound``)."""
+        """Retire old versions, end their ``journal`` and answer (the command's events are written: ``execute``).
+        ``etag``: the index's, as this command committed it. ``file_deleted``: the command deletes one file (not a
+        directory); when another deletion took its entry first, the answer is the reference's for a missing path
+        (``NotFound``). A version left to another forget that has not hidden or erased it (that forget crashed or
+        failed inside its fence) keeps the journal for the sweep, which forgets it once that fence's lease is over."""
         pending: list[str] = []
         drops = [retire for retire in outcome.retired if not retire.removes_content]
         if drops:
@@ -258,6 +256,7 @@ class MemoryFiles:
                 self._drop(caller, instance_id, agent, retire, maybe_hidden=moved)
         forgets = [retire for retire in outcome.retired if retire.removes_content]
         taken = 0
+        unsettled = False
         # A fence for a batch of forgets (a directory's delete forgets every file in it), not one each, nor one for
         # all: other commands wait while it stands. It claims each version's forget fence (``forget_fence``), as a
         # forget elsewhere stands it (DELETE .../memory/entries/{id}, the sweep's replay): of the two, one is taken.
@@ -269,6 +268,11 @@ class MemoryFiles:
                     taken += forgotten is not None
                     if isinstance(forgotten, PendingDeletion):
                         pending.append(forgotten.request_id)
+            # A version another forget claimed is left to it, but the journal ends only once that forget hid or erased
+            # it: one that never does (it crashed inside its fence, its store failed) is the sweep's to forget.
+            unsettled = unsettled or any(self._shows(instance_id, caller.upn, batch[name].entry_id) for name in elsewhere)
+        if not unsettled:
+            self._service.file_retirements.end(journal)
         if file_deleted and forgets and not taken:
             # Its file's entry was forgotten by another deletion between this command's commit and its forget: that
             # deletion came first, and this delete is answered as one after it (the path is not there).
@@ -286,6 +290,11 @@ class MemoryFiles:
             return self._service.forget(caller, instance_id, retire.entry_id, fenced=True)
         except NotFound:
             return None
+
+    def _shows(self, instance_id: str, upn: str, entry_id: str) -> bool:
+        """Whether entry ``entry_id`` is still stored and visible (no deletion erased or hid it)."""
+        entry = self._store.get_entry(instance_id, upn, entry_id)
+        return entry is not None and is_visible(self._store, entry)
 
     def _drop(
         self, caller: Caller, instance_id: str, agent: AgentContext | None, retire: Retire, *, maybe_hidden: bool

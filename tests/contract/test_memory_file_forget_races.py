@@ -9,6 +9,10 @@ once stood a fence no forget excluded: both were taken, two requests of which ei
 other was rejected, or two ``forget`` events for one erasure.
 
 Each race is set up deterministically: the second call runs inside the first at a chosen moment (``MOMENTS``).
+
+A forget that stands the entry's fence and never finishes (its process crashed, its store call failed) leaves the
+entry to the sweep: the memory tool's delete, answered as one after it, keeps its journal of retirements, and the
+sweep forgets the entry once that fence's lease is over.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ from typing import Any
 import pytest
 
 from memory_core.domain.audit import AuditAction
-from memory_core.domain.custody_fence import FenceTaken, fence, fenced_until
+from memory_core.domain.custody_fence import LEASE, FenceTaken, fence, fenced_until, forget_fence
 from memory_core.domain.errors import NotFound
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.identity import Caller
+from memory_core.domain.journals import SETTLE
 from memory_core.domain.memory_file_service import FileAnswer, MemoryFiles
 from memory_core.domain.models import Scope
 from memory_core.domain.records import Partition
@@ -80,11 +85,11 @@ def _inside(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, method: str, wh
     return ran
 
 
-def _setup(store: MemoryStore, mode: DeletionMode, committed: list[object], made_by: str
-           ) -> tuple[MemoryService, MemoryFiles, Caller, str, str]:
-    """A service, its memory tool (``committed`` gets an item as a command is about to write the index), a caller,
-    and the entry to race over with the path the memory tool shows it at."""
-    clock = TickingClock(datetime(2026, 12, 7, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
+def _setup(store: MemoryStore, mode: DeletionMode, committed: list[object], made_by: str,
+           clock: TickingClock | None = None) -> tuple[MemoryService, MemoryFiles, Caller, str, str]:
+    """A service (on ``clock``), its memory tool (``committed`` gets an item as a command is about to write the
+    index), a caller, and the entry to race over with the path the memory tool shows it at."""
+    clock = clock or TickingClock(datetime(2026, 12, 7, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
     service = MemoryService(store, deletion_mode=mode, clock=clock)
     caller = Caller(upn=f"tf-{uuid.uuid4().hex[:10]}@contoso.com")
     files = MemoryFiles(service, on_commit=lambda: committed.append(None) if not committed else None)
@@ -159,6 +164,44 @@ def test_a_memory_tool_delete_and_a_forget_of_one_entry_take_one(
     swept = service.custody.sweep(instance_id=INSTANCE)
     assert swept.executed == [] and swept.left == []
     assert [e.id for e in service.entries(caller, INSTANCE, Scope.USER, None)] == [entry_id]
+
+
+@pytest.mark.parametrize("made_by", ["append", "memory-tool"])
+@pytest.mark.parametrize("mode", [DeletionMode.IMMEDIATE, DeletionMode.OPERATOR_APPROVAL])
+def test_an_entry_whose_other_forget_never_finishes_is_forgotten_by_the_sweep(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, mode: DeletionMode, made_by: str,
+) -> None:
+    """A forget stands the entry's fence just after the delete's commit and never lifts it (nor holds or erases
+    the entry): the delete leaves the entry to it and is answered as one after it, and once the fence's lease is
+    over the sweep forgets the entry as the delete would have (once: one event)."""
+    committed: list[object] = []
+    clock = TickingClock(datetime(2026, 12, 7, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
+    service, files, caller, entry_id, path = _setup(store, mode, committed, made_by, clock)
+    crashed = fence(store, INSTANCE, caller.upn, clock=clock, exclusive=forget_fence(entry_id))
+    put = "create_record" if made_by == "append" else "put_record"
+    ran = _inside(monkeypatch, store, put, lambda *a, **k: bool(committed) and _is_index(*a),
+                  crashed.__enter__, after=True)  # never left: the forget's process died inside it
+    answer = _answer(lambda: files.execute(caller, INSTANCE, None, {"command": "delete", "path": path}))
+    assert ran, "the forget stood its fence"
+    monkeypatch.undo()
+    assert isinstance(answer, NotFound) and answer.code == "path_not_found", answer
+
+    clock.now += max(LEASE, SETTLE) + timedelta(seconds=1)  # the fence's lease over, the journal settled
+    service.custody.sweep(instance_id=INSTANCE)
+    shown = [e.id for e in service.entries(caller, INSTANCE, Scope.USER, None)]
+    assert entry_id not in shown
+    events = [e.action for e in service.audit_trail(INSTANCE, caller.upn) if e.entry_id == entry_id]
+    if mode is DeletionMode.IMMEDIATE:
+        assert events.count(AuditAction.FORGET) == 1
+        assert store.get_entry(INSTANCE, caller.upn, entry_id) is None
+    else:
+        assert events.count(AuditAction.FORGET_REQUESTED) == 1
+        requests = service.custody.page(INSTANCE, None, limit=100, upn=caller.upn).items
+        assert [r.entry_id for r in requests] == [entry_id]  # hidden under one pending request
+    service.custody.sweep(instance_id=INSTANCE)  # nothing more to finish
+    again = [e.action for e in service.audit_trail(INSTANCE, caller.upn) if e.entry_id == entry_id]
+    assert again == events
+    del crashed
 
 
 def test_a_batchs_fence_claims_the_free_names_and_hands_back_the_taken(store: MemoryStore) -> None:
