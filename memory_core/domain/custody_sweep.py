@@ -28,6 +28,7 @@ the next run could no longer find.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -129,9 +130,15 @@ class Sweep:
             records = self._store.query_records_of_owner(DELETIONS_OWNER, RecordKind.DELETION_REQUEST, where)
         readable, left = _readable(records)
         result = SweepResult([], left)
-        for request in sorted(readable, key=lambda r: (r.decided_on or r.requested_on, r.id)):
+        if readable:  # progress for the operator who waits on a long sweep (serve's log, the Function's trace)
+            log.info("sweep: %d approved deletion requests to execute", len(readable))
+        for number, request in enumerate(sorted(readable, key=lambda r: (r.decided_on or r.requested_on, r.id)), 1):
+            started = time.monotonic()
             try:
-                result.executed.append(self._execute(actor, request))
+                done = self._execute(actor, request)
+                result.executed.append(done)
+                log.info("sweep: executed deletion request %s (%d of %d): %s entries erased in %.2f s",
+                         request.id, number, len(readable), done.erased_entries, time.monotonic() - started)
             except Conflict as error:  # another sweep got there first (the next run sees its result), or a race
                 log.info("approved deletion request %s was left for the next sweep: %r", request.id, error)
                 result.left.append(LeftRequest.failed(request, error))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,6 +110,29 @@ def test_a_reason_holding_a_secret_decides_nothing(store: SqliteMemoryStore, rea
     assert service.custody.get("i", request_id).status is DeletionStatus.PENDING
     assert _text(service) == "" and service.audit_trail("i", ALEX.upn) == trail_before
     assert service.custody.reject("op", "i", request_id, "checked with the user").status is DeletionStatus.REJECTED
+
+
+def test_sweep_says_how_many_it_will_execute_and_each_one_it_has(
+    service: MemoryService, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Progress for an operator waiting on a long sweep: the count first, then one line per executed request with
+    its place, its entries and its time; a sweep with nothing approved says nothing."""
+    first = _pending_clear(service)
+    service.append(ALEX, "i", Scope.USER, None, "- three")
+    second = service.forget(ALEX, "i", service.entries(ALEX, "i", Scope.USER, None)[0].id)
+    assert isinstance(second, PendingDeletion)
+    for request_id in (first, second.request_id):
+        service.custody.approve("op", "i", request_id)
+    with caplog.at_level(logging.INFO, logger="memory_core.custody"):
+        service.custody.sweep()
+    lines = [r.getMessage() for r in caplog.records if r.name == "memory_core.custody"]
+    assert lines[0] == "sweep: 2 approved deletion requests to execute"
+    assert lines[1].startswith(f"sweep: executed deletion request {first} (1 of 2): 2 entries erased in ")
+    assert lines[2].startswith(f"sweep: executed deletion request {second.request_id} (2 of 2): 1 entries erased in ")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="memory_core.custody"):
+        service.custody.sweep()
+    assert [r for r in caplog.records if r.name == "memory_core.custody"] == []
 
 
 def test_sweep_ignores_pending_and_rejected_requests(service: MemoryService, store: SqliteMemoryStore) -> None:
