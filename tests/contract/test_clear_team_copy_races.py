@@ -14,12 +14,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
 from memory_core.domain.errors import EntryBeforeClear
-from memory_core.domain.identity import Caller
 from memory_core.domain.models import (
     SHARED_OWNER,
     EntryKind,
@@ -30,38 +28,21 @@ from memory_core.domain.models import (
     Share,
     shared_copy_id,
 )
-from memory_core.domain.service import DeletionMode, MemoryService, WriteOptions
-from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 from tests.support.clock import TickingClock
+from tests.support.team_copy_races import TEAM, StoreCopy, authors_copies, caller, hold_copy, team_service
 
 T0 = datetime(2026, 12, 7, 6, 0, tzinfo=UTC)
-TEAM = WriteOptions(share=Share.TEAM)
-
-
-def _caller(name: str) -> Caller:
-    return Caller(upn=f"{name}-{uuid.uuid4().hex[:10]}@contoso.com")
-
-
-def _service(store: MemoryStore, clock: TickingClock) -> MemoryService:
-    return MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE, clock=clock,
-                         default_sharing=SharingPolicy.TEAM, allow_sharing_override=True)
 
 
 def _clear_before_copy(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, clear: Callable[[], object]) -> None:
     """The next team copy stored through ``store`` is held back until ``clear`` has run whole: its entry is
     stored before the clear's watermark, the copy after the clear's erasure read which copies to erase."""
-    armed = [True]
-    for name in ("append", "append_with_records"):  # a copy is written with its mark (``team_copies.share``)
-        real = getattr(store, name)
 
-        def late(profile: MemoryProfile, entry: MemoryEntry, *rest: Any, real: Any = real) -> Any:
-            if armed[0] and entry.key.upn == SHARED_OWNER:
-                armed[0] = False
-                clear()
-            return real(profile, entry, *rest)
+    def race(_copy: MemoryEntry, _store_copy: StoreCopy) -> None:
+        clear()  # the writer's own write of the copy follows
 
-        monkeypatch.setattr(store, name, late)
+    hold_copy(monkeypatch, store, race)
 
 
 @pytest.mark.parametrize("same_process", [True, False], ids=["same-process", "other-process"])
@@ -73,8 +54,8 @@ def test_a_team_copy_stored_after_a_clear_read_the_copies_is_not_kept(
     clock = TickingClock(T0, timedelta(microseconds=1))
     appending = stores()
     clearing = appending if same_process else stores()
-    writer, custodian = _service(appending, clock), _service(clearing, clock)
-    author, teammate, instance = _caller("author"), _caller("mate"), f"race-{uuid.uuid4().hex[:8]}"
+    writer, custodian = team_service(appending, clock), team_service(clearing, clock)
+    author, teammate, instance = caller("author"), caller("mate"), f"race-{uuid.uuid4().hex[:8]}"
     writer.append(author, instance, Scope.USER, None, "- known before", TEAM)  # the writer knows the stamps
     _clear_before_copy(monkeypatch, appending,
                        lambda: custodian.clear(author, instance, Scope.USER, None, confirm=True))
@@ -83,8 +64,7 @@ def test_a_team_copy_stored_after_a_clear_read_the_copies_is_not_kept(
 
     assert appending.get_entry(instance, author.upn, view.entry_id or "") is None  # the clear erased the entry
     assert clearing.get_entry(instance, SHARED_OWNER, shared_copy_id(view.entry_id or "")) is None
-    (shared,) = clearing.load([ProfileKey(instance, author.upn, Scope.USER).shared()])
-    assert [e.content_markdown for e in shared.entries if e.author_upn == author.upn] == []
+    assert authors_copies(clearing, instance, author) == []
     seen = custodian.get(teammate, instance, Scope.USER, None).content_markdown
     assert "raced the clear" not in seen and "known before" not in seen
 
@@ -93,8 +73,8 @@ def test_a_team_copy_of_an_entry_after_the_clear_is_stored(stores: Callable[[], 
     """What the seal refuses is what the clear covers: the next team-shared entry's copy is stored and shows."""
     clock = TickingClock(T0, timedelta(microseconds=1))
     one, two = stores(), stores()
-    writer, custodian = _service(one, clock), _service(two, clock)
-    author, teammate, instance = _caller("author"), _caller("mate"), f"race-{uuid.uuid4().hex[:8]}"
+    writer, custodian = team_service(one, clock), team_service(two, clock)
+    author, teammate, instance = caller("author"), caller("mate"), f"race-{uuid.uuid4().hex[:8]}"
     writer.append(author, instance, Scope.USER, None, "- cleared", TEAM)
     custodian.clear(author, instance, Scope.USER, None, confirm=True)
 

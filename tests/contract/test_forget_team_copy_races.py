@@ -13,7 +13,6 @@ append of the copy, or the sweeper's first erasure), so the interleaving is the 
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -21,64 +20,21 @@ from typing import Any
 
 import pytest
 
-from memory_core.domain.errors import EntryBeforeClear, EntryExists
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import SHARED_OWNER, MemoryEntry, MemoryProfile, ProfileKey, Scope, Share, shared_copy_id
-from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion, WriteOptions
-from memory_core.domain.sharing import SharingPolicy
+from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, shared_copy_id
+from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
 from memory_core.domain.store import MemoryStore
 from tests.support.clock import TickingClock
+from tests.support.team_copy_races import TEAM, StoreCopy, authors_copies, caller, hold_copy, team_service
 
 T0 = datetime(2026, 12, 7, 7, 0, tzinfo=UTC)
-TEAM = WriteOptions(share=Share.TEAM)
 OPERATOR = "olivia@contoso.com"
-StoreCopy = Callable[[], None]
-
-
-def _caller(name: str) -> Caller:
-    return Caller(upn=f"{name}-{uuid.uuid4().hex[:10]}@contoso.com")
-
-
-def _service(store: MemoryStore, clock: TickingClock, mode: DeletionMode = DeletionMode.IMMEDIATE) -> MemoryService:
-    return MemoryService(store, deletion_mode=mode, clock=clock,
-                         default_sharing=SharingPolicy.TEAM, allow_sharing_override=True)
-
-
-def _hold_copy(monkeypatch: pytest.MonkeyPatch, store: MemoryStore,
-               race: Callable[[MemoryEntry, StoreCopy], None]) -> None:
-    """The next team copy stored through ``store`` is held back: ``race`` runs first with the copy and a callable
-    that stores it at that point (a refusal swallowed, as ``team_copies.share`` does); the writer's write of it
-    follows unless ``race`` made it."""
-    armed = [True]
-    for name in ("append", "append_with_records"):
-        real = getattr(store, name)
-
-        def late(profile: MemoryProfile, entry: MemoryEntry, *rest: Any, real: Any = real) -> Any:
-            if armed[0] and entry.key.upn == SHARED_OWNER:
-                armed[0] = False
-                written: list[bool] = []
-
-                def store_copy() -> None:
-                    written.append(True)
-                    with contextlib.suppress(EntryExists, EntryBeforeClear):
-                        real(profile, entry, *rest)
-                race(entry, store_copy)
-                if written:
-                    return profile
-            return real(profile, entry, *rest)
-
-        monkeypatch.setattr(store, name, late)
 
 
 def _source_id(copy: MemoryEntry) -> str:
     entry_id = copy.id.removesuffix("-shared")
     assert shared_copy_id(entry_id) == copy.id
     return entry_id
-
-
-def _authors_copies(store: MemoryStore, instance: str, author: Caller) -> list[str]:
-    (shared,) = store.load([ProfileKey(instance, author.upn, Scope.USER).shared()])
-    return [e.content_markdown for e in shared.entries if e.author_upn == author.upn]
 
 
 @pytest.mark.parametrize("same_process", [True, False], ids=["same-process", "other-process"])
@@ -90,17 +46,17 @@ def test_a_team_copy_stored_after_an_immediate_forget_is_not_kept(
     clock = TickingClock(T0, timedelta(microseconds=1))
     appending = stores()
     forgetting = appending if same_process else stores()
-    writer, custodian = _service(appending, clock), _service(forgetting, clock)
-    author, teammate, instance = _caller("author"), _caller("mate"), f"race-{uuid.uuid4().hex[:8]}"
+    writer, custodian = team_service(appending, clock), team_service(forgetting, clock)
+    author, teammate, instance = caller("author"), caller("mate"), f"race-{uuid.uuid4().hex[:8]}"
     writer.append(author, instance, Scope.USER, None, "- kept", TEAM)  # the writer knows the stamps
-    _hold_copy(monkeypatch, appending,
+    hold_copy(monkeypatch, appending,
                lambda copy, _: custodian.forget(author, instance, _source_id(copy)) and None)
 
     view = writer.append(author, instance, Scope.USER, None, "- raced the forget", TEAM)
 
     assert appending.get_entry(instance, author.upn, view.entry_id or "") is None  # the forget erased the entry
     assert forgetting.get_entry(instance, SHARED_OWNER, shared_copy_id(view.entry_id or "")) is None
-    assert _authors_copies(forgetting, instance, author) == ["- kept"]
+    assert authors_copies(forgetting, instance, author) == ["- kept"]
     seen = custodian.get(teammate, instance, Scope.USER, None).content_markdown
     assert "raced the forget" not in seen and "- kept" in seen
 
@@ -128,9 +84,9 @@ def test_a_team_copy_stored_late_under_approval_goes_with_its_entry(
     the sweep after its plan (refused), or after the sweep (refused). The teammate never reads it again."""
     clock = TickingClock(T0, timedelta(microseconds=1))
     appending, sweeping = stores(), stores()
-    writer = _service(appending, clock, DeletionMode.OPERATOR_APPROVAL)
-    custodian = _service(sweeping, clock, DeletionMode.OPERATOR_APPROVAL)
-    author, teammate, instance = _caller("author"), _caller("mate"), f"race-{uuid.uuid4().hex[:8]}"
+    writer = team_service(appending, clock, DeletionMode.OPERATOR_APPROVAL)
+    custodian = team_service(sweeping, clock, DeletionMode.OPERATOR_APPROVAL)
+    author, teammate, instance = caller("author"), caller("mate"), f"race-{uuid.uuid4().hex[:8]}"
     writer.append(author, instance, Scope.USER, None, "- known before", TEAM)
     seen_while_held: list[str] = []
 
@@ -149,13 +105,13 @@ def test_a_team_copy_stored_late_under_approval_goes_with_its_entry(
             monkeypatch.setattr(sweeping, "delete_entries", erase_late)
         _approved(custodian, request_id, instance)
 
-    _hold_copy(monkeypatch, appending, race)
+    hold_copy(monkeypatch, appending, race)
     view = writer.append(author, instance, Scope.USER, None, "- raced the request", TEAM)
 
     assert all("raced the request" not in seen for seen in seen_while_held)
     assert sweeping.get_entry(instance, author.upn, view.entry_id or "") is None  # the sweep erased the entry
     assert sweeping.get_entry(instance, SHARED_OWNER, shared_copy_id(view.entry_id or "")) is None
     kept = ["- known before"] if action == "forget" else []
-    assert _authors_copies(sweeping, instance, author) == kept
+    assert authors_copies(sweeping, instance, author) == kept
     seen = custodian.get(teammate, instance, Scope.USER, None).content_markdown
     assert "raced the request" not in seen and ("- known before" in seen) == (action == "forget")
