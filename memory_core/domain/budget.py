@@ -188,6 +188,16 @@ def is_visible(store: MemoryStore, entry: MemoryEntry) -> bool:
     return not newest_replace or entry.sort_key >= newest_replace[0].sort_key
 
 
+def visible_entry(store: MemoryStore, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
+    """``upn``'s entry ``entry_id`` if it is stored and shows in its scope now (``is_visible``), else None.
+
+    None alike for an id never stored or erased, and for an entry a clear, a replace or a pending
+    deletion hides: the callers that look an entry up by id answer both the same (not found).
+    """
+    entry = store.get_entry(instance_id, upn, entry_id)
+    return entry if entry is not None and is_visible(store, entry) else None
+
+
 class StoredEntries(NewestFirst):
     """A scope's visible entries read page by page from the store, newest first.
 
@@ -372,4 +382,5 @@ def newest_agent_name(fill: ScopeFill, source: NewestFirst) -> str | None:
 __all__ = [
     "CUT_MARKER", "BudgetReport", "ListedEntries", "NewestFirst", "ScopeBudget", "ScopeFill", "StoredEntries",
     "cut_section", "entry_window", "fill_combined", "fill_scope", "is_visible", "newest_agent_name", "page_size_for",
+    "visible_entry",
 ]

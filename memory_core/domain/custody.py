@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from memory_core.domain import journals
 from memory_core.domain.audit import AuditAction, AuditTrail
-from memory_core.domain.budget import is_visible
+from memory_core.domain.budget import visible_entry
 from memory_core.domain.custody_fence import FenceTaken, fence, forget_fence
 from memory_core.domain.custody_sweep import (
     REJECTION_KIND,
@@ -143,8 +143,8 @@ class CustodyService:
         """
         try:
             with self.fence(instance_id, upn, exclusive=forget_fence(entry_id)):
-                entry = self._store.get_entry(instance_id, upn, entry_id)
-                if entry is None or not is_visible(self._store, entry):
+                entry = visible_entry(self._store, instance_id, upn, entry_id)
+                if entry is None:
                     raise NotFound(f"no memory entry {entry_id} of {upn}")
                 return self.request_forget(actor, entry)
         except FenceTaken:  # another forget of it is under way: it hides the entry (the next call hears the same)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 
 from memory_core.domain.audit import AuditAction, AuditTrail
-from memory_core.domain.budget import is_visible
+from memory_core.domain.budget import is_visible, visible_entry
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.custody_fence import FenceTaken, forget_fence
 from memory_core.domain.errors import NotFound
@@ -62,8 +62,8 @@ class EntryRemovals:
 
     def _visible(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry:
         """``upn``'s entry ``entry_id``; ``NotFound`` when there is none or a deletion hides it."""
-        entry = self._store.get_entry(instance_id, upn, entry_id)
-        if entry is None or not is_visible(self._store, entry):
+        entry = visible_entry(self._store, instance_id, upn, entry_id)
+        if entry is None:
             raise NotFound(f"no memory entry {entry_id}")
         return entry
 

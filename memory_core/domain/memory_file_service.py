@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_core.domain import memory_paths as texts
-from memory_core.domain.budget import is_visible
+from memory_core.domain.budget import visible_entry
 from memory_core.domain.custody_fence import fenced_until, forget_fence
 from memory_core.domain.errors import (
     Conflict,
@@ -293,8 +293,7 @@ class MemoryFiles:
 
     def _shows(self, instance_id: str, upn: str, entry_id: str) -> bool:
         """Whether entry ``entry_id`` is still stored and visible (no deletion erased or hid it)."""
-        entry = self._store.get_entry(instance_id, upn, entry_id)
-        return entry is not None and is_visible(self._store, entry)
+        return visible_entry(self._store, instance_id, upn, entry_id) is not None
 
     def _drop(
         self, caller: Caller, instance_id: str, agent: AgentContext | None, retire: Retire, *, maybe_hidden: bool

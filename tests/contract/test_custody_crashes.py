@@ -56,6 +56,14 @@ def _crash_once(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, method: str
     monkeypatch.setattr(store, method, stopped)
 
 
+def _pending_clear(service: MemoryService, caller: Caller, share: Share = Share.PRIVATE) -> str:
+    """``caller`` appends one entry to user memory and clears it: the id of the clear's pending request."""
+    service.append(caller, INSTANCE, Scope.USER, None, "- prefers tea", WriteOptions(share=share))
+    outcome = service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    assert isinstance(outcome, PendingDeletion)
+    return outcome.request_id
+
+
 def _holds(store: MemoryStore, *owners: str) -> list[Record]:
     return [h for owner in owners for h in store.query_records(Partition(INSTANCE, owner), RecordKind.HOLD)]
 
@@ -94,12 +102,10 @@ def test_a_rejection_stopped_before_its_holds_were_lifted_is_finished_by_the_swe
     after the journal settled lifts them and writes the rejection's event once."""
     clock = TickingClock()
     service, caller = _service(store, clock), _caller("alex")
-    service.append(caller, INSTANCE, Scope.USER, None, "- prefers tea", WriteOptions(share=Share.TEAM))
-    outcome = service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
-    assert isinstance(outcome, PendingDeletion)
+    request_id = _pending_clear(service, caller, Share.TEAM)
     _crash_once(monkeypatch, store, "delete_record", lambda partition, kind, *a, **k: kind == RecordKind.HOLD)
     with pytest.raises(Crash):
-        service.custody.reject("op", INSTANCE, outcome.request_id, "kept by policy")
+        service.custody.reject("op", INSTANCE, request_id, "kept by policy")
     monkeypatch.undo()
     assert service.custody.sweep(instance_id=INSTANCE).executed == []  # under way: left to finish itself
     assert _holds(store, caller.upn, SHARED_OWNER)
@@ -119,12 +125,10 @@ def test_a_rejection_of_a_request_approved_meanwhile_lifts_no_hold(store: Memory
     the holds stay until the sweep has erased what they hide."""
     clock = TickingClock()
     service, caller = _service(store, clock), _caller("alex")
-    service.append(caller, INSTANCE, Scope.USER, None, "- prefers tea")
-    outcome = service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
-    assert isinstance(outcome, PendingDeletion)
-    service.custody.approve("op", INSTANCE, outcome.request_id)
+    request_id = _pending_clear(service, caller)
+    service.custody.approve("op", INSTANCE, request_id)
     with pytest.raises(Exception, match="not pending"):
-        service.custody.reject("op", INSTANCE, outcome.request_id, "too late")
+        service.custody.reject("op", INSTANCE, request_id, "too late")
     clock.now += SETTLE
     (done,) = service.custody.sweep(instance_id=INSTANCE).executed
     assert done.status is DeletionStatus.EXECUTED
@@ -140,16 +144,14 @@ def test_a_sweep_stopped_at_its_event_executes_and_audits_the_request_on_the_nex
     executed, it was lost for good: an executed request is no later sweep's)."""
     clock = TickingClock()
     service, caller = _service(store, clock), _caller("alex")
-    service.append(caller, INSTANCE, Scope.USER, None, "- prefers tea")
-    outcome = service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
-    assert isinstance(outcome, PendingDeletion)
-    service.custody.approve("op", INSTANCE, outcome.request_id)
+    request_id = _pending_clear(service, caller)
+    service.custody.approve("op", INSTANCE, request_id)
     _crash_once(monkeypatch, store, "put_record", lambda record, *a, **k: record.kind == RecordKind.AUDIT
                 and record.data.get("action") == AuditAction.DELETION_EXECUTED.value)
     with pytest.raises(Crash):
         service.custody.sweep(instance_id=INSTANCE)
     monkeypatch.undo()
-    assert [r.id for r in service.custody.sweep(instance_id=INSTANCE).executed] == [outcome.request_id]
+    assert [r.id for r in service.custody.sweep(instance_id=INSTANCE).executed] == [request_id]
     assert store.load_partition(INSTANCE, caller.upn)[0].entries == []
     actions = [e.action for e in service.audit.read(INSTANCE, caller.upn)]
     assert actions.count(AuditAction.DELETION_EXECUTED) == 1

@@ -1,6 +1,6 @@
 """Whether one entry shows is decided with bounded store work, and agrees with a full read, on every store.
 
-``budget.is_visible`` (what ``forget`` asks) reads the profile, the holds and the
+``budget.is_visible`` (what ``forget`` asks, through ``budget.visible_entry``) reads the profile, the holds and the
 newest replace; ``ScopeState.visible_entries`` reads the whole scope. After each step
 of a seeded random walk over every write that changes what shows (append, import
 append and replace, forget, clear, approval and rejection of deletions, the sweep),
@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from memory_core.domain.budget import is_visible
+from memory_core.domain.budget import is_visible, visible_entry
 from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import EntryKind, ProfileKey, Scope
@@ -31,6 +31,7 @@ def _agree(store: MemoryStore, key: ProfileKey, written: list[str]) -> None:
         entry = store.get_entry(key.instance_id, key.upn, entry_id)
         if entry is not None:
             assert is_visible(store, entry) is (entry.id in shown), entry.content_markdown
+        assert (visible_entry(store, key.instance_id, key.upn, entry_id) is not None) is (entry_id in shown)
 
 
 @pytest.mark.parametrize("mode", [DeletionMode.OPERATOR_APPROVAL, DeletionMode.IMMEDIATE])
