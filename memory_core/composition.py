@@ -3,8 +3,9 @@
 Entry points call ``runtime()`` (and the MCP function ``mcp_endpoint()``);
 nothing is built at import time, so importing ``function_app`` neither reads
 the environment nor opens a connection. This module holds the process's only
-state: the runtime, the MCP endpoint, and where this process is reached (the address `serve`
-listens on, or stdio under `mcp`).
+state: the runtime, the MCP endpoint, the count of worker-thread calls abandoned at a time bound
+(``abandoned_calls``), and where this process is reached (the address `serve` listens on, or
+stdio under `mcp`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from memory_core.identity import Authenticator, build_authenticator
 if TYPE_CHECKING:  # pydantic-settings, the MCP SDK and the service's read machinery load on first use (cold start)
     from memory_core.domain.service import MemoryService
     from memory_core.mcp.backend import MemoryBackend
+    from memory_core.mcp.stalled import AbandonedCalls
     from memory_core.mcp.transport import FunctionsMcpEndpoint
     from memory_core.secrets import SecretFinding, SecretScanner
     from memory_core.settings import Settings
@@ -49,6 +51,7 @@ class _Process:
     stdio: bool = False
     runtime: Runtime | None = None
     mcp: FunctionsMcpEndpoint | None = None
+    abandoned: AbandonedCalls | None = None
 
 
 _lock = threading.Lock()
@@ -184,6 +187,24 @@ def mcp_endpoint() -> FunctionsMcpEndpoint:
                 _process.mcp = FunctionsMcpEndpoint(runtime, build_mcp_backend)
             endpoint = _process.mcp
     return endpoint
+
+
+def abandoned_calls() -> AbandonedCalls:
+    """The process's count of worker-thread calls abandoned at a time bound and still running, built on first use.
+
+    The MCP backends and front built without a count of their own join this one, so the bound on
+    abandoned threads (``memory_core.mcp.stalled``) is the process's. It outlives ``reset_runtime``:
+    the threads it counts run on after their runtime is forgotten.
+    """
+    counted = _process.abandoned
+    if counted is None:
+        with _lock:
+            if _process.abandoned is None:
+                from memory_core.mcp.stalled import AbandonedCalls
+
+                _process.abandoned = AbandonedCalls()
+            counted = _process.abandoned
+    return counted
 
 
 def is_built() -> bool:

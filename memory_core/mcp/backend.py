@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from memory_core import composition
 from memory_core.client import DEFAULT_TIMEOUT_SECONDS, CoreApiClient
 from memory_core.client_errors import CoreApiFailure
 from memory_core.domain.errors import ConfigurationError, Forbidden, Unauthenticated
@@ -43,7 +44,7 @@ from memory_core.identity import (
 from memory_core.identity.config import auth_modes
 from memory_core.identity.obo import OnBehalfOfExchange
 from memory_core.mcp.guidance import AgentGuidance
-from memory_core.mcp.stalled import run_abandonable
+from memory_core.mcp.stalled import AbandonedCalls
 from memory_core.settings import Settings
 from memory_core.wire.custody import PendingDeletionResponse, SearchHitModel, SearchResponse
 from memory_core.wire.memory import MemoryResponse
@@ -123,14 +124,6 @@ async def _run_here(call: Callable[..., T], *args: Any) -> T:
     return call(*args)
 
 
-async def _run_in_thread(call: Callable[..., T], *args: Any) -> T:
-    # Abandoned when the caller's time bound cancels it (McpHttpApp, StdioFront: 30 s). Without abandon_on_cancel
-    # anyio waits for the thread, so a store call that stalled (a Cosmos read, each operation bounded by
-    # COSMOS_OPERATION_TIMEOUT, up to 600 s) held the answer past the bound. The call runs on to its store's own
-    # timeout; a write it makes may still land after the 503, as after any lost answer. Refused (Unavailable)
-    # while too many abandoned calls still run (``memory_core.mcp.stalled``): they would pile up without bound.
-    return await run_abandonable(call, *args)
-
 class InProcessBackend:
     """The service layer of this process. Blocking store calls run in worker threads, unless ``offload`` is False.
 
@@ -139,11 +132,20 @@ class InProcessBackend:
     hop costs about as much as the call (``memory_core.mcp.stdio``). Every other
     caller keeps the threads, so one slow call never holds up the others, and a call still running
     at the caller's time bound is abandoned there (the answer does not wait for it; it finishes on its own).
+    ``abandoned`` counts those calls (default: the process's, ``composition.abandoned_calls``).
     """
 
-    def __init__(self, service: MemoryService, *, offload: bool = True) -> None:
+    def __init__(
+        self, service: MemoryService, *, offload: bool = True, abandoned: AbandonedCalls | None = None
+    ) -> None:
         self._service = service
-        self._run: Callable[..., Awaitable[Any]] = _run_in_thread if offload else _run_here
+        self._abandoned = abandoned if abandoned is not None else composition.abandoned_calls()
+        # Abandoned when the caller's time bound cancels it (McpHttpApp, StdioFront: 30 s). Without abandon_on_cancel
+        # anyio waits for the thread, so a store call that stalled (a Cosmos read, each operation bounded by
+        # COSMOS_OPERATION_TIMEOUT, up to 600 s) held the answer past the bound. The call runs on to its store's own
+        # timeout; a write it makes may still land after the 503, as after any lost answer. Refused (Unavailable)
+        # while too many abandoned calls still run (``memory_core.mcp.stalled``): they would pile up without bound.
+        self._run: Callable[..., Awaitable[Any]] = self._abandoned.run if offload else _run_here
 
     async def get(
         self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None, max_chars: int | None = None
@@ -214,7 +216,7 @@ class InProcessBackend:
     async def guidance(self, instance_id: str, agent_object_id: str) -> AgentGuidance | None:
         # Always in a thread the caller's time bound may abandon (``guidance.guidance_within``), stdio included: a
         # settings read can wait on a lock or a throttled store, and it is made once per handshake, not per call.
-        settings = await run_abandonable(self._service.agent_settings.for_models, instance_id, agent_object_id)
+        settings = await self._abandoned.run(self._service.agent_settings.for_models, instance_id, agent_object_id)
         return AgentGuidance(settings.policy_instructions, settings.auto_append, settings.default_write_scope)
 
     async def aclose(self) -> None:
@@ -231,8 +233,10 @@ class CoreApiBackend:
         *,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         token_exchange: OnBehalfOfExchange | None = None,
+        abandoned: AbandonedCalls | None = None,
     ) -> None:
-        """``api_key`` None: no key callers to forward (modes without key or local)."""
+        """``api_key`` None: no key callers to forward (modes without key or local). ``abandoned`` counts the token
+        exchanges abandoned at the caller's time bound (default: the process's, ``composition.abandoned_calls``)."""
         if not base_url.lower().startswith(("http://", "https://")):
             raise ConfigurationError("invalid configuration: MEMORY_COREAPI_BASE_URL must be an http(s) URL")
         if api_key is not None and not api_key:
@@ -243,6 +247,7 @@ class CoreApiBackend:
         self.base_url = self._client.base_url
         self._api_key = api_key
         self._token_exchange = token_exchange
+        self._abandoned = abandoned if abandoned is not None else composition.abandoned_calls()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CoreApiBackend:
@@ -340,7 +345,7 @@ class CoreApiBackend:
                 raise CoreApiFailure("this MCP server cannot exchange Entra ID tokens for the CoreAPI (MEMORY_OBO_*)")
             # Abandoned at the caller's time bound, as the store calls are (``_run_in_thread``): an identity provider
             # that stalls (each MSAL request allowed obo.TIMEOUT_SECONDS, retried once) must not hold the answer.
-            token = await run_abandonable(self._token_exchange.exchange, authentication.credential)
+            token = await self._abandoned.run(self._token_exchange.exchange, authentication.credential)
             return {"Authorization": f"Bearer {token}"}
         if mode is AuthMode.PLATFORM:
             if authentication is None or not authentication.credential:

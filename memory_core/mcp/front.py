@@ -18,6 +18,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memory_core import composition
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import headers_for, status_for
@@ -42,7 +43,7 @@ from memory_core.mcp.guidance import (
     answers_with_guidance,
     guidance_within,
 )
-from memory_core.mcp.stalled import ABANDONED, run_abandonable
+from memory_core.mcp.stalled import AbandonedCalls, answers_without_the_store
 from memory_core.mcp.transport import MCP_PATH
 
 log = logging.getLogger("memory_core.mcp")
@@ -96,8 +97,9 @@ class McpHttpApp:
        message answers 400 without echoing any value;
     Steps 4 and 5 run within ``time_limit`` seconds; past it the request
     answers 503 (JSON-RPC internal error, Retry-After) and its work is cancelled.
-    While too many calls abandoned this way still run (``memory_core.mcp.stalled``: a stalled store),
-    a request answers 503 with Retry-After before step 4.
+    While too many calls abandoned this way still run (``abandoned``, ``memory_core.mcp.stalled``: a stalled
+    store), a request answers 503 with Retry-After before step 4, unless it needs no store
+    (``stalled.answers_without_the_store``: a ping, the handshake, the tool list, a notification).
 
     4. the caller is authenticated (``authenticate``; for a signed token in a
        worker thread: its check may fetch an identity provider's keys): a missing or bad credential
@@ -127,9 +129,13 @@ class McpHttpApp:
         max_body_bytes: int = 1024 * 1024,
         time_limit: float = REQUEST_TIME_LIMIT_SECONDS,
         exchange: SingleExchange | None = None,
+        abandoned: AbandonedCalls | None = None,
     ) -> None:
-        """``exchange`` answers the requests it accepts without ``inner`` (``memory_core.mcp.exchange``)."""
+        """``exchange`` answers the requests it accepts without ``inner`` (``memory_core.mcp.exchange``).
+        ``abandoned``: the count of abandoned worker-thread calls this front checks and adds its own to (default:
+        the process's, ``composition.abandoned_calls``, which the backends join too)."""
         self._exchange = exchange
+        self._abandoned = abandoned if abandoned is not None else composition.abandoned_calls()
         self._inner = inner
         self._path = path
         self._guidance = guidance
@@ -164,8 +170,9 @@ class McpHttpApp:
         if invalid is not None:
             await _send_json(send, 400, jsonrpc_error(invalid[0], INVALID_REQUEST, invalid[1]), [])
             return
-        if ABANDONED.full:  # the store has stalled: no new request starts a thread to wait on it as well
-            await self._refuse_caller(scope, send, decoded, ABANDONED.refusal())
+        if self._abandoned.full and not answers_without_the_store(decoded):
+            # the store has stalled: no new request starts a thread to wait on it as well
+            await self._refuse_caller(scope, send, decoded, self._abandoned.refusal())
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         await self._answer_in_time(send, decoded, lambda out: self._answer(scope, body, receive, out, decoded, headers))
@@ -180,7 +187,7 @@ class McpHttpApp:
                     # Off the event loop: a token naming a key not seen yet makes the verifier fetch the
                     # key set over HTTP (up to its timeout), which must not hold up every other request.
                     # Abandoned at the time bound; the fetch's own timeout ends the thread.
-                    authentication = await run_abandonable(self._authenticate, headers)
+                    authentication = await self._abandoned.run(self._authenticate, headers)
                 else:  # a key compared, a header parsed: no I/O, and a thread's hop would cost 0.1-0.2 ms a call
                     authentication = self._authenticate(headers)
             except MemoryCoreError as error:

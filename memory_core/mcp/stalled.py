@@ -1,13 +1,18 @@
 """Blocking calls in worker threads that the caller's time bound may abandon, and a bound on how many may pile up.
 
-``run_abandonable`` runs a blocking call (a store call, a settings read, a token exchange, a token check) in a
+``AbandonedCalls.run`` runs a blocking call (a store call, a settings read, a token exchange, a token check) in a
 worker thread that the caller's time bound abandons (McpHttpApp, StdioFront: 30 s): the answer does not wait
 for it. anyio hands the thread's capacity token back when it abandons one, so under a stalled store each new
 request started one more thread while the old ones still waited (measured: 200 concurrent requests bounded at
 0.5 s left about 115 more threads behind each time, 691 after 1,200), each living until its store's own timeout
-(``COSMOS_OPERATION_TIMEOUT``, up to 600 s). ``ABANDONED`` counts the abandoned calls still running; while it
+(``COSMOS_OPERATION_TIMEOUT``, up to 600 s). An ``AbandonedCalls`` counts the abandoned calls still running; while it
 holds ``MAX_ABANDONED_CALLS`` of them, a new call is refused with ``Unavailable`` (503, Retry-After) instead of
-starting a thread, and the MCP front refuses a whole request the same way (``McpHttpApp``).
+starting a thread, and the MCP front refuses a request that would need the store the same way (``McpHttpApp``,
+``answers_without_the_store``).
+
+The process's count is held by the composition root (``composition.abandoned_calls``, built on first use): the
+backends and the front built without a count of their own join it, so the bound is the process's; a test passes
+its own. Nothing here is built at import.
 """
 
 from __future__ import annotations
@@ -90,11 +95,20 @@ class AbandonedCalls:
                     self._running += 1
             raise
 
-ABANDONED = AbandonedCalls()
-"""The process's count: every worker-thread call of the MCP server goes through it."""
+
+STORELESS_METHODS = frozenset({"ping", "initialize", "server/discover", "tools/list"})
+"""Requests answered without a store call they cannot do without: a ping, and the handshake and the tool list, whose
+agent's guidance (a settings read in a worker thread) is refused while the count is full and falls back to the base
+text, as any settings read that fails does (``guidance.guidance_reader``)."""
 
 
-async def run_abandonable(call: Callable[..., T], *args: Any) -> T:
-    """``ABANDONED.run``: ``call(*args)`` in a worker thread the caller's time bound may abandon, refused with
-    ``Unavailable`` while too many abandoned calls still run."""
-    return await ABANDONED.run(call, *args)
+def answers_without_the_store(message: Any) -> bool:
+    """True for a single JSON-RPC message that the MCP front may still pass while the count is full: a request for
+    one of ``STORELESS_METHODS``, or a notification (``notifications/...``, no id: no tool runs for it). Its
+    authentication still runs: a signed token's check, made in a worker thread, is refused like any other call."""
+    if not isinstance(message, dict):
+        return False
+    method = message.get("method")
+    if not isinstance(method, str):
+        return False
+    return method in STORELESS_METHODS or (method.startswith("notifications/") and "id" not in message)

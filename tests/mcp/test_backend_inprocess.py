@@ -12,6 +12,7 @@ from typing import Any, cast
 import anyio
 import pytest
 
+from memory_core import composition
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.auth import parse_identity
 from memory_core.domain.errors import InvalidInput, Unavailable
@@ -20,7 +21,7 @@ from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.service import MemoryService
 from memory_core.mcp.backend import CallTarget, InProcessBackend
 from memory_core.mcp.guidance import guidance_within
-from memory_core.mcp.stalled import ABANDONED
+from memory_core.mcp.stalled import AbandonedCalls
 from tests.mcp.client import AGENT_A
 from tests.support.local_server import identity
 
@@ -130,14 +131,11 @@ async def test_a_stalled_store_call_is_abandoned_at_the_callers_time_bound(store
 
 async def test_abandoned_store_calls_cannot_pile_up_without_bound(store: SqliteMemoryStore,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """Under a stalled store, calls abandoned at the caller's bound stop at ``ABANDONED.limit`` (plus the threads
+    """Under a stalled store, calls abandoned at the caller's bound stop at the count's ``limit`` (plus the threads
     running at once): a new call is refused with ``Unavailable`` (503, Retry-After) instead of starting one more
     thread to wait (before, each wave of 50 requests left about 30 more threads waiting), and calls are taken again
     once the stalled ones return."""
-    with anyio.fail_after(5):  # calls earlier tests abandoned (the count is the process's) return first
-        while ABANDONED.running:
-            await anyio.sleep(0.05)
-    monkeypatch.setattr(ABANDONED, "limit", 5)
+    abandoned = AbandonedCalls(limit=5)
     service = MemoryService(store)
     release = threading.Event()
     stalled = service.get_within
@@ -147,7 +145,7 @@ async def test_abandoned_store_calls_cannot_pile_up_without_bound(store: SqliteM
         return stalled(*args, **kwargs)
 
     service.get_within = stuck  # type: ignore[method-assign]
-    backend = InProcessBackend(service)
+    backend = InProcessBackend(service, abandoned=abandoned)
     refusals: list[Unavailable] = []
 
     async def bounded_read() -> None:
@@ -162,13 +160,26 @@ async def test_abandoned_store_calls_cannot_pile_up_without_bound(store: SqliteM
             async with anyio.create_task_group() as requests:
                 for _ in range(50):
                     requests.start_soon(bounded_read)
-        assert ABANDONED.full and 5 <= ABANDONED.running <= 5 + 40 and refusals
+        assert abandoned.full and 5 <= abandoned.running <= 5 + 40 and refusals
         with pytest.raises(Unavailable) as refused:
             await backend.get(_target(), Scope.USER, max_chars=1000)
         assert refused.value.retry_after_seconds > 0 and "have not returned yet" in refused.value.message
     finally:
         release.set()
     with anyio.fail_after(5):
-        while ABANDONED.running:
+        while abandoned.running:
             await anyio.sleep(0.05)
     assert (await backend.get(_target(), Scope.USER, max_chars=1000)).content_markdown == ""
+
+
+async def test_a_backend_built_without_a_count_joins_the_processs(store: SqliteMemoryStore,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """One count of abandoned calls per process, held by the composition root and built on first use: a backend
+    given none is refused while the process's is full (so the bound is the process's, not each backend's), and one
+    given its own is not."""
+    monkeypatch.setattr(composition.abandoned_calls(), "limit", 0)  # full with no call abandoned
+    assert composition.abandoned_calls() is composition.abandoned_calls()
+    with pytest.raises(Unavailable):
+        await InProcessBackend(MemoryService(store)).get(_target(), Scope.USER)
+    answer = await InProcessBackend(MemoryService(store), abandoned=AbandonedCalls()).get(_target(), Scope.USER)
+    assert answer.content_markdown == ""
