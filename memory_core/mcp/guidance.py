@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from memory_core.domain.errors import Unavailable
+
 if TYPE_CHECKING:
     from memory_core.mcp.backend import MemoryBackend
     from memory_core.settings import Settings
@@ -86,6 +88,9 @@ def guidance_reader(
             return None
         try:
             return await backend.guidance(instance, agent)
+        except Unavailable as refused:  # a store down or stalled (the read refused, not started): said, not traced
+            logging.getLogger("memory_core.mcp").warning("agent settings unavailable for guidance: %s", refused.message)
+            return None
         except Exception:
             logging.getLogger("memory_core.mcp").warning("agent settings unavailable for guidance", exc_info=True)
             return None
