@@ -1,0 +1,109 @@
+"""The count of worker-thread calls abandoned at a time bound, at the MCP front (``memory_core.mcp.stalled``).
+
+While the count is full (a stalled store), a request that needs the store answers 503 before it starts one more
+thread; the ones that need none are still answered. The backends' side: tests/mcp/test_backend_inprocess.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from memory_core.domain.errors import Unavailable
+from memory_core.mcp.context import CURRENT_GUIDANCE
+from memory_core.mcp.front import McpHttpApp
+from memory_core.mcp.guidance import AgentGuidance
+from memory_core.mcp.stalled import AbandonedCalls
+from tests.mcp.client import ACCEPT, INITIALIZE
+
+pytestmark = pytest.mark.anyio
+
+PING = {"jsonrpc": "2.0", "id": 5, "method": "ping"}
+TOOL_CALL = {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+             "params": {"name": "get_memory", "arguments": {"scope": "user"}}}
+
+
+async def _answers_json(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The SDK's app, as far as the front can tell: an empty JSON-RPC result."""
+    await receive()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": b'{"jsonrpc": "2.0", "id": 5, "result": {}}'})
+
+
+async def test_while_too_many_abandoned_calls_still_run_a_request_answers_503_before_it_starts_another() -> None:
+    """Calls abandoned at the time bound (here: token checks that never return) are counted; once the count's
+    ``limit`` of them still run, a request that needs the store answers HTTP 503 with JSON-RPC -32603 and Retry-After
+    before it authenticates, and a signed token's check is refused in place of its thread (no thread is started),
+    until they return."""
+    abandoned = AbandonedCalls(limit=3)
+    release = threading.Event()
+    checks: list[str] = []
+
+    def authenticate(headers: Any) -> Any:
+        checks.append(headers.get("authorization", ""))
+        if headers.get("authorization"):
+            release.wait(30)
+        return None
+
+    app = McpHttpApp(_answers_json, authenticate=authenticate, time_limit=0.2, abandoned=abandoned)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        try:
+            stalled = [await http.post("/api/mcp", json=PING, headers={**ACCEPT, "Authorization": "Bearer t"})
+                       for _ in range(5)]
+            refused = await http.post("/api/mcp", json={**TOOL_CALL, "id": 45}, headers=ACCEPT)
+        finally:
+            release.set()
+        with anyio.fail_after(5):
+            while abandoned.running:
+                await anyio.sleep(0.05)
+        answered = await http.post("/api/mcp", json=PING, headers=ACCEPT)
+    assert [r.status_code for r in stalled] == [503] * 5 and len(checks) == 3 + 1
+    assert all("have not returned yet" in r.json()["error"]["message"] for r in stalled[3:])
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
+    assert refused.json()["id"] == 45 and refused.json()["error"]["code"] == -32603
+    assert "have not returned yet" in refused.json()["error"]["message"]
+    assert answered.status_code == 200
+
+
+async def test_while_too_many_abandoned_calls_still_run_requests_that_need_no_store_are_still_answered() -> None:
+    """A ping, the handshake, the tool list and a notification pass the full count: they start no thread (the
+    agent's settings read for the guidance is refused in place of its thread, and the answer carries the base text,
+    as when the settings cannot be read). A tools/call still answers 503 before it authenticates."""
+    abandoned = AbandonedCalls(limit=0)  # full with no call abandoned
+    checks: list[str] = []
+    reads: list[str] = []
+    seen: list[AgentGuidance | None] = []
+
+    def authenticate(headers: Any) -> Any:
+        checks.append(headers.get("x-api-key", ""))
+        return None
+
+    def read_settings() -> AgentGuidance:
+        raise AssertionError("no thread is started while the count is full")
+
+    async def guidance(headers: Any) -> AgentGuidance | None:  # as guidance_reader: a failed read is the base text
+        reads.append(headers.get("x-agent-object-id", ""))
+        try:
+            return await abandoned.run(read_settings)
+        except Unavailable:
+            return None
+
+    async def inner(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(CURRENT_GUIDANCE.get())
+        await _answers_json(scope, receive, send)
+
+    app = McpHttpApp(inner, authenticate=authenticate, guidance=guidance, abandoned=abandoned)
+    headers = {**ACCEPT, "X-Api-Key": "k", "X-Agent-Object-Id": "/agents/a"}
+    passing = [PING, INITIALIZE, {"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+               {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        answered = [await http.post("/api/mcp", json=body, headers=headers) for body in passing]
+        refused = await http.post("/api/mcp", json=TOOL_CALL, headers=headers)
+    assert [r.status_code for r in answered] == [200] * 4 and len(checks) == 4
+    assert reads == ["/agents/a"] * 2 and seen == [None] * 4  # initialize and tools/list read it: base text
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "5" and len(checks) == 4
+    assert refused.json()["id"] == 6 and "have not returned yet" in refused.json()["error"]["message"]
