@@ -26,8 +26,8 @@ own key; docs/cosmos.md, "Layout"). What callers may rely on:
 Its size is part of the cost model (docs/cosmos.md, "Reads, snapshots and search: the cost model per
 store"): an unchanged read is one point read of this item, about 1 RU while it stays under 1 KB. It is
 about 0.3 KB, plus about 0.1 KB for each profile whose watermark it carries (a profile id and a time); a
-``~shared`` stamp also carries at most ``SEALS_KEPT`` seals and a floor, about 0.45 KB more at most, whatever the
-number of authors who ever cleared.
+``~shared`` stamp also carries at most ``SEALS_KEPT`` seals and a floor, about 0.5 KB more at most (agent-scope
+ids are the longest), whatever the number of authors who ever cleared.
 Reading and moving stamps in batches is ``cosmos_stamps``'s.
 """
 
@@ -46,7 +46,9 @@ from memory_core.domain.snapshots import PartitionStamp
 STAMP = "stamp"
 SEALS_KEPT = 4
 """Sources whose seal a stamp keeps by name (the newest); the older ones are folded into its ``seal_floor``. Four keep
-the largest ``~shared`` stamp under 1 KB, a 1 RU point read (tests/contract/test_team_copy_seal_bounds.py)."""
+a ``~shared`` stamp's seals to about 0.5 KB, so the stamp stays under 1 KB, a 1 RU point read
+(tests/contract/test_team_copy_seal_bounds.py); more would refuse fewer late copies of other authors and cost a
+sharing read more."""
 UNKNOWN = PartitionStamp(-1, -1)
 """What ``partition_stamp`` answers for a partition without a stamp item: equal to no stamp a
 snapshot is built at (those count from the clock), so the read loads everything."""
