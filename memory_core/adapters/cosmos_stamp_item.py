@@ -14,13 +14,20 @@ own key; docs/cosmos.md, "Layout"). What callers may rely on:
   an entry's time against the watermark that holds when the batch commits (``Stamps.write``'s
   ``guard``). ``moved`` and ``marked`` keep every watermark the stamp carries (``moved`` with a
   ``clear`` replaces that one profile's).
+- ``seals`` (a ``~shared`` stamp's): source profile id -> the watermark a clear sealed on that author's team copies
+  (``StoredStamp.sealed``), and ``seal_floor``: at most ``SEALS_KEPT`` sources keep their own watermark, the
+  newest; an older one is folded into the floor, which covers a copy of every source (``StoredStamp.sealed_on``).
+  A watermark is never lost, only widened to more authors, so a copy a clear sealed is still refused; the cost is
+  that a copy of another author made at or before the floor is refused too (docs/cosmos.md, ``seal_copies``).
 - A new stamp counts ``changes`` from the clock (``StoredStamp.new``), so a stamp made again (its item
   erased and created anew) never equals one a snapshot was built at; ``UNKNOWN``, what a partition
   without a stamp item reads as, equals none.
 
 Its size is part of the cost model (docs/cosmos.md, "Reads, snapshots and search: the cost model per
 store"): an unchanged read is one point read of this item, about 1 RU while it stays under 1 KB. It is
-about 0.3 KB, plus about 0.1 KB for each profile whose watermark it carries (a profile id and a time).
+about 0.3 KB, plus about 0.1 KB for each profile whose watermark it carries (a profile id and a time); a
+``~shared`` stamp also carries at most ``SEALS_KEPT`` seals and a floor, about 0.5 KB more at most (agent-scope
+ids are the longest), whatever the number of authors who ever cleared.
 Reading and moving stamps in batches is ``cosmos_stamps``'s.
 """
 
@@ -37,6 +44,11 @@ from memory_core.adapters.cosmos_documents import SCHEMA_VERSION
 from memory_core.domain.snapshots import PartitionStamp
 
 STAMP = "stamp"
+SEALS_KEPT = 4
+"""Sources whose seal a stamp keeps by name (the newest); the older ones are folded into its ``seal_floor``. Four keep
+a ``~shared`` stamp's seals to about 0.5 KB, so the stamp stays under 1 KB, a 1 RU point read
+(tests/contract/test_team_copy_seal_bounds.py); more would refuse fewer late copies of other authors and cost a
+sharing read more."""
 UNKNOWN = PartitionStamp(-1, -1)
 """What ``partition_stamp`` answers for a partition without a stamp item: equal to no stamp a
 snapshot is built at (those count from the clock), so the read loads everything."""
@@ -69,6 +81,10 @@ class StoredStamp:
     clears: tuple[tuple[str, str], ...] = ()
     """(profile id, ISO ``cleared_on``) of each profile of the partition whose watermark was saved since stamps
     carry them: what an append's batch, If-Match this stamp, checks its entry's time against."""
+    seals: tuple[tuple[str, str], ...] = ()
+    """(source profile id, ISO watermark) of at most ``SEALS_KEPT`` sources, the newest seals (``sealed``)."""
+    seal_floor: str | None = None
+    """ISO watermark covering a team copy of any source: the latest of the seals folded out of ``seals``."""
 
     @property
     def stamp(self) -> PartitionStamp:
@@ -83,21 +99,39 @@ class StoredStamp:
         clears = self.clears
         if clear is not None:
             clears = tuple(sorted({**dict(clears), clear[0]: clear[1].isoformat()}.items()))
-        return StoredStamp(self.changes + 1, self.inserts + inserts, self.sequence + inserts,
-                           checkpointed=self.checkpointed and not erases_checkpoint, clears=clears)
+        return replace(self, changes=self.changes + 1, inserts=self.inserts + inserts, sequence=self.sequence + inserts,
+                       etag=None, checkpointed=self.checkpointed and not erases_checkpoint, clears=clears)
 
     def sealed(self, clear: tuple[str, datetime]) -> StoredStamp:
-        """The same stamp (no etag yet) carrying ``clear`` (profile id, watermark), unless it carries a later one
-        for that id: what a seal of team copies stores (``Stamps.write`` with ``counts=False``)."""
-        held = self.cleared_on(clear[0])
-        if held is not None and held >= clear[1]:
+        """The same stamp (no etag yet) sealing ``clear`` (source profile id, watermark): what a seal of team copies
+        stores (``Stamps.write`` with ``counts=False``). Afterwards ``sealed_on`` of that id is at least the
+        watermark, and of every id at least what it was (a seal never moves back). At most ``SEALS_KEPT`` sources
+        keep their own watermark, the newest; the others are folded into ``seal_floor`` (their latest), and a seal
+        the floor already covers is not kept by name."""
+        source, watermark = clear
+        held = self.sealed_on(source)
+        if held is not None and held >= watermark:
             return replace(self, etag=None)
-        clears = tuple(sorted({**dict(self.clears), clear[0]: clear[1].isoformat()}.items()))
-        return replace(self, etag=None, clears=clears)
+        named = {**dict(self.seals), source: watermark.isoformat()}
+        floor = datetime.fromisoformat(self.seal_floor) if self.seal_floor else None
+        newest_first = sorted(named.items(), key=lambda item: datetime.fromisoformat(item[1]), reverse=True)
+        for _, folded in newest_first[SEALS_KEPT:]:
+            at = datetime.fromisoformat(folded)
+            floor = at if floor is None or at > floor else floor
+        kept = tuple(sorted((s, w) for s, w in newest_first[:SEALS_KEPT]
+                            if floor is None or datetime.fromisoformat(w) > floor))
+        return replace(self, etag=None, seals=kept, seal_floor=floor.isoformat() if floor else None)
+
+    def sealed_on(self, source_profile_id: str) -> datetime | None:
+        """The latest watermark sealed on team copies of ``source_profile_id``'s entries (None: none sealed): its
+        own seal, the floor, or a seal stored in ``clears`` before seals had a field of their own."""
+        found = [datetime.fromisoformat(w) for w in (dict(self.seals).get(source_profile_id), self.seal_floor) if w]
+        legacy = self.cleared_on(source_profile_id)
+        return max([*found, legacy] if legacy else found, default=None)
 
     def marked(self) -> StoredStamp:
         """The same stamp, checkpointed (no etag yet): what a checkpoint's write stores."""
-        return StoredStamp(self.changes, self.inserts, self.sequence, checkpointed=True, clears=self.clears)
+        return replace(self, etag=None, checkpointed=True)
 
     def cleared_on(self, profile_id: str) -> datetime | None:
         """The watermark this stamp carries for ``profile_id`` (None: none saved since stamps carry them)."""
@@ -111,8 +145,11 @@ class StoredStamp:
     @staticmethod
     def from_item(item: Mapping[str, Any]) -> StoredStamp:
         clears = item.get("clears") or {}
+        seals = item.get("seals") or {}
+        floor = item.get("seal_floor")
         return StoredStamp(int(item["changes"]), int(item["inserts"]), int(item["sequence"]), item.get("_etag"),
-                           item.get("checkpointed") is True, tuple(sorted((str(k), str(v)) for k, v in clears.items())))
+                           item.get("checkpointed") is True, tuple(sorted((str(k), str(v)) for k, v in clears.items())),
+                           tuple(sorted((str(k), str(v)) for k, v in seals.items())), str(floor) if floor else None)
 
     def item(self, instance_id: str, owner: str) -> dict[str, Any]:
         return {
@@ -126,7 +163,10 @@ class StoredStamp:
             "sequence": self.sequence,
             "checkpointed": self.checkpointed,
             "clears": dict(self.clears),
+            # Only in a stamp that sealed team copies (a ``~shared`` one): every other stamp stays as small as before.
+            **({"seals": dict(self.seals)} if self.seals else {}),
+            **({"seal_floor": self.seal_floor} if self.seal_floor else {}),
         }
 
 
-__all__ = ["STAMP", "UNKNOWN", "StoredStamp", "checkpoint_item_id", "stamp_item_id"]
+__all__ = ["SEALS_KEPT", "STAMP", "UNKNOWN", "StoredStamp", "checkpoint_item_id", "stamp_item_id"]

@@ -188,8 +188,9 @@ class Stamps:
         before the batch is sent, and may raise to write nothing: what it checks of that stamp holds when the
         batch commits (an append refuses an entry a clear's watermark covers, ``CosmosWrites``).
         ``counts=False``: a write no read can see (``seal_copies``, with ``clear`` and no operations): the stamp
-        keeps its counts and its checkpoint, and carries ``clear`` unless it carries a later watermark of that id;
-        only its etag moves, which is what refuses a concurrent batch If-Match the stamp before it.
+        keeps its counts and its checkpoint, and seals ``clear`` on team copies (``StoredStamp.sealed``: a bounded
+        number of seals, the older folded into one floor); only its etag moves, which is what refuses a concurrent
+        batch If-Match the stamp before it.
         """
         erases = inserts == 0 if erases_checkpoint is None else erases_checkpoint
         pk = [instance_id, owner]
@@ -205,7 +206,9 @@ class Stamps:
                 known = self.read(calls, instance_id, owner)
             erase: list[Operation] = []
             if known is None:
-                moved = StoredStamp.new().moved(inserts, erases_checkpoint=erases, clear=clear)
+                made = StoredStamp.new()
+                moved = (made.sealed(clear) if not counts and clear is not None
+                         else made.moved(inserts, erases_checkpoint=erases, clear=clear))
                 stamp_op: Operation = ("create", (moved.item(instance_id, owner),))
             elif not counts and clear is not None:
                 moved, erases = known.sealed(clear), False

@@ -17,7 +17,8 @@ Round trips are the cost, so:
 - ``delete_profile`` is a point read and one batch If-Match the profile's etag, then one query for an entry
   of its scope (an append that raced the erasure), and rarely the profile made again, create-only;
 - ``seal_copies`` is one batch in the shared partition that moves its stamp alone (it then carries the
-  source's watermark, which a team copy's append checks as above);
+  source's watermark, which a team copy's append checks as above; the newest four sources by name, the
+  older folded into one floor for every source's copies, ``StoredStamp.sealed``);
 - ``delete_entries`` is one query for the ids still there plus one transactional batch per 98
   deletes (``erase_items``).
 
@@ -95,7 +96,7 @@ class CosmosWrites:
                     # A team copy: also against the watermark a clear of its source sealed there (``seal_copies``).
                     _refuse_covered(entry, stamp.cleared_on(key.profile_id) if stamp else None,
                                     known.cleared_on if known else profile.cleared_on,
-                                    stamp.cleared_on(source.profile_id) if stamp and source else None)
+                                    stamp.sealed_on(source.profile_id) if stamp and source else None)
 
                 try:
                     # A profile created is not only an entry added: it erases checkpoints (the domain's promise).

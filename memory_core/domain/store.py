@@ -255,7 +255,10 @@ class MemoryStore(Protocol):
         (the later watermark holds). Called once ``source``'s profile stores ``watermark`` as its ``cleared_on``.
         Changes no read. SQLite: nothing to write, the append's transaction reads the source profile's
         ``cleared_on`` itself; Cosmos DB: one batch that moves the shared partition's stamp, which then carries
-        the watermark (docs/cosmos.md)."""
+        the watermark (docs/cosmos.md). What a store keeps for it is bounded however many authors clear; to stay
+        so a store may widen a seal to the copies of every source (Cosmos DB folds all but the newest four into
+        one floor), never narrow it: a copy of another author's entry made at or before an older seal may be
+        refused too, never a copy a seal covered stored."""
         ...
 
     def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:

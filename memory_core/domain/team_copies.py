@@ -54,7 +54,8 @@ def share(store: MemoryStore, entry: MemoryEntry) -> None:
     # EntryExists: offered before (a retried write, Idempotency-Key, offers it again), or the entry was forgotten
     # (its mark is taken). EntryBeforeClear: the shared scope was cleared after the entry was made (stored, the copy
     # would be hidden and never erased), or a clear of the author's scope erased the entry and sealed its copies
-    # (``MemoryStore.seal_copies``): it must not outlive it.
+    # (``MemoryStore.seal_copies``): it must not outlive it; or, rarely and on Cosmos DB only, other authors' seals
+    # made after the entry were widened to every author's copies to keep the store's seals bounded (docs/cosmos.md).
     with contextlib.suppress(EntryExists, EntryBeforeClear):
         store.append_with_records(seed, copy, [mark])
 

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from memory_core.adapters.cosmos_stamp_item import UNKNOWN, StoredStamp, checkpoint_item_id, stamp_item_id
+from memory_core.adapters.cosmos_stamp_item import (
+    SEALS_KEPT,
+    UNKNOWN,
+    StoredStamp,
+    checkpoint_item_id,
+    stamp_item_id,
+)
 
 T0 = datetime(2026, 1, 2, tzinfo=UTC)
 T1 = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
@@ -24,6 +30,16 @@ def test_the_item_reads_back_as_the_stamp_it_was_written_from() -> None:
     assert item["id"] == stamp_item_id("alex@contoso.com")
     assert (item["type"], item["instance_id"], item["upn"]) == ("stamp", "inst", "alex@contoso.com")
     assert StoredStamp.from_item({**item, "_etag": "e1"}) == StoredStamp(7, 3, 5, "e1", True, stamp.clears)
+
+
+def test_seals_read_back_and_only_a_stamp_that_sealed_carries_them() -> None:
+    sealed = StoredStamp(7, 3, 5).sealed((USER, T0))
+    for n in range(SEALS_KEPT):
+        sealed = sealed.sealed((f"{AGENT}{n}", T1 + timedelta(seconds=n)))
+    item = json.loads(json.dumps(sealed.item("inst", "~shared")))
+    assert StoredStamp.from_item(item) == sealed
+    assert (item["seal_floor"], len(item["seals"])) == (T0.isoformat(), SEALS_KEPT)
+    assert "seals" not in StoredStamp(7, 3, 5).item("inst", "alex@contoso.com")
 
 
 def test_an_item_from_before_the_checkpoint_flag_and_the_watermarks_has_neither() -> None:
@@ -54,10 +70,52 @@ def test_a_clear_replaces_its_profiles_watermark_and_keeps_the_others() -> None:
 
 
 def test_a_checkpoints_write_marks_the_stamp_and_changes_nothing_else() -> None:
-    stamp = StoredStamp(9, 2, 2, "e1").moved(0, erases_checkpoint=True, clear=(USER, T0))
+    stamp = StoredStamp(9, 2, 2, "e1").moved(0, erases_checkpoint=True, clear=(USER, T0)).sealed((AGENT, T1))
     marked = stamp.marked()
     assert (marked.stamp, marked.sequence, marked.clears, marked.checkpointed, marked.etag) == (
         stamp.stamp, stamp.sequence, stamp.clears, True, None)
+    assert (marked.seals, marked.seal_floor) == (stamp.seals, stamp.seal_floor)
+
+
+# -- seals of team copies: bounded, never lowered ---------------------------------------------------
+
+
+def test_a_seal_keeps_its_later_watermark_and_moves_no_count() -> None:
+    stamp = StoredStamp(4, 2, 2, "e1", checkpointed=True).sealed((USER, T1)).sealed((USER, T0))
+    assert (stamp.sealed_on(USER), stamp.sealed_on(AGENT)) == (T1, None)
+    assert (stamp.stamp, stamp.sequence, stamp.checkpointed, stamp.etag, stamp.clears) == (
+        StoredStamp(4, 2, 2).stamp, 2, True, None, ())
+    assert stamp.moved(1, erases_checkpoint=False).seals == stamp.seals  # an ordinary write keeps them
+
+
+def test_many_sources_keep_the_newest_by_name_and_fold_the_rest_into_a_floor_that_covers_every_source() -> None:
+    """However many authors clear, the stamp names at most ``SEALS_KEPT``; no source's copy is refused less."""
+    stamp = StoredStamp(1, 0, 0)
+    sealed = {f"memory:user:author{n}": T0 + timedelta(seconds=n) for n in range(50)}
+    for source, watermark in sealed.items():
+        stamp = stamp.sealed((source, watermark))
+        assert len(stamp.seals) <= SEALS_KEPT
+    assert all(stamp.sealed_on(source) >= at for source, at in sealed.items())  # type: ignore[operator]
+    assert stamp.seal_floor == (T0 + timedelta(seconds=50 - SEALS_KEPT - 1)).isoformat()
+    newest = [f"memory:user:author{n}" for n in range(50 - SEALS_KEPT, 50)]
+    assert [s for s, _ in stamp.seals] == sorted(newest)
+    assert stamp.sealed_on("memory:user:never-cleared") == T0 + timedelta(seconds=50 - SEALS_KEPT - 1)
+
+
+def test_a_seal_the_floor_covers_is_not_named_and_a_later_one_is() -> None:
+    stamp = StoredStamp(1, 0, 0)
+    for n in range(SEALS_KEPT + 1):
+        stamp = stamp.sealed((f"memory:user:author{n}", T1 + timedelta(seconds=n)))
+    assert stamp.sealed((USER, T0)) == stamp  # a replayed old seal: the floor already covers it
+    again = stamp.sealed(("memory:user:author0", T1 + timedelta(hours=1)))  # folded once, sealed again later
+    assert again.sealed_on("memory:user:author0") == T1 + timedelta(hours=1)
+    assert len(again.seals) == SEALS_KEPT and again.seal_floor == (T1 + timedelta(seconds=1)).isoformat()
+
+
+def test_a_seal_stored_among_the_watermarks_before_seals_had_their_own_field_still_holds() -> None:
+    legacy = StoredStamp(1, 0, 0, clears=((USER, T1.isoformat()),))
+    assert legacy.sealed_on(USER) == T1
+    assert legacy.sealed((USER, T0)).sealed_on(USER) == T1
 
 
 def test_a_new_stamp_counts_from_the_clock_so_a_stamp_made_again_matches_no_earlier_one() -> None:

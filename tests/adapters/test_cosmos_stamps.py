@@ -113,7 +113,7 @@ def test_a_seal_of_team_copies_moves_the_shared_stamps_etag_and_watermark_not_it
     assert after["_etag"] != before["_etag"]
     assert (after["changes"], after["inserts"], after["sequence"]) == (
         before["changes"], before["inserts"], before["sequence"])
-    assert after["clears"][key.profile_id] == later.isoformat()
+    assert after["seals"][key.profile_id] == later.isoformat()
 
 
 @pytest.mark.parametrize("write", sorted(WRITES))

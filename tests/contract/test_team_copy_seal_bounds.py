@@ -1,0 +1,78 @@
+"""What sealing team copies keeps, on every store: bounded however many authors clear, and never less than it sealed.
+
+An immediate clear that erases team-shared entries seals its watermark on the author's team copies
+(``MemoryStore.seal_copies``). SQLite stores nothing for it (a copy's append reads its source profile's
+``cleared_on``). Cosmos DB keeps the seals in the shared partition's stamp, which every sharing read point-reads and
+every team copy's batch is If-Match on: it keeps the newest ``SEALS_KEPT`` by source and folds the older ones into
+one floor covering every source's copies, so the stamp stays under 1 KB (a 1 RU point read) however many authors
+clear; until 2026-12-07 it kept one watermark per author who ever cleared, about 0.1 KB each, for good.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memory_core.domain.errors import EntryBeforeClear
+from memory_core.domain.models import (
+    SHARED_OWNER,
+    EntryKind,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Scope,
+    Share,
+    shared_copy_id,
+)
+from memory_core.domain.store import MemoryStore
+from tests.support.clock import TickingClock
+from tests.support.team_copy_races import TEAM, authors_copies, caller, team_service
+
+T0 = datetime(2026, 12, 7, 6, 0, tzinfo=UTC)
+AUTHORS = 50
+STAMP_BYTES = 1024
+"""The most a point read of the shared partition's stamp may answer: under 1 KB, a point read stays at 1 RU."""
+
+
+def _copy(key: ProfileKey, text: str, at: datetime) -> MemoryEntry:
+    """A team copy of an entry of scope ``key`` made at ``at``, as ``team_copies.share`` writes it."""
+    return MemoryEntry(id=shared_copy_id(uuid.uuid4().hex), key=key.shared(), content_markdown=text,
+                       kind=EntryKind.APPEND, created_on=at, author_upn=key.upn, share=Share.TEAM)
+
+
+def test_the_shared_stamp_stays_bounded_after_many_authors_clear_and_every_seal_still_holds(
+    stores: Callable[[], MemoryStore],
+) -> None:
+    """50 authors each share an entry and clear it: the shared stamp's read stays under 1 KB; the first author's
+    seal, long folded into the floor, still refuses a copy its clear covered, in a process whose caches predate
+    every seal; a copy made after the clears, of an author who never cleared, is stored."""
+    clock = TickingClock(T0, timedelta(microseconds=1))
+    writing, clearing = stores(), stores()
+    writer, custodian = team_service(writing, clock), team_service(clearing, clock)
+    instance = f"bound-{uuid.uuid4().hex[:8]}"
+    authors = [caller(f"author{n}") for n in range(AUTHORS)]
+    newcomer = caller("newcomer")
+    writer.append(newcomer, instance, Scope.USER, None, "- known before", TEAM)  # ``writing`` knows the stamps
+    first_made = clock.now
+
+    for author in authors:
+        writer.append(author, instance, Scope.USER, None, f"- from {author.upn}", TEAM)
+        custodian.clear(author, instance, Scope.USER, None, confirm=True)
+
+    with clearing.measure() as read:
+        clearing.partition_stamp(instance, SHARED_OWNER)
+    assert getattr(read, "bytes_read", 0) < STAMP_BYTES  # Cosmos DB: the stamp item's body; SQLite keeps none
+    assert all(authors_copies(clearing, instance, a) == [] for a in authors)
+
+    first = ProfileKey(instance, authors[0].upn, Scope.USER)
+    seed = MemoryProfile(first.shared(), None, None, None, T0, T0)
+    with pytest.raises(EntryBeforeClear):  # made before the first author's clear, stored after all of them
+        writing.append(seed, _copy(first, "- raced the first clear", first_made))
+    own = ProfileKey(instance, newcomer.upn, Scope.USER)
+    writing.append(seed, _copy(own, "- after every clear", clock()))
+    seen = custodian.get(caller("mate"), instance, Scope.USER, None).content_markdown
+    assert "after every clear" in seen and "known before" in seen
+    assert not any(f"from {a.upn}" in seen for a in authors)
