@@ -60,8 +60,9 @@ function invisible(before, ch, after) {
 }
 
 /**
- * ``text`` cut where a character drawn as nothing stands: strings, and between them each such character as
- * ``{ codePoint: "U+200B", name }``. A text without one is ``[text]``.
+ * ``text`` cut where a character drawn as nothing stands: strings, and between them each run of such characters
+ * as ``{ codePoint: "U+200B U+200C", name: "zero-width space, zero-width non-joiner" }`` (one part a run, so that
+ * an entry stored as thousands of them makes one mark, not thousands). A text without one is ``[text]``.
  */
 export function invisibleParts(text) {
   const s = String(text ?? "");
@@ -77,7 +78,13 @@ export function invisibleParts(text) {
         if (plain) parts.push(plain);
         plain = "";
         const codePoint = `U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
-        parts.push({ codePoint, name: nameOf(ch) });
+        const run = parts.at(-1);
+        if (run && typeof run !== "string") {
+          run.codePoint += ` ${codePoint}`;
+          run.names.add(nameOf(ch));
+        } else {
+          parts.push({ codePoint, names: new Set([nameOf(ch)]) });
+        }
       } else {
         plain += ch;
       }
@@ -85,7 +92,8 @@ export function invisibleParts(text) {
     });
   });
   if (plain) parts.push(plain);
-  return parts;
+  return parts.map((part) => (typeof part === "string" ? part
+    : { codePoint: part.codePoint, name: [...part.names].join(", ") }));
 }
 
 /** Each character drawn as nothing in ``root``'s text, replaced on the page by a mark naming it; ``root``. */
