@@ -57,6 +57,14 @@ function tagRuns(s) {
   }).join(""));
 }
 
+/**
+ * Whether ``ch`` is a variation selector that varies no character when ``before`` (a character, or "" at the start)
+ * comes before it: a run of them, or one after a letter, space or punctuation without variants (the domain's rule).
+ */
+export function straySelector(before, ch) {
+  return SELECTOR.test(ch) && strays(before, ch);
+}
+
 function strays(before, selector) {
   const ideographic = selector.codePointAt(0) >= FIRST_IDEOGRAPHIC_SELECTOR;
   if (MONGOLIAN_SELECTOR.test(selector)) return !before || SELECTOR.test(before) || !MONGOLIAN.test(before);

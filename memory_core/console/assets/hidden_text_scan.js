@@ -2,12 +2,15 @@
 // were screened for them): GET /operator/hidden-text a page at a time, and a forget request for each finding.
 
 import { h, replace, formatCount, formatTime } from "./dom.js";
-import { announce, busy, confirmAction } from "./ui.js";
+import { announce, busy, confirmAction, showMore } from "./ui.js";
 
 const STOPPING = " Stopping after this page.";
 // A hidden-text scan is kept in this tab's session storage, one per instance, after each page: its findings
 // (users and entry ids, never text), counts and continuation. Signing out forgets them (``forgetScans``).
 const SCAN_STORE = "memory-core.console.hidden-text-scan.";
+// Findings shown at once; a button shows the next ones. A scan of an old instance may find thousands, each row
+// with its button, and the table sits above nothing but held the page for as long as it took to lay them out.
+const FINDINGS_AT_ONCE = 100;
 
 /** The scan last kept for ``instance`` in this tab, or null. */
 function keptScan(instance) {
@@ -55,6 +58,9 @@ export class HiddenTextScan {
     this.credential = credential;
     this.refresh = refresh;
     this.scan = null;
+    // How many findings the table shows: kept through the view's redraws (a forget request is one), reset by a
+    // fresh scan.
+    this.shownFindings = FINDINGS_AT_ONCE;
   }
 
   /**
@@ -83,6 +89,7 @@ export class HiddenTextScan {
     if (this.scan?.running) return;
     if (fresh || !this.scan) {
       this.scan = { instance: this.api.instance, findings: [], memories: 0, entries: 0, token: null };
+      this.shownFindings = FINDINGS_AT_ONCE;
       keepScan(null, this.api.instance);
     }
     const state = this.scan;
@@ -142,7 +149,10 @@ export class HiddenTextScan {
         : `${found}; ${read} scanned.`), more, findings.length ? this.table(findings) : null);
   }
 
-  /** One row a finding: who, where, the first hidden character; a forget request for what a user owns. */
+  /**
+   * One row a finding: who, where, the first hidden character; a forget request for what a user owns.
+   * ``FINDINGS_AT_ONCE`` at a time (the button that shows more is ``show-more-findings``).
+   */
   table(findings) {
     const action = (f) => {
       if (!f.upn) return h("span", { class: "muted" }, "legacy: never changed");
@@ -150,15 +160,19 @@ export class HiddenTextScan {
       return h("button", { type: "button", class: "danger", "aria-label": `Ask to forget ${f.entry_id} of ${f.upn}`,
         onclick: (e) => this.forget(f, e.currentTarget) }, "Ask to forget");
     };
-    return h("table", { id: "hidden-text-table" },
+    const row = (f) => h("tr", { "data-entry": f.entry_id },
+      h("td", {}, f.upn || "(legacy)"), h("td", {}, h("code", {}, f.entry_id)),
+      h("td", {}, f.scope + (f.agent_object_id ? ` (${f.agent_object_id})` : "")), h("td", {}, f.field),
+      h("td", {}, f.character), h("td", {}, h("time", { datetime: f.created_on }, formatTime(f.created_on))),
+      h("td", {}, action(f)));
+    const body = h("tbody", {}, findings.slice(0, this.shownFindings).map(row));
+    return [h("table", { id: "hidden-text-table" },
       h("caption", { class: "visually-hidden" }, "Entries holding hidden text"),
       h("thead", {}, h("tr", {}, ["Who", "Entry", "Where", "Field", "Character", "Stored", "Action"]
         .map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, findings.map((f) => h("tr", { "data-entry": f.entry_id },
-        h("td", {}, f.upn || "(legacy)"), h("td", {}, h("code", {}, f.entry_id)),
-        h("td", {}, f.scope + (f.agent_object_id ? ` (${f.agent_object_id})` : "")), h("td", {}, f.field),
-        h("td", {}, f.character), h("td", {}, h("time", { datetime: f.created_on }, formatTime(f.created_on))),
-        h("td", {}, action(f))))));
+      body),
+    showMore({ container: body, items: findings, render: row, step: FINDINGS_AT_ONCE, id: "show-more-findings",
+      noun: "findings", onShown: (n) => { this.shownFindings = n; } })];
   }
 
   /** Ask to forget a finding's entry, as if its user had; the row then says so, here and after a reload. */

@@ -8,6 +8,7 @@
 // inline emphasis nests at most a few levels, each level excluding its own marker).
 
 import { h } from "./dom.js";
+import { showInvisible } from "./invisible.js";
 
 const SAFE_URL = /^(https?:\/\/|mailto:)[^\s<>"'`]+$/i;
 
@@ -23,16 +24,19 @@ export const MAX_NESTING = 8;
 
 /**
  * An entry's content rendered from markdown, or, should the renderer fail on it, shown as plain text with a
- * note: one entry must never take the whole view down (``render`` is the renderer, replaceable in tests).
+ * note: one entry must never take the whole view down (``render`` is the renderer, replaceable in tests). Either
+ * way each character drawn as nothing shows as its marked code point (``showInvisible``).
  */
 export function renderEntryContent(text, render = renderMarkdown) {
+  let rendered;
   try {
-    return render(text);
+    rendered = render(text);
   } catch (error) {
-    return h("div", { class: "markdown markdown-fallback" },
+    rendered = h("div", { class: "markdown markdown-fallback" },
       h("p", { class: "muted" }, "This entry could not be formatted; its text is shown as written."),
       h("pre", {}, String(text ?? "")));
   }
+  return showInvisible(rendered);
 }
 
 /** ``text`` as DOM nodes (never markup); ``depth`` is how many quotes it is already inside. */

@@ -3,7 +3,7 @@
 // Operator routes take an operator key or the operator app role.
 
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
-import { h, replace, field, formatSecond, formatTime } from "./dom.js";
+import { h, replace, field, formatCount, formatSecond, formatTime } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
 import { auditTable } from "./records.js";
 import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw, showMore } from "./ui.js";
@@ -15,6 +15,12 @@ const WHERE_THE_REST_IS = "The REST route gives the rest, a page at a time (its 
 // put the sweep, the audit trail and the agent settings 80,000 pixels down the page.
 const ROWS_AT_ONCE = 100;
 
+// Unreadable requests listed at once in their note, which sits above the sweep and the rest of the view.
+const UNREADABLE_AT_ONCE = 20;
+
+// Configured agents shown at once: each row holds a button, and an instance may configure thousands.
+const AGENTS_AT_ONCE = 100;
+
 export class OperatorView {
   constructor(api, session, config) {
     this.api = api;
@@ -23,6 +29,8 @@ export class OperatorView {
     this.status = "pending";
     // How many requests the table shows: kept when the list is read again after a decision, reset with the filter.
     this.shownRows = ROWS_AT_ONCE;
+    // How many unreadable requests the note lists, kept like ``shownRows`` (the note is no filter's).
+    this.shownUnreadable = UNREADABLE_AT_ONCE;
     // One scan for the view's life: what it found survives the view's redraws.
     this.hiddenTextScan = new HiddenTextScan(api, this.credential, () => this.refresh());
   }
@@ -97,17 +105,23 @@ export class OperatorView {
       cutShortNote(page, requests, "requests", WHERE_THE_REST_IS));
   }
 
-  /** Stored requests this release cannot read (another release's layout): listed with why, never decided here. */
+  /**
+   * Stored requests this release cannot read (another release's layout): listed with why, never decided here,
+   * ``UNREADABLE_AT_ONCE`` at a time (the button that lists more is ``show-more-unreadable``).
+   */
   unreadableNote(unreadable) {
     if (!unreadable.length) return null;
     const one = unreadable.length === 1;
+    const item = (u) => h("li", { dataset: { requestId: u.request_id } },
+      h("code", {}, u.request_id), ` \u2014 ${u.kind || "kind unknown"}, ${u.status || "status unknown"}, `
+      + `${u.upn || "user unknown"}: ${u.message}`);
+    const list = h("ul", {}, unreadable.slice(0, this.shownUnreadable).map(item));
     return h("div", { class: "notice", id: "unreadable-deletions", role: "note" },
-      h("p", {}, `${one ? "One stored deletion request" : `${unreadable.length} stored deletion requests`} cannot be `
-        + `read by this release (another release's layout), so ${one ? "it is" : "they are"} not in the table and `
-        + "cannot be approved or rejected here. Each stays stored as it is, for a release that reads it."),
-      h("ul", {}, unreadable.map((u) => h("li", { dataset: { requestId: u.request_id } },
-        h("code", {}, u.request_id), ` \u2014 ${u.kind || "kind unknown"}, ${u.status || "status unknown"}, `
-        + `${u.upn || "user unknown"}: ${u.message}`))));
+      h("p", {}, `${one ? "One stored deletion request" : `${formatCount(unreadable.length)} stored deletion requests`}`
+        + ` cannot be read by this release (another release's layout), so ${one ? "it is" : "they are"} not in the `
+        + "table and cannot be approved or rejected here. Each stays stored as it is, for a release that reads it."),
+      list, showMore({ container: list, items: unreadable, render: item, step: UNREADABLE_AT_ONCE,
+        id: "show-more-unreadable", noun: "unreadable requests", onShown: (n) => { this.shownUnreadable = n; } }));
   }
 
   requestRow(r) {
@@ -250,22 +264,29 @@ export class OperatorView {
       form, h("div", { class: "row" }, list), listed, out);
   }
 
-  /** The agents with stored settings; choosing one loads its settings with ``load``. */
+  /**
+   * The agents with stored settings, ``AGENTS_AT_ONCE`` at a time (the button that shows more is
+   * ``show-more-agents``); choosing one loads its settings with ``load``.
+   */
   agentsTable(agents, load) {
     if (!agents.length) return h("p", { class: "empty", id: "agents-table" }, "No agent has stored settings yet.");
     const instructions = (a) => a.policy_instructions_withheld ? h("strong", {}, "withheld: a secret or hidden text")
       : a.policy_instructions ? "set" : "none";
-    return h("table", { id: "agents-table" },
+    const row = (a) => h("tr", { "data-agent": a.agent_object_id },
+      h("td", {}, h("button", { type: "button", onclick: () => load(a.agent_object_id) }, a.agent_object_id)),
+      h("td", {}, a.enabled ? "on" : "off"),
+      h("td", {}, a.auto_append ? "yes" : "no"),
+      h("td", {}, a.default_write_scope),
+      h("td", {}, a.allowed_group_ids ? a.allowed_group_ids.join(", ") : "any"),
+      h("td", {}, instructions(a)));
+    const body = h("tbody", {}, agents.slice(0, AGENTS_AT_ONCE).map(row));
+    return [h("table", { id: "agents-table" },
       h("caption", { class: "visually-hidden" }, "Agents with stored settings"),
       h("thead", {}, h("tr", {}, ["Agent", "Memory", "Auto-append", "Default scope", "Groups", "Instructions"]
         .map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, agents.map((a) => h("tr", { "data-agent": a.agent_object_id },
-        h("td", {}, h("button", { type: "button", onclick: () => load(a.agent_object_id) }, a.agent_object_id)),
-        h("td", {}, a.enabled ? "on" : "off"),
-        h("td", {}, a.auto_append ? "yes" : "no"),
-        h("td", {}, a.default_write_scope),
-        h("td", {}, a.allowed_group_ids ? a.allowed_group_ids.join(", ") : "any"),
-        h("td", {}, instructions(a))))));
+      body),
+    showMore({ container: body, items: agents, render: row, step: AGENTS_AT_ONCE, id: "show-more-agents",
+      noun: "agents" })];
   }
 
   /** The agent's settings trail (who changed what, newest first) into ``out``. */

@@ -1,0 +1,112 @@
+// Characters drawn as nothing in an entry's text, shown as marked code points ("U+200B") where they stand, as
+// misleading links show where they lead: every model reads them, and a person reading the entry saw nothing. The
+// stored text is not changed; only what the page draws. One alone may be stored (a write refuses runs of them,
+// domain/hidden_text.py), and text stored before that rule, or imported, may hold anything.
+//
+// Marked: the default-ignorable characters the domain counts in zero-width runs (the zero-width space, word
+// joiner, invisible operators, zero-width no-break space, soft hyphen, combining grapheme joiner, Hangul fillers,
+// Khmer inherent vowels, Mongolian vowel separator, deprecated format characters and the code points reserved as
+// default-ignorable), the bidirectional overrides (marked, they no longer reorder what follows them), tag
+// characters outside an emoji flag, and variation selectors that vary no character. Left as they are, since they
+// have a visible use: a joiner (U+200D) inside an emoji sequence, a joiner or non-joiner (U+200C) between letters
+// of a script whose shaping they change (Persian, Devanagari ...), variation selectors that pick a glyph, emoji
+// flags, and the bidirectional marks, embeddings and isolates that right-to-left text is formatted with.
+
+import { h } from "./dom.js";
+import { straySelector } from "./hidden_text.js";
+
+// Marked wherever they are: the zero-width characters but the joiners, the overrides, the reserved code points.
+const ALWAYS_CLASS = "\\u00AD\\u034F\\u115F\\u1160\\u17B4\\u17B5\\u180E\\u200B\\u202D\\u202E\\u2060-\\u2065\\u206A-\\u206F"
+  + "\\u3164\\uFEFF\\uFFA0\\uFFF0-\\uFFF8\\u{E0080}-\\u{E00FF}\\u{E01F0}-\\u{E0FFF}";
+const ALWAYS = new RegExp(`^[${ALWAYS_CLASS}]$`, "u");
+// Whatever may need a mark (with the joiners, selectors and tag characters): most text holds none, and is left
+// alone after this one test.
+const CANDIDATE = new RegExp(`[${ALWAYS_CLASS}\\u180B-\\u180D\\u180F\\u200C\\u200D\\uFE00-\\uFE0F\\u{E0000}-\\u{E007F}`
+  + "\\u{E0100}-\\u{E01EF}]", "u");
+const TAG = /^[\u{E0000}-\u{E007F}]$/u;
+// An emoji flag of tag characters (England, Scotland, Wales): kept whole.
+const FLAG = /(\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F})/u;
+// A joiner between two pictographs (after a skin tone or an emoji selector too) joins an emoji sequence.
+const BEFORE_EMOJI_JOINER = /^[\p{Extended_Pictographic}\p{Emoji_Modifier}\uFE0F]$/u;
+const AFTER_EMOJI_JOINER = /^\p{Extended_Pictographic}$/u;
+// Scripts whose letters a joiner or non-joiner shapes: Arabic script (Persian, Urdu ...), Syriac, N'Ko, Mongolian,
+// and the Brahmic scripts (conjuncts, half forms).
+const JOINING_SCRIPTS = ["Arabic", "Syriac", "Nko", "Mongolian", "Devanagari", "Bengali", "Gurmukhi", "Gujarati",
+  "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala", "Khmer", "Myanmar", "Tibetan"];
+const JOINING = new RegExp(`^[${JOINING_SCRIPTS.map((name) => `\\p{Script=${name}}`).join("")}]$`, "u");
+
+const NAMES = {
+  0x00AD: "soft hyphen", 0x034F: "combining grapheme joiner", 0x180E: "Mongolian vowel separator",
+  0x200B: "zero-width space", 0x200C: "zero-width non-joiner", 0x200D: "zero-width joiner",
+  0x202D: "left-to-right override", 0x202E: "right-to-left override", 0x2060: "word joiner", 0x3164: "Hangul filler",
+  0xFEFF: "zero-width no-break space",
+};
+
+/** ``ch``'s name for the mark's title: its own for the common ones, else what kind of character it is. */
+function nameOf(ch) {
+  const cp = ch.codePointAt(0);
+  if (NAMES[cp]) return NAMES[cp];
+  if (TAG.test(ch)) return "tag character";
+  if (straySelector("", ch)) return "variation selector";
+  return "character drawn as nothing";
+}
+
+/** Whether ``ch``, between ``before`` and ``after`` ("" at an end), is drawn as nothing here and is marked. */
+function invisible(before, ch, after) {
+  if (ALWAYS.test(ch) || TAG.test(ch)) return true;
+  if (ch === "\u200D" && BEFORE_EMOJI_JOINER.test(before) && AFTER_EMOJI_JOINER.test(after)) return false;
+  if (ch === "\u200C" || ch === "\u200D") return !(JOINING.test(before) && JOINING.test(after));
+  return straySelector(before, ch);
+}
+
+/**
+ * ``text`` cut where a character drawn as nothing stands: strings, and between them each run of such characters
+ * as ``{ codePoint: "U+200B U+200C", name: "zero-width space, zero-width non-joiner" }`` (one part a run, so that
+ * an entry stored as thousands of them makes one mark, not thousands). A text without one is ``[text]``.
+ */
+export function invisibleParts(text) {
+  const s = String(text ?? "");
+  if (!CANDIDATE.test(s)) return [s];
+  const parts = [];
+  let plain = "";
+  let before = "";
+  s.split(FLAG).forEach((piece, at) => {
+    if (at % 2) { plain += piece; before = "\u{E007F}"; return; }  // a flag, kept whole
+    const chars = [...piece];
+    chars.forEach((ch, i) => {
+      if (invisible(before, ch, chars[i + 1] ?? "")) {
+        if (plain) parts.push(plain);
+        plain = "";
+        const codePoint = `U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+        const run = parts.at(-1);
+        if (run && typeof run !== "string") {
+          run.codePoint += ` ${codePoint}`;
+          run.names.add(nameOf(ch));
+        } else {
+          parts.push({ codePoint, names: new Set([nameOf(ch)]) });
+        }
+      } else {
+        plain += ch;
+      }
+      before = ch;
+    });
+  });
+  if (plain) parts.push(plain);
+  return parts.map((part) => (typeof part === "string" ? part
+    : { codePoint: part.codePoint, name: [...part.names].join(", ") }));
+}
+
+/** Each character drawn as nothing in ``root``'s text, replaced on the page by a mark naming it; ``root``. */
+export function showInvisible(root) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const marked = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (CANDIDATE.test(node.data)) marked.push(node);
+  }
+  for (const node of marked) {
+    node.replaceWith(...invisibleParts(node.data).map((part) => (typeof part === "string" ? part
+      : h("span", { class: "invisible-char", title: `${part.name}: drawn as nothing, and read by agents` },
+        part.codePoint))));
+  }
+  return root;
+}
