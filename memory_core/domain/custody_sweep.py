@@ -3,6 +3,7 @@
 Nothing is erased before an operator approves (``domain.custody`` files the requests and takes the decisions), and
 nothing expires by age. The sweep is idempotent and safe to crash and re-run at any step:
 
+0. the request's ``deletion_approved`` event is written (``audit_approval``: the approval's own record again);
 1. plan   - the entries the request's hold covers are found, and on the first run
             counted in the request (the entries are never listed in it: a clear of
             16,000 entries would pass Cosmos DB's 2 MB item). Before their team copies
@@ -82,6 +83,16 @@ def close_rejection(store: MemoryStore, instance_id: str, request_id: str) -> No
     store.delete_record(deletions_partition(instance_id), REJECTION_KIND, request_id)
 
 
+def audit_approval(audit: AuditTrail, request: DeletionRequest) -> None:
+    """Write ``request``'s ``deletion_approved`` event, dated by its decision: one record whoever writes it and however
+    often (its id made from the decision's time and the request). The approval writes it after its decision, and the
+    sweep again before it executes the request, so a crash between the decision and the event loses no approval from
+    the trail (a retried approval hears "not pending")."""
+    audit.record(AuditAction.DELETION_APPROVED, actor=str(request.decided_by), instance_id=request.instance_id,
+                 upn=request.upn, scope=request.scope, agent_object_id=request.agent_object_id,
+                 request_id=request.id, at=request.decided_on, suffix=f"approved-{request.id}")
+
+
 def lift_holds(store: MemoryStore, request: DeletionRequest) -> None:
     """Remove the holds ``request`` filed (the user's, and the one on their team-shared copies): what they hid shows
     again, unless erased. The sweep's unhold step, and a rejection's; removing them twice removes nothing more."""
@@ -159,6 +170,9 @@ class Sweep:
             # by the store (its writer stamps it after), and so is its team copy (``_covered``). The plan would miss
             # either, and once the hold is lifted it would show. So the seal step after the erasure is a purge's only.
             seal(self._store, request)
+        # Before anything is erased: an approval stopped after its decision left its event to this run (written
+        # again by every run until the request is executed, it stays one record).
+        audit_approval(self._audit, request)
         plan, profiles = (request.plan, 0) if request.plan is not None else self._covered(request)
         if request.erased_entries is None:  # its first run (a plan stored by an earlier release came counted)
             request = self._counted(request, plan, profiles)
