@@ -9,7 +9,8 @@ nothing expires by age. The sweep is idempotent and safe to crash and re-run at 
             16,000 entries would pass Cosmos DB's 2 MB item). Before their team copies
             are read, none can be stored any more: a clear or a replace moves its
             watermark first and seals it on the copies of team-shared entries it covers,
-            a forget of a team-shared entry stores its copy's mark (``team_copies.forbid``);
+            a forget of a team-shared entry stores its copy's mark (``team_copies.forbid``), and a purge
+            the mark of each team-shared entry it covers;
 2. erase  - the user's memory tool file index loses the names of those entries, then
             the entries are erased (erasing twice erases nothing more);
 3. seal   - a purge erases the profiles of the scopes it emptied (a clear moved the
@@ -221,6 +222,13 @@ class Sweep:
             # refused by the store (``MemoryStore.seal_copies``), as an immediate clear's is. A run after the
             # erasure finds no such entry: the run that erased them sealed first.
             self._store.seal_copies(_key(request, request.scope, request.agent_object_id), request.watermark)
+        elif request.kind is DeletionKind.PURGE:
+            # A purge has no scope to seal, and the profiles it erases would take a seal with them on SQLite (the
+            # copy's write reads its source profile's watermark): each covered team-shared entry's copy is forbidden
+            # by its mark instead, as a forget's is, before the copies are read.
+            team_copies.forbid_all(self._store, request.instance_id,
+                                   [e.id for state in states for e in state.entries
+                                    if e.share is Share.TEAM and hold.covers(e)])
         # The copies' hold made from the request, not read: a crash that filed the request without it (or before
         # either hold) must not leave the copies of the entries this run erases to teammates.
         copies = shared_hold(request)

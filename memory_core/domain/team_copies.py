@@ -18,6 +18,7 @@ never does.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -34,6 +35,9 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.records import ABSENT, Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
+
+# Marks per write in ``forbid_all``: a Cosmos DB transactional batch takes at most 100 operations.
+_BATCH = 100
 
 
 def share(store: MemoryStore, entry: MemoryEntry) -> None:
@@ -67,6 +71,14 @@ def forbid(store: MemoryStore, instance_id: str, entry_id: str) -> None:
     time), about 0.3 KB, and names no text. Idempotent. A memory-tool version dropped with its copy
     (``EntryRemovals.drop_version``) calls it first too."""
     store.put_record(_mark(instance_id, shared_copy_id(entry_id)))
+
+
+def forbid_all(store: MemoryStore, instance_id: str, entry_ids: Sequence[str]) -> None:
+    """``forbid`` for each of ``entry_ids``, in batches of at most ``_BATCH`` records (one write each): what the
+    sweep of a purge does before it reads the copies of the team-shared entries it erases."""
+    marks = [_mark(instance_id, shared_copy_id(entry_id)) for entry_id in dict.fromkeys(entry_ids)]
+    for start in range(0, len(marks), _BATCH):
+        store.put_records(marks[start:start + _BATCH])
 
 
 def _mark(instance_id: str, copy_id: str) -> Record:
