@@ -213,3 +213,27 @@ def test_an_approval_stopped_between_its_decision_and_its_event_is_audited_once_
     assert actions.index(AuditAction.DELETION_APPROVED) < actions.index(AuditAction.DELETION_EXECUTED)
     (approved,) = [e for e in events if e.action is AuditAction.DELETION_APPROVED]
     assert approved.actor == "op" and approved.time == done.decided_on
+
+
+def test_a_memory_tool_delete_stopped_before_its_journal_closed_files_no_second_request_after_a_rejection(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory-tool delete under approval files its forget, then stops before it erases its retirement journal. An
+    operator rejects the request within the journal's 2 minutes: the entry shows again. The sweep that replays the
+    journal afterwards finds the forget made (a request for the entry filed since the command began) and files no
+    second request for the operator to reject again."""
+    clock = TickingClock()
+    service, caller = _service(store, clock), _caller("alex")
+    service.append(caller, INSTANCE, Scope.USER, None, "- prefers tea")
+    ((entry,),) = [s.entries for s in store.load_partition(INSTANCE, caller.upn)]
+    _crash_once(monkeypatch, store, "delete_record", lambda partition, kind, *a, **k: kind == "file_retirement")
+    with pytest.raises(Crash):
+        MemoryFiles(service).execute(caller, INSTANCE, None, {
+            "command": "delete", "path": f"/memories/appended/{entry.id}.md"})
+    monkeypatch.undo()
+    (request,) = service.custody.list(INSTANCE)
+    service.custody.reject("op", INSTANCE, request.id, "kept by policy")
+    clock.now += 2 * SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    assert [(r.id, r.status) for r in service.custody.list(INSTANCE)] == [(request.id, DeletionStatus.REJECTED)]
+    assert "prefers tea" in service.get(caller, INSTANCE, Scope.USER, None).content_markdown
