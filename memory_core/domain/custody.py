@@ -24,6 +24,7 @@ from memory_core.domain.custody_sweep import (
     REJECTION_KIND,
     Sweep,
     SweepFault,
+    audit_approval,
     close_rejection,
     lift_holds,
     no_fault,
@@ -229,8 +230,10 @@ class CustodyService:
     def approve(self, operator: str, instance_id: str, request_id: str) -> DeletionRequest:
         """Hand a pending request to the sweep. ``Conflict`` unless it is pending."""
         request = self._decide(operator, instance_id, request_id, DeletionStatus.APPROVED, None)
-        self._audit.record(AuditAction.DELETION_APPROVED, actor=operator, instance_id=instance_id, upn=request.upn,
-                           scope=request.scope, agent_object_id=request.agent_object_id, request_id=request.id)
+        # After the decision, never before: an event written first would stand for a decision that lost the race
+        # to another (``not_pending``). A crash between the two is made good by the sweep, which writes the same
+        # event (one record: dated by the decision, named by the request) before it executes the request.
+        audit_approval(self._audit, request)
         return request
 
     def reject(self, operator: str, instance_id: str, request_id: str, reason: str) -> DeletionRequest:

@@ -3,12 +3,14 @@
 Nothing is erased before an operator approves (``domain.custody`` files the requests and takes the decisions), and
 nothing expires by age. The sweep is idempotent and safe to crash and re-run at any step:
 
+0. the request's ``deletion_approved`` event is written (``audit_approval``: the approval's own record again);
 1. plan   - the entries the request's hold covers are found, and on the first run
             counted in the request (the entries are never listed in it: a clear of
             16,000 entries would pass Cosmos DB's 2 MB item). Before their team copies
             are read, none can be stored any more: a clear or a replace moves its
             watermark first and seals it on the copies of team-shared entries it covers,
-            a forget of a team-shared entry stores its copy's mark (``team_copies.forbid``);
+            a forget of a team-shared entry stores its copy's mark (``team_copies.forbid``), and a purge
+            the mark of each team-shared entry it covers;
 2. erase  - the user's memory tool file index loses the names of those entries, then
             the entries are erased (erasing twice erases nothing more);
 3. seal   - a purge erases the profiles of the scopes it emptied (a clear moved the
@@ -80,6 +82,16 @@ REJECTION_KIND = "rejection"
 def close_rejection(store: MemoryStore, instance_id: str, request_id: str) -> None:
     """Erase the journal record of ``request_id``'s rejection (its holds lifted, or none to lift); none is fine."""
     store.delete_record(deletions_partition(instance_id), REJECTION_KIND, request_id)
+
+
+def audit_approval(audit: AuditTrail, request: DeletionRequest) -> None:
+    """Write ``request``'s ``deletion_approved`` event, dated by its decision: one record whoever writes it and however
+    often (its id made from the decision's time and the request). The approval writes it after its decision, and the
+    sweep again before it executes the request, so a crash between the decision and the event loses no approval from
+    the trail (a retried approval hears "not pending")."""
+    audit.record(AuditAction.DELETION_APPROVED, actor=str(request.decided_by), instance_id=request.instance_id,
+                 upn=request.upn, scope=request.scope, agent_object_id=request.agent_object_id,
+                 request_id=request.id, at=request.decided_on, suffix=f"approved-{request.id}")
 
 
 def lift_holds(store: MemoryStore, request: DeletionRequest) -> None:
@@ -159,6 +171,9 @@ class Sweep:
             # by the store (its writer stamps it after), and so is its team copy (``_covered``). The plan would miss
             # either, and once the hold is lifted it would show. So the seal step after the erasure is a purge's only.
             seal(self._store, request)
+        # Before anything is erased: an approval stopped after its decision left its event to this run (written
+        # again by every run until the request is executed, it stays one record).
+        audit_approval(self._audit, request)
         plan, profiles = (request.plan, 0) if request.plan is not None else self._covered(request)
         if request.erased_entries is None:  # its first run (a plan stored by an earlier release came counted)
             request = self._counted(request, plan, profiles)
@@ -207,6 +222,13 @@ class Sweep:
             # refused by the store (``MemoryStore.seal_copies``), as an immediate clear's is. A run after the
             # erasure finds no such entry: the run that erased them sealed first.
             self._store.seal_copies(_key(request, request.scope, request.agent_object_id), request.watermark)
+        elif request.kind is DeletionKind.PURGE:
+            # A purge has no scope to seal, and the profiles it erases would take a seal with them on SQLite (the
+            # copy's write reads its source profile's watermark): each covered team-shared entry's copy is forbidden
+            # by its mark instead, as a forget's is, before the copies are read.
+            team_copies.forbid_all(self._store, request.instance_id,
+                                   [e.id for state in states for e in state.entries
+                                    if e.share is Share.TEAM and hold.covers(e)])
         # The copies' hold made from the request, not read: a crash that filed the request without it (or before
         # either hold) must not leave the copies of the entries this run erases to teammates.
         copies = shared_hold(request)

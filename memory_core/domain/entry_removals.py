@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 
+from memory_core.domain import team_copies
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import is_visible, visible_entry
 from memory_core.domain.custody import CustodyService
@@ -102,6 +103,10 @@ class EntryRemovals:
         self._store.delete_entries(key, [entry_id])
 
     def _withdraw_copy(self, entry: MemoryEntry) -> None:
-        """Erase ``entry``'s copy in the shared partition when it is team-shared: with the entry, always."""
+        """Erase ``entry``'s copy in the shared partition when it is team-shared: with the entry, always. The copy's
+        mark is stored first (``team_copies.forbid``, as a forget does): a copy its writer has not stored yet (a
+        team-shared append stores the entry, then the copy) is refused once the mark is, instead of outliving the
+        version this drop erases."""
         if entry.share is Share.TEAM:
+            team_copies.forbid(self._store, entry.key.instance_id, entry.id)
             self._store.delete_entries(entry.key.shared(), [shared_copy_id(entry.id)])

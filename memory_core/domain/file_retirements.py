@@ -11,7 +11,8 @@ So before the commit a command writes a journal record (kind ``file_retirement``
 partition, naming no text) of the versions it will retire, and erases the record once they are retired. The sweep
 (``replay``) finishes every settled record (``domain.journals``): a version the index still names was never retired by a
 commit (the command lost a race, or failed before it) and is left; one it no longer names is retired as the command
-would have. A sweep claims a record before it replays it (a conditional write), so two sweeps at once retire a
+would have, unless a deletion request naming it was filed since the command began (the command's forget got that
+far: one an operator rejected meanwhile is not filed again). A sweep claims a record before it replays it (a conditional write), so two sweeps at once retire a
 version once: under operator approval a second forget would file a second request.
 """
 
@@ -30,7 +31,7 @@ from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, named_entry_ids
 from memory_core.domain.identity import Caller
 from memory_core.domain.memory_files import Retire
 from memory_core.domain.models import ProfileKey, Scope
-from memory_core.domain.records import Partition, Record, deletions_partition
+from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.store import MemoryStore
 
 KIND = "file_retirement"
@@ -122,9 +123,29 @@ class FileRetirements:
             if retire.entry_id in named:
                 continue  # no commit retired it: the command lost its race or failed before committing
             if retire.removes_content:
+                if self._requested_since(retirement, retire.entry_id):
+                    continue  # its forget was filed (the command's, or a racing one): decided there, maybe rejected
                 with contextlib.suppress(NotFound):  # gone, or hidden by a deletion already
                     self._forget(caller, retirement.instance_id, retire.entry_id)
             elif self._store.get_entry(retirement.instance_id, retirement.upn, retire.entry_id) is not None:
                 self._drop(caller, retirement.key(retire.agent_scope), retire.entry_id,
                            f"superseded: its whole text is kept in the file's new version {RETIRED_BY_SWEEP}")
         self.end(retirement)
+
+    def _requested_since(self, retirement: Retirement, entry_id: str) -> bool:
+        """Whether a deletion request naming ``entry_id`` was filed since the command began: under approval the
+        command's forget got that far before it stopped (or another forget of the entry took it). An operator may
+        have rejected it since, the entry showing again: forgotten again here, it would file a second request for
+        the operator to reject twice. One query of the instance's requests naming the entry."""
+        requests = self._store.query_records(deletions_partition(retirement.instance_id), RecordKind.DELETION_REQUEST,
+                                             {"entry_id": entry_id, "upn": retirement.upn})
+        return any(_filed_since(r, retirement.started_on) for r in requests)
+
+
+def _filed_since(request: Record, started_on: datetime) -> bool:
+    """Whether the stored request was filed at or after ``started_on``; one whose time this release cannot read
+    (another release's layout) counts as filed since: a second request is the harm this guards against."""
+    try:
+        return datetime.fromisoformat(str(request.data["requested_on"])) >= started_on
+    except (KeyError, TypeError, ValueError):
+        return True

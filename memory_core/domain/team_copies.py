@@ -6,7 +6,8 @@ erases the copy, and a clear or replace withdraws the author's copies from befor
 (``copies_before`` finds them), sealing them first so that a copy still on its way is refused by the store. Custody erases them (``domain.erasures`` at once, the sweep after approval), and
 ``domain.entry_removals`` a dropped version's: only those erase memory (docs/custody.md).
 
-A forget takes one entry, not a watermark: before its copy is erased, ``forbid`` stores the copy's mark (a
+A forget takes one entry, not a watermark, and so does a memory-tool version dropped (``domain.entry_removals``):
+before its copy is erased, ``forbid`` stores the copy's mark (a
 ``team_copy`` record of the copy's id in the shared partition, naming no text, kept for good), and ``share`` creates
 that mark, create-only, in the copy's own atomic write (``MemoryStore.append_with_records``): a copy on its way when
 the entry was forgotten finds the mark taken and is not stored (``EntryExists``), on either store, at no round trip
@@ -17,6 +18,7 @@ never does.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -33,6 +35,9 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.records import ABSENT, Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
+
+# Marks per write in ``forbid_all``: a Cosmos DB transactional batch takes at most 100 operations.
+_BATCH = 100
 
 
 def share(store: MemoryStore, entry: MemoryEntry) -> None:
@@ -64,8 +69,17 @@ def forbid(store: MemoryStore, instance_id: str, entry_id: str) -> None:
     """From now on no team copy of entry ``entry_id`` is stored (``share`` finds its mark taken): what a forget
     does before it erases the copy (``domain.erasures`` at once, the sweep after approval), so a copy its writer
     stores after that erasure is refused. One record write; the mark is kept for good (a late copy may come any
-    time), about 0.3 KB, and names no text. Idempotent."""
+    time), about 0.3 KB, and names no text. Idempotent. A memory-tool version dropped with its copy
+    (``EntryRemovals.drop_version``) calls it first too."""
     store.put_record(_mark(instance_id, shared_copy_id(entry_id)))
+
+
+def forbid_all(store: MemoryStore, instance_id: str, entry_ids: Sequence[str]) -> None:
+    """``forbid`` for each of ``entry_ids``, in batches of at most ``_BATCH`` records (one write each): what the
+    sweep of a purge does before it reads the copies of the team-shared entries it erases."""
+    marks = [_mark(instance_id, shared_copy_id(entry_id)) for entry_id in dict.fromkeys(entry_ids)]
+    for start in range(0, len(marks), _BATCH):
+        store.put_records(marks[start:start + _BATCH])
 
 
 def _mark(instance_id: str, copy_id: str) -> Record:

@@ -182,3 +182,60 @@ def test_a_memory_tool_edit_stopped_while_dropping_a_team_shared_version_withdra
     events = [e for e in service.audit.read(INSTANCE, author.upn)
               if e.action is AuditAction.MEMORY_FILE and e.entry_id == entry.id]
     assert events and events[0].content_sha256 == entry.content_sha256
+
+
+@pytest.mark.parametrize("crash", ["after-the-decision", "after-the-event"])
+def test_an_approval_stopped_between_its_decision_and_its_event_is_audited_once_by_the_sweep(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, crash: str
+) -> None:
+    """The process stops after the approval is stored, as it writes the ``deletion_approved`` event (or just after
+    it): a retried approval hears "not pending", so the trail kept an approved, then executed request with no
+    approval in it. The sweep writes the event the decision names (one record whoever writes it: never twice)."""
+    clock = TickingClock()
+    service, caller = _service(store, clock), _caller("alex")
+    service.append(caller, INSTANCE, Scope.USER, None, "- prefers tea")
+    outcome = service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    assert isinstance(outcome, PendingDeletion)
+    if crash == "after-the-decision":
+        _crash_once(monkeypatch, store, "put_record", lambda record, *a, **k: record.kind == RecordKind.AUDIT
+                    and record.data.get("action") == AuditAction.DELETION_APPROVED.value)
+        with pytest.raises(Crash):
+            service.custody.approve("op", INSTANCE, outcome.request_id)
+        monkeypatch.undo()
+        with pytest.raises(Exception, match="not pending"):
+            service.custody.approve("op", INSTANCE, outcome.request_id)
+    else:
+        service.custody.approve("op", INSTANCE, outcome.request_id)
+    (done,) = service.custody.sweep(instance_id=INSTANCE).executed
+    service.custody.sweep(instance_id=INSTANCE)
+    assert done.id == outcome.request_id
+    events = [e for e in service.audit.read(INSTANCE, caller.upn) if e.request_id == outcome.request_id]
+    actions = [e.action for e in events]
+    assert actions.count(AuditAction.DELETION_APPROVED) == 1
+    assert actions.index(AuditAction.DELETION_APPROVED) < actions.index(AuditAction.DELETION_EXECUTED)
+    (approved,) = [e for e in events if e.action is AuditAction.DELETION_APPROVED]
+    assert approved.actor == "op" and approved.time == done.decided_on
+
+
+def test_a_memory_tool_delete_stopped_before_its_journal_closed_files_no_second_request_after_a_rejection(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory-tool delete under approval files its forget, then stops before it erases its retirement journal. An
+    operator rejects the request within the journal's 2 minutes: the entry shows again. The sweep that replays the
+    journal afterwards finds the forget made (a request for the entry filed since the command began) and files no
+    second request for the operator to reject again."""
+    clock = TickingClock()
+    service, caller = _service(store, clock), _caller("alex")
+    service.append(caller, INSTANCE, Scope.USER, None, "- prefers tea")
+    ((entry,),) = [s.entries for s in store.load_partition(INSTANCE, caller.upn)]
+    _crash_once(monkeypatch, store, "delete_record", lambda partition, kind, *a, **k: kind == "file_retirement")
+    with pytest.raises(Crash):
+        MemoryFiles(service).execute(caller, INSTANCE, None, {
+            "command": "delete", "path": f"/memories/appended/{entry.id}.md"})
+    monkeypatch.undo()
+    (request,) = service.custody.list(INSTANCE)
+    service.custody.reject("op", INSTANCE, request.id, "kept by policy")
+    clock.now += 2 * SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    assert [(r.id, r.status) for r in service.custody.list(INSTANCE)] == [(request.id, DeletionStatus.REJECTED)]
+    assert "prefers tea" in service.get(caller, INSTANCE, Scope.USER, None).content_markdown

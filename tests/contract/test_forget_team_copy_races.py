@@ -1,4 +1,5 @@
-"""A team-shared entry's copy stored late, after a forget of the entry (or under approval, a clear) took the copies.
+"""A team-shared entry's copy stored late, after a forget of the entry (or under approval, a clear or a purge) took
+the copies.
 
 A team-shared write stores the entry in its author's memory, then its copy in the scope's shared partition
 (``domain.team_copies``), in two writes with no fence. An immediate forget erases the entry, then the copy by id; the
@@ -6,7 +7,9 @@ sweep of an approved forget reads the copy, then erases it; the sweep of an appr
 erases. A copy stored after that outlived its entry: a teammate kept reading what its author had forgotten or an
 operator had approved erasing. Now a forget stores the copy's mark before it erases the copy, and the copy's own
 write creates that mark create-only (``team_copies.forbid``, ``share``); an approved clear's sweep seals its watermark
-on the author's copies before its plan. A copy stored after the hold and before the sweep was hidden and erased
+on the author's copies before its plan, and an approved purge's sweep stores the mark of each team-shared entry it
+covers (it has no scope to seal, and erases the profiles a seal is read from on SQLite): before 2026-12-07 a copy
+stored during or after a purge's sweep outlived it. A copy stored after the hold and before the sweep was hidden and erased
 already: kept as a guard. Each test puts the copy's commit at one such point by wrapping the store (the writer's
 append of the copy, or the sweeper's first erasure), so the interleaving is the same every run.
 """
@@ -20,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from memory_core.domain import team_copies
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, shared_copy_id
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
@@ -67,14 +71,17 @@ def _approved(custodian: MemoryService, request_id: str, instance: str) -> None:
 
 
 def _request(custodian: MemoryService, author: Caller, instance: str, action: str, entry_id: str) -> str:
-    """File the author's forget of ``entry_id`` or clear of user memory under approval: the request's id."""
+    """File the author's forget of ``entry_id`` or clear of user memory under approval, or an operator's purge of
+    the author's memory: the request's id."""
+    if action == "purge":
+        return custodian.custody.request_purge(OPERATOR, instance, author.upn).id
     pending = (custodian.forget(author, instance, entry_id) if action == "forget"
                else custodian.clear(author, instance, Scope.USER, None, confirm=True))
     assert isinstance(pending, PendingDeletion)
     return pending.request_id
 
 
-@pytest.mark.parametrize("action", ["forget", "clear"])
+@pytest.mark.parametrize("action", ["forget", "clear", "purge"])
 @pytest.mark.parametrize("when", ["after-the-hold", "after-the-sweep", "during-the-sweep"])
 def test_a_team_copy_stored_late_under_approval_goes_with_its_entry(
     stores: Callable[[], MemoryStore], monkeypatch: pytest.MonkeyPatch, action: str, when: str
@@ -115,3 +122,24 @@ def test_a_team_copy_stored_late_under_approval_goes_with_its_entry(
     assert authors_copies(sweeping, instance, author) == kept
     seen = custodian.get(teammate, instance, Scope.USER, None).content_markdown
     assert "raced the request" not in seen and ("- known before" in seen) == (action == "forget")
+
+
+def test_a_purge_forbids_the_copies_of_more_team_shared_entries_than_one_batch_holds(
+    stores: Callable[[], MemoryStore]
+) -> None:
+    """The sweep of a purge stores a mark for each team-shared entry it erases, in batches (a Cosmos DB batch takes
+    100 operations): with 101 of them it executes, and a copy of the last one written afterwards is refused."""
+    clock = TickingClock(T0, timedelta(microseconds=1))
+    store = stores()
+    service = team_service(store, clock, DeletionMode.OPERATOR_APPROVAL)
+    author, teammate, instance = caller("author"), caller("mate"), f"race-{uuid.uuid4().hex[:8]}"
+    for number in range(101):
+        service.append(author, instance, Scope.USER, None, f"- fact {number}", TEAM)
+    (last,) = [e for s in store.load_partition(instance, author.upn) for e in s.entries if e.content_markdown == "- fact 100"]
+    request_id = _request(service, author, instance, "purge", "")
+    service.custody.approve(OPERATOR, instance, request_id)
+    (done,) = service.custody.sweep(instance_id=instance).executed
+    assert done.erased_entries == 101
+    team_copies.share(store, last)  # its writer, late
+    assert authors_copies(store, instance, author) == []
+    assert "fact" not in service.get(teammate, instance, Scope.USER, None).content_markdown
