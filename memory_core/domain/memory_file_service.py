@@ -51,6 +51,7 @@ from memory_core.domain.file_index import (
     namespace_of,
 )
 from memory_core.domain.file_retirements import Retirement
+from memory_core.domain.file_writers import FileWriters
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_commits import FileCommits, Snapshot, scope_keys
 from memory_core.domain.memory_files import (
@@ -99,9 +100,13 @@ class MemoryFiles:
 
     def __init__(
         self, service: MemoryService, *, on_commit: Callable[[], None] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = time.sleep, writers: FileWriters | None = None,
     ) -> None:
+        """``writers``: where a command that may write waits its turn behind the user's other writes in this process
+        (``domain.file_writers``; the service's ``file_writers`` in production); None: it races them, and the
+        loser of each commit reads again (what tests of those races need)."""
         self._service = service
+        self._writers = writers
         self._store: MemoryStore = service.store
         self._commits = FileCommits(service, on_commit)  # on_commit, for tests: widen the race window before it
         self._sleep = sleep
@@ -136,6 +141,16 @@ class MemoryFiles:
         for key in ("path", "new_path"):
             if cmd["command"] in ("create", "rename") and key in cmd:
                 self._screen_name(caller, instance_id, str(cmd[key]), key)
+        if cmd["command"] == "view" or self._writers is None:
+            return self._attempts(caller, instance_id, agent, cmd, session_id, operation_id)
+        with self._writers.turn(instance_id, caller.upn):
+            return self._attempts(caller, instance_id, agent, cmd, session_id, operation_id)
+
+    def _attempts(
+        self, caller: Caller, instance_id: str, agent: AgentContext | None, cmd: dict[str, Any],
+        session_id: str | None, operation_id: str | None,
+    ) -> FileAnswer:
+        """Read, run and commit ``cmd``, again while another command commits first (``_ATTEMPTS`` times)."""
         for _ in range(_ATTEMPTS):
             # A view changes nothing: it may read while a deletion is recorded, as any read may.
             snapshot = self._snapshot(caller, instance_id, agent, wait=cmd["command"] != "view")

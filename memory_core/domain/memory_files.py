@@ -15,7 +15,8 @@ directory).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -137,8 +138,11 @@ def view(ns: Namespace, path: str, view_range: Sequence[int] | None = None) -> O
         return Outcome(texts.file_view(path, ns.files[rel].text, view_range))
     if not ns.is_dir(rel):
         raise texts.not_found(path)
-    items: list[tuple[str, str]] = []
-    appended: set[int] = set()  # the positions of files under appended/: entries the model did not name
+    # Each item is (the file's path, or None for a directory; the path shown). A file's size is its text's length in
+    # bytes, formatted: found only for the lines the answer may hold, not for every entry of a large memory (60,000
+    # appended files: 0.4 s of the view), since a listing that long is cut to MAX_LISTING_CHARS.
+    items: list[tuple[str | None, str]] = []
+    appended: list[int] = []  # the positions of files under appended/ (in order): entries the model did not name
     children = _children(ns)
 
     def collect(dir_rel: str, shown: str, depth: int) -> None:
@@ -151,34 +155,48 @@ def view(ns: Namespace, path: str, view_range: Sequence[int] | None = None) -> O
             item = f"{shown}/{name}" if shown else name
             if child in ns.files:
                 if dir_rel in (APPENDED_DIR, f"{AGENT_DIR}/{APPENDED_DIR}"):
-                    appended.add(len(items))
-                items.append((texts.format_file_size(len(ns.files[child].text.encode("utf-8"))), item))
+                    appended.append(len(items))
+                items.append((child, item))
             else:
-                items.append((texts.DIRECTORY_SIZE, f"{item}/"))
+                items.append((None, f"{item}/"))
                 if depth < 2:
                     collect(child, item, depth + 1)
 
     collect(rel, "", 1)
-    listing = texts.directory_view(path, items)
-    if len(listing) <= MAX_LISTING_CHARS:
-        return Outcome(listing)
-    return Outcome(_cut_listing(path, items, appended))
+
+    def line(index: int) -> tuple[str, str]:
+        child, item = items[index]
+        if child is None:
+            return texts.DIRECTORY_SIZE, item
+        return texts.format_file_size(len(ns.files[child].text.encode("utf-8"))), item
+
+    # Every line is at least a size (2 characters), a tab, the path, "/", one character and a line break: more items
+    # than that many fit cannot fit, and the listing is cut without being made whole first.
+    if len(items) * (len(path) + 6) <= MAX_LISTING_CHARS:
+        listing = texts.directory_view(path, [line(i) for i in range(len(items))])
+        if len(listing) <= MAX_LISTING_CHARS:
+            return Outcome(listing)
+    return Outcome(_cut_listing(path, len(items), line, appended))
 
 
-def _cut_listing(path: str, items: list[tuple[str, str]], appended: set[int]) -> str:
-    """A listing that would not fit ``MAX_LISTING_CHARS``: the model's own files and the directories first (in listing
-    order), then appended files while they fit, and a line saying how many were left out and how to reach them."""
-    order = [i for i in range(len(items)) if i not in appended] + sorted(appended)
+def _cut_listing(path: str, count: int, line: Callable[[int], tuple[str, str]], appended: Sequence[int]) -> str:
+    """A listing of ``count`` items (``line(i)``: the size and path of the i-th, in listing order) that does not fit
+    ``MAX_LISTING_CHARS``: the model's own files and the directories first (in listing order), then the files under
+    appended/ (``appended``: their positions, in order) while they fit, and a line saying how many were left out
+    and how to reach them. Only the lines it tries are made."""
+    skipped = set(appended)
+    order = itertools.chain((i for i in range(count) if i not in skipped), appended)
     room = MAX_LISTING_CHARS - len(texts.directory_view(path, [])) - 400  # the note's own length, and some
-    kept: set[int] = set()
+    kept: dict[int, tuple[str, str]] = {}
     for index in order:
-        cost = len(texts.directory_line(path, *items[index])) + 1  # and its line break
+        shown = line(index)
+        cost = len(texts.directory_line(path, *shown)) + 1  # and its line break
         if cost > room:
             break
         room -= cost
-        kept.add(index)
-    left = len(items) - len(kept)
-    listing = texts.directory_view(path, [items[i] for i in sorted(kept)])
+        kept[index] = shown
+    left = count - len(kept)
+    listing = texts.directory_view(path, [kept[i] for i in sorted(kept)])
     return listing + texts.listing_cut(MAX_LISTING_CHARS, left)
 
 

@@ -27,6 +27,7 @@ from memory_core.domain.entry_removals import EntryRemovals
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.file_audits import FileAudits
 from memory_core.domain.file_retirements import FileRetirements
+from memory_core.domain.file_writers import FileWriters
 from memory_core.domain.hidden_text_scan import HiddenTextScanPage, scan_page
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import DEFAULT_MAX_BYTES
@@ -89,6 +90,9 @@ class MemoryService(MemoryReads):
         self.custody.replay_also(self.file_retirements.replay)
         self.file_audits = FileAudits(store, self.audit, clock=clock)
         self.custody.replay_also(self.file_audits.replay)
+        # The memory tool's writes of one user take turns in this process (``domain.file_writers``), when its caller
+        # asks (the REST functions do): racing, each read the memory again for every commit it lost.
+        self.file_writers = FileWriters()
         super().__init__(store, ProfileTargets(self.agent_settings, default_sharing,
                                                allow_sharing_override=allow_sharing_override),
                          read_cache_bytes)

@@ -53,3 +53,29 @@ def test_a_listing_too_long_for_a_model_is_cut_keeping_the_models_own_files_and_
 def test_a_listing_that_fits_is_the_reference_listing_whole() -> None:
     listing = view(_big_memory(100), "/memories").answer
     assert listing.count("/memories/appended/0") == 100 and "not listed" not in listing
+
+
+class _CountedFiles(dict[str, FileNode]):
+    """A namespace's files that count how many texts were read (``files[path]``)."""
+
+    reads = 0
+
+    def __getitem__(self, rel: str) -> FileNode:
+        self.reads += 1
+        return super().__getitem__(rel)
+
+
+def _texts_read_by_listing(appended: int) -> int:
+    ns = _big_memory(appended)
+    ns.files = _CountedFiles(ns.files)
+    view(ns, "/memories")
+    assert isinstance(ns.files, _CountedFiles)
+    return ns.files.reads
+
+
+def test_a_cut_listing_reads_only_the_files_it_shows() -> None:
+    """A file's size in the listing is its text's length: a listing of a large memory sized every appended entry, then
+    showed a few hundred (at 60,000 appended entries, 0.4 s of a view). The texts it reads stay what it shows."""
+    small, large, larger = (_texts_read_by_listing(n) for n in (20, 2_000, 20_000))
+    assert small == 21  # 20 appended files and the model's own, all shown
+    assert large == larger < 400, (large, larger)

@@ -3,7 +3,10 @@
 Each command reads the user's file index with its etag and commits with it; a command
 that loses the race withdraws its unpublished version and re-applies itself to the
 winner's result. These tests race commands from parallel clients against
-``python -m memory_core serve`` and check that every acknowledged write is there.
+``python -m memory_core serve`` and check that every acknowledged write is there. One server
+queues one user's writes (``domain.file_writers``), so here they mostly take turns; losing a
+commit and re-applying is raced in process (tests/domain/test_memory_file_service.py and the
+race tests of tests/contract/), where the commands do not queue.
 """
 
 from __future__ import annotations
