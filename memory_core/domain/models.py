@@ -9,6 +9,7 @@ deterministic ids.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -99,9 +100,16 @@ class ProfileKey:
     @property
     def profile_id(self) -> str:
         """The seed's deterministic id: memory:user:{upn} or memory:agent:{upn}:{hash}."""
-        if self.scope is Scope.USER:
-            return f"memory:user:{_id_safe(self.upn)}"
-        return agent_profile_prefix(self.upn) + agent_hash(self.agent_object_id or "")
+        return _profile_id(self.scope, self.upn, self.agent_object_id)
+
+
+@functools.lru_cache(maxsize=4096)
+def _profile_id(scope: Scope, upn: str, agent_object_id: str | None) -> str:
+    """``ProfileKey.profile_id``, remembered: a sweep or a clear asks it of every entry (60,000 entries of one profile
+    cost about 1 s of character-by-character escaping and hashing when computed each time)."""
+    if scope is Scope.USER:
+        return f"memory:user:{_id_safe(upn)}"
+    return agent_profile_prefix(upn) + agent_hash(agent_object_id or "")
 
 
 @dataclass(frozen=True, slots=True)

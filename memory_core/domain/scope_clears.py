@@ -69,7 +69,7 @@ class ScopeClears:
             now = self._clock()
             # Journaled first: what follows the watermark is finished by the sweep if this stops half way.
             erasure = self._custody.erasures.begin("clear", caller.upn, key, watermark=now)
-            (state,) = self._store.load([key])
+            (state,) = self._store.load_heads([key])  # the profile only: its entries may be tens of thousands
             if state.profile is None:
                 seed = seed_profile(caller, key, agent, WriteOptions(), now)
                 self._store.save_profile(replace(seed, cleared_on=now))
@@ -140,7 +140,7 @@ class ScopeClears:
         ``first`` is a state the caller has just read; it spares the first attempt a load.
         """
         for attempt in range(_PROFILE_WRITE_ATTEMPTS):
-            (state,) = [first] if attempt == 0 and first is not None else self._store.load([key])
+            (state,) = [first] if attempt == 0 and first is not None else self._store.load_heads([key])
             if state.profile is None:
                 raise Conflict("the memory profile disappeared during the write; retry")
             current = state.profile.cleared_on

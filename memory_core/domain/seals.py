@@ -43,7 +43,7 @@ def seal(store: MemoryStore, request: DeletionRequest) -> None:
     if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE) and request.watermark is not None and request.scope:
         key = ProfileKey(request.instance_id, request.upn, Scope(request.scope), request.agent_object_id)
         for _ in range(_ATTEMPTS):
-            (state,) = store.load([key])
+            (state,) = store.load_heads([key])  # the profile only: the scope may hold tens of thousands of entries
             if state.profile is None or (state.profile.cleared_on and state.profile.cleared_on >= request.watermark):
                 return
             try:

@@ -147,6 +147,33 @@ def test_writes_keep_the_index_in_step(store: SqliteMemoryStore) -> None:
         "INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)").fetchall() == []
 
 
+def test_one_erasure_of_many_entries_takes_every_one_out_of_the_index(store: SqliteMemoryStore) -> None:
+    """``delete_entries`` erases a large list in one statement: every named entry of the profile, and its words
+    from the index, whatever the order of the ids; ids of other profiles, or of none, are left alone."""
+    other = ProfileKey("i", BEA.upn, Scope.USER)
+    for n in range(400):
+        _append(store, KEY, f"e{n:03d}", f"kiwi fruit number{n}", T0 + timedelta(seconds=n // 3))
+    _append(store, other, "e000-bea", "kiwi of bea", T0)
+    erased = [f"e{n:03d}" for n in random.Random(7).sample(range(400), 300)]
+    assert store.delete_entries(KEY, [*erased, "e000-bea", "missing"]) == 300
+    found = _page(store, [KEY], ["kiwi"], 0, 500)
+    assert len(found) == 100 and not set(erased) & set(found)
+    assert _page(store, [other], ["kiwi"], 0, 10) == ["e000-bea"]
+    assert _page(store, [KEY], [f"number{erased[0][1:].lstrip('0') or '0'}"], 0, 10) == []
+    assert sqlite3.connect(store._db.path).execute(
+        "INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)").fetchall() == []
+
+
+def test_erasing_one_entry_of_a_large_profile_reads_no_other(store: SqliteMemoryStore) -> None:
+    """The ids drive the erasure (one primary-key seek each): a forget in a profile of thousands costs what a
+    forget in a profile of ten does, not a scan of the profile."""
+    for n in range(3000):
+        _append(store, KEY, f"e{n:04d}", "kiwi", T0 + timedelta(seconds=n))
+    with store.measure() as cost:
+        assert store.delete_entries(KEY, ["e1500"]) == 1
+    assert 0 < cost.vm_steps < 3000
+
+
 def test_a_store_of_the_previous_layout_is_reindexed_on_open(tmp_path: Path) -> None:
     """Version 5 keyed the index by the entries' rowid; opening it rebuilds the index by time."""
     path = tmp_path / "v5.sqlite3"

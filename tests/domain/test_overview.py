@@ -32,12 +32,13 @@ def _request(outcome: object) -> str:
     return outcome.request_id
 
 
-def test_a_page_of_requests_counts_each_and_reads_each_persons_memory_once(
+def test_a_page_of_requests_counts_each_clear_without_reading_anyones_memory(
     store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Alex's clears of two scopes and a rejected forget, Blake's clear: each request counts what its hold hides
-    (a rejected one, None), and the page reads Alex's memory once and Blake's once (a person with 300 pending
-    clears made the listing read their memory 300 times); an executed request answers its recorded count."""
+    (a rejected one, None) from counts of the profile's index, reading no one's memory (a person with 300 pending
+    clears made the listing read their memory 300 times, and one pending clear of 60,000 entries made it take over
+    1 s); an executed request answers its recorded count."""
     service = MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
     for n in range(3):
         service.append(ALEX, "i", Scope.USER, None, f"- user fact {n}")
@@ -55,11 +56,31 @@ def test_a_page_of_requests_counts_each_and_reads_each_persons_memory_once(
     monkeypatch.setattr(store, "load_partition", lambda *args: reads.append(args) or real(*args))
     counts = dict(zip([r.id for r in requests], request_entry_counts(store, requests), strict=True))
     assert counts == {forget: None, user_clear: 3, agent_clear: 2, blake_clear: 1}
-    assert sorted(reads) == [("i", ALEX.upn), ("i", BLAKE.upn)]
+    assert reads == []
     service.custody.approve("op", "i", user_clear)
     service.custody.sweep()
     (executed,) = service.custody.page("i", DeletionStatus.EXECUTED, limit=10).items
     assert request_entry_counts(store, [executed]) == [3]
+
+
+def test_purges_are_counted_from_each_persons_memory_read_once(
+    store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A purge's hold covers every profile of the person, so its count comes from their entries: two purges of
+    Alex's beside a pending clear of Alex's user scope read Alex's memory once for the page."""
+    service = MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    for n in range(3):
+        service.append(ALEX, "i", Scope.USER, None, f"- user fact {n}")
+    service.append(ALEX, "i", Scope.AGENT, AGENT, "- agent fact")
+    user_clear = _request(service.clear(ALEX, "i", Scope.USER, None, confirm=True))
+    purges = [service.custody.request_purge("op", "i", ALEX.upn).id for _ in range(2)]
+    requests = service.custody.page("i", None, limit=100).items
+    reads: list[Any] = []
+    real = store.load_partition
+    monkeypatch.setattr(store, "load_partition", lambda *args: reads.append(args) or real(*args))
+    counts = dict(zip([r.id for r in requests], request_entry_counts(store, requests), strict=True))
+    assert counts == {user_clear: 3, purges[0]: 4, purges[1]: 4}
+    assert reads == [("i", ALEX.upn)]
 
 
 def test_the_agent_list_counts_each_agents_visible_entries_without_reading_the_user_scope(
