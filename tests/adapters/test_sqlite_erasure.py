@@ -287,7 +287,7 @@ def _file_owing_a_purge(tmp_path: Path, entries: int, monkeypatch: pytest.Monkey
     """A closed store file of ``entries`` entries, each appended on its own (many index segments) after one
     with a word of its own, forgotten last (its words in an older segment than the forget's): the file owes the purge, which nobody has run."""
     path, word = tmp_path / "m.sqlite3", _word()
-    monkeypatch.setattr(sqlite_database, "purge_erased", lambda db: True)  # not at the store's close
+    monkeypatch.setattr(sqlite_database, "purge_erased", lambda db, **_: True)  # not at the store's close
     store, service = _service(path, DeletionMode.IMMEDIATE)
     store._db._checkpointer.close()
     monkeypatch.setattr(store._db._checkpointer, "owe_purge", lambda: None)  # nor on its thread
