@@ -7,11 +7,22 @@ Run from the project root:
 The reference is npm ``@modelcontextprotocol/server-memory`` (stdio, one JSONL
 file), pinned in bench/reference_server/package.json and its lock; the
 benchmark runs ``npm ci`` there when it is not installed. memory-core runs
-twice on one embedded SQLite file: ``python -m memory_core serve``, reached at
-/api/mcp over streamable HTTP, and ``python -m memory_core mcp``, over stdio
-like the reference (identity from MEMORY_MCP_API_KEY and
-MEMORY_MCP_USER_IDENTITY). All are driven by the official mcp Python client
-(``ClientSession``), one session each, calls interleaved round-robin.
+twice: ``python -m memory_core serve``, reached at /api/mcp over streamable
+HTTP, and ``python -m memory_core mcp``, over stdio like the reference
+(identity from MEMORY_MCP_API_KEY and MEMORY_MCP_USER_IDENTITY). All are
+driven by the official mcp Python client (``ClientSession``), one session
+each, calls interleaved round-robin.
+
+Each memory-core front has its own embedded SQLite file, as each deployment
+would (a stdio user runs one process; the reference has its own JSONL file).
+serve's is preloaded over REST; for each size the stdio server's file is a
+copy of it taken then (SQLite's backup API), so both hold the same facts, the
+same users and the same index. On one shared file, as until 2026-12-07, each
+process's timed writes waited in ``BEGIN IMMEDIATE`` for the other's write
+lock: the undo after every timed append hands that process's checkpoint
+thread a purge (merge steps, then a ``TRUNCATE`` checkpoint), so each front
+paid for the other's purges, a cost no single deployment has
+(docs/performance.md, "Against the reference MCP memory server").
 
 For each memory size N (facts already stored):
 - read: memory-core ``get_memory`` (scope user) beside the reference's
@@ -38,9 +49,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import platform
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -141,6 +154,13 @@ async def recorded_answers(core_url: str, headers: dict[str, str]) -> dict[str, 
     return answers
 
 
+def copied(source: Path, target: Path) -> None:
+    """``target``, a new file holding what ``source`` holds now: SQLite's backup API, one consistent state even
+    while ``serve`` has ``source`` open (its log included)."""
+    with contextlib.closing(sqlite3.connect(source)) as src, contextlib.closing(sqlite3.connect(target)) as dst:
+        src.backup(dst)
+
+
 async def bench_size(size: int, args: argparse.Namespace, core: RunningServer, entry: Path, tmp: Path) -> list[Row]:
     upn = f"bench-{size}-{uuid.uuid4().hex[:8]}@contoso.com"
     headers = {"X-API-KEY": USER_KEY, "X-INSTANCE-ID": INSTANCE, "X-USER-IDENTITY": identity(upn)}
@@ -148,8 +168,10 @@ async def bench_size(size: int, args: argparse.Namespace, core: RunningServer, e
     params = StdioServerParameters(
         command="node", args=[str(entry)], env={"MEMORY_FILE_PATH": str(tmp / f"reference-{size}.jsonl")}
     )
-    # The same user, instance and file as serve's: it reads the memory preloaded over REST.
-    stdio = stdio_parameters(stdio_env(Path(core.env["MEMORY_SQLITE_PATH"]), upn, MEMORY_MCP_INSTANCE_ID=INSTANCE,
+    # The same user and instance as serve's, on a copy of serve's file made once it holds the facts: its own
+    # file, as a stdio user's would be, so neither process waits for the other's write lock (module docstring).
+    stdio_file = tmp / f"stdio-{size}.sqlite3"
+    stdio = stdio_parameters(stdio_env(stdio_file, upn, MEMORY_MCP_INSTANCE_ID=INSTANCE,
                                        MEMORY_DEFAULT_INSTANCE_ID=INSTANCE, MEMORY_DELETION_MODE="immediate"))
     print(f"{size} facts: preloading both servers...", file=sys.stderr, flush=True)
     facts = [f"{FACT} ({i})" for i in range(size)]
@@ -158,6 +180,7 @@ async def bench_size(size: int, args: argparse.Namespace, core: RunningServer, e
             response = await rest.post(f"/instances/{INSTANCE}/memory/append",
                                        json={"scope": "user", "content_markdown": f"- {fact}"})
             response.raise_for_status()
+    copied(Path(core.env["MEMORY_SQLITE_PATH"]), stdio_file)
     answers = await recorded_answers(core_url, headers)
     with zero_work.running("mcp", answers, tmp) as floor_base:
         return await timed_size(size, args, core_url, f"{floor_base}/mcp", headers, params, stdio, facts)
@@ -182,6 +205,10 @@ async def timed_size(size: int, args: argparse.Namespace, core_url: str, floor_u
         await over_stdio.initialize()
         await reference.initialize()
         await floor.initialize()
+        served = checked(await core.call_tool("get_memory", {"scope": "user"}), "get_memory")
+        own = checked(await over_stdio.call_tool("get_memory", {"scope": "user"}), "get_memory (stdio)")
+        if served.structured_content != own.structured_content:
+            raise RuntimeError("the stdio server's copy does not answer what serve's file does")
         checked(await reference.call_tool(
             "create_entities",
             {"entities": [{"name": "user", "entityType": "person", "observations": facts}]},

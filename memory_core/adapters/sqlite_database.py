@@ -15,10 +15,11 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from memory_core.adapters.sqlite_busy import busy_timeout
+from memory_core.adapters.sqlite_busy import WritersTurn, busy_timeout
 from memory_core.adapters.sqlite_erasure import purge_erased
 from memory_core.adapters.sqlite_schema import bring_up_to_date
 from memory_core.adapters.sqlite_transaction import write_transaction
@@ -62,7 +63,9 @@ class SqliteDatabase:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._checkpointer = WalCheckpointer(self.path, purge=purge_erased)
+        # This process's writers of the file, its purges included, take turns before SQLite's lock (``sqlite_busy``).
+        self._turn = WritersTurn()
+        self._checkpointer = WalCheckpointer(self.path, purge=partial(purge_erased, turn=self._turn))
         try:
             _make_folders(self.path.parent)
             self._purge_at_open(self.connection())  # creates the schema, so a bad path fails at start
@@ -124,17 +127,19 @@ class SqliteDatabase:
         """A ``BEGIN IMMEDIATE`` transaction, committed when the block ends and rolled back if it raises.
 
         ``wait_seconds``: how long to wait for another writer's lock, when not the store's busy
-        timeout (a write a read makes on the side waits less than the read's caller would).
+        timeout (a write a read makes on the side waits less than the read's caller would). A writer of this
+        process (another thread's write, the checkpoint thread's purge) is waited for on the process's
+        ``WritersTurn``, within the same time: the write begins as that one ends.
         Raises ``Unavailable`` when SQLite fails (a busy timeout, a full disk), with SQLite's own error even when
         SQLite rolled the transaction back by itself (``sqlite_transaction``).
         """
         try:
             db = self.connection()
             self.count(0)
-            with busy_timeout(db, wait_seconds):
-                with write_transaction(db):
+            with self._turn.taken(self._timeout if wait_seconds is None else wait_seconds) as left:
+                with busy_timeout(db, wait_seconds if left is None else left), write_transaction(db):
                     yield db
-                self._checkpointer.wrote(db)
+            self._checkpointer.wrote(db)
         except sqlite3.Error as e:
             raise _failed("write", e) from e
 
@@ -149,7 +154,7 @@ class SqliteDatabase:
         close, the one the thread had not done."""
         with busy_timeout(db, LOG_CAP_WAIT_SECONDS):
             try:
-                if not purge_erased(db):
+                if not purge_erased(db, turn=self._turn):
                     self._checkpointer.owe_purge()  # readers of an older state: the thread tries again
             except sqlite3.OperationalError:
                 self._checkpointer.owe_purge()  # another process holds the file: the thread tries again

@@ -34,12 +34,17 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from contextlib import AbstractContextManager, nullcontext
 
-from memory_core.adapters.sqlite_busy import busy_timeout
+from memory_core.adapters.sqlite_busy import WritersTurn, busy_timeout
 from memory_core.adapters.sqlite_fulltext import recreate_index
 from memory_core.adapters.sqlite_transaction import write_transaction
 
 RETRY_PAUSE_SECONDS = 0.005
+
+TURN_WAIT_SECONDS = 1.0
+"""How long a step of the purge that takes the writers' lock waits for its turn among this process's writers
+(``sqlite_busy.WritersTurn``) before asking SQLite without it."""
 
 MERGE_PAGES = 16
 """Index pages one step of the purge's merge writes (FTS5's ``pgsz``, 4,050 bytes by default)."""
@@ -109,14 +114,17 @@ def purge_owed(db: sqlite3.Connection) -> bool:
     return db.execute("SELECT 1 FROM erasure_purges WHERE generation > purged LIMIT 1").fetchone() is not None
 
 
-def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
+def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0, turn: WritersTurn | None = None) -> bool:
     """Remove erased words from the full-text index (when entries were erased) and empty the log, if the file
     owes it.
 
     ``db``: a connection in autocommit mode, with ``secure_delete`` on, out of any transaction;
     its busy timeout bounds the wait for other writers before the index merge, and ``retry_seconds``
     the retries of the log's truncation while readers of older states or another checkpoint stand
-    in its way (it never waits for them, so writers never wait behind it). Answers False when the
+    in its way (it never waits for them, so writers never wait behind it). ``turn``: this process's writers of
+    the file (``SqliteDatabase``'s), which every step that takes the writers' lock (the merge's steps, a rebuild,
+    the truncation) takes its turn among, so a write of this process waits for a step on it, not in SQLite's busy
+    handler; None, none (a connection of its own, as a test's). Answers False when the
     log could not be emptied in that time: the file still owes the purge, and the next one does it.
     Raises ``sqlite3.Error`` when SQLite fails; the purge stays owed then too.
 
@@ -129,19 +137,21 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
         return True
     if deep:  # from the entries as they are: no erased word either
         try:
-            _index_step(db, "rebuild", None)
+            with _taken(turn):
+                _index_step(db, "rebuild", None)
         except sqlite3.DatabaseError as error:
             if not unopenable(error):
                 raise  # busy, a full disk: the purge stays owed, and the next one tries again
-            recreate_index(db)  # past FTS5's own bound: it cannot open the index to rebuild it
+            with _taken(turn):
+                recreate_index(db)  # past FTS5's own bound: it cannot open the index to rebuild it
     elif any(row == ENTRIES for row, _ in owed):
-        merge_index(db)
+        merge_index(db, turn=turn)
     # A TRUNCATE checkpoint holds the writers' lock while it waits for readers, so it is tried without waiting
     # (a reader of an older state, or another checkpoint under way, refuses it at once) and tried again a while:
     # waiting under the busy timeout stalled every writer behind one slow read.
     with busy_timeout(db, 0):
         deadline = time.monotonic() + retry_seconds
-        while not _log_emptied(db):
+        while not _log_emptied(db, turn):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(RETRY_PAUSE_SECONDS)
@@ -150,7 +160,7 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0) -> bool:
     return True
 
 
-def merge_index(db: sqlite3.Connection) -> int:
+def merge_index(db: sqlite3.Connection, *, turn: WritersTurn | None = None) -> int:
     """Merge every segment of the full-text index into one, without the erased entries' words, as ``'optimize'``
     does, but ``MERGE_PAGES`` index pages at a time: each step is a write transaction of its own, followed by a pause as
     long as the step took and at least ``MIN_PAUSE_SECONDS``, so a writer waiting on its busy handler gets in
@@ -160,7 +170,8 @@ def merge_index(db: sqlite3.Connection) -> int:
     later step, with a positive count, carries that merge on (segments written meanwhile by other writers hold no
     erased word and are left to later merges), and a step that changes fewer than two rows found nothing left
     (https://sqlite.org/fts5.html#the_merge_command). Should writers keep the steps busy past a bound set by the
-    index's size at the start, the rest is done as one ``'optimize'``: the words leave whatever happens.
+    index's size at the start, the rest is done as one ``'optimize'``: the words leave whatever happens. Each step
+    takes its turn among this process's writers on ``turn`` (``purge_erased``), the pause after it outside it.
     Raises ``sqlite3.Error`` when SQLite fails (the erasure stays owed)."""
     pages = MERGE_PAGES
     (rows,) = db.execute("SELECT count(*) FROM entries_fts_data").fetchone()
@@ -168,7 +179,8 @@ def merge_index(db: sqlite3.Connection) -> int:
     while True:
         started = time.monotonic()
         command = ("optimize", None) if steps >= bound else ("merge", count)
-        changed = _index_step(db, *command)
+        with _taken(turn):
+            changed = _index_step(db, *command)
         steps += 1
         if changed < 2 or command[0] == "optimize":
             return steps
@@ -197,7 +209,7 @@ def index_levels(db: sqlite3.Connection) -> int:
     return 0
 
 
-def _log_emptied(db: sqlite3.Connection) -> bool:
+def _log_emptied(db: sqlite3.Connection, turn: WritersTurn | None = None) -> bool:
     """Copy the log back into the file and truncate it; answers False when a reader of an older state or another
     checkpoint stood in the way (nothing waited for).
 
@@ -206,9 +218,16 @@ def _log_emptied(db: sqlite3.Connection) -> bool:
     waited that long, more with SQLite's busy handler sleeping 1, 2, 5, 10 ms between its tries. So a ``PASSIVE``
     checkpoint, which takes no writers' lock, copies and syncs first; the ``TRUNCATE`` after it finds only what
     was written in between (usually nothing) and is left with truncating the file (docs/performance.md, "The
-    purge's truncation, and appends over stdio")."""
+    purge's truncation, and appends over stdio"). The ``TRUNCATE`` takes its turn on ``turn``; the ``PASSIVE``
+    checkpoint, which locks no writer out, does not."""
     db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-    return not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    with _taken(turn):
+        return not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+
+
+def _taken(turn: WritersTurn | None) -> AbstractContextManager[object]:
+    """``turn`` taken for a block that holds the writers' lock (``TURN_WAIT_SECONDS`` at most), or nothing."""
+    return nullcontext() if turn is None else turn.taken(TURN_WAIT_SECONDS)
 
 
 def _index_step(db: sqlite3.Connection, command: str, rank: int | None) -> int:

@@ -8,6 +8,8 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -15,6 +17,7 @@ from typing import Any, cast
 import pytest
 
 from memory_core.adapters import sqlite_database, sqlite_erasure, sqlite_wal
+from memory_core.adapters.sqlite_busy import WritersTurn
 from memory_core.adapters.sqlite_erasure import purge_erased, purge_owed
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import Caller
@@ -287,7 +290,7 @@ def _file_owing_a_purge(tmp_path: Path, entries: int, monkeypatch: pytest.Monkey
     """A closed store file of ``entries`` entries, each appended on its own (many index segments) after one
     with a word of its own, forgotten last (its words in an older segment than the forget's): the file owes the purge, which nobody has run."""
     path, word = tmp_path / "m.sqlite3", _word()
-    monkeypatch.setattr(sqlite_database, "purge_erased", lambda db: True)  # not at the store's close
+    monkeypatch.setattr(sqlite_database, "purge_erased", lambda db, **_: True)  # not at the store's close
     store, service = _service(path, DeletionMode.IMMEDIATE)
     store._db._checkpointer.close()
     monkeypatch.setattr(store._db._checkpointer, "owe_purge", lambda: None)  # nor on its thread
@@ -430,4 +433,42 @@ def test_the_purges_truncation_finds_the_log_already_copied_back(tmp_path: Path,
     db.close()
     assert done is True
     assert seen.left_to_copy == [0]
+    assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+
+
+class _RecordingTurn(WritersTurn):
+    """A ``WritersTurn`` that tells whether it is held, for a trace of the statements run inside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held = False
+
+    @contextmanager
+    def taken(self, seconds: float) -> Iterator[float | None]:
+        with super().taken(seconds) as left:
+            self.held = True
+            try:
+                yield left
+            finally:
+                self.held = False
+
+
+def test_every_step_of_a_purge_that_locks_writers_out_takes_the_processs_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The merge's steps and the ``TRUNCATE`` checkpoint each run inside the turn of the process's writers (so a
+    write of the process waits for them on it, not in SQLite's busy handler), one turn per step: the pauses between
+    steps and the ``PASSIVE`` checkpoint, which locks no writer out, run outside it."""
+    monkeypatch.setattr(sqlite_erasure, "MERGE_PAGES", 1)
+    monkeypatch.setattr(sqlite_erasure, "MIN_PAUSE_SECONDS", 0.0)
+    path, word = _file_owing_a_purge(tmp_path, 40, monkeypatch)
+    db = sqlite3.connect(path, isolation_level=None, timeout=0)
+    db.execute("PRAGMA secure_delete=ON")
+    turn, trace = _RecordingTurn(), []
+    db.set_trace_callback(lambda sql: trace.append((sql.split()[0] if "checkpoint" not in sql else sql, turn.held)))
+    assert purge_erased(db, turn=turn) is True
+    db.close()
+    begins = [held for sql, held in trace if sql == "BEGIN"]
+    assert len(begins) >= 2 and all(begins)  # a merge step and its last, at the least
+    assert ("PRAGMA wal_checkpoint(TRUNCATE)", True) in trace
+    assert ("PRAGMA wal_checkpoint(PASSIVE)", False) in trace
     assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
