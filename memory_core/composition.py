@@ -136,13 +136,15 @@ def build_mcp_backend(rt: Runtime, *, one_client: bool = False) -> MemoryBackend
     """Where the MCP tools read and write: a remote CoreAPI (MEMORY_COREAPI_BASE_URL) or this process's service.
 
     ``one_client``: the process serves a single client (stdio); on the embedded store its
-    calls then run on the event loop, without a thread hop (``InProcessBackend``).
+    calls then run on the event loop, without a thread hop (``InProcessBackend``). Either backend counts the
+    calls it abandons at a time bound in the process's count (``abandoned_calls``).
     """
     from memory_core.mcp.backend import CoreApiBackend, InProcessBackend
 
     if rt.settings.memory_coreapi_base_url:
-        return CoreApiBackend.from_settings(rt.settings)
-    return InProcessBackend(rt.service, offload=not (one_client and rt.settings.memory_store == "sqlite"))
+        return CoreApiBackend.from_settings(rt.settings, abandoned=abandoned_calls())
+    return InProcessBackend(rt.service, offload=not (one_client and rt.settings.memory_store == "sqlite"),
+                            abandoned=abandoned_calls())
 
 
 def declare_listen_address(host: str | None) -> None:
@@ -177,14 +179,16 @@ def runtime() -> Runtime:
 
 
 def mcp_endpoint() -> FunctionsMcpEndpoint:
-    """The process-wide MCP endpoint over ``runtime()``; its app is built on the first MCP request."""
+    """The process-wide MCP endpoint over ``runtime()``; its app is built on the first MCP request. Its front and its
+    backend (``build_mcp_backend``) share the process's count of abandoned calls (``abandoned_calls``)."""
     endpoint = _process.mcp
     if endpoint is None:
+        abandoned = abandoned_calls()  # before the lock: it takes the lock itself on first use
         with _lock:
             if _process.mcp is None:
                 from memory_core.mcp.transport import FunctionsMcpEndpoint
 
-                _process.mcp = FunctionsMcpEndpoint(runtime, build_mcp_backend)
+                _process.mcp = FunctionsMcpEndpoint(runtime, build_mcp_backend, abandoned=abandoned)
             endpoint = _process.mcp
     return endpoint
 
@@ -192,8 +196,9 @@ def mcp_endpoint() -> FunctionsMcpEndpoint:
 def abandoned_calls() -> AbandonedCalls:
     """The process's count of worker-thread calls abandoned at a time bound and still running, built on first use.
 
-    The MCP backends and front built without a count of their own join this one, so the bound on
-    abandoned threads (``memory_core.mcp.stalled``) is the process's. It outlives ``reset_runtime``:
+    This root hands it to the MCP backends it builds (``build_mcp_backend``) and to the MCP endpoint's front
+    (``mcp_endpoint``), so the bound on abandoned threads (``memory_core.mcp.stalled``) is the process's; one built
+    without a count (a test) keeps its own. It outlives ``reset_runtime``:
     the threads it counts run on after their runtime is forgotten.
     """
     counted = _process.abandoned

@@ -25,7 +25,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from memory_core import composition
 from memory_core.client import DEFAULT_TIMEOUT_SECONDS, CoreApiClient
 from memory_core.client_errors import CoreApiFailure
 from memory_core.domain.errors import ConfigurationError, Forbidden, Unauthenticated
@@ -132,14 +131,15 @@ class InProcessBackend:
     hop costs about as much as the call (``memory_core.mcp.stdio``). Every other
     caller keeps the threads, so one slow call never holds up the others, and a call still running
     at the caller's time bound is abandoned there (the answer does not wait for it; it finishes on its own).
-    ``abandoned`` counts those calls (default: the process's, ``composition.abandoned_calls``).
+    ``abandoned`` counts those calls (default: a count of this backend's own; the composition root passes the
+    process's, which the MCP front joins too, so the bound is the process's).
     """
 
     def __init__(
         self, service: MemoryService, *, offload: bool = True, abandoned: AbandonedCalls | None = None
     ) -> None:
         self._service = service
-        self._abandoned = abandoned if abandoned is not None else composition.abandoned_calls()
+        self._abandoned = abandoned if abandoned is not None else AbandonedCalls()
         # Abandoned when the caller's time bound cancels it (McpHttpApp, StdioFront: 30 s). Without abandon_on_cancel
         # anyio waits for the thread, so a store call that stalled (a Cosmos read, each operation bounded by
         # COSMOS_OPERATION_TIMEOUT, up to 600 s) held the answer past the bound. The call runs on to its store's own
@@ -236,7 +236,8 @@ class CoreApiBackend:
         abandoned: AbandonedCalls | None = None,
     ) -> None:
         """``api_key`` None: no key callers to forward (modes without key or local). ``abandoned`` counts the token
-        exchanges abandoned at the caller's time bound (default: the process's, ``composition.abandoned_calls``)."""
+        exchanges abandoned at the caller's time bound (default: a count of this backend's own; the composition root
+        passes the process's)."""
         if not base_url.lower().startswith(("http://", "https://")):
             raise ConfigurationError("invalid configuration: MEMORY_COREAPI_BASE_URL must be an http(s) URL")
         if api_key is not None and not api_key:
@@ -247,17 +248,18 @@ class CoreApiBackend:
         self.base_url = self._client.base_url
         self._api_key = api_key
         self._token_exchange = token_exchange
-        self._abandoned = abandoned if abandoned is not None else composition.abandoned_calls()
+        self._abandoned = abandoned if abandoned is not None else AbandonedCalls()
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> CoreApiBackend:
+    def from_settings(cls, settings: Settings, *, abandoned: AbandonedCalls | None = None) -> CoreApiBackend:
         """From MEMORY_COREAPI_BASE_URL, MEMORY_COREAPI_KEY (modes key, local) and the on-behalf-of
-        settings (mode entra); ``ConfigurationError`` when unusable."""
+        settings (mode entra); ``ConfigurationError`` when unusable. ``abandoned``: as the constructor's."""
         modes = auth_modes(settings)  # the on-behalf-of settings were checked with the settings
         key = settings.memory_coreapi_key.get_secret_value() if settings.memory_coreapi_key else ""
         needs_key = bool(modes & {AuthMode.KEY, AuthMode.LOCAL})
         exchange = OnBehalfOfExchange.from_settings(settings) if AuthMode.ENTRA in modes else None
-        return cls(settings.memory_coreapi_base_url or "", key if needs_key or key else None, token_exchange=exchange)
+        return cls(settings.memory_coreapi_base_url or "", key if needs_key or key else None, token_exchange=exchange,
+                   abandoned=abandoned)
 
     async def get(
         self, target: CallTarget, scope: Scope, sharing: SharingPolicy | None = None, max_chars: int | None = None

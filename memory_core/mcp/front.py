@@ -18,7 +18,6 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memory_core import composition
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import headers_for, status_for
@@ -132,10 +131,10 @@ class McpHttpApp:
         abandoned: AbandonedCalls | None = None,
     ) -> None:
         """``exchange`` answers the requests it accepts without ``inner`` (``memory_core.mcp.exchange``).
-        ``abandoned``: the count of abandoned worker-thread calls this front checks and adds its own to (default:
-        the process's, ``composition.abandoned_calls``, which the backends join too)."""
+        ``abandoned``: the count of abandoned worker-thread calls this front checks and adds its own to (default: a
+        count of this front's own; ``build_asgi_app`` passes the one its backend joins, the process's)."""
         self._exchange = exchange
-        self._abandoned = abandoned if abandoned is not None else composition.abandoned_calls()
+        self._abandoned = abandoned if abandoned is not None else AbandonedCalls()
         self._inner = inner
         self._path = path
         self._guidance = guidance

@@ -10,9 +10,9 @@ holds ``MAX_ABANDONED_CALLS`` of them, a new call is refused with ``Unavailable`
 starting a thread, and the MCP front refuses a request that would need the store the same way (``McpHttpApp``,
 ``answers_without_the_store``).
 
-The process's count is held by the composition root (``composition.abandoned_calls``, built on first use): the
-backends and the front built without a count of their own join it, so the bound is the process's; a test passes
-its own. Nothing here is built at import.
+The process's count is held by the composition root (``composition.abandoned_calls``, built on first use), which
+passes it to the backends and the MCP front it builds, so the bound is the process's. A backend or front built without
+a count keeps one of its own: nothing in this package reaches for the process's. Nothing here is built at import.
 """
 
 from __future__ import annotations

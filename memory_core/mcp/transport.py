@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from memory_core.identity import Authenticator
     from memory_core.mcp.backend import MemoryBackend
     from memory_core.mcp.front import McpHttpApp
+    from memory_core.mcp.stalled import AbandonedCalls
     from memory_core.settings import Settings
 
 
@@ -83,7 +84,8 @@ def max_request_bytes(settings: Settings) -> int:
 
 
 def build_asgi_app(
-    settings: Settings, backend: MemoryBackend, auth: Authenticator, *, single_exchange: bool = True
+    settings: Settings, backend: MemoryBackend, auth: Authenticator, *, abandoned: AbandonedCalls,
+    single_exchange: bool = True,
 ) -> McpHttpApp:
     """The whole MCP HTTP app: tools over ``backend``, stateless JSON streamable HTTP, POST only.
 
@@ -91,7 +93,9 @@ def build_asgi_app(
     OAuth metadata in entra mode), reads the agent's guidance only after that, and bounds each
     request in time. With ``single_exchange`` (the default) a handshake-era request is answered
     by ``memory_core.mcp.exchange`` without a per-request SDK session; False sends every request
-    through the SDK's app (tests compare the two).
+    through the SDK's app (tests compare the two). ``abandoned``: the count of abandoned worker-thread
+    calls the front checks and adds to; pass the one ``backend`` joins, so the bound on them holds
+    for both (``memory_core.mcp.stalled``).
     """
     from memory_core.mcp.authorization import with_resource_metadata
     from memory_core.mcp.exchange import SingleExchange
@@ -120,6 +124,7 @@ def build_asgi_app(
         challenge=lambda scope, challenge: with_resource_metadata(challenge, settings, origin_of_scope(scope)),
         security=security_settings(settings),
         max_body_bytes=max_request_bytes(settings),
+        abandoned=abandoned,
     )
 
 
@@ -136,12 +141,16 @@ class FunctionsMcpEndpoint:
         runtime_factory: Callable[[], Runtime] = composition.runtime,
         backend_factory: Callable[[Runtime], MemoryBackend] = composition.build_mcp_backend,
         *,
+        abandoned: AbandonedCalls | None = None,
         single_exchange: bool = True,
     ) -> None:
         """``runtime_factory`` and ``backend_factory`` come from the composition root (tests pass their own).
 
+        ``abandoned``: the count the front checks (``build_asgi_app``); the composition root passes the process's,
+        which its backends join. None: a count of this endpoint's own, built with the app.
         ``single_exchange``: as ``build_asgi_app``'s.
         """
+        self._abandoned = abandoned
         self._single_exchange = single_exchange
         self._runtime_factory = runtime_factory
         self._backend_factory = backend_factory
@@ -161,10 +170,13 @@ class FunctionsMcpEndpoint:
             self._lock = asyncio.Lock()
         async with self._lock:
             if self._middleware is None:
+                from memory_core.mcp.stalled import AbandonedCalls
+
                 rt = self._runtime_factory()
                 backend = self._backend_factory(rt)
-                middleware = func.AsgiMiddleware(
-                    build_asgi_app(rt.settings, backend, rt.auth, single_exchange=self._single_exchange))
+                abandoned = self._abandoned if self._abandoned is not None else AbandonedCalls()
+                middleware = func.AsgiMiddleware(build_asgi_app(
+                    rt.settings, backend, rt.auth, abandoned=abandoned, single_exchange=self._single_exchange))
                 if not await middleware.notify_startup():
                     await backend.aclose()
                     raise RuntimeError("the MCP server's ASGI lifespan did not start")

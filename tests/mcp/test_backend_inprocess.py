@@ -22,6 +22,7 @@ from memory_core.domain.service import MemoryService
 from memory_core.mcp.backend import CallTarget, InProcessBackend
 from memory_core.mcp.guidance import guidance_within
 from memory_core.mcp.stalled import AbandonedCalls
+from memory_core.settings import Settings
 from tests.mcp.client import AGENT_A
 from tests.support.local_server import identity
 
@@ -172,14 +173,20 @@ async def test_abandoned_store_calls_cannot_pile_up_without_bound(store: SqliteM
     assert (await backend.get(_target(), Scope.USER, max_chars=1000)).content_markdown == ""
 
 
-async def test_a_backend_built_without_a_count_joins_the_processs(store: SqliteMemoryStore,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """One count of abandoned calls per process, held by the composition root and built on first use: a backend
-    given none is refused while the process's is full (so the bound is the process's, not each backend's), and one
-    given its own is not."""
-    monkeypatch.setattr(composition.abandoned_calls(), "limit", 0)  # full with no call abandoned
-    assert composition.abandoned_calls() is composition.abandoned_calls()
-    with pytest.raises(Unavailable):
-        await InProcessBackend(MemoryService(store)).get(_target(), Scope.USER)
-    answer = await InProcessBackend(MemoryService(store), abandoned=AbandonedCalls()).get(_target(), Scope.USER)
-    assert answer.content_markdown == ""
+async def test_a_backend_built_without_a_count_keeps_its_own_and_the_composition_roots_join_the_processs(
+    store: SqliteMemoryStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One count of abandoned calls per process, held by the composition root, which hands it to the backends it
+    builds: one of those is refused while the process's count is full (the bound is the process's, not each
+    backend's). A backend built without a count keeps its own and leaves the process's unbuilt (no process state)."""
+    monkeypatch.setattr(composition._process, "abandoned", None)
+    answer = await InProcessBackend(MemoryService(store)).get(_target(), Scope.USER)
+    assert answer.content_markdown == "" and composition._process.abandoned is None
+    monkeypatch.setattr(composition._process, "abandoned", AbandonedCalls(limit=0))  # full with no call abandoned
+    rt = composition.build_runtime(Settings(memory_store="sqlite", memory_sqlite_path=str(tmp_path / "rt.sqlite3"),
+                                            memory_coreapi_base_url=None, memory_api_keys=("k",)))
+    try:
+        with pytest.raises(Unavailable, match="have not returned yet"):
+            await composition.build_mcp_backend(rt).get(_target(), Scope.USER)
+    finally:
+        rt.store.close()

@@ -20,9 +20,11 @@ import anyio
 import azure.functions as func
 import pytest
 
+from memory_core import composition
 from memory_core.api.function_table import functions_of, http_methods
 from memory_core.composition import Runtime, build_runtime
 from memory_core.domain.errors import ConfigurationError
+from memory_core.mcp.stalled import AbandonedCalls
 from memory_core.mcp.tool_results import result_for_error
 from memory_core.mcp.transport import FunctionsMcpEndpoint
 from memory_core.settings import Settings
@@ -152,6 +154,26 @@ async def test_initialize_and_tool_call_through_the_handler(endpoint_for: Any) -
     assert initialized["serverInfo"]["name"] == "memory-core"
     assert appended["isError"] is False and appended["structuredContent"]["upn"] == "glue@contoso.com"
     assert "- glue" in read["content"][0]["text"]
+
+
+async def test_the_process_endpoint_refuses_a_tool_call_while_the_processs_count_of_abandoned_calls_is_full(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``composition.mcp_endpoint()``'s front checks the process's count (``composition.abandoned_calls``), the one
+    its backends join: while it is full a tools/call answers 503 before it starts a thread, and a ping still passes."""
+    counted = AbandonedCalls()
+    monkeypatch.setattr(composition, "_process", composition._Process(runtime=make_runtime(), abandoned=counted))
+    endpoint = composition.mcp_endpoint()
+    try:
+        before = await endpoint(_request(_tool_call("get_memory", {"scope": "user"})), None)
+        counted.limit = 0  # full with no call abandoned
+        refused = await endpoint(_request(_tool_call("get_memory", {"scope": "user"}, request_id=2)), None)
+        ping = await endpoint(_request({"jsonrpc": "2.0", "id": 3, "method": "ping"}), None)
+    finally:
+        await endpoint.aclose()
+    assert _result(before)["isError"] is False and _result(ping) == {}
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
+    assert "have not returned yet" in json.loads(refused.get_body())["error"]["message"]
 
 
 async def test_lifespan_starts_once_for_concurrent_and_later_requests(endpoint_for: Any) -> None:

@@ -6,6 +6,7 @@ thread; the ones that need none are still answered. The backends' side: tests/mc
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -13,12 +14,15 @@ import anyio
 import httpx
 import pytest
 
-from memory_core.domain.errors import Unavailable
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.service import MemoryService
+from memory_core.mcp.backend import InProcessBackend
 from memory_core.mcp.context import CURRENT_GUIDANCE
 from memory_core.mcp.front import McpHttpApp
-from memory_core.mcp.guidance import AgentGuidance
-from memory_core.mcp.stalled import AbandonedCalls
-from tests.mcp.client import ACCEPT, INITIALIZE
+from memory_core.mcp.guidance import AgentGuidance, guidance_reader
+from memory_core.mcp.stalled import MAX_ABANDONED_CALLS, AbandonedCalls
+from memory_core.settings import Settings
+from tests.mcp.client import ACCEPT, AGENT_A, INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -69,41 +73,49 @@ async def test_while_too_many_abandoned_calls_still_run_a_request_answers_503_be
     assert answered.status_code == 200
 
 
-async def test_while_too_many_abandoned_calls_still_run_requests_that_need_no_store_are_still_answered() -> None:
-    """A ping, the handshake, the tool list and a notification pass the full count: they start no thread (the
-    agent's settings read for the guidance is refused in place of its thread, and the answer carries the base text,
-    as when the settings cannot be read). A tools/call still answers 503 before it authenticates."""
+async def test_while_too_many_abandoned_calls_still_run_requests_that_need_no_store_are_still_answered(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A ping, the handshake (initialize, server/discover), the tool list and a notification pass the full count: they
+    start no thread. The agent's settings read for their guidance (the real reader over the real backend, which shares
+    the front's count as the composition root's do) is refused in place of its thread, said in one warning line
+    without a traceback, and the answer carries the base text, as when the settings cannot be read. A tools/call
+    still answers 503 before it authenticates. Once the count has room, the same reader reads the guidance."""
     abandoned = AbandonedCalls(limit=0)  # full with no call abandoned
+    store = SqliteMemoryStore(":memory:")
+    backend = InProcessBackend(MemoryService(store), abandoned=abandoned)
     checks: list[str] = []
-    reads: list[str] = []
     seen: list[AgentGuidance | None] = []
 
     def authenticate(headers: Any) -> Any:
         checks.append(headers.get("x-api-key", ""))
         return None
 
-    def read_settings() -> AgentGuidance:
-        raise AssertionError("no thread is started while the count is full")
-
-    async def guidance(headers: Any) -> AgentGuidance | None:  # as guidance_reader: a failed read is the base text
-        reads.append(headers.get("x-agent-object-id", ""))
-        try:
-            return await abandoned.run(read_settings)
-        except Unavailable:
-            return None
-
     async def inner(scope: dict[str, Any], receive: Any, send: Any) -> None:
         seen.append(CURRENT_GUIDANCE.get())
         await _answers_json(scope, receive, send)
 
-    app = McpHttpApp(inner, authenticate=authenticate, guidance=guidance, abandoned=abandoned)
-    headers = {**ACCEPT, "X-Api-Key": "k", "X-Agent-Object-Id": "/agents/a"}
-    passing = [PING, INITIALIZE, {"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+    reader = guidance_reader(Settings(memory_default_instance_id=None), backend)
+    app = McpHttpApp(inner, authenticate=authenticate, guidance=reader, abandoned=abandoned)
+    headers = {**ACCEPT, "X-Api-Key": "k", "X-Agent-Object-Id": AGENT_A, "X-Instance-Id": "inst"}
+    passing = [PING, INITIALIZE, {"jsonrpc": "2.0", "id": 7, "method": "server/discover"},
+               {"jsonrpc": "2.0", "id": 8, "method": "tools/list"},
                {"jsonrpc": "2.0", "method": "notifications/initialized"}]
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
-        answered = [await http.post("/api/mcp", json=body, headers=headers) for body in passing]
-        refused = await http.post("/api/mcp", json=TOOL_CALL, headers=headers)
-    assert [r.status_code for r in answered] == [200] * 4 and len(checks) == 4
-    assert reads == ["/agents/a"] * 2 and seen == [None] * 4  # initialize and tools/list read it: base text
-    assert refused.status_code == 503 and refused.headers["retry-after"] == "5" and len(checks) == 4
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+            with caplog.at_level(logging.WARNING, logger="memory_core.mcp"):
+                answered = [await http.post("/api/mcp", json=body, headers=headers) for body in passing]
+                refused = await http.post("/api/mcp", json=TOOL_CALL, headers=headers)
+            authenticated = len(checks)
+            abandoned.limit = MAX_ABANDONED_CALLS
+            room = await http.post("/api/mcp", json=INITIALIZE, headers=headers)
+    finally:
+        store.close()
+    assert [r.status_code for r in answered] == [200] * 5 and authenticated == 5
+    assert seen[:5] == [None] * 5  # initialize, server/discover and tools/list read it, refused: base text
+    warnings = [r for r in caplog.records if r.name == "memory_core.mcp" and "agent settings" in r.getMessage()]
+    assert len(warnings) == 3 and all(r.exc_info is None for r in warnings)
+    assert all("have not returned yet" in r.getMessage() for r in warnings)
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
     assert refused.json()["id"] == 6 and "have not returned yet" in refused.json()["error"]["message"]
+    assert room.status_code == 200 and isinstance(seen[5], AgentGuidance)
