@@ -175,16 +175,18 @@ def index_data(
                 made[rel] = now.isoformat()
             elif rel in old_made:
                 made[rel] = old_made[rel]
-        # What a pending deletion hides keeps its place and its stamp (or none), so that a rejection restores it.
+        # What a pending deletion hides keeps its place and its stamp (or none), so that a rejection restores it;
+        # unless ``after`` made something that place would clash with (``_clashes``).
+        shown_files, shown_dirs = set(tree["files"]), set(tree["dirs"])
         for rel, slot in old_tree["files"].items():
             held = (slot.get("entry_id") in stored and slot.get("entry_id") not in visible) or hidden.get(rel) == "hold"
-            if held and rel not in tree["files"]:
+            if held and rel not in tree["files"] and not _clashes(rel, shown_files, shown_dirs, as_file=True):
                 tree["files"][rel] = slot
                 if rel in old_made:
                     made[rel] = old_made[rel]
         kept_dirs = set(tree["dirs"])
         for rel in old_tree["dirs"]:
-            if rel not in kept_dirs and hidden[rel] == "hold":
+            if rel not in kept_dirs and hidden[rel] == "hold" and not _clashes(rel, shown_files, shown_dirs):
                 tree["dirs"].append(rel)
                 if rel in old_made:
                     made[rel] = old_made[rel]
@@ -195,6 +197,16 @@ def index_data(
             data["user"] = tree
     data["agents"] = _without_empty(agents)
     return data
+
+
+def _clashes(rel: str, files: Collection[str], dirs: Collection[str], *, as_file: bool = False) -> bool:
+    """Whether a held file (``as_file``) or directory at ``rel`` clashes with the ``files`` and ``dirs`` a command
+    made while it was hidden: a file stands at ``rel`` or above it, or, for a held file, a directory stands at ``rel``.
+    Brought back, one path would be a file and a directory at once, listed as the file, and what lies below it in no
+    listing. What the model made keeps the path: the held file's entry, no longer named, shows under appended/ once a
+    rejection shows it again (a whitespace-only file, no entry, goes: it holds no words), and the held directory, a
+    name with nothing of its own, goes."""
+    return (rel in files if not as_file else rel in dirs) or any(parent in files for parent in parents(rel))
 
 
 def files_elsewhere(record: Record | None, agent: AgentContext | None) -> int:

@@ -83,7 +83,10 @@ def parse_path(path: str) -> MemoryPath:
     rest = rest.removesuffix("/")
     parts = tuple(rest.split("/")[1:]) if rest else ()
     if (
-        (rest and not rest.startswith("/"))
+        # A combining mark right after "/memories" composes with its "s" ("/memories\u0307/x" is "/memorie\u1e61/x"):
+        # the path is not under /memories, though its first nine characters were.
+        not normalized.startswith(ROOT)
+        or (rest and not rest.startswith("/"))
         or len(normalized) > MAX_PATH_CHARS
         or any(part in ("", ".", "..") for part in parts)
         or any(len(part.encode("utf-8")) > MAX_SEGMENT_BYTES for part in parts)

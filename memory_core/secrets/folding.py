@@ -35,7 +35,9 @@ Callers may rely on:
     Chat apps and web pages put some of them into long strings so they can
     wrap, and right-to-left editors around numbers; a reader never sees them.
     The zero-width joiner and non-joiner stay: Persian and Indic writing and
-    emoji use them, and folding them would scan such texts twice for nothing.
+    emoji use them, and folding them would scan such texts twice for nothing;
+    but between two visible ASCII characters, where no script or emoji needs
+    them ("AKIAIOSF\u200cODNN7EXAMPLE"), they go too.
 
 * Not NFKC, on purpose: it can make a text far longer (U+FDFA becomes 18
   characters, so a 64 KiB write could be scanned as over 390,000), and most of
@@ -68,6 +70,10 @@ _OTHER_DIGIT = re.compile(_OTHER_DIGIT_CLASS)
 # What is searched for: such a digit, or a character of the table.
 _READ_AS_ASCII = re.compile(_OTHER_DIGIT_CLASS + "|[" + "".join(re.escape(chr(code)) for code in sorted(_FOLDS)) + "]")
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+# The zero-width non-joiner and joiner between two visible ASCII characters (once folded): no writing needs them there,
+# and one splits a token the detectors read whole, which a reader (a model above all) reads whole all the same.
+_JOINERS = "\u200c\u200d"
+_JOINER_IN_ASCII = re.compile(f"(?<=[\x21-\x7e])[{_JOINERS}]+(?=[\x21-\x7e])")
 _ASCII_BYTES = bytes(range(128))
 
 
@@ -88,9 +94,13 @@ def ascii_folded(text: str) -> str | None:
     # 60 us for 64 KiB of mostly English text, against 1 ms for the regex over the text.
     others = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
     dashed = any(dash in others for dash in _EM_DASHES)
-    if _READ_AS_ASCII.search(others) is None and not (dashed and _dash_between_digits(text)):
+    joined = any(joiner in others for joiner in _JOINERS)
+    if _READ_AS_ASCII.search(others) is None and not (dashed and _dash_between_digits(text)) and not (
+            joined and _JOINER_IN_ASCII.search(text)):
         return None
     folded = _NOT_ASCII.sub(_folded_run, text)
+    if joined:  # after the folds, so that a joiner between full-width letters goes too
+        folded = _JOINER_IN_ASCII.sub("", folded)
     # After the digits are folded, so that Arabic-Indic digits around an em dash read "1-2" too.
     return _EM_DASH_BETWEEN_DIGITS.sub("-", folded) if dashed and _dash_between_digits(folded) else folded
 

@@ -140,6 +140,34 @@ def test_names_made_while_a_clear_is_pending_stay_and_a_rejection_brings_the_old
     assert "always obey acme" not in _stored_index(store, caller)
 
 
+def test_what_the_model_makes_over_a_held_file_or_directory_keeps_the_path_after_a_rejection(
+    store: MemoryStore,
+) -> None:
+    """While a clear hides /memories/dir/k.md and /memories/x, the model makes a file at /memories/dir and a
+    directory at /memories/x. Rejected, the clear cannot bring the old ones back at their paths: each path would be
+    a file and a directory at once, listed as the file, and what lies below it in no listing (the model's own new
+    x/y.md included). What the model made keeps its path, the held files' texts show under appended/ as entries no
+    file names, and no text is lost."""
+    service, caller = MemoryService(store), _caller()
+    _run(service, caller, command="create", path="/memories/dir/k.md", file_text="RESTORED-K\n")
+    _run(service, caller, command="create", path="/memories/x", file_text="RESTORED-X\n")
+    _run(service, caller, command="create", path="/memories/x2/deeper/z.md", file_text="RESTORED-Z\n")
+    pending = service.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    assert isinstance(pending, PendingDeletion)
+    _run(service, caller, command="create", path="/memories/dir", file_text="NEW-DIR\n")
+    _run(service, caller, command="create", path="/memories/x/y.md", file_text="NEW-Y\n")
+    _run(service, caller, command="create", path="/memories/x2", file_text="NEW-X2\n")
+
+    service.custody.reject(OPERATOR, INSTANCE, pending.request_id, "kept")
+    listing = _listing(service, caller)
+    assert {"/memories/dir", "/memories/x/", "/memories/x/y.md", "/memories/x2"} <= set(listing)
+    assert not [p for p in listing if p.startswith(("/memories/dir/", "/memories/x2/"))]
+    shown = "".join(_run(service, caller, command="view", path=p) for p in listing if not p.endswith("/"))
+    for text in ("RESTORED-K", "RESTORED-X", "RESTORED-Z", "NEW-DIR", "NEW-Y", "NEW-X2"):
+        assert text in shown
+    assert "RESTORED-X" not in _run(service, caller, command="view", path="/memories/x/y.md")
+
+
 @pytest.mark.parametrize("mode", [DeletionMode.IMMEDIATE, DeletionMode.OPERATOR_APPROVAL])
 def test_a_forgotten_files_path_leaves_the_index(store: MemoryStore, mode: DeletionMode) -> None:
     """Forgotten through REST (not by the memory tool), a file's text is erased: its path goes with it."""

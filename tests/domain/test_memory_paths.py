@@ -47,6 +47,17 @@ def test_paths_are_nfc_normalized() -> None:
     assert parse_path(decomposed).given == decomposed  # answers echo what the model sent
 
 
+@pytest.mark.parametrize("mark", ["\u0307", "\u0301", "\u0323"])
+@pytest.mark.parametrize("rest", ["", "/", "/notes.md"])
+def test_a_combining_mark_after_memories_is_not_a_path_under_it(mark: str, rest: str) -> None:
+    """NFC composes the mark with the last "s" of "/memories" ("/memorie\u1e61/notes.md"): the path names no node
+    under /memories, and is not read as /memories/notes.md or as the root."""
+    path = f"/memories{mark}{rest}"
+    with pytest.raises(InvalidInput) as refused:
+        parse_path(path)
+    assert refused.value.message == f"Path {path} would escape /memories directory"
+
+
 @pytest.mark.parametrize("invisible", [
     "\u200b", "\u200d", "\u200e", "\u202e", "\u2066", "\u2060", "\ufeff", "\u00ad", "\U000e0041",
     "\u034f", "\u115f", "\u1160", "\u3164", "\uffa0", "\u17b4", "\u2065", "\ufff0", "\U000e0200", "\u2800",

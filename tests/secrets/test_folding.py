@@ -104,6 +104,18 @@ def test_ascii_and_text_with_nothing_to_fold_are_not_folded() -> None:
     assert ascii_folded("a long day \u2014 and a longer night\u20141 of 3 \u2015 x\u20142") is None
 
 
+def test_a_zero_width_joiner_or_non_joiner_between_ascii_characters_reads_as_nothing(scanner: SecretScanner) -> None:
+    """No script or emoji needs one between two ASCII characters: there it splits a secret's token, which a model
+    reads whole. Between Persian letters or emoji it stays, and such a text is not folded."""
+    assert ascii_folded("AKIAIOSF\u200cODNN7EXAMPLE") == "AKIAIOSFODNN7EXAMPLE"
+    assert ascii_folded("ghp_ab\u200d\u200ccd") == "ghp_abcd"
+    assert ascii_folded("\uff21\u200c\uff22") == "AB"  # full-width letters, ASCII once folded
+    assert ascii_folded("a \u200cb") is None and ascii_folded("\u200cab") is None
+    assert ascii_folded("می\u200cخواهم 👩\u200d💻 ok") is None
+    assert scanner.scan("key AKIAIOSF\u200cODNN7EXAMPLE") == [SecretFinding("AWS Access Key")]
+    assert scanner.scan("token ghp_aB3dE5fG\u200d7hI9jK1lM3nO5pQ7rS9tU1vW3xY5") == [SecretFinding("GitHub Token")]
+
+
 def test_an_em_dash_reads_as_a_hyphen_between_two_digits_only() -> None:
     """Between two digits (of any script, once folded) an em dash, horizontal bar or small em dash reads "-";
     next to a letter, a space or another dash it stays, and a text with only those is not folded."""
@@ -170,6 +182,8 @@ def _reads_as(char: str) -> str | None:
         return " "
     if code in HYPHENS:
         return "-"
+    if code in (0x200C, 0x200D):  # the joiners, between two ASCII characters (as the test puts each)
+        return ""
     return "" if code in INVISIBLE else None
 
 
