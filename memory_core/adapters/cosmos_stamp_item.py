@@ -51,8 +51,8 @@ STAMP = "stamp"
 SEALS_KEPT = 4
 """Sources whose seal a stamp keeps by name (the newest); the older ones are folded into its ``seal_floor``. Four keep
 a ``~shared`` stamp's seals to about 0.5 KB, so the stamp stays under 1 KB, a 1 RU point read
-(tests/contract/test_team_copy_seal_bounds.py); more would refuse fewer late copies of other authors and cost a
-sharing read more."""
+(tests/contract/test_team_copy_seal_bounds.py); more would spare a few late copies under the floor their point read
+of the source profile (``CosmosWrites``) and cost every sharing read more."""
 _SHARED_USER = ProfileKey("", SHARED_OWNER, Scope.USER).profile_id  # the instance is not part of a profile id
 _SHARED_AGENTS = agent_profile_prefix(SHARED_OWNER)
 UNKNOWN = PartitionStamp(-1, -1)
