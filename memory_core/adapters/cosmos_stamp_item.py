@@ -17,8 +17,11 @@ own key; docs/cosmos.md, "Layout"). What callers may rely on:
 - ``seals`` (a ``~shared`` stamp's): source profile id -> the watermark a clear sealed on that author's team copies
   (``StoredStamp.sealed``), and ``seal_floor``: at most ``SEALS_KEPT`` sources keep their own watermark, the
   newest; an older one is folded into the floor, which covers a copy of every source (``StoredStamp.sealed_on``).
-  A watermark is never lost, only widened to more authors, so a copy a clear sealed is still refused; the cost is
-  that a copy of another author made at or before the floor is refused too (docs/cosmos.md, ``seal_copies``).
+  A watermark is never lost, only widened to more authors, so a copy a clear sealed is still refused. The floor
+  alone is not a refusal: ``named_seal`` is what a source sealed itself, and a copy only the floor covers is
+  refused once its source profile's own ``cleared_on`` covers it (``CosmosWrites``, one point read then).
+  Seals the previous release stored in ``clears`` (ids of other partitions' profiles) still count, and the next
+  ``sealed`` moves them into ``seals``, so they are folded too.
 - A new stamp counts ``changes`` from the clock (``StoredStamp.new``), so a stamp made again (its item
   erased and created anew) never equals one a snapshot was built at; ``UNKNOWN``, what a partition
   without a stamp item reads as, equals none.
@@ -41,14 +44,17 @@ from datetime import datetime
 from typing import Any
 
 from memory_core.adapters.cosmos_documents import SCHEMA_VERSION
+from memory_core.domain.models import SHARED_OWNER, ProfileKey, Scope, agent_profile_prefix
 from memory_core.domain.snapshots import PartitionStamp
 
 STAMP = "stamp"
 SEALS_KEPT = 4
 """Sources whose seal a stamp keeps by name (the newest); the older ones are folded into its ``seal_floor``. Four keep
 a ``~shared`` stamp's seals to about 0.5 KB, so the stamp stays under 1 KB, a 1 RU point read
-(tests/contract/test_team_copy_seal_bounds.py); more would refuse fewer late copies of other authors and cost a
-sharing read more."""
+(tests/contract/test_team_copy_seal_bounds.py); more would spare a few late copies under the floor their point read
+of the source profile (``CosmosWrites``) and cost every sharing read more."""
+_SHARED_USER = ProfileKey("", SHARED_OWNER, Scope.USER).profile_id  # the instance is not part of a profile id
+_SHARED_AGENTS = agent_profile_prefix(SHARED_OWNER)
 UNKNOWN = PartitionStamp(-1, -1)
 """What ``partition_stamp`` answers for a partition without a stamp item: equal to no stamp a
 snapshot is built at (those count from the clock), so the read loads everything."""
@@ -107,27 +113,48 @@ class StoredStamp:
         stores (``Stamps.write`` with ``counts=False``). Afterwards ``sealed_on`` of that id is at least the
         watermark, and of every id at least what it was (a seal never moves back). At most ``SEALS_KEPT`` sources
         keep their own watermark, the newest; the others are folded into ``seal_floor`` (their latest), and a seal
-        the floor already covers is not kept by name."""
+        the floor already covers is not kept by name. Seals the previous release stored in ``clears`` leave it for
+        ``seals`` (and so are folded too); the shared partition's own profiles' watermarks stay in ``clears``."""
         source, watermark = clear
+        # Seals the previous release kept in ``clears`` (every id there but the shared partition's own profiles') are
+        # moved into the named seals first, so they are folded like any other and the stamp stays bounded.
+        own = tuple((p, w) for p, w in self.clears if _own_profile(p))
+        named = dict(self.seals)
+        for legacy, sealed_at in self.clears:
+            if not _own_profile(legacy) and (legacy not in named or _time(named[legacy]) < _time(sealed_at)):
+                named[legacy] = sealed_at
         held = self.sealed_on(source)
-        if held is not None and held >= watermark:
+        if held is None or held < watermark:
+            named[source] = watermark.isoformat()
+        elif len(own) == len(self.clears):
             return replace(self, etag=None)
-        named = {**dict(self.seals), source: watermark.isoformat()}
-        floor = datetime.fromisoformat(self.seal_floor) if self.seal_floor else None
-        newest_first = sorted(named.items(), key=lambda item: datetime.fromisoformat(item[1]), reverse=True)
+        floor = self.floor
+        newest_first = sorted(named.items(), key=lambda item: _time(item[1]), reverse=True)
         for _, folded in newest_first[SEALS_KEPT:]:
-            at = datetime.fromisoformat(folded)
+            at = _time(folded)
             floor = at if floor is None or at > floor else floor
-        kept = tuple(sorted((s, w) for s, w in newest_first[:SEALS_KEPT]
-                            if floor is None or datetime.fromisoformat(w) > floor))
-        return replace(self, etag=None, seals=kept, seal_floor=floor.isoformat() if floor else None)
+        kept = tuple(sorted((s, w) for s, w in newest_first[:SEALS_KEPT] if floor is None or _time(w) > floor))
+        return replace(self, etag=None, clears=own, seals=kept, seal_floor=floor.isoformat() if floor else None)
 
     def sealed_on(self, source_profile_id: str) -> datetime | None:
         """The latest watermark sealed on team copies of ``source_profile_id``'s entries (None: none sealed): its
-        own seal, the floor, or a seal stored in ``clears`` before seals had a field of their own."""
-        found = [datetime.fromisoformat(w) for w in (dict(self.seals).get(source_profile_id), self.seal_floor) if w]
-        legacy = self.cleared_on(source_profile_id)
+        ``named_seal`` or the floor. A copy at or before it may have been sealed by its source's clear; one past it
+        certainly was not."""
+        found = [w for w in (self.named_seal(source_profile_id), self.floor) if w is not None]
+        return max(found, default=None)
+
+    def named_seal(self, source_profile_id: str) -> datetime | None:
+        """The latest watermark a clear of ``source_profile_id`` sealed on its team copies that this stamp keeps by
+        that id (None: none by name, though the floor may cover it): its own seal, or one stored in ``clears``
+        before seals had a field of their own. A copy at or before it was sealed by its source's clear."""
+        found = [datetime.fromisoformat(w) for w in (dict(self.seals).get(source_profile_id),) if w]
+        legacy = None if _own_profile(source_profile_id) else self.cleared_on(source_profile_id)
         return max([*found, legacy] if legacy else found, default=None)
+
+    @property
+    def floor(self) -> datetime | None:
+        """``seal_floor`` as a time (None: nothing folded yet)."""
+        return datetime.fromisoformat(self.seal_floor) if self.seal_floor else None
 
     def marked(self) -> StoredStamp:
         """The same stamp, checkpointed (no etag yet): what a checkpoint's write stores."""
@@ -167,6 +194,15 @@ class StoredStamp:
             **({"seals": dict(self.seals)} if self.seals else {}),
             **({"seal_floor": self.seal_floor} if self.seal_floor else {}),
         }
+
+
+def _own_profile(profile_id: str) -> bool:
+    """Whether ``profile_id`` is a profile of the shared partition itself (its watermark, not a seal)."""
+    return profile_id == _SHARED_USER or profile_id.startswith(_SHARED_AGENTS)
+
+
+def _time(iso: str) -> datetime:
+    return datetime.fromisoformat(iso)
 
 
 __all__ = ["SEALS_KEPT", "STAMP", "UNKNOWN", "StoredStamp", "checkpoint_item_id", "stamp_item_id"]

@@ -18,7 +18,8 @@ Round trips are the cost, so:
   of its scope (an append that raced the erasure), and rarely the profile made again, create-only;
 - ``seal_copies`` is one batch in the shared partition that moves its stamp alone (it then carries the
   source's watermark, which a team copy's append checks as above; the newest four sources by name, the
-  older folded into one floor for every source's copies, ``StoredStamp.sealed``);
+  older folded into one floor, ``StoredStamp.sealed``); a copy only the floor covers costs its append one
+  point read of its source profile, refused only when that author's own ``cleared_on`` covers it;
 - ``delete_entries`` is one query for the ids still there plus one transactional batch per 98
   deletes (``erase_items``).
 
@@ -96,7 +97,9 @@ class CosmosWrites:
                     # A team copy: also against the watermark a clear of its source sealed there (``seal_copies``).
                     _refuse_covered(entry, stamp.cleared_on(key.profile_id) if stamp else None,
                                     known.cleared_on if known else profile.cleared_on,
-                                    stamp.sealed_on(source.profile_id) if stamp and source else None)
+                                    stamp.named_seal(source.profile_id) if stamp and source else None)
+                    if stamp is not None and source is not None:
+                        self._refuse_under_floor(calls, entry, source, stamp)
 
                 try:
                     # A profile created is not only an entry added: it erases checkpoints (the domain's promise).
@@ -201,6 +204,22 @@ class CosmosWrites:
                     deleted += erase_items(calls, self._stamps, key.instance_id, key.upn,
                                            existing[at:at + _DELETES_PER_BATCH], entries_of=key)
         return deleted
+
+    def _refuse_under_floor(self, calls: Calls, copy: MemoryEntry, source: ProfileKey, stamp: StoredStamp) -> None:
+        """``EntryBeforeClear`` when ``stamp``'s seal floor covers ``copy`` and so does its source profile's own
+        ``cleared_on``, read now (one point read, only when the floor alone covers the copy; a source profile gone,
+        erased by a purge, refuses it as the floor says). The floor folds other authors' seals: it may cover a copy
+        no clear of its author sealed, which is stored, as SQLite stores it.
+
+        Exact with the batch If-Match ``stamp``: a clear seals only after its source profile stored its watermark.
+        A seal in ``stamp`` (folded since) was preceded by that save, so the read sees it; a clear whose seal is
+        not in ``stamp`` either moves the stamp before the batch commits (412: read, checked again) or seals after
+        it, and then reads which copies to erase and finds this one (``domain.erasures``, ``custody_sweep``)."""
+        floor = stamp.floor
+        if floor is None or copy.created_on > floor:
+            return
+        found = self._read_profile(calls, source)
+        _refuse_covered(copy, floor if found is None else found.cleared_on)
 
     def _read_profile(self, calls: Calls, key: ProfileKey) -> MemoryProfile | None:
         """The stored profile of ``key`` (one point read), remembered; None when there is none."""

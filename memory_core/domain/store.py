@@ -255,10 +255,10 @@ class MemoryStore(Protocol):
         (the later watermark holds). Called once ``source``'s profile stores ``watermark`` as its ``cleared_on``.
         Changes no read. SQLite: nothing to write, the append's transaction reads the source profile's
         ``cleared_on`` itself; Cosmos DB: one batch that moves the shared partition's stamp, which then carries
-        the watermark (docs/cosmos.md). What a store keeps for it is bounded however many authors clear; to stay
-        so a store may widen a seal to the copies of every source (Cosmos DB folds all but the newest four into
-        one floor), never narrow it: a copy of another author's entry made at or before an older seal may be
-        refused too, never a copy a seal covered stored."""
+        the watermark (docs/cosmos.md). What a store keeps for it is bounded however many authors clear, and every
+        store refuses the same copies: those at or before their own source's sealed watermark, never a copy of an
+        author whose clears do not cover it (Cosmos DB folds all but the newest four seals into one floor and checks
+        a copy only the floor covers against its source profile's ``cleared_on``, one point read then)."""
         ...
 
     def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:

@@ -17,7 +17,7 @@ never does.
 
 from __future__ import annotations
 
-import contextlib
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -35,6 +35,8 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.records import ABSENT, Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
+
+log = logging.getLogger("memory_core.team_copies")
 
 # Marks per write in ``forbid_all``: a Cosmos DB transactional batch takes at most 100 operations.
 _BATCH = 100
@@ -59,10 +61,15 @@ def share(store: MemoryStore, entry: MemoryEntry) -> None:
     # EntryExists: offered before (a retried write, Idempotency-Key, offers it again), or the entry was forgotten
     # (its mark is taken). EntryBeforeClear: the shared scope was cleared after the entry was made (stored, the copy
     # would be hidden and never erased), or a clear of the author's scope erased the entry and sealed its copies
-    # (``MemoryStore.seal_copies``): it must not outlive it; or, rarely and on Cosmos DB only, other authors' seals
-    # made after the entry were widened to every author's copies to keep the store's seals bounded (docs/cosmos.md).
-    with contextlib.suppress(EntryExists, EntryBeforeClear):
+    # (``MemoryStore.seal_copies``): it must not outlive it. Either way the entry stays its author's, unshared: said
+    # in the log, as nothing else tells (the write that shared it answered already, or answers its own entry).
+    try:
         store.append_with_records(seed, copy, [mark])
+    except EntryExists:
+        pass
+    except EntryBeforeClear as refused:
+        log.info("team copy %s not stored: a clear at %s of its author's scope or of the shared one covers it",
+                 copy.id, refused.cleared_on.isoformat())
 
 
 def forbid(store: MemoryStore, instance_id: str, entry_id: str) -> None:

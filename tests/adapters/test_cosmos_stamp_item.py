@@ -118,6 +118,33 @@ def test_a_seal_stored_among_the_watermarks_before_seals_had_their_own_field_sti
     assert legacy.sealed((USER, T0)).sealed_on(USER) == T1
 
 
+def test_the_floor_is_no_named_seal_of_a_source_that_never_sealed() -> None:
+    stamp = StoredStamp(1, 0, 0)
+    for n in range(SEALS_KEPT + 1):
+        stamp = stamp.sealed((f"memory:user:author{n}", T1 + timedelta(seconds=n)))
+    assert (stamp.named_seal(USER), stamp.sealed_on(USER), stamp.floor) == (None, T1, T1)
+    assert stamp.named_seal("memory:user:author4") == T1 + timedelta(seconds=4)
+
+
+def test_seals_stored_among_the_watermarks_before_seals_had_their_own_field_are_folded_by_the_next_seal() -> None:
+    """A stamp the previous release grew keeps one legacy seal per author in ``clears``: the next seal moves them
+    into ``seals`` and folds them as any other, so it shrinks under 1 KB; the shared partition's own profiles'
+    watermarks stay, and no source's seal moves back."""
+    own = ("memory:user:~shared", T0.isoformat()), ("memory:agent:~shared:" + "b" * 32, T0.isoformat())
+    legacy = {f"memory:agent:author{n}%40x.com:" + "c" * 32: T0 + timedelta(seconds=n) for n in range(200)}
+    grown = StoredStamp(1, 0, 0, clears=tuple(sorted((*own, *((s, w.isoformat()) for s, w in legacy.items())))))
+    assert len(json.dumps(grown.item("inst", "~shared"))) > 19_000
+
+    stamp = grown.sealed((USER, T0 + timedelta(seconds=1)))  # a seal the legacy ones already cover: moves them too
+    assert stamp.clears == tuple(sorted(own))
+    assert len(stamp.seals) == SEALS_KEPT and stamp.floor == T0 + timedelta(seconds=199 - SEALS_KEPT)
+    assert all(stamp.sealed_on(source) >= at for source, at in legacy.items())  # type: ignore[operator]
+    assert stamp.named_seal("memory:agent:author199%40x.com:" + "c" * 32) == T0 + timedelta(seconds=199)
+    assert stamp.cleared_on("memory:user:~shared") == T0  # the shared scope's own watermark, not a seal
+    assert len(json.dumps(stamp.item("inst", "~shared"))) < 1024
+    assert stamp.sealed((USER, T0)) == stamp  # nothing left to move: an old seal again changes nothing
+
+
 def test_a_new_stamp_counts_from_the_clock_so_a_stamp_made_again_matches_no_earlier_one() -> None:
     earlier = StoredStamp.new()
     time.sleep(0.001)
