@@ -91,6 +91,9 @@ def window_filter(window: EntryWindow) -> tuple[str, dict[str, Any]]:
     if window.after is not None:
         where += " AND c.created_on > @after"
         params["@after"] = docs.iso(window.after)
+    if window.up_to is not None:
+        where += " AND c.created_on <= @up_to"
+        params["@up_to"] = docs.iso(window.up_to)
     if window.start is not None:
         where += " AND (c.created_on > @start_at OR (c.created_on = @start_at AND c.id >= @start_id))"
         params["@start_at"] = docs.iso(window.start[0])

@@ -120,11 +120,12 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0, turn: Wr
 
     ``db``: a connection in autocommit mode, with ``secure_delete`` on, out of any transaction;
     its busy timeout bounds the wait for other writers before the index merge, and ``retry_seconds``
-    the retries of the log's truncation while readers of older states or another checkpoint stand
-    in its way (it never waits for them, so writers never wait behind it). ``turn``: this process's writers of
-    the file (``SqliteDatabase``'s), which every step that takes the writers' lock (the merge's steps, a rebuild,
-    the truncation) takes its turn among, so a write of this process waits for a step on it, not in SQLite's busy
-    handler; None, none (a connection of its own, as a test's). Answers False when the
+    the truncation of the log: its tries while readers of older states or another checkpoint stand in its way (it
+    never waits for those in SQLite, so writers never wait behind it), and each try's wait for its turn on
+    ``turn``, so the truncation takes ``retry_seconds`` and the last try's checkpoint at most. ``turn``: this
+    process's writers of the file (``SqliteDatabase``'s), which every step that takes the writers' lock (the merge's
+    steps, a rebuild, the truncation) takes its turn among, so a write of this process waits for a step on it, not
+    in SQLite's busy handler; None, none (a connection of its own, as a test's). Answers False when the
     log could not be emptied in that time: the file still owes the purge, and the next one does it.
     Raises ``sqlite3.Error`` when SQLite fails; the purge stays owed then too.
 
@@ -151,7 +152,7 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0, turn: Wr
     # waiting under the busy timeout stalled every writer behind one slow read.
     with busy_timeout(db, 0):
         deadline = time.monotonic() + retry_seconds
-        while not _log_emptied(db, turn):
+        while not _log_emptied(db, turn, deadline - time.monotonic()):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(RETRY_PAUSE_SECONDS)
@@ -209,9 +210,9 @@ def index_levels(db: sqlite3.Connection) -> int:
     return 0
 
 
-def _log_emptied(db: sqlite3.Connection, turn: WritersTurn | None = None) -> bool:
+def _log_emptied(db: sqlite3.Connection, turn: WritersTurn | None = None, turn_wait: float = TURN_WAIT_SECONDS) -> bool:
     """Copy the log back into the file and truncate it; answers False when a reader of an older state or another
-    checkpoint stood in the way (nothing waited for).
+    checkpoint stood in the way (nothing waited for in SQLite; the turn, ``turn_wait`` seconds at most).
 
     A ``TRUNCATE`` checkpoint takes the writers' lock before it copies, and holds it through the copy and both
     ``fsync``s (the log's, the file's), several ms on a busy disk: every write of the file, from any process,
@@ -221,13 +222,14 @@ def _log_emptied(db: sqlite3.Connection, turn: WritersTurn | None = None) -> boo
     purge's truncation, and appends over stdio"). The ``TRUNCATE`` takes its turn on ``turn``; the ``PASSIVE``
     checkpoint, which locks no writer out, does not."""
     db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-    with _taken(turn):
+    with _taken(turn, turn_wait):
         return not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
 
 
-def _taken(turn: WritersTurn | None) -> AbstractContextManager[object]:
-    """``turn`` taken for a block that holds the writers' lock (``TURN_WAIT_SECONDS`` at most), or nothing."""
-    return nullcontext() if turn is None else turn.taken(TURN_WAIT_SECONDS)
+def _taken(turn: WritersTurn | None, seconds: float = TURN_WAIT_SECONDS) -> AbstractContextManager[object]:
+    """``turn`` taken for a block that holds the writers' lock (``seconds`` at most, capped at
+    ``TURN_WAIT_SECONDS``; none at all when none is left), or nothing."""
+    return nullcontext() if turn is None else turn.taken(max(0.0, min(TURN_WAIT_SECONDS, seconds)))
 
 
 def _index_step(db: sqlite3.Connection, command: str, rank: int | None) -> int:

@@ -122,6 +122,9 @@ def window_filter(window: EntryWindow) -> tuple[str, list[object]]:
     if window.after is not None:
         where += " AND created_on>?"
         params.append(iso(window.after))
+    if window.up_to is not None:
+        where += " AND created_on<=?"
+        params.append(iso(window.up_to))
     if window.start is not None:
         at = iso(window.start[0])
         where += " AND (created_on>? OR (created_on=? AND id>=?))"

@@ -22,13 +22,15 @@ class EntryWindow:
     """The entries of one profile that a newest-first read may see.
 
     An entry is in the window when it was created strictly after ``after`` (the
-    clear watermark, hold watermarks), its ``(created_on, id)`` is at or after
-    ``start`` (the newest replace, which starts the document anew), and its id is
-    not in ``excluded_ids`` (entries held one by one).
+    clear watermark, hold watermarks), at or before ``up_to`` (what a hold's
+    watermark covers, counted in one statement), its ``(created_on, id)`` is at or
+    after ``start`` (the newest replace, which starts the document anew), and its id
+    is not in ``excluded_ids`` (entries held one by one).
     """
 
     key: ProfileKey
     after: datetime | None = None
+    up_to: datetime | None = None
     start: tuple[datetime, str] | None = None
     excluded_ids: frozenset[str] = frozenset()
 

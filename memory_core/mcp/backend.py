@@ -201,9 +201,11 @@ class InProcessBackend:
         return SearchResponse(query=query, hits=[SearchHitModel.from_hit(h) for h in hits])
 
     async def memory_command(self, target: CallTarget, command: dict[str, Any]) -> MemoryFileResponse:
+        # The user's writes take turns in this process, as over REST: racing, each lost commit read the files again.
+        files = MemoryFiles(self._service, writers=self._service.file_writers)
         answer = await self._run(
             functools.partial(
-                MemoryFiles(self._service).execute, target.caller, target.instance_id, target.agent, command,
+                files.execute, target.caller, target.instance_id, target.agent, command,
                 session_id=target.session_id, operation_id=target.operation_id,
             )
         )

@@ -472,3 +472,47 @@ def test_every_step_of_a_purge_that_locks_writers_out_takes_the_processs_turn(
     assert ("PRAGMA wal_checkpoint(TRUNCATE)", True) in trace
     assert ("PRAGMA wal_checkpoint(PASSIVE)", False) in trace
     assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+
+
+class _TurnHeldElsewhere(WritersTurn):
+    """A process's writers' turn that another writer holds from the purge's ``PASSIVE`` checkpoint on: taking it then
+    waits as long as it is allowed to and goes on without it, as a turn held longer would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held_elsewhere = False
+        self.waits: list[float] = []
+
+    @contextmanager
+    def taken(self, seconds: float) -> Iterator[float | None]:
+        if not self.held_elsewhere:
+            with super().taken(seconds) as left:
+                yield left
+            return
+        self.waits.append(seconds)
+        time.sleep(seconds)
+        yield 0.0
+
+
+def test_the_truncations_wait_for_its_turn_stays_within_retry_seconds(tmp_path: Path) -> None:
+    """A reader of an older state refuses the truncation and another writer of the process holds the turn: the
+    purge gives up after ``retry_seconds`` (0.2), each try waiting for its turn only as long as is left of them (it
+    waited ``TURN_WAIT_SECONDS``, 1 s, for the first try)."""
+    path = tmp_path / "m.sqlite3"
+    store, service = _service(path, DeletionMode.IMMEDIATE)
+    for n in range(3):
+        service.append(ALEX, INSTANCE, Scope.USER, None, f"- fact {n}")
+    store.close()
+    reader, purger = (sqlite3.connect(path, isolation_level=None, timeout=10) for _ in range(2))
+    purger.execute("DELETE FROM entries WHERE rowid = (SELECT min(rowid) FROM entries)")
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM entries").fetchone()
+    turn = _TurnHeldElsewhere()
+    purger.set_trace_callback(lambda sql: "PASSIVE" in sql and setattr(turn, "held_elsewhere", True))
+    started = time.monotonic()
+    done = purge_erased(purger, retry_seconds=0.2, turn=turn)
+    took = time.monotonic() - started
+    reader.execute("COMMIT")
+    for connection in (reader, purger):
+        connection.close()
+    assert done is False and turn.waits and max(turn.waits) <= 0.2 and took < 0.6, (turn.waits, took)

@@ -76,7 +76,7 @@ def test_team_copies_written_between_the_steps_of_a_purge_leave_no_erased_word_a
     new entry's copy is found by the teammate's search, and the index is sound."""
     monkeypatch.setattr(sqlite_erasure, "MERGE_PAGES", 1)
     monkeypatch.setattr(sqlite_erasure, "MIN_PAUSE_SECONDS", 0.0)
-    monkeypatch.setattr(sqlite_database, "purge_erased", lambda db: True)  # only the purge below runs
+    monkeypatch.setattr(sqlite_database, "purge_erased", lambda db, **_: True)  # only the purge below runs
     path, forgotten, written = tmp_path / "m.sqlite3", _word("diagnosis"), _word("launch")
     clock = TickingClock(datetime(2026, 12, 7, tzinfo=UTC), timedelta(milliseconds=1))
     store = SqliteMemoryStore(path)

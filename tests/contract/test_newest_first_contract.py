@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from memory_core.domain.models import EntryKind, Hold, ProfileKey, Scope
 from memory_core.domain.records import Partition, Record, RecordKind
-from memory_core.domain.store import EntryWindow, MemoryStore, PageCursor
+from memory_core.domain.store import EntryCount, EntryWindow, MemoryStore, PageCursor
 from tests.support.seeding import entries_at
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
@@ -60,6 +60,18 @@ def test_the_window_honours_watermark_start_exclusions_and_kind(store: MemorySto
     assert store.newest_entries(window, 100, kind=EntryKind.REPLACE) == []
     (replacement,) = entries_at(store, key, [times[5] + timedelta(milliseconds=1)], kind=EntryKind.REPLACE)
     assert store.newest_entries(EntryWindow(key), 5, kind=EntryKind.REPLACE) == [replacement]
+
+
+def test_up_to_bounds_a_window_inclusively_in_one_count(store: MemoryStore) -> None:
+    """``up_to`` keeps the entries created at or before it (a hold's watermark covers those): one count answers what
+    a pending clear hides, where a count of all less a count after the watermark could be torn by a write between."""
+    key = _key()
+    times = [T0 + timedelta(seconds=i) for i in range(6)]
+    seeded = entries_at(store, key, times)
+    assert store.count_entries(EntryWindow(key, up_to=times[3])) == EntryCount(4, times[0])
+    assert store.count_entries(EntryWindow(key, up_to=T0 - timedelta(microseconds=1))) == EntryCount(0, None)
+    window = EntryWindow(key, after=times[0], up_to=times[3])
+    assert [e.id for e in store.newest_entries(window, 10)] == [e.id for e in reversed(seeded[1:4])]
 
 
 def test_count_of_an_empty_window_is_zero(store: MemoryStore) -> None:

@@ -12,7 +12,7 @@ from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.deletion import DeletionStatus
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import Scope, agent_hash
-from memory_core.domain.overview import agent_scopes, request_entry_counts
+from memory_core.domain.overview import WINDOW_COUNTS, agent_scopes, request_entry_counts
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
 from tests.support.clock import TickingClock
 
@@ -81,6 +81,64 @@ def test_purges_are_counted_from_each_persons_memory_read_once(
     counts = dict(zip([r.id for r in requests], request_entry_counts(store, requests), strict=True))
     assert counts == {user_clear: 3, purges[0]: 4, purges[1]: 4}
     assert reads == [("i", ALEX.upn)]
+
+
+def _counting_calls(store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    calls = dict.fromkeys(["load_heads", "count_entries", "load_partition"], 0)
+    for name in calls:
+        real = getattr(store, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name) -> Any:
+            calls[_name] += 1
+            return _real(*args)
+
+        monkeypatch.setattr(store, name, counted)
+    return calls
+
+
+def test_one_persons_clears_cost_a_bounded_number_of_store_calls(
+    store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three clears of Alex's, a fact appended between each: one read of Alex's holds for all three and one count
+    of the profile's index for each (each its own watermark). Thirty clears, past ``WINDOW_COUNTS``: one read of
+    Alex's memory for all of them, where each once cost a read of the holds and two counts (300 pending clears of
+    one person: 900 store calls, 0.6 s)."""
+    service = MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    for n in range(3):
+        service.append(ALEX, "i", Scope.USER, None, f"- fact {n}")
+        service.clear(ALEX, "i", Scope.USER, None, confirm=True)
+    requests = service.custody.page("i", None, limit=100).items
+    calls = _counting_calls(store, monkeypatch)
+    assert sorted(c or 0 for c in request_entry_counts(store, requests)) == [1, 2, 3]
+    assert calls == {"load_heads": 1, "count_entries": 3, "load_partition": 0}
+    for _ in range(3 * WINDOW_COUNTS - 3):
+        service.clear(ALEX, "i", Scope.USER, None, confirm=True)
+    requests = service.custody.page("i", None, limit=100).items
+    calls.update(dict.fromkeys(calls, 0))
+    assert sorted(c or 0 for c in request_entry_counts(store, requests)) == [1, 2] + [3] * (3 * WINDOW_COUNTS - 2)
+    assert calls == {"load_heads": 0, "count_entries": 0, "load_partition": 1}
+
+
+def test_a_write_between_the_store_calls_does_not_tear_a_clears_count(
+    store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An append after each count of the profile (after the watermark, so the clear does not hide it) leaves the
+    clear's count of the four facts it hides as it was: counted as all less those after the watermark, in two
+    statements, the append between them made it 3 (and an erasure between them could make it negative)."""
+    service = MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL)
+    for n in range(4):
+        service.append(ALEX, "i", Scope.USER, None, f"- fact {n}")
+    clear = _request(service.clear(ALEX, "i", Scope.USER, None, confirm=True))
+    requests = service.custody.page("i", None, limit=100).items
+    real = store.count_entries
+
+    def count_then_append(window: Any) -> Any:
+        counted = real(window)
+        service.append(ALEX, "i", Scope.USER, None, "- written meanwhile")
+        return counted
+
+    monkeypatch.setattr(store, "count_entries", count_then_append)
+    assert dict(zip([r.id for r in requests], request_entry_counts(store, requests), strict=True)) == {clear: 4}
 
 
 def test_the_agent_list_counts_each_agents_visible_entries_without_reading_the_user_scope(

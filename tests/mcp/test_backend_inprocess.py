@@ -67,6 +67,22 @@ async def test_clear_without_confirm_raises_the_service_error(store: SqliteMemor
         await InProcessBackend(MemoryService(store)).clear(_target(), Scope.USER, confirm=False)
 
 
+async def test_memory_tool_writes_take_the_users_turn_in_the_process(
+    store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hosted memory tool's writes of one user take turns among the process's (``service.file_writers``), as the
+    REST route's do (docs/memory-tool.md, "Concurrency"): racing, each read the files again for a commit it lost. A
+    view does not wait."""
+    service = MemoryService(store)
+    turns: list[tuple[str, str]] = []
+    real = service.file_writers.turn
+    monkeypatch.setattr(service.file_writers, "turn", lambda *key: turns.append(key) or real(*key))
+    backend = InProcessBackend(service)
+    await backend.memory_command(_target(), {"command": "create", "path": "/memories/a.md", "file_text": "x\n"})
+    await backend.memory_command(_target(), {"command": "view", "path": "/memories"})
+    assert turns == [("inst", UPN)]
+
+
 @pytest.mark.parametrize(("offload", "on_loop_thread"), [(True, False), (False, True)])
 async def test_service_calls_run_in_a_worker_thread_unless_offload_is_off(
     store: SqliteMemoryStore, offload: bool, on_loop_thread: bool
