@@ -26,6 +26,7 @@ from memory_core.domain.models import Scope
 from memory_core.domain.service import MemoryService
 from memory_core.domain.views import DeletionMode, Forgotten
 from tests.support.clock import TickingClock
+from tests.support.fts_blocks import index_blocks_holding
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
 INSTANCE = "erasure"
@@ -40,14 +41,6 @@ def _word() -> str:
 def _files_holding(path: Path, word: str) -> list[str]:
     """The store's files (the database, its log) whose bytes hold ``word`` anywhere."""
     return [p.name for p in sorted(path.parent.glob(path.name + "*")) if word.encode() in p.read_bytes()]
-
-
-def _index_blocks_holding(path: Path, word: str) -> int:
-    db = sqlite3.connect(path)
-    try:
-        return sum(word.encode() in bytes(block or b"") for (block,) in db.execute("SELECT block FROM entries_fts_data"))
-    finally:
-        db.close()
 
 
 def _purged(store: SqliteMemoryStore, seconds: float = 10.0) -> bool:
@@ -77,7 +70,7 @@ def test_a_forgotten_entry_leaves_no_word_in_the_index_or_any_file(tmp_path: Pat
     before = _files_holding(path, word)
     assert isinstance(service.forget(ALEX, INSTANCE, str(view.entry_id)), Forgotten)
     purged = _purged(store)
-    after, blocks = _files_holding(path, word), _index_blocks_holding(path, word)
+    after, blocks = _files_holding(path, word), index_blocks_holding(path, word)
     found = service.search(ALEX, INSTANCE, Scope.USER, None, "trains", limit=50)
     thread_purges = store._db._checkpointer.purges
     store.close()
@@ -115,11 +108,11 @@ def test_a_purge_owed_when_the_process_died_is_done_at_the_next_open(tmp_path: P
     died.execute("DELETE FROM entries WHERE content_markdown LIKE ?", (f"%{word}%",))
     owed = purge_owed(died)
     died.close()
-    assert owed and _index_blocks_holding(path, word) > 0
+    assert owed and index_blocks_holding(path, word) > 0
     reopened = SqliteMemoryStore(path)
     owed_after = purge_owed(reopened._db.connection())
     reopened.close()
-    assert not owed_after and _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+    assert not owed_after and index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
 
 
 def test_a_file_from_before_purges_is_purged_when_upgraded(tmp_path: Path) -> None:
@@ -136,9 +129,9 @@ def test_a_file_from_before_purges_is_purged_when_upgraded(tmp_path: Path) -> No
     old.execute("DELETE FROM entries")
     old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     old.close()
-    assert _index_blocks_holding(path, word) > 0 and _files_holding(path, word)
+    assert index_blocks_holding(path, word) > 0 and _files_holding(path, word)
     SqliteMemoryStore(path).close()
-    assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+    assert index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
 
 
 class _EraseDuringCheckpoint:
@@ -167,8 +160,8 @@ def test_an_erasure_committed_during_a_purge_stays_owed(tmp_path: Path) -> None:
     db.execute("DELETE FROM entries WHERE content_markdown = '- first'")
     assert purge_erased(cast(sqlite3.Connection, _EraseDuringCheckpoint(db, other))) is True
     still_owed = purge_owed(db)
-    assert still_owed and _index_blocks_holding(path, word) > 0
-    assert purge_erased(db) is True and not purge_owed(db) and _index_blocks_holding(path, word) == 0
+    assert still_owed and index_blocks_holding(path, word) > 0
+    assert purge_erased(db) is True and not purge_owed(db) and index_blocks_holding(path, word) == 0
     db.close()
     other.close()
 
@@ -203,7 +196,7 @@ def test_a_forget_just_before_close_is_purged_by_the_close(tmp_path: Path) -> No
     store._db._checkpointer.close()  # no thread: the purge handed over stays pending
     service.forget(ALEX, INSTANCE, str(view.entry_id))
     store.close()
-    assert _files_holding(path, word) == [] and _index_blocks_holding(path, word) == 0
+    assert _files_holding(path, word) == [] and index_blocks_holding(path, word) == 0
 
 
 def test_memory_tool_names_that_leave_the_index_leave_the_file(tmp_path: Path) -> None:
@@ -282,7 +275,7 @@ class _WriteBetweenSteps:
             self._writer.execute(f"INSERT INTO entries ({_COLUMNS}) SELECT lower(hex(randomblob(16))), "
                                  + _COLUMNS.split(", ", 1)[1].replace("content_markdown", "'- written between two steps'")
                                  + " FROM entries LIMIT 1")
-            self.writes_while_merging += _index_blocks_holding(self._path, self._word) > 0
+            self.writes_while_merging += index_blocks_holding(self._path, self._word) > 0
         return cursor
 
 
@@ -313,7 +306,7 @@ def test_writers_go_on_between_the_steps_of_a_purge(tmp_path: Path, monkeypatch:
     db, writer = (sqlite3.connect(path, isolation_level=None, timeout=0) for _ in range(2))
     db.execute("PRAGMA secure_delete=ON")
     steps = _WriteBetweenSteps(db, writer, path, word)
-    assert _index_blocks_holding(path, word) > 0
+    assert index_blocks_holding(path, word) > 0
     assert purge_erased(cast(sqlite3.Connection, steps)) is True
     db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
     (found,) = db.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'steps'").fetchone()
@@ -321,7 +314,7 @@ def test_writers_go_on_between_the_steps_of_a_purge(tmp_path: Path, monkeypatch:
     writer.close()
     assert steps.writes_while_merging >= 3, steps.commands
     assert steps.commands[0] == "merge" and "optimize" not in steps.commands
-    assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+    assert index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
     assert found == len(steps.commands)
 
 
@@ -339,7 +332,7 @@ def test_a_purge_kept_busy_past_its_bound_finishes_as_one_optimize(tmp_path: Pat
     db.close()
     writer.close()
     assert steps.commands == ["optimize"]
-    assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+    assert index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
 
 
 def test_the_index_stays_sound_through_thousands_of_purges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -433,7 +426,7 @@ def test_the_purges_truncation_finds_the_log_already_copied_back(tmp_path: Path,
     db.close()
     assert done is True
     assert seen.left_to_copy == [0]
-    assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+    assert index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
 
 
 class _RecordingTurn(WritersTurn):
@@ -471,7 +464,7 @@ def test_every_step_of_a_purge_that_locks_writers_out_takes_the_processs_turn(
     assert len(begins) >= 2 and all(begins)  # a merge step and its last, at the least
     assert ("PRAGMA wal_checkpoint(TRUNCATE)", True) in trace
     assert ("PRAGMA wal_checkpoint(PASSIVE)", False) in trace
-    assert _index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
+    assert index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
 
 
 class _TurnHeldElsewhere(WritersTurn):

@@ -26,6 +26,7 @@ from memory_core.domain.models import SHARED_OWNER, Scope, Share, shared_copy_id
 from memory_core.domain.service import DeletionMode, MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from tests.support.clock import TickingClock
+from tests.support.fts_blocks import index_blocks_holding
 
 INSTANCE = "erasure"
 AUTHOR, TEAMMATE = Caller(upn="author@contoso.com"), Caller(upn="mate@contoso.com")
@@ -40,14 +41,6 @@ def _word(name: str) -> str:
 def _service(store: SqliteMemoryStore, clock: TickingClock) -> MemoryService:
     return MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE, clock=clock,
                          default_sharing=SharingPolicy.TEAM, allow_sharing_override=True)
-
-
-def _index_blocks_holding(path: Path, word: str) -> int:
-    db = sqlite3.connect(path)
-    try:
-        return sum(word.encode() in bytes(block or b"") for (block,) in db.execute("SELECT block FROM entries_fts_data"))
-    finally:
-        db.close()
 
 
 class _CopiesBetweenSteps:
@@ -87,7 +80,7 @@ def test_team_copies_written_between_the_steps_of_a_purge_leave_no_erased_word_a
     (entry,) = [e for s in store.load_partition(INSTANCE, AUTHOR.upn) for e in s.entries if e.id == view.entry_id]
     service.forget(AUTHOR, INSTANCE, entry.id)
     store.close()
-    assert _index_blocks_holding(path, forgotten) > 0  # owed: the words are still in an older segment
+    assert index_blocks_holding(path, forgotten) > 0  # owed: the words are still in an older segment
 
     other = SqliteMemoryStore(path)  # another process, writing while the purge runs
 
@@ -110,5 +103,5 @@ def test_team_copies_written_between_the_steps_of_a_purge_leave_no_erased_word_a
     assert [h.entry.author_upn for h in hits] == [AUTHOR.upn] and hits[0].entry.key.upn == SHARED_OWNER
     assert _service(other, clock).search(TEAMMATE, INSTANCE, Scope.USER, None, forgotten) == []
     other.close()
-    assert _index_blocks_holding(path, forgotten) == 0
+    assert index_blocks_holding(path, forgotten) == 0
     assert [p.name for p in sorted(path.parent.glob(path.name + "*")) if forgotten.encode() in p.read_bytes()] == []
