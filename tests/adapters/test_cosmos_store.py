@@ -347,6 +347,24 @@ def test_request_charge_of_every_call_is_logged_at_debug(
     assert not any(UPN in m for m in messages)  # item ids carry UPNs; the log does not
 
 
+def test_the_sdks_per_request_log_stays_out_of_an_info_level_log(
+    cosmos_account: CosmosServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK logs every request and response (URL, headers) at INFO; at the Functions host's default level each
+    would be a trace in Application Insights (two of about 1.5 KB per round trip), so a store's client logs them
+    only at WARNING and above, while the store's own DEBUG lines stay."""
+    s = cosmos_store(cosmos_account)
+    key = _key()
+    try:
+        with caplog.at_level(logging.INFO):
+            s.append(_profile(key), _entry(key))
+            s.load([key])
+    finally:
+        s.close()
+    sdk = [r.name for r in caplog.records if r.name.startswith(("azure", "memory_core.adapters.cosmos.sdk_http"))]
+    assert sdk == []
+
+
 def test_request_charge_is_measured(store: CosmosMemoryStore) -> None:
     """measure() sums the x-ms-request-charge of the calls in the block."""
     key = _key()
