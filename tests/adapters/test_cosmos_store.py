@@ -334,6 +334,25 @@ def test_delete_entries_is_one_query_and_one_batch_per_hundred(store: CosmosMemo
     assert store.load([key])[0].entries == []
 
 
+def test_delete_entries_gives_each_500_ids_a_time_budget_of_their_own(
+    store: CosmosMemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A large erasure is a store operation per 500 ids (a query and at most 6 batches), each within
+    ``COSMOS_OPERATION_TIMEOUT``: with one budget for all, a clear of 15,600 entries answered 503 (and so did
+    every replay of it), since the budget bounded the whole erasure, not a step of it."""
+    key = _key()
+    entries = [_entry(key, f"- {i}", T0 + timedelta(microseconds=i)) for i in range(1100)]
+    for entry in entries:
+        store.append(_profile(key), entry)
+    with caplog.at_level(logging.DEBUG, logger="memory_core.adapters.cosmos"):
+        erased = store.delete_entries(key, [e.id for e in entries])
+    operations = [r.getMessage() for r in caplog.records if r.getMessage().startswith("cosmos delete_entries: ")]
+    assert erased == 1100
+    assert [m.split(": ")[1].split(",")[0] for m in operations] == ["7 round trip(s)", "7 round trip(s)",
+                                                                     "3 round trip(s)"]
+    assert store.load([key])[0].entries == []
+
+
 def test_request_charge_of_every_call_is_logged_at_debug(
     store: CosmosMemoryStore, caplog: pytest.LogCaptureFixture
 ) -> None:
