@@ -30,6 +30,13 @@ from memory_core.domain.errors import MemoryCoreError, PayloadTooLarge, TimedOut
 
 log = logging.getLogger("memory_core.adapters.cosmos")
 
+SDK_HTTP_LOG = logging.getLogger("memory_core.adapters.cosmos.sdk_http")
+"""The logger the SDK's HTTP logging policy writes to (its own, ``azure.cosmos._cosmos_http_logging_policy``,
+otherwise): it logs every request and response, URL and headers, at INFO, two records of about 1.5 KB per round
+trip. At the Functions host's default level (Information, host.json) each would be a trace sent to Application
+Insights, and ``serve`` wrote 76 MB of them while 5,000 entries were appended. WARNING unless a level is set before
+the first client is made; ``log`` already has one DEBUG line per request (its RU) and per store operation."""
+
 EXPECTED_PARTITION_KEY = {"paths": ["/instance_id", "/upn"], "kind": "MultiHash", "version": 2}
 PROVISION_COMMAND = "infra/deploy.sh --tenant <name>"
 
@@ -86,11 +93,14 @@ class CosmosAccount:
                 raise RuntimeError("the Cosmos DB store is closed")
             if self._container is None:
                 if self._client is None:
+                    if SDK_HTTP_LOG.level == logging.NOTSET:
+                        SDK_HTTP_LOG.setLevel(logging.WARNING)
                     self._client = new_client(
                         self.endpoint,
                         self._credential,
                         raw_request_hook=self._meter.on_request,
                         raw_response_hook=self._meter.on_response,
+                        logger=SDK_HTTP_LOG,
                         **self._client_kwargs,
                     )
                 proxy = self._client.get_database_client(self.database_name).get_container_client(

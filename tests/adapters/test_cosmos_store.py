@@ -334,6 +334,25 @@ def test_delete_entries_is_one_query_and_one_batch_per_hundred(store: CosmosMemo
     assert store.load([key])[0].entries == []
 
 
+def test_delete_entries_gives_each_500_ids_a_time_budget_of_their_own(
+    store: CosmosMemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A large erasure is a store operation per 500 ids (a query and at most 6 batches), each within
+    ``COSMOS_OPERATION_TIMEOUT``: with one budget for all, a clear of 15,600 entries answered 503 (and so did
+    every replay of it), since the budget bounded the whole erasure, not a step of it."""
+    key = _key()
+    entries = [_entry(key, f"- {i}", T0 + timedelta(microseconds=i)) for i in range(1100)]
+    for entry in entries:
+        store.append(_profile(key), entry)
+    with caplog.at_level(logging.DEBUG, logger="memory_core.adapters.cosmos"):
+        erased = store.delete_entries(key, [e.id for e in entries])
+    operations = [r.getMessage() for r in caplog.records if r.getMessage().startswith("cosmos delete_entries: ")]
+    assert erased == 1100
+    assert [m.split(": ")[1].split(",")[0] for m in operations] == ["7 round trip(s)", "7 round trip(s)",
+                                                                     "3 round trip(s)"]
+    assert store.load([key])[0].entries == []
+
+
 def test_request_charge_of_every_call_is_logged_at_debug(
     store: CosmosMemoryStore, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -345,6 +364,24 @@ def test_request_charge_of_every_call_is_logged_at_debug(
     assert any(m.startswith("cosmos POST docs -> 200: ") and " RU " in m for m in messages)  # the batch
     assert any(m.startswith("cosmos append: ") and "round trip(s)" in m and "RU" in m for m in messages)
     assert not any(UPN in m for m in messages)  # item ids carry UPNs; the log does not
+
+
+def test_the_sdks_per_request_log_stays_out_of_an_info_level_log(
+    cosmos_account: CosmosServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK logs every request and response (URL, headers) at INFO; at the Functions host's default level each
+    would be a trace in Application Insights (two of about 1.5 KB per round trip), so a store's client logs them
+    only at WARNING and above, while the store's own DEBUG lines stay."""
+    s = cosmos_store(cosmos_account)
+    key = _key()
+    try:
+        with caplog.at_level(logging.INFO):
+            s.append(_profile(key), _entry(key))
+            s.load([key])
+    finally:
+        s.close()
+    sdk = [r.name for r in caplog.records if r.name.startswith(("azure", "memory_core.adapters.cosmos.sdk_http"))]
+    assert sdk == []
 
 
 def test_request_charge_is_measured(store: CosmosMemoryStore) -> None:
