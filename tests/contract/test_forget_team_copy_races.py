@@ -25,7 +25,7 @@ import pytest
 
 from memory_core.domain import team_copies
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, shared_copy_id
+from memory_core.domain.models import SHARED_OWNER, MemoryEntry, MemoryProfile, ProfileKey, Scope, shared_copy_id
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
 from memory_core.domain.store import MemoryStore
 from tests.support.clock import TickingClock
@@ -143,3 +143,45 @@ def test_a_purge_forbids_the_copies_of_more_team_shared_entries_than_one_batch_h
     team_copies.share(store, last)  # its writer, late
     assert authors_copies(store, instance, author) == []
     assert "fact" not in service.get(teammate, instance, Scope.USER, None).content_markdown
+
+
+@pytest.mark.parametrize("copy_when", ["before-the-seal", "after-the-sweep"])
+def test_an_entry_stored_between_a_purges_plan_and_its_seal_goes_with_its_team_copy(
+    stores: Callable[[], MemoryStore], monkeypatch: pytest.MonkeyPatch, copy_when: str
+) -> None:
+    """A team-shared entry stamped before a purge's watermark and stored after its sweep planned (at its first
+    erasure) is erased by the seal step, and its copy goes too, whenever its writer stores it: before the seal
+    (erased with its entry) or after the sweep (refused by its mark). Before 2026-12-07 the seal erased the entry
+    and left the copy, which teammates read once the hold was lifted."""
+    clock = TickingClock(T0, timedelta(microseconds=1))
+    appending, sweeping = stores(), stores()
+    writer = team_service(appending, clock, DeletionMode.OPERATOR_APPROVAL)
+    custodian = team_service(sweeping, clock, DeletionMode.OPERATOR_APPROVAL)
+    author, teammate, instance = caller("author"), caller("mate"), f"race-{uuid.uuid4().hex[:8]}"
+    writer.append(author, instance, Scope.USER, None, "- known before", TEAM)
+    append_entry, erase = appending.append_with_records, sweeping.delete_entries
+
+    def late_entry(profile: MemoryProfile, entry: MemoryEntry, records: Any) -> MemoryProfile:
+        if entry.key.upn != author.upn:  # the copy, or a write of the purge's own
+            return append_entry(profile, entry, records)
+        monkeypatch.setattr(appending, "append_with_records", append_entry)
+        request_id = _request(custodian, author, instance, "purge", "")  # its watermark after the entry's stamp
+        stored: list[MemoryProfile] = []
+
+        def erase_late(key: ProfileKey, entry_ids: Any) -> int:  # the sweep's first erasure: its plan is made
+            monkeypatch.setattr(sweeping, "delete_entries", erase)
+            stored.append(append_entry(profile, entry, records))
+            if copy_when == "before-the-seal":
+                team_copies.share(appending, entry)
+            return erase(key, entry_ids)
+        monkeypatch.setattr(sweeping, "delete_entries", erase_late)
+        _approved(custodian, request_id, instance)
+        return stored[0]
+
+    monkeypatch.setattr(appending, "append_with_records", late_entry)
+    view = writer.append(author, instance, Scope.USER, None, "- raced the purge", TEAM)  # its copy: after the sweep
+
+    assert sweeping.get_entry(instance, author.upn, view.entry_id or "") is None  # the seal erased the entry
+    assert sweeping.get_entry(instance, SHARED_OWNER, shared_copy_id(view.entry_id or "")) is None
+    assert authors_copies(sweeping, instance, author) == []
+    assert "raced the purge" not in custodian.get(teammate, instance, Scope.USER, None).content_markdown
