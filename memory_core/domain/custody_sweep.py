@@ -13,7 +13,9 @@ nothing expires by age. The sweep is idempotent and safe to crash and re-run at 
             the mark of each team-shared entry it covers;
 2. erase  - the user's memory tool file index loses the names of those entries, then
             the entries are erased (erasing twice erases nothing more);
-3. seal   - a purge erases the profiles of the scopes it emptied (a clear moved the
+3. seal   - a purge erases what its watermark covers that was stored after the plan, the
+            team copies of those team-shared first (their marks before them), and the
+            profiles of the scopes it emptied (a clear moved the
             profile's watermark before its plan), and the file index loses the
             directories and whitespace-only files the request hid (``domain.seals``);
 4. unhold - the hold that hid the entries is removed (``lift_holds``, which a rejection runs too);

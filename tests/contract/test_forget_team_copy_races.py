@@ -10,7 +10,8 @@ write creates that mark create-only (``team_copies.forbid``, ``share``); an appr
 on the author's copies before its plan, and an approved purge's sweep stores the mark of each team-shared entry it
 covers (it has no scope to seal, and erases the profiles a seal is read from on SQLite): before 2026-12-07 a copy
 stored during or after a purge's sweep outlived it. A copy stored after the hold and before the sweep was hidden and erased
-already: kept as a guard. Each test puts the copy's commit at one such point by wrapping the store (the writer's
+already: kept as a guard. An entry stored after a purge's plan (stamped before its watermark) is erased by its seal
+step, which now erases its copy too, mark first: before 2026-12-07 the copy outlived it. Each test puts the copy's commit at one such point by wrapping the store (the writer's
 append of the copy, or the sweeper's first erasure), so the interleaving is the same every run.
 """
 
