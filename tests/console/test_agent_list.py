@@ -54,8 +54,8 @@ def test_the_agent_list_reads_every_page_and_shows_the_most_recently_updated_fir
     browser: WebDriver, console_server: RunningServer, instance: str
 ) -> None:
     """503 agents, each updated a second after the one before (so time and id orders differ): the console asks
-    for two pages and lists all 503 agents (100 at a time) beside "About me", newest first, with no note that the list was cut
-    short; choosing an agent only the second page named shows its memory."""
+    for two pages and lists all 503 agents (100 at a time) beside "About me", newest first, with no note that the
+    list was cut short; choosing an agent only the second page named shows its memory."""
     _seed_agents(console_server, instance, AGENTS)
     by_id = sorted(range(AGENTS), key=lambda n: agent_hash(f"agent-{n:03}"))
     assert by_id[:500] != sorted(by_id[:500], reverse=True)  # the API's first page is not the newest 500
