@@ -2,7 +2,7 @@
 
 Run from the project root:
 
-    python bench/bench_console_lists.py [--items 2000 5000] [--runs 3]
+    python bench/bench_console_lists.py [--items 2000 5000] [--runs 3] [--views operator person]
 
 ``python -m memory_core serve`` on SQLite, one instance holding N of each: stored deletion requests this release
 cannot read (a later release's kind), agents with stored settings, and users whose one entry holds hidden text
@@ -11,6 +11,9 @@ view and times, from a click to the first frame after what it shows is in the DO
 (with the note of unreadable requests), "List configured agents", then, after one scan for hidden text, the tab
 read again with the scan's findings too; with the part of it the API's answers took (resource timing), the rest
 being the page's. The height is ``document.documentElement.scrollHeight`` then. Medians of ``--runs``.
+
+``person``: in an instance of its own, the local person keeps memory with N agents (one entry each); the figure is
+"My memory" read again, from the click to the first frame after the view with its agent list is in the DOM.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import statistics
 import sys
 import tempfile
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,14 +104,46 @@ def measure(items: int, runs: int) -> None:
         text_appears(driver, "#hidden-text-summary", f"{items:,} entries hold hidden text", timeout=300)
         row("operator tab, with the note and the scan's findings", "#tab-operator", "#hidden-text-table")
 
+def seed_agents(server: RunningServer, instance: str, items: int) -> None:
+    """``items`` agents of the local person, one entry each, agent n updated a second after agent n - 1."""
+    store = server.open_store()
+    try:
+        for n in range(items):
+            key = ProfileKey(instance, "local@localhost", Scope.AGENT, f"agent-{n:05d}")
+            at = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=n)
+            store.append(MemoryProfile(key, None, None, f"Agent {n:05d}", at, at),
+                         MemoryEntry(f"e{n}", key, f"- fact of agent {n}", EntryKind.APPEND, at, key.upn,
+                                     agent_name=f"Agent {n:05d}"))
+    finally:
+        store.close()
+
+
+def measure_person(items: int, runs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp, \
+            running_server(Path(tmp), {"MEMORY_AUTH_MODE": "local"}) as server, chromium() as driver:
+        driver.set_script_timeout(300)
+        instance = f"bench-{uuid.uuid4().hex[:8]}"
+        seed_agents(server, instance, items)
+        open_afresh(driver, f"{server.api}/console", instance=instance)
+        find(driver, "#scope-title", timeout=60)
+        found = [timed(driver, "#tab-memory", 'nav[aria-label="Whose memory"]') for _ in range(runs)]
+        total, api, height = (statistics.median(f[i] for f in found) for i in range(3))
+        print(f"| {items:,} | My memory, with its agents | {total:,.0f} ms | {api:,.0f} ms | {height:,.0f} px |",
+              flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, nargs="+", default=[2000, 5000])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--views", nargs="+", choices=["operator", "person"], default=["operator", "person"])
     args = parser.parse_args()
     print("| items | list | shown after | of it API reads | page height |\n|---:|---|---:|---:|---:|")
     for items in args.items:
-        measure(items, args.runs)
+        if "operator" in args.views:
+            measure(items, args.runs)
+        if "person" in args.views:
+            measure_person(items, args.runs)
 
 
 if __name__ == "__main__":

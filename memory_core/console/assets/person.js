@@ -5,7 +5,7 @@ import { h, replace, field, formatCount, formatTime, uid } from "./dom.js";
 import { hiddenRuns } from "./hidden_text.js";
 import { renderEntryContent } from "./markdown.js";
 import { agentLabel, auditTable, idsShownWhole, newestFirst, oldestFirst, pendingPanel } from "./records.js";
-import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw } from "./ui.js";
+import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw, showMore } from "./ui.js";
 
 /**
  * Entries rendered at once, newest first; a button shows as many more each time. Rendering and tearing
@@ -18,6 +18,12 @@ const SHOWN_AT_ONCE = 500;
  * the list is read to its end (``Api.list``) and sorted here: the most recently updated agent first.
  */
 const AGENTS_PER_PAGE = 500;
+
+/**
+ * Agents listed at once beside "About me"; a button (``ui.showMore``) lists as many more each time. Listed whole,
+ * 2,000 agents took most of a second to lay out and pushed the rest of the side navigation far down the page.
+ */
+const AGENTS_SHOWN_AT_ONCE = 100;
 
 /** Search hits shown; the search asks for one more, to know whether more match. */
 const SEARCH_SHOWN = 50;
@@ -45,6 +51,8 @@ export class PersonView {
     this.api = api;
     this.config = config;
     this.choose({ kind: "user" });
+    // How many agents the side navigation lists; kept across redraws (choosing an agent redraws the view).
+    this.shownAgents = AGENTS_SHOWN_AT_ONCE;
     this.onChange = () => {};
     this.onIdentity = () => {};
   }
@@ -81,12 +89,19 @@ export class PersonView {
     }
     const root = h("div", { class: "layout" });
     const whole = idsShownWhole(agents);
+    const agentItem = (a) => this.scopeButton({ kind: "agent", id: a.agent_object_id, name: a.agent_name },
+      agentLabel(a.agent_name, a.agent_object_id, whole.has(a.agent_object_id)), a.entry_count);
+    // The agent shown stays listed, however far down the list it sits.
+    const current = this.scope.kind === "agent" ? agents.findIndex((a) => a.agent_object_id === this.scope.id) : -1;
+    this.shownAgents = Math.max(this.shownAgents, current + 1);
+    const agentList = h("ul", { class: "scopes", id: "agent-scopes" },
+      agents.slice(0, this.shownAgents).map(agentItem));
     const nav = h("nav", { "aria-label": "Whose memory" },
       h("h2", {}, "Memory"),
-      h("ul", { class: "scopes" },
-        this.scopeButton({ kind: "user" }, "About me (all agents)", null),
-        agents.map((a) => this.scopeButton({ kind: "agent", id: a.agent_object_id, name: a.agent_name },
-          agentLabel(a.agent_name, a.agent_object_id, whole.has(a.agent_object_id)), a.entry_count))),
+      h("ul", { class: "scopes" }, this.scopeButton({ kind: "user" }, "About me (all agents)", null)),
+      agents.length ? agentList : null,
+      showMore({ container: agentList, items: agents, render: agentItem, step: AGENTS_SHOWN_AT_ONCE,
+        id: "show-more-scopes", noun: "agents", onShown: (n) => { this.shownAgents = n; } }),
       agents.length ? null : h("p", { class: "muted" }, "No agent keeps its own memory about you yet."),
       cutShortNote(agentsPage, agents, "agents", "The others may have been updated more recently."),
       h("details", { class: "panel" }, h("summary", {}, "What is \u201cmemory off\u201d?"), h("p", {}, MEMORY_OFF_TEXT)));
