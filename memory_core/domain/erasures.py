@@ -10,7 +10,8 @@ So each writes a journal record first (kind ``immediate_erasure``, in the instan
 no text), then its writes, and erases the record last. A clear's file names go before its entries: a replay finds
 what the watermark covers among what is still stored, so names left behind entries already erased would stay.
 A clear or a replace that erases team-shared entries seals its watermark on their copies (``MemoryStore.seal_copies``)
-before it reads which copies to erase, and a forget of a team-shared entry forbids its copy (``team_copies.forbid``)
+before it reads which copies to erase (a replay stores the profile's ``cleared_on`` first, ``seals.advance_watermark``:
+the run it finishes may have stopped before it, and a seal holds only what the profile holds), and a forget of a team-shared entry forbids its copy (``team_copies.forbid``)
 before erasing it: a copy its writer stores later is refused by the store, never kept for teammates after its entry
 was erased.
 Every step can run twice: ``finish`` erases what is left and audits, and the sweep (``replay``) finishes every
@@ -31,6 +32,7 @@ from memory_core.domain.audit import AuditAction, AuditTrail, entry_fields
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState, Share, shared_copy_id
 from memory_core.domain.records import Record, deletions_partition
+from memory_core.domain.seals import advance_watermark
 from memory_core.domain.store import MemoryStore
 
 KIND = "immediate_erasure"
@@ -117,11 +119,16 @@ class ImmediateErasures:
                 # Stopped before its new content was stored: nothing was replaced, and nothing may be erased.
                 self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
                 return 0
+            # A replay stores the watermark first: the run it finishes may have stopped before it did, and the seal
+            # below holds only what the profile's cleared_on holds (``MemoryStore.seal_copies``): a late team copy,
+            # or a late entry of the author's own, stamped under the watermark, must be refused from now on.
+            watermarked = not replayed or advance_watermark(self._store, key, watermark, watermark,
+                                                            first=state)
             covered = [e for e in state.entries if e.created_on <= watermark]
             # The names first: a replay finds covered only what is still stored, and a name must not outlive its text.
             self._erase_file_names(instance_id, upn, [key.agent_object_id], watermark, [e.id for e in covered])
             erased = self._store.delete_entries(key, [e.id for e in covered])
-            if replayed or any(e.share is Share.TEAM for e in covered):
+            if watermarked and (replayed or any(e.share is Share.TEAM for e in covered)):
                 # Sealed before the copies are read: a team-shared entry stored before the watermark may not have
                 # its copy stored yet, and a copy stored after the read below would outlive its entry. A replay
                 # seals too: what it finds is what the first run left, its team entries maybe erased already.

@@ -31,10 +31,9 @@ from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import EntryKind, ProfileKey, ScopeState
 from memory_core.domain.new_entries import NewEntries
 from memory_core.domain.rendering import render_scope, strip_title
+from memory_core.domain.seals import advance_watermark
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import DeletionMode, MemoryView, PendingDeletion, WriteOptions, scope_view
-
-_PROFILE_WRITE_ATTEMPTS = 8
 
 
 class ScopeClears:
@@ -135,22 +134,6 @@ class ScopeClears:
     def _advance_watermark(
         self, key: ProfileKey, watermark: datetime, updated_on: datetime, *, first: ScopeState | None = None
     ) -> None:
-        """Move the profile's cleared_on forward, retrying on concurrent profile writes.
-
-        ``first`` is a state the caller has just read; it spares the first attempt a load.
-        """
-        for attempt in range(_PROFILE_WRITE_ATTEMPTS):
-            (state,) = [first] if attempt == 0 and first is not None else self._store.load_heads([key])
-            if state.profile is None:
-                raise Conflict("the memory profile disappeared during the write; retry")
-            current = state.profile.cleared_on
-            if current is not None and current >= watermark:
-                return
-            try:
-                self._store.save_profile(
-                    replace(state.profile, cleared_on=watermark, updated_on=max(updated_on, state.profile.updated_on))
-                )
-                return
-            except Conflict:
-                continue
-        raise Conflict("the memory profile kept changing during the write; retry")
+        """Move the profile's cleared_on forward (``seals.advance_watermark``); ``first``: a state just read."""
+        if not advance_watermark(self._store, key, watermark, updated_on, first=first):
+            raise Conflict("the memory profile disappeared during the write; retry")

@@ -1,6 +1,7 @@
 """The sweep's seal, and the erasure of names from the memory tool's file index.
 
-What callers (``domain.custody_sweep``, ``domain.custody``, ``domain.erasures``) may rely on:
+What callers (``domain.custody_sweep``, ``domain.custody``, ``domain.erasures``, ``domain.scope_clears``) may rely
+on:
 
 - ``seal``: once it returns, nothing an executed request covered can show again when its hold is
   lifted. A purge erases what its watermark covers and is still stored (an entry stored after the sweep's plan
@@ -9,8 +10,9 @@ What callers (``domain.custody_sweep``, ``domain.custody``, ``domain.erasures``)
   scope it left empty; a scope an entry was appended to meanwhile keeps its profile, since the store
   erases a profile only while its scope holds no entries (``MemoryStore.delete_profile``): the scope
   stays listed (``partition_keys``, the person's agent list), and the profile an append made is never
-  overwritten. A clear or a replace moves its scope's ``cleared_on`` to the watermark, conditional on
-  the profile's etag (``Conflict`` after 8 races).
+  overwritten. A clear or a replace moves its scope's ``cleared_on`` to the watermark (``advance_watermark``).
+- ``advance_watermark``: a scope's ``cleared_on`` moved forward, conditional on the profile's etag (``Conflict``
+  after 8 races): what a clear, a replace and the replay of either (``domain.erasures``) store before they seal.
 - ``erase_file_names``: what an erasure took leaves the file index (``file_index.erased``);
   ``erase_request_file_names`` chooses what that is for one request.
 
@@ -26,7 +28,7 @@ from memory_core.domain import team_copies
 from memory_core.domain.deletion import DeletionKind, DeletionRequest
 from memory_core.domain.errors import Conflict
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, erased
-from memory_core.domain.models import ProfileKey, Scope, Share, shared_copy_id
+from memory_core.domain.models import ProfileKey, Scope, ScopeState, Share, shared_copy_id
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
 
@@ -52,17 +54,30 @@ def seal(store: MemoryStore, request: DeletionRequest) -> None:
         return
     if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE) and request.watermark is not None and request.scope:
         key = ProfileKey(request.instance_id, request.upn, Scope(request.scope), request.agent_object_id)
-        for _ in range(_ATTEMPTS):
-            (state,) = store.load_heads([key])  # the profile only: the scope may hold tens of thousands of entries
-            if state.profile is None or (state.profile.cleared_on and state.profile.cleared_on >= request.watermark):
-                return
-            try:
-                store.save_profile(replace(state.profile, cleared_on=request.watermark,
-                                           updated_on=max(state.profile.updated_on, request.watermark)))
-                return
-            except Conflict:
-                continue
-        raise Conflict("the memory profile kept changing during the sweep")
+        advance_watermark(store, key, request.watermark, request.watermark)
+
+
+def advance_watermark(
+    store: MemoryStore, key: ProfileKey, watermark: datetime, updated_on: datetime, *, first: ScopeState | None = None
+) -> bool:
+    """Move ``key``'s profile's ``cleared_on`` forward to ``watermark`` (never back; ``updated_on`` never back
+    either), conditional on the profile's etag: ``Conflict`` after 8 races. Answers True once the profile holds
+    ``watermark`` or a later one, False when the scope has no profile (nothing to hide). ``first``: the scope as
+    the caller has just read it, which spares the first attempt a load. Reads the profile only (``load_heads``):
+    the scope may hold tens of thousands of entries."""
+    for attempt in range(_ATTEMPTS):
+        (state,) = [first] if attempt == 0 and first is not None else store.load_heads([key])
+        if state.profile is None:
+            return False
+        if state.profile.cleared_on is not None and state.profile.cleared_on >= watermark:
+            return True
+        try:
+            store.save_profile(replace(state.profile, cleared_on=watermark,
+                                       updated_on=max(state.profile.updated_on, updated_on)))
+            return True
+        except Conflict:
+            continue
+    raise Conflict("the memory profile kept changing while its watermark was stored; retry")
 
 
 def erase_request_file_names(store: MemoryStore, request: DeletionRequest, own: list[str]) -> None:
