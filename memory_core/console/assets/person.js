@@ -4,6 +4,7 @@ import { ApiError } from "./api.js";
 import { h, replace, field, formatCount, formatTime, uid } from "./dom.js";
 import { hiddenRuns } from "./hidden_text.js";
 import { renderEntryContent } from "./markdown.js";
+import { transferPanel } from "./transfer.js";
 import { agentLabel, auditTable, idsShownWhole, newestFirst, oldestFirst, pendingPanel } from "./records.js";
 import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw, showMore } from "./ui.js";
 
@@ -192,7 +193,7 @@ export class PersonView {
           h("p", {}, "Nothing is remembered here."),
           h("p", {}, "When an agent remembers something about you, it appears here. You can also add a note yourself below.")),
       this.addForm(),
-      this.transferPanel(entries.length));
+      transferPanel(this, entries.length));
   }
 
   /** The newest ``this.shown`` entries, and a button that shows the next ones while older ones are left. */
@@ -321,81 +322,6 @@ export class PersonView {
       });
     });
     return form;
-  }
-
-  transferPanel(count) {
-    const file = h("input", { type: "file", id: "import-file", accept: ".md,.markdown,.txt,text/markdown,text/plain" });
-    const [fileField] = field("Markdown file", file);
-    const mode = uid("mode");
-    const append = h("input", { type: "radio", name: mode, value: "append", id: `${mode}-append`, checked: true });
-    const replaceRadio = h("input", { type: "radio", name: mode, value: "replace", id: `${mode}-replace` });
-    const importForm = h("form", { id: "import-form" },
-      fileField,
-      h("fieldset", {}, h("legend", {}, "How to import"),
-        h("div", {}, append, h("label", { for: append.id }, " Add to what is remembered")),
-        h("div", {}, replaceRadio, h("label", { for: replaceRadio.id }, " Replace what is remembered"))),
-      h("div", { class: "actions" }, h("button", { type: "submit" }, "Import")));
-    importForm.addEventListener("submit", (event) => {
-      event.preventDefault();
-      this.importFile(file, replaceRadio.checked ? "replace" : "append", importForm.querySelector("button"));
-    });
-    return h("section", { class: "panel", "aria-labelledby": "transfer-title" },
-      h("h3", { id: "transfer-title" }, "Export, import, clear"),
-      h("div", { class: "actions" },
-        h("button", { type: "button", id: "export", onclick: (e) => this.exportScope(e.currentTarget) }, "Export as .md"),
-        h("button", { type: "button", id: "clear-scope", class: "danger", disabled: count === 0,
-          onclick: (e) => this.clearScope(e.currentTarget) }, "Clear all of it")),
-      importForm);
-  }
-
-  async exportScope(button) {
-    await busy(button, async () => {
-      const { text, filename } = await this.api.download("/memory/export", this.scopeQuery);
-      const url = URL.createObjectURL(new Blob([text], { type: "text/markdown;charset=utf-8" }));
-      const link = h("a", { href: url, download: filename, class: "visually-hidden" }, "download");
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 10000);
-      announce(`Exported ${filename}.`);
-    });
-  }
-
-  async importFile(input, mode, button) {
-    const file = input.files && input.files[0];
-    if (!file) { announce("Choose a markdown file to import.", { error: true }); input.focus(); return; }
-    if (file.size > (this.config.max_write_bytes || 65536)) {
-      announce(`The file is ${file.size} bytes; the limit is ${this.config.max_write_bytes} bytes.`, { error: true });
-      return;
-    }
-    if (mode === "replace") {
-      const ok = await confirmAction({ title: `Replace ${this.scopeLabel}?`,
-        text: "Everything remembered here now is replaced by the file. Under operator approval the old memory is hidden until an operator decides.",
-        ok: "Replace" });
-      if (!ok) return;
-    }
-    await busy(button, async () => {
-      const content = await file.text();
-      const { status, data } = await this.api.send("POST", "/memory/import", { ...this.scopeBody, content_markdown: content, mode });
-      announce(status === 202 ? "Import done; the replaced memory is hidden, waiting for an operator's approval."
-        : data?.status === "not_stored" ? data.message : `Imported ${file.name}.`);
-      focusAfterRedraw("#entries-title");
-      this.onChange();
-    });
-  }
-
-  async clearScope(button) {
-    const ok = await confirmAction({ title: `Clear ${this.scopeLabel}?`,
-      text: this.config.deletion_mode === "immediate" ? "Every entry here is erased now."
-        : "Every entry here disappears now. An operator approves the erasure; until then it is hidden, not yet erased.",
-      ok: "Clear" });
-    if (!ok) return;
-    await busy(button, async () => {
-      const { status } = await this.api.send("POST", "/memory/clear", { ...this.scopeBody, confirm: true });
-      announce(status === 202 ? "Clearing requested: hidden now, waiting for an operator's approval." : "Cleared.");
-      focusAfterRedraw("#entries-title");
-      this.onChange();
-    });
   }
 
   // -- the audit tab ----------------------------------------------------------------------------
