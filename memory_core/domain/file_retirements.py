@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memory_core.domain import journals
+from memory_core.domain.deletion import UnreadableRequest, read_request
 from memory_core.domain.errors import NotFound
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, named_entry_ids
 from memory_core.domain.identity import Caller
@@ -142,10 +143,8 @@ class FileRetirements:
         return any(_filed_since(r, retirement.started_on) for r in requests)
 
 
-def _filed_since(request: Record, started_on: datetime) -> bool:
-    """Whether the stored request was filed at or after ``started_on``; one whose time this release cannot read
-    (another release's layout) counts as filed since: a second request is the harm this guards against."""
-    try:
-        return datetime.fromisoformat(str(request.data["requested_on"])) >= started_on
-    except (KeyError, TypeError, ValueError):
-        return True
+def _filed_since(record: Record, started_on: datetime) -> bool:
+    """Whether the stored request was filed at or after ``started_on``; one this release cannot read (another
+    release's layout) counts as filed since: a second request is the harm this guards against."""
+    request = read_request(record)
+    return isinstance(request, UnreadableRequest) or request.requested_on >= started_on
