@@ -35,7 +35,7 @@ class SqliteWrites:
     def delete_profile(self, key: ProfileKey) -> None:
         # One statement: the check and the erasure see the same entries, so an append (one transaction with its
         # profile) either lands first and keeps the profile or lands after and makes one of its own.
-        where = (key.instance_id, key.upn, key.profile_id)
+        where = _where(key)
         with self._db.write() as db:
             db.execute(
                 "DELETE FROM profiles WHERE instance_id=? AND upn=? AND profile_id=? AND NOT EXISTS"
@@ -60,7 +60,7 @@ class SqliteWrites:
             )
             row = db.execute(
                 "SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
-                (key.instance_id, key.upn, key.profile_id),
+                _where(key),
             ).fetchone()
             # In the entry's transaction: a clear that chose a later watermark and erased before this commits
             # would leave the entry hidden and never erased. Refused, the writer stamps it after the clear.
@@ -97,7 +97,7 @@ class SqliteWrites:
                 changed = db.execute(
                     "UPDATE profiles SET name=?, user_name=?, agent_name=?, created_on=?, updated_on=?,"
                     " cleared_on=?, etag=? WHERE instance_id=? AND upn=? AND profile_id=? AND etag=?",
-                    (*profile_values(profile, etag)[5:], key.instance_id, key.upn, key.profile_id, profile.etag),
+                    (*profile_values(profile, etag)[5:], *_where(key), profile.etag),
                 ).rowcount
                 if changed != 1:
                     raise Conflict("the memory profile changed since it was read")
