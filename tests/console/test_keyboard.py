@@ -161,3 +161,26 @@ def test_focus_stays_by_the_work_after_a_forget_an_add_and_an_operators_decision
     _keys(browser, "not this one", Keys.TAB, Keys.TAB, Keys.ENTER)
     status_says(browser, "Rejected")
     _focus_settles_on(browser, "#deletions-title")  # no request left: the list's heading
+
+
+def test_choosing_a_scope_keeps_the_focus_on_the_button_chosen(
+    browser: WebDriver, console_server: RunningServer, instance: str, local_api: httpx.Client,
+) -> None:
+    """Choosing an agent (or "About me") in the list beside the memory draws the view again, the list with it: the
+    focus went to <body>, and a keyboard or screen-reader user started again from the top of the page. It now comes
+    back to the button chosen, which is marked as the current one, so the next Tab goes on from there."""
+    for agent_id in ("agent-one", "agent-two"):
+        local_api.post("/memory/append", json={"scope": "agent", "agent_object_id": agent_id, "agent_name": agent_id,
+                                               "content_markdown": f"kept by {agent_id}"}).raise_for_status()
+    open_console(browser, console_server, instance)
+    browser.execute_script("document.activeElement.blur(); window.scrollTo(0, 0)")
+
+    _tab_to(browser, "nav button[data-scope='agent:agent-one']")
+    _keys(browser, Keys.ENTER)
+    text_appears(browser, "#entries", "kept by agent-one")
+    _focus_settles_on(browser, "nav button[data-scope='agent:agent-one'][aria-current=true]")
+
+    _tab_to(browser, "nav button[data-scope=user]", backwards=True)
+    _keys(browser, Keys.ENTER)
+    text_appears(browser, "#scope-title", "About me")
+    _focus_settles_on(browser, "nav button[data-scope=user][aria-current=true]")

@@ -136,10 +136,16 @@ export class PersonView {
 
   scopeButton(scope, label, count) {
     const current = this.scope.kind === scope.kind && this.scope.id === scope.id;
+    const key = scope.kind === "user" ? "user" : `agent:${scope.id}`;
     return h("li", {}, h("button", {
-      type: "button", "aria-current": current ? "true" : "false",
-      dataset: { scope: scope.kind === "user" ? "user" : `agent:${scope.id}` },
-      onclick: () => { this.choose(scope); this.onChange(); },
+      type: "button", "aria-current": current ? "true" : "false", dataset: { scope: key },
+      onclick: () => {
+        // Choosing draws the view again, this button with it: the focus comes back to the button chosen (else to
+        // "About me"), where a keyboard or screen-reader user left off, rather than to the top of the page.
+        focusAfterRedraw(`nav button[data-scope="${CSS.escape(key)}"]`, "nav button[data-scope=user]");
+        this.choose(scope);
+        this.onChange();
+      },
     }, label, count === null ? null : h("span", { class: "count" }, h("span", { class: "visually-hidden" }, ", entries: "), String(count))));
   }
 
