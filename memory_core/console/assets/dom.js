@@ -67,6 +67,21 @@ export function formatSecond(iso) {
   return formatTime(iso, SECOND_FORMAT);
 }
 
+/**
+ * ``text`` stored by others (an agent's name, a tag, an author) as an element of its own for the bidirectional
+ * algorithm (<bdi>: isolated, its direction from its first strong letter). An override, embedding or isolate left
+ * open in it, or its right-to-left letters, then cannot reorder the page's text around it ("Agent: ", the agent's
+ * ID, the tags after it): each ends where the name ends.
+ */
+export function isolated(text) {
+  return h("bdi", {}, text);
+}
+
+/** ``text`` isolated as ``isolated`` does, inside a string the page builds (a heading, a dialog's title). */
+export function isolatedText(text) {
+  return `\u2068${text}\u2069`;
+}
+
 let ids = 0;
 export function uid(prefix = "id") {
   ids += 1;

@@ -6,18 +6,22 @@
 // Marked: the default-ignorable characters the domain counts in zero-width runs (the zero-width space, word
 // joiner, invisible operators, zero-width no-break space, soft hyphen, combining grapheme joiner, Hangul fillers,
 // Khmer inherent vowels, Mongolian vowel separator, deprecated format characters and the code points reserved as
-// default-ignorable), the bidirectional overrides (marked, they no longer reorder what follows them), tag
-// characters outside an emoji flag, and variation selectors that vary no character. Left as they are, since they
-// have a visible use: a joiner (U+200D) inside an emoji sequence, a joiner or non-joiner (U+200C) between letters
-// of a script whose shaping they change (Persian, Devanagari ...), variation selectors that pick a glyph, emoji
-// flags, and the bidirectional marks, embeddings and isolates that right-to-left text is formatted with.
+// default-ignorable), every bidirectional control (the marks U+200E, U+200F and U+061C, the embeddings and
+// overrides U+202A-U+202E with their pop, the isolates U+2066-U+2069: each is drawn as nothing and read by agents;
+// marked, none reorders the text after it, and the pop closing a marked override is seen as well), tag characters outside an emoji flag, and variation selectors that vary
+// no character. Left as they are, since they have a visible use: a joiner (U+200D) inside an emoji sequence, a
+// joiner or non-joiner (U+200C) between letters of a script whose shaping they change (Persian, Devanagari ...),
+// variation selectors that pick a glyph, and emoji flags. Right-to-left letters keep their order without the
+// controls (a mark that placed a punctuation mark may leave it on the other side of a word); names and tags stored
+// beside an entry are isolated instead (dom.js ``isolated``).
 
 import { h } from "./dom.js";
 import { straySelector } from "./hidden_text.js";
 
-// Marked wherever they are: the zero-width characters but the joiners, the overrides, the reserved code points.
-const ALWAYS_CLASS = "\\u00AD\\u034F\\u115F\\u1160\\u17B4\\u17B5\\u180E\\u200B\\u202D\\u202E\\u2060-\\u2065\\u206A-\\u206F"
-  + "\\u3164\\uFEFF\\uFFA0\\uFFF0-\\uFFF8\\u{E0080}-\\u{E00FF}\\u{E01F0}-\\u{E0FFF}";
+// Marked wherever they are: the zero-width characters but the joiners, the bidirectional controls, the reserved
+// code points.
+const ALWAYS_CLASS = "\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180E\\u200B\\u200E\\u200F\\u202A-\\u202E"
+  + "\\u2060-\\u206F\\u3164\\uFEFF\\uFFA0\\uFFF0-\\uFFF8\\u{E0080}-\\u{E00FF}\\u{E01F0}-\\u{E0FFF}";
 const ALWAYS = new RegExp(`^[${ALWAYS_CLASS}]$`, "u");
 // Whatever may need a mark (with the joiners, selectors and tag characters): most text holds none, and is left
 // alone after this one test.
@@ -38,8 +42,11 @@ const JOINING = new RegExp(`^[${JOINING_SCRIPTS.map((name) => `\\p{Script=${name
 const NAMES = {
   0x00AD: "soft hyphen", 0x034F: "combining grapheme joiner", 0x180E: "Mongolian vowel separator",
   0x200B: "zero-width space", 0x200C: "zero-width non-joiner", 0x200D: "zero-width joiner",
-  0x202D: "left-to-right override", 0x202E: "right-to-left override", 0x2060: "word joiner", 0x3164: "Hangul filler",
-  0xFEFF: "zero-width no-break space",
+  0x2060: "word joiner", 0x3164: "Hangul filler", 0xFEFF: "zero-width no-break space",
+  0x061C: "Arabic letter mark", 0x200E: "left-to-right mark", 0x200F: "right-to-left mark",
+  0x202A: "left-to-right embedding", 0x202B: "right-to-left embedding", 0x202C: "pop directional formatting",
+  0x202D: "left-to-right override", 0x202E: "right-to-left override", 0x2066: "left-to-right isolate",
+  0x2067: "right-to-left isolate", 0x2068: "first strong isolate", 0x2069: "pop directional isolate",
 };
 
 /** ``ch``'s name for the mark's title: its own for the common ones, else what kind of character it is. */

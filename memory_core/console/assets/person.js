@@ -1,7 +1,7 @@
 // The person's view: their own memory only (the API decides whose memory from the sign-in).
 
 import { ApiError } from "./api.js";
-import { h, replace, field, formatCount, formatTime, uid } from "./dom.js";
+import { h, replace, field, formatCount, formatTime, isolated, isolatedText, uid } from "./dom.js";
 import { hiddenRuns } from "./hidden_text.js";
 import { renderEntryContent } from "./markdown.js";
 import { transferPanel } from "./transfer.js";
@@ -158,7 +158,7 @@ export class PersonView {
   }
 
   get scopeLabel() {
-    return this.scope.kind === "user" ? "your user memory" : `the memory of ${this.scope.name || this.scope.id}`;
+    return this.scope.kind === "user" ? "your user memory" : `the memory of ${isolatedText(this.scope.name || this.scope.id)}`;
   }
 
   /** The agent's scope could not be read: its error where its entries would be, and the way back to "About me". */
@@ -242,11 +242,12 @@ export class PersonView {
     return h("li", { class: "entry", dataset: { entryId: entry.id } },
       h("div", { class: "meta" },
         h("time", { datetime: entry.created_on }, formatTime(entry.created_on)),
-        agent ? h("span", {}, "Agent: ", agent) : h("span", {}, "Added directly"),
+        // What others wrote is isolated, whatever the layout around it: an override in it reorders nothing else.
+        agent ? h("span", {}, "Agent: ", isolated(agent)) : h("span", {}, "Added directly"),
         mine ? (shared ? h("span", {}, `Shared (${entry.share})`) : null)
-          : h("span", { class: "author" }, `Shared (${entry.share || "team"}) by `, author || "a former author"),
+          : h("span", { class: "author" }, `Shared (${entry.share || "team"}) by `, author ? isolated(author) : "a former author"),
         (entry.tags || []).length ? h("span", {}, h("span", { class: "visually-hidden" }, "Tags: "),
-          entry.tags.map((t) => h("span", { class: "tag" }, t))) : null),
+          entry.tags.map((t) => h("span", { class: "tag" }, isolated(t)))) : null),
       renderEntryContent(entry.content_markdown),
       hiddenNotice(entry),
       mine ? h("div", { class: "actions" }, h("button", {
@@ -281,7 +282,7 @@ export class PersonView {
     const tags = [...new Set(entries.flatMap((e) => e.tags || []))].sort();
     const [qField, q] = field("Search", h("input", { type: "search", name: "q", id: "search-q" }));
     const tagBoxes = tags.map((t) => h("label", { class: "tag-choice" },
-      h("input", { type: "checkbox", name: "tag", value: t }), " ", t));
+      h("input", { type: "checkbox", name: "tag", value: t }), " ", isolated(t)));
     const form = h("form", { class: "panel", role: "search", id: "search-form", "aria-label": "Search this memory" },
       h("div", { class: "row" }, qField, h("button", { type: "submit", class: "primary" }, "Search")),
       tags.length ? h("fieldset", {}, h("legend", {}, "Only entries with all of these tags"), tagBoxes) : null);

@@ -1,7 +1,7 @@
 // What the person's and the operator's views both show about records: audit trails, pending deletions, and
 // agents named so that two of them never look the same.
 
-import { h, formatCount, formatTime } from "./dom.js";
+import { h, formatCount, formatTime, isolated } from "./dom.js";
 import { showMore } from "./ui.js";
 
 const ACTION_LABELS = {
@@ -35,13 +35,14 @@ export function idsShownWhole(agents) {
 /**
  * An agent's display name beside its id. The name is the agent platform's choice ("About me (all agents)", or
  * another agent's name with a zero-width space in it): the id, one per agent, tells agents apart. ``whole``
- * shows the id uncut (``idsShownWhole``).
+ * shows the id uncut (``idsShownWhole``). The name is isolated (``isolated``): an override in it cannot show the id
+ * or what follows in another order.
  */
 export function agentLabel(name, agentId, whole = false) {
   const id = String(agentId ?? "");
   const idPart = [h("span", { class: "visually-hidden" }, "agent ID "),
     h("span", { class: "agent-id", title: id }, whole ? id : shortAgentId(id))];
-  return name ? [name, " ", idPart] : idPart;
+  return name ? [isolated(name), " ", idPart] : idPart;
 }
 
 /**
