@@ -22,6 +22,9 @@ own key; docs/cosmos.md, "Layout"). What callers may rely on:
   refused once its source profile's own ``cleared_on`` covers it (``CosmosWrites``, one point read then).
   Seals the previous release stored in ``clears`` (ids of other partitions' profiles) still count, and the next
   ``sealed`` moves them into ``seals``, so they are folded too.
+- ``partition_seal`` (only in a stamp of a partition a purge sealed, ``seal_partition``): a watermark covering
+  every entry of the partition, whatever its profile; an append's batch, If-Match the stamp, checks it like
+  ``clears``. It moves only forward and with the stamp, and ``moved``, ``sealed`` and ``marked`` keep it.
 - A new stamp counts ``changes`` from the clock (``StoredStamp.new``), so a stamp made again (its item
   erased and created anew) never equals one a snapshot was built at; ``UNKNOWN``, what a partition
   without a stamp item reads as, equals none.
@@ -91,6 +94,8 @@ class StoredStamp:
     """(source profile id, ISO watermark) of at most ``SEALS_KEPT`` sources, the newest seals (``sealed``)."""
     seal_floor: str | None = None
     """ISO watermark covering a team copy of any source: the latest of the seals folded out of ``seals``."""
+    partition_seal: str | None = None
+    """ISO watermark covering every entry of the partition, whatever its profile (``seal_partition``: a purge's)."""
 
     @property
     def stamp(self) -> PartitionStamp:
@@ -156,6 +161,18 @@ class StoredStamp:
         """``seal_floor`` as a time (None: nothing folded yet)."""
         return datetime.fromisoformat(self.seal_floor) if self.seal_floor else None
 
+    def partition_sealed(self, watermark: datetime) -> StoredStamp:
+        """This stamp (no etag yet) also refusing every entry of the partition at or before ``watermark``; a seal
+        never moves back (the later watermark holds)."""
+        held = self.partition_sealed_on
+        at = watermark if held is None or held < watermark else held
+        return replace(self, etag=None, partition_seal=at.isoformat())
+
+    @property
+    def partition_sealed_on(self) -> datetime | None:
+        """The watermark ``partition_sealed`` stored (None: none): every entry at or before it is refused."""
+        return datetime.fromisoformat(self.partition_seal) if self.partition_seal else None
+
     def marked(self) -> StoredStamp:
         """The same stamp, checkpointed (no etag yet): what a checkpoint's write stores."""
         return replace(self, etag=None, checkpointed=True)
@@ -174,9 +191,11 @@ class StoredStamp:
         clears = item.get("clears") or {}
         seals = item.get("seals") or {}
         floor = item.get("seal_floor")
+        purged = item.get("partition_seal")
         return StoredStamp(int(item["changes"]), int(item["inserts"]), int(item["sequence"]), item.get("_etag"),
                            item.get("checkpointed") is True, tuple(sorted((str(k), str(v)) for k, v in clears.items())),
-                           tuple(sorted((str(k), str(v)) for k, v in seals.items())), str(floor) if floor else None)
+                           tuple(sorted((str(k), str(v)) for k, v in seals.items())), str(floor) if floor else None,
+                           str(purged) if purged else None)
 
     def item(self, instance_id: str, owner: str) -> dict[str, Any]:
         return {
@@ -193,6 +212,8 @@ class StoredStamp:
             # Only in a stamp that sealed team copies (a ``~shared`` one): every other stamp stays as small as before.
             **({"seals": dict(self.seals)} if self.seals else {}),
             **({"seal_floor": self.seal_floor} if self.seal_floor else {}),
+            # Only in the stamp of a partition a purge sealed.
+            **({"partition_seal": self.partition_seal} if self.partition_seal else {}),
         }
 
 

@@ -168,6 +168,7 @@ class Stamps:
         clear: tuple[str, datetime] | None = None,
         guard: Callable[[StoredStamp | None], None] | None = None,
         counts: bool = True,
+        seal: datetime | None = None,
     ) -> list[dict[str, Any]]:
         """Run ``operations(first_sequence)`` and move the stamp, in one transactional batch.
 
@@ -187,6 +188,7 @@ class Stamps:
         ``guard`` is called with the stamp each attempt's batch is If-Match on (None: the batch creates it)
         before the batch is sent, and may raise to write nothing: what it checks of that stamp holds when the
         batch commits (an append refuses an entry a clear's watermark covers, ``CosmosWrites``).
+        ``seal``: the moved stamp also refuses every entry of the partition at or before it (``seal_partition``).
         ``counts=False``: a write no read can see (``seal_copies``, with ``clear`` and no operations): the stamp
         keeps its counts and its checkpoint, and seals ``clear`` on team copies (``StoredStamp.sealed``: a bounded
         number of seals, the older folded into one floor); only its etag moves, which is what refuses a concurrent
@@ -209,19 +211,20 @@ class Stamps:
                 made = StoredStamp.new()
                 moved = (made.sealed(clear) if not counts and clear is not None
                          else made.moved(inserts, erases_checkpoint=erases, clear=clear))
-                stamp_op: Operation = ("create", (moved.item(instance_id, owner),))
             elif not counts and clear is not None:
                 moved, erases = known.sealed(clear), False
-                stamp_op = ("replace", (stamp_item_id(owner), moved.item(instance_id, owner)),
-                            {"if_match_etag": known.etag})
             else:
                 moved = known.moved(inserts, erases_checkpoint=erases, clear=clear)
-                stamp_op = ("replace", (stamp_item_id(owner), moved.item(instance_id, owner)),
-                            {"if_match_etag": known.etag})
                 if erases and known.checkpointed and known.etag != missing_at:
                     # Second, not last: on the test server (no rollback) a missing item then stops
                     # the batch before the caller's operations are applied.
                     erase = [("delete", (checkpoint_item_id(owner),))]
+            if seal is not None:
+                moved = moved.partition_sealed(seal)
+            stamp_op: Operation = (
+                ("create", (moved.item(instance_id, owner),)) if known is None
+                else ("replace", (stamp_item_id(owner), moved.item(instance_id, owner)), {"if_match_etag": known.etag})
+            )
             if guard is not None:
                 guard(known)
             batch = [stamp_op, *erase, *operations(moved.sequence - inserts + 1)]

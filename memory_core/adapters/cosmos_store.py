@@ -228,6 +228,9 @@ class CosmosMemoryStore:
     def seal_copies(self, source: ProfileKey, watermark: datetime) -> None:
         self._writes.seal_copies(source, watermark)
 
+    def seal_partition(self, instance_id: str, upn: str, watermark: datetime) -> None:
+        self._writes.seal_partition(instance_id, upn, watermark)
+
     def delete_profile(self, key: ProfileKey) -> None:
         self._writes.delete_profile(key)
 

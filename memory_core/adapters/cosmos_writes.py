@@ -20,6 +20,8 @@ Round trips are the cost, so:
   source's watermark, which a team copy's append checks as above; the newest four sources by name, the
   older folded into one floor, ``StoredStamp.sealed``); a copy only the floor covers costs its append one
   point read of its source profile, refused only when that author's own ``cleared_on`` covers it;
+- ``seal_partition`` is one batch that moves the owner partition's stamp alone (it then carries the purge's
+  watermark, which every append to the partition checks as above, whatever its profile);
 - ``delete_entries`` is one query for the ids still there plus one transactional batch per 98
   deletes (``erase_items``), a store operation (a time budget) per 500 ids.
 
@@ -97,7 +99,8 @@ class CosmosWrites:
                     # A team copy: also against the watermark a clear of its source sealed there (``seal_copies``).
                     _refuse_covered(entry, stamp.cleared_on(key.profile_id) if stamp else None,
                                     known.cleared_on if known else profile.cleared_on,
-                                    stamp.named_seal(source.profile_id) if stamp and source else None)
+                                    stamp.named_seal(source.profile_id) if stamp and source else None,
+                                    stamp.partition_sealed_on if stamp else None)
                     if stamp is not None and source is not None:
                         self._refuse_under_floor(calls, entry, source, stamp)
 
@@ -149,6 +152,12 @@ class CosmosWrites:
             # this one and is checked against the watermark it now carries; its counts stay, as no read changed.
             self._stamps.write(calls, shared.instance_id, shared.upn, lambda _: [],
                                clear=(source.profile_id, watermark), counts=False)
+
+    def seal_partition(self, instance_id: str, upn: str, watermark: datetime) -> None:
+        with self._operation("seal_partition") as calls:
+            # Only the stamp, which every append's batch is If-Match on: one stored before this is read by the
+            # caller's next read; one after is checked against the watermark the stamp now carries.
+            self._stamps.write(calls, instance_id, upn, lambda _: [], erases_checkpoint=False, seal=watermark)
 
     def delete_profile(self, key: ProfileKey) -> None:
         self._profiles.discard(key)

@@ -20,10 +20,10 @@ from memory_core.adapters.sqlite_records import (
     purge_if_names_rewritten,
     record_values,
 )
-from memory_core.adapters.sqlite_rows import entry_values, parse, profile_from_row, profile_values
+from memory_core.adapters.sqlite_rows import entry_values, iso, parse, profile_from_row, profile_values
 from memory_core.domain.errors import Conflict, EntryBeforeClear, EntryExists
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
-from memory_core.domain.records import Record, appended_records
+from memory_core.domain.records import Partition, Record, appended_records
 
 
 class SqliteWrites:
@@ -71,6 +71,12 @@ class SqliteWrites:
                                    (source.instance_id, source.upn, source.profile_id)).fetchone()
                 sealed = parse(found[0]) if found else None
                 cleared_on = max((w for w in (cleared_on, sealed) if w is not None), default=None)
+            # And the partition's seal (a purge's, ``seal_partition``): it outlives the profiles the purge erased.
+            found = db.execute(_PARTITION_SEAL_SQL, (key.instance_id, key.upn, PARTITION_SEAL_KIND, PARTITION_SEAL_ID)
+                               ).fetchone()
+            if found is not None:
+                sealed = parse(json.loads(found[0])["watermark"])
+                cleared_on = max((w for w in (cleared_on, sealed) if w is not None), default=None)
             if cleared_on is not None and entry.created_on <= cleared_on:
                 raise EntryBeforeClear(cleared_on)
             # Before the entry, as in the Cosmos DB batch: a record to create whose id is taken (a key's mark
@@ -112,6 +118,18 @@ class SqliteWrites:
         # Nothing to write: an append of a team copy reads its source profile's cleared_on in its transaction.
         return None
 
+    def seal_partition(self, instance_id: str, upn: str, watermark: datetime) -> None:
+        # One record of the partition, which every append reads in its transaction; never moved back.
+        with self._db.write() as db:
+            found = db.execute(_PARTITION_SEAL_SQL, (instance_id, upn, PARTITION_SEAL_KIND, PARTITION_SEAL_ID)
+                               ).fetchone()
+            sealed = parse(json.loads(found[0])["watermark"]) if found is not None else None
+            if sealed is not None and sealed >= watermark:
+                return
+            record = Record(Partition(instance_id, upn), PARTITION_SEAL_KIND, PARTITION_SEAL_ID,
+                            {"watermark": iso(watermark)})
+            db.execute(RECORD_INSERT, record_values(record, uuid.uuid4().hex))
+
     def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
         if not entry_ids:
             return 0
@@ -120,6 +138,12 @@ class SqliteWrites:
         if deleted:
             self._db.purge_erased()  # erased: out of the search index and the log too, not only out of answers
         return deleted
+
+
+PARTITION_SEAL_KIND = "partition_seal"
+PARTITION_SEAL_ID = "seal"
+"""The record (in the owner's partition, naming no text) that keeps ``seal_partition``'s watermark."""
+_PARTITION_SEAL_SQL = "SELECT data FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?"
 
 
 DELETE_ENTRIES_SQL = (

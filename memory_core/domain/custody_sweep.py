@@ -13,7 +13,9 @@ nothing expires by age. The sweep is idempotent and safe to crash and re-run at 
             the mark of each team-shared entry it covers;
 2. erase  - the user's memory tool file index loses the names of those entries, then
             the entries are erased (erasing twice erases nothing more);
-3. seal   - a purge erases what its watermark covers that was stored after the plan, the
+3. seal   - a purge seals its watermark on the user's partition (the store refuses an entry stamped under
+            it from then on, in any scope), then erases what its watermark covers that was stored after the
+            plan (counted in the request), the
             team copies of those team-shared first (their marks before them), and the
             profiles of the scopes it emptied (a clear moved the
             profile's watermark before its plan), and the file index loses the
@@ -188,7 +190,9 @@ class Sweep:
             self._store.delete_entries(_key(request, item.scope, item.agent_object_id, item.owner), entry_ids)
         self._fault("erased", request)
         if request.kind is DeletionKind.PURGE:  # a clear's or a replace's was made before the plan; a forget has none
-            seal(self._store, request)
+            late = seal(self._store, request)
+            if late:  # stored after the plan (a slow append), so not in the first run's count: counted now
+                request = self._counted_late(request, late)
         self._fault("sealed", request)
         lift_holds(self._store, request)
         self._fault("unheld", request)
@@ -259,6 +263,13 @@ class Sweep:
             plan.append(PlannedErase(copy.key.profile_id, copy.key.scope.value, copy.key.agent_object_id, copy.id,
                                      SHARED_OWNER))
         return tuple(plan)
+
+    def _counted_late(self, request: DeletionRequest, late: int) -> DeletionRequest:
+        """``request`` with ``late`` more entries counted and stored at once: a run after a crash finds them erased
+        and counts none. A crash between the seal's erasure and this write leaves them uncounted, never twice."""
+        counted = replace(request, erased_entries=(request.erased_entries or 0) + late)
+        stored = self._store.put_record(counted.to_record())
+        return replace(counted, etag=stored.etag)
 
     def _counted(self, request: DeletionRequest, plan: tuple[PlannedErase, ...], profiles: int) -> DeletionRequest:
         """``request`` with what its first run erases counted and stored (a later run finds less still stored)."""

@@ -4,8 +4,11 @@ What callers (``domain.custody_sweep``, ``domain.custody``, ``domain.erasures``,
 on:
 
 - ``seal``: once it returns, nothing an executed request covered can show again when its hold is
-  lifted. A purge erases what its watermark covers and is still stored (an entry stored after the sweep's plan
-  included), with the team copy of each team-shared one, its mark stored first (``team_copies.forbid_all``), so
+  lifted. A purge first seals its watermark on the user's whole partition (``MemoryStore.seal_partition``: from
+  then on the store refuses an entry stamped at or before it, in any scope, and its writer stamps it after), then
+  erases what its watermark covers and is still stored (an entry stored after the sweep's plan and before that
+  seal included; answered as a count, which the sweep adds to the request's ``erased_entries``), with the team
+  copy of each team-shared one, its mark stored first (``team_copies.forbid_all``), so
   whatever a purge erases leaves teammates' reads too; and the profile of every
   scope it left empty; a scope an entry was appended to meanwhile keeps its profile, since the store
   erases a profile only while its scope holds no entries (``MemoryStore.delete_profile``): the scope
@@ -35,9 +38,16 @@ from memory_core.domain.store import MemoryStore
 _ATTEMPTS = 8
 
 
-def seal(store: MemoryStore, request: DeletionRequest) -> None:
-    """Make sure nothing ``request`` covered can show again once its hold is gone (a forget needs nothing)."""
+def seal(store: MemoryStore, request: DeletionRequest) -> int:
+    """Make sure nothing ``request`` covered can show again once its hold is gone (a forget needs nothing). Answers
+    how many of the user's entries this call erased (a purge's late ones; 0 for the others, and for a run again)."""
     if request.kind is DeletionKind.PURGE:
+        erased = 0
+        if request.watermark is not None:
+            # Sealed before the read below: an entry stamped under the watermark and stored before it is found and
+            # erased; one stored after it is refused by the store, whatever its scope (the profiles this erases
+            # would take a scope's ``cleared_on`` with them), and its writer stamps it after the watermark.
+            store.seal_partition(request.instance_id, request.upn, request.watermark)
         for state in store.load_partition(request.instance_id, request.upn):
             leftovers = [e.id for e in state.entries if request.watermark and e.created_on <= request.watermark]
             # Stored after the plan, a team-shared leftover's copy was neither marked nor read by it: its mark first
@@ -47,14 +57,15 @@ def seal(store: MemoryStore, request: DeletionRequest) -> None:
             if shared:
                 team_copies.forbid_all(store, request.instance_id, shared)
                 store.delete_entries(state.key.shared(), [shared_copy_id(entry_id) for entry_id in shared])
-            store.delete_entries(state.key, leftovers)
+            erased += store.delete_entries(state.key, leftovers)
             if not [e for e in state.entries if e.id not in leftovers]:
                 # Kept by the store when an append landed since the read above: its entry stays, with a profile.
                 store.delete_profile(state.key)
-        return
+        return erased
     if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE) and request.watermark is not None and request.scope:
         key = ProfileKey(request.instance_id, request.upn, Scope(request.scope), request.agent_object_id)
         advance_watermark(store, key, request.watermark, request.watermark)
+    return 0
 
 
 def advance_watermark(

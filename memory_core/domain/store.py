@@ -247,7 +247,8 @@ class MemoryStore(Protocol):
         carries each profile's watermark (``save_profile`` moves it there in the same batch).
         A team copy (``MemoryEntry.copied_from``) is refused the same way when a watermark ``seal_copies`` sealed
         for its source scope covers it: a clear seals before it reads which copies to erase, so a copy stored after
-        that read is never one of the entries it erased.
+        that read is never one of the entries it erased. And any entry a watermark ``seal_partition`` sealed on its
+        partition covers, whatever its scope (a purge's, which outlives the profiles it erases).
         """
         ...
 
@@ -261,6 +262,17 @@ class MemoryStore(Protocol):
         store refuses the same copies: those at or before their own source's sealed watermark, never a copy of an
         author whose clears do not cover it (Cosmos DB folds all but the newest four seals into one floor and checks
         a copy only the floor covers against its source profile's ``cleared_on``, one point read then)."""
+        ...
+
+    def seal_partition(self, instance_id: str, upn: str, watermark: datetime) -> None:
+        """From now on refuse (``EntryBeforeClear``, in ``append``'s atomic write) every entry of the owner's
+        partition created at or before ``watermark``, in any scope: one with a profile, one whose profile is erased
+        later, one with none yet. A seal never moves back (the later watermark holds) and is kept for good (a
+        purge's leftovers may still arrive: a slow writer, an abandoned worker thread). What a purge's seal stores
+        before it reads what to erase (``domain.seals``): it erases the profiles a scope's ``cleared_on`` lives in.
+        Changes no read; team copies in the shared partition are not this seal's (their marks refuse them).
+        SQLite: one record of the partition, read in the append's transaction; Cosmos DB: the partition stamp, which
+        the append's batch is If-Match on, carries it (docs/cosmos.md)."""
         ...
 
     def append_with_records(self, profile: MemoryProfile, entry: MemoryEntry, records: Sequence[Record]) -> MemoryProfile:

@@ -77,6 +77,18 @@ def test_a_checkpoints_write_marks_the_stamp_and_changes_nothing_else() -> None:
     assert (marked.seals, marked.seal_floor) == (stamp.seals, stamp.seal_floor)
 
 
+def test_a_purges_seal_of_the_partition_never_moves_back_and_every_later_stamp_keeps_it() -> None:
+    """``partition_sealed`` (``seal_partition``): the later watermark holds, each stamp that follows carries it, and
+    it reads back from the item as stored; a stamp never sealed writes no such field (its size stays as before)."""
+    assert "partition_seal" not in StoredStamp(1, 0, 0).item("inst", "alex@contoso.com")
+    sealed = StoredStamp(1, 0, 0, "e1").partition_sealed(T1).partition_sealed(T0)
+    assert (sealed.partition_sealed_on, sealed.etag) == (T1, None)
+    for later in (sealed.moved(1, erases_checkpoint=False, clear=(USER, T0)), sealed.marked(), sealed.sealed((AGENT, T0))):
+        assert later.partition_sealed_on == T1
+    item = json.loads(json.dumps(sealed.item("inst", "alex@contoso.com")))
+    assert StoredStamp.from_item(item).partition_sealed_on == T1
+
+
 # -- seals of team copies: bounded, never lowered ---------------------------------------------------
 
 

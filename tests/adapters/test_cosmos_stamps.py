@@ -69,6 +69,7 @@ WRITES: dict[str, Callable[[CosmosMemoryStore, ProfileKey, MemoryEntry], object]
     "put_record": lambda s, k, e: s.put_record(_hold(k, "h2")),
     "create_record": lambda s, k, e: s.create_record(_hold(k, "h2")),
     "delete_record": lambda s, k, e: s.delete_record(Partition(k.instance_id, k.upn), RecordKind.HOLD, "h1"),
+    "seal_partition": lambda s, k, e: s.seal_partition(k.instance_id, k.upn, T0),  # a purge's: the stamp carries it
 }
 READS = {"load", "load_partition", "load_partition_within", "partition_keys", "get_entry", "load_heads",
          "newest_entries", "oldest_entries", "count_entries",
