@@ -10,14 +10,16 @@ from __future__ import annotations
 import sqlite3
 
 from memory_core.adapters.sqlite_checkpoints import CHECKPOINTS_SCHEMA
+from memory_core.adapters.sqlite_erased_log import ERASED_LOG_SCHEMA
 from memory_core.adapters.sqlite_erasure import ERASURE_SCHEMA, UPGRADE_MARK
 from memory_core.adapters.sqlite_fulltext import DROP_SQL, FULLTEXT_SCHEMA, REBUILD_SQL
 from memory_core.adapters.sqlite_stamps import STAMPS_SCHEMA
 from memory_core.adapters.sqlite_transaction import write_transaction
 
-SCHEMA_VERSION = 9  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
+SCHEMA_VERSION = 10  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
 # 5: records.expires_on (retention); 6: the FTS5 index keyed by time (sqlite_fulltext);
-# 7: read checkpoints (sqlite_checkpoints); 8: the deletion-request indexes; 9: erasure purges (sqlite_erasure)
+# 7: read checkpoints (sqlite_checkpoints); 8: the deletion-request indexes; 9: erasure purges (sqlite_erasure);
+# 10: the log of erased entries (sqlite_erased_log)
 TABLES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
     instance_id TEXT NOT NULL,
@@ -111,7 +113,7 @@ def bring_up_to_date(db: sqlite3.Connection) -> None:
             for statement in statements(DROP_SQL):  # an index of an older layout, if any
                 db.execute(statement)
         for statement in statements(TABLES_SCHEMA + FULLTEXT_SCHEMA + STAMPS_SCHEMA + CHECKPOINTS_SCHEMA
-                                    + ERASURE_SCHEMA):
+                                    + ERASURE_SCHEMA + ERASED_LOG_SCHEMA):
             db.execute(statement)
         if 0 < version < 6:
             db.execute(REBUILD_SQL)  # index what an older store holds, in this layout

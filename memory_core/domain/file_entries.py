@@ -25,6 +25,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
+from memory_core.domain.erased_entries import ErasedEntries, states_less_erased
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.kept import entries_bytes
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState
@@ -52,6 +53,8 @@ class FileEntries(Generic[F]):
     sequence: int
     entry_bytes: int | None = field(default=None, compare=False)
     """What ``kept.entries_bytes`` counts for the entries, when its maker knows it (counted when not)."""
+    erasure_mark: int | None = None
+    """The store's ``StampedLoad.erasure_mark`` in the view these entries are as of, when it keeps a log."""
     _files: dict[str | None, F] = field(default_factory=dict, compare=False, repr=False)
     _derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -96,6 +99,7 @@ class FileEntries(Generic[F]):
     def succeeded_by(
         self, states: Mapping[bool, ScopeState], sequence: int,
         dropped: Mapping[bool, Sequence[MemoryEntry]], added: Mapping[bool, Sequence[MemoryEntry]],
+        erasure_mark: int | None = None,
     ) -> FileEntries[F]:
         """The entries after ``dropped`` were erased and ``added`` stored, per scope (``states``: these
         states less ``dropped`` plus ``added``, under the profiles and holds now), as of ``sequence``.
@@ -105,7 +109,7 @@ class FileEntries(Generic[F]):
         """
         held = self.held_bytes() - entries_bytes(e for d in dropped.values() for e in d) \
             + entries_bytes(e for a in added.values() for e in a)
-        after: FileEntries[F] = FileEntries(states, sequence, held)
+        after: FileEntries[F] = FileEntries(states, sequence, held, erasure_mark)
         gone = {e.id for d in dropped.values() for e in d}
         new_ids = {e.id for a in added.values() for e in a}
         if "ids" in self._derived:
@@ -219,7 +223,8 @@ def file_entries(
 
     def load() -> FileEntries[Any]:
         loaded = stamps.load_since(list(keys.values()), None)
-        return FileEntries(dict(zip(keys, loaded.states, strict=True)), loaded.sequence)
+        return FileEntries(dict(zip(keys, loaded.states, strict=True)), loaded.sequence,
+                           erasure_mark=loaded.erasure_mark)
 
     def grow(current: FileEntries[Any], at: PartitionStamp) -> FileEntries[Any] | None:
         added = added_since(stamps, list(keys.values()), current.sequence, at)
@@ -230,15 +235,28 @@ def file_entries(
             for (scope, state), new in zip(current.states.items(), added.states, strict=True)
         }
         return current.succeeded_by(states, added.sequence, {},
-                                    {scope: new.entries for scope, new in zip(keys, added.states, strict=True)})
+                                    {scope: new.entries for scope, new in zip(keys, added.states, strict=True)},
+                                    added.erasure_mark)
 
     def refresh(current: FileEntries[Any]) -> FileEntries[Any] | None:
-        if not isinstance(store, PresentEntries):  # asked only here: the check costs more than a kept read
+        # Asked only here: an isinstance check of a Protocol costs more than a kept read.
+        if current.erasure_mark is not None and isinstance(store, ErasedEntries):
+            erased = store.load_erased(list(keys.values()), current.ids(), current.erasure_mark,
+                                       current.sequence)
+            if erased is not None:
+                states, dropped = states_less_erased(current.states, erased,
+                                                     {scope: current.scope_ids(scope) for scope in keys})
+                return current.succeeded_by(
+                    states, erased.load.sequence, dropped,
+                    {scope: new.entries for scope, new in zip(keys, erased.load.states, strict=True)},
+                    erased.load.erasure_mark)
+        if not isinstance(store, PresentEntries):
             return None
         loaded = store.load_present(list(keys.values()), current.ids(), current.sequence)
         states, dropped = refreshed_states(current.states, loaded)
         return current.succeeded_by(states, loaded.load.sequence, dropped,
-                                    {scope: new.entries for scope, new in zip(keys, loaded.load.states, strict=True)})
+                                    {scope: new.entries for scope, new in zip(keys, loaded.load.states, strict=True)},
+                                    loaded.load.erasure_mark)
 
     first = next(iter(keys.values()))
     try:

@@ -70,12 +70,12 @@ def refreshed_states(
         entries = [e for e in state.entries if e.id in present]
         dropped[scope] = [e for e in state.entries if e.id not in present] if len(entries) < len(state.entries) else []
         if new.entries:
-            entries = _merged(entries, new.entries)
+            entries = merged(entries, new.entries)
         states[scope] = replace(state, profile=new.profile, entries=entries, holds=new.holds)
     return states, dropped
 
 
-def _merged(kept: list[MemoryEntry], new: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+def merged(kept: list[MemoryEntry], new: Sequence[MemoryEntry]) -> list[MemoryEntry]:
     """``kept`` (in order) and ``new`` in ``(created_on, id)`` order, sorting only when a new one
     falls before a kept one (a writer whose clock ran behind)."""
     added = sorted(new, key=lambda e: e.sort_key)

@@ -60,6 +60,9 @@ class StampedLoad:
     stamp: PartitionStamp
     sequence: int
     states: list[ScopeState]
+    erasure_mark: int | None = None
+    """Where the partition's log of erased entries stood in this view (``erased_entries.ErasedEntries``),
+    for a store that keeps one; None otherwise."""
 
 
 @runtime_checkable

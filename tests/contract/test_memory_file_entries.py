@@ -310,13 +310,14 @@ def test_a_writer_erasing_between_the_stamp_and_the_ids_read_never_leaves_a_memo
 
 
 class _NoPresence:
-    """A store without ``load_present`` (an older adapter): kept entries are loaded again after an erasure."""
+    """A store without ``load_present`` or ``load_erased`` (an older adapter): kept entries are loaded again after
+    an erasure."""
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
 
     def __getattr__(self, name: str) -> Any:
-        if name == "load_present":
+        if name in ("load_present", "load_erased"):
             raise AttributeError(name)
         return getattr(self._store, name)
 

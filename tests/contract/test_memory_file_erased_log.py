@@ -1,0 +1,182 @@
+"""The memory tool's kept entries after erasures on every store: whether a store brings them up to date from a log of
+what it erased (SQLite, ``sqlite_erased_log``) or from the ids still stored (``present_entries``), no command ever
+shows, edits or moves an erased fact, and an entry stored after an erasure always shows.
+
+Each test reads through one ``MemoryService`` (the process that keeps) and erases through another over a second
+store object on the same data (another process).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.errors import MemoryCoreError
+from memory_core.domain.identity import Caller
+from memory_core.domain.memory_file_service import MemoryFiles
+from memory_core.domain.models import Scope
+from memory_core.domain.service import DeletionMode, MemoryService
+from memory_core.domain.stamped_answers import StampedAnswers
+from memory_core.domain.store import MemoryStore
+
+INSTANCE = "files-erased"
+SECRET = "the safe's code is 4417"
+
+
+def _caller() -> Caller:
+    return Caller(upn=f"files-{uuid.uuid4().hex[:10]}@contoso.com")
+
+
+def _run(service: MemoryService, caller: Caller, **command: object) -> str:
+    return MemoryFiles(service).execute(caller, INSTANCE, None, command).text
+
+
+def _refusal(service: MemoryService, caller: Caller, **command: object) -> str:
+    try:
+        answer = _run(service, caller, **command)
+    except MemoryCoreError as refused:
+        return str(refused)
+    return answer  # the memory tool answers a missing path with text, as the reference does
+
+
+def _kept(service: MemoryService) -> StampedAnswers[Any]:
+    assert service.file_entries is not None
+    return service.file_entries
+
+
+def _processes(stores: Callable[[], MemoryStore]) -> tuple[MemoryService, MemoryService]:
+    reader = MemoryService(stores(), deletion_mode=DeletionMode.IMMEDIATE)
+    return reader, MemoryService(stores(), deletion_mode=DeletionMode.IMMEDIATE)
+
+
+def _never_shown(reader: MemoryService, caller: Caller, *paths: str) -> None:
+    """Every command the model can run on ``paths`` after their erasure: none shows, edits or moves the fact."""
+    listing = _run(reader, caller, command="view", path="/memories")
+    for path in paths:
+        assert path not in listing
+        assert "does not exist" in _refusal(reader, caller, command="view", path=path)
+        assert SECRET not in _refusal(reader, caller, command="str_replace", path=path, old_str="4417", new_str="0")
+        assert SECRET not in _refusal(reader, caller, command="insert", path=path, insert_line=0, insert_text="x")
+        _refusal(reader, caller, command="rename", old_path=path, new_path=f"/memories/moved-{uuid.uuid4().hex}.md")
+    listing = _run(reader, caller, command="view", path="/memories")
+    assert SECRET not in listing and "moved-" not in listing
+    for line in listing.splitlines()[1:]:
+        path = line.split("\t")[-1]
+        if path.endswith(".md"):
+            assert SECRET not in _run(reader, caller, command="view", path=path)
+
+
+def test_a_file_another_process_deleted_is_never_shown_edited_or_moved(stores: Callable[[], MemoryStore]) -> None:
+    (reader, writer), caller = _processes(stores), _caller()
+    _run(reader, caller, command="create", path="/memories/safe.md", file_text=f"{SECRET}\n")
+    _run(reader, caller, command="create", path="/memories/trips.md", file_text="Lisbon in May\n")
+    assert SECRET in _run(reader, caller, command="view", path="/memories/safe.md")
+
+    _run(writer, caller, command="delete", path="/memories/safe.md")
+
+    _never_shown(reader, caller, "/memories/safe.md")
+    assert "Lisbon in May" in _run(reader, caller, command="view", path="/memories/trips.md")
+
+
+def test_an_appended_fact_another_process_forgot_is_never_shown_edited_or_moved(
+    stores: Callable[[], MemoryStore]
+) -> None:
+    (reader, writer), caller = _processes(stores), _caller()
+    kept = writer.append(caller, INSTANCE, Scope.USER, None, "- prefers trains").entry_id
+    secret = writer.append(caller, INSTANCE, Scope.USER, None, f"- {SECRET}").entry_id
+    _run(reader, caller, command="create", path="/memories/trips.md", file_text="Lisbon in May\n")
+    assert SECRET in _run(reader, caller, command="view", path=f"/memories/appended/{secret}.md")
+
+    writer.forget(caller, INSTANCE, str(secret))
+
+    _never_shown(reader, caller, f"/memories/appended/{secret}.md")
+    assert "prefers trains" in _run(reader, caller, command="view", path=f"/memories/appended/{kept}.md")
+
+
+def test_an_edit_after_another_process_erased_the_file_it_edits_never_brings_the_fact_back(
+    stores: Callable[[], MemoryStore]
+) -> None:
+    """The reader's kept entries hold the fact's version; the writer edits the fact out (its old version erased),
+    then the reader edits the same file: the reader's edit starts from the writer's version."""
+    (reader, writer), caller = _processes(stores), _caller()
+    _run(reader, caller, command="create", path="/memories/safe.md", file_text=f"{SECRET}\nsecond line\n")
+    _run(reader, caller, command="view", path="/memories/safe.md")
+
+    _run(writer, caller, command="str_replace", path="/memories/safe.md", old_str=SECRET, new_str="no code kept")
+    _run(reader, caller, command="str_replace", path="/memories/safe.md", old_str="second", new_str="2nd")
+    _run(reader, caller, command="rename", old_path="/memories/safe.md", new_path="/memories/notes.md")
+
+    text = _run(reader, caller, command="view", path="/memories/notes.md")
+    assert "no code kept" in text and "2nd line" in text and SECRET not in text
+    _never_shown(reader, caller, "/memories/safe.md")
+
+
+def test_an_entry_stored_after_an_erasure_of_the_newest_one_shows(stores: Callable[[], MemoryStore]) -> None:
+    """SQLite hands the next row the table's largest rowid plus one: once the newest row is erased, a new entry may
+    take a number the reader's kept read had already seen. It still shows, and the erased one does not."""
+    (reader, writer), caller = _processes(stores), _caller()
+    writer.append(caller, INSTANCE, Scope.USER, None, "- prefers trains")
+    _run(reader, caller, command="view", path="/memories")
+    _run(writer, caller, command="create", path="/memories/safe.md", file_text=f"{SECRET}\n")
+    _run(reader, caller, command="view", path="/memories")  # the reader keeps the newest row too
+    _run(writer, caller, command="delete", path="/memories/safe.md")
+    later = writer.append(caller, INSTANCE, Scope.USER, None, "- books aisle seats").entry_id
+
+    assert "books aisle seats" in _run(reader, caller, command="view", path=f"/memories/appended/{later}.md")
+    _never_shown(reader, caller, "/memories/safe.md")
+
+
+# -- SQLite: the log is what brings them up to date, and a log that no longer reaches back is never trusted ------
+
+
+def _sqlite(tmp_path: Any) -> tuple[SqliteMemoryStore, MemoryService, MemoryService]:
+    """The reader's store, the reader, and a writer in another process (its own store object on the same file)."""
+    store = SqliteMemoryStore(tmp_path / "log.sqlite3")
+    reader = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE)
+    return store, reader, MemoryService(SqliteMemoryStore(tmp_path / "log.sqlite3"),
+                                        deletion_mode=DeletionMode.IMMEDIATE)
+
+
+def test_sqlite_brings_kept_entries_up_to_date_from_its_log_without_listing_every_id(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (store, reader, writer), caller = _sqlite(tmp_path), _caller()
+    _run(reader, caller, command="create", path="/memories/safe.md", file_text=f"{SECRET}\n")
+    _run(reader, caller, command="view", path="/memories")
+
+    def listed(*args: object) -> None:
+        raise AssertionError("load_present listed every stored id")
+    monkeypatch.setattr(store, "load_present", listed)
+    _run(writer, caller, command="str_replace", path="/memories/safe.md", old_str=SECRET, new_str="no code kept")
+    _run(writer, caller, command="create", path="/memories/trips.md", file_text="Lisbon in May\n")
+
+    assert "no code kept" in _run(reader, caller, command="view", path="/memories/safe.md")
+    assert "Lisbon in May" in _run(reader, caller, command="view", path="/memories/trips.md")
+    assert _kept(reader).refreshed >= 1
+
+
+def test_sqlite_lists_what_is_stored_when_its_log_no_longer_reaches_back(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (store, reader, writer), caller = _sqlite(tmp_path), _caller()
+    _run(reader, caller, command="create", path="/memories/safe.md", file_text=f"{SECRET}\n")
+    _run(reader, caller, command="view", path="/memories")
+    _run(writer, caller, command="delete", path="/memories/safe.md")
+    _run(writer, caller, command="create", path="/memories/other.md", file_text="x\n")
+    _run(writer, caller, command="delete", path="/memories/other.md")
+    with sqlite3.connect(tmp_path / "log.sqlite3") as db:  # as a trim would: the oldest erasure dropped
+        db.execute("DELETE FROM erased_entries WHERE seq = (SELECT MIN(seq) FROM erased_entries)")
+    present, calls = store.load_present, []
+
+    def listed(*args: Any) -> Any:
+        calls.append(args)
+        return present(*args)
+    monkeypatch.setattr(store, "load_present", listed)
+
+    _never_shown(reader, caller, "/memories/safe.md", "/memories/other.md")
+    assert calls
