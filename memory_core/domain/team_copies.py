@@ -13,7 +13,7 @@ before its copy is erased, ``forbid`` stores the copy's mark (a
 that mark, create-only, in the copy's own atomic write (``MemoryStore.append_with_records``): a copy on its way when
 the entry was forgotten finds the mark taken and is not stored (``EntryExists``), on either store, at no round trip
 more. The mark a copy creates for itself expires at once (its write is the only reader); ``forbid`` puts one that
-never does. ``withdraw`` is the pair, the marks and then the copies erased, for whoever erases entries one by one.
+never does. ``withdraw`` is the pair, the marks and then the copies erased, for whoever erases entries by id.
 """
 
 from __future__ import annotations
