@@ -152,14 +152,14 @@ class StoredStamp:
         """The latest watermark a clear of ``source_profile_id`` sealed on its team copies that this stamp keeps by
         that id (None: none by name, though the floor may cover it): its own seal, or one stored in ``clears``
         before seals had a field of their own. A copy at or before it was sealed by its source's clear."""
-        found = [datetime.fromisoformat(w) for w in (dict(self.seals).get(source_profile_id),) if w]
+        found = [_time(w) for w in (dict(self.seals).get(source_profile_id),) if w]
         legacy = None if _own_profile(source_profile_id) else self.cleared_on(source_profile_id)
         return max([*found, legacy] if legacy else found, default=None)
 
     @property
     def floor(self) -> datetime | None:
         """``seal_floor`` as a time (None: nothing folded yet)."""
-        return datetime.fromisoformat(self.seal_floor) if self.seal_floor else None
+        return _time(self.seal_floor) if self.seal_floor else None
 
     def partition_sealed(self, watermark: datetime) -> StoredStamp:
         """This stamp (no etag yet) also refusing every entry of the partition at or before ``watermark``; a seal
@@ -180,7 +180,7 @@ class StoredStamp:
     def cleared_on(self, profile_id: str) -> datetime | None:
         """The watermark this stamp carries for ``profile_id`` (None: none saved since stamps carry them)."""
         found = dict(self.clears).get(profile_id)
-        return datetime.fromisoformat(found) if found else None
+        return _time(found) if found else None
 
     @staticmethod
     def new() -> StoredStamp:
@@ -223,6 +223,8 @@ def _own_profile(profile_id: str) -> bool:
 
 
 def _time(iso: str) -> datetime:
+    """A watermark as the item stores it (``datetime.isoformat``) read back: the one parse of ``clears``, ``seals``
+    and ``seal_floor``, so every comparison of two of them reads both alike."""
     return datetime.fromisoformat(iso)
 
 

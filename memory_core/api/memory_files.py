@@ -50,7 +50,7 @@ def _run(call: Call, model: type[CommandBody]) -> Any:
     command: dict[str, Any] = call.body(model).model_dump(exclude_none=True)
     agent = AgentContext(query.agentObjectId, query.agentName) if query.agentObjectId else None
     service = call.runtime.service
-    answer = MemoryFiles(service, writers=service.file_writers).execute(call.caller, call.instance_id, agent, command)
+    answer = MemoryFiles(service).execute(call.caller, call.instance_id, agent, command)
     response = response_of(answer)
     return json_response(response, 202) if answer.pending_request_ids else response
 

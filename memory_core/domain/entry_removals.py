@@ -19,7 +19,7 @@ from memory_core.domain.custody import CustodyService
 from memory_core.domain.custody_fence import FenceTaken, forget_fence
 from memory_core.domain.errors import NotFound
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import MemoryEntry, ProfileKey, Share, shared_copy_id
+from memory_core.domain.models import MemoryEntry, ProfileKey, Share
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import DeletionMode, Forgotten, PendingDeletion
 
@@ -104,9 +104,8 @@ class EntryRemovals:
 
     def _withdraw_copy(self, entry: MemoryEntry) -> None:
         """Erase ``entry``'s copy in the shared partition when it is team-shared: with the entry, always. The copy's
-        mark is stored first (``team_copies.forbid``, as a forget does): a copy its writer has not stored yet (a
+        mark is stored first (``team_copies.withdraw``, as a forget does): a copy its writer has not stored yet (a
         team-shared append stores the entry, then the copy) is refused once the mark is, instead of outliving the
         version this drop erases."""
         if entry.share is Share.TEAM:
-            team_copies.forbid(self._store, entry.key.instance_id, entry.id)
-            self._store.delete_entries(entry.key.shared(), [shared_copy_id(entry.id)])
+            team_copies.withdraw(self._store, entry.key, [entry.id])

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from memory_core.domain import journals, team_copies
 from memory_core.domain.audit import AuditAction, AuditTrail, entry_fields
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState, Share, shared_copy_id
+from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState, Share
 from memory_core.domain.records import Record, deletions_partition
 from memory_core.domain.seals import advance_watermark
 from memory_core.domain.store import MemoryStore
@@ -108,8 +108,7 @@ class ImmediateErasures:
             if erasure.entry.get("shared"):  # its team copy goes with it (a write there would reset the instance's
                 # shared checkpoints: only then). Forbidden first: a copy its writer stores after this erasure is
                 # refused by the store, never kept for teammates after its entry was forgotten.
-                team_copies.forbid(self._store, instance_id, entry_id)
-                self._store.delete_entries(key.shared(), [shared_copy_id(entry_id)])
+                team_copies.withdraw(self._store, key, [entry_id])
             self._erase_file_names(instance_id, upn, None, None, [entry_id])
         else:
             assert erasure.watermark is not None

@@ -32,7 +32,8 @@ import time
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Literal
 
 from memory_core.domain import memory_paths as texts
 from memory_core.domain.budget import visible_entry
@@ -89,6 +90,12 @@ class FileAnswer:
     pending_request_ids: tuple[str, ...] = ()
 
 
+class _Writers(Enum):
+    """``MemoryFiles``' default ``writers``: a sentinel, since None already says "race them"."""
+
+    SERVICE = "the service's file_writers"
+
+
 class MemoryFiles:
     """The six memory_20250818 commands for an authenticated caller.
 
@@ -100,13 +107,15 @@ class MemoryFiles:
 
     def __init__(
         self, service: MemoryService, *, on_commit: Callable[[], None] | None = None,
-        sleep: Callable[[float], None] = time.sleep, writers: FileWriters | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        writers: FileWriters | Literal[_Writers.SERVICE] | None = _Writers.SERVICE,
     ) -> None:
         """``writers``: where a command that may write waits its turn behind the user's other writes in this process
-        (``domain.file_writers``; the service's ``file_writers`` in production); None: it races them, and the
-        loser of each commit reads again (what tests of those races need)."""
+        (``domain.file_writers``); by default the service's ``file_writers``, so every front of the process (REST,
+        MCP, and any new one) queues in the same place without naming it; None: it races them, and the loser of
+        each commit reads again (what tests of those races need)."""
         self._service = service
-        self._writers = writers
+        self._writers = service.file_writers if writers is _Writers.SERVICE else writers
         self._store: MemoryStore = service.store
         self._commits = FileCommits(service, on_commit)  # on_commit, for tests: widen the race window before it
         self._sleep = sleep

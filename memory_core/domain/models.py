@@ -103,6 +103,9 @@ class ProfileKey:
         return _profile_id(self.scope, self.upn, self.agent_object_id)
 
 
+# Module-level, unlike the rest of the process's state (``composition``, its one holder): a memo of a pure function,
+# not state. Its answer depends only on its arguments, so no caller can tell it from the computation, none needs to
+# reset or share it, and the domain cannot import the composition root. Bounded: 4,096 keys, about 0.8 MB full.
 @functools.lru_cache(maxsize=4096)
 def _profile_id(scope: Scope, upn: str, agent_object_id: str | None) -> str:
     """``ProfileKey.profile_id``, remembered: a sweep or a clear asks it of every entry (60,000 entries of one profile

@@ -8,7 +8,7 @@ on:
   then on the store refuses an entry stamped at or before it, in any scope, and its writer stamps it after), then
   erases what its watermark covers and is still stored (an entry stored after the sweep's plan and before that
   seal included; answered as a count, which the sweep adds to the request's ``erased_entries``), with the team
-  copy of each team-shared one, its mark stored first (``team_copies.forbid_all``), so
+  copy of each team-shared one, its mark stored first (``team_copies.withdraw``), so
   whatever a purge erases leaves teammates' reads too; and the profile of every
   scope it left empty; a scope an entry was appended to meanwhile keeps its profile, since the store
   erases a profile only while its scope holds no entries (``MemoryStore.delete_profile``): the scope
@@ -31,7 +31,7 @@ from memory_core.domain import team_copies
 from memory_core.domain.deletion import DeletionKind, DeletionRequest
 from memory_core.domain.errors import Conflict
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, erased
-from memory_core.domain.models import ProfileKey, Scope, ScopeState, Share, shared_copy_id
+from memory_core.domain.models import ProfileKey, Scope, ScopeState, Share
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.store import MemoryStore
 
@@ -54,9 +54,7 @@ def seal(store: MemoryStore, request: DeletionRequest) -> int:
             # (a copy still on its way is refused), then the copy, then the entry, so a crash between them leaves
             # the entry for the next run to find again and never a copy whose entry is gone.
             shared = [e.id for e in state.entries if e.id in leftovers and e.share is Share.TEAM]
-            if shared:
-                team_copies.forbid_all(store, request.instance_id, shared)
-                store.delete_entries(state.key.shared(), [shared_copy_id(entry_id) for entry_id in shared])
+            team_copies.withdraw(store, state.key, shared)
             erased += store.delete_entries(state.key, leftovers)
             if not [e for e in state.entries if e.id not in leftovers]:
                 # Kept by the store when an append landed since the read above: its entry stays, with a profile.

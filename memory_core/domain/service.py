@@ -90,8 +90,9 @@ class MemoryService(MemoryReads):
         self.custody.replay_also(self.file_retirements.replay)
         self.file_audits = FileAudits(store, self.audit, clock=clock)
         self.custody.replay_also(self.file_audits.replay)
-        # The memory tool's writes of one user take turns in this process (``domain.file_writers``), when its caller
-        # asks (the REST functions do): racing, each read the memory again for every commit it lost.
+        # The memory tool's writes of one user take turns in this process (``domain.file_writers``): every
+        # ``MemoryFiles`` on this service queues here unless told otherwise (REST, MCP, any new front), as racing,
+        # each read the memory again for every commit it lost.
         self.file_writers = FileWriters()
         super().__init__(store, ProfileTargets(self.agent_settings, default_sharing,
                                                allow_sharing_override=allow_sharing_override),

@@ -3,8 +3,9 @@
 A write shared with the team (``Share.TEAM``) stores the entry in the author's memory and a
 copy, under ``shared_copy_id``, in the shared partition of the same scope; erasing the entry
 erases the copy, and a clear or replace withdraws the author's copies from before it
-(``copies_before`` finds them), sealing them first so that a copy still on its way is refused by the store. Custody erases them (``domain.erasures`` at once, the sweep after approval), and
-``domain.entry_removals`` a dropped version's: only those erase memory (docs/custody.md).
+(``copies_before`` finds them), sealing them first so that a copy still on its way is refused by the store. Custody
+erases them (``domain.erasures`` at once, the sweep after approval), and ``domain.entry_removals`` a dropped
+version's: only those erase memory (docs/custody.md), and this module's ``withdraw`` for them.
 
 A forget takes one entry, not a watermark, and so does a memory-tool version dropped (``domain.entry_removals``):
 before its copy is erased, ``forbid`` stores the copy's mark (a
@@ -12,7 +13,7 @@ before its copy is erased, ``forbid`` stores the copy's mark (a
 that mark, create-only, in the copy's own atomic write (``MemoryStore.append_with_records``): a copy on its way when
 the entry was forgotten finds the mark taken and is not stored (``EntryExists``), on either store, at no round trip
 more. The mark a copy creates for itself expires at once (its write is the only reader); ``forbid`` puts one that
-never does.
+never does. ``withdraw`` is the pair, the marks and then the copies erased, for whoever erases entries by id.
 """
 
 from __future__ import annotations
@@ -73,20 +74,37 @@ def share(store: MemoryStore, entry: MemoryEntry) -> None:
 
 
 def forbid(store: MemoryStore, instance_id: str, entry_id: str) -> None:
-    """From now on no team copy of entry ``entry_id`` is stored (``share`` finds its mark taken): what a forget
-    does before it erases the copy (``domain.erasures`` at once, the sweep after approval), so a copy its writer
-    stores after that erasure is refused. One record write; the mark is kept for good (a late copy may come any
-    time), about 0.3 KB, and names no text. Idempotent. A memory-tool version dropped with its copy
-    (``EntryRemovals.drop_version``) calls it first too."""
-    store.put_record(_mark(instance_id, shared_copy_id(entry_id)))
+    """From now on no team copy of entry ``entry_id`` is stored (``share`` finds its mark taken): what the sweep's
+    plan of a forget does before it reads the copy, so a copy its writer stores after that is refused. One record
+    write; the mark is kept for good (a late copy may come any time), about 0.3 KB, and names no text. Idempotent.
+    ``withdraw`` forbids, then erases, the copies themselves."""
+    forbid_all(store, instance_id, [entry_id])
 
 
 def forbid_all(store: MemoryStore, instance_id: str, entry_ids: Sequence[str]) -> None:
-    """``forbid`` for each of ``entry_ids``, in batches of at most ``_BATCH`` records (one write each): what the
-    sweep of a purge does before it reads the copies of the team-shared entries it erases."""
+    """``forbid`` for each of ``entry_ids``, in batches of at most ``_BATCH`` records (one write each; a lone mark,
+    a plain record write): what the sweep of a purge does before it reads the copies of the team-shared entries it
+    erases."""
     marks = [_mark(instance_id, shared_copy_id(entry_id)) for entry_id in dict.fromkeys(entry_ids)]
     for start in range(0, len(marks), _BATCH):
-        store.put_records(marks[start:start + _BATCH])
+        batch = marks[start:start + _BATCH]
+        if len(batch) == 1:
+            store.put_record(batch[0])
+        else:
+            store.put_records(batch)
+
+
+def withdraw(store: MemoryStore, key: ProfileKey, entry_ids: Sequence[str]) -> None:
+    """Erase the team copies of ``entry_ids``, entries of ``key``'s scope, forbidding each first (``forbid_all``):
+    a copy its writer has not stored yet (a team-shared write stores the entry, then the copy) is refused once its
+    mark is, instead of outliving its entry. Callers pass team-shared entries only: a write to the shared partition
+    resets the instance's shared checkpoints. What a forget (``domain.erasures``), a memory-tool version dropped
+    (``domain.entry_removals``) and a purge's seal (``domain.seals``) do with the copies of what they erase.
+    Idempotent."""
+    if not entry_ids:
+        return
+    forbid_all(store, key.instance_id, entry_ids)
+    store.delete_entries(key.shared(), [shared_copy_id(entry_id) for entry_id in entry_ids])
 
 
 def _mark(instance_id: str, copy_id: str) -> Record:

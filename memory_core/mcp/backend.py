@@ -201,8 +201,9 @@ class InProcessBackend:
         return SearchResponse(query=query, hits=[SearchHitModel.from_hit(h) for h in hits])
 
     async def memory_command(self, target: CallTarget, command: dict[str, Any]) -> MemoryFileResponse:
-        # The user's writes take turns in this process, as over REST: racing, each lost commit read the files again.
-        files = MemoryFiles(self._service, writers=self._service.file_writers)
+        # The user's writes take turns in this process, as over REST (``MemoryFiles`` queues them on the service's
+        # ``file_writers`` by default): racing, each lost commit read the files again.
+        files = MemoryFiles(self._service)
         answer = await self._run(
             functools.partial(
                 files.execute, target.caller, target.instance_id, target.agent, command,

@@ -11,10 +11,12 @@ DOC = ROOT / "docs" / "custody.md"
 # The only modules allowed to call the store's erasing operations (the doc's last paragraph).
 # custody_sweep.py is the sweep (its erase, unhold and retention steps; a rejection lifts holds through it), moved out
 # of custody.py, which files and decides requests and erases nothing itself; seals.py is the sweep's seal step (only
-# the sweep calls it); entry_removals.py is the service's forget and version drop, moved out of service.py.
+# the sweep calls it); entry_removals.py is the service's forget and version drop, moved out of service.py;
+# team_copies.py is ``withdraw``, the team copies' marks and then the copies, which erasures.py, entry_removals.py and
+# seals.py each spelled out before.
 ERASERS = {"memory_core/domain/entry_removals.py", "memory_core/domain/custody_sweep.py",
            "memory_core/domain/seals.py", "memory_core/domain/erasures.py", "memory_core/domain/file_retirements.py",
-           "memory_core/domain/file_audits.py"}
+           "memory_core/domain/file_audits.py", "memory_core/domain/team_copies.py"}
 ERASING_CALLS = {"delete_entries", "delete_profile", "delete_record", "erase_expired_records"}
 
 

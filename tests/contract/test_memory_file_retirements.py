@@ -240,8 +240,9 @@ def test_an_outage_before_the_index_write_withdraws_what_was_stored(
 
     def down(*args: Any, **kwargs: Any) -> Any:
         if args[3]:  # this command's journal (the other command retires nothing)
-            MemoryFiles(service).execute(caller, INSTANCE, None, {"command": "create", "path": "/memories/other.md",
-                                                                  "file_text": "- another command's file\n"})
+            other = MemoryFiles(service, writers=None)  # inside this command's turn: it races, not waits
+            other.execute(caller, INSTANCE, None, {"command": "create", "path": "/memories/other.md",
+                                                   "file_text": "- another command's file\n"})
             raise Unavailable("the store is down")
         return real_begin(*args, **kwargs)
 

@@ -68,7 +68,7 @@ def _concurrent_edits(service: MemoryService, writers: FileWriters | None, monke
 def test_writes_taking_turns_each_read_the_files_once(
     service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Racing (no ``writers``, as the race tests run them), a command that lost a commit read the files again: at
+    """Racing (``writers=None``, as the race tests run them), a command that lost a commit read the files again: at
     60,000 entries, seconds a command and a 409 after 28 s for four clients of one server. The same edits racing,
     in a file of their own, read more than once a command (39 to 56 reads in eight runs): the fixture does race."""
     assert _concurrent_edits(service, service.file_writers, monkeypatch) == 24
@@ -76,6 +76,22 @@ def test_writes_taking_turns_each_read_the_files_once(
     monkeypatch.undo()  # _concurrent_edits counts the reads afresh
     racing = MemoryService(SqliteMemoryStore(str(tmp_path / "racing.sqlite3")), deletion_mode=DeletionMode.IMMEDIATE)
     assert _concurrent_edits(racing, None, monkeypatch) > 24
+
+
+def test_the_memory_tool_of_a_service_takes_the_services_turns_unless_told_to_race(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MemoryFiles(service)`` queues on ``service.file_writers`` without being handed them, so no front (REST, MCP,
+    a new one) can forget them; ``writers=None`` races, as the race tests ask. A view takes no turn."""
+    caller, turns = Caller(upn="alex@contoso.com"), []
+    real = service.file_writers.turn
+    monkeypatch.setattr(service.file_writers, "turn", lambda *key: turns.append(key) or real(*key))
+    files = MemoryFiles(service)
+    files.execute(caller, INSTANCE, None, {"command": "create", "path": "/memories/a.md", "file_text": "a\n"})
+    files.execute(caller, INSTANCE, None, {"command": "view", "path": "/memories/a.md"})
+    MemoryFiles(service, writers=None).execute(caller, INSTANCE, None, {"command": "create", "path": "/memories/b.md",
+                                                                        "file_text": "b\n"})
+    assert turns == [(INSTANCE, caller.upn)]
 
 
 def test_a_turn_not_had_in_time_goes_ahead_beside_the_other() -> None:

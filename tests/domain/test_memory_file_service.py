@@ -289,7 +289,7 @@ def test_a_command_that_loses_a_race_is_reapplied_not_lost(service: MemoryServic
             at_commit.set()
             b_done.wait(10)
 
-    slow = MemoryFiles(service, on_commit=pause_once)
+    slow = MemoryFiles(service, on_commit=pause_once, writers=None)  # racing B, not waiting for it
     answers: list[str] = []
     thread = threading.Thread(target=lambda: answers.append(slow.execute(
         ALEX, INSTANCE, None, {"command": "str_replace", "path": "/memories/race.md", "old_str": "a",
