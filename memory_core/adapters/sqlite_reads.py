@@ -16,14 +16,23 @@ from typing import Any
 
 from memory_core.adapters.sqlite_database import SqliteDatabase
 from memory_core.adapters.sqlite_fulltext import page_of_matches, replaces_sql
-from memory_core.adapters.sqlite_rows import ENTRY_COLUMNS, entry_from_row, iso, parse, profile_from_row, window_filter
+from memory_core.adapters.sqlite_rows import (
+    ENTRY_COLUMNS,
+    FACT_COLUMNS,
+    entry_from_row,
+    facts_from_row,
+    iso,
+    parse,
+    profile_from_row,
+    window_filter,
+)
 from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
 from memory_core.domain.budget import entry_window
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
-from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
+from memory_core.domain.store import EntryCount, EntryFacts, EntryWindow, PageCursor
 
 _IDS_PER_READ = 500  # ids bound in one IN (...) list, well under SQLite's limit on parameters
 
@@ -246,6 +255,12 @@ class SqliteReads:
         where, params = window_filter(window)
         ((count, oldest),) = self._db.read(f"SELECT COUNT(*), MIN(created_on) FROM entries WHERE {where}", params)
         return EntryCount(int(count), parse(oldest))
+
+    def entry_facts(self, window: EntryWindow) -> list[EntryFacts]:
+        where, params = window_filter(window)
+        # The profile's time index finds the rows; only four short columns of each are decoded.
+        rows = self._db.read(f"SELECT {FACT_COLUMNS} FROM entries WHERE {where} ORDER BY created_on, id", params)
+        return [facts_from_row(row) for row in rows]
 
     def load_partition(self, instance_id: str, upn: str) -> list[ScopeState]:
         rows = self._db.read(
