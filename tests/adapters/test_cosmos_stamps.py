@@ -71,7 +71,7 @@ WRITES: dict[str, Callable[[CosmosMemoryStore, ProfileKey, MemoryEntry], object]
     "delete_record": lambda s, k, e: s.delete_record(Partition(k.instance_id, k.upn), RecordKind.HOLD, "h1"),
 }
 READS = {"load", "load_partition", "load_partition_within", "partition_keys", "get_entry", "load_heads",
-         "newest_entries", "oldest_entries", "count_entries",
+         "newest_entries", "oldest_entries", "count_entries", "entry_facts",
          "get_record", "query_records", "page_records", "query_records_of_owner", "partition_owners", "partition_stamp",
          "entry_sequence", "load_since", "load_present"}
 NEITHER = {"measure", "close", "erase_expired_records",  # Cosmos DB expires records itself: erases nothing here

@@ -76,9 +76,9 @@ def _whole_loads(monkeypatch: pytest.MonkeyPatch, store: MemoryStore) -> Iterato
     monkeypatch.undo()
 
 
-def _seed_team(store: MemoryStore, mode: DeletionMode) -> tuple[MemoryService, Caller, Caller, str, TickingClock]:
+def _seed_team(store: MemoryStore, mode: DeletionMode) -> tuple[MemoryService, Caller, str]:
     """An author with private and team-shared entries, a teammate with a team-shared one, the author's agent scope
-    with one entry, and the clock's next reading (the clear's watermark) before one entry the author stamped later."""
+    with one entry, and one entry of the author's stamped an hour ahead of the clock: after the clear's watermark."""
     clock = TickingClock(T0, timedelta(microseconds=1))
     service = team_service(store, clock, mode)
     author, mate, instance = caller("author"), caller("mate"), f"facts-{uuid.uuid4().hex[:8]}"
@@ -93,11 +93,12 @@ def _seed_team(store: MemoryStore, mode: DeletionMode) -> tuple[MemoryService, C
                         author.upn)
     assert state.profile is not None
     store.append(state.profile, later)
-    return service, author, mate, instance, clock
+    return service, author, instance
 
 
-def _left(store: MemoryStore, instance: str, author: Caller, mate: Caller) -> tuple[list[str], list[str], list[str]]:
-    """The author's user scope's texts, their agent scope's, and the user scope's shared copies' texts."""
+def _left(store: MemoryStore, instance: str, author: Caller) -> tuple[list[str], list[str], list[str]]:
+    """The texts of the author's user scope, of their agent scope, and of every author's copies shared in the user
+    scope."""
     user, agent = (ProfileKey(instance, author.upn, Scope.USER), ProfileKey(instance, author.upn, Scope.AGENT,
                                                                              "/agents/a"))
     (own, theirs, shared) = store.load([user, agent]) + store.load([user.shared()])
@@ -108,17 +109,17 @@ def _left(store: MemoryStore, instance: str, author: Caller, mate: Caller) -> tu
 def test_an_immediate_clear_erases_what_its_watermark_covers_without_loading_it(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    service, author, mate, instance, _ = _seed_team(store, DeletionMode.IMMEDIATE)
+    service, author, instance = _seed_team(store, DeletionMode.IMMEDIATE)
     with _whole_loads(monkeypatch, store) as loads:
         service.clear(author, instance, Scope.USER, None, confirm=True)
     assert loads == ["- stamped after the clear"]  # the answer's view of what is left, read after the erasure
-    assert _left(store, instance, author, mate) == (["- stamped after the clear"], ["- the agent's"], ["- the mate's"])
+    assert _left(store, instance, author) == (["- stamped after the clear"], ["- the agent's"], ["- the mate's"])
 
 
 def test_the_sweep_of_an_approved_clear_plans_it_without_loading_a_partition(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    service, author, mate, instance, clock = _seed_team(store, DeletionMode.OPERATOR_APPROVAL)
+    service, author, instance = _seed_team(store, DeletionMode.OPERATOR_APPROVAL)
     request = service.clear(author, instance, Scope.USER, None, confirm=True)
     assert isinstance(request, PendingDeletion)
     service.custody.approve("operator", instance, request.request_id)
@@ -127,4 +128,4 @@ def test_the_sweep_of_an_approved_clear_plans_it_without_loading_a_partition(
     assert loads == []
     assert [(r.id, r.status, r.erased_entries) for r in result.executed] == [
         (request.request_id, DeletionStatus.EXECUTED, 6)]
-    assert _left(store, instance, author, mate) == (["- stamped after the clear"], ["- the agent's"], ["- the mate's"])
+    assert _left(store, instance, author) == (["- stamped after the clear"], ["- the agent's"], ["- the mate's"])
