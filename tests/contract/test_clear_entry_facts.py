@@ -40,7 +40,7 @@ def _facts(entry: MemoryEntry) -> EntryFacts:
 
 def test_entry_facts_are_the_windows_entries_in_time_then_id_order(store: MemoryStore) -> None:
     """``up_to`` keeps the entries at or before it, of the key's profile only; entries of one time come in id
-    order; each answers its id, time, share and author, and nothing of its text."""
+    order; each answers its id, time, share and author, and nothing of its text; one round trip."""
     key = _key()
     times = [T0, T0 + timedelta(seconds=1), T0 + timedelta(seconds=1), T0 + timedelta(seconds=2),
              T0 + timedelta(seconds=3)]
@@ -51,8 +51,10 @@ def test_entry_facts_are_the_windows_entries_in_time_then_id_order(store: Memory
                          share=Share.TEAM)
     store.append(MemoryProfile(key, "Alex", None, None, T0, T0), shared)
 
-    facts = store.entry_facts(EntryWindow(key, up_to=times[3]))
+    with store.measure() as metrics:
+        facts = store.entry_facts(EntryWindow(key, up_to=times[3]))
 
+    assert metrics.round_trips == 1  # one statement, one query
     assert facts == [_facts(e) for e in [seeded[0], seeded[2], seeded[1], seeded[3], shared]]
     assert [f.id for f in store.entry_facts(EntryWindow(key))] == ["e0", "e1-a", "e1-b", "e2", "e4", "e3"]
     assert store.entry_facts(EntryWindow(key, up_to=T0 - timedelta(microseconds=1))) == []
