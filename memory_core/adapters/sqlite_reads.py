@@ -2,8 +2,9 @@
 
 Loads (whole, after a rowid, the entries still present, the entries no clear hides), the partition stamps' reads
 (``sqlite_stamps``), entries pages and counts, the facts of a window's entries (``entry_facts``), the partition's
-profiles and owners listed, one entry by id, and the full-text search (``sqlite_fulltext``). A read that takes several statements and must see one state of the file
-runs them in one read transaction (``SqliteDatabase.reading``, ``snapshot``); WAL lets writers go on meanwhile.
+profiles and owners listed, one entry by id, and the full-text search (``sqlite_fulltext``). A read that takes
+several statements and must see one state of the file runs them in one read transaction (``SqliteDatabase.reading``,
+``snapshot``); WAL lets writers go on meanwhile.
 """
 
 from __future__ import annotations
