@@ -3,6 +3,7 @@
 Run from the repository root:
 
     python bench/bench_big_clear.py [--entries 60000] [--pending 3000] [--repeat 3] [--profile clear|sweep|listing]
+    python bench/bench_big_clear.py --reads [--entries 60000] [--repeat 5]
 
 For each of ``--repeat`` fresh files (one user with ``--entries`` entries of about 100 bytes, three users with 200
 each, seeded straight into the tables through the store's triggers), it times:
@@ -18,6 +19,10 @@ each, seeded straight into the tables through the store's triggers), it times:
 
 It prints the median and every run (seconds), and checks the clear left no entry and no indexed word of the user.
 ``--profile`` prints a cProfile of one run of that step instead (the 25 costliest functions by cumulative time).
+``--reads`` times only what a clear reads to find what its watermark covers, on one seeded file, ``--repeat`` times
+each in turn: the scope loaded whole (``load``, what the immediate clear read before ``entry_facts``), the person's
+and the shared partitions loaded whole (``load_partition``, what the sweep's plan of a clear read), and
+``entry_facts`` of the scope under the watermark.
 """
 
 from __future__ import annotations
@@ -42,9 +47,10 @@ from memory_core.adapters.sqlite_rows import entry_values
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.deletion import DeletionStatus
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import ProfileKey, Scope
+from memory_core.domain.models import SHARED_OWNER, ProfileKey, Scope
 from memory_core.domain.overview import request_entry_counts
 from memory_core.domain.service import DeletionMode, MemoryService
+from memory_core.domain.store import EntryWindow
 from memory_core.domain.views import PendingDeletion
 
 INSTANCE = "local"
@@ -133,13 +139,44 @@ def _one_run(folder: Path, entries: int, pending: int, profile: str | None) -> d
     return times
 
 
+def _reads(entries: int, repeat: int) -> None:
+    """Time the reads that find what a clear covers, each ``repeat`` times in turn on one file (see the docstring)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "reads.sqlite3"
+        _seed(path, entries)
+        store = SqliteMemoryStore(path)
+        key = ProfileKey(INSTANCE, BIG.upn, Scope.USER, None)
+        watermark = datetime.now(UTC)
+        reads: dict[str, Callable[[], object]] = {
+            "load of the scope (entries whole)": lambda: store.load([key]),
+            "load_partition of the person and of ~shared": lambda: (store.load_partition(INSTANCE, BIG.upn),
+                                                                     store.load_partition(INSTANCE, SHARED_OWNER)),
+            "entry_facts under the watermark": lambda: store.entry_facts(EntryWindow(key, up_to=watermark)),
+        }
+        runs: dict[str, list[float]] = {label: [] for label in reads}
+        try:
+            for _ in range(repeat):
+                for label, read in reads.items():
+                    runs[label].append(_timed(read, False))
+        finally:
+            store.close()
+    print(f"| read ({entries:,} entries in the scope) | median | runs |")
+    print("|---|---:|---|")
+    for label, times in runs.items():
+        print(f"| {label} | {statistics.median(times):.3f} s | {', '.join(f'{t:.3f}' for t in times)} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=60000)
     parser.add_argument("--pending", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", choices=("clear", "sweep", "listing"))
+    parser.add_argument("--reads", action="store_true", help="time only the reads that find what a clear covers")
     args = parser.parse_args()
+    if args.reads:
+        _reads(args.entries, args.repeat)
+        return
     runs: dict[str, list[float]] = {}
     for _ in range(1 if args.profile else args.repeat):
         with tempfile.TemporaryDirectory() as folder:

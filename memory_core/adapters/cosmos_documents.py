@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, Share
 from memory_core.domain.records import Partition, Record
+from memory_core.domain.store import EntryFacts
 
 SCHEMA_VERSION = 1
 
@@ -182,6 +183,16 @@ def entry_from_item(key: ProfileKey, item: Mapping[str, Any]) -> MemoryEntry:
         share=_SHARES[item.get("share") or Share.PRIVATE.value],
         content_sha256=item.get("content_sha256") or "",
     )
+
+
+# The fields ``facts_from_item`` reads: a query projecting them returns no entry's text.
+FACT_FIELDS = "c.id, c.created_on, c.share, c.author_upn"
+
+
+def facts_from_item(item: Mapping[str, Any]) -> EntryFacts:
+    """The ``EntryFacts`` of an entry item, or of a projection of its ``FACT_FIELDS``."""
+    return EntryFacts(str(item["id"])[len(ENTRY_ID_PREFIX):], datetime.fromisoformat(item["created_on"]),
+                      _SHARES[item.get("share") or Share.PRIVATE.value], item["author_upn"])
 
 
 def key_of_item(item: Mapping[str, Any]) -> ProfileKey:

@@ -13,7 +13,7 @@ logical partition. Round trips are the cost, so:
 - ``load_since`` is the stamp (a point read, or the one ``partition_stamp`` read earlier in the
   same service read: ``Stamps.one_read``) then one query for profiles, holds, entries (all, or those after a sequence) and the stamp
   again; again only when the query shows another writer's hold or erasure since the stamp;
-- ``newest_entries``, ``oldest_entries`` and ``count_entries`` are one query each (two for
+- ``newest_entries``, ``oldest_entries``, ``count_entries`` and ``entry_facts`` are one query each (two for
   ``oldest_entries`` when its page ends among entries of one timestamp); ``get_entry`` is a
   point read;
 - a large read leaves a checkpoint (``ReadCheckpoints``, kept by ``cosmos_checkpoints``), so
@@ -41,7 +41,7 @@ from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfil
 from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
-from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
+from memory_core.domain.store import EntryCount, EntryFacts, EntryWindow, PageCursor
 
 _LOAD_ATTEMPTS = 3  # loads in a row that other writers' holds or erasures may overtake (load_since)
 _IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
@@ -188,6 +188,15 @@ class CosmosReads:
             rows = calls.query(sql, params, [window.key.instance_id, window.key.upn])
         row = rows[0] if rows else {}
         return EntryCount(int(row.get("n") or 0), docs.parse_time(row.get("oldest")))
+
+    def entry_facts(self, window: EntryWindow) -> list[EntryFacts]:
+        """One single-partition query projecting four fields (no text crosses the wire), ordered here: an
+        ``ORDER BY`` would add nothing the caller needs to the query's cost."""
+        where, params = queries.window_filter(window)
+        with self._operation("entry_facts") as calls:
+            items = calls.query(f"SELECT {docs.FACT_FIELDS} FROM c WHERE {where}", params,
+                                [window.key.instance_id, window.key.upn])
+        return sorted((docs.facts_from_item(i) for i in items), key=lambda f: (f.created_on, f.id))
 
     def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
         item_id = docs.entry_item_id(entry_id)

@@ -64,7 +64,7 @@ from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, Pro
 from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
-from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
+from memory_core.domain.store import EntryCount, EntryFacts, EntryWindow, PageCursor
 
 if TYPE_CHECKING:
     from memory_core.settings import Settings
@@ -187,6 +187,9 @@ class CosmosMemoryStore:
 
     def count_entries(self, window: EntryWindow) -> EntryCount:
         return self._reads.count_entries(window)
+
+    def entry_facts(self, window: EntryWindow) -> list[EntryFacts]:
+        return self._reads.entry_facts(window)
 
     def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
         return self._reads.get_entry(instance_id, upn, entry_id)

@@ -1,8 +1,8 @@
 """The reads of the SQLite store's profiles and entries: ``SqliteReads``, that half of ``SqliteMemoryStore``.
 
 Loads (whole, after a rowid, the entries still present, the entries erased since a mark (``sqlite_erased_log``),
-the entries no clear hides), the partition stamps' reads
-(``sqlite_stamps``), entries pages and counts, the partition's profiles and owners listed, one entry by id, and the
+the entries no clear hides), the partition stamps' reads (``sqlite_stamps``), entries pages and counts, the facts
+of a window's entries (``entry_facts``), the partition's profiles and owners listed, one entry by id, and the
 full-text search (``sqlite_fulltext``). A read that takes several statements and must see one state of the file
 runs them in one read transaction (``SqliteDatabase.reading``, ``snapshot``); WAL lets writers go on meanwhile.
 """
@@ -25,7 +25,16 @@ from memory_core.adapters.sqlite_erased_log import (
     stored_after,
 )
 from memory_core.adapters.sqlite_fulltext import page_of_matches, replaces_sql
-from memory_core.adapters.sqlite_rows import ENTRY_COLUMNS, entry_from_row, iso, parse, profile_from_row, window_filter
+from memory_core.adapters.sqlite_rows import (
+    ENTRY_COLUMNS,
+    FACT_COLUMNS,
+    entry_from_row,
+    facts_from_row,
+    iso,
+    parse,
+    profile_from_row,
+    window_filter,
+)
 from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
 from memory_core.domain.budget import entry_window
 from memory_core.domain.erased_entries import ErasedLoad
@@ -33,7 +42,7 @@ from memory_core.domain.models import EntryKind, Hold, MemoryEntry, ProfileKey, 
 from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
-from memory_core.domain.store import EntryCount, EntryWindow, PageCursor
+from memory_core.domain.store import EntryCount, EntryFacts, EntryWindow, PageCursor
 
 _IDS_PER_READ = 500  # ids bound in one IN (...) list, well under SQLite's limit on parameters
 
@@ -288,6 +297,12 @@ class SqliteReads:
         where, params = window_filter(window)
         ((count, oldest),) = self._db.read(f"SELECT COUNT(*), MIN(created_on) FROM entries WHERE {where}", params)
         return EntryCount(int(count), parse(oldest))
+
+    def entry_facts(self, window: EntryWindow) -> list[EntryFacts]:
+        where, params = window_filter(window)
+        # The profile's time index finds the rows; only four short columns of each are decoded.
+        rows = self._db.read(f"SELECT {FACT_COLUMNS} FROM entries WHERE {where} ORDER BY created_on, id", params)
+        return [facts_from_row(row) for row in rows]
 
     def load_partition(self, instance_id: str, upn: str) -> list[ScopeState]:
         rows = self._db.read(

@@ -9,7 +9,7 @@ from typing import Any
 
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Share
-from memory_core.domain.store import EntryWindow
+from memory_core.domain.store import EntryFacts, EntryWindow
 
 # Read by position: sqlite3.Row lookups by name dominate the cost of a large read.
 ENTRY_COLUMNS = (
@@ -112,6 +112,16 @@ def entry_from_row(key: ProfileKey, row: Sequence[Any]) -> MemoryEntry:
         share=_SHARES[share],
         content_sha256=sha,
     )
+
+
+FACT_COLUMNS = "id, created_on, share, author_upn"
+"""The columns ``facts_from_row`` reads, in its order: no entry's text."""
+
+
+def facts_from_row(row: Sequence[Any]) -> EntryFacts:
+    """The ``EntryFacts`` whose ``FACT_COLUMNS`` are ``row``."""
+    entry_id, created, share, author = row
+    return EntryFacts(entry_id, datetime.fromisoformat(created), _SHARES[share], author)
 
 
 def window_filter(window: EntryWindow) -> tuple[str, list[object]]:

@@ -53,7 +53,7 @@ from memory_core.domain.errors import Conflict, MemoryCoreError
 from memory_core.domain.models import SHARED_OWNER, Hold, ProfileKey, Scope, Share, shared_copy_id
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.seals import erase_request_file_names, seal
-from memory_core.domain.store import MemoryStore
+from memory_core.domain.store import EntryWindow, MemoryStore
 from memory_core.domain.sweeps import LeftRequest, SweepResult
 
 # The name custody's log lines had before the sweep moved here: operators' log filters (and tests) select it.
@@ -214,6 +214,8 @@ class Sweep:
                     (request.entry_id,) if request.entry_id else ())
         if request.kind is DeletionKind.FORGET and request.entry_id:
             return self._forgotten(request, hold), 0
+        if _one_scope_under_watermark(request):
+            return self._watermarked(request), 0
         states = self._store.load_partition(request.instance_id, request.upn)
         plan = [
             PlannedErase(e.key.profile_id, e.key.scope.value, e.key.agent_object_id, e.id)
@@ -246,6 +248,27 @@ class Sweep:
         ]
         return tuple(plan), len(states) if request.kind is DeletionKind.PURGE else 0
 
+    def _watermarked(self, request: DeletionRequest) -> tuple[PlannedErase, ...]:
+        """The plan of a request whose hold is one scope's watermark (``_one_scope_under_watermark``: a clear's, a
+        replace's) from the ids under it in that scope and in the scope's shared copies (``entry_facts``: no entry
+        read whole, no other scope read): what ``_covered`` would find in the two partitions loaded whole."""
+        assert request.watermark is not None and request.scope is not None
+        key = _key(request, request.scope, request.agent_object_id)
+        own = self._store.entry_facts(EntryWindow(key, up_to=request.watermark))
+        if any(f.share is Share.TEAM for f in own):
+            # Sealed before the copies are read, as in ``_covered``.
+            self._store.seal_copies(key, request.watermark)
+        shared, copies = key.shared(), shared_hold(request)
+        # The key's parts read once, not once an entry: a large clear plans tens of thousands.
+        profile_id, scope, agent = key.profile_id, key.scope.value, key.agent_object_id
+        shared_id = shared.profile_id
+        return tuple(
+            [PlannedErase(profile_id, scope, agent, f.id) for f in own]
+            + [PlannedErase(shared_id, scope, agent, f.id, SHARED_OWNER)
+               for f in self._store.entry_facts(EntryWindow(shared, up_to=request.watermark))
+               if copies.covers_facts(shared_id, f.author_upn, f.created_on, f.id)]
+        )
+
     def _forgotten(self, request: DeletionRequest, hold: Hold) -> tuple[PlannedErase, ...]:
         """A forget's plan from two point reads (the entry, its team-shared copy), not from the user's whole memory:
         a sweep of many forgets (a directory deleted file by file) would read a large partition once per file."""
@@ -277,6 +300,19 @@ class Sweep:
         counted = replace(request, erased_entries=own_entries, erased_profiles=profiles)
         stored = self._store.put_record(counted.to_record())
         return replace(counted, etag=stored.etag)
+
+
+def _one_scope_under_watermark(request: DeletionRequest) -> bool:
+    """Whether ``request``'s hold covers exactly the entries of its scope's profile stamped at or before its
+    watermark (a clear's, a replace's, as ``CustodyService`` files them), and its copies' hold those of the scope's
+    shared profile by the same author: ``Sweep._watermarked`` plans it from ids. Any other shape (a purge's every
+    profile, a hold naming entries, a request of another layout) is planned from the partitions loaded whole."""
+    if request.kind not in (DeletionKind.CLEAR, DeletionKind.REPLACE) or request.entry_id:
+        return False
+    if request.watermark is None or not request.scope:
+        return False
+    key = _key(request, request.scope, request.agent_object_id)
+    return request.profile_ids == (key.profile_id,)
 
 
 def _key(request: DeletionRequest, scope: str, agent_object_id: str | None, owner: str | None = None) -> ProfileKey:

@@ -33,7 +33,7 @@ from memory_core.domain.identity import Caller
 from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState, Share
 from memory_core.domain.records import Record, deletions_partition
 from memory_core.domain.seals import advance_watermark
-from memory_core.domain.store import MemoryStore
+from memory_core.domain.store import EntryWindow, MemoryStore
 
 KIND = "immediate_erasure"
 
@@ -113,7 +113,9 @@ class ImmediateErasures:
         else:
             assert erasure.watermark is not None
             watermark = erasure.watermark
-            (state,) = self._store.load([key])
+            # The profile only: what the watermark covers is read below as ids and facts (``entry_facts``), never
+            # as the scope's entries whole (tens of thousands of them, text and all, for a large memory).
+            (state,) = self._store.load_heads([key])
             if replayed and erasure.action == "replace" and not self._replaced(erasure, state):
                 # Stopped before its new content was stored: nothing was replaced, and nothing may be erased.
                 self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
@@ -123,7 +125,7 @@ class ImmediateErasures:
             # or a late entry of the author's own, stamped under the watermark, must be refused from now on.
             watermarked = not replayed or advance_watermark(self._store, key, watermark, watermark,
                                                             first=state)
-            covered = [e for e in state.entries if e.created_on <= watermark]
+            covered = self._store.entry_facts(EntryWindow(key, up_to=watermark))
             # The names first: a replay finds covered only what is still stored, and a name must not outlive its text.
             self._erase_file_names(instance_id, upn, [key.agent_object_id], watermark, [e.id for e in covered])
             erased = self._store.delete_entries(key, [e.id for e in covered])
@@ -152,7 +154,9 @@ class ImmediateErasures:
         cleared = state.profile.cleared_on if state.profile else None
         if cleared is not None and cleared >= erasure.watermark:
             return True
-        return any(e.id == erasure.entry["id"] for e in state.entries)
+        # One point read: an entry id is unique in its owner's partition (``MemoryStore.append``).
+        entry = self._store.get_entry(erasure.key.instance_id, erasure.key.upn, str(erasure.entry["id"]))
+        return entry is not None and entry.key == erasure.key
 
     def replay(self, instance_id: str | None = None) -> int:
         """Finish every journaled erasure a crash or an outage left (``journals.replay``: settled, claimed once);

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
+from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, ScopeState, Share
 from memory_core.domain.records import Partition, Record
 
 
@@ -50,6 +50,17 @@ class EntryCount:
 
     count: int
     oldest: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class EntryFacts:
+    """What an erasure needs to know of a stored entry, without its text: its id, when it was created, whether it
+    is team-shared (its copy goes with it) and who wrote it (a shared copy's author: ``Hold.covers_facts``)."""
+
+    id: str
+    created_on: datetime
+    share: Share
+    author_upn: str
 
 
 class MemoryStore(Protocol):
@@ -131,6 +142,15 @@ class MemoryStore(Protocol):
 
     def count_entries(self, window: EntryWindow) -> EntryCount:
         """The number of entries in ``window`` and the oldest one's ``created_on`` (one aggregate query)."""
+        ...
+
+    def entry_facts(self, window: EntryWindow) -> list[EntryFacts]:
+        """The facts of every entry of ``window``, in ``(created_on, id)`` order: one query that reads those
+        fields only, never an entry's text. What a clear and a replace find what their watermark covers from
+        (``EntryWindow(key, up_to=watermark)``: at or before it), at once (``domain.erasures``) or in the sweep's
+        plan (``domain.custody_sweep``), where a load of the scope read every entry whole. SQLite reads the
+        profile's time index and the rows it points to; Cosmos DB one single-partition query projecting four
+        fields (docs/cosmos.md, "Cost model")."""
         ...
 
     def delete_profile(self, key: ProfileKey) -> None:

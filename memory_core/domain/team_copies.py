@@ -35,7 +35,7 @@ from memory_core.domain.models import (
     shared_copy_id,
 )
 from memory_core.domain.records import ABSENT, Partition, Record, RecordKind
-from memory_core.domain.store import MemoryStore
+from memory_core.domain.store import EntryWindow, MemoryStore
 
 log = logging.getLogger("memory_core.team_copies")
 
@@ -114,5 +114,5 @@ def _mark(instance_id: str, copy_id: str) -> Record:
 def copies_before(store: MemoryStore, caller: Caller, key: ProfileKey, watermark: datetime) -> list[str]:
     """The ids of the caller's shared copies in ``key``'s scope created at or before ``watermark``: what a
     clear or replace withdraws (``domain.erasures`` erases them)."""
-    (shared,) = store.load([key.shared()])
-    return [e.id for e in shared.entries if e.author_upn == caller.upn and e.created_on <= watermark]
+    # Their facts only (``entry_facts``): the shared scope holds every author's copies, text and all.
+    return [f.id for f in store.entry_facts(EntryWindow(key.shared(), up_to=watermark)) if f.author_upn == caller.upn]

@@ -72,7 +72,7 @@ WRITES: dict[str, Callable[[CosmosMemoryStore, ProfileKey, MemoryEntry], object]
     "seal_partition": lambda s, k, e: s.seal_partition(k.instance_id, k.upn, T0),  # a purge's: the stamp carries it
 }
 READS = {"load", "load_partition", "load_partition_within", "partition_keys", "get_entry", "load_heads",
-         "newest_entries", "oldest_entries", "count_entries",
+         "newest_entries", "oldest_entries", "count_entries", "entry_facts",
          "get_record", "query_records", "page_records", "query_records_of_owner", "partition_owners", "partition_stamp",
          "entry_sequence", "load_since", "load_present"}
 NEITHER = {"measure", "close", "erase_expired_records",  # Cosmos DB expires records itself: erases nothing here
