@@ -15,6 +15,7 @@ from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.service import MemoryService
+from memory_core.domain.sharing import SharingPolicy
 from tests.support.cosmos_server import CosmosServer
 from tests.support.seeding import make_entries, seed
 
@@ -33,10 +34,10 @@ def test_a_repeated_search_is_one_point_read_and_one_after_an_append_reads_only_
 ) -> None:
     reading, writing = stores[0], stores[1]
     key = _seeded(cosmos_account, stores[2])
-    reader, writer = MemoryService(reading), MemoryService(writing)
+    reader, writer = MemoryService(reading), MemoryService(writing, allow_sharing_override=True)
     reader.search(ALEX, key.instance_id, Scope.USER, None, "item")  # the client's first call checks its container
 
-    fresh = MemoryService(reading)
+    fresh = MemoryService(reading, allow_sharing_override=True)
     with reading.measure() as first:
         found = fresh.search(ALEX, key.instance_id, Scope.USER, None, "mentioned")
     with reading.measure() as again:
@@ -50,6 +51,15 @@ def test_a_repeated_search_is_one_point_read_and_one_after_an_append_reads_only_
         hits = fresh.search(ALEX, key.instance_id, Scope.USER, None, "zeppelins")
     assert [h.entry.content_markdown for h in hits] == ["- a new entry about zeppelins"]
     assert grown.round_trips == 2 and grown.rows < 10  # the stamp, then what was appended (and the heads)
+
+    # The instance's shared partition has no stamp until a read makes it: the first team search labels
+    # what it keeps with "unknown", so the second reads again, and from then on it is kept.
+    for _ in range(2):
+        fresh.search(ALEX, key.instance_id, Scope.USER, None, "zeppelins", sharing=SharingPolicy.TEAM)
+    with reading.measure() as team_again:
+        hits = fresh.search(ALEX, key.instance_id, Scope.USER, None, "zeppelins", sharing=SharingPolicy.TEAM)
+    assert [h.entry.content_markdown for h in hits] == ["- a new entry about zeppelins"]
+    assert (team_again.round_trips, team_again.rows) == (2, 2)  # both partitions' stamps, nothing more
 
 
 def test_entry_sequence_takes_the_stamp_its_read_checked_and_still_finds_what_was_stored_after_it(
