@@ -10,6 +10,7 @@ logical partition. Round trips are the cost, so:
   partition's stamp ride along (the stamp is remembered for the next write's If-Match);
 - ``partition_stamp`` and ``entry_sequence`` are one point read of the stamp item (about 1 RU while
   it stays under 1 KB: ``cosmos_stamp_item``), so a service read whose snapshot is current costs one point read;
+  ``entry_sequence`` costs none inside a read whose ``partition_stamp`` read the stamp already;
 - ``load_since`` is the stamp (a point read, or the one ``partition_stamp`` read earlier in the
   same service read: ``Stamps.one_read``) then one query for profiles, holds, entries (all, or those after a sequence) and the stamp
   again; again only when the query shows another writer's hold or erasure since the stamp;
@@ -231,7 +232,15 @@ class CosmosReads:
         return stored.stamp if stored is not None else UNKNOWN
 
     def entry_sequence(self, instance_id: str, upn: str) -> int:
-        """The sequence the partition's stamp last handed out: one point read (about 1 RU); 0 without a stamp."""
+        """The sequence the partition's stamp last handed out: one point read (about 1 RU); 0 without a stamp.
+
+        Inside a read whose ``partition_stamp`` already read the stamp (``Stamps.one_read``), that stamp's
+        sequence, with no round trip: read earlier in the same read, it is at most the sequence now, so
+        every entry stored after it still has a higher one (a budgeted read built right after its stamp
+        check). The stamp stays lent to the read's next load."""
+        checked = self._stamps.checked_in_read(instance_id, upn)
+        if checked is not None:
+            return checked.sequence
         with self._operation("entry_sequence") as calls:
             stored = self._stamps.read(calls, instance_id, upn)
         return stored.sequence if stored is not None else 0

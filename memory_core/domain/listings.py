@@ -1,5 +1,8 @@
 """The ordered listings entries pages are cut from, kept per process and grown after appends.
 
+A search a store cannot answer from its own index ranks the same listing (``MemoryReads.search``),
+so a search of an unchanged memory reads no entry again.
+
 An entries page (``GET .../memory/entries``, the console's list) is a slice of the scope's
 visible entries in listing order: user scope before agent scope, then time, then id.
 Building that order reads every entry of the scope, so a private read with no current

@@ -336,6 +336,7 @@ class MemoryReads:
             self._listings.keep_across(key, listing, (read.own.stamp, read.shared.stamp))
         return _cut(name, listing, after, limit)
 
+    @_one_read
     def search(
         self,
         caller: Caller,
@@ -350,15 +351,28 @@ class MemoryReads:
         """BM25 search over the visible entries of ``scope``, composed with a tag filter.
 
         A store with its own full-text index (``FullTextIndex``) answers from it; any
-        other store's entries are ranked here. Either way only visible entries are found.
+        other store's entries are ranked here (``_searched``). Either way only visible entries are found.
         Agents search to fill a model's context (MCP, the Agent Framework provider): ``Use.AGENT``, refused
         as ``get`` is.
         """
         keys = self._targets.read_keys(caller, instance_id, scope, agent, use=Use.AGENT)
         terms = query_terms(query)
+        policy = self._targets.policy(sharing)
         if not terms or not isinstance(self._store, FullTextIndex):
-            return search_entries(self._visible_entries(caller, keys, sharing), query, tags, limit)
-        return visible_matches(self._store, caller.upn, keys, self._targets.policy(sharing), terms, tags, limit)
+            return search_entries(self._searched(caller, keys, policy), query, tags, limit)
+        return visible_matches(self._store, caller.upn, keys, policy, terms, tags, limit)
+
+    def _searched(self, caller: Caller, keys: list[ProfileKey], policy: SharingPolicy) -> Sequence[MemoryEntry]:
+        """The visible entries a search ranks in process. On a stamped store, the listing entries pages are
+        cut from (``listings.Listings``, same key, so either read reuses the other's): answered while the
+        partitions' stamps are those it was read at (one stamp read each), grown by the entries appended
+        since, built again after any other write (a clear, a forget, a hold, a profile change, and for a
+        sharing read any of those in the shared partition). Without one, read in full on every call."""
+        if self._listings is None:
+            return [e for _, entries in visible_scopes(self._store, caller.upn, keys, policy) for e in entries]
+        if not policy.shares_read():
+            return self._listings.listing(("entries", tuple(keys)), keys).entries
+        return self._listings.across(("entries", tuple(keys), policy), keys, caller.upn, policy).entries
 
 
 def _cut(name: str, listing: Listing, after: tuple[Position, datetime] | None, limit: int) -> Page[MemoryEntry]:

@@ -1,0 +1,96 @@
+"""What a search and a budgeted read cost on the Cosmos test server, counted by the store's meter.
+
+A search ranks the visible entries in process (the store has no full-text index): it reads them once and
+then answers from the process's kept read while the partition's stamp is unchanged, one point read a search
+(``domain.reads.MemoryReads._searched``). A budgeted read's sequence rides on the stamp its check just read
+(``CosmosReads.entry_sequence``). That these never show stale memory is checked on both stores by
+tests/contract/test_search_reuse.py; these pin the round trips.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from memory_core.adapters.cosmos_store import CosmosMemoryStore
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import ProfileKey, Scope
+from memory_core.domain.service import MemoryService
+from memory_core.domain.sharing import SharingPolicy
+from tests.support.cosmos_server import CosmosServer
+from tests.support.seeding import make_entries, seed
+
+ALEX = Caller(upn="alex@contoso.com", name="Alex")
+SIZE = 300
+
+
+def _seeded(account: CosmosServer, store: CosmosMemoryStore) -> ProfileKey:
+    key = ProfileKey(f"search-{uuid.uuid4().hex[:8]}", ALEX.upn, Scope.USER)
+    seed(store, make_entries(key, SIZE), account)
+    return key
+
+
+def test_a_repeated_search_is_one_point_read_and_one_after_an_append_reads_only_the_appended_entry(
+    cosmos_account: CosmosServer, stores: list[CosmosMemoryStore]
+) -> None:
+    reading, writing = stores[0], stores[1]
+    key = _seeded(cosmos_account, stores[2])
+    reader, writer = MemoryService(reading), MemoryService(writing, allow_sharing_override=True)
+    reader.search(ALEX, key.instance_id, Scope.USER, None, "item")  # the client's first call checks its container
+
+    fresh = MemoryService(reading, allow_sharing_override=True)
+    with reading.measure() as first:
+        found = fresh.search(ALEX, key.instance_id, Scope.USER, None, "mentioned")
+    with reading.measure() as again:
+        assert fresh.search(ALEX, key.instance_id, Scope.USER, None, "mentioned") == found
+    assert first.round_trips == 2 and first.rows >= SIZE  # the stamp, then the scope's one query
+    assert (again.round_trips, again.rows) == (1, 1)  # the stamp alone
+    assert again.bytes_read * 50 < first.bytes_read
+
+    writer.append(ALEX, key.instance_id, Scope.USER, None, "- a new entry about zeppelins")
+    with reading.measure() as grown:
+        hits = fresh.search(ALEX, key.instance_id, Scope.USER, None, "zeppelins")
+    assert [h.entry.content_markdown for h in hits] == ["- a new entry about zeppelins"]
+    assert grown.round_trips == 2 and grown.rows < 10  # the stamp, then what was appended (and the heads)
+
+    # The instance's shared partition has no stamp until a read makes it: the first team search labels
+    # what it keeps with "unknown", so the second reads again, and from then on it is kept.
+    for _ in range(2):
+        fresh.search(ALEX, key.instance_id, Scope.USER, None, "zeppelins", sharing=SharingPolicy.TEAM)
+    with reading.measure() as team_again:
+        hits = fresh.search(ALEX, key.instance_id, Scope.USER, None, "zeppelins", sharing=SharingPolicy.TEAM)
+    assert [h.entry.content_markdown for h in hits] == ["- a new entry about zeppelins"]
+    assert (team_again.round_trips, team_again.rows) == (2, 2)  # both partitions' stamps, nothing more
+
+
+def test_entry_sequence_takes_the_stamp_its_read_checked_and_still_finds_what_was_stored_after_it(
+    cosmos_account: CosmosServer, stores: list[CosmosMemoryStore]
+) -> None:
+    reading, writing = stores[0], stores[1]
+    key = _seeded(cosmos_account, stores[2])
+    writer = MemoryService(writing)
+    with reading.one_read():
+        checked = reading.partition_stamp(key.instance_id, key.upn)
+        writer.append(ALEX, key.instance_id, Scope.USER, None, "- stored after the check")
+        with reading.measure() as metrics:
+            sequence = reading.entry_sequence(key.instance_id, key.upn)
+        assert metrics.round_trips == 0
+    loaded = reading.load_since([key], sequence)  # the next read, grown from that sequence
+    assert loaded.stamp.only_added_since(checked) and loaded.stamp != checked
+    assert [e.content_markdown for e in loaded.states[0].entries] == ["- stored after the check"]
+    with reading.measure() as outside:
+        assert reading.entry_sequence(key.instance_id, key.upn) == loaded.sequence
+    assert outside.round_trips == 1  # no read's check to take: the point read
+
+
+def test_a_budgeted_read_of_a_memory_larger_than_its_budget_reads_the_stamp_once(
+    cosmos_account: CosmosServer, stores: list[CosmosMemoryStore]
+) -> None:
+    """The stamp's check, the heads, a page, the newest replace and the count: 5 round trips (6 when the
+    sequence was a point read of its own)."""
+    reading = stores[0]
+    key = _seeded(cosmos_account, stores[2])
+    MemoryService(reading).get(ALEX, key.instance_id, Scope.USER, None)  # the container's check
+    with reading.measure() as metrics:
+        view = MemoryService(reading).get_within(ALEX, key.instance_id, Scope.USER, None, 2000)
+    assert view.budget is not None and view.budget.omitted_entries > 0
+    assert metrics.round_trips == 5
