@@ -183,7 +183,8 @@ export class HiddenTextScan {
   /** Ask to forget a finding's entry, as if its user had; the row then says so, here and after a reload. */
   async forget(f, button) {
     const ok = await confirmAction({ title: "Ask to forget this entry?",
-      text: `${isolatedText(f.upn)}'s entry is hidden at once and waits for an operator's approval, as if they had asked.`,
+      text: `${isolatedText(f.upn)}'s entry is hidden at once and waits for an operator's approval, `
+        + "as if they had asked.",
       ok: "Ask to forget" });
     if (!ok) return;
     await busy(button, async () => {

@@ -154,8 +154,8 @@ export class OperatorView {
 
   async approve(r, button) {
     const ok = await confirmAction({ title: "Approve this deletion?",
-      text: `${isolatedText(r.upn)}'s ${r.kind === "purge" ? "whole memory" : r.kind} will be erased by the next sweep. `
-        + "This cannot be undone.",
+      text: `${isolatedText(r.upn)}'s ${r.kind === "purge" ? "whole memory" : r.kind} will be erased by the next `
+        + "sweep. This cannot be undone.",
       ok: "Approve" });
     if (!ok) return;
     await this.decide(r, "approve", {}, button,
