@@ -51,8 +51,9 @@ def test_each_approve_and_reject_names_its_request(
 
     approve = _names(browser, "#deletions button.primary")
     assert len(approve) == 3
-    assert all(name.startswith("Approve ") and " for local@localhost, asked " in name for name in approve)
+    # The stored user and scope are isolated (U+2068 ... U+2069) in the name, as in the row (test_operator_bidi.py).
+    assert all(name.startswith("Approve ") and " for \u2068local@localhost\u2069, asked " in name for name in approve)
     assert sorted(name.split(" for ")[0] for name in approve) == [
-        "Approve clear user", "Approve forget user", "Approve forget user"]
+        "Approve clear \u2068user\u2069", "Approve forget \u2068user\u2069", "Approve forget \u2068user\u2069"]
     assert len(set(approve)) == 3, approve  # the two forgets, a second apart, are told apart by the second
     assert _names(browser, "#deletions button.danger") == [n.replace("Approve", "Reject", 1) for n in approve]

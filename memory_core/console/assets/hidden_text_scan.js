@@ -1,7 +1,8 @@
 // The operator's scan for entries stored with characters no one sees (domain/hidden_text.py, before writes
 // were screened for them): GET /operator/hidden-text a page at a time, and a forget request for each finding.
 
-import { h, replace, formatCount, formatTime } from "./dom.js";
+import { h, replace, formatCount, formatTime, isolatedText } from "./dom.js";
+import { storedText } from "./invisible.js";
 import { announce, busy, confirmAction, showMore } from "./ui.js";
 
 const STOPPING = " Stopping after this page.";
@@ -157,12 +158,16 @@ export class HiddenTextScan {
     const action = (f) => {
       if (!f.upn) return h("span", { class: "muted" }, "legacy: never changed");
       if (f.forget_requested) return h("span", { class: "muted" }, "forget requested");
-      return h("button", { type: "button", class: "danger", "aria-label": `Ask to forget ${f.entry_id} of ${f.upn}`,
+      const label = `Ask to forget ${isolatedText(f.entry_id)} of ${isolatedText(f.upn)}`;
+      return h("button", { type: "button", class: "danger", "aria-label": label,
         onclick: (e) => this.forget(f, e.currentTarget) }, "Ask to forget");
     };
+    // The user, entry and agent are stored by others: isolated and marked (``storedText``), so that an override
+    // left open in one cannot show the row's other cells' text in another order.
     const row = (f) => h("tr", { "data-entry": f.entry_id },
-      h("td", {}, f.upn || "(legacy)"), h("td", {}, h("code", {}, f.entry_id)),
-      h("td", {}, f.scope + (f.agent_object_id ? ` (${f.agent_object_id})` : "")), h("td", {}, f.field),
+      h("td", {}, f.upn ? storedText(f.upn) : "(legacy)"), h("td", {}, h("code", {}, storedText(f.entry_id))),
+      h("td", {}, storedText(f.scope), f.agent_object_id ? [" (", storedText(f.agent_object_id), ")"] : null),
+      h("td", {}, f.field),
       h("td", {}, f.character), h("td", {}, h("time", { datetime: f.created_on }, formatTime(f.created_on))),
       h("td", {}, action(f)));
     const body = h("tbody", {}, findings.slice(0, this.shownFindings).map(row));
@@ -178,7 +183,8 @@ export class HiddenTextScan {
   /** Ask to forget a finding's entry, as if its user had; the row then says so, here and after a reload. */
   async forget(f, button) {
     const ok = await confirmAction({ title: "Ask to forget this entry?",
-      text: `${f.upn}'s entry is hidden at once and waits for an operator's approval, as if they had asked.`,
+      text: `${isolatedText(f.upn)}'s entry is hidden at once and waits for an operator's approval, `
+        + "as if they had asked.",
       ok: "Ask to forget" });
     if (!ok) return;
     await busy(button, async () => {

@@ -15,7 +15,7 @@
 // controls (a mark that placed a punctuation mark may leave it on the other side of a word); names and tags stored
 // beside an entry are isolated instead (dom.js ``isolated``).
 
-import { h } from "./dom.js";
+import { h, isolated } from "./dom.js";
 import { straySelector } from "./hidden_text.js";
 
 // Marked wherever they are: the zero-width characters but the joiners, the bidirectional controls, the reserved
@@ -116,4 +116,15 @@ export function showInvisible(root) {
         part.codePoint))));
   }
   return root;
+}
+
+/**
+ * ``text`` stored by others (a user's UPN, an agent's ID, a reason, an audit event's detail) as an operator reads
+ * it: isolated (dom.js ``isolated``), so that an override left open in it, or its right-to-left letters, cannot
+ * show the row's other words ("for", "asked", the time) in another order; and each character drawn as nothing
+ * marked (``showInvisible``), so that "alice@contoso.com" and the same with a zero-width space in it do not look
+ * alike. Empty or missing text is an empty isolate.
+ */
+export function storedText(text) {
+  return showInvisible(isolated(String(text ?? "")));
 }

@@ -3,8 +3,9 @@
 // Operator routes take an operator key or the operator app role.
 
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
-import { h, replace, field, formatCount, formatSecond, formatTime } from "./dom.js";
+import { h, replace, field, formatCount, formatSecond, formatTime, isolatedText } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
+import { storedText } from "./invisible.js";
 import { auditTable } from "./records.js";
 import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw, showMore } from "./ui.js";
 
@@ -20,6 +21,10 @@ const UNREADABLE_AT_ONCE = 20;
 
 // Configured agents shown at once: each row holds a button, and an instance may configure thousands.
 const AGENTS_AT_ONCE = 100;
+
+// Every text stored by others (a UPN, an agent's ID, a reason, a kind or status as stored) is shown through
+// ``storedText`` (isolated, its invisible characters marked), and through ``isolatedText`` inside a string the view
+// builds (a button's name, a dialog's text): an override left open in one cannot reorder the row around it.
 
 export class OperatorView {
   constructor(api, session, config) {
@@ -113,8 +118,9 @@ export class OperatorView {
     if (!unreadable.length) return null;
     const one = unreadable.length === 1;
     const item = (u) => h("li", { dataset: { requestId: u.request_id } },
-      h("code", {}, u.request_id), ` \u2014 ${u.kind || "kind unknown"}, ${u.status || "status unknown"}, `
-      + `${u.upn || "user unknown"}: ${u.message}`);
+      h("code", {}, storedText(u.request_id)), " \u2014 ", u.kind ? storedText(u.kind) : "kind unknown", ", ",
+      u.status ? storedText(u.status) : "status unknown", ", ", u.upn ? storedText(u.upn) : "user unknown", ": ",
+      storedText(u.message));
     const list = h("ul", {}, unreadable.slice(0, this.shownUnreadable).map(item));
     return h("div", { class: "notice", id: "unreadable-deletions", role: "note" },
       h("p", {}, `${one ? "One stored deletion request" : `${formatCount(unreadable.length)} stored deletion requests`}`
@@ -125,25 +131,31 @@ export class OperatorView {
   }
 
   requestRow(r) {
-    const what = r.kind === "purge" ? "all memory"
-      : `${r.kind} ${r.scope || ""}${r.agent_object_id ? ` (${r.agent_object_id})` : ""}`;
+    const whole = r.kind === "purge";
+    const what = whole ? "all memory" : [r.kind, r.scope ? [" ", storedText(r.scope)] : null,
+      r.agent_object_id ? [" (", storedText(r.agent_object_id), ")"] : null];
+    const whatText = whole ? "all memory" : [r.kind, r.scope ? ` ${isolatedText(r.scope)}` : "",
+      r.agent_object_id ? ` (${isolatedText(r.agent_object_id)})` : ""].join("");
     // A screen reader lists buttons by name: each names its row (what, whose, when asked), not only the kind and
     // the user, which every one of a person's forgets shares.
-    const row = `${what.trim()} for ${r.upn}, asked ${formatSecond(r.requested_on)}`;
+    const row = `${whatText} for ${isolatedText(r.upn)}, asked ${formatSecond(r.requested_on)}`;
     const decision = r.status === "pending" ? h("div", { class: "actions" },
       h("button", { type: "button", class: "primary", "aria-label": `Approve ${row}`,
         onclick: (e) => this.approve(r, e.currentTarget) }, "Approve"),
       h("button", { type: "button", class: "danger", "aria-label": `Reject ${row}`,
         onclick: (e) => this.reject(r, e.currentTarget) }, "Reject"))
-      : h("span", {}, r.decided_by ? `${r.decided_by}, ${formatTime(r.decided_on)}` : "", r.reason ? ` \u2014 ${r.reason}` : "");
+      : h("span", {}, r.decided_by ? [storedText(r.decided_by), `, ${formatTime(r.decided_on)}`] : "",
+        r.reason ? [" \u2014 ", storedText(r.reason)] : "");
     return h("tr", { dataset: { requestId: r.id } },
-      h("td", {}, r.upn), h("td", {}, r.requested_by), h("td", {}, h("time", { datetime: r.requested_on }, formatTime(r.requested_on))),
+      h("td", {}, storedText(r.upn)), h("td", {}, storedText(r.requested_by)),
+      h("td", {}, h("time", { datetime: r.requested_on }, formatTime(r.requested_on))),
       h("td", {}, what), h("td", {}, r.entry_count == null ? "\u2014" : String(r.entry_count)), h("td", {}, r.status), h("td", {}, decision));
   }
 
   async approve(r, button) {
     const ok = await confirmAction({ title: "Approve this deletion?",
-      text: `${r.upn}'s ${r.kind === "purge" ? "whole memory" : r.kind} will be erased by the next sweep. This cannot be undone.`,
+      text: `${isolatedText(r.upn)}'s ${r.kind === "purge" ? "whole memory" : r.kind} will be erased by the next `
+        + "sweep. This cannot be undone.",
       ok: "Approve" });
     if (!ok) return;
     await this.decide(r, "approve", {}, button,
@@ -153,7 +165,7 @@ export class OperatorView {
   async reject(r, button) {
     const [reasonField] = field("Reason (shown in the audit trail)", h("textarea", { name: "reason", id: "reject-reason", required: true }));
     const answer = await confirmAction({ title: "Reject this deletion?",
-      text: `${r.upn}'s memory shows again.`, ok: "Reject", extra: [reasonField], danger: false });
+      text: `${isolatedText(r.upn)}'s memory shows again.`, ok: "Reject", extra: [reasonField], danger: false });
     if (!answer) return;
     await this.decide(r, "reject", { reason: answer.reason }, button, "Rejected. The memory shows again.");
   }
@@ -192,12 +204,14 @@ export class OperatorView {
         const erased = executed.reduce((n, r) => n + (r.erased_entries || 0), 0);
         replace(result, h("p", { class: "success" }, `The sweep executed ${executed.length} request${executed.length === 1 ? "" : "s"} `
           + `and erased ${erased} entr${erased === 1 ? "y" : "ies"}.`),
-        executed.length ? h("ul", {}, executed.map((r) => h("li", {}, `${r.kind} for ${r.upn}: ${r.erased_entries ?? 0} entries`))) : null,
+        executed.length ? h("ul", {}, executed.map((r) => h("li", {}, r.kind, " for ", storedText(r.upn),
+          `: ${r.erased_entries ?? 0} entries`))) : null,
         // Requests it left stay approved, their memory hidden; the next sweep tries them again.
         left.length ? h("div", { class: "notice", id: "sweep-left" },
           h("p", {}, `It left ${left.length} approved request${left.length === 1 ? "" : "s"} for a later sweep:`),
-          h("ul", {}, left.map((l) => h("li", {}, `${l.kind ?? "unreadable request"} for ${l.upn ?? "?"} (${l.request_id}): `
-            + `${l.reason}: ${l.message}`)))) : null);
+          h("ul", {}, left.map((l) => h("li", {}, l.kind ?? "unreadable request", " for ",
+            l.upn ? storedText(l.upn) : "?", " (", storedText(l.request_id), `): ${l.reason}: `,
+            storedText(l.message))))) : null);
       }) }, "Run the sweep now"),
       result);
   }
@@ -213,7 +227,8 @@ export class OperatorView {
       busy(form.querySelector("button"), async () => {
         const page = await this.api.list("/operator/audit", { upn: upn.value.trim(), order: "newest_first" }, "events",
           this.credential);
-        replace(out, h("h3", {}, `Audit trail of ${page.upn}`), auditTable(page.events || [], "operator-audit-table"),
+        replace(out, h("h3", {}, "Audit trail of ", storedText(page.upn)),
+          auditTable(page.events || [], "operator-audit-table"),
           cutShortNote(page, page.events, "events, the newest,", WHERE_THE_REST_IS));
       });
     });
@@ -273,11 +288,12 @@ export class OperatorView {
     const instructions = (a) => a.policy_instructions_withheld ? h("strong", {}, "withheld: a secret or hidden text")
       : a.policy_instructions ? "set" : "none";
     const row = (a) => h("tr", { "data-agent": a.agent_object_id },
-      h("td", {}, h("button", { type: "button", onclick: () => load(a.agent_object_id) }, a.agent_object_id)),
+      h("td", {}, h("button", { type: "button", onclick: () => load(a.agent_object_id) },
+        storedText(a.agent_object_id))),
       h("td", {}, a.enabled ? "on" : "off"),
       h("td", {}, a.auto_append ? "yes" : "no"),
       h("td", {}, a.default_write_scope),
-      h("td", {}, a.allowed_group_ids ? a.allowed_group_ids.join(", ") : "any"),
+      h("td", {}, a.allowed_group_ids ? a.allowed_group_ids.map((g, i) => [i ? ", " : "", storedText(g)]) : "any"),
       h("td", {}, instructions(a)));
     const body = h("tbody", {}, agents.slice(0, AGENTS_AT_ONCE).map(row));
     return [h("table", { id: "agents-table" },
@@ -305,8 +321,8 @@ export class OperatorView {
     const [policyField, policy] = field("Policy instructions", h("textarea", { id: "set-policy", value: s.policy_instructions || "" }));
     const [groupsField, groups] = field("Allowed group IDs", h("input", { type: "text", id: "set-groups",
       value: (s.allowed_group_ids || []).join(", ") }), "Comma-separated. Empty: every user may use agent scope.");
-    const form = h("form", { id: "settings-form", "aria-label": `Settings of ${s.agent_object_id}` },
-      h("h3", {}, `Settings of ${s.agent_object_id}`),
+    const form = h("form", { id: "settings-form", "aria-label": `Settings of ${isolatedText(s.agent_object_id)}` },
+      h("h3", {}, "Settings of ", storedText(s.agent_object_id)),
       h("div", {}, enabled, h("label", { for: enabled.id }, " Memory on for this agent")),
       h("div", {}, auto, h("label", { for: auto.id }, " Append automatically")),
       scopeField, policyField,

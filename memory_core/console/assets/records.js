@@ -2,6 +2,7 @@
 // agents named so that two of them never look the same.
 
 import { h, formatCount, formatTime, isolated } from "./dom.js";
+import { storedText } from "./invisible.js";
 import { showMore } from "./ui.js";
 
 const ACTION_LABELS = {
@@ -77,7 +78,7 @@ export function pendingPanel(pending) {
       + "or rejects it and the memory shows again."),
     h("ul", {}, pending.slice(0, PENDING_LISTED).map((p) => h("li", {},
       `${ACTION_LABELS[`${p.kind}_requested`] || p.kind} `,
-      p.scope ? `(${p.scope}${p.agent_object_id ? `: ${p.agent_object_id}` : ""}) ` : "",
+      p.scope ? ["(", storedText(p.scope), p.agent_object_id ? [": ", storedText(p.agent_object_id)] : null, ") "] : "",
       `on ${formatTime(p.requested_on)}: `,
       p.status === "approved" ? "approved, erasure under way" : "pending approval"))),
     rest > 0 ? h("p", { id: "pending-more" }, `and ${formatCount(rest)} more, asked later `
@@ -89,17 +90,19 @@ export const EVENTS_AT_ONCE = 200;
 
 /**
  * Audit events as the audit routes answer them with ``order=newest_first``: the newest first, ``EVENTS_AT_ONCE``
- * at a time (the button that shows more is ``<id>-more``).
+ * at a time (the button that shows more is ``<id>-more``). Who, the scope, the agent and the detail (a reason, a
+ * file's path, group IDs) are stored by others: each is isolated and its invisible characters marked
+ * (``storedText``).
  */
 export function auditTable(events, id) {
   if (!events.length) return h("p", { class: "empty", id }, "No changes recorded yet.");
   const row = (e) => h("tr", {},
     h("td", {}, h("time", { datetime: e.time }, formatTime(e.time))),
-    h("td", {}, ACTION_LABELS[e.action] || e.action),
-    h("td", {}, e.actor),
-    h("td", {}, e.scope || ""),
-    h("td", {}, e.agent_object_id || ""),
-    h("td", {}, e.detail || (e.byte_count != null ? `${e.byte_count} bytes` : "")));
+    h("td", {}, ACTION_LABELS[e.action] || storedText(e.action)),
+    h("td", {}, storedText(e.actor)),
+    h("td", {}, e.scope ? storedText(e.scope) : ""),
+    h("td", {}, e.agent_object_id ? storedText(e.agent_object_id) : ""),
+    h("td", {}, e.detail ? storedText(e.detail) : e.byte_count != null ? `${e.byte_count} bytes` : ""));
   const body = h("tbody", {}, events.slice(0, EVENTS_AT_ONCE).map(row));
   const table = h("table", { id },
     h("caption", { class: "visually-hidden" }, "Audit events"),
