@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     cosmos_read_timeout: float = Field(default=30.0, gt=0, le=600)
     cosmos_operation_timeout: float = Field(default=20.0, gt=0, le=600)
 
+    memory_mcp_request_timeout: float = Field(default=30.0, gt=0, le=600)
+    """Seconds the hosted MCP endpoint answers a request within (``mcp.front.McpHttpApp``'s time bound)."""
+
     memory_allowed_hosts: CommaList = ()
     memory_mcp_allowed_hosts: CommaList = ()  # the older name of MEMORY_ALLOWED_HOSTS, still read
     website_hostname: str | None = None

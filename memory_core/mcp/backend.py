@@ -43,7 +43,7 @@ from memory_core.identity import (
 from memory_core.identity.config import auth_modes
 from memory_core.identity.obo import OnBehalfOfExchange
 from memory_core.mcp.guidance import AgentGuidance
-from memory_core.mcp.stalled import AbandonedCalls
+from memory_core.mcp.stalled import AbandonedCalls, share_of
 from memory_core.settings import Settings
 from memory_core.wire.custody import PendingDeletionResponse, SearchHitModel, SearchResponse
 from memory_core.wire.memory import MemoryResponse
@@ -77,6 +77,11 @@ class CallTarget:
     @property
     def agent_name(self) -> str | None:
         return self.agent.name if self.agent else None
+
+    @property
+    def share(self) -> tuple[str, str]:
+        """The caller's share of the abandoned-call count (``stalled.share_of``): the partition the call touches."""
+        return share_of(self.instance_id, self.caller.upn)
 
 
 class MemoryBackend(Protocol):
@@ -119,7 +124,7 @@ class MemoryBackend(Protocol):
         ...
 
 
-async def _run_here(call: Callable[..., T], *args: Any) -> T:
+async def _run_here(call: Callable[..., T], *args: Any, share: Any = None) -> T:
     return call(*args)
 
 
@@ -132,7 +137,8 @@ class InProcessBackend:
     caller keeps the threads, so one slow call never holds up the others, and a call still running
     at the caller's time bound is abandoned there (the answer does not wait for it; it finishes on its own).
     ``abandoned`` counts those calls (default: a count of this backend's own; the composition root passes the
-    process's, which the MCP front joins too, so the bound is the process's).
+    process's, which the MCP front joins too, so the bound is the process's), each toward its caller's share
+    (``CallTarget.share``): a caller whose own abandoned calls fill their share is refused, others still served.
     """
 
     def __init__(
@@ -153,7 +159,7 @@ class InProcessBackend:
         args = (target.caller, target.instance_id, scope, target.agent)
         read = (functools.partial(self._service.get_within, *args, max_chars, sharing) if max_chars is not None
                 else functools.partial(self._service.get, *args, sharing))
-        return MemoryResponse.from_view(await self._run(read))
+        return MemoryResponse.from_view(await self._run(read, share=target.share))
 
     async def append(
         self, target: CallTarget, scope: Scope, content_markdown: str, reason: str | None, share: Share = Share.PRIVATE
@@ -174,7 +180,8 @@ class InProcessBackend:
                 target.agent,
                 content_markdown,
                 options,
-            )
+            ),
+            share=target.share,
         )
         return MemoryResponse.from_view(view)
 
@@ -182,7 +189,8 @@ class InProcessBackend:
         answer = await self._run(
             functools.partial(
                 self._service.clear, target.caller, target.instance_id, scope, target.agent, confirm=confirm
-            )
+            ),
+            share=target.share,
         )
         if isinstance(answer, PendingDeletion):
             return PendingDeletionResponse.from_pending(answer)
@@ -196,7 +204,8 @@ class InProcessBackend:
             functools.partial(
                 self._service.search, target.caller, target.instance_id, scope, target.agent, query, tags, limit,
                 sharing,
-            )
+            ),
+            share=target.share,
         )
         return SearchResponse(query=query, hits=[SearchHitModel.from_hit(h) for h in hits])
 
@@ -208,7 +217,8 @@ class InProcessBackend:
             functools.partial(
                 files.execute, target.caller, target.instance_id, target.agent, command,
                 session_id=target.session_id, operation_id=target.operation_id,
-            )
+            ),
+            share=target.share,
         )
         if answer.pending_request_ids:
             return MemoryFileResponse(
@@ -350,7 +360,8 @@ class CoreApiBackend:
                 raise CoreApiFailure("this MCP server cannot exchange Entra ID tokens for the CoreAPI (MEMORY_OBO_*)")
             # Abandoned at the caller's time bound, as the store calls are (``_run_in_thread``): an identity provider
             # that stalls (each MSAL request allowed obo.TIMEOUT_SECONDS, retried once) must not hold the answer.
-            token = await self._abandoned.run(self._token_exchange.exchange, authentication.credential)
+            token = await self._abandoned.run(self._token_exchange.exchange, authentication.credential,
+                                             share=target.share)
             return {"Authorization": f"Bearer {token}"}
         if mode is AuthMode.PLATFORM:
             if authentication is None or not authentication.credential:

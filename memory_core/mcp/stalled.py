@@ -10,6 +10,12 @@ holds ``MAX_ABANDONED_CALLS`` of them, a new call is refused with ``Unavailable`
 starting a thread, and the MCP front refuses a request that would need the store the same way (``McpHttpApp``,
 ``answers_without_the_store``).
 
+Each caller has a share of the count (``MAX_ABANDONED_CALLS_PER_CALLER``): a call made for a caller (``share``: the
+caller's partition, ``(instance_id, upn)``, ``share_of``) is refused the same way while that caller's own abandoned
+calls fill their share, so one user whose calls stall (a slow store partition, memory-tool writes queued on that user's
+turn) cannot fill the whole count and have every other user refused. Calls made for no caller yet (a signed token's
+check, an agent's settings read) count toward the process's count only.
+
 The process's count is held by the composition root (``composition.abandoned_calls``, built on first use), which
 passes it to the backends and the MCP front it builds, so the bound is the process's. A backend or front built without
 a count keeps one of its own: nothing in this package reaches for the process's. Nothing here is built at import.
@@ -18,7 +24,7 @@ a count keeps one of its own: nothing in this package reaches for the process's.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 import anyio
@@ -31,15 +37,27 @@ T = TypeVar("T")
 MAX_ABANDONED_CALLS = 100
 """Abandoned calls still running at which new ones are refused: well above a healthy server's (none) and below what
 threads cost (each keeps its stack and, on Cosmos DB, a connection until its own timeout)."""
+MAX_ABANDONED_CALLS_PER_CALLER = 10
+"""Abandoned calls of one caller (``share``) still running at which that caller's new calls are refused: a tenth of
+the process's, so ten users' stalls together are needed to refuse everyone, while one user's own stall (which
+waits on that user's partition or turn) is refused well before it."""
 RETRY_AFTER_SECONDS = 5
 
 
-class AbandonedCalls:
-    """How many calls were abandoned at their caller's time bound and still run. Thread-safe."""
+def share_of(instance_id: str, upn: str) -> tuple[str, str]:
+    """The share a call made for a caller counts toward: the caller's partition (an instance and a user)."""
+    return (instance_id, upn)
 
-    def __init__(self, limit: int = MAX_ABANDONED_CALLS) -> None:
+
+class AbandonedCalls:
+    """How many calls were abandoned at their caller's time bound and still run, in all and per caller's share.
+    Thread-safe; a share is kept only while some of its calls still run (the map does not grow)."""
+
+    def __init__(self, limit: int = MAX_ABANDONED_CALLS, share_limit: int = MAX_ABANDONED_CALLS_PER_CALLER) -> None:
         self.limit = limit
+        self.share_limit = share_limit
         self._running = 0
+        self._by_share: dict[Hashable, int] = {}
         self._lock = threading.Lock()
 
     @property
@@ -48,43 +66,77 @@ class AbandonedCalls:
         with self._lock:
             return self._running
 
+    def running_for(self, share: Hashable) -> int:
+        """Abandoned calls made for ``share`` whose thread has not returned yet."""
+        with self._lock:
+            return self._by_share.get(share, 0)
+
+    def shares(self) -> int:
+        """How many shares have an abandoned call still running (for tests: the map does not grow)."""
+        with self._lock:
+            return len(self._by_share)
+
     @property
     def full(self) -> bool:
         """True while ``limit`` abandoned calls still run: new calls are refused until some return."""
         return self.running >= self.limit
 
-    def refusal(self) -> Unavailable:
-        """What a call or a request refused while ``full`` raises: 503 with Retry-After."""
+    def full_for(self, share: Hashable | None) -> bool:
+        """True while the process's count is ``full``, or ``share``'s own abandoned calls fill ``share_limit``: a new
+        call for ``share`` is refused until some return (None: the process's count only)."""
         with self._lock:
-            return self._refusal_locked()
+            return self._refused_locked(share)
 
-    def _refusal_locked(self) -> Unavailable:
+    def refusal(self, share: Hashable | None = None) -> Unavailable:
+        """What a call or a request refused while ``full`` (or ``full_for(share)``) raises: 503 with Retry-After."""
+        with self._lock:
+            return self._refusal_locked(share)
+
+    def _refused_locked(self, share: Hashable | None) -> bool:
+        if self._running >= self.limit:
+            return True
+        return share is not None and self._by_share.get(share, 0) >= self.share_limit
+
+    def _refusal_locked(self, share: Hashable | None) -> Unavailable:
+        if self._running < self.limit and share is not None:  # the caller's own share is what is full
+            return Unavailable(f"{self._by_share.get(share, 0)} of your earlier calls to the store have not returned "
+                               f"yet; retry later", retry_after_seconds=RETRY_AFTER_SECONDS)
         return Unavailable(f"{self._running} earlier calls to the store have not returned yet; retry later",
                            retry_after_seconds=RETRY_AFTER_SECONDS)
 
-    async def run(self, call: Callable[..., T], *args: Any) -> T:
-        """``call(*args)`` in a worker thread the caller's cancellation abandons; ``Unavailable`` while ``full``
-        (checked before and again as the thread starts, so at most ``limit`` plus the threads running at once, anyio's
-        40 by default, are ever abandoned together)."""
-        if self.full:
-            raise self.refusal()
+    def _count_locked(self, share: Hashable | None, step: int) -> None:
+        self._running += step
+        if share is not None:
+            left = self._by_share.get(share, 0) + step
+            if left > 0:
+                self._by_share[share] = left
+            else:
+                self._by_share.pop(share, None)
+
+    async def run(self, call: Callable[..., T], *args: Any, share: Hashable | None = None) -> T:
+        """``call(*args)`` in a worker thread the caller's cancellation abandons, counted toward ``share`` (the caller's
+        partition, ``share_of``; None: the process's count only) if abandoned; ``Unavailable`` while
+        ``full_for(share)`` (checked before and again as the thread starts, so at most ``limit`` (``share_limit``)
+        plus the threads running at once, anyio's 40 by default, are ever abandoned together)."""
+        if self.full_for(share):
+            raise self.refusal(share)
         started = done = abandoned = False
 
         def tracked() -> T:
             nonlocal started, done
             with self._lock:
-                if self._running >= self.limit:  # checked again here: many calls may pass the first check at once
-                    raise self._refusal_locked()
+                if self._refused_locked(share):  # checked again here: many calls may pass the first check at once
+                    raise self._refusal_locked(share)
                 started = True
                 if abandoned:  # cancelled while the thread picked the call up: it runs, abandoned, all the same
-                    self._running += 1
+                    self._count_locked(share, 1)
             try:
                 return call(*args)
             finally:
                 with self._lock:
                     done = True
                     if abandoned:
-                        self._running -= 1
+                        self._count_locked(share, -1)
 
         try:
             return await anyio.to_thread.run_sync(tracked, abandon_on_cancel=True)
@@ -92,7 +144,7 @@ class AbandonedCalls:
             with self._lock:
                 abandoned = True
                 if started and not done:  # not started: anyio drops the call, or ``tracked`` counts it
-                    self._running += 1
+                    self._count_locked(share, 1)
             raise
 
 

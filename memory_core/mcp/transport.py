@@ -124,7 +124,9 @@ def build_asgi_app(
         challenge=lambda scope, challenge: with_resource_metadata(challenge, settings, origin_of_scope(scope)),
         security=security_settings(settings),
         max_body_bytes=max_request_bytes(settings),
+        time_limit=settings.memory_mcp_request_timeout,
         abandoned=abandoned,
+        default_instance_id=settings.memory_default_instance_id,
     )
 
 

@@ -189,6 +189,51 @@ async def test_abandoned_store_calls_cannot_pile_up_without_bound(store: SqliteM
     assert (await backend.get(_target(), Scope.USER, max_chars=1000)).content_markdown == ""
 
 
+async def test_one_callers_stalled_calls_fill_only_that_callers_share_of_the_count(store: SqliteMemoryStore) -> None:
+    """Each call counts, if abandoned, toward its caller's share (``CallTarget.share``: instance and upn): once Alex's
+    stalled reads fill Alex's ``share_limit``, Alex's next call is refused with ``Unavailable`` (Retry-After, "... of
+    your earlier calls ...") without a thread, while the process's count is far from full and Blake's call (another
+    user) and Alex's in another instance (another partition) are answered. A share is forgotten once its calls
+    return (the map does not grow)."""
+    abandoned = AbandonedCalls(limit=100, share_limit=3)
+    service = MemoryService(store)
+    release = threading.Event()
+    read = service.get_within
+
+    def stuck_for_alex(caller: Any, instance_id: str, *args: Any) -> object:
+        if caller.upn == UPN and instance_id == "inst":
+            release.wait(30)
+        return read(caller, instance_id, *args)
+
+    service.get_within = stuck_for_alex  # type: ignore[method-assign]
+    backend = InProcessBackend(service, abandoned=abandoned)
+    alex, blake = _target(), CallTarget(parse_identity(identity("blake@contoso.com")), identity("blake@contoso.com"),
+                                        "inst")
+    elsewhere = CallTarget(alex.caller, alex.identity_header, "other-inst")
+
+    async def bounded_read() -> None:
+        with anyio.move_on_after(0.5):
+            await backend.get(alex, Scope.USER, max_chars=1000)
+
+    try:
+        for _ in range(3):
+            await bounded_read()
+        assert abandoned.running_for(alex.share) == 3 == abandoned.running and not abandoned.full
+        with pytest.raises(Unavailable) as refused:
+            await backend.get(alex, Scope.USER, max_chars=1000)
+        with anyio.fail_after(5):
+            served = [await backend.get(t, Scope.USER, max_chars=1000) for t in (blake, elsewhere)]
+    finally:
+        release.set()
+    assert refused.value.retry_after_seconds == 5
+    assert refused.value.message == "3 of your earlier calls to the store have not returned yet; retry later"
+    assert [answer.upn for answer in served] == ["blake@contoso.com", UPN]
+    with anyio.fail_after(5):
+        while abandoned.running:
+            await anyio.sleep(0.05)
+    assert abandoned.shares() == 0 and (await backend.get(alex, Scope.USER, max_chars=1000)).content_markdown == ""
+
+
 async def test_a_backend_built_without_a_count_keeps_its_own_and_the_composition_roots_join_the_processs(
     store: SqliteMemoryStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

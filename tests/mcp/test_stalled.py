@@ -15,12 +15,15 @@ import httpx
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.identity import Caller
 from memory_core.domain.service import MemoryService
+from memory_core.identity.model import Authentication
+from memory_core.identity.modes import AuthMode
 from memory_core.mcp.backend import InProcessBackend
 from memory_core.mcp.context import CURRENT_GUIDANCE
 from memory_core.mcp.front import McpHttpApp
 from memory_core.mcp.guidance import AgentGuidance, guidance_reader
-from memory_core.mcp.stalled import MAX_ABANDONED_CALLS, AbandonedCalls
+from memory_core.mcp.stalled import MAX_ABANDONED_CALLS, AbandonedCalls, share_of
 from memory_core.settings import Settings
 from tests.mcp.client import ACCEPT, AGENT_A, INITIALIZE
 
@@ -121,3 +124,41 @@ async def test_while_too_many_abandoned_calls_still_run_requests_that_need_no_st
     assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
     assert refused.json()["id"] == 6 and "have not returned yet" in refused.json()["error"]["message"]
     assert room.status_code == 200 and isinstance(seen[5], AgentGuidance)
+
+
+async def test_a_caller_whose_own_abandoned_calls_fill_their_share_answers_503_and_other_callers_are_served() -> None:
+    """Once the calls abandoned for one caller's partition (the instance the request names, else the default one,
+    and the user) fill that caller's share, the caller's tools/call answers the full count's HTTP 503 (JSON-RPC
+    -32603, Retry-After: 5, "... of your earlier calls ...") once authenticated, while the process's count has room:
+    another user, the same user in another instance, and the caller's own ping, handshake and tool list are
+    answered."""
+    abandoned = AbandonedCalls(limit=100, share_limit=2)
+    release = threading.Event()
+
+    def authenticate(headers: Any) -> Authentication:
+        return Authentication(Caller(headers["x-user"]), AuthMode.KEY)
+
+    async def stall_for(share: tuple[str, str]) -> None:
+        with anyio.move_on_after(0.5):
+            await abandoned.run(release.wait, 30, share=share)
+
+    app = McpHttpApp(_answers_json, authenticate=authenticate, abandoned=abandoned, default_instance_id="inst")
+    alex, blake = {**ACCEPT, "X-User": "alex@contoso.com"}, {**ACCEPT, "X-User": "blake@contoso.com"}
+    try:
+        for _ in range(2):
+            await stall_for(share_of("inst", "alex@contoso.com"))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+            refused = [await http.post("/api/mcp", json=TOOL_CALL, headers=headers)
+                       for headers in (alex, {**alex, "X-Instance-Id": "inst"})]
+            served = [await http.post("/api/mcp", json=TOOL_CALL, headers=headers)
+                      for headers in (blake, {**alex, "X-Instance-Id": "other"})]
+            passing = [await http.post("/api/mcp", json=body, headers=alex)
+                       for body in (PING, INITIALIZE, {"jsonrpc": "2.0", "id": 8, "method": "tools/list"})]
+    finally:
+        release.set()
+    assert abandoned.running == 2 and not abandoned.full
+    assert [r.status_code for r in refused] == [503, 503] and refused[0].headers["retry-after"] == "5"
+    assert refused[0].json()["id"] == 6 and refused[0].json()["error"]["code"] == -32603
+    assert refused[0].json()["error"]["message"] == (
+        "2 of your earlier calls to the store have not returned yet; retry later")
+    assert [r.status_code for r in served + passing] == [200] * 5
