@@ -15,6 +15,8 @@ another: ``cosmos_stamp_item``). What callers rely on:
   session consistency the query then sees every write the stamp counts.
 - ``Stamps.check`` inside ``Stamps.one_read`` lends the stamp it read to that read's next
   ``current`` of the partition, once, and never to a later read.
+- Entries a batch erases are logged in the stamp it moves (``erased``: their ids and a count, bounded), so a
+  reader's kept read learns what went from the stamp alone (``CosmosReads.load_erased``).
 - A partition written before stamps has no stamp item: it reads as unknown (``cosmos_stamp_item.UNKNOWN``, a full
   load), and ``current`` or the next write creates it.
 
@@ -169,6 +171,7 @@ class Stamps:
         guard: Callable[[StoredStamp | None], None] | None = None,
         counts: bool = True,
         seal: datetime | None = None,
+        erased: Sequence[str] = (),
     ) -> list[dict[str, Any]]:
         """Run ``operations(first_sequence)`` and move the stamp, in one transactional batch.
 
@@ -189,6 +192,8 @@ class Stamps:
         before the batch is sent, and may raise to write nothing: what it checks of that stamp holds when the
         batch commits (an append refuses an entry a clear's watermark covers, ``CosmosWrites``).
         ``seal``: the moved stamp also refuses every entry of the partition at or before it (``seal_partition``).
+        ``erased``: the ids of the entries the operations erase, logged in the moved stamp (``StoredStamp.moved``), so
+        a reader learns which entries went from the stamp alone (``CosmosReads.load_erased``).
         ``counts=False``: a write no read can see (``seal_copies``, with ``clear`` and no operations): the stamp
         keeps its counts and its checkpoint, and seals ``clear`` on team copies (``StoredStamp.sealed``: a bounded
         number of seals, the older folded into one floor); only its etag moves, which is what refuses a concurrent
@@ -210,11 +215,11 @@ class Stamps:
             if known is None:
                 made = StoredStamp.new()
                 moved = (made.sealed(clear) if not counts and clear is not None
-                         else made.moved(inserts, erases_checkpoint=erases, clear=clear))
+                         else made.moved(inserts, erases_checkpoint=erases, clear=clear, erased=erased))
             elif not counts and clear is not None:
                 moved, erases = known.sealed(clear), False
             else:
-                moved = known.moved(inserts, erases_checkpoint=erases, clear=clear)
+                moved = known.moved(inserts, erases_checkpoint=erases, clear=clear, erased=erased)
                 if erases and known.checkpointed and known.etag != missing_at:
                     # Second, not last: on the test server (no rollback) a missing item then stops
                     # the batch before the caller's operations are applied.
