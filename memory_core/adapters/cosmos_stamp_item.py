@@ -30,7 +30,8 @@ own key; docs/cosmos.md, "Layout"). What callers may rely on:
   (``StoredStamp.moved``): the partition's log of erased entries (``domain.erased_entries``), written in the very
   batch that erases them. A read's mark is ``erasures``; ``erased_since`` answers the ids erased after a mark, or
   None when the log no longer reaches back to it. A stamp from before the log has no count (None) until its next
-  write, which starts one.
+  write, which starts one. The ``~shared`` partition's stamp counts but keeps no ids (``Stamps.write``): no kept
+  read of the memory tool reads that partition, and every sharing read point-reads its stamp (under 1 KB).
 - A new stamp counts ``changes`` and ``erasures`` from the clock (``StoredStamp.new``), so a stamp made again (its
   item erased and created anew) never equals one a snapshot was built at, nor covers a mark of the erased one (an
   old count is far below the new one's start); ``UNKNOWN``, what a partition without a stamp item reads as, equals
@@ -125,20 +126,21 @@ class StoredStamp:
 
     def moved(
         self, inserts: int, *, erases_checkpoint: bool, clear: tuple[str, datetime] | None = None,
-        erased: Sequence[str] = (),
+        erased: Sequence[str] = (), keeps: int = ERASED_KEPT,
     ) -> StoredStamp:
         """The stamp after one more write that adds ``inserts`` entries (no etag yet); still
         checkpointed unless the write erases the checkpoint; with ``clear`` (profile id, cleared_on)
         carrying that profile's watermark; logging ``erased`` (the ids of the entries the write erases):
-        ``erasures`` grows by their number and ``erased`` keeps the newest within its bounds. A stamp without a
-        count starts one here (from ``changes``: no read holds a mark of it)."""
+        ``erasures`` grows by their number and ``erased`` keeps the newest within its bounds (at most ``keeps``
+        ids; with 0 a read learns only whether anything was erased since its mark). A stamp without a count starts
+        one here (from ``changes``: no read holds a mark of it)."""
         clears = self.clears
         if clear is not None:
             clears = tuple(sorted({**dict(clears), clear[0]: clear[1].isoformat()}.items()))
         counted = self.changes if self.erasures is None else self.erasures
         return replace(self, changes=self.changes + 1, inserts=self.inserts + inserts, sequence=self.sequence + inserts,
                        etag=None, checkpointed=self.checkpointed and not erases_checkpoint, clears=clears,
-                       erasures=counted + len(erased), erased=_kept_ids(self.erased, erased))
+                       erasures=counted + len(erased), erased=_kept_ids(self.erased, erased, keeps))
 
     def erased_since(self, mark: int) -> frozenset[str] | None:
         """The ids of the entries erased after a read whose mark was ``mark`` (its ``erasures``), or None when this
@@ -263,12 +265,12 @@ def _own_profile(profile_id: str) -> bool:
     return profile_id == _SHARED_USER or profile_id.startswith(_SHARED_AGENTS)
 
 
-def _kept_ids(kept: tuple[str, ...], erased: Sequence[str]) -> tuple[str, ...]:
-    """``kept`` then ``erased``, the oldest dropped until at most ``ERASED_KEPT`` ids of at most ``ERASED_CHARS``
+def _kept_ids(kept: tuple[str, ...], erased: Sequence[str], keeps: int) -> tuple[str, ...]:
+    """``kept`` then ``erased``, the oldest dropped until at most ``keeps`` ids of at most ``ERASED_CHARS``
     characters are left."""
     if not erased:
         return kept
-    ids = [*kept, *erased][-ERASED_KEPT:]
+    ids = [*kept, *erased][-keeps:] if keeps > 0 else []
     chars = sum(map(len, ids))
     start = 0
     while chars > ERASED_CHARS:

@@ -248,3 +248,12 @@ def test_a_full_log_keeps_the_stamp_within_a_few_kilobytes() -> None:
         shared = shared.sealed((f"{AGENT}{n}", T1 + timedelta(seconds=n)))
     shared = shared.moved(0, erases_checkpoint=True, erased=_ids(ERASED_KEPT))
     assert len(json.dumps(shared.item("inst", "~shared"))) < 5.5 * 1024
+
+
+def test_a_stamp_that_keeps_no_ids_still_says_whether_anything_was_erased_since_a_mark() -> None:
+    """The ``~shared`` partition's stamp (``Stamps.write``): counted, never listed, so it stays under 1 KB."""
+    stamp = StoredStamp.new().moved(0, erases_checkpoint=True, erased=["a"], keeps=0)
+    mark = stamp.erasures
+    assert mark is not None and stamp.erased == () and stamp.erased_since(mark) == frozenset()
+    assert stamp.moved(1, erases_checkpoint=False).erased_since(mark) == frozenset()
+    assert stamp.moved(0, erases_checkpoint=True, erased=["b"], keeps=0).erased_since(mark) is None
