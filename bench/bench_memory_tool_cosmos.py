@@ -9,12 +9,14 @@ process over ``CosmosMemoryStore`` (MEMORY_DELETION_MODE=immediate). Each comman
 sequence is measured once with ``store.measure()``: round trips (every HTTP request), items
 read (items queries answered plus point reads found) and the bytes of the responses. Then ``--runs`` rounds of an edit followed by
 a view of the file give the median milliseconds of each (the test server's time is not Azure's;
-the round trips and items are what carry over). docs/cosmos.md, "The memory tool's commands".
+the round trips and items are what carry over). Last, the partition stamp's size and what an unchanged view and an
+append read, before and after the stamp's log of erased ids is full. docs/cosmos.md, "The memory tool's commands".
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -25,16 +27,47 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from memory_core.adapters.cosmos_stamp_item import ERASED_KEPT, stamp_item_id
 from memory_core.domain.identity import Caller
 from memory_core.domain.memory_file_service import MemoryFiles
 from memory_core.domain.models import ProfileKey, Scope
 from memory_core.domain.service import DeletionMode, MemoryService
-from tests.adapters.cosmos_support import cosmos_store, provisioned_cosmos_server
+from tests.adapters.cosmos_support import cosmos_store, provisioned_cosmos_server, raw_container
 from tests.support.seeding import make_entries, seed
 
 INSTANCE = "bench-files"
 UPN = "bench@contoso.com"
 FILE = "/memories/target.md"
+
+
+def stamp_costs(store: Any, service: MemoryService, caller: Caller, run: Callable[..., str]) -> None:
+    """What the log of erased ids in the stamp costs the calls that read or write the stamp: its size now, then
+    after ``ERASED_KEPT`` more erasures (the log full), an unchanged read and an append each time."""
+    def stamp_bytes() -> int:
+        with raw_container(SERVER[0]) as container:
+            item = container.read_item(stamp_item_id(UPN), partition_key=[INSTANCE, UPN])
+        return len(json.dumps({k: v for k, v in item.items() if not k.startswith("_")}))
+
+    def costs(label: str) -> None:
+        with store.measure() as read:
+            run(command="view", path=FILE)
+        with store.measure() as append:
+            service.append(caller, INSTANCE, Scope.USER, None, "- one more")
+        run(command="view", path=FILE)
+        print(f"| {label} | {stamp_bytes():,} B | {read.round_trips} / {read.bytes_read:,} B "
+              f"| {append.round_trips} / {append.bytes_read:,} B |")
+
+    print("\n| the stamp | its size | unchanged view: round trips / bytes read | append: round trips / bytes read |")
+    print("|---|---:|---:|---:|")
+    costs("after the commands above")
+    ids = [service.append(caller, INSTANCE, Scope.USER, None, f"- gone {n}").entry_id for n in range(ERASED_KEPT)]
+    run(command="view", path=FILE)
+    store.delete_entries(ProfileKey(INSTANCE, UPN, Scope.USER), [str(i) for i in ids])
+    run(command="view", path=FILE)
+    costs(f"after {ERASED_KEPT} more erasures (the log full)")
+
+
+SERVER: list[Any] = []
 
 
 def main() -> None:
@@ -43,6 +76,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     with provisioned_cosmos_server() as server:
+        SERVER.append(server)
         store = cosmos_store(server)
         seed(store, make_entries(ProfileKey(INSTANCE, UPN, Scope.USER), args.appended), server)
         service = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE)
@@ -87,6 +121,7 @@ def main() -> None:
             run(command="view", path=FILE)
             times["str_replace"].append((middle - started) * 1000)
             times["view a file after it"].append((time.perf_counter() - middle) * 1000)
+        stamp_costs(store, service, caller, run)
         kept = service.file_entries
         print(f"\nmedian of {args.runs}: " + ", ".join(f"{k} {statistics.median(v):.1f} ms" for k, v in times.items()))
         if kept is not None:

@@ -11,6 +11,7 @@ logical partition. Round trips are the cost, so:
 - ``partition_stamp`` and ``entry_sequence`` are one point read of the stamp item (about 1 RU while
   it stays under 1 KB: ``cosmos_stamp_item``), so a service read whose snapshot is current costs one point read;
   ``entry_sequence`` costs none inside a read whose ``partition_stamp`` read the stamp already;
+- ``load_erased`` (after an erasure) is ``load_since``'s, after a sequence: the stamp logs the ids erased;
 - ``load_since`` is the stamp (a point read, or the one ``partition_stamp`` read earlier in the
   same service read: ``Stamps.one_read``) then one query for profiles, holds, entries (all, or those after a sequence) and the stamp
   again; again only when the query shows another writer's hold or erasure since the stamp;
@@ -37,6 +38,7 @@ from memory_core.adapters.cosmos_checkpoints import CosmosCheckpoints
 from memory_core.adapters.cosmos_stamp_item import STAMP, UNKNOWN, StoredStamp
 from memory_core.adapters.cosmos_stamps import Stamps
 from memory_core.domain.checkpoints import StoredCheckpoint
+from memory_core.domain.erased_entries import ErasedLoad
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.present_entries import PresentLoad
@@ -280,7 +282,7 @@ class CosmosReads:
                 raise Unavailable("this memory is being changed by other writers while it is read; retry",
                                   retry_after_seconds=1)
         items = [i for i in items if i.get("type") != docs.ENTRY or docs.sequence_of(i) <= stored.sequence]
-        return StampedLoad(stored.stamp, stored.sequence, self._states(keys, items))
+        return StampedLoad(stored.stamp, stored.sequence, self._states(keys, items), stored.erasures)
 
     def load_present(self, keys: Sequence[ProfileKey], known: Collection[str], after: int) -> PresentLoad:
         """``PresentEntries``: the stamp (as ``load_since`` takes it), then one query for profiles, holds,
@@ -322,7 +324,38 @@ class CosmosReads:
                                   retry_after_seconds=1)
         present = frozenset(str(i["id"])[prefix:] for i in listed)
         heads = [i for i in items if i.get("type") != docs.ENTRY]
-        return PresentLoad(StampedLoad(stored.stamp, stored.sequence, self._states(keys, [*heads, *whole])), present)
+        return PresentLoad(StampedLoad(stored.stamp, stored.sequence, self._states(keys, [*heads, *whole]),
+                                       stored.erasures), present)
+
+    def load_erased(
+        self, keys: Sequence[ProfileKey], known: Collection[str], mark: int, after: int
+    ) -> ErasedLoad | None:
+        """``ErasedEntries``: the stamp (as ``load_since`` takes it), whose log names the entries erased since
+        ``mark`` (``StoredStamp.erased_since``; None when it no longer reaches back), then ``load_since``'s one
+        query for profiles, holds, the stamp again and the entries stored after sequence ``after``: no row per
+        entry still stored. Retried as ``load_since`` when the query shows another write than entries added since
+        the stamp (an erasure the stamp read did not log yet)."""
+        instance_id, upn = _partition_of(keys, "load_erased")
+        params: dict[str, Any] = {"@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD,
+                                  "@stamp": STAMP, "@profile": docs.PROFILE, "@after": after}
+        with self._operation("load_erased") as calls:
+            for _ in range(_LOAD_ATTEMPTS):
+                stored = self._stamps.current(calls, instance_id, upn)
+                erased = stored.erased_since(mark)
+                if erased is None:
+                    return None
+                items = calls.query(queries.LOAD_AFTER, params, [instance_id, upn])
+                seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
+                if seen is None or seen.stamp.only_added_since(stored.stamp):
+                    break
+            else:
+                raise Unavailable("this memory is being changed by other writers while it is read; retry",
+                                  retry_after_seconds=1)
+        prefix = len(docs.ENTRY_ID_PREFIX)
+        items = [i for i in items if i.get("type") != docs.ENTRY
+                 or (docs.sequence_of(i) <= stored.sequence and str(i["id"])[prefix:] not in known)]
+        return ErasedLoad(StampedLoad(stored.stamp, stored.sequence, self._states(keys, items), stored.erasures),
+                          erased)
 
     # -- ReadCheckpoints (domain.checkpoints), kept by cosmos_checkpoints ----------
 

@@ -25,15 +25,26 @@ own key; docs/cosmos.md, "Layout"). What callers may rely on:
 - ``partition_seal`` (only in a stamp of a partition a purge sealed, ``seal_partition``): a watermark covering
   every entry of the partition, whatever its profile; an append's batch, If-Match the stamp, checks it like
   ``clears``. It moves only forward and with the stamp, and ``moved``, ``sealed`` and ``marked`` keep it.
-- A new stamp counts ``changes`` from the clock (``StoredStamp.new``), so a stamp made again (its item
-  erased and created anew) never equals one a snapshot was built at; ``UNKNOWN``, what a partition
-  without a stamp item reads as, equals none.
+- ``erasures`` counts the entries the partition's writes erased (``Stamps.write``'s ``erased``) and ``erased``
+  holds the ids of the newest of them, oldest first, at most ``ERASED_KEPT`` and ``ERASED_CHARS`` characters
+  (``StoredStamp.moved``): the partition's log of erased entries (``domain.erased_entries``), written in the very
+  batch that erases them. A read's mark is ``erasures``; ``erased_since`` answers the ids erased after a mark, or
+  None when the log no longer reaches back to it. A stamp from before the log has no count (None) until its next
+  write, which starts one. The ``~shared`` partition's stamp counts but keeps no ids (``Stamps.write``): no kept
+  read of the memory tool reads that partition, and every sharing read point-reads its stamp (under 1 KB).
+- A new stamp counts ``changes`` and ``erasures`` from the clock (``StoredStamp.new``), so a stamp made again (its
+  item erased and created anew) never equals one a snapshot was built at, nor covers a mark of the erased one (an
+  old count is far below the new one's start); ``UNKNOWN``, what a partition without a stamp item reads as, equals
+  none.
 
 Its size is part of the cost model (docs/cosmos.md, "Reads, snapshots and search: the cost model per
 store"): an unchanged read is one point read of this item, about 1 RU while it stays under 1 KB. It is
 about 0.3 KB, plus about 0.1 KB for each profile whose watermark it carries (a profile id and a time); a
 ``~shared`` stamp also carries at most ``SEALS_KEPT`` seals and a floor, about 0.5 KB more at most (agent-scope
-ids are the longest), whatever the number of authors who ever cleared.
+ids are the longest), whatever the number of authors who ever cleared. Once its partition erased entries, the log of
+erased ids adds about 35 bytes an id (a 32-character id), at most ``ERASED_KEPT`` of them: about 4.5 KB (4.8 KB in all)
+(``ERASED_CHARS`` bounds ids longer than usual): past 1 KB its point read and its replace cost somewhat more RU
+(docs/cosmos.md, "The log of erased entries").
 Reading and moving stamps in batches is ``cosmos_stamps``'s.
 """
 
@@ -41,7 +52,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -56,6 +67,13 @@ SEALS_KEPT = 4
 a ``~shared`` stamp's seals to about 0.5 KB, so the stamp stays under 1 KB, a 1 RU point read
 (tests/contract/test_team_copy_seal_bounds.py); more would spare a few late copies under the floor their point read
 of the source profile (``CosmosWrites``) and cost every sharing read more."""
+ERASED_KEPT = 128
+"""Erased entry ids a stamp keeps (the newest): a reader whose kept read is more erasures behind lists what is stored
+instead (``CosmosReads.load_erased``). The memory tool refreshes on every command, so it is usually a few behind;
+a clear of a scope erases more and costs that reader's next command one listing."""
+ERASED_CHARS = 6000
+"""The most characters of ids a stamp keeps (128 ids of the usual 32 take 4,096): an imported id may be up to 255
+characters long, and the stamp is read by every read of its partition."""
 _SHARED_USER = ProfileKey("", SHARED_OWNER, Scope.USER).profile_id  # the instance is not part of a profile id
 _SHARED_AGENTS = agent_profile_prefix(SHARED_OWNER)
 UNKNOWN = PartitionStamp(-1, -1)
@@ -96,22 +114,41 @@ class StoredStamp:
     """ISO watermark covering a team copy of any source: the latest of the seals folded out of ``seals``."""
     partition_seal: str | None = None
     """ISO watermark covering every entry of the partition, whatever its profile (``seal_partition``: a purge's)."""
+    erasures: int | None = None
+    """How many entries the partition's writes erased, counted from the stamp's making (its clock): a read's mark for
+    ``erased_since``. None in a stamp written before the log, until its next write."""
+    erased: tuple[str, ...] = ()
+    """The ids of the newest ``erasures`` (oldest first), bounded by ``ERASED_KEPT`` and ``ERASED_CHARS``."""
 
     @property
     def stamp(self) -> PartitionStamp:
         return PartitionStamp(self.changes, self.inserts)
 
     def moved(
-        self, inserts: int, *, erases_checkpoint: bool, clear: tuple[str, datetime] | None = None
+        self, inserts: int, *, erases_checkpoint: bool, clear: tuple[str, datetime] | None = None,
+        erased: Sequence[str] = (), keeps: int = ERASED_KEPT,
     ) -> StoredStamp:
         """The stamp after one more write that adds ``inserts`` entries (no etag yet); still
         checkpointed unless the write erases the checkpoint; with ``clear`` (profile id, cleared_on)
-        carrying that profile's watermark."""
+        carrying that profile's watermark; logging ``erased`` (the ids of the entries the write erases):
+        ``erasures`` grows by their number and ``erased`` keeps the newest within its bounds (at most ``keeps``
+        ids; with 0 a read learns only whether anything was erased since its mark). A stamp without a count starts
+        one here (from ``changes``: no read holds a mark of it)."""
         clears = self.clears
         if clear is not None:
             clears = tuple(sorted({**dict(clears), clear[0]: clear[1].isoformat()}.items()))
+        counted = self.changes if self.erasures is None else self.erasures
         return replace(self, changes=self.changes + 1, inserts=self.inserts + inserts, sequence=self.sequence + inserts,
-                       etag=None, checkpointed=self.checkpointed and not erases_checkpoint, clears=clears)
+                       etag=None, checkpointed=self.checkpointed and not erases_checkpoint, clears=clears,
+                       erasures=counted + len(erased), erased=_kept_ids(self.erased, erased, keeps))
+
+    def erased_since(self, mark: int) -> frozenset[str] | None:
+        """The ids of the entries erased after a read whose mark was ``mark`` (its ``erasures``), or None when this
+        stamp cannot say: it keeps no count, its count is below the mark (a stamp made again), or it no longer keeps
+        every id erased since (more than it keeps, or a stamp made again since the mark)."""
+        if self.erasures is None or not 0 <= self.erasures - mark <= len(self.erased):
+            return None
+        return frozenset(self.erased[len(self.erased) - (self.erasures - mark):])
 
     def sealed(self, clear: tuple[str, datetime]) -> StoredStamp:
         """The same stamp (no etag yet) sealing ``clear`` (source profile id, watermark): what a seal of team copies
@@ -184,7 +221,8 @@ class StoredStamp:
 
     @staticmethod
     def new() -> StoredStamp:
-        return StoredStamp(time.time_ns() // 1000, 0, 0)
+        now = time.time_ns() // 1000
+        return StoredStamp(now, 0, 0, erasures=now)
 
     @staticmethod
     def from_item(item: Mapping[str, Any]) -> StoredStamp:
@@ -192,10 +230,12 @@ class StoredStamp:
         seals = item.get("seals") or {}
         floor = item.get("seal_floor")
         purged = item.get("partition_seal")
+        erasures = item.get("erasures")
         return StoredStamp(int(item["changes"]), int(item["inserts"]), int(item["sequence"]), item.get("_etag"),
                            item.get("checkpointed") is True, tuple(sorted((str(k), str(v)) for k, v in clears.items())),
                            tuple(sorted((str(k), str(v)) for k, v in seals.items())), str(floor) if floor else None,
-                           str(purged) if purged else None)
+                           str(purged) if purged else None, int(erasures) if erasures is not None else None,
+                           tuple(str(i) for i in item.get("erased") or ()))
 
     def item(self, instance_id: str, owner: str) -> dict[str, Any]:
         return {
@@ -214,6 +254,9 @@ class StoredStamp:
             **({"seal_floor": self.seal_floor} if self.seal_floor else {}),
             # Only in the stamp of a partition a purge sealed.
             **({"partition_seal": self.partition_seal} if self.partition_seal else {}),
+            **({"erasures": self.erasures} if self.erasures is not None else {}),
+            # Only once the partition erased an entry.
+            **({"erased": list(self.erased)} if self.erased else {}),
         }
 
 
@@ -222,10 +265,26 @@ def _own_profile(profile_id: str) -> bool:
     return profile_id == _SHARED_USER or profile_id.startswith(_SHARED_AGENTS)
 
 
+def _kept_ids(kept: tuple[str, ...], erased: Sequence[str], keeps: int) -> tuple[str, ...]:
+    """``kept`` then ``erased``, the oldest dropped until at most ``keeps`` ids of at most ``ERASED_CHARS``
+    characters are left."""
+    if not erased:
+        return kept
+    ids = [*kept, *erased][-keeps:] if keeps > 0 else []
+    chars = sum(map(len, ids))
+    start = 0
+    while chars > ERASED_CHARS:
+        chars -= len(ids[start])
+        start += 1
+    return tuple(ids[start:])
+
+
 def _time(iso: str) -> datetime:
     """A watermark as the item stores it (``datetime.isoformat``) read back: the one parse of ``clears``, ``seals``
     and ``seal_floor``, so every comparison of two of them reads both alike."""
     return datetime.fromisoformat(iso)
 
 
-__all__ = ["SEALS_KEPT", "STAMP", "UNKNOWN", "StoredStamp", "checkpoint_item_id", "stamp_item_id"]
+__all__ = [
+    "ERASED_CHARS", "ERASED_KEPT", "SEALS_KEPT", "STAMP", "UNKNOWN", "StoredStamp", "checkpoint_item_id", "stamp_item_id",
+]

@@ -15,6 +15,8 @@ another: ``cosmos_stamp_item``). What callers rely on:
   session consistency the query then sees every write the stamp counts.
 - ``Stamps.check`` inside ``Stamps.one_read`` lends the stamp it read to that read's next
   ``current`` of the partition, once, and never to a later read.
+- Entries a batch erases are logged in the stamp it moves (``erased``: their ids and a count, bounded), so a
+  reader's kept read learns what went from the stamp alone (``CosmosReads.load_erased``).
 - A partition written before stamps has no stamp item: it reads as unknown (``cosmos_stamp_item.UNKNOWN``, a full
   load), and ``current`` or the next write creates it.
 
@@ -37,8 +39,15 @@ from typing import Any
 from azure.cosmos.exceptions import CosmosBatchOperationError, CosmosResourceExistsError
 
 from memory_core.adapters.cosmos_calls import Calls
-from memory_core.adapters.cosmos_stamp_item import STAMP, StoredStamp, checkpoint_item_id, stamp_item_id
+from memory_core.adapters.cosmos_stamp_item import (
+    ERASED_KEPT,
+    STAMP,
+    StoredStamp,
+    checkpoint_item_id,
+    stamp_item_id,
+)
 from memory_core.domain.errors import Unavailable
+from memory_core.domain.models import SHARED_OWNER
 from memory_core.domain.snapshots import PartitionStamp
 
 BATCH_OPERATIONS = 100  # the most a transactional batch may hold (a Cosmos DB limit)
@@ -169,6 +178,7 @@ class Stamps:
         guard: Callable[[StoredStamp | None], None] | None = None,
         counts: bool = True,
         seal: datetime | None = None,
+        erased: Sequence[str] = (),
     ) -> list[dict[str, Any]]:
         """Run ``operations(first_sequence)`` and move the stamp, in one transactional batch.
 
@@ -189,12 +199,18 @@ class Stamps:
         before the batch is sent, and may raise to write nothing: what it checks of that stamp holds when the
         batch commits (an append refuses an entry a clear's watermark covers, ``CosmosWrites``).
         ``seal``: the moved stamp also refuses every entry of the partition at or before it (``seal_partition``).
+        ``erased``: the ids of the entries the operations erase, logged in the moved stamp (``StoredStamp.moved``), so
+        a reader learns which entries went from the stamp alone (``CosmosReads.load_erased``); the ``~shared``
+        partition's stamp counts them and keeps no ids.
         ``counts=False``: a write no read can see (``seal_copies``, with ``clear`` and no operations): the stamp
         keeps its counts and its checkpoint, and seals ``clear`` on team copies (``StoredStamp.sealed``: a bounded
         number of seals, the older folded into one floor); only its etag moves, which is what refuses a concurrent
         batch If-Match the stamp before it.
         """
         erases = inserts == 0 if erases_checkpoint is None else erases_checkpoint
+        # The shared partition's stamp only counts its erasures: every sharing read point-reads it, and no kept read
+        # brought up to date from the log (the memory tool's, of the caller's own partition) reads it.
+        keeps = 0 if owner == SHARED_OWNER else ERASED_KEPT
         pk = [instance_id, owner]
         known = self._cached(instance_id, owner)
         missing_at: str | None = None  # the etag of a stamp whose checkpoint item proved missing
@@ -210,11 +226,12 @@ class Stamps:
             if known is None:
                 made = StoredStamp.new()
                 moved = (made.sealed(clear) if not counts and clear is not None
-                         else made.moved(inserts, erases_checkpoint=erases, clear=clear))
+                         else made.moved(inserts, erases_checkpoint=erases, clear=clear, erased=erased,
+                                                   keeps=keeps))
             elif not counts and clear is not None:
                 moved, erases = known.sealed(clear), False
             else:
-                moved = known.moved(inserts, erases_checkpoint=erases, clear=clear)
+                moved = known.moved(inserts, erases_checkpoint=erases, clear=clear, erased=erased, keeps=keeps)
                 if erases and known.checkpointed and known.etag != missing_at:
                     # Second, not last: on the test server (no rollback) a missing item then stops
                     # the batch before the caller's operations are applied.

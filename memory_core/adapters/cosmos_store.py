@@ -60,6 +60,7 @@ from memory_core.adapters.cosmos_records import CosmosRecords
 from memory_core.adapters.cosmos_stamps import Stamps
 from memory_core.adapters.cosmos_writes import CosmosWrites
 from memory_core.domain.checkpoints import StoredCheckpoint
+from memory_core.domain.erased_entries import ErasedLoad
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import Partition, Record
@@ -73,8 +74,8 @@ _PROFILE_CACHE_SIZE = 4096
 
 
 class CosmosMemoryStore:
-    """The ``MemoryStore`` Protocol (with ``ChangeStamps``, ``ReadSpans`` and ``ReadCheckpoints``) on one
-    Cosmos DB container. Thread-safe; one per process."""
+    """The ``MemoryStore`` Protocol (with ``ChangeStamps``, ``ReadSpans``, ``ReadCheckpoints``, ``PresentEntries``
+    and ``ErasedEntries``) on one Cosmos DB container. Thread-safe; one per process."""
 
     def __init__(
         self,
@@ -210,6 +211,11 @@ class CosmosMemoryStore:
 
     def load_present(self, keys: Sequence[ProfileKey], known: Collection[str], after: int) -> PresentLoad:
         return self._reads.load_present(keys, known, after)
+
+    def load_erased(
+        self, keys: Sequence[ProfileKey], known: Collection[str], mark: int, after: int
+    ) -> ErasedLoad | None:
+        return self._reads.load_erased(keys, known, mark, after)
 
     def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
         return self._reads.read_checkpoint(instance_id, upn, read_key)

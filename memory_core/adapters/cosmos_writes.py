@@ -23,7 +23,8 @@ Round trips are the cost, so:
 - ``seal_partition`` is one batch that moves the owner partition's stamp alone (it then carries the purge's
   watermark, which every append to the partition checks as above, whatever its profile);
 - ``delete_entries`` is one query for the ids still there plus one transactional batch per 98
-  deletes (``erase_items``), a store operation (a time budget) per 500 ids.
+  deletes (``erase_items``), a store operation (a time budget) per 500 ids; each batch's stamp logs the ids it
+  erases (``StoredStamp.erased``), for other processes' kept reads (``CosmosReads.load_erased``).
 
 A stamp another process moved first costs a 412, a point read of the stamp and the batch again
 (``Stamps.write``).
@@ -249,15 +250,18 @@ def erase_items(
     entries_of: ProfileKey | None = None,
 ) -> int:
     """Erase up to ``CALLER_OPERATIONS`` items of one partition and move its stamp in one batch; the
-    count erased. Shared with ``cosmos_records`` (a hold's erasure).
+    count erased. Shared with ``cosmos_records`` (a hold's erasure). Entries of ``entries_of`` are logged in the
+    stamp as erased (``Stamps.write``'s ``erased``) in the same batch.
 
     An item already gone fails the whole batch (404): the ids still there (entries
     of ``entries_of`` by query, else by point read) are erased in a new batch.
     """
     left = list(item_ids)
     while left:
+        # Entries erased are logged in the stamp the batch moves (their domain ids); a hold's record is not an entry.
+        erased = [i[len(docs.ENTRY_ID_PREFIX):] for i in left] if entries_of is not None else []
         try:
-            stamps.write(calls, instance_id, owner, functools.partial(_deletes, left))
+            stamps.write(calls, instance_id, owner, functools.partial(_deletes, left), erased=erased)
             return len(left)
         except BatchRefused as refused:
             if refused.status != 404:

@@ -11,6 +11,8 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from memory_core.adapters.cosmos_stamp_item import (
+    ERASED_CHARS,
+    ERASED_KEPT,
     SEALS_KEPT,
     UNKNOWN,
     StoredStamp,
@@ -170,3 +172,88 @@ def test_ids_are_per_owner_and_the_checkpoint_shares_the_stamps_digest() -> None
     assert stamp_item_id("a@contoso.com") != stamp_item_id("b@contoso.com")
     assert stamp_item_id("a@contoso.com").removeprefix("stamp:") == checkpoint_item_id("a@contoso.com").removeprefix(
         "checkpoint:")
+
+
+# -- the log of erased entries (``erasures``, ``erased``) ----------------------------------------------------------
+
+
+def _ids(n: int, tag: str = "e") -> list[str]:
+    return [f"{tag}{i:031d}" for i in range(n)]  # 32 characters, as the service's ids
+
+
+def test_a_write_logs_the_ids_it_erases_and_a_mark_reads_those_erased_since() -> None:
+    first = StoredStamp.new().moved(0, erases_checkpoint=True, erased=["a", "b"])
+    mark = first.erasures
+    assert mark is not None and first.erased_since(mark) == frozenset()
+    later = first.moved(2, erases_checkpoint=False).moved(0, erases_checkpoint=True, erased=["c"])
+    assert later.erased_since(mark) == {"c"} and later.erased_since(mark - 2) == {"a", "b", "c"}
+    item = json.loads(json.dumps(later.item("inst", "alex@contoso.com")))
+    assert StoredStamp.from_item(item) == later
+
+
+def test_a_mark_older_than_the_ids_kept_is_not_answered() -> None:
+    stamp = StoredStamp.new()
+    mark = stamp.erasures
+    assert mark is not None
+    stamp = stamp.moved(0, erases_checkpoint=True, erased=_ids(ERASED_KEPT))
+    assert stamp.erased_since(mark) == set(_ids(ERASED_KEPT))
+    stamp = stamp.moved(0, erases_checkpoint=True, erased=["one more"])
+    assert len(stamp.erased) == ERASED_KEPT and stamp.erased[-1] == "one more"
+    assert stamp.erased_since(mark) is None  # its first erasure is no longer kept: the reader lists instead
+    assert stamp.erased_since(mark + 1) == {*_ids(ERASED_KEPT)[1:], "one more"}
+    assert stamp.erased_since(stamp.erasures + 1) is None  # type: ignore[operator]  # a mark of no erasure yet
+
+
+def test_long_ids_are_kept_within_the_character_bound() -> None:
+    long = [f"{n:03d}" + "x" * 252 for n in range(40)]  # the longest ids Cosmos DB takes
+    stamp = StoredStamp.new().moved(0, erases_checkpoint=True, erased=long)
+    assert sum(map(len, stamp.erased)) <= ERASED_CHARS and stamp.erased == tuple(long[-len(stamp.erased):])
+    assert len(stamp.erased) == ERASED_CHARS // 255
+
+
+def test_a_stamp_from_before_the_log_answers_no_mark_until_its_next_write_starts_one() -> None:
+    old = StoredStamp.from_item({"changes": 9, "inserts": 2, "sequence": 2})
+    assert old.erasures is None and old.erased_since(9) is None and "erasures" not in old.item("i", "o")
+    moved = old.moved(1, erases_checkpoint=False)
+    assert moved.erasures == 9 and moved.erased_since(9) == frozenset()
+
+
+def test_a_stamp_made_again_does_not_answer_a_mark_of_the_one_erased() -> None:
+    earlier = StoredStamp.new().moved(0, erases_checkpoint=True, erased=_ids(3))
+    time.sleep(0.001)
+    again = StoredStamp.new().moved(0, erases_checkpoint=True, erased=_ids(3, "f"))
+    assert again.erased_since(earlier.erasures) is None  # type: ignore[arg-type]
+
+
+def test_seals_watermarks_and_the_checkpoint_flag_are_kept_by_an_erasure_and_the_log_by_every_other_write() -> None:
+    stamp = (StoredStamp(9, 2, 2, checkpointed=True).moved(0, erases_checkpoint=False, clear=(USER, T0))
+             .sealed((AGENT, T1)).partition_sealed(T1))
+    erased = stamp.moved(0, erases_checkpoint=True, erased=["a"])
+    assert (erased.clears, erased.seals, erased.seal_floor, erased.partition_seal) == (
+        stamp.clears, stamp.seals, stamp.seal_floor, stamp.partition_seal)
+    for after in (erased.marked(), erased.sealed((f"{AGENT}2", T1)), erased.partition_sealed(T1),
+                  erased.moved(1, erases_checkpoint=False, clear=(AGENT, T1))):
+        assert (after.erasures, after.erased) == (erased.erasures, erased.erased)
+
+
+def test_a_full_log_keeps_the_stamp_within_a_few_kilobytes() -> None:
+    """Every read of the partition point-reads the stamp and every write replaces it: the log is bounded to about
+    4.5 KB of the usual ids (docs/cosmos.md), a ``~shared`` stamp with every seal it keeps included."""
+    plain = StoredStamp.new().moved(0, erases_checkpoint=True, clear=(USER, T0))
+    assert len(json.dumps(plain.item("inst", "alex@contoso.com"))) < 1024
+    full = plain.moved(0, erases_checkpoint=True, erased=_ids(ERASED_KEPT * 2))
+    assert len(json.dumps(full.item("inst", "alex@contoso.com"))) < 5 * 1024
+    shared = StoredStamp.new()
+    for n in range(SEALS_KEPT + 1):
+        shared = shared.sealed((f"{AGENT}{n}", T1 + timedelta(seconds=n)))
+    shared = shared.moved(0, erases_checkpoint=True, erased=_ids(ERASED_KEPT))
+    assert len(json.dumps(shared.item("inst", "~shared"))) < 5.5 * 1024
+
+
+def test_a_stamp_that_keeps_no_ids_still_says_whether_anything_was_erased_since_a_mark() -> None:
+    """The ``~shared`` partition's stamp (``Stamps.write``): counted, never listed, so it stays under 1 KB."""
+    stamp = StoredStamp.new().moved(0, erases_checkpoint=True, erased=["a"], keeps=0)
+    mark = stamp.erasures
+    assert mark is not None and stamp.erased == () and stamp.erased_since(mark) == frozenset()
+    assert stamp.moved(1, erases_checkpoint=False).erased_since(mark) == frozenset()
+    assert stamp.moved(0, erases_checkpoint=True, erased=["b"], keeps=0).erased_since(mark) is None

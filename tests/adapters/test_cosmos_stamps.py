@@ -23,6 +23,7 @@ import pytest
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters.cosmos_stamp_item import UNKNOWN, stamp_item_id
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
+from memory_core.domain.erased_entries import ErasedEntries
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, Share
 from memory_core.domain.present_entries import PresentEntries
@@ -74,7 +75,7 @@ WRITES: dict[str, Callable[[CosmosMemoryStore, ProfileKey, MemoryEntry], object]
 READS = {"load", "load_partition", "load_partition_within", "partition_keys", "get_entry", "load_heads",
          "newest_entries", "oldest_entries", "count_entries", "entry_facts",
          "get_record", "query_records", "page_records", "query_records_of_owner", "partition_owners", "partition_stamp",
-         "entry_sequence", "load_since", "load_present"}
+         "entry_sequence", "load_since", "load_present", "load_erased"}
 NEITHER = {"measure", "close", "erase_expired_records",  # Cosmos DB expires records itself: erases nothing here
            "one_read",  # a service read's span: no request
            "put_records"}  # refuses holds, so what it writes changes no read (a settings change and its event)
@@ -91,6 +92,7 @@ def test_every_store_method_is_known_as_a_read_or_a_stamped_write() -> None:
     protocol |= {n for n, _ in inspect.getmembers(ChangeStamps) if not n.startswith("_")}
     protocol |= {n for n, _ in inspect.getmembers(ReadSpans) if not n.startswith("_")}
     protocol |= {n for n, _ in inspect.getmembers(PresentEntries) if not n.startswith("_")}
+    protocol |= {n for n, _ in inspect.getmembers(ErasedEntries) if not n.startswith("_")}
     public = {n for n, v in vars(CosmosMemoryStore).items() if not n.startswith("_") and callable(v)} - {"from_settings"}
     assert protocol <= public
     assert public == set(WRITES) | READS | NEITHER | CHECKPOINTS | SEALS

@@ -11,10 +11,12 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from memory_core.adapters.cosmos_stamp_item import ERASED_KEPT, stamp_item_id
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.domain.identity import Caller
@@ -23,6 +25,8 @@ from memory_core.domain.models import Scope
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
+from tests.adapters.cosmos_support import raw_container
+from tests.support.cosmos_server import CosmosServer
 
 INSTANCE = "files-erased"
 SECRET = "the safe's code is 4417"
@@ -131,52 +135,119 @@ def test_an_entry_stored_after_an_erasure_of_the_newest_one_shows(stores: Callab
     _never_shown(reader, caller, "/memories/safe.md")
 
 
-# -- SQLite: the log is what brings them up to date, and a log that no longer reaches back is never trusted ------
+# -- the log is what brings them up to date, and a log that no longer reaches back is never trusted ------------------
+# SQLite's is a table a trigger fills (``sqlite_erased_log``); Cosmos DB's is the partition stamp every erasing batch
+# moves (``StoredStamp.erased``).
 
 
-def _sqlite(tmp_path: Any) -> tuple[SqliteMemoryStore, MemoryService, MemoryService]:
-    """The reader's store, the reader, and a writer in another process (its own store object on the same file)."""
-    store = SqliteMemoryStore(tmp_path / "log.sqlite3")
+def _logged(stores: Callable[[], MemoryStore]) -> tuple[MemoryStore, MemoryService, MemoryService]:
+    """The reader's store, the reader, and a writer in another process (its own store object on the same data)."""
+    store = stores()
     reader = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE)
-    return store, reader, MemoryService(SqliteMemoryStore(tmp_path / "log.sqlite3"),
-                                        deletion_mode=DeletionMode.IMMEDIATE)
+    return store, reader, MemoryService(stores(), deletion_mode=DeletionMode.IMMEDIATE)
 
 
-def test_sqlite_brings_kept_entries_up_to_date_from_its_log_without_listing_every_id(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (store, reader, writer), caller = _sqlite(tmp_path), _caller()
-    _run(reader, caller, command="create", path="/memories/safe.md", file_text=f"{SECRET}\n")
-    _run(reader, caller, command="view", path="/memories")
-
+def _no_listing(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     def listed(*args: object) -> None:
         raise AssertionError("load_present listed every stored id")
     monkeypatch.setattr(store, "load_present", listed)
+
+
+def _listings(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    present, calls = store.load_present, []  # type: ignore[attr-defined]
+
+    def listed(*args: Any) -> Any:
+        calls.append(args)
+        return present(*args)
+    monkeypatch.setattr(store, "load_present", listed)
+    return calls
+
+
+def _drop_oldest_logged(store: MemoryStore, caller: Caller, tmp_path: Path, cosmos: CosmosServer | None) -> None:
+    """As a trim would: the oldest erasure the log keeps is dropped (SQLite's oldest row; the stamp's oldest id)."""
+    if isinstance(store, SqliteMemoryStore):
+        with sqlite3.connect(tmp_path / "stores.sqlite3") as db:  # the ``stores`` fixture's file
+            db.execute("DELETE FROM erased_entries WHERE seq = (SELECT MIN(seq) FROM erased_entries)")
+        return
+    assert cosmos is not None
+    with raw_container(cosmos) as container:
+        stamp = container.read_item(stamp_item_id(caller.upn), partition_key=[INSTANCE, caller.upn])
+        assert len(stamp["erased"]) >= 2
+        stamp["erased"] = stamp["erased"][1:]
+        container.replace_item(stamp["id"], stamp)
+
+
+def _account(store: MemoryStore, request: pytest.FixtureRequest) -> CosmosServer | None:
+    return None if isinstance(store, SqliteMemoryStore) else request.getfixturevalue("cosmos_account")
+
+
+def test_kept_entries_are_brought_up_to_date_from_the_log_without_listing_every_id(
+    stores: Callable[[], MemoryStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (store, reader, writer), caller = _logged(stores), _caller()
+    _run(reader, caller, command="create", path="/memories/safe.md", file_text=f"{SECRET}\n")
+    _run(reader, caller, command="view", path="/memories")
+
+    _no_listing(store, monkeypatch)
     _run(writer, caller, command="str_replace", path="/memories/safe.md", old_str=SECRET, new_str="no code kept")
     _run(writer, caller, command="create", path="/memories/trips.md", file_text="Lisbon in May\n")
 
     assert "no code kept" in _run(reader, caller, command="view", path="/memories/safe.md")
     assert "Lisbon in May" in _run(reader, caller, command="view", path="/memories/trips.md")
     assert _kept(reader).refreshed >= 1
+    _never_shown(reader, caller)
 
 
-def test_sqlite_lists_what_is_stored_when_its_log_no_longer_reaches_back(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+def test_an_appended_fact_forgotten_elsewhere_is_dropped_by_the_log_alone(
+    stores: Callable[[], MemoryStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (store, reader, writer), caller = _sqlite(tmp_path), _caller()
+    (store, reader, writer), caller = _logged(stores), _caller()
+    kept = writer.append(caller, INSTANCE, Scope.USER, None, "- prefers trains").entry_id
+    secret = writer.append(caller, INSTANCE, Scope.USER, None, f"- {SECRET}").entry_id
+    _run(reader, caller, command="view", path="/memories")
+
+    _no_listing(store, monkeypatch)
+    writer.forget(caller, INSTANCE, str(secret))
+
+    _never_shown(reader, caller, f"/memories/appended/{secret}.md")
+    assert "prefers trains" in _run(reader, caller, command="view", path=f"/memories/appended/{kept}.md")
+
+
+def test_the_log_no_longer_reaching_back_lists_what_is_stored(
+    stores: Callable[[], MemoryStore], monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    (store, reader, writer), caller = _logged(stores), _caller()
     _run(reader, caller, command="create", path="/memories/safe.md", file_text=f"{SECRET}\n")
     _run(reader, caller, command="view", path="/memories")
     _run(writer, caller, command="delete", path="/memories/safe.md")
     _run(writer, caller, command="create", path="/memories/other.md", file_text="x\n")
     _run(writer, caller, command="delete", path="/memories/other.md")
-    with sqlite3.connect(tmp_path / "log.sqlite3") as db:  # as a trim would: the oldest erasure dropped
-        db.execute("DELETE FROM erased_entries WHERE seq = (SELECT MIN(seq) FROM erased_entries)")
-    present, calls = store.load_present, []
-
-    def listed(*args: Any) -> Any:
-        calls.append(args)
-        return present(*args)
-    monkeypatch.setattr(store, "load_present", listed)
+    _drop_oldest_logged(store, caller, tmp_path, _account(store, request))
+    calls = _listings(store, monkeypatch)
 
     _never_shown(reader, caller, "/memories/safe.md", "/memories/other.md")
+    assert calls
+
+
+def test_cosmos_a_clear_of_more_than_the_stamp_keeps_lists_what_is_stored(
+    stores: Callable[[], MemoryStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stamp keeps the newest ``ERASED_KEPT`` ids: a reader more erasures behind is not told which went, so it
+    lists what is still stored, and a fact erased among the first ones never shows."""
+    (store, reader, writer), caller = _logged(stores), _caller()
+    if isinstance(store, SqliteMemoryStore):
+        pytest.skip("SQLite's log keeps 4,096 erasures of the file: tests/adapters/test_sqlite_erased_log.py")
+    secret = writer.append(caller, INSTANCE, Scope.USER, None, f"- {SECRET}").entry_id
+    for n in range(ERASED_KEPT):
+        writer.append(caller, INSTANCE, Scope.USER, None, f"- trip {n}")
+    _run(reader, caller, command="view", path="/memories")
+    writer.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+    after = writer.append(caller, INSTANCE, Scope.USER, None, "- books aisle seats").entry_id
+    calls = _listings(store, monkeypatch)
+
+    _never_shown(reader, caller, f"/memories/appended/{secret}.md")
+    assert "books aisle seats" in _run(reader, caller, command="view", path=f"/memories/appended/{after}.md")
+    listing = _run(reader, caller, command="view", path="/memories/appended")
+    assert [line for line in listing.splitlines() if line.endswith(".md")] == [
+        line for line in listing.splitlines() if line.endswith(f"{after}.md")]
     assert calls
