@@ -17,7 +17,16 @@ from memory_core.domain.identity import AgentContext, InvalidCallerId, caller_up
 from memory_core.domain.models import Scope
 from memory_core.domain.overview import request_entry_counts
 from memory_core.domain.views import PendingDeletion
-from memory_core.edge import SMALL_BODY_BYTES, Access, Call, EndpointSpec, endpoint, json_response
+from memory_core.edge import (
+    SMALL_BODY_BYTES,
+    Access,
+    Call,
+    EndpointSpec,
+    ValidationFailed,
+    endpoint,
+    json_response,
+    validated,
+)
 from memory_core.wire.custody import (
     AgentSettingsAuditQuery,
     AgentSettingsAuditResponse,
@@ -33,6 +42,7 @@ from memory_core.wire.custody import (
     OperatorAuditQuery,
     PageQuery,
     PendingDeletionResponse,
+    VisibleAgentQuery,
 )
 from memory_core.wire.deletions import (
     DeletionListResponse,
@@ -59,6 +69,20 @@ def _user(raw: str) -> str:
 def _pending(request: DeletionRequest) -> func.HttpResponse:
     """202: an operator's request waits for an operator's approval, as a person's own does."""
     return json_response(PendingDeletionResponse.from_pending(PendingDeletion(request.id, PENDING_MESSAGE)), 202)
+
+
+def _settings_agent(call: Call, agent_object_id: str) -> str:
+    """The agent an agent-settings call names: an id held to an agent id's rule (400 ``validation_error`` as the
+    query's validation answers), or exactly the id of an agent whose settings are stored though the rule refuses it
+    (saved before the rule, or by an older release). The operators' agent list shows such an agent; this is how
+    they open it, overwrite its settings (to disable it, say) and read its changes. One more read of the store,
+    only for an id the rule refuses."""
+    try:
+        return validated(VisibleAgentQuery, {"agentObjectId": agent_object_id}, "query").agentObjectId
+    except ValidationFailed:
+        if call.runtime.service.agent_settings.is_stored(call.instance_id, agent_object_id):
+            return agent_object_id
+        raise
 
 
 @endpoint(EndpointSpec(summary="List deletion requests, optionally by status", tag=OPERATOR, access=Access.OPERATOR,
@@ -140,9 +164,8 @@ def read_audit(call: Call) -> AuditResponse:
 @endpoint(EndpointSpec(summary="Read an agent's memory settings", tag=OPERATOR, access=Access.OPERATOR,
                        query=AgentSettingsQuery, response=AgentSettingsModel, errors=(400, 401, 403)))
 def get_agent_settings(call: Call) -> AgentSettingsModel:
-    query = call.query(AgentSettingsQuery)
-    return AgentSettingsModel.from_stored(call.runtime.service.agent_settings.stored(call.instance_id,
-                                                                                 query.agentObjectId))
+    agent = _settings_agent(call, call.query(AgentSettingsQuery).agentObjectId)
+    return AgentSettingsModel.from_stored(call.runtime.service.agent_settings.stored(call.instance_id, agent))
 
 
 @endpoint(EndpointSpec(summary="List the agents with stored settings, a page at a time", tag=OPERATOR,
@@ -159,10 +182,10 @@ def list_agent_settings(call: Call) -> AgentSettingsListResponse:
                        query=AgentSettingsQuery, body=AgentSettingsBody, body_limit=SMALL_BODY_BYTES,
                        response=AgentSettingsModel, errors=(400, 401, 403, 409, 413, 415, 422)))
 def put_agent_settings(call: Call) -> AgentSettingsModel:
-    query = call.query(AgentSettingsQuery)
+    agent = _settings_agent(call, call.query(AgentSettingsQuery).agentObjectId)
     body = call.body(AgentSettingsBody)
     settings = AgentSettings(
-        agent_object_id=query.agentObjectId, enabled=body.enabled, auto_append=body.auto_append,
+        agent_object_id=agent, enabled=body.enabled, auto_append=body.auto_append,
         default_write_scope=body.default_write_scope, policy_instructions=body.policy_instructions,
         allowed_group_ids=tuple(body.allowed_group_ids) if body.allowed_group_ids is not None else None,
     )
@@ -176,9 +199,10 @@ def put_agent_settings(call: Call) -> AgentSettingsModel:
                        errors=(400, 401, 403)))
 def read_agent_settings_audit(call: Call) -> AgentSettingsAuditResponse:
     query = call.query(AgentSettingsAuditQuery)
+    agent = _settings_agent(call, query.agentObjectId) if query.agentObjectId is not None else None
     page = call.runtime.service.agent_settings.trail(
         call.instance_id, limit=query.limit, continuation=query.continuation,
-        newest_first=query.order == "newest_first", agent_object_id=query.agentObjectId,
+        newest_first=query.order == "newest_first", agent_object_id=agent,
     )
     return AgentSettingsAuditResponse.from_page(page)
 

@@ -140,6 +140,12 @@ class AgentSettingsBook:
             self._cache[cache_key] = read
         return read
 
+    def is_stored(self, instance_id: str, agent_object_id: str) -> bool:
+        """Whether settings are stored for exactly this agent id (read now, not cached): how an id that input rules
+        refuse, stored before them, is still named (``api.operator``)."""
+        record = self._record(instance_id, agent_object_id)
+        return record is not None and record.data.get("agent_object_id") == agent_object_id
+
     def page(self, instance_id: str, *, limit: int, continuation: str | None = None) -> Page[StoredSettings]:
         """One page of the agents with stored settings in the instance, each with what models see of
         them: one query of at most ``limit`` + 1 records, ordered by a key of the agent's id (stable

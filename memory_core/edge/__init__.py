@@ -9,7 +9,7 @@
 See docs/architecture.md, "How to add an HTTP function".
 """
 
-from memory_core.edge.admission import Call, ValidationFailed
+from memory_core.edge.admission import Call, ValidationFailed, validated
 from memory_core.edge.function import EdgeApp, endpoint, json_response, spec_of
 from memory_core.edge.spec import (
     SMALL_BODY_BYTES,
@@ -32,5 +32,6 @@ __all__ = [
     "not_stored",
     "request_body_limit",
     "spec_of",
+    "validated",
     "write_body_limit",
 ]

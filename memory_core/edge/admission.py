@@ -126,7 +126,9 @@ def _details(error: ValidationError) -> list[ErrorDetail]:
     ]
 
 
-def _validated(model: type[M], data: object, where: str) -> M:
+def validated(model: type[M], data: object, where: str) -> M:
+    """``data`` as ``model``; ``ValidationFailed`` (400) naming ``where`` and the first field otherwise: how the edge
+    validates a body or a query, for a handler that holds a field to a further rule."""
     try:
         return model.model_validate(data)
     except ValidationError as e:
@@ -157,7 +159,7 @@ def _query(model: type[M], req: func.HttpRequest) -> M:
             f"query parameter {repeated[0]!r} is given {counts[repeated[0].casefold()]} times; give it once",
             code="repeated_query_parameter",
         )
-    return _validated(model, dict(req.params), "query")
+    return validated(model, dict(req.params), "query")
 
 
 _QUERY_METHODS = frozenset({"GET", "HEAD"})
@@ -213,7 +215,7 @@ def _parse_body(raw: bytes, model: type[M]) -> M:
         raise InvalidInput(f"request body is not acceptable JSON: {rejected}", code="malformed_json") from None
     if not isinstance(data, dict):
         raise InvalidInput("request body must be a JSON object", code="malformed_json")
-    return _validated(model, data, "request")
+    return validated(model, data, "request")
 
 
 _INSTANCE_ID = TypeAdapter(InstanceId)

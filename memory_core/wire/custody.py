@@ -195,8 +195,20 @@ class OperatorAuditQuery(AuditQuery):
     upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)]
 
 
+# An agent's id as the agent-settings endpoints take it: any text of 1-1024 characters here, held to an agent id's
+# rule (``AgentObjectId``) by ``api.operator`` unless it is exactly the id of an agent whose settings are stored. An id
+# the rule refuses may be stored (saved before the rule, or by an older release), and the operator's agent list
+# shows it: the operator must still be able to open, overwrite and follow that agent.
+SettingsAgentId = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+SETTINGS_AGENT_ID = (
+    "The agent's object ID, held to an agent id's rule (no surrounding space, nothing that draws nothing or reorders "
+    "text: 400), unless it is exactly the ID of an agent whose settings are stored (as GET /operator/agents lists it)"
+)
+
+
 class AgentSettingsAuditQuery(AuditQuery):
-    agentObjectId: AgentObjectId | None = Field(default=None, description="Only this agent's changes")
+    agentObjectId: SettingsAgentId | None = Field(default=None,
+                                                  description=f"Only this agent's changes. {SETTINGS_AGENT_ID}")
 
 
 class InstanceTrailResponse(BaseModel):
@@ -236,6 +248,12 @@ class LegacyImportResponse(BaseModel):
 
 
 class AgentSettingsQuery(_Query):
+    agentObjectId: SettingsAgentId = Field(description=SETTINGS_AGENT_ID)
+
+
+class VisibleAgentQuery(_Query):
+    """An agent-settings call's ``agentObjectId`` held to an agent id's rule, as writes are (``api.operator``)."""
+
     agentObjectId: AgentObjectId
 
 
@@ -252,8 +270,18 @@ class AgentSettingsBody(BaseModel):
     )
 
 
-class AgentSettingsModel(AgentSettingsBody):
+class AgentSettingsModel(BaseModel):
+    """An agent's settings as stored. Input rules are not applied again here: a record saved before a rule, or by
+    an older release (a group ID holding a bidirectional override, say), is answered as it is stored, never as a
+    500 that would hide every other agent of a listing. The console isolates and marks such text."""
+
     agent_object_id: str
+    enabled: bool
+    auto_append: bool
+    default_write_scope: str = Field(description='"user" or "agent"')
+    policy_instructions: str | None
+    allowed_group_ids: list[str] | None = Field(
+        description="When set, only callers in one of these groups may use agent scope")
     policy_instructions_withheld: bool = Field(
         default=False,
         description="The stored policy_instructions look like they contain a secret, or hold invisible Unicode tag "
@@ -270,7 +298,7 @@ class AgentSettingsModel(AgentSettingsBody):
     def from_settings(cls, settings: AgentSettings, *, withheld: bool = False) -> AgentSettingsModel:
         return cls(
             agent_object_id=settings.agent_object_id, enabled=settings.enabled, auto_append=settings.auto_append,
-            default_write_scope=settings.default_write_scope,  # type: ignore[arg-type]
+            default_write_scope=settings.default_write_scope,
             policy_instructions=settings.policy_instructions,
             allowed_group_ids=list(settings.allowed_group_ids) if settings.allowed_group_ids is not None else None,
             policy_instructions_withheld=withheld,

@@ -299,6 +299,20 @@ def test_the_instances_agents_are_listed_a_page_at_a_time_with_withheld_instruct
         book.page(INSTANCE, limit=2, continuation="not-a-token")
 
 
+def test_is_stored_names_exactly_the_agents_whose_settings_are_stored(store: SqliteMemoryStore) -> None:
+    """How an id input rules refuse is still named (``api.operator``): true for the stored id, character for
+    character, and only while its settings are stored; a record whose id differs from the one asked is not it."""
+    odd = "agent\u202e-old"
+    _stored_before_the_screen(store, AgentSettings(odd))
+    store.put_record(Record(Partition(INSTANCE, SETTINGS_OWNER), AGENT_SETTINGS, agent_hash("/agents/hashed-as"),
+                            AgentSettings("/agents/other").to_data()))
+    book = _book(store)
+    assert book.is_stored(INSTANCE, odd)
+    assert not book.is_stored(INSTANCE, "agent-old") and not book.is_stored(INSTANCE, odd + " ")
+    assert not book.is_stored("inst-other", odd)
+    assert not book.is_stored(INSTANCE, "/agents/hashed-as")
+
+
 def test_stored_instructions_that_pass_reach_models_unchanged(store: SqliteMemoryStore) -> None:
     """Ordinary stored instructions, even ones stored before the screen, are what models receive."""
     old = AgentSettings(AGENT, policy_instructions="Remember trips booked after 2026-01-15, budgets under $4,000.")
