@@ -208,7 +208,7 @@ class StoredStamp:
     @property
     def partition_sealed_on(self) -> datetime | None:
         """The watermark ``partition_sealed`` stored (None: none): every entry at or before it is refused."""
-        return datetime.fromisoformat(self.partition_seal) if self.partition_seal else None
+        return _time(self.partition_seal) if self.partition_seal else None
 
     def marked(self) -> StoredStamp:
         """The same stamp, checkpointed (no etag yet): what a checkpoint's write stores."""
@@ -280,8 +280,8 @@ def _kept_ids(kept: tuple[str, ...], erased: Sequence[str], keeps: int) -> tuple
 
 
 def _time(iso: str) -> datetime:
-    """A watermark as the item stores it (``datetime.isoformat``) read back: the one parse of ``clears``, ``seals``
-    and ``seal_floor``, so every comparison of two of them reads both alike."""
+    """A watermark as the item stores it (``datetime.isoformat``) read back: the one parse of ``clears``, ``seals``,
+    ``seal_floor`` and ``partition_seal``, so every comparison of two of them reads both alike."""
     return datetime.fromisoformat(iso)
 
 

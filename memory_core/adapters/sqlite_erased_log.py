@@ -6,8 +6,9 @@ number is never handed out twice), with the table's largest rowid after it (``ta
 new row the table's largest rowid plus one, so a row stored after a read whose partition's sequence was
 ``S`` has a rowid above the smallest of ``S`` and every ``table_max`` logged since (``stored_after``).
 A read's mark is the last number handed out. The log holds
-only ids (random, no words of the user) and is bounded: every ``_TRIM_EVERY``-th erasure drops those
-more than ``KEEP`` erasures older, of every partition. A mark older than the oldest row kept is no
+no words of the user, but names them: each row keeps the partition (instance and UPN) and the entry's random id,
+and survives the user's purge until later erasures push it out. It is bounded: every ``_TRIM_EVERY``-th erasure
+drops those more than ``KEEP`` erasures older, of every partition. A mark older than the oldest row kept is no
 longer covered (``covers``), and the reader lists what is still stored instead.
 """
 

@@ -6,7 +6,8 @@ before hidden text was refused. The operator's view put each into the words it b
 override (U+202E) left open in one showed the rest of the line backwards: "Duplicate request" read "tseuqer
 etacilpuD", and the reason for a refusal sat before the user it named. The view now isolates each such text
 (``<bdi>``) and marks its invisible characters as the person's view marks an entry's, and isolates it (U+2068 …
-U+2069) inside the names of buttons and the confirmation dialog's text.
+U+2069) inside the names of buttons and the confirmation dialog's text, its bidirectional controls written there as
+code points ("U+202E"), so that a U+2069 of its own cannot close the isolate early.
 
 Where the words are drawn is measured in the browser: each must come after the one before it in reading order
 (below it, or on its line and to its right).
@@ -34,7 +35,9 @@ from tests.console.test_operator import _open_operator
 from tests.support.local_server import RunningServer
 
 RLO = "\u202e"
+PDI = "\u2069"
 MALLORY = f"mallory{RLO}@contoso.com"  # an override left open, stored before the rule
+MALLORY_SHOWN = "malloryU+202E@contoso.com"  # as a string the view builds shows it
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 HEBREW = "\u05e7\u05d1\u05d5\u05e6\u05d4"  # a group named in right-to-left letters, as a write accepts
 
@@ -75,7 +78,7 @@ def _seed_requests(server: RunningServer, instance: str) -> None:
     """A pending clear of an agent's scope for a UPN holding an override, and a rejected forget whose operator and
     reason hold one; and a request of a kind this release does not read, for that UPN."""
     pending = DeletionRequest("req-rlo", instance, MALLORY, DeletionKind.CLEAR, DeletionStatus.PENDING, MALLORY, AT,
-                              scope="agent", agent_object_id=f"agent{RLO}-rlo")
+                              scope="agent", agent_object_id=f"agent{PDI}{RLO}-rlo")
     rejected = DeletionRequest("req-rejected", instance, "bob@contoso.com", DeletionKind.FORGET,
                                DeletionStatus.REJECTED, "bob@contoso.com", AT, scope="user", entry_id="e-1",
                                decided_by=f"op{RLO}@contoso.com", decided_on=AT, reason=f"{RLO}Duplicate request")
@@ -98,11 +101,13 @@ def test_an_override_in_a_stored_request_reorders_nothing_around_it(
     # The UPN and the agent's ID show their override as a marked code point, in the order they are stored.
     cells = row.find_elements(By.TAG_NAME, "td")
     assert cells[0].text == "malloryU+202E@contoso.com" and _marked(cells[0]) == ["U+202E"]
-    assert cells[3].text == "clear agent (agentU+202E-rlo)"
-    # Each button's name isolates the UPN and the agent's ID: "for" and "asked" stay where they are.
+    assert cells[3].text == "clear agent (agentU+2069 U+202E-rlo)"
+    # Each button's name isolates the UPN and the agent's ID: "for" and "asked" stay where they are. Their
+    # bidirectional controls are written as code points: the agent ID's own U+2069 cannot close its isolate early
+    # and leave its override open over the rest of the name.
     approve = row.find_element(By.CSS_SELECTOR, "button.primary").get_attribute("aria-label")
-    assert approve.startswith(f"Approve clear \u2068agent\u2069 (\u2068agent{RLO}-rlo\u2069) for \u2068{MALLORY}\u2069,"
-                              " asked "), approve
+    assert approve.startswith("Approve clear \u2068agent\u2069 (\u2068agentU+2069 U+202E-rlo\u2069)"
+                              f" for \u2068{MALLORY_SHOWN}\u2069, asked "), approve
 
     # The note of a request this release cannot read: why, after the UPN, still reads forwards.
     note = find(browser, '#unreadable-deletions li[data-request-id="later"]')
@@ -112,7 +117,7 @@ def test_an_override_in_a_stored_request_reorders_nothing_around_it(
     # The dialog's text isolates the UPN: "memory shows again" is not drawn backwards before it.
     row.find_element(By.CSS_SELECTOR, "button.danger").click()
     text = find(browser, "dialog#confirm[open] #confirm-text")
-    assert text.get_attribute("textContent") == f"\u2068{MALLORY}\u2069's memory shows again."
+    assert text.get_attribute("textContent") == f"\u2068{MALLORY_SHOWN}\u2069's memory shows again."
     _in_reading_order(browser, text, "memory", "shows", "again")
     find(browser, "#confirm-cancel").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is None)
@@ -189,7 +194,7 @@ def test_an_override_in_an_audit_event_an_agents_settings_or_a_finding_reorders_
     finding = find(browser, '#hidden-text-table tr[data-entry="entry-rlo"]')
     assert _marked(finding.find_elements(By.TAG_NAME, "td")[0]) == ["U+202E"]
     forget = finding.find_element(By.TAG_NAME, "button")
-    assert forget.get_attribute("aria-label") == f"Ask to forget \u2068entry-rlo\u2069 of \u2068{MALLORY}\u2069"
+    assert forget.get_attribute("aria-label") == f"Ask to forget \u2068entry-rlo\u2069 of \u2068{MALLORY_SHOWN}\u2069"
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", forget)
     forget.click()
     text = find(browser, "dialog#confirm[open] #confirm-text")

@@ -57,6 +57,10 @@ def test_entry_facts_are_the_windows_entries_in_time_then_id_order(store: Memory
     assert metrics.round_trips == 1  # one statement, one query
     assert facts == [_facts(e) for e in [seeded[0], seeded[2], seeded[1], seeded[3], shared]]
     assert [f.id for f in store.entry_facts(EntryWindow(key))] == ["e0", "e1-a", "e1-b", "e2", "e4", "e3"]
+    # ``up_to`` is inclusive: an entry stamped exactly at it is under it (a clear erases what is at or before its
+    # watermark), and so is each of two entries stamped at one time; a microsecond before the first, nothing is.
+    assert store.entry_facts(EntryWindow(key, up_to=T0)) == [_facts(seeded[0])]
+    assert store.entry_facts(EntryWindow(key, up_to=times[2])) == [_facts(e) for e in [seeded[0], seeded[2], seeded[1]]]
     assert store.entry_facts(EntryWindow(key, up_to=T0 - timedelta(microseconds=1))) == []
     assert store.entry_facts(EntryWindow(_key())) == []
 

@@ -135,6 +135,24 @@ def test_an_entry_stored_after_an_erasure_of_the_newest_one_shows(stores: Callab
     _never_shown(reader, caller, "/memories/safe.md")
 
 
+def test_an_entry_stored_after_another_users_erasure_shows(stores: Callable[[], MemoryStore]) -> None:
+    """A kept read's sequence is the user's own largest entry, never another user's: once that user's newest row is
+    erased, this user's next entry may take a lower number, and it still shows, also to a create at its path."""
+    (reader, writer), caller, other = _processes(stores), _caller(), _caller()
+    _run(writer, caller, command="create", path="/memories/keep.md", file_text="keep\n")
+    _run(writer, other, command="create", path="/memories/theirs.md", file_text="theirs\n")
+    _run(writer, caller, command="create", path="/memories/gone.md", file_text=f"{SECRET}\n")
+    _run(reader, caller, command="view", path="/memories")  # the reader keeps the caller's entries
+    _run(writer, caller, command="delete", path="/memories/gone.md")  # the newest row left is the other user's
+    _never_shown(reader, caller, "/memories/gone.md")  # brought up to date from the erasure
+    _run(writer, other, command="delete", path="/memories/theirs.md")  # the newest row is the caller's first
+    _run(writer, caller, command="create", path="/memories/new.md", file_text="books aisle seats\n")
+
+    assert "books aisle seats" in _run(reader, caller, command="view", path="/memories/new.md")
+    assert "already exists" in _refusal(reader, caller, command="create", path="/memories/new.md", file_text="x\n")
+    assert "books aisle seats" in _run(writer, caller, command="view", path="/memories/new.md")
+
+
 # -- the log is what brings them up to date, and a log that no longer reaches back is never trusted ------------------
 # SQLite's is a table a trigger fills (``sqlite_erased_log``); Cosmos DB's is the partition stamp every erasing batch
 # moves (``StoredStamp.erased``).

@@ -77,9 +77,21 @@ export function isolated(text) {
   return h("bdi", {}, text);
 }
 
-/** ``text`` isolated as ``isolated`` does, inside a string the page builds (a heading, a dialog's title). */
+// The bidirectional controls: the marks (U+200E, U+200F, U+061C), embeddings and overrides with their pop
+// (U+202A-U+202E) and the isolates (U+2066-U+2069), a run of them at a time.
+const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]+/g;
+
+/**
+ * ``text`` isolated as ``isolated`` does, inside a string the page builds (a heading, a dialog's title, a button's
+ * name). A string holds no element to isolate, so the text goes between U+2068 and U+2069, and each bidirectional
+ * control in it is written as its code point ("U+2069"), as the page marks it (invisible.js): one of its own
+ * U+2069 would otherwise close the isolate early, or an isolate it opened keep it open, and what follows it reorder
+ * the rest of the string.
+ */
 export function isolatedText(text) {
-  return `\u2068${text}\u2069`;
+  const shown = String(text).replace(BIDI_CONTROLS, (run) => [...run]
+    .map((ch) => `U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`).join(" "));
+  return `\u2068${shown}\u2069`;
 }
 
 let ids = 0;
