@@ -30,7 +30,7 @@ from typing import Any, Literal
 from memory_core.domain import journals, team_copies
 from memory_core.domain.audit import AuditAction, AuditTrail, entry_fields
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState, Share, shared_copy_id
+from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, Share, shared_copy_id
 from memory_core.domain.records import Record, deletions_partition
 from memory_core.domain.seals import advance_watermark
 from memory_core.domain.store import MemoryStore
@@ -114,21 +114,22 @@ class ImmediateErasures:
         else:
             assert erasure.watermark is not None
             watermark = erasure.watermark
-            (state,) = self._store.load([key])
-            if replayed and erasure.action == "replace" and not self._replaced(erasure, state):
+            if replayed and erasure.action == "replace" and not self._replaced(erasure):
                 # Stopped before its new content was stored: nothing was replaced, and nothing may be erased.
                 self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
                 return 0
-            # A replay stores the watermark first: the run it finishes may have stopped before it did, and the seal
-            # below holds only what the profile's cleared_on holds (``MemoryStore.seal_copies``): a late team copy,
-            # or a late entry of the author's own, stamped under the watermark, must be refused from now on.
-            watermarked = not replayed or advance_watermark(self._store, key, watermark, watermark,
-                                                            first=state)
+            if replayed:
+                # The watermark first, before the read below: the run this finishes may have stopped before it stored
+                # it, and the store refuses an entry stamped under it (and the seal below a team copy) only once the
+                # profile holds it, in a profile of its own when the scope has none (a first write may still be on
+                # its way). Read before it, a late entry stored in between would stay at rest, hidden, never erased.
+                advance_watermark(self._store, key, watermark, watermark)
+            (state,) = self._store.load([key])
             covered = [e for e in state.entries if e.created_on <= watermark]
             # The names first: a replay finds covered only what is still stored, and a name must not outlive its text.
             self._erase_file_names(instance_id, upn, [key.agent_object_id], watermark, [e.id for e in covered])
             erased = self._store.delete_entries(key, [e.id for e in covered])
-            if watermarked and (replayed or any(e.share is Share.TEAM for e in covered)):
+            if replayed or any(e.share is Share.TEAM for e in covered):
                 # Sealed before the copies are read: a team-shared entry stored before the watermark may not have
                 # its copy stored yet, and a copy stored after the read below would outlive its entry. A replay
                 # seals too: what it finds is what the first run left, its team entries maybe erased already.
@@ -146,14 +147,15 @@ class ImmediateErasures:
         self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
         return erased
 
-    def _replaced(self, erasure: Erasure, state: ScopeState) -> bool:
+    def _replaced(self, erasure: Erasure) -> bool:
         """Whether a replace's new content was stored (its entry, or a watermark at or past the replace's, which a
-        later clear moves)."""
+        later clear moves): the profile and one point read, not the scope's entries."""
         assert erasure.entry is not None and erasure.watermark is not None
+        (state,) = self._store.load_heads([erasure.key])
         cleared = state.profile.cleared_on if state.profile else None
         if cleared is not None and cleared >= erasure.watermark:
             return True
-        return any(e.id == erasure.entry["id"] for e in state.entries)
+        return self._store.get_entry(erasure.key.instance_id, erasure.key.upn, str(erasure.entry["id"])) is not None
 
     def replay(self, instance_id: str | None = None) -> int:
         """Finish every journaled erasure a crash or an outage left (``journals.replay``: settled, claimed once);
