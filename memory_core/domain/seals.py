@@ -77,7 +77,7 @@ def advance_watermark(
     either), conditional on the profile's etag: ``Conflict`` after 8 races. Once it returns, the profile holds
     ``watermark`` or a later one, so the store refuses an entry of the scope stamped at or before it
     (``MemoryStore.append``). A scope with no profile gets one carrying ``watermark`` (``seed``'s names, or none;
-    created and updated ``updated_on``), created only where none is stored: the watermark lives in the profile, and
+    created at ``watermark``), created only where none is stored: the watermark lives in the profile, and
     a writer's first entry stamped under it and stored later (an agent's first write, stalled) must be refused
     all the same; a profile a first append made meanwhile is kept, and the next attempt moves its watermark.
     ``first``: the scope as the caller has just read it, which spares the first attempt a load. Reads the profile
@@ -86,8 +86,10 @@ def advance_watermark(
         (state,) = [first] if attempt == 0 and first is not None else store.load_heads([key])
         try:
             if state.profile is None:
-                made = seed or MemoryProfile(key, None, None, None, updated_on, updated_on)
-                store.save_profile(replace(made, cleared_on=watermark, etag=ABSENT))
+                made = seed or MemoryProfile(key, None, None, None, watermark, updated_on)
+                # Created at its watermark: what tells a scope nobody wrote to (``overview.made_by_a_clear``).
+                store.save_profile(replace(made, created_on=watermark, updated_on=max(made.updated_on, updated_on),
+                                           cleared_on=watermark, etag=ABSENT))
                 return
             if state.profile.cleared_on is not None and state.profile.cleared_on >= watermark:
                 return

@@ -6,7 +6,8 @@ clear is executed: an agent's first write still on its way, a clear of a scope n
 clear (the sweep's seal, ``domain.seals.advance_watermark``) and the sweep's replay of an immediate clear stopped
 before its watermark stored nothing then: an entry stamped before the watermark and stored after the sweep's read
 was erased by no step, and showed once the hold was lifted (before 2026-12-07). Now the clear makes the profile,
-carrying its watermark.
+carrying its watermark, created only where none is stored (``save_profile`` with ``records.ABSENT``); while that
+scope stores no entry the person's agent list leaves it out (``overview.made_by_a_clear``).
 
 Each test puts the late write at one point by wrapping the sweeping store (the read the erasure is planned from),
 so the interleaving is the same every run; the writer is another store object over the same data (another process).
@@ -21,11 +22,12 @@ from typing import Any
 
 import pytest
 
-from memory_core.domain.errors import EntryBeforeClear
+from memory_core.domain.errors import Conflict, EntryBeforeClear
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.journals import SETTLE
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope
 from memory_core.domain.overview import agent_scopes
+from memory_core.domain.records import ABSENT
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import PendingDeletion
@@ -150,3 +152,38 @@ def test_a_replayed_clear_of_a_scope_without_a_profile_refuses_an_entry_stored_a
     (state,) = clearing.load_heads([key])
     assert state.profile is not None and state.profile.cleared_on is not None and state.profile.cleared_on > made
     assert "raced the clear" not in custodian.get(alex, instance, Scope.AGENT, PLANNER).content_markdown
+
+
+@pytest.mark.parametrize("mode", [DeletionMode.OPERATOR_APPROVAL, DeletionMode.IMMEDIATE], ids=["approved", "immediate"])
+def test_a_clear_of_a_scope_nobody_wrote_to_lists_no_agent_until_an_entry_is_stored(
+    store: MemoryStore, mode: DeletionMode
+) -> None:
+    """The profile a clear makes to hold its watermark does not list an agent that never held memory about the
+    person (the console's agent list); the agent's first entry, stored after the clear, lists it."""
+    clock = TickingClock(T0, timedelta(microseconds=1))
+    service = MemoryService(store, clock=clock, deletion_mode=mode)
+    alex, instance = Caller(upn=f"alex-{uuid.uuid4().hex[:8]}@contoso.com"), f"noprof-{uuid.uuid4().hex[:8]}"
+    key = ProfileKey(instance, alex.upn, Scope.AGENT, PLANNER.object_id)
+    cleared = service.clear(alex, instance, Scope.AGENT, PLANNER, confirm=True)
+    if isinstance(cleared, PendingDeletion):
+        service.custody.approve(OPERATOR, instance, cleared.request_id)
+        service.custody.sweep(instance_id=instance)
+
+    (state,) = store.load_heads([key])
+    assert state.profile is not None and state.profile.cleared_on is not None  # the watermark, held
+    assert agent_scopes(store, instance, alex.upn).items == []
+    service.append(alex, instance, Scope.AGENT, PLANNER, "- first words")
+    (listed,) = agent_scopes(store, instance, alex.upn).items
+    assert (listed.agent_object_id, listed.entry_count) == (PLANNER.object_id, 1)
+
+
+def test_a_profile_saved_create_only_keeps_the_one_stored(store: MemoryStore) -> None:
+    """``save_profile`` with ``records.ABSENT`` creates the profile where none is stored, and where one is (a first
+    append made it meanwhile) answers ``Conflict`` and leaves it as it was."""
+    key = ProfileKey(f"noprof-{uuid.uuid4().hex[:8]}", "alex@contoso.com", Scope.AGENT, PLANNER.object_id)
+    made = store.save_profile(MemoryProfile(key, None, None, None, T0, T0, T0, etag=ABSENT))
+    assert made.cleared_on == T0 and made.etag not in (None, ABSENT)
+    with pytest.raises(Conflict):
+        store.save_profile(MemoryProfile(key, "Other", None, None, T0, T0, None, etag=ABSENT))
+    (state,) = store.load_heads([key])
+    assert state.profile is not None and state.profile.name is None and state.profile.cleared_on == T0
