@@ -26,7 +26,7 @@ from memory_core.domain.audited_appends import AuditedAppends, seed_profile
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.deletion import DeletionRequest
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import EntryKind, ProfileKey
+from memory_core.domain.models import EntryKind, MemoryProfile, ProfileKey
 from memory_core.domain.new_entries import NewEntries
 from memory_core.domain.rendering import render_scope, strip_title
 from memory_core.domain.seals import advance_watermark
@@ -68,7 +68,7 @@ class ScopeClears:
             erasure = self._custody.erasures.begin("clear", caller.upn, key, watermark=now)
             # A scope with no profile gets one, cleared (the caller's names): a first write stamped before ``now``
             # and stored later is refused by it, whatever the profile it was to make.
-            advance_watermark(self._store, key, now, now, seed=seed_profile(caller, key, agent, WriteOptions(), now))
+            self._advance_watermark(key, now, now, seed=seed_profile(caller, key, agent, WriteOptions(), now))
         # Erased once the watermark is stored: an append stamped before it that had not committed yet is refused by
         # the store from now on and stamped after it (``domain.audited_appends``), so what finish's load misses shows.
         self._custody.erasures.finish(erasure)
@@ -93,7 +93,7 @@ class ScopeClears:
             # The replace entry alone switches what readers see at once.
             seed = seed_profile(caller, key, agent, options, entry.created_on)
             _, entry = self._appends.append(AuditAction.IMPORT, caller, seed, entry, "replace")
-        advance_watermark(self._store, key, watermark, entry.created_on)
+        self._advance_watermark(key, watermark, entry.created_on)
         # Erased once the watermark is stored: an append stamped before it and stored after is refused by the store
         # and stamped after it (``domain.audited_appends``): never hidden yet stored.
         self._custody.erasures.finish(erasure)
@@ -125,3 +125,10 @@ class ScopeClears:
                                            f"replace pending request {request.id}")
             team_copies.share(self._store, entry)
         return request
+
+    def _advance_watermark(
+        self, key: ProfileKey, watermark: datetime, updated_on: datetime, *, seed: MemoryProfile | None = None
+    ) -> None:
+        """Move the profile's cleared_on forward, in a profile made from ``seed`` when the scope has none
+        (``seals.advance_watermark``)."""
+        advance_watermark(self._store, key, watermark, updated_on, seed=seed)
