@@ -43,7 +43,7 @@ from memory_core.adapters.cosmos_stamp_item import StoredStamp
 from memory_core.adapters.cosmos_stamps import CALLER_OPERATIONS, BatchRefused, Operation, Stamps
 from memory_core.domain.errors import Conflict, EntryBeforeClear, EntryExists
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
-from memory_core.domain.records import Record, appended_records
+from memory_core.domain.records import ABSENT, Record, appended_records
 
 _DELETES_PER_BATCH = CALLER_OPERATIONS  # 100 a batch (a Cosmos DB limit), less the stamp and the checkpoint
 _IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
@@ -131,6 +131,7 @@ class CosmosWrites:
         item = docs.profile_item(profile)
         operation: Operation = (
             ("upsert", (item,)) if profile.etag is None
+            else ("create", (item,)) if profile.etag == ABSENT  # 409 when one is stored: kept as it is
             else ("replace", (item["id"], item), {"if_match_etag": profile.etag})
         )
         with self._operation("save_profile") as calls:
@@ -138,7 +139,7 @@ class CosmosWrites:
                 (result,) = self._stamps.write(calls, key.instance_id, key.upn, lambda _: [operation],
                                                clear=_clear_of(profile))
             except BatchRefused as refused:
-                if refused.status in (404, 412):
+                if refused.status in (404, 409, 412):
                     self._profiles.discard(key)
                     raise Conflict("the stored profile changed or went since it was read") from refused.error
                 raise refused.error from None

@@ -23,7 +23,7 @@ from memory_core.adapters.sqlite_records import (
 from memory_core.adapters.sqlite_rows import entry_values, iso, parse, profile_from_row, profile_values
 from memory_core.domain.errors import Conflict, EntryBeforeClear, EntryExists
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
-from memory_core.domain.records import Partition, Record, appended_records
+from memory_core.domain.records import ABSENT, Partition, Record, appended_records
 
 
 class SqliteWrites:
@@ -99,7 +99,11 @@ class SqliteWrites:
         key = profile.key
         etag = uuid.uuid4().hex
         with self._db.write() as db:
-            if profile.etag is not None:
+            if profile.etag == ABSENT:  # create only: a profile stored meanwhile stays as it is
+                if db.execute("INSERT OR IGNORE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                              profile_values(profile, etag)).rowcount != 1:
+                    raise Conflict("a memory profile of this scope was stored since it was read")
+            elif profile.etag is not None:
                 changed = db.execute(
                     "UPDATE profiles SET name=?, user_name=?, agent_name=?, created_on=?, updated_on=?,"
                     " cleared_on=?, etag=? WHERE instance_id=? AND upn=? AND profile_id=? AND etag=?",

@@ -120,16 +120,17 @@ class ImmediateErasures:
                 # Stopped before its new content was stored: nothing was replaced, and nothing may be erased.
                 self._store.delete_record(deletions_partition(instance_id), KIND, erasure.id)
                 return 0
-            # A replay stores the watermark first: the run it finishes may have stopped before it did, and the seal
-            # below holds only what the profile's cleared_on holds (``MemoryStore.seal_copies``): a late team copy,
-            # or a late entry of the author's own, stamped under the watermark, must be refused from now on.
-            watermarked = not replayed or advance_watermark(self._store, key, watermark, watermark,
-                                                            first=state)
+            if replayed:
+                # The watermark first, before the read below: the run this finishes may have stopped before it stored
+                # it, and the store refuses an entry stamped under it (and the seal below a team copy) only once the
+                # profile holds it, in a profile of its own when the scope has none (a first write may still be on
+                # its way). Read before it, a late entry stored in between would stay at rest, hidden, never erased.
+                advance_watermark(self._store, key, watermark, watermark, first=state)
             covered = self._store.entry_facts(EntryWindow(key, up_to=watermark))
             # The names first: a replay finds covered only what is still stored, and a name must not outlive its text.
             self._erase_file_names(instance_id, upn, [key.agent_object_id], watermark, [e.id for e in covered])
             erased = self._store.delete_entries(key, [e.id for e in covered])
-            if watermarked and (replayed or any(e.share is Share.TEAM for e in covered)):
+            if replayed or any(e.share is Share.TEAM for e in covered):
                 # Sealed before the copies are read: a team-shared entry stored before the watermark may not have
                 # its copy stored yet, and a copy stored after the read below would outlive its entry. A replay
                 # seals too: what it finds is what the first run left, its team entries maybe erased already.
@@ -149,7 +150,7 @@ class ImmediateErasures:
 
     def _replaced(self, erasure: Erasure, state: ScopeState) -> bool:
         """Whether a replace's new content was stored (its entry, or a watermark at or past the replace's, which a
-        later clear moves)."""
+        later clear moves), given its scope's profile as just read: one point read, not the scope's entries."""
         assert erasure.entry is not None and erasure.watermark is not None
         cleared = state.profile.cleared_on if state.profile else None
         if cleared is not None and cleared >= erasure.watermark:

@@ -18,7 +18,6 @@ an entry itself (``domain.erasures`` and custody do).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime, timedelta
 
 from memory_core.domain import team_copies
@@ -26,9 +25,8 @@ from memory_core.domain.audit import AuditAction
 from memory_core.domain.audited_appends import AuditedAppends, seed_profile
 from memory_core.domain.custody import CustodyService
 from memory_core.domain.deletion import DeletionRequest
-from memory_core.domain.errors import Conflict
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.models import EntryKind, ProfileKey, ScopeState
+from memory_core.domain.models import EntryKind, MemoryProfile, ProfileKey
 from memory_core.domain.new_entries import NewEntries
 from memory_core.domain.rendering import render_scope, strip_title
 from memory_core.domain.seals import advance_watermark
@@ -68,12 +66,9 @@ class ScopeClears:
             now = self._clock()
             # Journaled first: what follows the watermark is finished by the sweep if this stops half way.
             erasure = self._custody.erasures.begin("clear", caller.upn, key, watermark=now)
-            (state,) = self._store.load_heads([key])  # the profile only: its entries may be tens of thousands
-            if state.profile is None:
-                seed = seed_profile(caller, key, agent, WriteOptions(), now)
-                self._store.save_profile(replace(seed, cleared_on=now))
-            else:
-                self._advance_watermark(key, now, now, first=state)
+            # A scope with no profile gets one, cleared (the caller's names): a first write stamped before ``now``
+            # and stored later is refused by it, whatever the profile it was to make.
+            self._advance_watermark(key, now, now, seed=seed_profile(caller, key, agent, WriteOptions(), now))
         # Erased once the watermark is stored: an append stamped before it that had not committed yet is refused by
         # the store from now on and stamped after it (``domain.audited_appends``), so what finish's load misses shows.
         self._custody.erasures.finish(erasure)
@@ -132,8 +127,8 @@ class ScopeClears:
         return request
 
     def _advance_watermark(
-        self, key: ProfileKey, watermark: datetime, updated_on: datetime, *, first: ScopeState | None = None
+        self, key: ProfileKey, watermark: datetime, updated_on: datetime, *, seed: MemoryProfile | None = None
     ) -> None:
-        """Move the profile's cleared_on forward (``seals.advance_watermark``); ``first``: a state just read."""
-        if not advance_watermark(self._store, key, watermark, updated_on, first=first):
-            raise Conflict("the memory profile disappeared during the write; retry")
+        """Move the profile's cleared_on forward, in a profile made from ``seed`` when the scope has none
+        (``seals.advance_watermark``)."""
+        advance_watermark(self._store, key, watermark, updated_on, seed=seed)

@@ -15,7 +15,8 @@ on:
   stays listed (``partition_keys``, the person's agent list), and the profile an append made is never
   overwritten. A clear or a replace moves its scope's ``cleared_on`` to the watermark (``advance_watermark``).
 - ``advance_watermark``: a scope's ``cleared_on`` moved forward, conditional on the profile's etag (``Conflict``
-  after 8 races): what a clear, a replace and the replay of either (``domain.erasures``) store before they seal.
+  after 8 races), in a profile it creates when the scope has none: what a clear, a replace and the replay of either
+  (``domain.erasures``) store before they seal, so their watermark holds in a scope nobody has written to yet.
 - ``erase_file_names``: what an erasure took leaves the file index (``file_index.erased``);
   ``erase_request_file_names`` chooses what that is for one request.
 
@@ -31,8 +32,8 @@ from memory_core.domain import team_copies
 from memory_core.domain.deletion import DeletionKind, DeletionRequest
 from memory_core.domain.errors import Conflict
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, erased
-from memory_core.domain.models import ProfileKey, Scope, ScopeState, Share
-from memory_core.domain.records import Partition, Record
+from memory_core.domain.models import MemoryProfile, ProfileKey, Scope, ScopeState, Share
+from memory_core.domain.records import ABSENT, Partition, Record
 from memory_core.domain.store import MemoryStore
 
 _ATTEMPTS = 8
@@ -67,23 +68,32 @@ def seal(store: MemoryStore, request: DeletionRequest) -> int:
 
 
 def advance_watermark(
-    store: MemoryStore, key: ProfileKey, watermark: datetime, updated_on: datetime, *, first: ScopeState | None = None
-) -> bool:
+    store: MemoryStore, key: ProfileKey, watermark: datetime, updated_on: datetime, *,
+    first: ScopeState | None = None, seed: MemoryProfile | None = None,
+) -> None:
     """Move ``key``'s profile's ``cleared_on`` forward to ``watermark`` (never back; ``updated_on`` never back
-    either), conditional on the profile's etag: ``Conflict`` after 8 races. Answers True once the profile holds
-    ``watermark`` or a later one, False when the scope has no profile (nothing to hide). ``first``: the scope as
-    the caller has just read it, which spares the first attempt a load. Reads the profile only (``load_heads``):
-    the scope may hold tens of thousands of entries."""
+    either), conditional on the profile's etag: ``Conflict`` after 8 races. Once it returns, the profile holds
+    ``watermark`` or a later one, so the store refuses an entry of the scope stamped at or before it
+    (``MemoryStore.append``). A scope with no profile gets one carrying ``watermark`` (``seed``'s names, or none;
+    created at ``watermark``), created only where none is stored: the watermark lives in the profile, and
+    a writer's first entry stamped under it and stored later (an agent's first write, stalled) must be refused
+    all the same; a profile a first append made meanwhile is kept, and the next attempt moves its watermark.
+    ``first``: the scope as the caller has just read it, which spares the first attempt a load. Reads the profile
+    only (``load_heads``): the scope may hold tens of thousands of entries."""
     for attempt in range(_ATTEMPTS):
         (state,) = [first] if attempt == 0 and first is not None else store.load_heads([key])
-        if state.profile is None:
-            return False
-        if state.profile.cleared_on is not None and state.profile.cleared_on >= watermark:
-            return True
         try:
+            if state.profile is None:
+                made = seed or MemoryProfile(key, None, None, None, watermark, updated_on)
+                # Created at its watermark: what tells a scope nobody wrote to (``overview.made_by_a_clear``).
+                store.save_profile(replace(made, created_on=watermark, updated_on=max(made.updated_on, updated_on),
+                                           cleared_on=watermark, etag=ABSENT))
+                return
+            if state.profile.cleared_on is not None and state.profile.cleared_on >= watermark:
+                return
             store.save_profile(replace(state.profile, cleared_on=watermark,
                                        updated_on=max(state.profile.updated_on, updated_on)))
-            return True
+            return
         except Conflict:
             continue
     raise Conflict("the memory profile kept changing while its watermark was stored; retry")

@@ -313,8 +313,9 @@ class MemoryStore(Protocol):
         """Create or replace a profile record.
 
         When ``profile.etag`` is set the write only succeeds if the stored record
-        still has that etag; otherwise ``Conflict`` is raised. Returns the
-        stored profile with its new etag.
+        still has that etag; otherwise ``Conflict`` is raised. With ``records.ABSENT``
+        it only creates: ``Conflict`` when a profile of its key is stored (one a first
+        append made meanwhile is kept as it is). Returns the stored profile with its new etag.
         """
         ...
 
