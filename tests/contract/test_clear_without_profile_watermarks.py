@@ -48,6 +48,37 @@ def _stored_under(store: MemoryStore, instance: str, upn: str, watermark: dateti
             if s.key.scope is Scope.AGENT and e.created_on <= watermark]
 
 
+_COVER_READS = ("load_partition", "load", "entry_facts")
+
+
+def _after_the_first_read_of(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, upn: str,
+                             then: Callable[[], None]) -> None:
+    """Runs ``then`` once, just after the store's first read of ``upn``'s memory of a kind that finds what a clear
+    covers: a whole partition, whole scopes, or the ids under a watermark (``entry_facts``), whichever the code under
+    test uses, so the test keeps its interleaving when that code changes how it reads."""
+    originals = {name: getattr(store, name) for name in _COVER_READS}
+
+    def names(name: str, args: tuple[Any, ...]) -> bool:
+        if name == "load_partition":
+            return bool(args[1] == upn)
+        if name == "load":
+            return any(key.upn == upn for key in args[0])
+        return bool(args[0].key.upn == upn)
+
+    def reading(name: str) -> Callable[..., Any]:
+        def read(*args: Any) -> Any:
+            answer = originals[name](*args)
+            if names(name, args):
+                for original, method in originals.items():
+                    monkeypatch.setattr(store, original, method)
+                then()
+            return answer
+        return read
+
+    for name in _COVER_READS:
+        monkeypatch.setattr(store, name, reading(name))
+
+
 @pytest.mark.parametrize("known", [True, False], ids=["user-scope-written", "nothing-written"])
 def test_an_entry_stamped_before_an_approved_clear_of_a_scope_without_a_profile_is_refused_after_the_sweeps_read(
     stores: Callable[[], MemoryStore], monkeypatch: pytest.MonkeyPatch, known: bool
@@ -63,7 +94,7 @@ def test_an_entry_stamped_before_an_approved_clear_of_a_scope_without_a_profile_
     alex, instance = Caller(upn=f"alex-{uuid.uuid4().hex[:8]}@contoso.com"), f"noprof-{uuid.uuid4().hex[:8]}"
     if known:
         writer.append(alex, instance, Scope.USER, None, "- known before")
-    append_entry, read = appending.append_with_records, sweeping.load_partition
+    append_entry = appending.append_with_records
     refused: list[EntryBeforeClear] = []
     watermarks: list[datetime] = []
 
@@ -75,17 +106,13 @@ def test_an_entry_stamped_before_an_approved_clear_of_a_scope_without_a_profile_
         assert request.watermark is not None and entry.created_on <= request.watermark
         watermarks.append(request.watermark)
 
-        def read_late(instance_id: str, upn: str) -> Any:  # the plan's read of the user's memory
-            states = read(instance_id, upn)
-            if upn == alex.upn:
-                monkeypatch.setattr(sweeping, "load_partition", read)
-                try:
-                    append_entry(profile, entry, records)
-                except EntryBeforeClear as refusal:
-                    refused.append(refusal)
-            return states
+        def store_late() -> None:  # just after the plan's read of the user's memory
+            try:
+                append_entry(profile, entry, records)
+            except EntryBeforeClear as refusal:
+                refused.append(refusal)
 
-        monkeypatch.setattr(sweeping, "load_partition", read_late)
+        _after_the_first_read_of(monkeypatch, sweeping, alex.upn, store_late)
         custodian.custody.approve(OPERATOR, instance, request.id)
         custodian.custody.sweep(instance_id=instance)
         if refused:
@@ -130,20 +157,15 @@ def test_a_replayed_clear_of_a_scope_without_a_profile_refuses_an_entry_stored_a
 
     late = MemoryEntry(id=uuid.uuid4().hex, key=key, content_markdown="- raced the clear", kind=EntryKind.APPEND,
                        created_on=made, author_upn=alex.upn)
-    load = clearing.load
     refused: list[EntryBeforeClear] = []
 
-    def read_late(keys: Any) -> Any:  # the replay's read of what the clear covers
-        states = load(keys)
-        if key in keys:
-            monkeypatch.setattr(clearing, "load", load)
-            try:
-                writing.append(MemoryProfile(key, None, None, None, made, made), late)
-            except EntryBeforeClear as refusal:
-                refused.append(refusal)
-        return states
+    def store_late() -> None:  # just after the replay's read of what the clear covers
+        try:
+            writing.append(MemoryProfile(key, None, None, None, made, made), late)
+        except EntryBeforeClear as refusal:
+            refused.append(refusal)
 
-    monkeypatch.setattr(clearing, "load", read_late)
+    _after_the_first_read_of(monkeypatch, clearing, alex.upn, store_late)
     clock.now += SETTLE + timedelta(seconds=1)
     custodian.custody.sweep(instance_id=instance)
 
