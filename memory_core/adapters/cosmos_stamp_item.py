@@ -69,7 +69,7 @@ a ``~shared`` stamp's seals to about 0.5 KB, so the stamp stays under 1 KB, a 1 
 of the source profile (``CosmosWrites``) and cost every sharing read more."""
 ERASED_KEPT = 12
 """Erased entry ids a stamp keeps (the newest): a reader whose kept read is more erasures behind lists what is stored
-instead (``CosmosReads.load_erased``). The memory tool refreshes on every command, so it is usually one forget or
+instead (``CosmosKeptReads.load_erased``). The memory tool refreshes on every command, so it is usually one forget or
 one edit behind; a clear of a scope, or many writers between two of its commands, costs its next command one listing.
 Every read of the partition point-reads the stamp and every write replaces it, so the log is what keeps it small:
 twelve ids of the usual 32 characters keep a stamp with one watermark under 1 KB as read (about 0.94 KB; sixteen
