@@ -1,8 +1,8 @@
 """The Cosmos DB calls of one store operation, their metering, and the profile cache.
 
 Split from ``cosmos_store`` so the store reads as the MemoryStore Protocol; used by the
-store's parts only (``cosmos_account``, ``cosmos_reads``, ``cosmos_writes``, ``cosmos_records``,
-``cosmos_stamps``, ``cosmos_checkpoints``).
+store's parts only (``cosmos_account``, ``cosmos_reads``, ``cosmos_kept_reads``, ``cosmos_writes``,
+``cosmos_records``, ``cosmos_stamps``, ``cosmos_checkpoints``).
 """
 
 from __future__ import annotations

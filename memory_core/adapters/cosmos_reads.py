@@ -1,9 +1,10 @@
 """The Cosmos store's reads of memory: profiles, entries and holds, stamps and checkpoints.
 
 ``CosmosReads`` answers the read half of the ``MemoryStore`` Protocol (records aside:
-``cosmos_records``), ``ChangeStamps`` (``domain.snapshots``) and ``ReadCheckpoints``
-(``domain.checkpoints``) for ``CosmosMemoryStore``, which delegates to it. Every call is one
-store operation (``cosmos_account``: its time budget and error translation) inside one
+``cosmos_records``), ``ChangeStamps``' stamp reads (``domain.snapshots``) and ``ReadCheckpoints``
+(``domain.checkpoints``) for ``CosmosMemoryStore``, which delegates to it; the loads of a read kept
+between calls (``load_since``, ``load_present``, ``load_erased``) are ``cosmos_kept_reads``'s. Every
+call is one store operation (``cosmos_account``: its time budget and error translation) inside one
 logical partition. Round trips are the cost, so:
 
 - ``load`` and ``load_heads`` are one query each (one page up to 4 MB of items); holds and the
@@ -11,23 +12,20 @@ logical partition. Round trips are the cost, so:
 - ``partition_stamp`` and ``entry_sequence`` are one point read of the stamp item (about 1 RU while
   it stays under 1 KB: ``cosmos_stamp_item``), so a service read whose snapshot is current costs one point read;
   ``entry_sequence`` costs none inside a read whose ``partition_stamp`` read the stamp already;
-- ``load_erased`` (after an erasure) is ``load_since``'s, after a sequence: the stamp logs the ids erased;
-- ``load_since`` is the stamp (a point read, or the one ``partition_stamp`` read earlier in the
-  same service read: ``Stamps.one_read``) then one query for profiles, holds, entries (all, or those after a sequence) and the stamp
-  again; again only when the query shows another writer's hold or erasure since the stamp;
 - ``newest_entries``, ``oldest_entries``, ``count_entries`` and ``entry_facts`` are one query each (two for
   ``oldest_entries`` when its page ends among entries of one timestamp); ``get_entry`` is a
   point read;
 - a large read leaves a checkpoint (``ReadCheckpoints``, kept by ``cosmos_checkpoints``), so
   another process's first read of it is a point read and a query for what was added since.
 
-The states a load answers also refresh the process's profile cache (``cosmos_calls.ProfileCache``),
-which lets the next append skip its profile read.
+The states a load answers (``scope_states``, this module's loads' and ``cosmos_kept_reads``') also
+refresh the process's profile cache (``cosmos_calls.ProfileCache``), which lets the next append skip
+its profile read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -35,19 +33,13 @@ from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters import cosmos_queries as queries
 from memory_core.adapters.cosmos_calls import OpenOperation, ProfileCache
 from memory_core.adapters.cosmos_checkpoints import CosmosCheckpoints
-from memory_core.adapters.cosmos_stamp_item import STAMP, UNKNOWN, StoredStamp
+from memory_core.adapters.cosmos_stamp_item import STAMP, UNKNOWN
 from memory_core.adapters.cosmos_stamps import Stamps
 from memory_core.domain.checkpoints import StoredCheckpoint
-from memory_core.domain.erased_entries import ErasedLoad
-from memory_core.domain.errors import Unavailable
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
-from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import RecordKind
-from memory_core.domain.snapshots import PartitionStamp, StampedLoad
+from memory_core.domain.snapshots import PartitionStamp
 from memory_core.domain.store import EntryCount, EntryFacts, EntryWindow, PageCursor
-
-_LOAD_ATTEMPTS = 3  # loads in a row that other writers' holds or erasures may overtake (load_since)
-_IDS_PER_QUERY = 500  # ids per ARRAY_CONTAINS parameter, well under the query size limit
 
 
 class CosmosReads:
@@ -80,7 +72,7 @@ class CosmosReads:
         with self._operation("load") as calls:
             items = calls.query(queries.LOAD, params, [instance_id, upn])
         self._stamps.notice(items)
-        return self._states(keys, items)
+        return scope_states(keys, items, self._profiles)
 
     def load_partition(self, instance_id: str, upn: str) -> list[ScopeState]:
         params = {
@@ -105,7 +97,7 @@ class CosmosReads:
     def _partition_states(self, items: list[dict[str, Any]]) -> list[ScopeState]:
         """Every profile of a partition's items (profiles, entries, holds), with its entries, in key order."""
         keys = {docs.key_of_item(i) for i in items if i.get("type") in (docs.PROFILE, docs.ENTRY)}
-        return self._states(sorted(keys, key=lambda k: k.profile_id), items) if keys else []
+        return scope_states(sorted(keys, key=lambda k: k.profile_id), items, self._profiles) if keys else []
 
     def partition_keys(
         self, instance_id: str, upn: str, *, prefix: str = "", after: str | None = None, limit: int | None = None
@@ -137,7 +129,7 @@ class CosmosReads:
         with self._operation("load_heads") as calls:
             items = calls.query(queries.LOAD_HEADS, params, [instance_id, upn])
         self._stamps.notice(items)
-        return self._states(keys, items)
+        return scope_states(keys, items, self._profiles)
 
     def newest_entries(
         self, window: EntryWindow, limit: int, *, cursor: PageCursor | None = None, kind: EntryKind | None = None
@@ -247,116 +239,6 @@ class CosmosReads:
             stored = self._stamps.read(calls, instance_id, upn)
         return stored.sequence if stored is not None else 0
 
-    def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
-        """The stamp (point read, created when missing; or the one ``partition_stamp`` read earlier in
-        this very service read, ``Stamps.one_read``), then one query for profiles, holds, entries (all, or those after
-        sequence ``after``) and the stamp item again; entries past the stamp's sequence are left
-        for the next read, so what is loaded is at least everything the stamp counts.
-
-        Leaving entries out is exact only while nothing but entries was added since the stamp:
-        a hold or a replace's purge written in between would show applied to the older entries
-        while the newer ones are left out, a memory that never was (an import replace under
-        approval would read as empty). So when the stamp the query returns shows any other write
-        since, the stamp is read again and the query run again. Raises ``Unavailable`` when
-        other writers keep doing so ``_LOAD_ATTEMPTS`` times in a row.
-        """
-        instance_id, upn = _partition_of(keys, "load_since")
-        params: dict[str, Any] = {
-            "@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD, "@stamp": STAMP,
-        }
-        if after is None:
-            sql = queries.LOAD
-            params["@profile_ids"] = list(dict.fromkeys(k.profile_id for k in keys))
-        else:
-            sql = queries.LOAD_AFTER
-            params.update({"@profile": docs.PROFILE, "@after": after})
-        with self._operation("load_since") as calls:
-            for _ in range(_LOAD_ATTEMPTS):
-                # The first attempt may take this read's check of the stamp; a retry reads it anew.
-                stored = self._stamps.current(calls, instance_id, upn)
-                items = calls.query(sql, params, [instance_id, upn])
-                seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
-                if seen is None or seen.stamp.only_added_since(stored.stamp):
-                    break
-            else:
-                raise Unavailable("this memory is being changed by other writers while it is read; retry",
-                                  retry_after_seconds=1)
-        items = [i for i in items if i.get("type") != docs.ENTRY or docs.sequence_of(i) <= stored.sequence]
-        return StampedLoad(stored.stamp, stored.sequence, self._states(keys, items), stored.erasures)
-
-    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str], after: int) -> PresentLoad:
-        """``PresentEntries``: the stamp (as ``load_since`` takes it), then one query for profiles, holds,
-        the stamp again, the entries stored after sequence ``after`` whole and the others as their
-        ids and sequences only. Entries past the stamp's sequence are left for the next read, as
-        ``load_since`` leaves them. An entry listed but not known (which a read labelled ``after``
-        with ``known`` never leaves) is read whole by id, 500 a query.
-
-        As ``load_since``, when the stamp the query returns shows a write since the stamp other than
-        entries added, or an entry it lists is gone when it is read, another writer erased during
-        the read: it reads again, and raises ``Unavailable`` after ``_LOAD_ATTEMPTS`` in a row.
-        """
-        instance_id, upn = _partition_of(keys, "load_present")
-        pk = [instance_id, upn]
-        params: dict[str, Any] = {
-            "@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD, "@stamp": STAMP,
-            "@entry": docs.ENTRY, "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)), "@after": after,
-        }
-        prefix = len(docs.ENTRY_ID_PREFIX)
-        with self._operation("load_present") as calls:
-            for _ in range(_LOAD_ATTEMPTS):
-                stored = self._stamps.current(calls, instance_id, upn)
-                items = calls.query(queries.LOAD_PRESENT, params, pk)
-                seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
-                if seen is not None and not seen.stamp.only_added_since(stored.stamp):
-                    continue
-                listed = [i for i in items if i.get("type") == docs.ENTRY and docs.sequence_of(i) <= stored.sequence]
-                new = [i for i in listed if str(i["id"])[prefix:] not in known]
-                whole = [i for i in new if "content_markdown" in i]
-                unread = [str(i["id"]) for i in new if "content_markdown" not in i]
-                for start in range(0, len(unread), _IDS_PER_QUERY):
-                    whole += calls.query(queries.ENTRIES_BY_ID,
-                                         {"@instance_id": instance_id, "@upn": upn, "@entry": docs.ENTRY,
-                                          "@ids": unread[start:start + _IDS_PER_QUERY]}, pk)
-                if len(whole) == len(new):
-                    break  # entries never change: each one listed and read is as the query saw it
-            else:
-                raise Unavailable("this memory is being changed by other writers while it is read; retry",
-                                  retry_after_seconds=1)
-        present = frozenset(str(i["id"])[prefix:] for i in listed)
-        heads = [i for i in items if i.get("type") != docs.ENTRY]
-        return PresentLoad(StampedLoad(stored.stamp, stored.sequence, self._states(keys, [*heads, *whole]),
-                                       stored.erasures), present)
-
-    def load_erased(
-        self, keys: Sequence[ProfileKey], known: Collection[str], mark: int, after: int
-    ) -> ErasedLoad | None:
-        """``ErasedEntries``: the stamp (as ``load_since`` takes it), whose log names the entries erased since
-        ``mark`` (``StoredStamp.erased_since``; None when it no longer reaches back), then ``load_since``'s one
-        query for profiles, holds, the stamp again and the entries stored after sequence ``after``: no row per
-        entry still stored. Retried as ``load_since`` when the query shows another write than entries added since
-        the stamp (an erasure the stamp read did not log yet)."""
-        instance_id, upn = _partition_of(keys, "load_erased")
-        params: dict[str, Any] = {"@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD,
-                                  "@stamp": STAMP, "@profile": docs.PROFILE, "@after": after}
-        with self._operation("load_erased") as calls:
-            for _ in range(_LOAD_ATTEMPTS):
-                stored = self._stamps.current(calls, instance_id, upn)
-                erased = stored.erased_since(mark)
-                if erased is None:
-                    return None
-                items = calls.query(queries.LOAD_AFTER, params, [instance_id, upn])
-                seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
-                if seen is None or seen.stamp.only_added_since(stored.stamp):
-                    break
-            else:
-                raise Unavailable("this memory is being changed by other writers while it is read; retry",
-                                  retry_after_seconds=1)
-        prefix = len(docs.ENTRY_ID_PREFIX)
-        items = [i for i in items if i.get("type") != docs.ENTRY
-                 or (docs.sequence_of(i) <= stored.sequence and str(i["id"])[prefix:] not in known)]
-        return ErasedLoad(StampedLoad(stored.stamp, stored.sequence, self._states(keys, items), stored.erasures),
-                          erased)
-
     # -- ReadCheckpoints (domain.checkpoints), kept by cosmos_checkpoints ----------
 
     def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
@@ -371,48 +253,43 @@ class CosmosReads:
         with self._operation("keep_checkpoint") as calls:
             return self._checkpoints.keep(calls, instance_id, upn, read_key, checkpoint)
 
-    # -- the states a load answers ---------------------------------------------
 
-    def _states(self, keys: Sequence[ProfileKey], items: Sequence[Mapping[str, Any]]) -> list[ScopeState]:
-        by_id = {k.profile_id: k for k in keys}
-        profiles: dict[str, MemoryProfile] = {}
-        entries: dict[str, list[MemoryEntry]] = {pid: [] for pid in by_id}
-        hold_items = []
-        for item in items:
-            kind = item.get("type")
-            if kind == docs.RECORD:
-                hold_items.append(item)
-                continue
-            key = by_id.get(item.get("profile_id", ""))
-            if key is None:
-                continue
-            if kind == docs.ENTRY:
-                entries[key.profile_id].append(docs.entry_from_item(key, item))
-            elif kind == docs.PROFILE:
-                profiles[key.profile_id] = docs.profile_from_item(key, item)
-        hold_items.sort(key=lambda i: i["record_id"])
-        holds = tuple(Hold.from_data(i.get("data") or {}) for i in hold_items)
-        states = []
-        for key in keys:
-            found = entries[key.profile_id]
-            found.sort(key=lambda e: e.sort_key)
-            profile = profiles.get(key.profile_id)
-            if profile is None:
-                self._profiles.discard(key)
-            else:
-                self._profiles.put(profile)
-            states.append(ScopeState(key, profile, found, holds))
-        return states
-
-
-def _partition_of(keys: Sequence[ProfileKey], operation: str) -> tuple[str, str]:
-    """The one ``(instance_id, upn)`` partition of ``keys``; ``ValueError`` when there is none or several."""
-    if not keys:
-        raise ValueError(f"{operation} takes at least one key")
-    instance_id, upn = keys[0].instance_id, keys[0].upn
-    if any(k.instance_id != instance_id or k.upn != upn for k in keys):
-        raise ValueError(f"{operation} takes keys of one (instance_id, upn) partition")
-    return instance_id, upn
+def scope_states(
+    keys: Sequence[ProfileKey], items: Sequence[Mapping[str, Any]], cache: ProfileCache
+) -> list[ScopeState]:
+    """The state of each of ``keys`` (in their order) from a load's items: its profile (None: none stored), its
+    entries in order, and every hold among ``items``. Refreshes ``cache`` with what it found (a profile missing is
+    forgotten), so the next append may skip its profile read: the states every load answers (``CosmosReads``'s and
+    ``cosmos_kept_reads``')."""
+    by_id = {k.profile_id: k for k in keys}
+    profiles: dict[str, MemoryProfile] = {}
+    entries: dict[str, list[MemoryEntry]] = {pid: [] for pid in by_id}
+    hold_items = []
+    for item in items:
+        kind = item.get("type")
+        if kind == docs.RECORD:
+            hold_items.append(item)
+            continue
+        key = by_id.get(item.get("profile_id", ""))
+        if key is None:
+            continue
+        if kind == docs.ENTRY:
+            entries[key.profile_id].append(docs.entry_from_item(key, item))
+        elif kind == docs.PROFILE:
+            profiles[key.profile_id] = docs.profile_from_item(key, item)
+    hold_items.sort(key=lambda i: i["record_id"])
+    holds = tuple(Hold.from_data(i.get("data") or {}) for i in hold_items)
+    states = []
+    for key in keys:
+        found = entries[key.profile_id]
+        found.sort(key=lambda e: e.sort_key)
+        profile = profiles.get(key.profile_id)
+        if profile is None:
+            cache.discard(key)
+        else:
+            cache.put(profile)
+        states.append(ScopeState(key, profile, found, holds))
+    return states
 
 
-__all__ = ["CosmosReads"]
+__all__ = ["CosmosReads", "scope_states"]

@@ -42,9 +42,9 @@ store"): an unchanged read is one point read of this item, about 1 RU while it s
 about 0.3 KB, plus about 0.1 KB for each profile whose watermark it carries (a profile id and a time); a
 ``~shared`` stamp also carries at most ``SEALS_KEPT`` seals and a floor, about 0.5 KB more at most (agent-scope
 ids are the longest), whatever the number of authors who ever cleared. Once its partition erased entries, the log of
-erased ids adds about 35 bytes an id (a 32-character id), at most ``ERASED_KEPT`` of them: about 4.5 KB (4.8 KB in all)
-(``ERASED_CHARS`` bounds ids longer than usual): past 1 KB its point read and its replace cost somewhat more RU
-(docs/cosmos.md, "The log of erased entries").
+erased ids adds about 36 bytes an id (a 32-character id), at most ``ERASED_KEPT`` of them (``ERASED_CHARS`` bounds ids
+longer than usual): with the log full a stamp with one watermark stays under 1 KB as a point read answers it, system
+properties included (docs/cosmos.md, "What the log costs").
 Reading and moving stamps in batches is ``cosmos_stamps``'s.
 """
 
@@ -67,13 +67,16 @@ SEALS_KEPT = 4
 a ``~shared`` stamp's seals to about 0.5 KB, so the stamp stays under 1 KB, a 1 RU point read
 (tests/contract/test_team_copy_seal_bounds.py); more would spare a few late copies under the floor their point read
 of the source profile (``CosmosWrites``) and cost every sharing read more."""
-ERASED_KEPT = 128
+ERASED_KEPT = 12
 """Erased entry ids a stamp keeps (the newest): a reader whose kept read is more erasures behind lists what is stored
-instead (``CosmosReads.load_erased``). The memory tool refreshes on every command, so it is usually a few behind;
-a clear of a scope erases more and costs that reader's next command one listing."""
-ERASED_CHARS = 6000
-"""The most characters of ids a stamp keeps (128 ids of the usual 32 take 4,096): an imported id may be up to 255
-characters long, and the stamp is read by every read of its partition."""
+instead (``CosmosKeptReads.load_erased``). The memory tool refreshes on every command, so it is usually one forget or
+one edit behind; a clear of a scope, or many writers between two of its commands, costs its next command one listing.
+Every read of the partition point-reads the stamp and every write replaces it, so the log is what keeps it small:
+twelve ids of the usual 32 characters keep a stamp with one watermark under 1 KB as read (about 0.94 KB; sixteen
+would pass it), a 1 RU point read (docs/cosmos.md, "What the log costs")."""
+ERASED_CHARS = 480
+"""The most characters of ids a stamp keeps (12 ids of the usual 32 take 384, so they are never cut by it): an
+imported id may be up to 255 characters long, and the stamp is read by every read of its partition."""
 _SHARED_USER = ProfileKey("", SHARED_OWNER, Scope.USER).profile_id  # the instance is not part of a profile id
 _SHARED_AGENTS = agent_profile_prefix(SHARED_OWNER)
 UNKNOWN = PartitionStamp(-1, -1)

@@ -11,12 +11,12 @@ another: ``cosmos_stamp_item``). What callers rely on:
 - A profile's watermark (the stamp's ``clears``: the ``cleared_on`` a ``save_profile`` stored) moves
   in the same batch as that save: an append's ``guard`` checks its entry's time against the stamp
   its batch is If-Match on, so the check holds when the batch commits.
-- A read point-reads the stamp before it queries (``CosmosReads.load_since``); under the account's
+- A read point-reads the stamp before it queries (``CosmosKeptReads.load_since``); under the account's
   session consistency the query then sees every write the stamp counts.
 - ``Stamps.check`` inside ``Stamps.one_read`` lends the stamp it read to that read's next
   ``current`` of the partition, once, and never to a later read.
 - Entries a batch erases are logged in the stamp it moves (``erased``: their ids and a count, bounded), so a
-  reader's kept read learns what went from the stamp alone (``CosmosReads.load_erased``).
+  reader's kept read learns what went from the stamp alone (``CosmosKeptReads.load_erased``).
 - A partition written before stamps has no stamp item: it reads as unknown (``cosmos_stamp_item.UNKNOWN``, a full
   load), and ``current`` or the next write creates it.
 
@@ -200,7 +200,7 @@ class Stamps:
         batch commits (an append refuses an entry a clear's watermark covers, ``CosmosWrites``).
         ``seal``: the moved stamp also refuses every entry of the partition at or before it (``seal_partition``).
         ``erased``: the ids of the entries the operations erase, logged in the moved stamp (``StoredStamp.moved``), so
-        a reader learns which entries went from the stamp alone (``CosmosReads.load_erased``); the ``~shared``
+        a reader learns which entries went from the stamp alone (``CosmosKeptReads.load_erased``); the ``~shared``
         partition's stamp counts them and keeps no ids.
         ``counts=False``: a write no read can see (``seal_copies``, with ``clear`` and no operations): the stamp
         keeps its counts and its checkpoint, and seals ``clear`` on team copies (``StoredStamp.sealed``: a bounded

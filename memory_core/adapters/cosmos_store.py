@@ -12,6 +12,8 @@ what its calls cost in round trips, which is the cost here:
 
 - ``cosmos_reads``: loads, entries pages and counts, stamps and checkpoints
   (a service read whose snapshot is current costs one point read);
+- ``cosmos_kept_reads``: the loads of a read kept between calls (``load_since``,
+  ``load_present``, ``load_erased``), each the stamp and one query;
 - ``cosmos_writes``: appends (one batch once the profile and stamp are known),
   profiles saved and erased, entries erased;
 - ``cosmos_records``: audit events, deletion requests, holds;
@@ -55,6 +57,7 @@ from azure.cosmos import SSLConfiguration
 from memory_core.adapters.cosmos_account import EXPECTED_PARTITION_KEY, PROVISION_COMMAND, CosmosAccount
 from memory_core.adapters.cosmos_calls import CallMetrics, Meter, ProfileCache
 from memory_core.adapters.cosmos_checkpoints import CosmosCheckpoints
+from memory_core.adapters.cosmos_kept_reads import CosmosKeptReads
 from memory_core.adapters.cosmos_reads import CosmosReads
 from memory_core.adapters.cosmos_records import CosmosRecords
 from memory_core.adapters.cosmos_stamps import Stamps
@@ -102,6 +105,7 @@ class CosmosMemoryStore:
         self._stamps = Stamps()
         self._checkpoints = CosmosCheckpoints(self._stamps)
         self._reads = CosmosReads(self._operation, self._stamps, self._checkpoints, self._profiles)
+        self._kept = CosmosKeptReads(self._operation, self._stamps, self._profiles)
         self._writes = CosmosWrites(self._operation, self._stamps, self._profiles)
         self._records = CosmosRecords(self._operation, self._stamps)
 
@@ -206,22 +210,24 @@ class CosmosMemoryStore:
     def entry_sequence(self, instance_id: str, upn: str) -> int:
         return self._reads.entry_sequence(instance_id, upn)
 
-    def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
-        return self._reads.load_since(keys, after)
-
-    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str], after: int) -> PresentLoad:
-        return self._reads.load_present(keys, known, after)
-
-    def load_erased(
-        self, keys: Sequence[ProfileKey], known: Collection[str], mark: int, after: int
-    ) -> ErasedLoad | None:
-        return self._reads.load_erased(keys, known, mark, after)
-
     def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
         return self._reads.read_checkpoint(instance_id, upn, read_key)
 
     def keep_checkpoint(self, instance_id: str, upn: str, read_key: str, checkpoint: StoredCheckpoint) -> bool:
         return self._reads.keep_checkpoint(instance_id, upn, read_key, checkpoint)
+
+    # -- kept reads: ChangeStamps, PresentEntries, ErasedEntries (cosmos_kept_reads) ------
+
+    def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
+        return self._kept.load_since(keys, after)
+
+    def load_present(self, keys: Sequence[ProfileKey], known: Collection[str], after: int) -> PresentLoad:
+        return self._kept.load_present(keys, known, after)
+
+    def load_erased(
+        self, keys: Sequence[ProfileKey], known: Collection[str], mark: int, after: int
+    ) -> ErasedLoad | None:
+        return self._kept.load_erased(keys, known, mark, after)
 
     # -- MemoryStore: writes (cosmos_writes) ----------------------------------------
 

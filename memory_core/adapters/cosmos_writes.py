@@ -24,7 +24,7 @@ Round trips are the cost, so:
   watermark, which every append to the partition checks as above, whatever its profile);
 - ``delete_entries`` is one query for the ids still there plus one transactional batch per 98
   deletes (``erase_items``), a store operation (a time budget) per 500 ids; each batch's stamp logs the ids it
-  erases (``StoredStamp.erased``), for other processes' kept reads (``CosmosReads.load_erased``).
+  erases (``StoredStamp.erased``), for other processes' kept reads (``CosmosKeptReads.load_erased``).
 
 A stamp another process moved first costs a 412, a point read of the stamp and the batch again
 (``Stamps.write``).
