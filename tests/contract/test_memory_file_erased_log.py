@@ -25,6 +25,7 @@ from memory_core.domain.models import Scope
 from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
+from tests.adapters.cosmos_support import cosmos_store as make_cosmos_store
 from tests.adapters.cosmos_support import raw_container
 from tests.support.cosmos_server import CosmosServer
 
@@ -248,13 +249,27 @@ def test_the_log_no_longer_reaching_back_lists_what_is_stored(
 
 
 def test_cosmos_a_clear_of_more_than_the_stamp_keeps_lists_what_is_stored(
-    stores: Callable[[], MemoryStore], monkeypatch: pytest.MonkeyPatch
+    cosmos_account: CosmosServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The stamp keeps the newest ``ERASED_KEPT`` ids: a reader more erasures behind is not told which went, so it
-    lists what is still stored, and a fact erased among the first ones never shows."""
+    lists what is still stored, and a fact erased among the first ones never shows.
+    (SQLite's log keeps 4,096 erasures of the file: ``tests/adapters/test_sqlite_erased_log.py``.)"""
+    made: list[MemoryStore] = []
+
+    def stores() -> MemoryStore:
+        made.append(make_cosmos_store(cosmos_account))
+        return made[-1]
+    try:
+        _a_reader_further_behind_than_the_stamp_lists_what_is_stored(stores, monkeypatch)
+    finally:
+        for store in made:
+            store.close()
+
+
+def _a_reader_further_behind_than_the_stamp_lists_what_is_stored(
+    stores: Callable[[], MemoryStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
     (store, reader, writer), caller = _logged(stores), _caller()
-    if isinstance(store, SqliteMemoryStore):
-        pytest.skip("SQLite's log keeps 4,096 erasures of the file: tests/adapters/test_sqlite_erased_log.py")
     secret = writer.append(caller, INSTANCE, Scope.USER, None, f"- {SECRET}").entry_id
     for n in range(ERASED_KEPT):
         writer.append(caller, INSTANCE, Scope.USER, None, f"- trip {n}")
