@@ -79,9 +79,10 @@ class CallTarget:
         return self.agent.name if self.agent else None
 
     @property
-    def share(self) -> tuple[str, str]:
-        """The caller's share of the abandoned-call count (``stalled.share_of``): the partition the call touches."""
-        return share_of(self.instance_id, self.caller.upn)
+    def share(self) -> str:
+        """The caller's share of the worker threads (``stalled.share_of``): the authenticated user, whatever instance
+        the call names."""
+        return share_of(self.caller)
 
 
 class MemoryBackend(Protocol):
@@ -137,8 +138,9 @@ class InProcessBackend:
     caller keeps the threads, so one slow call never holds up the others, and a call still running
     at the caller's time bound is abandoned there (the answer does not wait for it; it finishes on its own).
     ``abandoned`` counts those calls (default: a count of this backend's own; the composition root passes the
-    process's, which the MCP front joins too, so the bound is the process's), each toward its caller's share
-    (``CallTarget.share``): a caller whose own abandoned calls fill their share is refused, others still served.
+    process's, which the MCP front joins too, so the bound is the process's). Each call also holds a place in its
+    user's share (``CallTarget.share``) from its start until its thread returns: a user whose calls fill their share
+    is refused, others still served.
     """
 
     def __init__(

@@ -51,11 +51,6 @@ def _header(headers: Mapping[str, str], name: str, label: str, max_length: int) 
     return value
 
 
-def instance_named(headers: Mapping[str, str], default_instance_id: str | None) -> str:
-    """The instance a call names: X-INSTANCE-ID, else ``default_instance_id``, unchecked ("" when neither is set)."""
-    return (headers.get(INSTANCE_ID_HEADER) or "").strip() or (default_instance_id or "").strip()
-
-
 def resolve_target(
     headers: Mapping[str, str] | None, auth: Authenticator, default_instance_id: str | None
 ) -> CallTarget:
@@ -70,7 +65,7 @@ def resolve_target(
     headers = headers if headers is not None else {}
     authentication = CURRENT_AUTHENTICATION.get() or auth.authenticate(headers)
     caller = authentication.caller
-    instance = instance_named(headers, default_instance_id)
+    instance = (headers.get(INSTANCE_ID_HEADER) or "").strip() or (default_instance_id or "").strip()
     if not instance:
         raise InvalidInput(
             "no instance: send the X-INSTANCE-ID header or set MEMORY_DEFAULT_INSTANCE_ID",

@@ -23,7 +23,6 @@ from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import headers_for, status_for
 from memory_core.identity.headers import carries_signed_token
 from memory_core.identity.model import Authentication
-from memory_core.mcp.call_targets import instance_named
 from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
 from memory_core.mcp.envelope import (
     REQUEST_TIME_LIMIT_SECONDS,
@@ -100,9 +99,9 @@ class McpHttpApp:
     While too many calls abandoned this way still run (``abandoned``, ``memory_core.mcp.stalled``: a stalled
     store), a request answers 503 with Retry-After before step 4, unless it needs no store
     (``stalled.answers_without_the_store``: a ping, the handshake, the tool list, a notification). Once step 4 has
-    named the caller, such a request answers the same 503 while the caller's own abandoned calls fill their share
-    (``AbandonedCalls.full_for``, the share of the caller's partition: the instance the request names, else
-    ``default_instance_id``, and the user), so one user's stalled calls refuse that user, not everyone.
+    named the caller, such a request answers the same 503 while the user's own calls in worker threads fill their
+    share (``AbandonedCalls.full_for``, ``stalled.share_of``: the authenticated user, whatever instance the request
+    names), so one user's stalled calls refuse that user, not everyone.
 
     4. the caller is authenticated (``authenticate``; for a signed token in a
        worker thread: its check may fetch an identity provider's keys): a missing or bad credential
@@ -133,15 +132,11 @@ class McpHttpApp:
         time_limit: float = REQUEST_TIME_LIMIT_SECONDS,
         exchange: SingleExchange | None = None,
         abandoned: AbandonedCalls | None = None,
-        default_instance_id: str | None = None,
     ) -> None:
         """``exchange`` answers the requests it accepts without ``inner`` (``memory_core.mcp.exchange``).
         ``abandoned``: the count of abandoned worker-thread calls this front checks and adds its own to (default: a
-        count of this front's own; ``build_asgi_app`` passes the one its backend joins, the process's).
-        ``default_instance_id``: the instance of a request without X-INSTANCE-ID, as the tools resolve it
-        (``call_targets``), for the caller's share of ``abandoned``."""
+        count of this front's own; ``build_asgi_app`` passes the one its backend joins, the process's)."""
         self._exchange = exchange
-        self._default_instance_id = default_instance_id
         self._abandoned = abandoned if abandoned is not None else AbandonedCalls()
         self._inner = inner
         self._path = path
@@ -201,8 +196,8 @@ class McpHttpApp:
                 await self._refuse_caller(scope, send, decoded, error)
                 return
         if authentication is not None and not answers_without_the_store(decoded):
-            share = share_of(instance_named(headers, self._default_instance_id), authentication.caller.upn)
-            if self._abandoned.full_for(share):  # this caller's own calls have stalled: others are still served
+            share = share_of(authentication.caller)
+            if self._abandoned.full_for(share):  # this user's own calls fill their share: others are still served
                 await self._refuse_caller(scope, send, decoded, self._abandoned.refusal(share))
                 return
         inner_scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}

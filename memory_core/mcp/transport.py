@@ -126,7 +126,6 @@ def build_asgi_app(
         max_body_bytes=max_request_bytes(settings),
         time_limit=settings.memory_mcp_request_timeout,
         abandoned=abandoned,
-        default_instance_id=settings.memory_default_instance_id,
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from memory_core import composition
@@ -189,49 +190,97 @@ async def test_abandoned_store_calls_cannot_pile_up_without_bound(store: SqliteM
     assert (await backend.get(_target(), Scope.USER, max_chars=1000)).content_markdown == ""
 
 
-async def test_one_callers_stalled_calls_fill_only_that_callers_share_of_the_count(store: SqliteMemoryStore) -> None:
-    """Each call counts, if abandoned, toward its caller's share (``CallTarget.share``: instance and upn): once Alex's
-    stalled reads fill Alex's ``share_limit``, Alex's next call is refused with ``Unavailable`` (Retry-After, "... of
-    your earlier calls ...") without a thread, while the process's count is far from full and Blake's call (another
-    user) and Alex's in another instance (another partition) are answered. A share is forgotten once its calls
-    return (the map does not grow)."""
-    abandoned = AbandonedCalls(limit=100, share_limit=3)
+async def test_one_user_bursting_across_instances_never_holds_more_than_their_share(store: SqliteMemoryStore) -> None:
+    """The review's repro: Alex sends three waves of 40 reads at once, each wave naming another instance, and every
+    read stalls. A call takes its place in its user's share (``CallTarget.share``: the authenticated user, whatever
+    instance it names) when it starts and gives it back only when its thread returns, so ``running_for`` never
+    passes ``share_limit`` (sampled by a thread every millisecond; before, abandoned calls counted only once abandoned
+    and each instance was a share: 40 each, 120 of the process's 100, and everyone was refused). Alex's other calls
+    are refused with ``Unavailable`` (Retry-After, "... of your earlier calls ...") without a thread, while Blake's
+    read is answered. Once the stalled reads return, the share is forgotten (the map does not grow)."""
+    abandoned = AbandonedCalls()
     service = MemoryService(store)
     release = threading.Event()
     read = service.get_within
 
-    def stuck_for_alex(caller: Any, instance_id: str, *args: Any) -> object:
-        if caller.upn == UPN and instance_id == "inst":
+    def stuck_for_alex(caller: Any, *args: Any) -> object:
+        if caller.upn == UPN:
             release.wait(30)
-        return read(caller, instance_id, *args)
+        return read(caller, *args)
 
     service.get_within = stuck_for_alex  # type: ignore[method-assign]
     backend = InProcessBackend(service, abandoned=abandoned)
-    alex, blake = _target(), CallTarget(parse_identity(identity("blake@contoso.com")), identity("blake@contoso.com"),
-                                        "inst")
-    elsewhere = CallTarget(alex.caller, alex.identity_header, "other-inst")
+    alex = [CallTarget(_target().caller, _target().identity_header, instance) for instance in ("a", "b", "c")]
+    blake = CallTarget(parse_identity(identity("blake@contoso.com")), identity("blake@contoso.com"), "a")
+    refusals: list[str] = []
+    seen: list[int] = []
+    sampling = True
 
-    async def bounded_read() -> None:
-        with anyio.move_on_after(0.5):
-            await backend.get(alex, Scope.USER, max_chars=1000)
+    def sample() -> None:
+        while sampling:
+            seen.append(abandoned.running_for(alex[0].share))
+            time.sleep(0.001)
+
+    async def bounded_read(target: CallTarget) -> None:
+        with anyio.move_on_after(0.3):
+            try:
+                await backend.get(target, Scope.USER, max_chars=1000)
+            except Unavailable as refused:
+                refusals.append(refused.message)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        for target in alex:
+            async with anyio.create_task_group() as wave:
+                for _ in range(40):
+                    wave.start_soon(bounded_read, target)
+        with anyio.fail_after(5):
+            served = await backend.get(blake, Scope.USER, max_chars=1000)
+    finally:
+        sampling = False
+        release.set()
+        sampler.join()
+    assert max(seen) == abandoned.share_limit == 10 and len(seen) > 100
+    assert len(refusals) == 120 - 10 and set(refusals) == {
+        "10 of your earlier calls to the store have not returned yet; retry later"}
+    assert served.upn == "blake@contoso.com" and abandoned.running <= 10
+    with anyio.fail_after(5):
+        while abandoned.running or abandoned.shares():
+            await anyio.sleep(0.05)
+    assert (await backend.get(alex[1], Scope.USER, max_chars=1000)).content_markdown == ""
+
+
+async def test_a_call_cancelled_before_it_got_a_thread_gives_its_place_in_the_share_back(
+    store: SqliteMemoryStore,
+) -> None:
+    """With a share larger than the threads (5 here), calls wait for a thread; cancelled there, anyio drops them and
+    their places are given back at once, not held as if they ran: the share holds exactly the calls that run, and once
+    the stalled ones return, nothing is left counted."""
+    anyio.to_thread.current_default_thread_limiter().total_tokens = 5  # this test's event loop only
+    abandoned = AbandonedCalls(share_limit=60)
+    release = threading.Event()
+    ran: list[int] = []
+
+    def stuck(n: int) -> None:
+        ran.append(n)
+        release.wait(30)
+
+    async def bounded(n: int) -> None:
+        with anyio.move_on_after(0.3):
+            await abandoned.run(stuck, n, share=_target().share)
 
     try:
-        for _ in range(3):
-            await bounded_read()
-        assert abandoned.running_for(alex.share) == 3 == abandoned.running and not abandoned.full
-        with pytest.raises(Unavailable) as refused:
-            await backend.get(alex, Scope.USER, max_chars=1000)
-        with anyio.fail_after(5):
-            served = [await backend.get(t, Scope.USER, max_chars=1000) for t in (blake, elsewhere)]
+        async with anyio.create_task_group() as burst:
+            for n in range(60):
+                burst.start_soon(bounded, n)
+        waiting = abandoned.running_for(_target().share)
     finally:
         release.set()
-    assert refused.value.retry_after_seconds == 5
-    assert refused.value.message == "3 of your earlier calls to the store have not returned yet; retry later"
-    assert [answer.upn for answer in served] == ["blake@contoso.com", UPN]
     with anyio.fail_after(5):
-        while abandoned.running:
+        while abandoned.running or abandoned.shares():
             await anyio.sleep(0.05)
-    assert abandoned.shares() == 0 and (await backend.get(alex, Scope.USER, max_chars=1000)).content_markdown == ""
+    assert waiting == len(ran) < 60 and abandoned.running_for(_target().share) == 0
 
 
 async def test_a_backend_built_without_a_count_keeps_its_own_and_the_composition_roots_join_the_processs(
