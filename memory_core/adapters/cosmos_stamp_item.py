@@ -29,9 +29,12 @@ own key; docs/cosmos.md, "Layout"). What callers may rely on:
   holds the ids of the newest of them, oldest first, at most ``ERASED_KEPT`` and ``ERASED_CHARS`` characters
   (``StoredStamp.moved``): the partition's log of erased entries (``domain.erased_entries``), written in the very
   batch that erases them. A read's mark is ``erasures``; ``erased_since`` answers the ids erased after a mark, or
-  None when the log no longer reaches back to it. A stamp from before the log has no count (None) until its next
-  write, which starts one. The ``~shared`` partition's stamp counts but keeps no ids (``Stamps.write``): no kept
-  read of the memory tool reads that partition, and every sharing read point-reads its stamp (under 1 KB).
+  None when the log no longer reaches back to it. A stamp without a count (None: written before the log, or
+  rewritten by a release without it, which drops both fields, as in a rolling upgrade) answers no mark until its next
+  write, which starts the count again from the clock, as a new stamp does: above every mark a reader can hold, so
+  no mark taken before is answered and such a reader lists what is stored once. The ``~shared`` partition's stamp
+  counts but keeps no ids (``Stamps.write``): no kept read of the memory tool reads that partition, and every sharing
+  read point-reads its stamp (under 1 KB).
 - A new stamp counts ``changes`` and ``erasures`` from the clock (``StoredStamp.new``), so a stamp made again (its
   item erased and created anew) never equals one a snapshot was built at, nor covers a mark of the erased one (an
   old count is far below the new one's start); ``UNKNOWN``, what a partition without a stamp item reads as, equals
@@ -118,8 +121,9 @@ class StoredStamp:
     partition_seal: str | None = None
     """ISO watermark covering every entry of the partition, whatever its profile (``seal_partition``: a purge's)."""
     erasures: int | None = None
-    """How many entries the partition's writes erased, counted from the stamp's making (its clock): a read's mark for
-    ``erased_since``. None in a stamp written before the log, until its next write."""
+    """How many entries the partition's writes erased, counted from the clock at the count's start (the stamp's
+    making, or the first write after a release without the log dropped it): a read's mark for ``erased_since``. None
+    in a stamp written before the log or rewritten by a release without it, until its next write."""
     erased: tuple[str, ...] = ()
     """The ids of the newest ``erasures`` (oldest first), bounded by ``ERASED_KEPT`` and ``ERASED_CHARS``."""
 
@@ -136,11 +140,14 @@ class StoredStamp:
         carrying that profile's watermark; logging ``erased`` (the ids of the entries the write erases):
         ``erasures`` grows by their number and ``erased`` keeps the newest within its bounds (at most ``keeps``
         ids; with 0 a read learns only whether anything was erased since its mark). A stamp without a count starts
-        one here (from ``changes``: no read holds a mark of it)."""
+        one here from the clock (``_count_start``), not from ``changes``: a release without the log drops the count
+        and the ids when it rewrites the stamp, and a count it dropped may run ahead of ``changes`` (one batch erases
+        many entries), so a restart below it could answer a reader's mark with a set missing what that release
+        erased."""
         clears = self.clears
         if clear is not None:
             clears = tuple(sorted({**dict(clears), clear[0]: clear[1].isoformat()}.items()))
-        counted = self.changes if self.erasures is None else self.erasures
+        counted = _count_start() if self.erasures is None else self.erasures
         return replace(self, changes=self.changes + 1, inserts=self.inserts + inserts, sequence=self.sequence + inserts,
                        etag=None, checkpointed=self.checkpointed and not erases_checkpoint, clears=clears,
                        erasures=counted + len(erased), erased=_kept_ids(self.erased, erased, keeps))
@@ -148,7 +155,7 @@ class StoredStamp:
     def erased_since(self, mark: int) -> frozenset[str] | None:
         """The ids of the entries erased after a read whose mark was ``mark`` (its ``erasures``), or None when this
         stamp cannot say: it keeps no count, its count is below the mark (a stamp made again), or it no longer keeps
-        every id erased since (more than it keeps, or a stamp made again since the mark)."""
+        every id erased since (more than it keeps, or a stamp made again or its count started again since the mark)."""
         if self.erasures is None or not 0 <= self.erasures - mark <= len(self.erased):
             return None
         return frozenset(self.erased[len(self.erased) - (self.erasures - mark):])
@@ -224,7 +231,7 @@ class StoredStamp:
 
     @staticmethod
     def new() -> StoredStamp:
-        now = time.time_ns() // 1000
+        now = _count_start()
         return StoredStamp(now, 0, 0, erasures=now)
 
     @staticmethod
@@ -261,6 +268,15 @@ class StoredStamp:
             # Only once the partition erased an entry.
             **({"erased": list(self.erased)} if self.erased else {}),
         }
+
+
+def _count_start() -> int:
+    """Where a stamp's counts start: the clock in microseconds. A count grows by one a write or an erased entry, at
+    most about 100 a batch, and a batch is a round trip of milliseconds: far slower than the clock, so a count started
+    now is above every value one started earlier has reached, and so above every mark a reader holds of it (with the
+    clocks of the processes writing a partition in step to within the time between their writes). Microseconds stay
+    below 2**53, which a JSON number holds exactly."""
+    return time.time_ns() // 1000
 
 
 def _own_profile(profile_id: str) -> bool:

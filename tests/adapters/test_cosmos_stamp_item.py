@@ -10,6 +10,8 @@ import json
 import time
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from memory_core.adapters.cosmos_stamp_item import (
     ERASED_CHARS,
     ERASED_KEPT,
@@ -211,11 +213,39 @@ def test_long_ids_are_kept_within_the_character_bound() -> None:
     assert len(stamp.erased) == ERASED_CHARS // 255
 
 
-def test_a_stamp_from_before_the_log_answers_no_mark_until_its_next_write_starts_one() -> None:
+def test_a_stamp_from_before_the_log_answers_no_mark_until_its_next_write_starts_one_from_the_clock() -> None:
     old = StoredStamp.from_item({"changes": 9, "inserts": 2, "sequence": 2})
     assert old.erasures is None and old.erased_since(9) is None and "erasures" not in old.item("i", "o")
+    started = time.time_ns() // 1000
     moved = old.moved(1, erases_checkpoint=False)
-    assert moved.erasures == 9 and moved.erased_since(9) == frozenset()
+    assert moved.erasures is not None and moved.erasures >= started  # as a new stamp's, never from ``changes``
+    assert moved.erased_since(moved.erasures) == frozenset() and moved.erased_since(9) is None
+
+
+@pytest.mark.parametrize("first_batch", [2, 5, 98])  # 98: the most entries one batch erases besides the stamp
+def test_a_count_an_older_release_dropped_starts_again_above_every_mark_a_reader_holds(first_batch: int) -> None:
+    """A rolling upgrade: a release without the log (the CoreAPI app, say, while the MCP host runs this one) erases an
+    entry and rewrites the stamp without ``erasures`` and ``erased``. A batch erases up to ~98 entries, so the count it
+    dropped ran ahead of ``changes``; had this release's next write started the count again from ``changes``, a
+    reader's mark would fall inside the new log and be answered with a set missing that release's erasure, and the
+    memory tool would go on showing the entry. Every mark taken before answers None: the reader lists what is
+    stored (``CosmosReads.load_erased`` falls back to ``load_present``)."""
+    stamp = StoredStamp.new().moved(0, erases_checkpoint=True, erased=_ids(first_batch))
+    marks = range(stamp.erasures - first_batch, stamp.erasures + 1)  # type: ignore[operator]  # any a reader holds
+    item = stamp.item("inst", "alex@contoso.com")
+    item["changes"] += 1  # the older release erases entry "b" and writes the stamp as it knows it
+    del item["erasures"], item["erased"]
+    older = StoredStamp.from_item({**item, "_etag": "x"})
+    assert older.erasures is None and all(older.erased_since(mark) is None for mark in marks)
+    time.sleep(0.001)  # each write is a round trip to the account, far longer than 98 microseconds
+
+    restarted = older.moved(0, erases_checkpoint=True, erased=["c1", "c2", "c3"])  # this release erases three
+
+    assert all(restarted.erased_since(mark) is None for mark in marks)
+    assert restarted.erased_since(restarted.erasures - 3) == {"c1", "c2", "c3"}  # type: ignore[operator]
+    later = restarted.moved(0, erases_checkpoint=True, erased=["d"])  # and the count goes on from there
+    assert later.erased_since(restarted.erasures) == {"d"}  # type: ignore[arg-type]
+    assert all(later.erased_since(mark) is None for mark in marks)
 
 
 def test_a_stamp_made_again_does_not_answer_a_mark_of_the_one_erased() -> None:

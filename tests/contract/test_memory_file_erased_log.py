@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from memory_core.adapters.cosmos_documents import entry_item_id
 from memory_core.adapters.cosmos_stamp_item import ERASED_KEPT, stamp_item_id
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.errors import MemoryCoreError
@@ -284,3 +285,49 @@ def _a_reader_further_behind_than_the_stamp_lists_what_is_stored(
     assert [line for line in listing.splitlines() if line.endswith(".md")] == [
         line for line in listing.splitlines() if line.endswith(f"{after}.md")]
     assert calls
+
+
+def _as_an_older_release_writes(cosmos: CosmosServer, caller: Caller, erasing: str | None = None) -> None:
+    """A write of a release without the log (a rolling upgrade: the CoreAPI app and the MCP host on different
+    releases): it erases ``erasing`` (an entry id) and rewrites the stamp as it knows it, without ``erasures`` and
+    ``erased``."""
+    with raw_container(cosmos) as container:
+        pk = [INSTANCE, caller.upn]
+        if erasing is not None:
+            container.delete_item(entry_item_id(erasing), partition_key=pk)
+        stamp = container.read_item(stamp_item_id(caller.upn), partition_key=pk)
+        stamp["changes"] += 1
+        stamp.pop("erasures", None)
+        stamp.pop("erased", None)
+        container.replace_item(stamp["id"], stamp)
+
+
+def test_cosmos_a_fact_a_release_without_the_log_erased_is_never_shown(
+    stores: Callable[[], MemoryStore], request: pytest.FixtureRequest
+) -> None:
+    """A clear of entries stored before the count started runs the count ahead of the stamp's ``changes`` (one batch
+    erased 30). Then a release without the log erases the fact the reader keeps and drops the count, and this
+    release's next erasures start it again: from the clock, above the reader's mark, so the reader lists what is
+    stored and never shows the fact. (Started again from ``changes``, the count reached the mark after a few
+    forgets, and the log answered only the last of them: the fact and the first hotels forgotten showed on.)"""
+    (store, reader, writer), caller = _logged(stores), _caller()
+    if isinstance(store, SqliteMemoryStore):
+        pytest.skip("SQLite's log is a table every release since it writes (sqlite_erased_log)")
+    cosmos = _account(store, request)
+    assert cosmos is not None
+    for n in range(30):
+        writer.append(caller, INSTANCE, Scope.USER, None, f"- trip {n}")
+    _as_an_older_release_writes(cosmos, caller)  # these entries predate the count
+    writer.clear(caller, INSTANCE, Scope.USER, None, confirm=True)  # 30 erased in a few writes: the count ahead
+    secret = writer.append(caller, INSTANCE, Scope.USER, None, f"- {SECRET}").entry_id
+    hotels = [writer.append(caller, INSTANCE, Scope.USER, None, f"- hotel {n}").entry_id for n in range(19)]
+    kept = writer.append(caller, INSTANCE, Scope.USER, None, "- prefers trains").entry_id
+    assert SECRET in _run(reader, caller, command="view", path=f"/memories/appended/{secret}.md")
+
+    _as_an_older_release_writes(cosmos, caller, erasing=str(secret))
+    for hotel in hotels:  # this release: the count starts again, then grows by one a forget
+        writer.forget(caller, INSTANCE, str(hotel))
+
+    _never_shown(reader, caller, f"/memories/appended/{secret}.md", *(f"/memories/appended/{h}.md" for h in hotels))
+    listing = _run(reader, caller, command="view", path="/memories/appended")
+    assert [line.split("/")[-1] for line in listing.splitlines() if line.endswith(".md")] == [f"{kept}.md"]
