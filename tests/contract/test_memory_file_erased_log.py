@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +160,20 @@ def test_an_entry_stored_after_another_users_erasure_shows(stores: Callable[[], 
 # moves (``StoredStamp.erased``).
 
 
+@pytest.fixture
+def cosmos_stores(cosmos_account: CosmosServer) -> Iterator[Callable[[], MemoryStore]]:
+    """Store objects over the session's Cosmos account, each as another process would open it, for what only
+    Cosmos DB keeps (the stamp's log); every one made is closed after the test."""
+    made: list[MemoryStore] = []
+
+    def another() -> MemoryStore:
+        made.append(make_cosmos_store(cosmos_account))
+        return made[-1]
+    yield another
+    for store in made:
+        store.close()
+
+
 def _logged(stores: Callable[[], MemoryStore]) -> tuple[MemoryStore, MemoryService, MemoryService]:
     """The reader's store, the reader, and a writer in another process (its own store object on the same data)."""
     store = stores()
@@ -250,21 +264,12 @@ def test_the_log_no_longer_reaching_back_lists_what_is_stored(
 
 
 def test_cosmos_a_clear_of_more_than_the_stamp_keeps_lists_what_is_stored(
-    cosmos_account: CosmosServer, monkeypatch: pytest.MonkeyPatch
+    cosmos_stores: Callable[[], MemoryStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The stamp keeps the newest ``ERASED_KEPT`` ids: a reader more erasures behind is not told which went, so it
     lists what is still stored, and a fact erased among the first ones never shows.
     (SQLite's log keeps 4,096 erasures of the file: ``tests/adapters/test_sqlite_erased_log.py``.)"""
-    made: list[MemoryStore] = []
-
-    def stores() -> MemoryStore:
-        made.append(make_cosmos_store(cosmos_account))
-        return made[-1]
-    try:
-        _a_reader_further_behind_than_the_stamp_lists_what_is_stored(stores, monkeypatch)
-    finally:
-        for store in made:
-            store.close()
+    _a_reader_further_behind_than_the_stamp_lists_what_is_stored(cosmos_stores, monkeypatch)
 
 
 def _a_reader_further_behind_than_the_stamp_lists_what_is_stored(
@@ -303,18 +308,15 @@ def _as_an_older_release_writes(cosmos: CosmosServer, caller: Caller, erasing: s
 
 
 def test_cosmos_a_fact_a_release_without_the_log_erased_is_never_shown(
-    stores: Callable[[], MemoryStore], request: pytest.FixtureRequest
+    cosmos_stores: Callable[[], MemoryStore], cosmos_account: CosmosServer
 ) -> None:
     """A clear of entries stored before the count started runs the count ahead of the stamp's ``changes`` (one batch
     erased 30). Then a release without the log erases the fact the reader keeps and drops the count, and this
     release's next erasures start it again: from the clock, above the reader's mark, so the reader lists what is
     stored and never shows the fact. (Started again from ``changes``, the count reached the mark after a few
     forgets, and the log answered only the last of them: the fact and the first hotels forgotten showed on.)"""
-    (store, reader, writer), caller = _logged(stores), _caller()
-    if isinstance(store, SqliteMemoryStore):
-        pytest.skip("SQLite's log is a table every release since it writes (sqlite_erased_log)")
-    cosmos = _account(store, request)
-    assert cosmos is not None
+    (_, reader, writer), caller = _logged(cosmos_stores), _caller()
+    cosmos = cosmos_account  # (SQLite's log is a table that every release since it writes: ``sqlite_erased_log``)
     for n in range(30):
         writer.append(caller, INSTANCE, Scope.USER, None, f"- trip {n}")
     _as_an_older_release_writes(cosmos, caller)  # these entries predate the count
