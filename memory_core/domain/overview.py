@@ -13,7 +13,7 @@ from datetime import datetime
 
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.errors import InvalidInput
-from memory_core.domain.models import ProfileKey, Scope, ScopeState, agent_profile_prefix
+from memory_core.domain.models import ProfileKey, Scope, agent_profile_prefix
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.store import EntryWindow, MemoryStore
 from memory_core.domain.views import agent_name_of, updated_on_of
@@ -51,10 +51,9 @@ def agent_scopes(
     continuation this listing did not answer.
 
     A scope whose entries are all cleared or held still appears, with ``entry_count`` 0, so a person can see that
-    an agent once held memory about them. One that never held any does not: a clear of a scope with no profile
-    makes one to hold its watermark (``seals.advance_watermark``), and while that scope stores no entry it is not
-    listed (``made_by_a_clear``); a page may then hold fewer than ``limit``, and the continuation says whether
-    more follow. Reads a page of the partition's agent profile keys (one bounded query),
+    an agent once held memory about them; so does a scope a clear made a profile for to hold its watermark before
+    anything was stored there (``seals.advance_watermark``): the listing cannot tell it from one whose entries were
+    all forgotten since, and hiding both would hide an agent that did hold memory. Reads a page of the partition's agent profile keys (one bounded query),
     then those scopes alone: never the other agents' entries, nor the user scope's, often most of a person's
     memory (10,000 of them made the console's agent list take 7-8 s on the Cosmos DB test server).
     """
@@ -76,19 +75,8 @@ def agent_scopes(
             updated_on=updated_on_of(state),
         )
         for state in store.load([k for k in page if k.agent_object_id])
-        if not made_by_a_clear(state)
     ]
     return Page(scopes, token)
-
-
-def made_by_a_clear(state: ScopeState) -> bool:
-    """Whether ``state``'s profile was made by a clear of a scope that had none (created at its watermark: the
-    profile an approved clear's seal, an immediate clear or the sweep's replay of one makes) and the scope stores
-    no entry, held or not: nothing was ever stored there, so no agent held memory about the person in it. Once an
-    entry is stored (a late write, stamped after the watermark) the scope is listed like any other."""
-    profile = state.profile
-    return (profile is not None and not state.entries and profile.cleared_on is not None
-            and profile.created_on == profile.cleared_on)
 
 
 def request_entry_counts(store: MemoryStore, requests: Sequence[DeletionRequest]) -> list[int | None]:

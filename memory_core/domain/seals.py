@@ -85,7 +85,7 @@ def advance_watermark(
         try:
             if state.profile is None:
                 made = seed or MemoryProfile(key, None, None, None, watermark, updated_on)
-                # Created at its watermark: what tells a scope nobody wrote to (``overview.made_by_a_clear``).
+                # Created at its watermark: the scope's first moment is the clear's.
                 store.save_profile(replace(made, created_on=watermark, updated_on=max(made.updated_on, updated_on),
                                            cleared_on=watermark, etag=ABSENT))
                 return

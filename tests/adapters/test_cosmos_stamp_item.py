@@ -229,7 +229,7 @@ def test_a_count_an_older_release_dropped_starts_again_above_every_mark_a_reader
     dropped ran ahead of ``changes``; had this release's next write started the count again from ``changes``, a
     reader's mark would fall inside the new log and be answered with a set missing that release's erasure, and the
     memory tool would go on showing the entry. Every mark taken before answers None: the reader lists what is
-    stored (``CosmosReads.load_erased`` falls back to ``load_present``)."""
+    stored (``CosmosKeptReads.load_erased`` falls back to ``load_present``)."""
     stamp = StoredStamp.new().moved(0, erases_checkpoint=True, erased=_ids(first_batch))
     marks = range(stamp.erasures - first_batch, stamp.erasures + 1)  # type: ignore[operator]  # any a reader holds
     item = stamp.item("inst", "alex@contoso.com")

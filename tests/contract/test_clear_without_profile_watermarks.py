@@ -6,8 +6,8 @@ clear is executed: an agent's first write still on its way, a clear of a scope n
 clear (the sweep's seal, ``domain.seals.advance_watermark``) and the sweep's replay of an immediate clear stopped
 before its watermark stored nothing then: an entry stamped before the watermark and stored after the sweep's read
 was erased by no step, and showed once the hold was lifted (before 2026-12-07). Now the clear makes the profile,
-carrying its watermark, created only where none is stored (``save_profile`` with ``records.ABSENT``); while that
-scope stores no entry the person's agent list leaves it out (``overview.made_by_a_clear``).
+carrying its watermark, created only where none is stored (``save_profile`` with ``records.ABSENT``), and the
+person's agent list shows that scope with 0 entries, like one whose entries were all forgotten.
 
 Each test puts the late write at one point by wrapping the sweeping store (the read the erasure is planned from),
 so the interleaving is the same every run; the writer is another store object over the same data (another process).
@@ -177,26 +177,33 @@ def test_a_replayed_clear_of_a_scope_without_a_profile_refuses_an_entry_stored_a
 
 
 @pytest.mark.parametrize("mode", [DeletionMode.OPERATOR_APPROVAL, DeletionMode.IMMEDIATE], ids=["approved", "immediate"])
-def test_a_clear_of_a_scope_nobody_wrote_to_lists_no_agent_until_an_entry_is_stored(
+def test_a_clear_of_a_scope_nobody_wrote_to_lists_the_agent_with_0_and_an_entry_forgotten_after_keeps_it_listed(
     store: MemoryStore, mode: DeletionMode
 ) -> None:
-    """The profile a clear makes to hold its watermark does not list an agent that never held memory about the
-    person (the console's agent list); the agent's first entry, stored after the clear, lists it."""
+    """The profile a clear makes to hold its watermark lists its agent with 0 entries (as an immediate clear of
+    such a scope always did); the agent's first entry, stored after the clear, counts; and once that entry is
+    forgotten the agent stays listed with 0, as any agent that held memory about the person does."""
     clock = TickingClock(T0, timedelta(microseconds=1))
     service = MemoryService(store, clock=clock, deletion_mode=mode)
     alex, instance = Caller(upn=f"alex-{uuid.uuid4().hex[:8]}@contoso.com"), f"noprof-{uuid.uuid4().hex[:8]}"
     key = ProfileKey(instance, alex.upn, Scope.AGENT, PLANNER.object_id)
-    cleared = service.clear(alex, instance, Scope.AGENT, PLANNER, confirm=True)
-    if isinstance(cleared, PendingDeletion):
-        service.custody.approve(OPERATOR, instance, cleared.request_id)
-        service.custody.sweep(instance_id=instance)
 
+    def swept(answer: object) -> None:
+        if isinstance(answer, PendingDeletion):
+            service.custody.approve(OPERATOR, instance, answer.request_id)
+            service.custody.sweep(instance_id=instance)
+
+    def listed() -> list[tuple[str, int]]:
+        return [(a.agent_object_id, a.entry_count) for a in agent_scopes(store, instance, alex.upn).items]
+
+    swept(service.clear(alex, instance, Scope.AGENT, PLANNER, confirm=True))
     (state,) = store.load_heads([key])
     assert state.profile is not None and state.profile.cleared_on is not None  # the watermark, held
-    assert agent_scopes(store, instance, alex.upn).items == []
-    service.append(alex, instance, Scope.AGENT, PLANNER, "- first words")
-    (listed,) = agent_scopes(store, instance, alex.upn).items
-    assert (listed.agent_object_id, listed.entry_count) == (PLANNER.object_id, 1)
+    assert listed() == [(PLANNER.object_id, 0)]
+    view = service.append(alex, instance, Scope.AGENT, PLANNER, "- first words")
+    assert listed() == [(PLANNER.object_id, 1)]
+    swept(service.forget(alex, instance, view.entry_id or ""))
+    assert listed() == [(PLANNER.object_id, 0)]
 
 
 def test_a_profile_saved_create_only_keeps_the_one_stored(store: MemoryStore) -> None:
