@@ -21,12 +21,12 @@ Each runs again when its query shows another writer's hold or erasure since the 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters import cosmos_queries as queries
-from memory_core.adapters.cosmos_calls import OpenOperation, ProfileCache
+from memory_core.adapters.cosmos_calls import Calls, OpenOperation, ProfileCache
 from memory_core.adapters.cosmos_reads import scope_states
 from memory_core.adapters.cosmos_stamp_item import STAMP, StoredStamp
 from memory_core.adapters.cosmos_stamps import Stamps
@@ -77,16 +77,9 @@ class CosmosKeptReads:
             sql = queries.LOAD_AFTER
             params.update({"@profile": docs.PROFILE, "@after": after})
         with self._operation("load_since") as calls:
-            for _ in range(_LOAD_ATTEMPTS):
-                # The first attempt may take this read's check of the stamp; a retry reads it anew.
-                stored = self._stamps.current(calls, instance_id, upn)
-                items = calls.query(sql, params, [instance_id, upn])
-                seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
-                if seen is None or seen.stamp.only_added_since(stored.stamp):
-                    break
-            else:
-                raise Unavailable("this memory is being changed by other writers while it is read; retry",
-                                  retry_after_seconds=1)
+            read = self._settled(calls, instance_id, upn, sql, params)
+        assert read is not None  # no stamp is refused without ``usable``
+        stored, items = read
         items = [i for i in items if i.get("type") != docs.ENTRY or docs.sequence_of(i) <= stored.sequence]
         states = scope_states(keys, items, self._profiles)
         return StampedLoad(stored.stamp, stored.sequence, states, stored.erasures)
@@ -146,23 +139,37 @@ class CosmosKeptReads:
         params: dict[str, Any] = {"@instance_id": instance_id, "@upn": upn, "@hold": RecordKind.HOLD,
                                   "@stamp": STAMP, "@profile": docs.PROFILE, "@after": after}
         with self._operation("load_erased") as calls:
-            for _ in range(_LOAD_ATTEMPTS):
-                stored = self._stamps.current(calls, instance_id, upn)
-                erased = stored.erased_since(mark)
-                if erased is None:
-                    return None
-                items = calls.query(queries.LOAD_AFTER, params, [instance_id, upn])
-                seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
-                if seen is None or seen.stamp.only_added_since(stored.stamp):
-                    break
-            else:
-                raise Unavailable("this memory is being changed by other writers while it is read; retry",
-                                  retry_after_seconds=1)
+            read = self._settled(calls, instance_id, upn, queries.LOAD_AFTER, params,
+                                 usable=lambda stored: stored.erased_since(mark) is not None)
+        if read is None:
+            return None
+        stored, items = read
+        erased = stored.erased_since(mark)
+        assert erased is not None  # ``usable`` above
         prefix = len(docs.ENTRY_ID_PREFIX)
         items = [i for i in items if i.get("type") != docs.ENTRY
                  or (docs.sequence_of(i) <= stored.sequence and str(i["id"])[prefix:] not in known)]
         states = scope_states(keys, items, self._profiles)
         return ErasedLoad(StampedLoad(stored.stamp, stored.sequence, states, stored.erasures), erased)
+
+    def _settled(
+        self, calls: Calls, instance_id: str, upn: str, sql: str, params: dict[str, Any],
+        usable: Callable[[StoredStamp], bool] | None = None,
+    ) -> tuple[StoredStamp, list[dict[str, Any]]] | None:
+        """The stamp, then ``sql``'s items (which hold the stamp item again): run again while those show another
+        write than entries added since the stamp read, ``Unavailable`` after ``_LOAD_ATTEMPTS`` in a row. None
+        when ``usable`` refuses the stamp read (nothing is queried then). The first attempt may take this read's
+        check of the stamp (``Stamps.one_read``); a retry reads it anew."""
+        for _ in range(_LOAD_ATTEMPTS):
+            stored = self._stamps.current(calls, instance_id, upn)
+            if usable is not None and not usable(stored):
+                return None
+            items = calls.query(sql, params, [instance_id, upn])
+            seen = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
+            if seen is None or seen.stamp.only_added_since(stored.stamp):
+                return stored, items
+        raise Unavailable("this memory is being changed by other writers while it is read; retry",
+                          retry_after_seconds=1)
 
 
 def _partition_of(keys: Sequence[ProfileKey], operation: str) -> tuple[str, str]:
