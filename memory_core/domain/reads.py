@@ -248,13 +248,11 @@ class MemoryReads:
 
         The person's custody of their memory (``Use.CUSTODY``), as ``entries_page``."""
         keys = self._targets.read_keys(caller, instance_id, scope, agent, use=Use.CUSTODY)
-        return self._visible_entries(caller, keys, sharing)
+        return self._visible_entries(caller, keys, self._targets.policy(sharing))
 
-    def _visible_entries(
-        self, caller: Caller, keys: list[ProfileKey], sharing: SharingPolicy | None
-    ) -> list[MemoryEntry]:
-        return [e for _, entries in visible_scopes(self._store, caller.upn, keys, self._targets.policy(sharing))
-                for e in entries]
+    def _visible_entries(self, caller: Caller, keys: list[ProfileKey], policy: SharingPolicy) -> list[MemoryEntry]:
+        """Every visible entry of ``keys`` under ``policy``, read in full (no listing kept)."""
+        return [e for _, entries in visible_scopes(self._store, caller.upn, keys, policy) for e in entries]
 
     @_one_read
     def entries_page(
@@ -294,10 +292,9 @@ class MemoryReads:
         policy = self._targets.policy(sharing)
 
         if self._listings is None:
-            listing = Listing.of([e for _, entries in visible_scopes(self._store, caller.upn, keys, policy)
-                                  for e in entries])
+            listing = Listing.of(self._visible_entries(caller, keys, policy))
         elif not policy.shares_read():
-            kept = self._listings.kept(("entries", tuple(keys)), keys)
+            kept = self._listings.kept(_entries_key(keys), keys)
             if kept is not None:
                 return _cut(name, kept, after, limit)
             page = stored_page(self._store, keys, after, limit)
@@ -307,9 +304,9 @@ class MemoryReads:
             # (about a page of entries read, plus any held or cleared not yet erased), so the next page
             # of a small memory costs one stamp read and appends grow it. A larger memory keeps none:
             # that read is the cost this path avoids.
-            listing = self._listings.listing(("entries", tuple(keys)), keys)
+            listing = self._listings.listing(_entries_key(keys), keys)
         else:
-            key = ("entries", tuple(keys), policy)
+            key = _entries_key(keys, policy)
             kept = self._listings.kept_across(key, keys, caller.upn, policy)
             if kept is not None:
                 return _cut(name, kept, after, limit)
@@ -369,10 +366,16 @@ class MemoryReads:
         since, built again after any other write (a clear, a forget, a hold, a profile change, and for a
         sharing read any of those in the shared partition). Without one, read in full on every call."""
         if self._listings is None:
-            return [e for _, entries in visible_scopes(self._store, caller.upn, keys, policy) for e in entries]
+            return self._visible_entries(caller, keys, policy)
         if not policy.shares_read():
-            return self._listings.listing(("entries", tuple(keys)), keys).entries
-        return self._listings.across(("entries", tuple(keys), policy), keys, caller.upn, policy).entries
+            return self._listings.listing(_entries_key(keys), keys).entries
+        return self._listings.across(_entries_key(keys, policy), keys, caller.upn, policy).entries
+
+
+def _entries_key(keys: list[ProfileKey], policy: SharingPolicy | None = None) -> tuple[Any, ...]:
+    """The key of the visible entries' listing of ``keys`` (``Listings``): entries pages and search share it, so
+    either read reuses the other's; a sharing read's (``policy``) is kept apart from the owner's own."""
+    return ("entries", tuple(keys)) if policy is None else ("entries", tuple(keys), policy)
 
 
 def _cut(name: str, listing: Listing, after: tuple[Position, datetime] | None, limit: int) -> Page[MemoryEntry]:
