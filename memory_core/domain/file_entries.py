@@ -30,7 +30,7 @@ from memory_core.domain.errors import Unavailable
 from memory_core.domain.kept import entries_bytes
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState
 from memory_core.domain.present_entries import PresentEntries, known_ids, refreshed_states
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, added_since, read_spans
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedLoad, added_since, read_spans
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 
@@ -226,6 +226,12 @@ def file_entries(
         return FileEntries(dict(zip(keys, loaded.states, strict=True)), loaded.sequence,
                            erasure_mark=loaded.erasure_mark)
 
+    def succeeded(current: FileEntries[Any], states: Mapping[Any, ScopeState],
+                  dropped: Mapping[Any, Sequence[MemoryEntry]], loaded: StampedLoad) -> FileEntries[Any]:
+        # What ``loaded`` read of each scope beyond ``current`` is what was added (grow, refresh alike).
+        added = {scope: new.entries for scope, new in zip(keys, loaded.states, strict=True)}
+        return current.succeeded_by(states, loaded.sequence, dropped, added, loaded.erasure_mark)
+
     def grow(current: FileEntries[Any], at: PartitionStamp) -> FileEntries[Any] | None:
         added = added_since(stamps, list(keys.values()), current.sequence, at)
         if added is None:
@@ -234,9 +240,7 @@ def file_entries(
             scope: replace(state, profile=new.profile, entries=[*state.entries, *new.entries], holds=new.holds)
             for (scope, state), new in zip(current.states.items(), added.states, strict=True)
         }
-        return current.succeeded_by(states, added.sequence, {},
-                                    {scope: new.entries for scope, new in zip(keys, added.states, strict=True)},
-                                    added.erasure_mark)
+        return succeeded(current, states, {}, added)
 
     def refresh(current: FileEntries[Any]) -> FileEntries[Any] | None:
         # Asked only here: an isinstance check of a Protocol costs more than a kept read.
@@ -246,17 +250,12 @@ def file_entries(
             if erased is not None:
                 states, dropped = states_less_erased(current.states, erased,
                                                      {scope: current.scope_ids(scope) for scope in keys})
-                return current.succeeded_by(
-                    states, erased.load.sequence, dropped,
-                    {scope: new.entries for scope, new in zip(keys, erased.load.states, strict=True)},
-                    erased.load.erasure_mark)
+                return succeeded(current, states, dropped, erased.load)
         if not isinstance(store, PresentEntries):
             return None
         loaded = store.load_present(list(keys.values()), current.ids(), current.sequence)
         states, dropped = refreshed_states(current.states, loaded)
-        return current.succeeded_by(states, loaded.load.sequence, dropped,
-                                    {scope: new.entries for scope, new in zip(keys, loaded.load.states, strict=True)},
-                                    loaded.load.erasure_mark)
+        return succeeded(current, states, dropped, loaded.load)
 
     first = next(iter(keys.values()))
     try:
