@@ -15,7 +15,7 @@
 // controls (a mark that placed a punctuation mark may leave it on the other side of a word); names and tags stored
 // beside an entry are isolated instead (dom.js ``isolated``).
 
-import { h, isolated } from "./dom.js";
+import { h, isolated, isolatedText } from "./dom.js";
 import { straySelector } from "./hidden_text.js";
 
 // Marked wherever they are: the zero-width characters but the joiners, the bidirectional controls, the reserved
@@ -127,4 +127,31 @@ export function showInvisible(root) {
  */
 export function storedText(text) {
   return showInvisible(isolated(String(text ?? "")));
+}
+
+// Whitespace at either end of an identifier: drawn as nothing (or collapsed) on the page, yet part of the id.
+const EDGE_SPACE = /^(\s*)([\s\S]*?)(\s*)$/u;
+
+/** The mark for one whitespace character at an identifier's end: "␣" for a space, its code point for another. */
+function edgeMark(ch) {
+  const name = ch === " " ? "\u2423" : `U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+  return h("span", { class: "invisible-char edge-space", title: "whitespace stored in the ID" }, name);
+}
+
+/**
+ * An identifier stored by others (an agent's ID) as ``storedText`` shows it, with each whitespace character at its
+ * ends marked ("␣" for a space): " agent-1" and "agent-1" are two agents, and a page draws both alike. An older
+ * release could store such an id; the API still opens it by its exact text (api/operator.py).
+ */
+export function storedId(text) {
+  const [, lead, core, trail] = EDGE_SPACE.exec(String(text ?? ""));
+  if (!lead && !trail) return storedText(core);
+  return h("span", { class: "spaced-id" }, [...lead].map(edgeMark), storedText(core), [...trail].map(edgeMark));
+}
+
+/** An identifier as ``isolatedText`` gives it inside a built string (a form's or a button's name), quoted when
+ * whitespace stands at either end, which ``storedId`` marks on the page. */
+export function isolatedId(text) {
+  const s = String(text ?? "");
+  return isolatedText(/^\s|\s$/u.test(s) ? JSON.stringify(s) : s);
 }

@@ -5,7 +5,7 @@
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
 import { h, replace, field, formatCount, formatSecond, formatTime, isolatedText } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
-import { storedText } from "./invisible.js";
+import { isolatedId, storedId, storedText } from "./invisible.js";
 import { auditTable } from "./records.js";
 import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw, showMore } from "./ui.js";
 
@@ -254,17 +254,20 @@ export class OperatorView {
     const out = h("div", { id: "agent-settings" });
     const form = h("form", { class: "panel", "aria-label": "Agent settings lookup" },
       h("div", { class: "row" }, agentField, h("button", { type: "submit" }, "Load settings")));
+    // An id typed in is trimmed (a space pasted with it is not part of it); one chosen from the list is opened as
+    // stored, surrounding spaces included (an older release could store them): trimmed, it named another agent. The
+    // list leaves the box alone, which would trim that id when submitted.
+    const open = (button, id) => busy(button, async () => {
+      const settings = await this.api.get("/operator/agent-settings", { agentObjectId: id }, this.credential);
+      const changes = h("div", { id: "settings-changes" });
+      replace(out, this.settingsForm(settings, () => this.showSettingsChanges(changes, id)), changes);
+      await this.showSettingsChanges(changes, id);
+      out.querySelector("input")?.focus();
+    });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       if (!agent.value.trim()) { agent.focus(); return; }
-      busy(form.querySelector("button"), async () => {
-        const id = agent.value.trim();
-        const settings = await this.api.get("/operator/agent-settings", { agentObjectId: id }, this.credential);
-        const changes = h("div", { id: "settings-changes" });
-        replace(out, this.settingsForm(settings, () => this.showSettingsChanges(changes, id)), changes);
-        await this.showSettingsChanges(changes, id);
-        out.querySelector("input")?.focus();
-      });
+      open(form.querySelector("button"), agent.value.trim());
     });
     const listed = h("div", { id: "configured-agents" });
     const list = h("button", { type: "button", id: "list-agents", onclick: (e) => busy(e.currentTarget, async () => {
@@ -272,7 +275,7 @@ export class OperatorView {
       // The API pages in a key order of its own; an operator looks an agent up by its id.
       const agents = (page.agents || []).slice().sort((a, b) =>
         a.agent_object_id < b.agent_object_id ? -1 : a.agent_object_id > b.agent_object_id ? 1 : 0);
-      replace(listed, this.agentsTable(agents, (id) => { agent.value = id; form.requestSubmit(); }),
+      replace(listed, this.agentsTable(agents, (id, button) => open(button, id)),
         cutShortNote(page, agents, "agents", WHERE_THE_REST_IS));
     }) }, "List configured agents");
     return h("section", { "aria-labelledby": "settings-title" }, h("h2", { id: "settings-title" }, "Agent settings"),
@@ -281,15 +284,15 @@ export class OperatorView {
 
   /**
    * The agents with stored settings, ``AGENTS_AT_ONCE`` at a time (the button that shows more is
-   * ``show-more-agents``); choosing one loads its settings with ``load``.
+   * ``show-more-agents``); choosing one loads its settings with ``load(id, button)``, the id exactly as stored.
    */
   agentsTable(agents, load) {
     if (!agents.length) return h("p", { class: "empty", id: "agents-table" }, "No agent has stored settings yet.");
     const instructions = (a) => a.policy_instructions_withheld ? h("strong", {}, "withheld: a secret or hidden text")
       : a.policy_instructions ? "set" : "none";
     const row = (a) => h("tr", { "data-agent": a.agent_object_id },
-      h("td", {}, h("button", { type: "button", onclick: () => load(a.agent_object_id) },
-        storedText(a.agent_object_id))),
+      h("td", {}, h("button", { type: "button", onclick: (e) => load(a.agent_object_id, e.currentTarget) },
+        storedId(a.agent_object_id))),
       h("td", {}, a.enabled ? "on" : "off"),
       h("td", {}, a.auto_append ? "yes" : "no"),
       h("td", {}, a.default_write_scope),
@@ -321,8 +324,8 @@ export class OperatorView {
     const [policyField, policy] = field("Policy instructions", h("textarea", { id: "set-policy", value: s.policy_instructions || "" }));
     const [groupsField, groups] = field("Allowed group IDs", h("input", { type: "text", id: "set-groups",
       value: (s.allowed_group_ids || []).join(", ") }), "Comma-separated. Empty: every user may use agent scope.");
-    const form = h("form", { id: "settings-form", "aria-label": `Settings of ${isolatedText(s.agent_object_id)}` },
-      h("h3", {}, "Settings of ", storedText(s.agent_object_id)),
+    const form = h("form", { id: "settings-form", "aria-label": `Settings of ${isolatedId(s.agent_object_id)}` },
+      h("h3", {}, "Settings of ", storedId(s.agent_object_id)),
       h("div", {}, enabled, h("label", { for: enabled.id }, " Memory on for this agent")),
       h("div", {}, auto, h("label", { for: auto.id }, " Append automatically")),
       scopeField, policyField,
