@@ -37,7 +37,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from memory_core.domain import team_copies
 from memory_core.domain.audit import AuditAction, AuditTrail
@@ -345,7 +345,9 @@ SWEEP_LISTING = "sweep"
 
 def _order(request: DeletionRequest) -> tuple[datetime, str]:
     """Where ``request`` comes in a sweep: by its approval's time (its filing's, were none stored), then its id."""
-    return request.decided_on or request.requested_on, request.id
+    when = request.decided_on or request.requested_on
+    # A time stored without a zone (by hand, or another writer) is taken as UTC: naive and aware times do not compare.
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC), request.id
 
 
 def _position(request: DeletionRequest) -> list[str]:
