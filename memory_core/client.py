@@ -244,8 +244,17 @@ class CoreApiClient:
         response = await self.send("GET", self.operator_path(instance_id, "/hidden-text"), headers, params=params)
         return parsed(response, HiddenTextScanResponse)
 
-    async def sweep(self, instance_id: str, headers: Mapping[str, str]) -> SweepResponse:
-        return parsed(await self.send("POST", self.operator_path(instance_id, "/sweep"), headers), SweepResponse)
+    async def sweep(
+        self, instance_id: str, headers: Mapping[str, str], *, limit: int | None = None,
+        continuation: str | None = None,
+    ) -> SweepResponse:
+        """Run the sweep: every approved request (no ``limit``), or a step of at most ``limit`` of them after
+        ``continuation`` (the previous step's); the answer's ``continuation`` is None once no approved request is
+        left to reach. A service older than the bound ignores it, sweeps everything and answers no continuation."""
+        params = {"limit": str(limit)} if limit is not None else {}
+        response = await self.send("POST", self.operator_path(instance_id, "/sweep"), headers,
+                                   params={**params, **_after(continuation)})
+        return parsed(response, SweepResponse)
 
     async def audit(
         self, instance_id: str, headers: Mapping[str, str], upn: str, *, newest_first: bool = False,

@@ -5,7 +5,9 @@ It talks to a running service (local or deployed) with an operator key, so an
 operator needs no access to the store, through the one CoreAPI client
 (memory_core.client). Exit codes follow the one error table
 (memory_core.edge.errors.EXIT_CODES), and ``sweep`` exits ``SWEEP_LEFT_EXIT``
-when it answered but left approved requests for a later sweep.
+when it answered but left approved requests for a later sweep. ``sweep`` runs in
+steps (``SWEEP_STEP`` requests a call, a line on stderr after each): one call for
+every approved request could outlast the 230 s Azure gives a request.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from memory_core.domain.errors import ConfigurationError, InvalidInput, MemoryCo
 from memory_core.domain.hidden_text_scan import DEFAULT_OWNERS_PER_PAGE, ENTRIES_PER_PAGE, MAX_OWNERS_PER_PAGE
 from memory_core.edge.errors import exit_code_for, status_for
 from memory_core.wire.custody import AgentSettingsListResponse
-from memory_core.wire.deletions import DeletionListResponse, SweepResponse
+from memory_core.wire.deletions import MAX_SWEEP_LIMIT, DeletionListResponse, SweepResponse
 from memory_core.wire.hidden_text import HiddenTextScanResponse
 
 Listing = TypeVar("Listing", bound=BaseModel)
@@ -36,6 +38,9 @@ Listing = TypeVar("Listing", bound=BaseModel)
 #: request at 230 s, so waiting longer would wait for nothing.
 TIMEOUT_SECONDS = 60.0
 SWEEP_TIMEOUT_SECONDS = 230.0
+#: Approved requests one call of ``sweep`` tries at most (``--step``): most take well under a second, a clear or a
+#: purge of a large memory some seconds, so a step stays far inside SWEEP_TIMEOUT_SECONDS and progress shows.
+SWEEP_STEP = 10
 #: ``sweep``'s exit code when the sweep ran but left approved requests for a later one (its JSON's ``left`` says which
 #: and why): none of the error table's (1-6), so that a script tells it from a sweep that did not run.
 SWEEP_LEFT_EXIT = 7
@@ -65,7 +70,10 @@ def add_parser(commands: Any) -> None:
                            f"{DEFAULT_OWNERS_PER_PAGE}); a request also ends at about {ENTRIES_PER_PAGE:,} entries")
     scan.add_argument("--from", dest="start", default=None, metavar="CONTINUATION",
                       help="go on from where a stopped scan stopped (it names this on stderr)")
-    actions.add_parser("sweep", help="execute approved requests now")
+    sweep = actions.add_parser("sweep", help="execute approved requests now, a step of them per call")
+    sweep.add_argument("--step", type=int, default=SWEEP_STEP, metavar="N",
+                       help=f"approved requests one call tries at most (1-{MAX_SWEEP_LIMIT}, default {SWEEP_STEP}); "
+                            "a line on stderr after each call")
     audit = actions.add_parser("audit", help="read one user's audit trail")
     audit.add_argument("upn")
     actions.add_parser("agents", help="list the agents with stored settings")
@@ -156,9 +164,7 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
         if args.action == "hidden-text":
             return await _scan(client, instance, headers, args.page, args.start)
         if args.action == "sweep":
-            print("memory-core operator: sweeping: the service executes every approved request before it answers",
-                  file=sys.stderr, flush=True)
-            return await client.sweep(instance, headers)
+            return await _sweep(client, instance, headers, args.step)
         if args.action == "agents":
             return await _every_page(lambda after: client.agents(instance, headers, after), "agents")
         newest_first = args.newest_first
@@ -228,6 +234,37 @@ async def _scan(client: CoreApiClient, instance: str, headers: dict[str, str], p
             return whole
         # Entries first: pages inside one memory larger than a page read entries but finish no memory.
         print(f"scanned {_scanned(whole, so_far=True)}, {len(whole.findings)} found so far", file=sys.stderr)
+
+
+async def _sweep(client: CoreApiClient, instance: str, headers: dict[str, str], step: int) -> SweepResponse:
+    """The sweep, ``step`` approved requests a call, each call going on after the last request the one before it
+    tried, as one answer (what every call executed and left); a line on stderr after each call but the last.
+
+    A request a call left is not tried again by this walk (the service goes on after it), so the walk ends however
+    often a request fails; the next ``sweep`` or the timer tries it again. A call that fails ends the walk: what
+    it executed stays executed (each call finishes the requests it tries), and the error says so."""
+    whole = SweepResponse(executed=[], left=[])
+    continuation: str | None = None
+    seen: set[str] = set()
+    while True:
+        try:
+            answer = await client.sweep(instance, headers, limit=step, continuation=continuation)
+        except MemoryCoreError as error:
+            if continuation is not None:
+                error.add_note(f"memory-core operator: the sweep stopped after executing "
+                               f"{_counted(len(whole.executed), 'request', 'requests')} and leaving {len(whole.left)} "
+                               "(those stay as they are); run sweep again to go on")
+            raise
+        whole.executed.extend(answer.executed)
+        whole.left.extend(answer.left)
+        continuation = answer.continuation
+        if continuation is None:  # also a service older than the bound: it swept everything in one call
+            return whole
+        if continuation in seen:  # a service that hands a step back would sweep for ever
+            raise CoreApiFailure(f"the service repeated a sweep continuation after {len(whole.executed)} executed")
+        seen.add(continuation)
+        print(f"memory-core operator: swept {len(whole.executed)} executed, {len(whole.left)} left so far; "
+              f"{answer.remaining} approved to go", file=sys.stderr, flush=True)
 
 
 def _scanned(answer: HiddenTextScanResponse, *, so_far: bool) -> str:

@@ -50,6 +50,7 @@ from memory_core.wire.deletions import (
     DeletionsQuery,
     PurgeRequest,
     RejectRequest,
+    SweepQuery,
     SweepResponse,
 )
 from memory_core.wire.hidden_text import HiddenTextScanQuery, HiddenTextScanResponse, OperatorForgetRequest
@@ -143,12 +144,14 @@ def scan_hidden_text(call: Call) -> HiddenTextScanResponse:
     )
 
 
-@endpoint(EndpointSpec(summary="Run the sweep now for this instance; answers what it executed and what it left for "
-                               "a later run, and why", tag=OPERATOR,
-                       access=Access.OPERATOR, response=SweepResponse, errors=(400, 401, 403)))
+@endpoint(EndpointSpec(summary="Run the sweep now for this instance, whole or a step of it (limit); answers what it "
+                               "executed, what it left for a later run and why, and how many it did not reach",
+                       tag=OPERATOR, access=Access.OPERATOR, query=SweepQuery, response=SweepResponse,
+                       errors=(400, 401, 403)))
 def run_sweep(call: Call) -> SweepResponse:
-    return SweepResponse.from_result(call.runtime.service.custody.sweep(actor=call.operator,
-                                                                        instance_id=call.instance_id))
+    query = call.query(SweepQuery)
+    return SweepResponse.from_result(call.runtime.service.custody.sweep(
+        actor=call.operator, instance_id=call.instance_id, limit=query.limit, continuation=query.continuation))
 
 
 @endpoint(EndpointSpec(summary="Read one user's audit trail, a page at a time", tag=OPERATOR, access=Access.OPERATOR,

@@ -309,12 +309,14 @@ class CustodyService:
 
     # -- the sweep ------------------------------------------------------------------
 
-    def sweep(self, actor: str = "sweep", instance_id: str | None = None) -> SweepResult:
-        """Execute every approved request (of one instance, or all), and finish the immediate erasures a crash or an
-        outage left (``domain.erasures``). Answers the requests executed and, with the reason, the approved ones left
-        for a later run (``domain.sweeps``): a step that failed, or a request this release cannot read
-        (``domain.custody_sweep``)."""
-        return self._sweep.run(actor, instance_id)
+    def sweep(self, actor: str = "sweep", instance_id: str | None = None, *, limit: int | None = None,
+              continuation: str | None = None) -> SweepResult:
+        """Execute every approved request (of one instance, or all), or at most ``limit`` of them after
+        ``continuation`` (``Sweep.run``), and finish the immediate erasures a crash or an outage left
+        (``domain.erasures``). Answers the requests executed and, with the reason, the approved ones left for a later
+        run (``domain.sweeps``): a step that failed, or a request this release cannot read
+        (``domain.custody_sweep``); and, for a bounded run, how many it did not reach."""
+        return self._sweep.run(actor, instance_id, limit=limit, continuation=continuation)
 
     def erase_file_names(
         self, instance_id: str, upn: str, agent_object_ids: builtins.list[str | None] | None,

@@ -37,7 +37,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from memory_core.domain import team_copies
 from memory_core.domain.audit import AuditAction, AuditTrail
@@ -49,8 +49,9 @@ from memory_core.domain.deletion import (
     retained_record,
 )
 from memory_core.domain.erasures import ImmediateErasures
-from memory_core.domain.errors import Conflict, MemoryCoreError
+from memory_core.domain.errors import Conflict, InvalidInput, MemoryCoreError
 from memory_core.domain.models import SHARED_OWNER, Hold, ProfileKey, Scope, Share, shared_copy_id
+from memory_core.domain.paging import decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.seals import erase_request_file_names, seal
 from memory_core.domain.store import EntryWindow, MemoryStore
@@ -132,10 +133,22 @@ class Sweep:
         """Have every run call ``replay`` (of one instance, or None: all) after the immediate erasures."""
         self._replays.append(replay)
 
-    def run(self, actor: str, instance_id: str | None) -> SweepResult:
-        """Execute every approved request (of one instance, or all), and finish the immediate erasures a crash or an
+    def run(self, actor: str, instance_id: str | None, *, limit: int | None = None,
+            continuation: str | None = None) -> SweepResult:
+        """Execute the approved requests (of one instance, or all), and finish the immediate erasures a crash or an
         outage left (``domain.erasures``). Answers the requests executed and, with the reason, the approved ones left
-        for a later run (``domain.sweeps``): a step that failed, or a request this release cannot read."""
+        for a later run (``domain.sweeps``): a step that failed, or a request this release cannot read.
+
+        Requests are tried in the order they were approved (then by id). ``limit`` bounds how many one run tries
+        (executed or left); the result's ``remaining`` then counts the approved requests it did not reach and its
+        ``continuation`` names where the next run goes on (None when it reached every one). A run given that
+        ``continuation`` tries only requests after it: one that failed is not tried again by the same walk (the
+        next walk, or the timer's, tries it), so a walk ends however often a request fails. Nothing is kept
+        between runs but the requests themselves: a walk may stop anywhere, and two may overlap (each request is
+        executed once; the other walk leaves it as a ``conflict`` or no longer finds it approved). The requests
+        this release cannot read are reported by a walk's first run only (they have no place in the order).
+        Raises ``InvalidInput`` for a ``continuation`` no run made (``invalid_continuation``)."""
+        after = _resume_point(continuation)
         self._erasures.replay(instance_id)
         for replay in self._replays:
             replay(instance_id)
@@ -145,16 +158,23 @@ class Sweep:
         else:  # the scheduled sweep: every instance, one cross-partition query
             records = self._store.query_records_of_owner(DELETIONS_OWNER, RecordKind.DELETION_REQUEST, where)
         readable, left = _readable(records)
-        result = SweepResult([], left)
-        if readable:  # progress for the operator who waits on a long sweep (serve's log, the Function's trace)
-            log.info("sweep: %d approved deletion requests to execute", len(readable))
-        for number, request in enumerate(sorted(readable, key=lambda r: (r.decided_on or r.requested_on, r.id)), 1):
+        ordered = sorted(readable, key=_order)
+        if after is not None:
+            ordered = [r for r in ordered if _order(r) > after]
+        batch = ordered if limit is None else ordered[:limit]
+        remaining = len(ordered) - len(batch)
+        result = SweepResult([], left if after is None else [], remaining=remaining,
+                             continuation=encode_token(SWEEP_LISTING, _position(batch[-1])) if remaining else None)
+        if batch:  # progress for the operator who waits on a long sweep (serve's log, the Function's trace)
+            log.info("sweep: %d approved deletion requests to execute%s", len(batch),
+                     f", {result.remaining} more after them" if result.remaining else "")
+        for number, request in enumerate(batch, 1):
             started = time.monotonic()
             try:
                 done = self._execute(actor, request)
                 result.executed.append(done)
                 log.info("sweep: executed deletion request %s (%d of %d): %s entries erased in %.2f s",
-                         request.id, number, len(readable), done.erased_entries, time.monotonic() - started)
+                         request.id, number, len(batch), done.erased_entries, time.monotonic() - started)
             except Conflict as error:  # another sweep got there first (the next run sees its result), or a race
                 log.info("approved deletion request %s was left for the next sweep: %r", request.id, error)
                 result.left.append(LeftRequest.failed(request, error))
@@ -317,6 +337,39 @@ def _one_scope_under_watermark(request: DeletionRequest) -> bool:
 
 def _key(request: DeletionRequest, scope: str, agent_object_id: str | None, owner: str | None = None) -> ProfileKey:
     return ProfileKey(request.instance_id, owner or request.upn, Scope(scope), agent_object_id)
+
+
+#: The listing a sweep's continuation belongs to (``domain.paging``): another listing's token is refused.
+SWEEP_LISTING = "sweep"
+
+
+def _order(request: DeletionRequest) -> tuple[datetime, str]:
+    """Where ``request`` comes in a sweep: by its approval's time (its filing's, were none stored), then its id."""
+    when = request.decided_on or request.requested_on
+    # A time stored without a zone (by hand, or another writer) is taken as UTC: naive and aware times do not compare.
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC), request.id
+
+
+def _position(request: DeletionRequest) -> list[str]:
+    when, request_id = _order(request)
+    return [when.isoformat(), request_id]
+
+
+def _resume_point(continuation: str | None) -> tuple[datetime, str] | None:
+    """The place in the order a sweep's ``continuation`` names; None for none. ``InvalidInput`` for a token that is
+    not one a run of the sweep made."""
+    position = decode_token(SWEEP_LISTING, continuation)
+    if position is None:
+        return None
+    try:
+        when, request_id = position
+        at = datetime.fromisoformat(when)
+        if at.tzinfo is None:  # the order's times are all aware: comparing a naive one would raise
+            raise ValueError("no time zone")
+    except ValueError:
+        raise InvalidInput("continuation is not a token this listing answered; start again without it",
+                           code="invalid_continuation") from None
+    return at, request_id
 
 
 def _readable(records: list[Record]) -> tuple[list[DeletionRequest], list[LeftRequest]]:

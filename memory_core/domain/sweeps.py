@@ -73,13 +73,19 @@ def reason_for(error: MemoryCoreError) -> LeftReason:
     return LeftReason.REFUSED
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SweepResult:
     """One run: the requests it executed, in the order it executed them, and the approved ones it left for a later
-    run, in the order it tried them (``left`` is empty when it executed every approved request it found)."""
+    run, in the order it tried them (``left`` is empty when it executed every approved request it tried).
+
+    A run given a bound (``Sweep.run``'s ``limit``) may stop before the end: ``remaining`` counts the approved
+    requests it found and did not try (0 for a run that tried all), and ``continuation`` is set exactly when
+    ``remaining`` is, to go on after the last it tried. A request ``left`` is never counted in ``remaining``."""
 
     executed: list[DeletionRequest] = field(default_factory=list)
     left: list[LeftRequest] = field(default_factory=list)
+    remaining: int = 0
+    continuation: str | None = None
 
     def summary(self, most: int = 20) -> str:
         """One line for a log: how many were executed and left, and the first ``most`` left (id, kind, reason)."""

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from memory_core.domain.deletion import DeletionPage, DeletionRequest, DeletionStatus, UnreadableRequest
+from memory_core.domain.paging import MAX_TOKEN_CHARS
 from memory_core.domain.sweeps import LeftRequest, SweepResult
 from memory_core.wire.custody import CONTINUATION, PageQuery
 
@@ -119,15 +120,42 @@ class LeftRequestModel(BaseModel):
                    reason=left.reason.value, code=left.code, message=left.message)
 
 
+#: The most approved requests one bounded run of the sweep tries.
+MAX_SWEEP_LIMIT = 1000
+
+
+class SweepQuery(BaseModel):
+    """A run of the sweep: every approved request (no ``limit``, as before the bound), or a step of a walk."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    limit: int | None = Field(
+        default=None, ge=1, le=MAX_SWEEP_LIMIT,
+        description=f"Approved requests this run tries at most, executed or left (1-{MAX_SWEEP_LIMIT}); omit it to "
+                    "try every one before answering. A caller that must answer within a deadline (Azure's front end "
+                    "ends a request at 230 s) sweeps in steps: a small limit, then the answer's continuation")
+    continuation: Annotated[str, StringConstraints(max_length=MAX_TOKEN_CHARS)] | None = Field(
+        default=None, description="The previous step's continuation: try only the requests approved after the last "
+                                  "one it tried (one it left is not tried again by this walk); omit it to start")
+
+
 class SweepResponse(BaseModel):
     """What one run of the sweep did: 200 even when it left requests (they stay approved for a later run)."""
 
     executed: list[DeletionRequestModel]
     left: list[LeftRequestModel] = Field(
         default_factory=list, description="The approved requests this run left for a later one, and why; empty when "
-                                          "it executed every approved request it found")
+                                          "it executed every approved request it tried. Requests this release "
+                                          "cannot read are named by a walk's first step only")
+    remaining: int = Field(
+        default=0, description="Approved requests this run found and did not try (its limit reached); 0 when it "
+                               "tried every one. A request left is not counted: it waits for another walk")
+    continuation: str | None = Field(
+        default=None, description="Set exactly when remaining is not 0: pass it as ?continuation= (with a limit) "
+                                  "for the next step")
 
     @classmethod
     def from_result(cls, result: SweepResult) -> SweepResponse:
         return cls(executed=[DeletionRequestModel.from_request(r) for r in result.executed],
-                   left=[LeftRequestModel.from_left(left) for left in result.left])
+                   left=[LeftRequestModel.from_left(left) for left in result.left],
+                   remaining=result.remaining, continuation=result.continuation)
