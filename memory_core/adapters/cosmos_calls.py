@@ -202,7 +202,9 @@ class Calls:
 
     def delete(self, item_id: str, pk: list[str], etag: str | None = None) -> bool:
         """Delete the item (False when it is not there); with ``etag``, If-Match it (412: ``Conflict``)."""
-        conditions: dict[str, Any] = {} if etag is None else {"etag": etag, "match_condition": MatchConditions.IfNotModified}
+        conditions: dict[str, Any] = {}
+        if etag is not None:
+            conditions = {"etag": etag, "match_condition": MatchConditions.IfNotModified}
         try:
             self.container.delete_item(item_id, partition_key=pk, timeout=self._timeout(), **conditions)
             return True

@@ -169,6 +169,7 @@ def test_an_operator_dismisses_an_unreadable_request_and_nobody_else_can(server:
     assert len(body["record_sha256"]) == 64
     assert (readable.status_code, readable.json()["error"]["code"]) == (409, "readable_request")
     assert absent.status_code == 404
-    assert listing["unreadable"] == [] and [(r["id"], r["status"]) for r in listing["requests"]] == [(forget, "pending")]
+    assert listing["unreadable"] == []
+    assert [(r["id"], r["status"]) for r in listing["requests"]] == [(forget, "pending")]
     (event,) = [e for e in trail if e["action"] == "deletion_dismissed"]
     assert (event["request_id"], event["content_sha256"]) == ("of-a-later-kind", body["record_sha256"])
