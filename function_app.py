@@ -50,6 +50,9 @@ app.route(route="instances/{instanceId}/operator/deletions/{requestId}/approve",
 app.route(route="instances/{instanceId}/operator/deletions/{requestId}/reject", methods=["POST"])(
     operator.reject_deletion
 )
+app.route(route="instances/{instanceId}/operator/deletions/{requestId}/dismiss", methods=["POST"])(
+    operator.dismiss_deletion
+)
 app.route(route="instances/{instanceId}/operator/purges", methods=["POST"])(operator.request_purge)
 app.route(route="instances/{instanceId}/operator/forgets", methods=["POST"])(operator.request_forget)
 app.route(route="instances/{instanceId}/operator/sweep", methods=["POST"])(operator.run_sweep)

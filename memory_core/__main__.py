@@ -2,7 +2,7 @@
 
 ``python -m memory_core serve [--host 127.0.0.1] [--port 7071]`` serves function_app.py locally;
 ``python -m memory_core mcp`` serves the MCP tools over stdio to the local client that started it;
-``python -m memory_core operator --instance I list|approve|reject|purge|sweep|audit`` acts as an operator.
+``python -m memory_core operator --instance I list|approve|reject|dismiss|purge|sweep|audit`` acts as an operator.
 """
 
 from __future__ import annotations

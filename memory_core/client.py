@@ -35,7 +35,7 @@ from memory_core.wire.custody import (
     PendingDeletionResponse,
     SearchResponse,
 )
-from memory_core.wire.deletions import DeletionListResponse, DeletionRequestModel, SweepResponse
+from memory_core.wire.deletions import DeletionListResponse, DeletionRequestModel, DismissedRequestModel, SweepResponse
 from memory_core.wire.hidden_text import HiddenTextScanResponse
 from memory_core.wire.memory import MemoryResponse
 from memory_core.wire.memory_files import MemoryFileResponse
@@ -219,6 +219,11 @@ class CoreApiClient:
     ) -> DeletionRequestModel:
         path = self.operator_path(instance_id, f"/deletions/{quote(request_id, safe='')}/reject")
         return parsed(await self.send("POST", path, headers, json={"reason": reason}), DeletionRequestModel)
+
+    async def dismiss(self, instance_id: str, headers: Mapping[str, str], request_id: str) -> DismissedRequestModel:
+        """Dismiss a stored deletion request this release cannot read (its record erased; 409 if it reads it)."""
+        path = self.operator_path(instance_id, f"/deletions/{quote(request_id, safe='')}/dismiss")
+        return parsed(await self.send("POST", path, headers), DismissedRequestModel)
 
     async def purge(self, instance_id: str, headers: Mapping[str, str], upn: str) -> PendingDeletionResponse:
         response = await self.send("POST", self.operator_path(instance_id, "/purges"), headers, json={"upn": upn})

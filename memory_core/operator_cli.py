@@ -59,6 +59,9 @@ def add_parser(commands: Any) -> None:
     reject = actions.add_parser("reject", help="reject a pending deletion request")
     reject.add_argument("request_id")
     reject.add_argument("--reason", required=True)
+    dismiss = actions.add_parser("dismiss", help="dismiss a deletion request this release cannot read (listed as "
+                                                 "unreadable): its record is erased, audited; its holds stay")
+    dismiss.add_argument("request_id")
     purge = actions.add_parser("purge", help="request erasure of all of one user's memory")
     purge.add_argument("upn")
     forget = actions.add_parser("forget", help="ask for one user's entry to be forgotten (pending approval)")
@@ -157,6 +160,8 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
             return await client.approve(instance, headers, args.request_id)
         if args.action == "reject":
             return await client.reject(instance, headers, args.request_id, args.reason)
+        if args.action == "dismiss":
+            return await client.dismiss(instance, headers, args.request_id)
         if args.action == "purge":
             return await client.purge(instance, headers, args.upn)
         if args.action == "forget":

@@ -284,6 +284,28 @@ def test_list_prints_a_request_this_release_cannot_read(server: RunningServer, i
     assert lines[2] == "1 request(s), 1 this release cannot read"
 
 
+def test_dismiss_erases_an_unreadable_request_and_refuses_a_readable_one(server: RunningServer,
+                                                                        instance_id: str) -> None:
+    """`dismiss <id>` of a request listed as unreadable exits 0 and prints the answer's JSON (the record's key and
+    digest), after which `list` no longer shows it; `dismiss` of a readable request exits with the 409's code and
+    one line naming ``readable_request``'s message, the request still listed."""
+    put_unreadable_request_beside(server, instance_id, status="pending", request_id="of-a-later-kind")
+    with server.client() as http:
+        http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": "- x"})
+        request_id = http.post(f"/instances/{instance_id}/memory/clear",
+                               json={"scope": "user", "confirm": True}).json()["request_id"]
+    dismissed = _cli(server, "--instance", instance_id, "dismiss", "of-a-later-kind")
+    assert dismissed.returncode == 0, dismissed.stderr
+    answer = json.loads(dismissed.stdout)
+    assert (answer["request_id"], answer["record_id"], len(answer["record_sha256"])) == (
+        "of-a-later-kind", "2026-01-01T00:00:00.000000Z~of-a-later-kind", 64)
+    refused = _cli(server, "--instance", instance_id, "dismiss", request_id)
+    assert refused.returncode == operator_cli.exit_code_for(409) and refused.returncode != 0
+    assert refused.stderr.startswith("memory-core operator: 409: ") and "approve or reject it" in refused.stderr
+    listed = _cli(server, "--instance", instance_id, "list")
+    assert listed.stdout.splitlines()[-1] == "1 request(s)" and listed.stdout.startswith(request_id)
+
+
 def test_a_url_that_is_no_url_is_one_line_and_exit_2(server: RunningServer, instance_id: str) -> None:
     """--url without its scheme, or not a URL at all, exits 2 with one line naming --url (it ended in a traceback);
     a URL ending in /api, as the README writes the service's, is the service's."""

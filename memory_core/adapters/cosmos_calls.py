@@ -200,10 +200,16 @@ class Calls:
                 raise
             raise Conflict(f"the stored {item['type']} no longer exists") from e
 
-    def delete(self, item_id: str, pk: list[str]) -> bool:
+    def delete(self, item_id: str, pk: list[str], etag: str | None = None) -> bool:
+        """Delete the item (False when it is not there); with ``etag``, If-Match it (412: ``Conflict``)."""
+        conditions: dict[str, Any] = {}
+        if etag is not None:
+            conditions = {"etag": etag, "match_condition": MatchConditions.IfNotModified}
         try:
-            self.container.delete_item(item_id, partition_key=pk, timeout=self._timeout())
+            self.container.delete_item(item_id, partition_key=pk, timeout=self._timeout(), **conditions)
             return True
+        except CosmosAccessConditionFailedError as e:
+            raise Conflict("the stored item changed since it was read") from e
         except CosmosResourceNotFoundError as e:
             if owner_missing(e):
                 raise

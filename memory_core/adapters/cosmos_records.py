@@ -149,13 +149,15 @@ class CosmosRecords:
     def erase_expired_records(self, now: datetime) -> int:
         return 0  # Cosmos DB erases items whose ttl has run out (the container has defaultTtl -1)
 
-    def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
+    def delete_record(self, partition: Partition, kind: str, record_id: str, etag: str | None = None) -> bool:
+        if etag is not None and kind == RecordKind.HOLD:
+            raise ValueError("a hold is erased without an etag (its erasure moves the partition's stamp)")
         item_id = docs.record_item_id(partition, kind, record_id)
         if not docs.is_valid_id(item_id):
             return False
         with self._operation("delete_record") as calls:
             if kind != RecordKind.HOLD:
-                return calls.delete(item_id, [partition.instance_id, partition.owner])
+                return calls.delete(item_id, [partition.instance_id, partition.owner], etag)
             return erase_items(calls, self._stamps, partition.instance_id, partition.owner, [item_id]) == 1
 
 

@@ -290,8 +290,8 @@ class CosmosMemoryStore:
     def erase_expired_records(self, now: datetime) -> int:
         return self._records.erase_expired_records(now)
 
-    def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
-        return self._records.delete_record(partition, kind, record_id)
+    def delete_record(self, partition: Partition, kind: str, record_id: str, etag: str | None = None) -> bool:
+        return self._records.delete_record(partition, kind, record_id, etag)
 
 
 __all__ = ["EXPECTED_PARTITION_KEY", "PROVISION_COMMAND", "CallMetrics", "CosmosMemoryStore"]

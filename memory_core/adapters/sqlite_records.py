@@ -17,7 +17,7 @@ from memory_core.adapters.sqlite_database import SqliteDatabase
 from memory_core.adapters.sqlite_erasure import FILE_INDEX_KIND
 from memory_core.adapters.sqlite_rows import iso
 from memory_core.domain.errors import Conflict
-from memory_core.domain.records import ABSENT, Partition, Record, check_put_records
+from memory_core.domain.records import ABSENT, Partition, Record, RecordKind, check_put_records
 
 RECORD_INSERT = (
     "INSERT OR REPLACE INTO records (instance_id, owner, kind, id, data, etag, expires_on) VALUES (?,?,?,?,?,?,?)"
@@ -159,12 +159,26 @@ class SqliteRecords:
                 "DELETE FROM records WHERE expires_on IS NOT NULL AND expires_on <= ?", (iso(now),)
             ).rowcount
 
-    def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
+    def delete_record(self, partition: Partition, kind: str, record_id: str, etag: str | None = None) -> bool:
+        _no_conditional_hold(kind, etag)
+        key = (partition.instance_id, partition.owner, kind, record_id)
         with self._db.write() as db:
-            deleted = db.execute(
-                "DELETE FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",
-                (partition.instance_id, partition.owner, kind, record_id),
-            ).rowcount == 1
+            if etag is None:
+                deleted = db.execute("DELETE FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",
+                                     key).rowcount == 1
+            else:
+                deleted = db.execute("DELETE FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=? "
+                                     "AND etag=?", (*key, etag)).rowcount == 1
+                if not deleted and db.execute("SELECT 1 FROM records WHERE instance_id=? AND owner=? AND kind=? "
+                                              "AND id=?", key).fetchone():
+                    raise Conflict(f"the stored {kind} record changed since it was read")
         if deleted and kind == FILE_INDEX_KIND:
             self._db.purge_erased()
         return deleted
+
+
+def _no_conditional_hold(kind: str, etag: str | None) -> None:
+    """``MemoryStore.delete_record``: a hold is erased unconditionally (as on Cosmos DB, where its erasure moves the
+    partition's stamp in a batch of its own)."""
+    if etag is not None and kind == RecordKind.HOLD:
+        raise ValueError("a hold is erased without an etag")

@@ -48,6 +48,7 @@ from memory_core.wire.deletions import (
     DeletionListResponse,
     DeletionRequestModel,
     DeletionsQuery,
+    DismissedRequestModel,
     PurgeRequest,
     RejectRequest,
     SweepQuery,
@@ -115,6 +116,16 @@ def reject_deletion(call: Call) -> DeletionRequestModel:
         call.operator, call.instance_id, call.route_param("requestId"), body.reason
     )
     return DeletionRequestModel.from_request(request)
+
+
+@endpoint(EndpointSpec(summary="Dismiss a stored deletion request this release cannot read: its record is erased "
+                               "(only while still unreadable) and audited; its holds and all memory stay",
+                       tag=OPERATOR, access=Access.OPERATOR, response=DismissedRequestModel,
+                       errors=(400, 401, 403, 404, 409)))
+def dismiss_deletion(call: Call) -> DismissedRequestModel:
+    return DismissedRequestModel.from_dismissed(
+        call.runtime.service.custody.dismiss_unreadable(call.operator, call.instance_id, call.route_param("requestId"))
+    )
 
 
 @endpoint(EndpointSpec(summary="Request erasure of all of one user's memory in the instance", tag=OPERATOR,

@@ -31,6 +31,7 @@ class AuditAction(StrEnum):
     DELETION_APPROVED = "deletion_approved"
     DELETION_REJECTED = "deletion_rejected"
     DELETION_EXECUTED = "deletion_executed"
+    DELETION_DISMISSED = "deletion_dismissed"  # an unreadable request's record erased (``domain.dismissals``)
     WRITE_REJECTED = "write_rejected"
     MEMORY_FILE = "memory_file"
     AGENT_SETTINGS = "agent_settings"

@@ -39,6 +39,7 @@ from memory_core.domain.deletion import (
     read_request,
     retained_record,
 )
+from memory_core.domain.dismissals import Dismissed, dismiss_unreadable
 from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey
@@ -257,6 +258,12 @@ class CustodyService:
             raise
         self._finish_rejection(request)
         return request
+
+    def dismiss_unreadable(self, operator: str, instance_id: str, request_id: str) -> Dismissed:
+        """Erase the stored request ``request_id`` only while this release cannot read it, and audit it
+        (``domain.dismissals``: its holds stay). ``NotFound`` for none; ``Conflict`` ``readable_request`` for one
+        this release reads (decide it instead), untouched."""
+        return dismiss_unreadable(self._store, self._audit, operator, instance_id, request_id)
 
     def _finish_rejection(self, request: DeletionRequest) -> None:
         """Lift a rejected request's holds, audit the rejection and close its journal; safe to run again: the event

@@ -247,8 +247,11 @@ class MemoryStore(Protocol):
         """
         ...
 
-    def delete_record(self, partition: Partition, kind: str, record_id: str) -> bool:
-        """Erase a record; False when it was not there."""
+    def delete_record(self, partition: Partition, kind: str, record_id: str, etag: str | None = None) -> bool:
+        """Erase a record; False when it was not there. With ``etag``, only if the stored record still has
+        it: ``Conflict`` (nothing erased) when it was written since it was read (SQLite checks and erases in
+        one statement, Cosmos DB deletes If-Match). Not for a hold (``ValueError``): a hold's erasure moves the
+        partition's stamp in a batch of its own."""
         ...
 
     def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:

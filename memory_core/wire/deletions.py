@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from memory_core.domain.deletion import DeletionPage, DeletionRequest, DeletionStatus, UnreadableRequest
+from memory_core.domain.dismissals import Dismissed
 from memory_core.domain.paging import MAX_TOKEN_CHARS
 from memory_core.domain.sweeps import LeftRequest, SweepResult
 from memory_core.wire.custody import CONTINUATION, PageQuery
@@ -85,6 +86,26 @@ class DeletionListResponse(BaseModel):
         """``page``'s answer: ``requests`` (its readable items, as models) and its unreadable ones."""
         return cls(requests=requests, unreadable=[UnreadableRequestModel.from_unreadable(u) for u in page.unreadable],
                    continuation=page.continuation)
+
+
+class DismissedRequestModel(BaseModel):
+    """A stored deletion request this release could not read, dismissed by an operator: its record erased, and
+    nothing else (``domain.dismissals``)."""
+
+    request_id: str
+    instance_id: str
+    upn: str | None = Field(description="The request's user, when the record names one")
+    record_id: str = Field(description="The erased record's key in the store")
+    record_sha256: str = Field(description="SHA-256 of the erased record's data (canonical JSON), as the "
+                                           "deletion_dismissed event names it")
+    holds_left: int = Field(description="Holds the request filed that still stand: what they hide stays hidden, "
+                                        "neither shown again nor erased")
+    message: str = Field(description="Why this release could not read it")
+
+    @classmethod
+    def from_dismissed(cls, d: Dismissed) -> DismissedRequestModel:
+        return cls(request_id=d.request_id, instance_id=d.instance_id, upn=d.upn, record_id=d.record_id,
+                   record_sha256=d.record_sha256, holds_left=d.holds_left, message=d.message)
 
 
 class RejectRequest(BaseModel):

@@ -143,3 +143,33 @@ def test_deciding_an_unreadable_request_is_refused_as_such(server: RunningServer
         listed = op.get("/deletions").json()["unreadable"]
     assert [(u["request_id"], u["status"]) for u in listed] == [("null-requester", "pending"),
                                                                ("of-a-later-kind", "pending")]
+
+
+def test_an_operator_dismisses_an_unreadable_request_and_nobody_else_can(server: RunningServer,
+                                                                         instance_id: str) -> None:
+    """``POST .../operator/deletions/{id}/dismiss``: a person's credential 403 (the record stays); the operator 200
+    with the record's key and digest, after which the listing no longer shows it and the user's trail has the
+    ``deletion_dismissed`` event; a readable request 409 ``readable_request`` (still pending); none 404."""
+    _plant(server, instance_id, "of-a-later-kind", kind="archive")
+    forget = _forget_one(server, instance_id)
+    with server.client(LATER) as http:
+        assert http.post(f"/instances/{instance_id}/operator/deletions/of-a-later-kind/dismiss").status_code == 403
+    with _operator(server, instance_id) as op:
+        assert [u["request_id"] for u in op.get("/deletions").json()["unreadable"]] == ["of-a-later-kind"]
+        dismissed = op.post("/deletions/of-a-later-kind/dismiss")
+        readable = op.post(f"/deletions/{forget}/dismiss")
+        absent = op.post("/deletions/no-such-request/dismiss")
+        listing = op.get("/deletions").json()
+        trail = op.get("/audit", params={"upn": LATER}).json()["events"]
+    assert dismissed.status_code == 200, dismissed.text
+    body = dismissed.json()
+    assert {k: body[k] for k in ("request_id", "upn", "record_id", "holds_left")} == {
+        "request_id": "of-a-later-kind", "upn": LATER, "record_id": "2026-01-01T00:00:00.000000Z~of-a-later-kind",
+        "holds_left": 0}
+    assert len(body["record_sha256"]) == 64
+    assert (readable.status_code, readable.json()["error"]["code"]) == (409, "readable_request")
+    assert absent.status_code == 404
+    assert listing["unreadable"] == []
+    assert [(r["id"], r["status"]) for r in listing["requests"]] == [(forget, "pending")]
+    (event,) = [e for e in trail if e["action"] == "deletion_dismissed"]
+    assert (event["request_id"], event["content_sha256"]) == ("of-a-later-kind", body["record_sha256"])

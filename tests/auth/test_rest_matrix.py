@@ -20,6 +20,7 @@ import pytest
 import function_app
 from memory_core.api.function_table import functions_of, http_methods
 from tests.auth.conftest import ALEX, BOB, OLIVIA, Tokens
+from tests.support.later_release import put_unreadable_request_beside
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, identity
 from tests.support.routes import route_path
 
@@ -91,6 +92,12 @@ class Context:
                       json={"command": "create", "path": path, "file_text": "matrix fact\n"}).raise_for_status()
         return path
 
+    def unreadable_request_id(self) -> str:
+        """A stored deletion request this release cannot read (a later release's kind), planted in the store."""
+        request_id = f"later-{uuid.uuid4().hex[:8]}"
+        put_unreadable_request_beside(self.server, self.instance, request_id=request_id)
+        return request_id
+
     def pending_request_id(self) -> str:
         """A deletion request waiting for an operator (the owner forgets an entry)."""
         headers = self.owner_headers or self.headers
@@ -120,6 +127,7 @@ SAMPLES: dict[str, Sample] = {
     "list_agents": lambda c: ({}, {}, None),
     "list_deletions": lambda c: ({}, {"status": "pending"}, None),
     "approve_deletion": lambda c: ({"requestId": c.pending_request_id()}, {}, None),
+    "dismiss_deletion": lambda c: ({"requestId": c.unreadable_request_id()}, {}, None),
     "reject_deletion": lambda c: ({"requestId": c.pending_request_id()}, {}, {"reason": "not verified"}),
     "request_purge": lambda c: ({}, {}, {"upn": ALEX}),
     "request_forget": lambda c: ({}, {}, {"upn": ALEX, "entry_id": c.entry_id()}),

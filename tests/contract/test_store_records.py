@@ -255,3 +255,20 @@ def test_one_record_id_under_two_owners_of_an_instance_keeps_both(
     store.put_record(Record(shared, RecordKind.HOLD, "req-1", {"owner": "shared"}))
     assert store.get_record(partition, RecordKind.HOLD, "req-1").data == {"owner": "user"}  # type: ignore[union-attr]
     assert store.get_record(shared, RecordKind.HOLD, "req-1").data == {"owner": "shared"}  # type: ignore[union-attr]
+
+
+def test_delete_record_with_an_etag_erases_only_the_record_as_read(store: MemoryStore, partition: Partition) -> None:
+    """With the etag it was read at, delete_record erases the record; once another write changed it, ``Conflict``
+    and the record stays as that write left it; one no longer there answers False (an operator's dismissal of a
+    request this release cannot read, ``domain.dismissals``, relies on this)."""
+    first = store.put_record(Record(partition, "deletion_request", "r1", {"v": 1}))
+    rewritten = store.put_record(Record(partition, "deletion_request", "r1", {"v": 2}))
+    with pytest.raises(Conflict):
+        store.delete_record(partition, "deletion_request", "r1", etag=first.etag)
+    stored = store.get_record(partition, "deletion_request", "r1")
+    assert stored is not None and stored.data == {"v": 2}
+    assert store.delete_record(partition, "deletion_request", "r1", etag=rewritten.etag) is True
+    assert store.get_record(partition, "deletion_request", "r1") is None
+    assert store.delete_record(partition, "deletion_request", "r1", etag=rewritten.etag) is False
+    with pytest.raises(ValueError):
+        store.delete_record(partition, RecordKind.HOLD, "h1", etag="any")

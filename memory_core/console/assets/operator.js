@@ -125,7 +125,9 @@ export class OperatorView {
     return h("div", { class: "notice", id: "unreadable-deletions", role: "note" },
       h("p", {}, `${one ? "One stored deletion request" : `${formatCount(unreadable.length)} stored deletion requests`}`
         + ` cannot be read by this release (another release's layout), so ${one ? "it is" : "they are"} not in the `
-        + "table and cannot be approved or rejected here. Each stays stored as it is, for a release that reads it."),
+        + "table and cannot be approved or rejected here. Each stays stored as it is, for a release that reads it; "
+        + "one no release will read is dismissed with \u201cpython -m memory_core operator dismiss <id>\u201d "
+        + "(its record erased, audited; what it hid stays hidden)."),
       list, showMore({ container: list, items: unreadable, render: item, step: UNREADABLE_AT_ONCE,
         id: "show-more-unreadable", noun: "unreadable requests", onShown: (n) => { this.shownUnreadable = n; } }));
   }

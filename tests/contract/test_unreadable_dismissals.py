@@ -1,0 +1,167 @@
+"""An operator dismisses a stored deletion request this release cannot read (``domain.dismissals``), on both stores.
+
+Before: such a request could be neither approved nor rejected (409 ``unreadable_request``), every sweep left it, and
+nothing could remove it. Now its record, and only it, is erased while it is still unreadable, and audited with the
+record's id and digest; a readable request, or one a later release rewrote readable meanwhile, is refused and left as
+stored, and the holds a dismissed request filed keep hiding what they hid.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from memory_core.domain.audit import AuditAction
+from memory_core.domain.deletion import DeletionRequest, DeletionStatus, read_request
+from memory_core.domain.dismissals import record_sha256
+from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import Hold, Scope
+from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.service import MemoryService
+from memory_core.domain.store import MemoryStore
+from tests.support.clock import TickingClock
+from tests.support.later_release import put_unreadable_request
+
+LATER = "later@contoso.com"
+LATER_ID = "from-a-later-release"
+LATER_KEY = f"2026-01-01T00:00:00.000000Z~{LATER_ID}"
+
+
+def _service(store: MemoryStore) -> tuple[MemoryService, str]:
+    clock = TickingClock(datetime(2026, 12, 7, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
+    return MemoryService(store, clock=clock), f"dismiss-{uuid.uuid4().hex[:8]}"
+
+
+def _stored(store: MemoryStore, instance: str, record_id: str = LATER_KEY) -> Record | None:
+    return store.get_record(deletions_partition(instance), RecordKind.DELETION_REQUEST, record_id)
+
+
+def test_an_unreadable_request_is_dismissed_and_audited(store: MemoryStore) -> None:
+    """Its record is gone from the store and the listing, the sweep leaves nothing, and the user's trail holds a
+    ``deletion_dismissed`` event naming the record and the SHA-256 of its data."""
+    service, instance = _service(store)
+    put_unreadable_request(store, instance, status="approved")
+    record = _stored(store, instance)
+    assert record is not None
+    assert service.custody.sweep("op", instance).left != []  # before: left by every sweep, for good
+
+    dismissed = service.custody.dismiss_unreadable("op", instance, LATER_ID)
+
+    assert (dismissed.request_id, dismissed.upn, dismissed.record_id, dismissed.holds_left) == (
+        LATER_ID, LATER, LATER_KEY, 0)
+    assert dismissed.record_sha256 == record_sha256(record) and "archive" in dismissed.message
+    assert _stored(store, instance) is None
+    assert service.custody.page(instance, None, limit=10).unreadable == []
+    assert service.custody.sweep("op", instance).left == []
+    (event,) = [e for e in service.audit_trail(instance, LATER) if e.action is AuditAction.DELETION_DISMISSED]
+    assert (event.actor, event.request_id, event.content_sha256) == ("op", LATER_ID, record_sha256(record))
+    assert event.detail is not None and LATER_KEY in event.detail and record_sha256(record) in event.detail
+
+
+def test_a_request_naming_no_valid_user_is_dismissed_by_its_key_and_audited_in_the_deletions_trail(
+    store: MemoryStore,
+) -> None:
+    """A damaged record naming no id and no user: the listing shows its key, the dismissal takes that key, and the
+    event goes to the instance's deletions partition (there is no user's trail to keep it in)."""
+    service, instance = _service(store)
+    store.put_record(Record(deletions_partition(instance), RecordKind.DELETION_REQUEST, "2026-01-01T00:00:00Z~bad",
+                            {"upn": 7, "kind": "forget"}))
+    (listed,) = service.custody.page(instance, None, limit=10).unreadable
+    assert listed.id == "2026-01-01T00:00:00Z~bad"
+
+    dismissed = service.custody.dismiss_unreadable("op", instance, listed.id)
+
+    assert (dismissed.upn, dismissed.holds_left) == (None, 0)
+    assert _stored(store, instance, listed.id) is None
+    (event,) = service.audit.read(instance, DELETIONS_OWNER)
+    assert (event.action, event.request_id) == (AuditAction.DELETION_DISMISSED, listed.id)
+
+
+def test_a_readable_request_is_refused_and_left_as_stored(store: MemoryStore) -> None:
+    """A pending forget this release reads: 409 ``readable_request``, the record unchanged (same etag), still
+    pending, its entry still hidden, and no event."""
+    service, instance = _service(store)
+    caller = Caller("alex@contoso.com")
+    service.append(caller, instance, Scope.USER, None, "- a fact")
+    (entry,) = service.entries(caller, instance, Scope.USER, None)
+    request = service.custody.request_forget("alex@contoso.com", entry)
+    before = _stored(store, instance, request.record_id)
+
+    with pytest.raises(Conflict) as refused:
+        service.custody.dismiss_unreadable("op", instance, request.id)
+
+    assert refused.value.code == "readable_request"
+    after = _stored(store, instance, request.record_id)
+    assert after is not None and before is not None and (after.data, after.etag) == (before.data, before.etag)
+    assert service.custody.get(instance, request.id).status is DeletionStatus.PENDING
+    assert service.entries(caller, instance, Scope.USER, None) == []
+    assert not [e for e in service.audit_trail(instance, caller.upn) if e.action is AuditAction.DELETION_DISMISSED]
+
+
+def test_an_absent_request_is_not_found(store: MemoryStore) -> None:
+    service, instance = _service(store)
+    with pytest.raises(NotFound):
+        service.custody.dismiss_unreadable("op", instance, "no-such-request")
+
+
+class _RewrittenBeforeTheErasure:
+    """The test's store, with a later release's write landing between the dismissal's read and its erasure: the
+    record is rewritten as a request this release reads."""
+
+    def __init__(self, store: MemoryStore, readable: dict[str, Any]) -> None:
+        self._store, self._readable = store, readable
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def delete_record(self, partition: Partition, kind: str, record_id: str, etag: str | None = None) -> bool:
+        self._store.put_record(Record(partition, kind, record_id, self._readable))
+        return self._store.delete_record(partition, kind, record_id, etag)
+
+
+def test_a_request_rewritten_readable_while_it_is_dismissed_is_refused_and_kept(store: MemoryStore) -> None:
+    """The erasure is If-Match the etag read: the rewrite wins, the dismissal answers 409 ``readable_request``
+    (read again, the request is one this release decides), and the rewritten request is stored, decidable."""
+    _, instance = _service(store)
+    put_unreadable_request(store, instance, status="pending")
+    readable = DeletionRequest.from_record(Record(deletions_partition(instance), RecordKind.DELETION_REQUEST,
+                                                  LATER_KEY, {**_stored_data(store, instance), "kind": "purge"}))
+    racing = _RewrittenBeforeTheErasure(store, readable.to_record().data)
+    service = MemoryService(racing, clock=TickingClock(datetime(2026, 12, 7, tzinfo=UTC)))  # type: ignore[arg-type]
+
+    with pytest.raises(Conflict) as refused:
+        service.custody.dismiss_unreadable("op", instance, LATER_ID)
+
+    assert refused.value.code == "readable_request"
+    stored = _stored(store, instance)
+    assert stored is not None and read_request(stored) == readable
+    assert not service.audit.read(instance, LATER)
+
+
+def test_the_holds_a_dismissed_request_filed_stay_and_its_memory_stays_hidden_and_stored(store: MemoryStore) -> None:
+    """A later release's pending request that hid the user's memory: dismissed, its hold is counted and left, so
+    the entry is neither shown again nor erased."""
+    service, instance = _service(store)
+    later = Caller(LATER)
+    service.append(later, instance, Scope.USER, None, "- a fact a later release hid")
+    (entry,) = service.entries(later, instance, Scope.USER, None)
+    put_unreadable_request(store, instance, status="pending")
+    store.put_record(Record(Partition(instance, LATER), RecordKind.HOLD, LATER_ID,
+                            Hold(LATER_ID, None, datetime(2030, 1, 1, tzinfo=UTC)).to_data()))
+    assert service.entries(later, instance, Scope.USER, None) == []
+
+    assert service.custody.dismiss_unreadable("op", instance, LATER_ID).holds_left == 1
+
+    assert store.get_record(Partition(instance, LATER), RecordKind.HOLD, LATER_ID) is not None
+    assert service.entries(later, instance, Scope.USER, None) == []
+    assert store.get_entry(instance, LATER, entry.id) is not None
+
+
+def _stored_data(store: MemoryStore, instance: str) -> dict[str, Any]:
+    record = _stored(store, instance)
+    assert record is not None
+    return dict(record.data)
