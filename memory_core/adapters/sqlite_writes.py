@@ -58,25 +58,16 @@ class SqliteWrites:
                 "INSERT OR IGNORE INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 profile_values(profile, uuid.uuid4().hex),
             )
-            row = db.execute(
-                "SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
-                _where(key),
-            ).fetchone()
             # In the entry's transaction: a clear that chose a later watermark and erased before this commits
             # would leave the entry hidden and never erased. Refused, the writer stamps it after the clear.
-            cleared_on = profile_from_row(key, row).cleared_on
+            # One statement reads every watermark that refuses the entry (``_APPEND_READ_SQL``).
             source = entry.copied_from
-            if source is not None:  # a team copy: its source's watermark too (what ``seal_copies`` seals)
-                found = db.execute("SELECT cleared_on FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?",
-                                   (source.instance_id, source.upn, source.profile_id)).fetchone()
-                sealed = parse(found[0]) if found else None
-                cleared_on = max((w for w in (cleared_on, sealed) if w is not None), default=None)
-            # And the partition's seal (a purge's, ``seal_partition``): it outlives the profiles the purge erased.
-            found = db.execute(_PARTITION_SEAL_SQL, (key.instance_id, key.upn, PARTITION_SEAL_KIND, PARTITION_SEAL_ID)
-                               ).fetchone()
-            if found is not None:
-                sealed = parse(json.loads(found[0])["watermark"])
-                cleared_on = max((w for w in (cleared_on, sealed) if w is not None), default=None)
+            copied = _where(source) if source is not None else (None, None, None)  # NULLs: no source row
+            row = db.execute(
+                _APPEND_READ_SQL, (*copied, key.instance_id, key.upn, PARTITION_SEAL_ID, *_where(key))
+            ).fetchone()
+            cleared_on = _latest(profile_from_row(key, row).cleared_on, parse(row["source_cleared_on"]),
+                                 _seal_watermark(row["partition_seal"]))
             if cleared_on is not None and entry.created_on <= cleared_on:
                 raise EntryBeforeClear(cleared_on)
             # Before the entry, as in the Cosmos DB batch: a record to create whose id is taken (a key's mark
@@ -125,9 +116,8 @@ class SqliteWrites:
     def seal_partition(self, instance_id: str, upn: str, watermark: datetime) -> None:
         # One record of the partition, which every append reads in its transaction; never moved back.
         with self._db.write() as db:
-            found = db.execute(_PARTITION_SEAL_SQL, (instance_id, upn, PARTITION_SEAL_KIND, PARTITION_SEAL_ID)
-                               ).fetchone()
-            sealed = parse(json.loads(found[0])["watermark"]) if found is not None else None
+            found = db.execute(_SEAL_SQL, (instance_id, upn, PARTITION_SEAL_ID)).fetchone()
+            sealed = _seal_watermark(found[0] if found is not None else None)
             if sealed is not None and sealed >= watermark:
                 return
             record = Record(Partition(instance_id, upn), PARTITION_SEAL_KIND, PARTITION_SEAL_ID,
@@ -147,7 +137,28 @@ class SqliteWrites:
 PARTITION_SEAL_KIND = "partition_seal"
 PARTITION_SEAL_ID = "seal"
 """The record (in the owner's partition, naming no text) that keeps ``seal_partition``'s watermark."""
-_PARTITION_SEAL_SQL = "SELECT data FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?"
+_SEAL_SQL = f"SELECT data FROM records WHERE instance_id=? AND owner=? AND kind='{PARTITION_SEAL_KIND}' AND id=?"
+_APPEND_READ_SQL = (
+    "SELECT p.*,"
+    " (SELECT cleared_on FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?) AS source_cleared_on,"
+    f" ({_SEAL_SQL}) AS partition_seal"
+    " FROM profiles AS p WHERE p.instance_id=? AND p.upn=? AND p.profile_id=?"
+)
+"""What an append reads in its transaction, in one statement: its profile's row (stored by then) with the
+watermarks that refuse the entry besides the profile's own ``cleared_on``: a team copy's source profile's
+(``seal_copies``; NULL for an entry of its own, whose parameters are NULL) and the partition's seal
+(``seal_partition``: it outlives the profiles a purge erased). Each is one primary-key seek, as in the three
+statements it replaces, which cost about as much again in statement overhead (docs/performance.md, "One read
+for an append's watermarks")."""
+
+
+def _seal_watermark(data: str | None) -> datetime | None:
+    """The watermark of a partition seal's record ``data`` (its JSON), None without one."""
+    return parse(json.loads(data)["watermark"]) if data is not None else None
+
+
+def _latest(*watermarks: datetime | None) -> datetime | None:
+    return max((w for w in watermarks if w is not None), default=None)
 
 
 DELETE_ENTRIES_SQL = (
