@@ -62,11 +62,13 @@ class SqliteWrites:
             # would leave the entry hidden and never erased. Refused, the writer stamps it after the clear.
             # One statement reads every watermark that refuses the entry (``_APPEND_READ_SQL``).
             source = entry.copied_from
-            copied = _where(source) if source is not None else (None, None, None)  # NULLs: no source row
-            row = db.execute(
-                _APPEND_READ_SQL, (*copied, key.instance_id, key.upn, PARTITION_SEAL_ID, *_where(key))
-            ).fetchone()
-            cleared_on = _latest(profile_from_row(key, row).cleared_on, parse(row["source_cleared_on"]),
+            if source is None:
+                row = db.execute(_APPEND_READ_SQL, _where(key)).fetchone()
+                copied_seal = None
+            else:  # a team copy: its source's watermark too
+                row = db.execute(_COPY_APPEND_READ_SQL, (*_where(source), *_where(key))).fetchone()
+                copied_seal = parse(row["source_cleared_on"])
+            cleared_on = _latest(profile_from_row(key, row).cleared_on, copied_seal,
                                  _seal_watermark(row["partition_seal"]))
             if cleared_on is not None and entry.created_on <= cleared_on:
                 raise EntryBeforeClear(cleared_on)
@@ -138,18 +140,26 @@ PARTITION_SEAL_KIND = "partition_seal"
 PARTITION_SEAL_ID = "seal"
 """The record (in the owner's partition, naming no text) that keeps ``seal_partition``'s watermark."""
 _SEAL_SQL = f"SELECT data FROM records WHERE instance_id=? AND owner=? AND kind='{PARTITION_SEAL_KIND}' AND id=?"
-_APPEND_READ_SQL = (
-    "SELECT p.*,"
-    " (SELECT cleared_on FROM profiles WHERE instance_id=? AND upn=? AND profile_id=?) AS source_cleared_on,"
-    f" ({_SEAL_SQL}) AS partition_seal"
-    " FROM profiles AS p WHERE p.instance_id=? AND p.upn=? AND p.profile_id=?"
+_SEAL_JOIN = (
+    " LEFT JOIN records AS seal ON seal.instance_id=p.instance_id AND seal.owner=p.upn"
+    f" AND seal.kind='{PARTITION_SEAL_KIND}' AND seal.id='{PARTITION_SEAL_ID}'"
 )
-"""What an append reads in its transaction, in one statement: its profile's row (stored by then) with the
-watermarks that refuse the entry besides the profile's own ``cleared_on``: a team copy's source profile's
-(``seal_copies``; NULL for an entry of its own, whose parameters are NULL) and the partition's seal
-(``seal_partition``: it outlives the profiles a purge erased). Each is one primary-key seek, as in the three
-statements it replaces, which cost about as much again in statement overhead (docs/performance.md, "One read
-for an append's watermarks")."""
+_APPEND_READ_SQL = (
+    "SELECT p.*, seal.data AS partition_seal FROM profiles AS p" + _SEAL_JOIN
+    + " WHERE p.instance_id=? AND p.upn=? AND p.profile_id=?"
+)
+"""What an append reads in its transaction, in one statement of two primary-key seeks: its profile's row (stored
+by then, its ``cleared_on``) and the partition's seal (``seal_partition``: it outlives the profiles a purge
+erased), NULL without one. The seal's kind is written in, not bound: ``records`` has partial indexes on ``kind``,
+and a value bound there makes SQLite prepare the statement again at every call, to see whether they apply (about
+7 µs a read; docs/performance.md, "The append's reads in one statement")."""
+_COPY_APPEND_READ_SQL = (
+    "SELECT p.*, seal.data AS partition_seal, source.cleared_on AS source_cleared_on FROM profiles AS p" + _SEAL_JOIN
+    + " LEFT JOIN profiles AS source ON source.instance_id=? AND source.upn=? AND source.profile_id=?"
+    + " WHERE p.instance_id=? AND p.upn=? AND p.profile_id=?"
+)
+"""``_APPEND_READ_SQL`` for a team copy, with its source profile's ``cleared_on`` (what ``seal_copies`` seals;
+NULL when the source has no profile); the source's key is bound first."""
 
 
 def _seal_watermark(data: str | None) -> datetime | None:
