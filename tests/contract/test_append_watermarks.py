@@ -3,9 +3,10 @@
 An append is refused (``EntryBeforeClear``, nothing written) when its entry was made at or before any watermark
 that covers it: its scope's own ``cleared_on``, a purge's seal of the owner's whole partition
 (``seal_partition``) and, for a team copy, its source scope's sealed ``cleared_on`` (``seal_copies``). The error
-carries the latest that applies, which is what the writer stamps its entry after. SQLite reads all three in one
-statement of the append's transaction (``sqlite_writes``, since 2026-12-07); these pin what that statement must
-keep answering, each watermark alone and two at once in either order.
+carries the latest that applies, which is what the writer stamps its entry after. SQLite reads each in the
+append's transaction (``sqlite_writes``), Cosmos DB checks them against the partition stamp its batch is If-Match
+on; these pin what either must keep answering however it reads them, each watermark alone and two at once in
+either order.
 """
 
 from __future__ import annotations
