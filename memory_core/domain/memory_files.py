@@ -233,32 +233,10 @@ def _refuse_reserved(target: MemoryPath) -> None:
         raise texts.reserved_path(target.given, _RESERVED[target.rel])
 
 
-def _refuse_lookalike(ns: Namespace, target: MemoryPath, moving: str | None = None) -> None:
-    """``InvalidInput`` when the first name ``target`` brings into being (a file's, or a directory's on its way) folds
-    as a name beside it does (``memory_paths.lookalike_of``): "Notes.md" or "\uff4eotes.md" beside "notes.md",
-    "Trip/plan.md" beside the directory "trip". Below that name everything is new, so one directory is compared, the
-    one it would be made in. The service's own directories stand beside it whether shown or not ("Appended/").
-    ``moving``: a rename's source, which goes away ("notes.md" renamed to "Notes.md" leaves no twin)."""
-    for depth, name in enumerate(target.parts):
-        rel = "/".join(target.parts[:depth + 1])
-        if ns.exists(rel):
-            continue
-        parent = "/".join(target.parts[:depth])
-        prefix = parent + "/" if parent else ""
-        beside = dict.fromkeys(ns.names_in(parent))
-        if moving is not None and moving.startswith(prefix):
-            beside.pop(moving[len(prefix):], None)
-        beside.update(dict.fromkeys(r.removeprefix(prefix) for r in _RESERVED if r.rpartition("/")[0] == parent))
-        twin = texts.lookalike_of(name, beside)
-        if twin is not None:
-            raise texts.lookalike_path(target.given, f"{texts.ROOT}/{prefix}{twin}")
-        return
-
-
 def create(ns: Namespace, path: str, file_text: str) -> Outcome:
     target = parse_new_path(path)
     _refuse_reserved(target)
-    _refuse_lookalike(ns, target)
+    texts.refuse_lookalike(target, ns.exists, ns.names_in, _RESERVED)
     rel = target.rel
     after = ns.copy()
     if not target.is_root:
@@ -363,7 +341,7 @@ def rename(ns: Namespace, old_path: str, new_path: str) -> Outcome:
     _refuse_reserved(new)
     if ns.exists(new.rel):
         raise texts.destination_exists(new_path)
-    _refuse_lookalike(ns, new, moving=old.rel)
+    texts.refuse_lookalike(new, ns.exists, ns.names_in, _RESERVED, moving=old.rel)
     after = ns.copy()
     after.make_dirs("/".join(new.parts[:-1]), new_path)
     if old.rel in ns.files:

@@ -21,7 +21,7 @@ of its characters ("Notes.md", "\ufb01le.md", "\uff46ile.md" beside "notes.md", 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
@@ -148,6 +148,29 @@ def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
     # ``folded`` spelled out for ASCII: most names are, and a call per name is most of the check's cost.
     return next((sibling for sibling in siblings if sibling != name
                  and (sibling.lower() if sibling.isascii() else folded(sibling)) == key), None)
+
+
+def refuse_lookalike(target: MemoryPath, exists: Callable[[str], bool], names_in: Callable[[str], Iterable[str]],
+                     reserved: Collection[str], moving: str | None = None) -> None:
+    """``InvalidInput`` (``lookalike_path``) when the first name ``target`` brings into being (a file's, or a
+    directory's on its way: the first of its paths that ``exists`` denies) is a look-alike (``lookalike_of``) of a name
+    beside it: "Notes.md" or "\uff4eotes.md" beside "notes.md", "Trip/plan.md" beside the directory "trip". Below that
+    name everything is new, so one directory is compared, the one it would be made in (``names_in``: the names in a
+    directory). The ``reserved`` paths, the service's own directories, stand beside it whether shown or not
+    ("Appended/x.md"). ``moving``: a rename's source, which goes away ("notes.md" renamed "Notes.md" leaves no twin)."""
+    for depth, name in enumerate(target.parts):
+        if exists("/".join(target.parts[:depth + 1])):
+            continue
+        parent = "/".join(target.parts[:depth])
+        prefix = parent + "/" if parent else ""
+        beside = dict.fromkeys(names_in(parent))
+        if moving is not None and moving.startswith(prefix):
+            beside.pop(moving[len(prefix):], None)
+        beside.update(dict.fromkeys(r.removeprefix(prefix) for r in reserved if r.rpartition("/")[0] == parent))
+        twin = lookalike_of(name, beside)
+        if twin is not None:
+            raise lookalike_path(target.given, f"{ROOT}/{prefix}{twin}")
+        return
 
 
 def _invisible(name: str) -> str | None:
