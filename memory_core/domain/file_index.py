@@ -82,6 +82,7 @@ def namespace_of(
             ns.dirs.add(AGENT_DIR)
     for rel in indexed:
         ns.dirs.update(parents(rel))
+    ns.indexed = tuple(indexed)
     return ns
 
 

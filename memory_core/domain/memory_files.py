@@ -38,6 +38,9 @@ _RESERVED = {
     f"{AGENT_DIR}/{APPENDED_DIR}": "the agent's entries written outside the memory tool",
 }
 
+# Where the appended entries show (``file_index.namespace_of``): the only directories holding files no index names.
+_APPENDED_DIRS = (APPENDED_DIR, f"{AGENT_DIR}/{APPENDED_DIR}")
+
 # A directory's listing answers at most this many characters (as get_memory's default budget): a memory of 20,000
 # appended entries listed whole is over a million characters, past a model's context, on the command a model runs
 # first. What is left out is named by count, with how to reach it.
@@ -81,6 +84,9 @@ class Namespace:
 
     files: dict[str, FileNode] = field(default_factory=dict)
     dirs: set[str] = field(default_factory=set)
+    indexed: tuple[str, ...] | None = None
+    """The paths of the files an index names, for a namespace made from one (``file_index.namespace_of``): every other
+    file is an appended entry's, under an appended/ directory. None (a copy, to be changed): not known."""
 
     def copy(self) -> Namespace:
         return Namespace(dict(self.files), set(self.dirs))
@@ -98,6 +104,19 @@ class Namespace:
             [p for p in self.files if p.startswith(prefix)],
             [d for d in self.dirs if d.startswith(prefix) and d != rel],
         )
+
+    def names_in(self, rel: str) -> list[str]:
+        """The names of the files and directories directly in directory ``rel`` (not below them)."""
+        # The appended entries (60,000 of them, say) lie only in the appended/ directories: the paths of any other
+        # directory are among the index's own (at most the file bound, MAX_FILES) and the directories. One test per
+        # path, no more: the names are what a check folds (``memory_paths.lookalike_of``), and only this directory's.
+        files = self.indexed if self.indexed is not None and rel not in _APPENDED_DIRS else self.files
+        paths = itertools.chain(files, self.dirs)
+        if not rel:
+            return [path for path in paths if "/" not in path]
+        prefix = rel + "/"
+        start = len(prefix)
+        return [path[start:] for path in paths if path.startswith(prefix) and "/" not in path[start:]]
 
     def make_dirs(self, rel: str, shown: str) -> None:
         """mkdir -p of ``rel``; ``InvalidInput`` naming ``shown`` when a file stands in the way."""
@@ -217,6 +236,7 @@ def _refuse_reserved(target: MemoryPath) -> None:
 def create(ns: Namespace, path: str, file_text: str) -> Outcome:
     target = parse_new_path(path)
     _refuse_reserved(target)
+    texts.refuse_lookalike(target, ns.exists, ns.names_in, _RESERVED)
     rel = target.rel
     after = ns.copy()
     if not target.is_root:
@@ -321,6 +341,7 @@ def rename(ns: Namespace, old_path: str, new_path: str) -> Outcome:
     _refuse_reserved(new)
     if ns.exists(new.rel):
         raise texts.destination_exists(new_path)
+    texts.refuse_lookalike(new, ns.exists, ns.names_in, _RESERVED, moving=old.rel)
     after = ns.copy()
     after.make_dirs("/".join(new.parts[:-1]), new_path)
     if old.rel in ns.files:

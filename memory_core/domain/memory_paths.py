@@ -13,13 +13,15 @@ and ``MAX_SEGMENT_BYTES`` UTF-8 bytes per segment. A rejected path gets the
 reference's own refusal text. A name brought into being (``parse_new_path``: create,
 rename's destination) also has no invisible formatting character or other
 default-ignorable character, no blank that draws nothing (U+2800), no space or other blank at either end
-of a segment, and no blank but the ASCII space inside one, which the reference has no text for.
+of a segment, and no blank but the ASCII space inside one, which the reference has no text for; nor may it be a
+look-alike of a name beside it (``lookalike_of``): one that differs from it only in case or in the compatibility form
+of its characters ("Notes.md", "\ufb01le.md", "\uff46ile.md" beside "notes.md", "file.md").
 """
 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
@@ -127,6 +129,48 @@ def parse_new_path(path: str) -> MemoryPath:
             code="invalid_path",
         )
     return target
+
+
+def folded(name: str) -> str:
+    """The form two names share when a reader cannot tell them apart by their letters: NFKC (ligatures, full-width,
+    superscript and other compatibility forms become their plain letters), case-folded ("ß" is "ss"), NFKC again
+    (folding a case can leave a sequence NFKC composes). Names of ASCII only fold by their case, without the tables."""
+    if name.isascii():
+        return name.lower()
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
+    """The first of ``siblings`` (the names in the directory ``name`` would be made in) that is not ``name`` but
+    folds as it does (``folded``), or None. A model or a person shown both would take one for the other and read or
+    edit the wrong file; the store compares names exactly, so nothing else keeps them apart."""
+    key = folded(name)
+    # ``folded`` spelled out for ASCII: most names are, and a call per name is most of the check's cost.
+    return next((sibling for sibling in siblings if sibling != name
+                 and (sibling.lower() if sibling.isascii() else folded(sibling)) == key), None)
+
+
+def refuse_lookalike(target: MemoryPath, exists: Callable[[str], bool], names_in: Callable[[str], Iterable[str]],
+                     reserved: Collection[str], moving: str | None = None) -> None:
+    """``InvalidInput`` (``lookalike_path``) when the first name ``target`` brings into being (a file's, or a
+    directory's on its way: the first of its paths that ``exists`` denies) is a look-alike (``lookalike_of``) of a name
+    beside it: "Notes.md" or "\uff4eotes.md" beside "notes.md", "Trip/plan.md" beside the directory "trip". Below that
+    name everything is new, so one directory is compared, the one it would be made in (``names_in``: the names in a
+    directory). The ``reserved`` paths, the service's own directories, stand beside it whether shown or not
+    ("Appended/x.md"). ``moving``: a rename's source, which goes away ("notes.md" renamed "Notes.md" leaves no twin)."""
+    for depth, name in enumerate(target.parts):
+        if exists("/".join(target.parts[:depth + 1])):
+            continue
+        parent = "/".join(target.parts[:depth])
+        prefix = parent + "/" if parent else ""
+        beside = dict.fromkeys(names_in(parent))
+        if moving is not None and moving.startswith(prefix):
+            beside.pop(moving[len(prefix):], None)
+        beside.update(dict.fromkeys(r.removeprefix(prefix) for r in reserved if r.rpartition("/")[0] == parent))
+        twin = lookalike_of(name, beside)
+        if twin is not None:
+            raise lookalike_path(target.given, f"{ROOT}/{prefix}{twin}")
+        return
 
 
 def _invisible(name: str) -> str | None:
@@ -250,6 +294,16 @@ def reserved_path(path: str, holds: str) -> InvalidInput:
     return InvalidInput(
         f"The path {path} is reserved: it is the directory of {holds}. Please provide a different path.",
         code="reserved_path",
+    )
+
+
+def lookalike_path(path: str, existing: str) -> InvalidInput:
+    """A name brought into being beside a look-alike (``lookalike_of``): ``existing`` is the full path of that one (or
+    of the service's directory it would be taken for, shown or not)."""
+    return InvalidInput(
+        f"The path {path} cannot be created: it would stand beside {existing}, whose name differs from it only in "
+        f"case or in the form of its characters. Please use {existing}, or provide a different name.",
+        code="lookalike_path",
     )
 
 
