@@ -145,9 +145,11 @@ class Sweep:
         ``continuation`` tries only requests after it: one that failed is not tried again by the same walk (the
         next walk, or the timer's, tries it), so a walk ends however often a request fails. Nothing is kept
         between runs but the requests themselves: a walk may stop anywhere, and two may overlap (each request is
-        executed once; the other walk leaves it as a ``conflict`` or no longer finds it approved). The requests
+        marked executed once; the other walk leaves it as a ``conflict`` or no longer finds it approved, after
+        repeating steps that can run again, its event among them). The requests
         this release cannot read are reported by a walk's first run only (they have no place in the order).
-        Raises ``InvalidInput`` for a ``continuation`` no run made (``invalid_continuation``)."""
+        Raises ``InvalidInput`` for a malformed ``continuation`` (``invalid_continuation``); one is not signed, so
+        a well-formed place in the order is taken as given."""
         after = _resume_point(continuation)
         self._erasures.replay(instance_id)
         for replay in self._replays:

@@ -56,7 +56,8 @@ def decode_token(listing: str, token: str | None) -> list[str] | None:
         position = data["p"]
         if data["l"] != listing or not isinstance(position, list) or not all(isinstance(p, str) for p in position):
             raise ValueError("another listing")
-    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError):
+    # RecursionError: json.loads of a token nesting ~1,000 brackets, which fits under MAX_TOKEN_CHARS.
+    except (ValueError, KeyError, TypeError, RecursionError, binascii.Error, UnicodeDecodeError):
         raise InvalidInput(
             "continuation is not a token this listing answered; start again without it", code="invalid_continuation"
         ) from None

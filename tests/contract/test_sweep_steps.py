@@ -7,6 +7,7 @@ so a walk may stop anywhere, two may overlap, and a request that keeps failing i
 
 from __future__ import annotations
 
+import base64
 import uuid
 
 import pytest
@@ -126,8 +127,9 @@ def test_a_step_sees_requests_approved_after_the_walk_began(store: MemoryStore) 
     encode_token("sweep", ["yesterday", "x"]),
     encode_token("sweep", ["2026-01-01T00:00:00", "x"]),  # no time zone
     encode_token("sweep", ["2026-01-01T00:00:00+00:00"]),
-], ids=["garbage", "another-listing", "no-time", "naive-time", "short"])
-def test_a_continuation_no_step_made_is_refused(store: MemoryStore, token: str) -> None:
+    base64.urlsafe_b64encode(b"[" * 1500).decode("ascii"),  # nested past json's recursion limit: was a 500
+], ids=["garbage", "another-listing", "no-time", "naive-time", "short", "nested"])
+def test_a_malformed_continuation_is_refused(store: MemoryStore, token: str) -> None:
     """``invalid_continuation`` (400 over HTTP), before anything is executed."""
     service, instance = MemoryService(store, clock=TickingClock(), deletion_mode=DeletionMode.OPERATOR_APPROVAL), \
         _instance()
