@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from memory_core.domain import journals
+from memory_core.domain import dismissals, journals
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import visible_entry
 from memory_core.domain.custody_fence import FenceTaken, fence, forget_fence
@@ -39,7 +39,7 @@ from memory_core.domain.deletion import (
     read_request,
     retained_record,
 )
-from memory_core.domain.dismissals import Dismissed, dismiss_unreadable
+from memory_core.domain.dismissals import Dismissed
 from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey
@@ -82,6 +82,7 @@ class CustodyService:
         self._sweep = Sweep(store, audit, self.erasures, clock=clock, fault=fault,
                             finished_retention=finished_retention)
         self._sweep.replay_also(self._replay_rejections)
+        self._sweep.replay_also(lambda instance_id: dismissals.replay(store, audit, instance_id, clock=clock))
 
     # -- requests -------------------------------------------------------------
 
@@ -261,9 +262,11 @@ class CustodyService:
 
     def dismiss_unreadable(self, operator: str, instance_id: str, request_id: str) -> Dismissed:
         """Erase the stored request ``request_id`` only while this release cannot read it, and audit it
-        (``domain.dismissals``: its holds stay). ``NotFound`` for none; ``Conflict`` ``readable_request`` for one
-        this release reads (decide it instead), untouched."""
-        return dismiss_unreadable(self._store, self._audit, operator, instance_id, request_id)
+        (``domain.dismissals``: its holds stay; journaled, so a crash after the erasure leaves the event to the
+        sweep). ``NotFound`` for none; ``Conflict`` ``readable_request`` for one this release reads (decide it
+        instead), untouched."""
+        return dismissals.dismiss_unreadable(self._store, self._audit, operator, instance_id, request_id,
+                                             clock=self._clock)
 
     def _finish_rejection(self, request: DeletionRequest) -> None:
         """Lift a rejected request's holds, audit the rejection and close its journal; safe to run again: the event

@@ -13,8 +13,16 @@ retirements (``file_retirements``). Dismissing it erases that one record, and no
   request it cannot read covers); the answer counts them;
 - audited after the erasure (an event written first would stand for a dismissal that lost a race): a
   ``deletion_dismissed`` event naming the record's id and the SHA-256 of its stored data, in its user's trail when
-  the record names a user, else in the instance's deletions trail. A crash between the erasure and the event loses
-  the event; the log line written before the erasure still names the record and its digest.
+  the record names a user, else in the instance's deletions trail;
+- journaled (``domain.journals``): before the erasure a ``dismissal`` record in the instance's deletions partition
+  names the record's key, its digest, the operator and the time (and what the event says: the request's id, its
+  user, the holds left, why it is unreadable; no memory text). After the erasure the event is written, dated by the
+  journal and named by it (one record whoever writes it, however often), then the journal is erased. The sweep
+  (``replay``) finishes a settled journal whose record is gone by writing the event, and drops one whose record is
+  still stored (unchanged: the dismissal never happened; rewritten: the rewrite won). A crash between the erasure
+  and the event no longer loses the event. One journal per record version (its key and etag): a retry, or a
+  dismissal at the same moment, of the version another journaled takes that journal over, so whichever erases the
+  record writes the same event.
 """
 
 from __future__ import annotations
@@ -22,19 +30,32 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
+from memory_core.domain import journals
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import DeletionRequest, UnreadableRequest, read_request
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.identity import InvalidCallerId, caller_upn
 from memory_core.domain.models import SHARED_OWNER
-from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.records import (
+    ABSENT,
+    DELETIONS_OWNER,
+    Partition,
+    Record,
+    RecordKind,
+    deletions_partition,
+)
 from memory_core.domain.store import MemoryStore
 
 log = logging.getLogger("memory_core.custody")
 
 _ATTEMPTS = 5  # reads of the record while other writes keep rewriting it (still unreadable each time)
+
+#: The journal (``domain.journals``) of a dismissal under way, in the instance's deletions partition.
+KIND = "dismissal"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +80,14 @@ def record_sha256(record: Record) -> str:
 
 
 def dismiss_unreadable(
-    store: MemoryStore, audit: AuditTrail, operator: str, instance_id: str, request_id: str
+    store: MemoryStore, audit: AuditTrail, operator: str, instance_id: str, request_id: str, *,
+    clock: Callable[[], datetime],
 ) -> Dismissed:
     """Erase the stored deletion request ``request_id`` (the id the listings show under ``unreadable``) if, and only
-    if, this release still cannot read it at the moment of erasure; audit it. ``NotFound`` when there is none;
-    ``Conflict`` ``readable_request`` when it is (or became) one this release reads, which is left untouched."""
+    if, this release still cannot read it at the moment of erasure; audit it, journaled first (the module's
+    docstring). ``NotFound`` when there is none (or another dismissal erased it first: the event is that one's to
+    write, or the sweep's); ``Conflict`` ``readable_request`` when it is (or became) one this release reads, which is
+    left untouched."""
     for _ in range(_ATTEMPTS):
         record = _stored(store, instance_id, request_id)
         read = read_request(record)
@@ -71,20 +95,98 @@ def dismiss_unreadable(
             raise Conflict(f"deletion request {request_id} is one this release reads ({read.status.value}): "
                            "approve or reject it; only a request this release cannot read is dismissed",
                            code="readable_request")
-        digest = record_sha256(record)
+        # Counted before the erasure, which leaves holds alone: the journal carries the event's every field.
+        dismissed = Dismissed(read.id, instance_id, read.upn, record.id, record_sha256(record),
+                              _holds_left(store, record, read), read.message)
         log.warning("dismissing deletion request record %s of instance %s (sha256 %s) by %s: %s",
-                    record.id, instance_id, digest, operator, read.message)
+                    record.id, instance_id, dismissed.record_sha256, operator, read.message)
+        journal = _begin(store, Dismissal(_journal_id(record), dismissed, operator, clock()))
         try:
             erased = store.delete_record(record.partition, RecordKind.DELETION_REQUEST, record.id, etag=record.etag)
         except Conflict:  # rewritten since it was read (a later release): read again, refused if now readable
+            _close(store, journal)  # that version is stored no more, and was erased by no one
             continue
-        if not erased:
+        if not erased:  # another dismissal of this version took it: its journal (this one) is its to finish
             raise NotFound(f"no deletion request {request_id} in instance {instance_id}")
-        dismissed = Dismissed(read.id, instance_id, read.upn, record.id, digest, _holds_left(store, record, read),
-                              read.message)
-        _audit(audit, operator, dismissed)
-        return dismissed
+        _finish(store, audit, journal)
+        return journal.dismissed
     raise Conflict(f"deletion request {request_id} kept changing while it was being dismissed; try again")
+
+
+def replay(store: MemoryStore, audit: AuditTrail, instance_id: str | None, *, clock: Callable[[], datetime]) -> int:
+    """The sweep's step for dismissals a crash interrupted (``journals.replay``: settled, claimed once): a journal
+    whose record is gone is finished (its event written, then the journal erased); one whose record is still stored
+    (the dismissal never erased it, or a rewrite won) is dropped, with no event. Answers how many were finished."""
+    def finish(record: Record) -> None:
+        journal = Dismissal.from_record(record)
+        partition = deletions_partition(journal.dismissed.instance_id)
+        if store.get_record(partition, RecordKind.DELETION_REQUEST, journal.dismissed.record_id) is None:
+            _finish(store, audit, journal)
+        else:
+            _close(store, journal)
+
+    return journals.replay(store, KIND, instance_id, clock=clock, wait=lambda record: timedelta(0), finish=finish)
+
+
+@dataclass(frozen=True, slots=True)
+class Dismissal:
+    """A dismissal as journaled before its erasure: ``id`` (made from the record's key and etag), what it erases and
+    says (``dismissed``), by whom and when it began. Names no memory text."""
+
+    id: str
+    dismissed: Dismissed
+    operator: str
+    started_on: datetime
+
+    def to_record(self) -> Record:
+        """The journal record, to create only (``ABSENT``)."""
+        d = self.dismissed
+        return Record(deletions_partition(d.instance_id), KIND, self.id, {
+            "record_id": d.record_id, "record_sha256": d.record_sha256, "operator": self.operator,
+            "started_on": self.started_on.isoformat(), "request_id": d.request_id, "upn": d.upn,
+            "holds_left": d.holds_left, "message": d.message,
+        }, etag=ABSENT)
+
+    @staticmethod
+    def from_record(record: Record) -> Dismissal:
+        data = record.data
+        upn = data.get("upn")
+        dismissed = Dismissed(str(data["request_id"]), record.partition.instance_id,
+                              upn if isinstance(upn, str) else None, str(data["record_id"]),
+                              str(data["record_sha256"]), int(data["holds_left"]), str(data["message"]))
+        return Dismissal(record.id, dismissed, str(data["operator"]), datetime.fromisoformat(data["started_on"]))
+
+
+def _journal_id(record: Record) -> str:
+    """One journal per version of the record (its key and etag), in characters every store takes as an id."""
+    return hashlib.sha256(f"{record.id}\n{record.etag}".encode()).hexdigest()[:32]
+
+
+def _begin(store: MemoryStore, journal: Dismissal) -> Dismissal:
+    """Store ``journal``, or take over the one stored for the same version (a retry after a crash, or a dismissal at
+    the same moment): the record is erased at most once at that etag, and whoever erases it writes that journal's
+    event, so the trail holds one."""
+    for _ in range(_ATTEMPTS):
+        try:
+            store.put_record(journal.to_record())
+            return journal
+        except Conflict:
+            stored = store.get_record(deletions_partition(journal.dismissed.instance_id), KIND, journal.id)
+            if stored is not None:
+                return Dismissal.from_record(stored)
+    raise Conflict(f"deletion request {journal.dismissed.request_id} kept changing while it was being dismissed; "
+                   "try again")
+
+
+def _finish(store: MemoryStore, audit: AuditTrail, journal: Dismissal) -> None:
+    """The record is erased: audit it, then erase the journal (a crash between them writes the same event again)."""
+    _audit(audit, journal)
+    _close(store, journal)
+
+
+def _close(store: MemoryStore, journal: Dismissal) -> None:
+    """Erase the journal record; none is fine."""
+    store.delete_record(deletions_partition(journal.dismissed.instance_id), KIND, journal.id)
 
 
 def _stored(store: MemoryStore, instance_id: str, request_id: str) -> Record:
@@ -115,9 +217,12 @@ def _holds_left(store: MemoryStore, record: Record, read: UnreadableRequest) -> 
                for owner in owners)
 
 
-def _audit(audit: AuditTrail, operator: str, dismissed: Dismissed) -> None:
+def _audit(audit: AuditTrail, journal: Dismissal) -> None:
+    """Write the dismissal's event: dated by its journal and named by it, so one record however often written."""
+    dismissed = journal.dismissed
     detail = (f"dismissed a stored deletion request this release cannot read: record {dismissed.record_id}, "
               f"sha256 {dismissed.record_sha256}, {dismissed.holds_left} hold(s) left standing; {dismissed.message}")
-    audit.record(AuditAction.DELETION_DISMISSED, actor=operator, instance_id=dismissed.instance_id,
+    audit.record(AuditAction.DELETION_DISMISSED, actor=journal.operator, instance_id=dismissed.instance_id,
                  upn=_user(dismissed.upn) or DELETIONS_OWNER, request_id=dismissed.request_id,
-                 content_sha256=dismissed.record_sha256, detail=detail)
+                 content_sha256=dismissed.record_sha256, detail=detail, at=journal.started_on,
+                 suffix=f"dismissed-{journal.id}")

@@ -2,7 +2,8 @@
 
 Work that takes several writes and must not stop half way for good writes a journal record first, in the instance's
 deletions partition (where the sweep finds every instance's with one query), and erases it last: an immediate
-erasure (``domain.erasures``), the versions a memory-tool command retires (``domain.file_retirements``). The sweep
+erasure (``domain.erasures``), the versions a memory-tool command retires (``domain.file_retirements``), a
+rejection's lifted holds (``domain.custody``), an operator's dismissal of a request (``domain.dismissals``). The sweep
 replays every record that has settled (``SETTLE`` after it was written or last claimed: work under way finishes
 itself), claiming it first with a conditional write, so that two sweeps at once (the timer's and an operator's)
 replay it once, and a claim a crashed sweep left settles again.

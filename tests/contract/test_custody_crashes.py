@@ -1,9 +1,10 @@
 """Custody across a crash between its writes, on every store: what a stopped process left, the next sweep finishes.
 
-Each test stops a deletion request's filing, an operator's rejection or the sweep between two of its writes (a
-``Crash`` raised from a wrapped store call, or from the sweep's fault seam), then runs a sweep as a restarted
-process would, and checks the custody invariants: a team copy goes with the entry it copies, a hold belongs to a
-pending or approved request, and every executed request has its ``deletion_executed`` event.
+Each test stops a deletion request's filing, an operator's rejection or dismissal, or the sweep between two of its
+writes (a ``Crash`` raised from a wrapped store call, or from the sweep's fault seam), then runs a sweep as a
+restarted process would, and checks the custody invariants: a team copy goes with the entry it copies, a hold belongs
+to a pending or approved request, every executed request has its ``deletion_executed`` event, and every dismissed
+request its ``deletion_dismissed`` event, once.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import pytest
 
 from memory_core.domain.audit import AuditAction
 from memory_core.domain.deletion import DeletionStatus
+from memory_core.domain.dismissals import KIND as DISMISSAL_KIND
+from memory_core.domain.dismissals import record_sha256
 from memory_core.domain.identity import Caller
 from memory_core.domain.journals import SETTLE
 from memory_core.domain.memory_file_service import MemoryFiles
@@ -25,6 +28,7 @@ from memory_core.domain.service import DeletionMode, MemoryService, PendingDelet
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 from tests.support.clock import TickingClock
+from tests.support.later_release import put_unreadable_request
 
 INSTANCE = "crashes"
 
@@ -239,3 +243,114 @@ def test_a_memory_tool_delete_stopped_before_its_journal_closed_files_no_second_
     service.custody.sweep(instance_id=INSTANCE)
     assert [(r.id, r.status) for r in service.custody.list(INSTANCE)] == [(request.id, DeletionStatus.REJECTED)]
     assert "prefers tea" in service.get(caller, INSTANCE, Scope.USER, None).content_markdown
+
+
+LATER, LATER_ID = "later@contoso.com", "from-a-later-release"  # ``put_unreadable_request``'s user and request
+
+
+def _later_request(store: MemoryStore) -> Record:
+    """A pending request of a later release's kind, stored: the record an operator dismisses."""
+    put_unreadable_request(store, INSTANCE, status="pending", request_id=LATER_ID)
+    (record,) = store.query_records(deletions_partition(INSTANCE), RecordKind.DELETION_REQUEST, {"id": LATER_ID})
+    return record
+
+
+def _dismissed_events(service: MemoryService) -> list[Any]:
+    return [e for e in service.audit.read(INSTANCE, LATER) if e.action is AuditAction.DELETION_DISMISSED]
+
+
+def _dismissal_journals(store: MemoryStore) -> list[Record]:
+    return store.query_records(deletions_partition(INSTANCE), DISMISSAL_KIND)
+
+
+def test_a_dismissal_stopped_after_its_erasure_is_audited_once_by_the_sweep(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process stops after the record is erased, as it writes the ``deletion_dismissed`` event: a retried
+    dismissal hears 404, so the erasure had no event (before, only a log line). The sweep after the journal settled
+    writes it, naming the record, its digest and the operator, once however often it runs."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    record = _later_request(store)
+    _crash_once(monkeypatch, store, "put_record", lambda record, *a, **k: record.kind == RecordKind.AUDIT
+                and record.data.get("action") == AuditAction.DELETION_DISMISSED.value)
+    with pytest.raises(Crash):
+        service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    monkeypatch.undo()
+    assert service.custody.page(INSTANCE, None, limit=10).unreadable == []  # erased
+    service.custody.sweep(instance_id=INSTANCE)
+    assert _dismissed_events(service) == []  # under way: left to finish itself
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    service.custody.sweep(instance_id=INSTANCE)
+    (event,) = _dismissed_events(service)
+    assert (event.actor, event.request_id, event.content_sha256) == ("op", LATER_ID, record_sha256(record))
+    assert event.detail is not None and record.id in event.detail
+    assert _dismissal_journals(store) == []
+
+
+def test_a_dismissal_stopped_before_its_erasure_leaves_the_request_and_writes_no_event(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process stops after the journal is written, as it erases the record: the request stays stored as it was
+    (listed, dismissible), and the sweep drops the journal with no event. A dismissal after it is audited once."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    record = _later_request(store)
+    _crash_once(monkeypatch, store, "delete_record",
+                lambda partition, kind, *a, **k: kind == RecordKind.DELETION_REQUEST)
+    with pytest.raises(Crash):
+        service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    monkeypatch.undo()
+    assert _dismissal_journals(store) != []
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    service.custody.sweep(instance_id=INSTANCE)
+    assert _dismissal_journals(store) == []
+    stored = store.get_record(deletions_partition(INSTANCE), RecordKind.DELETION_REQUEST, record.id)
+    assert stored is not None and (stored.data, stored.etag) == (record.data, record.etag)
+    assert [u.id for u in service.custody.page(INSTANCE, None, limit=10).unreadable] == [LATER_ID]
+    assert _dismissed_events(service) == []
+
+    service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    assert len(_dismissed_events(service)) == 1
+
+
+def test_a_dismissal_retried_at_once_after_a_crash_before_its_erasure_is_audited_once(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The retry, before the sweep dropped the first attempt's journal, takes that journal over (one per version of
+    the record): the record is erased and audited once, and the sweep afterwards writes no second event."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    _later_request(store)
+    _crash_once(monkeypatch, store, "delete_record",
+                lambda partition, kind, *a, **k: kind == RecordKind.DELETION_REQUEST)
+    with pytest.raises(Crash):
+        service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    monkeypatch.undo()
+    service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    assert len(_dismissed_events(service)) == 1
+    assert _dismissal_journals(store) == []
+
+
+def test_a_dismissal_replayed_after_its_event_was_written_writes_none_again(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process stops after the event, as it erases its journal: the sweep finishes the journal (the record is
+    gone) and writes the event again, as the same record (dated and named by the journal): the trail holds one."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    _later_request(store)
+    _crash_once(monkeypatch, store, "delete_record", lambda partition, kind, *a, **k: kind == DISMISSAL_KIND)
+    with pytest.raises(Crash):
+        service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    monkeypatch.undo()
+    (written,) = _dismissed_events(service)
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    service.custody.sweep(instance_id=INSTANCE)
+    assert _dismissed_events(service) == [written]
+    assert _dismissal_journals(store) == []

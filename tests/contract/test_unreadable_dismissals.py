@@ -16,6 +16,7 @@ import pytest
 
 from memory_core.domain.audit import AuditAction
 from memory_core.domain.deletion import DeletionRequest, DeletionStatus, read_request
+from memory_core.domain.dismissals import KIND as DISMISSAL_KIND
 from memory_core.domain.dismissals import record_sha256
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.identity import Caller
@@ -57,6 +58,7 @@ def test_an_unreadable_request_is_dismissed_and_audited(store: MemoryStore) -> N
     assert _stored(store, instance) is None
     assert service.custody.page(instance, None, limit=10).unreadable == []
     assert service.custody.sweep("op", instance).left == []
+    assert store.query_records(deletions_partition(instance), DISMISSAL_KIND) == []  # its journal closed
     (event,) = [e for e in service.audit_trail(instance, LATER) if e.action is AuditAction.DELETION_DISMISSED]
     assert (event.actor, event.request_id, event.content_sha256) == ("op", LATER_ID, record_sha256(record))
     assert event.detail is not None and LATER_KEY in event.detail and record_sha256(record) in event.detail
@@ -119,7 +121,8 @@ class _RewrittenBeforeTheErasure:
         return getattr(self._store, name)
 
     def delete_record(self, partition: Partition, kind: str, record_id: str, etag: str | None = None) -> bool:
-        self._store.put_record(Record(partition, kind, record_id, self._readable))
+        if kind == RecordKind.DELETION_REQUEST:  # the request's erasure (not the dismissal's journal)
+            self._store.put_record(Record(partition, kind, record_id, self._readable))
         return self._store.delete_record(partition, kind, record_id, etag)
 
 
@@ -140,6 +143,7 @@ def test_a_request_rewritten_readable_while_it_is_dismissed_is_refused_and_kept(
     stored = _stored(store, instance)
     assert stored is not None and read_request(stored) == readable
     assert not service.audit.read(instance, LATER)
+    assert store.query_records(deletions_partition(instance), DISMISSAL_KIND) == []  # its journal closed
 
 
 def test_the_holds_a_dismissed_request_filed_stay_and_its_memory_stays_hidden_and_stored(store: MemoryStore) -> None:
