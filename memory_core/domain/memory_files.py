@@ -83,7 +83,8 @@ class Namespace:
     dirs: set[str] = field(default_factory=set)
 
     def copy(self) -> Namespace:
-        return Namespace(dict(self.files), set(self.dirs))
+        # dict.copy clones the table in one step; dict() goes key by key once a key was ever removed.
+        return Namespace(self.files.copy(), set(self.dirs))
 
     def is_dir(self, rel: str) -> bool:
         return rel == "" or rel in self.dirs
