@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import compress
-from operator import not_
 from typing import Protocol, TypeVar, runtime_checkable
 
 from memory_core.domain.models import MemoryEntry, ProfileKey, ScopeState
-from memory_core.domain.present_entries import merged
+from memory_core.domain.present_entries import merged, without
 from memory_core.domain.snapshots import StampedLoad
 
 S = TypeVar("S")
@@ -58,24 +56,24 @@ class ErasedEntries(Protocol):
 
 
 def states_less_erased(
-    kept: Mapping[S, ScopeState], loaded: ErasedLoad, kept_ids: Mapping[S, frozenset[str]]
+    kept: Mapping[S, ScopeState], loaded: ErasedLoad, kept_entries: Mapping[S, Mapping[str, MemoryEntry]]
 ) -> tuple[dict[S, ScopeState], dict[S, list[MemoryEntry]]]:
-    """``kept`` (states of the keys ``loaded`` was read for, in the same order; ``kept_ids``: the ids of each
-    one's entries) as ``loaded`` shows them now: the kept entries not erased, the entries stored since, its
+    """``kept`` (states of the keys ``loaded`` was read for, in the same order; ``kept_entries``: each one's
+    entries by id) as ``loaded`` shows them now: the kept entries not erased, the entries stored since, its
     profiles and holds; and, per scope, the kept entries erased.
 
-    A scope none of whose kept entries was erased is not walked. Entries are in ``(created_on, id)`` order.
+    A scope none of whose kept entries was erased is not walked, nor one that lost a few (``without``).
+    Entries are in ``(created_on, id)`` order.
     """
     states: dict[S, ScopeState] = {}
     dropped: dict[S, list[MemoryEntry]] = {}
     for (scope, state), new in zip(kept.items(), loaded.load.states, strict=True):
-        gone = loaded.erased & kept_ids[scope]
+        by_id = kept_entries[scope]
+        gone = [by_id[i] for i in loaded.erased if i in by_id]
         entries = state.entries
         dropped[scope] = []
-        if gone:  # one walk of the entries in Python; the two lists are cut from it in C
-            stays = [e.id not in gone for e in state.entries]
-            entries = list(compress(state.entries, stays))
-            dropped[scope] = list(compress(state.entries, map(not_, stays)))
+        if gone:
+            entries, dropped[scope] = without(state.entries, gone, held=True)
         entries = merged(entries, new.entries) if new.entries else list(entries)
         states[scope] = replace(state, profile=new.profile, entries=entries, holds=new.holds)
     return states, dropped

@@ -71,7 +71,7 @@ def namespace_of(
         unnamed: dict[str, FileNode] = entries.by_visible(
             agent_scope, ("appended", upn, appended), functools.partial(_appended_file, upn, appended))
         if named and unnamed:
-            unnamed = dict(unnamed)
+            unnamed = unnamed.copy()  # one step, where dict() goes key by key once a key was ever removed
             for entry_id in named:
                 unnamed.pop(f"{appended}{entry_id}.md", None)
         if unnamed:  # every appended file has the same parents: found once, not once per entry
@@ -90,10 +90,10 @@ def _beside_named(unnamed: dict[str, FileNode], files: Mapping[str, FileNode]) -
     """``unnamed`` with each entry's file moved aside (``<entry id>-1.md``) where a file the index names holds its path:
     a file made at appended/<id>.md while that entry was hidden by a pending forget, which a rejection then showed
     again. What the model wrote at a path is what it reads there, and the entry is still a file it can reach."""
-    clashes = [path for path in unnamed if path in files]
-    if not clashes:
+    if not unnamed.keys() & files.keys():  # walks the smaller: the named files, not every appended one
         return unnamed
-    moved = dict(unnamed)
+    clashes = [path for path in unnamed if path in files]
+    moved = unnamed.copy()
     for path in clashes:
         node = moved.pop(path)
         number = 1

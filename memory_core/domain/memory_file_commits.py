@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter, countOf
 from typing import TYPE_CHECKING, Any, Literal
 
 from memory_core.domain import memory_paths as texts
@@ -54,6 +55,7 @@ MAX_INDEX_BYTES = 1024 * 1024
 # what a model means by one.
 MAX_INLINE_BYTES = 256
 _BLANK = frozenset(" \t\r\n")
+_DERIVED = attrgetter("derived")
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,4 +235,4 @@ def scope_keys(caller: Caller, instance_id: str, agent: AgentContext | None) -> 
 
 def _named(namespace: Namespace) -> int:
     """The files of ``namespace`` the index names (an appended entry's file is no name of the model's)."""
-    return sum(not node.derived for node in namespace.files.values())
+    return countOf(map(_DERIVED, namespace.files.values()), False)  # in C: every appended entry is a file

@@ -89,7 +89,8 @@ class Namespace:
     file is an appended entry's, under an appended/ directory. None (a copy, to be changed): not known."""
 
     def copy(self) -> Namespace:
-        return Namespace(dict(self.files), set(self.dirs))
+        # dict.copy clones the table in one step; dict() goes key by key once a key was ever removed.
+        return Namespace(self.files.copy(), set(self.dirs))
 
     def is_dir(self, rel: str) -> bool:
         return rel == "" or rel in self.dirs

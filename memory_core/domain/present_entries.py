@@ -12,8 +12,11 @@ a clear or a superseded version dropped, by any process, instead of loading the 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import compress
+from operator import attrgetter, not_
 from typing import Protocol, TypeVar, runtime_checkable
 
 from memory_core.domain.models import MemoryEntry, ProfileKey, ScopeState
@@ -82,6 +85,35 @@ def merged(kept: list[MemoryEntry], new: Sequence[MemoryEntry]) -> list[MemoryEn
     if kept and added[0].sort_key <= kept[-1].sort_key:
         return sorted([*kept, *added], key=lambda e: e.sort_key)
     return [*kept, *added]
+
+
+# Above this many entries to take out of a list, one walk of it: each cut moves the list's tail.
+_CUTS = 64
+_sort_key = attrgetter("sort_key")
+
+
+def without(
+    ordered: Sequence[MemoryEntry], leaving: Iterable[MemoryEntry], *, held: bool = False
+) -> tuple[list[MemoryEntry], list[MemoryEntry]]:
+    """``ordered`` (in ``(created_on, id)`` order, no id twice) less the entries of ``leaving`` it holds, and
+    those it held, in its order. A few are found by bisection and cut from one copy of the list, rather than
+    by a walk of every entry in Python (at 60,000 entries about 7 ms, each command after an erasure).
+    ``held``: every entry of ``leaving`` is in ``ordered``; should bisection miss one, a walk finds it."""
+    leaving = list(leaving)
+    if len(leaving) <= _CUTS:
+        at: set[int] = set()
+        for entry in leaving:
+            index = bisect_left(ordered, entry.sort_key, key=_sort_key)
+            if index < len(ordered) and ordered[index].id == entry.id:
+                at.add(index)
+        if not held or len(at) == len({e.id for e in leaving}):
+            kept = list(ordered)
+            for index in sorted(at, reverse=True):
+                del kept[index]
+            return kept, [ordered[index] for index in sorted(at)]
+    gone = {e.id for e in leaving}
+    stays = [e.id not in gone for e in ordered]
+    return list(compress(ordered, stays)), list(compress(ordered, map(not_, stays)))
 
 
 def known_ids(states: Mapping[S, ScopeState]) -> frozenset[str]:

@@ -94,3 +94,43 @@ def test_what_a_grown_or_refreshed_one_carries_is_what_it_would_find_itself() ->
     assert after.held_bytes() == anew.held_bytes()
     assert "ids" in after._derived and after.ids() == anew.ids()
     assert after.scope_ids(False) == anew.scope_ids(False) and after.visible_ids(False) == anew.visible_ids(False)
+
+
+def test_carrying_over_leaves_what_the_earlier_one_found_as_it_was() -> None:
+    # A racing command may still read the earlier entries' sets and maps: the later one's are copies.
+    entries = make_entries(KEY, 6)
+    before: FileEntries[object] = FileEntries({False: _state(entries)}, 6)
+
+    def make(entry: MemoryEntry) -> tuple[str, str]:
+        return (entry.id, entry.content_markdown)
+
+    found = (set(before.ids()), set(before.scope_ids(False)), set(before.visible_ids(False)),
+             dict(before.by_visible(False, "files", make)), list(before.visible(False)))
+    added = _later(2, entries[-1])
+    states = {False: _state([*entries[:3], *entries[4:], *added])}
+    after = before.succeeded_by(states, 8, {False: [entries[3]]}, {False: added})
+    assert (set(before.ids()), set(before.scope_ids(False)), set(before.visible_ids(False)),
+            dict(before.by_visible(False, "files", make)), list(before.visible(False))) == found
+    assert set(after.ids()) == {e.id for e in states[False].entries} == set(after.scope_ids(False))
+    assert list(after.by_visible(False, "files", make)) == [e.id for e in states[False].entries]
+    assert after.scope_entries(False) == {e.id: e for e in states[False].entries}
+
+
+def test_a_later_one_carried_over_many_erasures_still_finds_what_finding_anew_gives() -> None:
+    entries = make_entries(KEY, 200)
+    current: FileEntries[object] = FileEntries({False: _state(entries)}, 200)
+
+    def make(entry: MemoryEntry) -> tuple[str, str]:
+        return (entry.id, entry.content_markdown)
+
+    current.ids(), current.scope_ids(False), current.visible_ids(False), current.by_visible(False, "files", make)
+    kept = list(entries)
+    for step in range(150):  # past a third of the entries popped: the copies drop what was popped
+        gone = kept.pop((step * 7) % len(kept))
+        added = _later(1, kept[-1] if kept[-1].sort_key > gone.sort_key else gone)
+        kept.append(added[0])
+        current = current.succeeded_by({False: _state(kept)}, 201 + step, {False: [gone]}, {False: added})
+    anew: FileEntries[object] = FileEntries({False: _state(kept)}, 0)
+    assert current.visible(False) == anew.visible(False) == kept
+    assert list(current.by_visible(False, "files", make).items()) == list(anew.by_visible(False, "files", make).items())
+    assert current.ids() == anew.ids() and current.visible_ids(False) == anew.visible_ids(False)
