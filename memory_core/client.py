@@ -220,10 +220,14 @@ class CoreApiClient:
         path = self.operator_path(instance_id, f"/deletions/{quote(request_id, safe='')}/reject")
         return parsed(await self.send("POST", path, headers, json={"reason": reason}), DeletionRequestModel)
 
-    async def dismiss(self, instance_id: str, headers: Mapping[str, str], request_id: str) -> DismissedRequestModel:
-        """Dismiss a stored deletion request this release cannot read (its record erased; 409 if it reads it)."""
+    async def dismiss(
+        self, instance_id: str, headers: Mapping[str, str], request_id: str, *, force: bool = False,
+    ) -> DismissedRequestModel:
+        """Dismiss a stored deletion request this release cannot read (its record erased; 409 ``readable_request``
+        if it reads it, ``holds_standing`` while holds it filed stand and not ``force``)."""
         path = self.operator_path(instance_id, f"/deletions/{quote(request_id, safe='')}/dismiss")
-        return parsed(await self.send("POST", path, headers), DismissedRequestModel)
+        params = {"force": "true"} if force else None
+        return parsed(await self.send("POST", path, headers, params=params), DismissedRequestModel)
 
     async def purge(self, instance_id: str, headers: Mapping[str, str], upn: str) -> PendingDeletionResponse:
         response = await self.send("POST", self.operator_path(instance_id, "/purges"), headers, json={"upn": upn})

@@ -61,7 +61,9 @@ def add_parser(commands: Any) -> None:
     reject.add_argument("--reason", required=True)
     dismiss = actions.add_parser("dismiss", help="dismiss a deletion request this release cannot read (listed as "
                                                  "unreadable): its record is erased, audited; its holds stay")
-    dismiss.add_argument("request_id")
+    dismiss.add_argument("request_id", help="the id the listing shows, or the record's key")
+    dismiss.add_argument("--force", action="store_true",
+                         help="dismiss even while holds it filed still stand (the memory they hide stays hidden)")
     purge = actions.add_parser("purge", help="request erasure of all of one user's memory")
     purge.add_argument("upn")
     forget = actions.add_parser("forget", help="ask for one user's entry to be forgotten (pending approval)")
@@ -77,8 +79,8 @@ def add_parser(commands: Any) -> None:
     sweep.add_argument("--step", type=int, default=SWEEP_STEP, metavar="N",
                        help=f"approved requests one call tries at most (1-{MAX_SWEEP_LIMIT}, default {SWEEP_STEP}); "
                             "a line on stderr after each call")
-    audit = actions.add_parser("audit", help="read one user's audit trail")
-    audit.add_argument("upn")
+    audit = actions.add_parser("audit", help="read one user's audit trail, or the instance's ~deletions trail")
+    audit.add_argument("upn", help="the user, or ~deletions: dismissals of requests that named no valid user")
     actions.add_parser("agents", help="list the agents with stored settings")
     settings_audit = actions.add_parser("settings-audit", help="read the trail of agent settings changes")
     settings_audit.add_argument("--agent", default=None, help="only this agent's changes (its object id)")
@@ -161,7 +163,7 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
         if args.action == "reject":
             return await client.reject(instance, headers, args.request_id, args.reason)
         if args.action == "dismiss":
-            return await client.dismiss(instance, headers, args.request_id)
+            return await client.dismiss(instance, headers, args.request_id, force=args.force)
         if args.action == "purge":
             return await client.purge(instance, headers, args.upn)
         if args.action == "forget":

@@ -27,8 +27,8 @@ from memory_core.domain.custody import CustodyService
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.errors import PayloadTooLarge
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, agent_hash
-from memory_core.domain.records import Partition, Record
+from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, agent_hash
+from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
 from memory_core.wire.deletions import DeletionListResponse, SweepResponse
 from tests.support.clock import TickingClock
@@ -304,6 +304,34 @@ def test_dismiss_erases_an_unreadable_request_and_refuses_a_readable_one(server:
     assert refused.stderr.startswith("memory-core operator: 409: ") and "approve or reject it" in refused.stderr
     listed = _cli(server, "--instance", instance_id, "list")
     assert listed.stdout.splitlines()[-1] == "1 request(s)" and listed.stdout.startswith(request_id)
+
+
+def test_dismiss_of_a_request_whose_holds_stand_needs_force_and_audit_reads_the_deletions_trail(
+    server: RunningServer, instance_id: str,
+) -> None:
+    """`dismiss <id>` of an unreadable request whose hold stands exits with the 409's code naming
+    ``holds_standing``'s message; `dismiss --force` exits 0 with the stored status and ``forced``. One naming no valid
+    user is dismissed and `audit ~deletions` prints its event (before: 400 ``invalid_upn``)."""
+    put_unreadable_request_beside(server, instance_id, status="approved", request_id="held-later")
+    store = server.open_store()
+    try:
+        store.put_record(Record(Partition(instance_id, "later@contoso.com"), RecordKind.HOLD, "held-later",
+                                Hold("held-later", None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
+        store.put_record(Record(deletions_partition(instance_id), RecordKind.DELETION_REQUEST, "2026-01-01Z~no-user",
+                                {"id": "no-user", "upn": "~shared", "kind": "archive"}))
+    finally:
+        store.close()
+    refused = _cli(server, "--instance", instance_id, "dismiss", "held-later")
+    assert refused.returncode == operator_cli.exit_code_for(409) and "stays hidden" in refused.stderr
+    forced = _cli(server, "--instance", instance_id, "dismiss", "--force", "held-later")
+    assert forced.returncode == 0, forced.stderr
+    answer = json.loads(forced.stdout)
+    assert (answer["status"], answer["holds_left"], answer["forced"]) == ("approved", 1, True)
+    assert _cli(server, "--instance", instance_id, "dismiss", "no-user").returncode == 0
+    trail = _cli(server, "--instance", instance_id, "audit", "~deletions")
+    assert trail.returncode == 0, trail.stderr
+    assert [(e["action"], e["request_id"]) for e in json.loads(trail.stdout)["events"]] == [
+        ("deletion_dismissed", "no-user")]
 
 
 def test_a_url_that_is_no_url_is_one_line_and_exit_2(server: RunningServer, instance_id: str) -> None:

@@ -16,6 +16,7 @@ from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, InvalidCallerId, caller_upn
 from memory_core.domain.models import Scope
 from memory_core.domain.overview import request_entry_counts
+from memory_core.domain.records import DELETIONS_OWNER
 from memory_core.domain.views import PendingDeletion
 from memory_core.edge import (
     SMALL_BODY_BYTES,
@@ -49,6 +50,7 @@ from memory_core.wire.deletions import (
     DeletionRequestModel,
     DeletionsQuery,
     DismissedRequestModel,
+    DismissQuery,
     PurgeRequest,
     RejectRequest,
     SweepQuery,
@@ -66,6 +68,13 @@ def _user(raw: str) -> str:
         return caller_upn(raw)
     except InvalidCallerId as error:
         raise InvalidInput(f"upn: {error}", code="invalid_upn") from None
+
+
+def _trail_owner(raw: str) -> str:
+    """Whose trail an operator's audit read names: a user (``_user``), or exactly the instance's deletions trail
+    (``DELETIONS_OWNER``), where a dismissal of a request naming no valid user is audited and nothing else could read
+    it. Every other internal partition (``~shared`` among them) stays refused: 400 ``invalid_upn``."""
+    return DELETIONS_OWNER if raw == DELETIONS_OWNER else _user(raw)
 
 
 def _pending(request: DeletionRequest) -> func.HttpResponse:
@@ -120,12 +129,11 @@ def reject_deletion(call: Call) -> DeletionRequestModel:
 
 @endpoint(EndpointSpec(summary="Dismiss a stored deletion request this release cannot read: its record is erased "
                                "(only while still unreadable) and audited; its holds and all memory stay",
-                       tag=OPERATOR, access=Access.OPERATOR, response=DismissedRequestModel,
+                       tag=OPERATOR, access=Access.OPERATOR, query=DismissQuery, response=DismissedRequestModel,
                        errors=(400, 401, 403, 404, 409)))
 def dismiss_deletion(call: Call) -> DismissedRequestModel:
-    return DismissedRequestModel.from_dismissed(
-        call.runtime.service.custody.dismiss_unreadable(call.operator, call.instance_id, call.route_param("requestId"))
-    )
+    return DismissedRequestModel.from_dismissed(call.runtime.service.custody.dismiss_unreadable(
+        call.operator, call.instance_id, call.route_param("requestId"), force=call.query(DismissQuery).force))
 
 
 @endpoint(EndpointSpec(summary="Request erasure of all of one user's memory in the instance", tag=OPERATOR,
@@ -165,11 +173,11 @@ def run_sweep(call: Call) -> SweepResponse:
         actor=call.operator, instance_id=call.instance_id, limit=query.limit, continuation=query.continuation))
 
 
-@endpoint(EndpointSpec(summary="Read one user's audit trail, a page at a time", tag=OPERATOR, access=Access.OPERATOR,
+@endpoint(EndpointSpec(summary="Read one user's audit trail (or the instance's ~deletions trail), a page at a time", tag=OPERATOR, access=Access.OPERATOR,
                        query=OperatorAuditQuery, response=AuditResponse, errors=(400, 401, 403)))
 def read_audit(call: Call) -> AuditResponse:
     query = call.query(OperatorAuditQuery)
-    upn = _user(query.upn)
+    upn = _trail_owner(query.upn)
     page = call.runtime.service.audit_page(call.instance_id, upn, limit=query.limit, continuation=query.continuation,
                                            newest_first=query.order == "newest_first")
     return AuditResponse.from_page(upn, page)

@@ -260,13 +260,14 @@ class CustodyService:
         self._finish_rejection(request)
         return request
 
-    def dismiss_unreadable(self, operator: str, instance_id: str, request_id: str) -> Dismissed:
+    def dismiss_unreadable(self, operator: str, instance_id: str, request_id: str, *,
+                           force: bool = False) -> Dismissed:
         """Erase the stored request ``request_id`` only while this release cannot read it, and audit it
         (``domain.dismissals``: its holds stay; journaled, so a crash after the erasure leaves the event to the
         sweep). ``NotFound`` for none; ``Conflict`` ``readable_request`` for one this release reads (decide it
-        instead), untouched."""
+        instead), ``holds_standing`` for one whose holds still stand unless ``force``; both untouched."""
         return dismissals.dismiss_unreadable(self._store, self._audit, operator, instance_id, request_id,
-                                             clock=self._clock)
+                                             clock=self._clock, force=force)
 
     def _finish_rejection(self, request: DeletionRequest) -> None:
         """Lift a rejected request's holds, audit the rejection and close its journal; safe to run again: the event

@@ -204,9 +204,10 @@ _SHOWN_CHARS = 320  # of an id, user, kind or status as stored (a UPN's most), a
 @dataclass(frozen=True, slots=True)
 class UnreadableRequest:
     """A stored deletion request this release cannot read (another layout: a later release's kind, a field it
-    needs missing or of another type): what can be told of it, each text at most ``_SHOWN_CHARS`` characters. ``kind`` and ``status`` are as stored, when the record names them
-    (a kind may be one this release does not know); ``message`` says why, as the service's errors are written for
-    a caller."""
+    needs missing or of another type): what can be told of it, each text at most ``_SHOWN_CHARS`` characters but
+    ``id`` (``listed_id``: the record's key when the stored id is longer) and ``record_id``. ``kind`` and ``status``
+    are as stored, when the record names them (a kind may be one this release does not know); ``message`` says why,
+    as the service's errors are written for a caller."""
 
     id: str
     instance_id: str
@@ -214,15 +215,24 @@ class UnreadableRequest:
     kind: str | None
     status: str | None
     message: str
+    record_id: str  # the record's key in the store, uncut
 
     @staticmethod
     def of(record: Record, error: Exception) -> UnreadableRequest:
         d = record.data
         return UnreadableRequest(
-            shown_label(d.get("id")) or record.id, record.partition.instance_id, shown_label(d.get("upn")),
+            listed_id(record), record.partition.instance_id, shown_label(d.get("upn")),
             shown_label(d.get("kind")), shown_label(d.get("status")),
-            unreadable_message(error),
+            unreadable_message(error), record.id,
         )
+
+
+def listed_id(record: Record) -> str:
+    """The id a stored request this release cannot read is listed by, one an operator can dismiss it by
+    (``domain.dismissals`` resolves either): the id its data names, when that is text of at most ``_SHOWN_CHARS``
+    characters, else the record's key, uncut (an id cut to fit would name no record, or another's)."""
+    stored = record.data.get("id")
+    return stored if isinstance(stored, str) and stored and len(stored) <= _SHOWN_CHARS else record.id
 
 
 def unreadable_message(error: Exception) -> str:

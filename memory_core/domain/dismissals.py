@@ -8,9 +8,13 @@ retirements (``file_retirements``). Dismissing it erases that one record, and no
   at (``MemoryStore.delete_record``), so a record a later release rewrote meanwhile is never erased. One rewritten
   readable is refused (``Conflict`` ``readable_request``: decide it instead); one rewritten still unreadable is
   read and checked again;
-- no memory: the holds the request filed (named by its id, in its user's partition and in the team-shared one) are
-  left standing, so what it hid stays hidden, neither shown again nor erased (this release cannot tell what a
-  request it cannot read covers); the answer counts them;
+- no memory: the holds the request filed (named by its whole stored id, in its user's partition and in the
+  team-shared one) are left standing, so what it hid stays hidden, neither shown again nor erased (this release
+  cannot tell what a request it cannot read covers); the answer counts them. While any still stands, the dismissal
+  is refused (``Conflict`` ``holds_standing``) unless forced: a pending or approved request of a later release
+  would otherwise leave its user's memory hidden behind no request anyone can see;
+- named: the answer and the event carry the ``kind`` and ``status`` as stored (text only, at most ``LABEL_CHARS``
+  characters), so what was dismissed (an approved erasure, say) is told, and whether it was forced;
 - audited after the erasure (an event written first would stand for a dismissal that lost a race): a
   ``deletion_dismissed`` event naming the record's id and the SHA-256 of its stored data, in its user's trail when
   the record names a user, else in the instance's deletions trail;
@@ -57,11 +61,15 @@ _ATTEMPTS = 5  # reads of the record while other writes keep rewriting it (still
 #: The journal (``domain.journals``) of a dismissal under way, in the instance's deletions partition.
 KIND = "dismissal"
 
+#: The most characters of a stored ``kind`` or ``status`` a dismissal names: a label, never a document.
+LABEL_CHARS = 64
+
 
 @dataclass(frozen=True, slots=True)
 class Dismissed:
     """What a dismissal erased: the request as listed (``request_id``, its stored ``upn`` when it names one), the
-    stored record's id and the SHA-256 of its data (canonical JSON), and how many holds named by it were left."""
+    stored record's id and the SHA-256 of its data (canonical JSON), how many holds named by it were left, its
+    ``kind`` and ``status`` as stored (``stored_label``), and whether it was ``forced`` past standing holds."""
 
     request_id: str
     instance_id: str
@@ -70,6 +78,9 @@ class Dismissed:
     record_sha256: str
     holds_left: int
     message: str
+    kind: str | None = None
+    status: str | None = None
+    forced: bool = False
 
 
 def record_sha256(record: Record) -> str:
@@ -79,15 +90,22 @@ def record_sha256(record: Record) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def stored_label(value: object) -> str | None:
+    """A stored ``kind`` or ``status`` as a dismissal names it: text cut to ``LABEL_CHARS``; None when absent,
+    empty or not text."""
+    return value[:LABEL_CHARS] if isinstance(value, str) and value else None
+
+
 def dismiss_unreadable(
     store: MemoryStore, audit: AuditTrail, operator: str, instance_id: str, request_id: str, *,
-    clock: Callable[[], datetime],
+    clock: Callable[[], datetime], force: bool = False,
 ) -> Dismissed:
-    """Erase the stored deletion request ``request_id`` (the id the listings show under ``unreadable``) if, and only
-    if, this release still cannot read it at the moment of erasure; audit it, journaled first (the module's
-    docstring). ``NotFound`` when there is none (or another dismissal erased it first: the event is that one's to
-    write, or the sweep's); ``Conflict`` ``readable_request`` when it is (or became) one this release reads, which is
-    left untouched."""
+    """Erase the stored deletion request ``request_id`` (the id the listings show under ``unreadable``, or the
+    record's key) if, and only if, this release still cannot read it at the moment of erasure; audit it, journaled
+    first (the module's docstring). ``NotFound`` when there is none (or another dismissal erased it first: the event
+    is that one's to write, or the sweep's); ``Conflict`` ``readable_request`` when it is (or became) one this
+    release reads, which is left untouched; ``Conflict`` ``holds_standing`` when holds it filed still stand and not
+    ``force``, untouched too."""
     for _ in range(_ATTEMPTS):
         record = _stored(store, instance_id, request_id)
         read = read_request(record)
@@ -96,8 +114,17 @@ def dismiss_unreadable(
                            "approve or reject it; only a request this release cannot read is dismissed",
                            code="readable_request")
         # Counted before the erasure, which leaves holds alone: the journal carries the event's every field.
-        dismissed = Dismissed(read.id, instance_id, read.upn, record.id, record_sha256(record),
-                              _holds_left(store, record, read), read.message)
+        holds_left = _holds_left(store, record, read)
+        kind, status = stored_label(record.data.get("kind")), stored_label(record.data.get("status"))
+        if holds_left and not force:
+            raise Conflict(f"deletion request {request_id} (stored as kind {kind or 'unknown'}, status "
+                           f"{status or 'unknown'}) filed {holds_left} hold(s) that still stand: dismissed, it would leave "
+                           "them standing, and the memory they hide stays hidden, neither shown again nor erased, "
+                           "with no request to decide; run the release that reads it, or force the dismissal if "
+                           "none will",
+                           code="holds_standing")
+        dismissed = Dismissed(read.id, instance_id, read.upn, record.id, record_sha256(record), holds_left,
+                              read.message, kind, status, force and holds_left > 0)
         log.warning("dismissing deletion request record %s of instance %s (sha256 %s) by %s: %s",
                     record.id, instance_id, dismissed.record_sha256, operator, read.message)
         journal = _begin(store, Dismissal(_journal_id(record), dismissed, operator, clock()))
@@ -144,16 +171,20 @@ class Dismissal:
         return Record(deletions_partition(d.instance_id), KIND, self.id, {
             "record_id": d.record_id, "record_sha256": d.record_sha256, "operator": self.operator,
             "started_on": self.started_on.isoformat(), "request_id": d.request_id, "upn": d.upn,
-            "holds_left": d.holds_left, "message": d.message,
+            "holds_left": d.holds_left, "message": d.message, "kind": d.kind, "status": d.status,
+            "forced": d.forced,
         }, etag=ABSENT)
 
     @staticmethod
     def from_record(record: Record) -> Dismissal:
         data = record.data
         upn = data.get("upn")
+        # kind, status and forced are absent from a journal an earlier build of this release wrote
         dismissed = Dismissed(str(data["request_id"]), record.partition.instance_id,
                               upn if isinstance(upn, str) else None, str(data["record_id"]),
-                              str(data["record_sha256"]), int(data["holds_left"]), str(data["message"]))
+                              str(data["record_sha256"]), int(data["holds_left"]), str(data["message"]),
+                              stored_label(data.get("kind")), stored_label(data.get("status")),
+                              data.get("forced") is True)
         return Dismissal(record.id, dismissed, str(data["operator"]), datetime.fromisoformat(data["started_on"]))
 
 
@@ -210,8 +241,10 @@ def _user(upn: str | None) -> str | None:
 
 def _holds_left(store: MemoryStore, record: Record, read: UnreadableRequest) -> int:
     """How many holds the request filed still stand (its user's, when it names one, and the team-shared one): a
-    request's holds are named by its id, the part of the record's key after its time when the data names none."""
-    hold_id = read.id if isinstance(record.data.get("id"), str) else record.id.rpartition("~")[2]
+    request's holds are named by its whole stored id (never the listing's, which is the key for a long one), the
+    part of the record's key after its time when the data names none."""
+    stored = record.data.get("id")
+    hold_id = stored if isinstance(stored, str) and stored else record.id.rpartition("~")[2]
     owners = [owner for owner in (_user(read.upn), SHARED_OWNER) if owner is not None]
     return sum(store.get_record(Partition(record.partition.instance_id, owner), RecordKind.HOLD, hold_id) is not None
                for owner in owners)
@@ -220,8 +253,11 @@ def _holds_left(store: MemoryStore, record: Record, read: UnreadableRequest) -> 
 def _audit(audit: AuditTrail, journal: Dismissal) -> None:
     """Write the dismissal's event: dated by its journal and named by it, so one record however often written."""
     dismissed = journal.dismissed
+    forced = " (forced past them)" if dismissed.forced else ""
     detail = (f"dismissed a stored deletion request this release cannot read: record {dismissed.record_id}, "
-              f"sha256 {dismissed.record_sha256}, {dismissed.holds_left} hold(s) left standing; {dismissed.message}")
+              f"sha256 {dismissed.record_sha256}, stored as kind {dismissed.kind or 'unknown'}, status "
+              f"{dismissed.status or 'unknown'}; {dismissed.holds_left} hold(s) left standing{forced}; "
+              f"{dismissed.message}")
     audit.record(AuditAction.DELETION_DISMISSED, actor=journal.operator, instance_id=dismissed.instance_id,
                  upn=_user(dismissed.upn) or DELETIONS_OWNER, request_id=dismissed.request_id,
                  content_sha256=dismissed.record_sha256, detail=detail, at=journal.started_on,

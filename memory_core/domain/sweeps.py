@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from memory_core.domain.deletion import DeletionKind, DeletionRequest, shown_label, unreadable_message
+from memory_core.domain.deletion import DeletionKind, DeletionRequest, listed_id, shown_label, unreadable_message
 from memory_core.domain.errors import Conflict, MemoryCoreError, TimedOut, Unavailable
 from memory_core.domain.records import Record
 
@@ -56,7 +56,7 @@ class LeftRequest:
     def unreadable(record: Record, error: Exception) -> LeftRequest:
         """The request ``record`` holds, which this release cannot read (``error``)."""
         return LeftRequest(
-            shown_label(record.data.get("id")) or record.id, record.partition.instance_id,
+            listed_id(record), record.partition.instance_id,
             shown_label(record.data.get("upn")), None, LeftReason.UNREADABLE, "unreadable_request",
             unreadable_message(error),
         )

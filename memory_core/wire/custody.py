@@ -192,7 +192,9 @@ class AuditQuery(PageQuery):
 
 
 class OperatorAuditQuery(AuditQuery):
-    upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)]
+    upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)] = Field(
+        description="The user whose trail to read, or exactly ~deletions: the instance's trail of dismissed deletion "
+                    "requests that named no valid user (no other name starting with ~ is taken)")
 
 
 # An agent's id as the agent-settings endpoints take it: any text of 1-1024 characters here, held to an agent id's

@@ -58,7 +58,8 @@ class UnreadableRequestModel(BaseModel):
     needs missing or of another type). It is listed, not decided: approving or rejecting it needs a release that
     reads it (this one answers 409 ``unreadable_request``)."""
 
-    request_id: str
+    request_id: str = Field(description="The id the record names, or the record's key when it names none or one "
+                                        "over 320 characters: POST .../deletions/{request_id}/dismiss takes it")
     instance_id: str
     upn: str | None = Field(description="The request's user, when the record names one")
     kind: str | None = Field(description="The kind as stored, when the record names one (it may be one this "
@@ -66,11 +67,13 @@ class UnreadableRequestModel(BaseModel):
     status: str | None = Field(description="The status as stored, when the record names one")
     code: Literal["unreadable_request"] = "unreadable_request"
     message: str = Field(description="Why it cannot be read, written for the operator (at most 320 characters)")
+    record_id: str | None = Field(default=None, description="The record's key in the store, uncut; a dismissal "
+                                                            "takes it as well as request_id")
 
     @classmethod
     def from_unreadable(cls, u: UnreadableRequest) -> UnreadableRequestModel:
         return cls(request_id=u.id, instance_id=u.instance_id, upn=u.upn, kind=u.kind, status=u.status,
-                   message=u.message)
+                   message=u.message, record_id=u.record_id)
 
 
 class DeletionListResponse(BaseModel):
@@ -99,13 +102,29 @@ class DismissedRequestModel(BaseModel):
     record_sha256: str = Field(description="SHA-256 of the erased record's data (canonical JSON), as the "
                                            "deletion_dismissed event names it")
     holds_left: int = Field(description="Holds the request filed that still stand: what they hide stays hidden, "
-                                        "neither shown again nor erased")
+                                        "neither shown again nor erased (more than 0 only when forced)")
     message: str = Field(description="Why this release could not read it")
+    kind: str | None = Field(default=None, description="The kind as stored (at most 64 characters), when the "
+                                                       "record names one")
+    status: str | None = Field(default=None, description="The status as stored (at most 64 characters), when the "
+                                                         "record names one: approved or pending is a user's "
+                                                         "erasure dropped")
+    forced: bool = Field(default=False, description="Dismissed past holds that still stand (?force=true)")
 
     @classmethod
     def from_dismissed(cls, d: Dismissed) -> DismissedRequestModel:
         return cls(request_id=d.request_id, instance_id=d.instance_id, upn=d.upn, record_id=d.record_id,
-                   record_sha256=d.record_sha256, holds_left=d.holds_left, message=d.message)
+                   record_sha256=d.record_sha256, holds_left=d.holds_left, message=d.message, kind=d.kind,
+                   status=d.status, forced=d.forced)
+
+
+class DismissQuery(BaseModel):
+    """A dismissal: refused (409 ``holds_standing``) while holds the request filed still stand, unless forced."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    force: bool = Field(default=False, description="Dismiss even while holds the request filed still stand: the "
+                                                   "memory they hide stays hidden, with no request to decide")
 
 
 class RejectRequest(BaseModel):

@@ -8,9 +8,12 @@ kind and status as stored when the record names them, and why (``code`` ``unread
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import httpx
 
-from memory_core.domain.records import Record, RecordKind, deletions_partition
+from memory_core.domain.models import Hold
+from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from tests.support.local_server import OPERATOR_KEY, RunningServer
 
 LATER = "later@contoso.com"
@@ -173,3 +176,44 @@ def test_an_operator_dismisses_an_unreadable_request_and_nobody_else_can(server:
     assert [(r["id"], r["status"]) for r in listing["requests"]] == [(forget, "pending")]
     (event,) = [e for e in trail if e["action"] == "deletion_dismissed"]
     assert (event["request_id"], event["content_sha256"]) == ("of-a-later-kind", body["record_sha256"])
+
+
+def test_a_dismissal_while_its_holds_stand_is_409_unless_forced(server: RunningServer, instance_id: str) -> None:
+    """A later release's approved erasure whose hold still stands: ``dismiss`` 409 ``holds_standing`` (still
+    listed); ``dismiss?force=true`` 200, saying it was stored approved, that 1 hold was left and that it was forced.
+    Before: 200 at once, saying neither."""
+    _plant(server, instance_id, "approved-later", kind="archive", status="approved")
+    store = server.open_store()
+    try:
+        store.put_record(Record(Partition(instance_id, LATER), RecordKind.HOLD, "approved-later",
+                                Hold("approved-later", None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
+    finally:
+        store.close()
+    with _operator(server, instance_id) as op:
+        refused = op.post("/deletions/approved-later/dismiss")
+        listed = [u["request_id"] for u in op.get("/deletions").json()["unreadable"]]
+        forced = op.post("/deletions/approved-later/dismiss", params={"force": "true"})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "holds_standing"), refused.text
+    assert "1 hold(s)" in refused.json()["error"]["message"] and listed == ["approved-later"]
+    assert forced.status_code == 200, forced.text
+    body = forced.json()
+    assert {k: body[k] for k in ("kind", "status", "holds_left", "forced")} == {
+        "kind": "archive", "status": "approved", "holds_left": 1, "forced": True}
+
+
+def test_the_operator_reads_the_deletions_trail_and_no_other_internal_one(server: RunningServer,
+                                                                          instance_id: str) -> None:
+    """A dismissed request naming no valid user is audited in the instance's ``~deletions`` trail, which
+    ``GET .../operator/audit?upn=~deletions`` reads (before: 400 ``invalid_upn``, so no one could); every other
+    internal name (``~shared``, ``~system``, a look-alike) stays 400 ``invalid_upn``."""
+    _plant(server, instance_id, "no-user", upn=7, kind="archive")
+    with _operator(server, instance_id) as op:
+        assert op.post("/deletions/no-user/dismiss").status_code == 200
+        trail = op.get("/audit", params={"upn": "~deletions"})
+        others = {name: op.get("/audit", params={"upn": name})
+                  for name in ("~shared", "~system", "~deletions~", "~Deletions", "~deletionsx", "~")}
+    assert trail.status_code == 200, trail.text
+    assert trail.json()["upn"] == "~deletions"
+    assert [(e["action"], e["request_id"]) for e in trail.json()["events"]] == [("deletion_dismissed", "no-user")]
+    for name, answer in others.items():
+        assert (answer.status_code, answer.json()["error"]["code"]) == (400, "invalid_upn"), name

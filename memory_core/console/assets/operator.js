@@ -127,7 +127,8 @@ export class OperatorView {
         + ` cannot be read by this release (another release's layout), so ${one ? "it is" : "they are"} not in the `
         + "table and cannot be approved or rejected here. Each stays stored as it is, for a release that reads it; "
         + "one no release will read is dismissed with \u201cpython -m memory_core operator dismiss <id>\u201d "
-        + "(its record erased, audited; what it hid stays hidden)."),
+        + "(its record erased, audited; what it hid stays hidden, so one whose holds still stand is refused "
+        + "unless \u201c--force\u201d is given)."),
       list, showMore({ container: list, items: unreadable, render: item, step: UNREADABLE_AT_ONCE,
         id: "show-more-unreadable", noun: "unreadable requests", onShown: (n) => { this.shownUnreadable = n; } }));
   }
