@@ -1,7 +1,8 @@
 """The ordered listings entries pages are cut from, kept per process and grown after appends.
 
 A search a store cannot answer from its own index ranks the same listing (``MemoryReads.search``),
-so a search of an unchanged memory reads no entry again.
+so a search of an unchanged memory reads no entry again. A private listing and a private get's snapshot are
+kept from whichever of them loaded the memory in full (``keep_loaded``, ``SnapshotCache.keep_loaded``).
 
 An entries page (``GET .../memory/entries``, the console's list) is a slice of the scope's
 visible entries in listing order: user scope before agent scope, then time, then id.

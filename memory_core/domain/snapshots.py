@@ -347,7 +347,8 @@ class SnapshotCache:
         if kept is not None and kept.stamp == loaded.stamp:
             return
         built = _of_load(loaded, viewer)
-        self._keep(slot, replace(built, checkpointed=built.shown) if self._checkpoints is not None else built)
+        due = self._checkpoints is not None and self._checkpoints.due(built)
+        self._keep(slot, replace(built, checkpointed=built.shown) if due else built)
 
     def _restored(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots | None:
         """The read from the store's checkpoint, extended with what was added since; None without one."""
