@@ -59,6 +59,15 @@ def main() -> None:
             writer.append(ALEX, instance, Scope.USER, None, "- a new entry about zeppelins")
             _row("search after an append", reading, search("zeppelins"))
             _row("get (full) after the searches", reading, lambda: service.get(ALEX, instance, Scope.USER, None))
+            gets_first = MemoryService(reading)
+            _row("get (full), fresh", reading, lambda: gets_first.get(ALEX, instance, Scope.USER, None))
+            _row("search after that get", reading,
+                 lambda: gets_first.search(ALEX, instance, Scope.USER, None, "mentioned"))
+            searches_first = MemoryService(reading)
+            _row("search, fresh (for a get)", reading,
+                 lambda: searches_first.search(ALEX, instance, Scope.USER, None, "mentioned"))
+            _row("get (full) after that search", reading,
+                 lambda: searches_first.get(ALEX, instance, Scope.USER, None))
             budgeted = MemoryService(reading)
             _row(f"budgeted get ({BUDGET}), fresh", reading,
                  lambda: budgeted.get_within(ALEX, instance, Scope.USER, None, BUDGET))

@@ -1,7 +1,8 @@
 """The ordered listings entries pages are cut from, kept per process and grown after appends.
 
 A search a store cannot answer from its own index ranks the same listing (``MemoryReads.search``),
-so a search of an unchanged memory reads no entry again.
+so a search of an unchanged memory reads no entry again. A private listing and a private get's snapshot are
+kept from whichever of them loaded the memory in full (``keep_loaded``, ``SnapshotCache.keep_loaded``).
 
 An entries page (``GET .../memory/entries``, the console's list) is a slice of the scope's
 visible entries in listing order: user scope before agent scope, then time, then id.
@@ -39,7 +40,7 @@ from memory_core.domain.kept import KeptAnswers, entries_bytes
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.shared_snapshots import added_across, load_across
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, added_since, appended_across
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedLoad, added_since, appended_across
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.visibility import merged_entries
 from memory_core.domain.visible_loads import load_unhidden
@@ -136,13 +137,23 @@ class Listing:
         return last if last.key.scope is scope else None
 
 
+def _of_load(loaded: StampedLoad) -> Listing:
+    """The listing of a private full load: its visible entries, read at its sequence."""
+    return Listing.of([e for state in loaded.states for e in state.visible_entries()], (loaded.sequence,))
+
+
 class Listings:
     """Listings of one stamped store, per (key, partition), kept current by stamp. Thread-safe."""
 
-    def __init__(self, store: ChangeStamps, kept: KeptAnswers | None = None) -> None:
-        """``kept``: where the listings are held (a bound shared with the process's other kept answers)."""
+    def __init__(self, store: ChangeStamps, kept: KeptAnswers | None = None,
+                 loaded: Callable[[Sequence[ProfileKey], StampedLoad], None] | None = None) -> None:
+        """``kept``: where the listings are held (a bound shared with the process's other kept answers).
+        ``loaded``: told of every full load a private listing is built from (the keys and what was loaded), so
+        its owner can keep what else it answers from the same load (``MemoryReads``: the snapshot a get answers
+        from); ``keep_loaded`` is the reverse."""
         self._store = store
         self._answers: StampedAnswers[Listing] = StampedAnswers(store, lambda listing: listing.size, kept)
+        self._loaded = loaded
 
     @property
     def builds(self) -> int:
@@ -155,9 +166,23 @@ class Listings:
 
         def build() -> Listing:
             loaded = load_unhidden(self._store, keys)  # what a clear's watermark hides is not read
-            return Listing.of([e for state in loaded.states for e in state.visible_entries()], (loaded.sequence,))
+            if self._loaded is not None:
+                self._loaded(keys, loaded)
+            return _of_load(loaded)
 
         return self._answers.answer(key, keys[0].instance_id, keys[0].upn, build, grow=self._grower(keys))
+
+    def keep_loaded(self, key: Hashable, loaded: StampedLoad) -> None:
+        """Keep the listing of ``key`` (one partition, private policy) built from ``loaded``: a full load of its
+        keys (as ``listing`` reads one: every entry a read can show, under the same profiles and holds) made
+        for another read of this process (a get's snapshot), so the next search or entries page reads no entry.
+
+        Kept under ``loaded.stamp`` and ``loaded.sequence``: answered only while the stamp is that one, grown
+        from the entries stored after that sequence, so nothing written since shows stale. A listing kept at
+        that stamp already is left as it is."""
+        if self._answers.stamps_of(key) == (loaded.stamp,):
+            return
+        self._answers.keep(key, (loaded.stamp,), _of_load(loaded))
 
     def kept(self, key: Hashable, keys: Sequence[ProfileKey]) -> Listing | None:
         """As ``listing``, but None instead of building one: a private read's kept listing, current or

@@ -33,7 +33,7 @@ from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, sea
 from memory_core.domain.shared_checkpoints import SharedCheckpoints
 from memory_core.domain.shared_snapshots import SharedSnapshots, grown_shared_snapshots, shared_snapshots
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, read_spans, snapshot_view
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, StampedLoad, read_spans, snapshot_view
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.stored_pages import stored_page
@@ -90,14 +90,28 @@ class MemoryReads:
             # After an erasure a kept snapshot drops what is gone instead of rendering everything again
             # (a store that lists its entry ids); a full load skips what a clear's watermark hides.
             refresh = functools.partial(refreshed_snapshots, store) if isinstance(store, PresentEntries) else None
+            # A private get and a private search or entries page show the same visible entries: whichever of
+            # them loads a memory in full keeps the other's answer from that load too (same stamp, same
+            # sequence), so the next of the other reads no entry (``_keep_listing``, ``_keep_snapshots``).
             self._snapshots = SnapshotCache(store, self.kept, checkpoints, refresh,
-                                            functools.partial(load_unhidden, store))
+                                            functools.partial(load_unhidden, store), self._keep_listing)
             if isinstance(store, ReadCheckpoints):
                 self._shared_parts = SharedCheckpoints(store, store)
             self._budgeted = StampedAnswers(store, lambda read: read.size, self.kept)
             self._shared = StampedAnswers(store, lambda read: read.size, self.kept)
-            self._listings = Listings(store, self.kept)
+            self._listings = Listings(store, self.kept, self._keep_snapshots)
             self.file_entries = StampedAnswers(store, lambda answer: answer.size, self.kept)
+
+    def _keep_listing(self, keys: Sequence[ProfileKey], loaded: StampedLoad) -> None:
+        """A get's full load of ``keys`` (the viewer's own partition) kept as their listing too."""
+        if self._listings is not None:
+            self._listings.keep_loaded(_entries_key(list(keys)), loaded)
+
+    def _keep_snapshots(self, keys: Sequence[ProfileKey], loaded: StampedLoad) -> None:
+        """A private listing's full load of ``keys`` kept as their snapshots too, as their owner reads them (a
+        private read's keys are always the caller's own partition: ``ProfileTargets.read_keys``)."""
+        if self._snapshots is not None:
+            self._snapshots.keep_loaded(keys, keys[0].upn, loaded)
 
     @property
     def store(self) -> MemoryStore:

@@ -248,7 +248,8 @@ class Snapshots:
     scopes: tuple[ScopeSnapshot, ...]
     checkpointed: int | None = None
     """How many entries the store's checkpoint of this read shows, when this process knows of one
-    (``domain.checkpoints``)."""
+    (``domain.checkpoints``); for snapshots kept from another read's load (``SnapshotCache.keep_loaded``), how
+    many they showed then, so they leave a checkpoint only once grown as much as ``Checkpointing.due`` asks."""
 
     @property
     def shown(self) -> int:
@@ -276,18 +277,22 @@ class SnapshotCache:
     process has no snapshot of starts from the store's checkpoint of it, and large reads leave one.
     With ``refresh`` (``refreshed_snapshots``) a kept snapshot that anything but appends made stale
     is brought up to date from it when it can be; ``load``: how a read is loaded in full
-    (``load_since(keys, None)`` when not given; ``visible_loads.load_unhidden``).
+    (``load_since(keys, None)`` when not given; ``visible_loads.load_unhidden``). ``loaded``: told of every
+    such full load (the keys and what was loaded), so its owner can keep what else it answers from the same
+    load (``MemoryReads``: the listing searches and entries pages are cut from); ``keep_loaded`` is the reverse.
     """
 
     def __init__(self, store: ChangeStamps, kept: KeptAnswers | None = None,
                  checkpoints: Checkpointing | None = None,
                  refresh: Callable[[Sequence[ProfileKey], str, Snapshots], Snapshots | None] | None = None,
-                 load: Callable[[Sequence[ProfileKey]], StampedLoad] | None = None) -> None:
+                 load: Callable[[Sequence[ProfileKey]], StampedLoad] | None = None,
+                 loaded: Callable[[Sequence[ProfileKey], StampedLoad], None] | None = None) -> None:
         self._store = store
         self._answers = kept if kept is not None else KeptAnswers()
         self._checkpoints = checkpoints
         self._refresh = refresh
         self._load = load if load is not None else (lambda keys: store.load_since(keys, None))
+        self._loaded = loaded
         self._space = object()  # this cache's keys in ``kept``: never equal to another owner's
         self.rebuilds = 0
         self.extensions = 0
@@ -323,7 +328,27 @@ class SnapshotCache:
         """The read loaded from the store in full (less what a watermark hides, with ``load_unhidden``)."""
         loaded = self._load(keys)
         self.rebuilds += 1
-        return Snapshots(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
+        if self._loaded is not None:
+            self._loaded(keys, loaded)
+        return _of_load(loaded, viewer)
+
+    def keep_loaded(self, keys: Sequence[ProfileKey], viewer: str, loaded: StampedLoad) -> None:
+        """Keep the snapshots of ``keys`` as ``viewer`` reads them, built from ``loaded``: a full load of them
+        (as ``load`` answers one: every entry a read can show, under the same profiles and holds) made for
+        another read of this process (a search's listing), so the next read of them reads no entry.
+
+        Kept under ``loaded.stamp``, as ``read`` keeps what it builds: the next read answers them only while the
+        stamp is that one, so nothing written since shows stale. A snapshot kept at that stamp already is left
+        as it is. Leaves no checkpoint (``read`` would leave one for a large read): a search should not pay a
+        checkpoint's write, and this process's next full build, or another process's, leaves it.
+        """
+        slot = (tuple(keys), viewer)
+        kept: Snapshots | None = self._answers.get((self._space, slot))
+        if kept is not None and kept.stamp == loaded.stamp:
+            return
+        built = _of_load(loaded, viewer)
+        due = self._checkpoints is not None and self._checkpoints.due(built)
+        self._keep(slot, replace(built, checkpointed=built.shown) if due else built)
 
     def _restored(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots | None:
         """The read from the store's checkpoint, extended with what was added since; None without one."""
@@ -379,6 +404,11 @@ class SnapshotCache:
 
     def _keep(self, slot: tuple[tuple[ProfileKey, ...], str], cached: Snapshots) -> None:
         self._answers.put((self._space, slot), cached, cached.size)
+
+
+def _of_load(loaded: StampedLoad, viewer: str) -> Snapshots:
+    """The snapshots of a full load, as ``viewer`` reads them."""
+    return Snapshots(loaded.stamp, loaded.sequence, tuple(ScopeSnapshot.build(s, viewer) for s in loaded.states))
 
 
 def snapshot_view(caller: Caller, scope: Scope, snapshots: Snapshots, agent: AgentContext | None) -> MemoryView:

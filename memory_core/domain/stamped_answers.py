@@ -121,6 +121,11 @@ class StampedAnswers(Generic[A]):
         self._keep(key, stamps, value)
         return value
 
+    def stamps_of(self, key: Hashable) -> tuple[PartitionStamp, ...] | None:
+        """The stamps the answer kept for ``key`` was kept under (None: none kept); reads nothing."""
+        kept = self._kept(key)
+        return kept[0] if kept is not None else None
+
     def _kept(self, key: Hashable) -> tuple[tuple[PartitionStamp, ...], A] | None:
         kept: tuple[tuple[PartitionStamp, ...], A] | None = self._answers.get((self._space, key))
         return kept

@@ -11,6 +11,7 @@ nothing (``_Unkept``: no stamps, so it reads every entry on every search).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +19,7 @@ import pytest
 
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import Scope, Share
-from memory_core.domain.service import DeletionMode, MemoryService, WriteOptions
+from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import PendingDeletion
@@ -153,3 +154,89 @@ def test_after_any_walk_of_custody_steps_every_search_of_a_keeping_process_is_wh
     for step in range(steps):
         walk.any_step(walk.choice([keeper, other, other]), caller, AGENT, step)
         assert _searches(keeper, caller) == _truth(stores, caller), f"seed {seed}, step {step}"
+
+
+def _gets(service: MemoryService, caller: Caller) -> dict[str, object]:
+    """Every get the tests check: user, agent and combined scope, private and team; content and dates."""
+    found: dict[str, object] = {}
+    for scope, agent in ((Scope.USER, None), (Scope.AGENT, AGENT), (Scope.COMBINED, AGENT)):
+        for policy in POLICIES:
+            view = service.get(caller, INSTANCE, scope, agent, sharing=policy)
+            found[f"{scope} {policy}"] = (view.content_markdown, view.created_on, view.updated_on)
+    return found
+
+
+def test_a_get_and_a_search_of_an_unchanged_memory_share_one_load_of_its_entries(
+    stores: Callable[[], MemoryStore]
+) -> None:
+    """Whichever of a private get and a search (ranked in process: by tags alone) reads a memory first, the other
+    reads no entry of it while it is unchanged, and after an append reads only the entry appended."""
+    writer = _service(stores())
+    for first in ("get", "search"):
+        caller = _caller()
+        for n in range(5):
+            writer.append(caller, INSTANCE, Scope.USER, None, f"- fact {n} about trains", TAGGED)
+        counting = CountingStore(stores())
+        reader = _service(counting)  # type: ignore[arg-type]
+        calls = {"get": lambda: reader.get(caller, INSTANCE, Scope.USER, None),
+                 "search": lambda: reader.search(caller, INSTANCE, Scope.USER, None, "", ("travel",))}
+        second = "search" if first == "get" else "get"
+        calls[first]()
+        assert counting.cost.rows == 5, first
+        calls[second]()
+        assert counting.cost.rows == 5, f"{second} after a {first} read entries again"
+        writer.append(caller, INSTANCE, Scope.USER, None, f"- appended after the {first}", TAGGED)
+        calls[second]()
+        calls[first]()
+        assert counting.cost.rows == 7, first  # each grown by the one entry appended, read once by each
+        assert _searches(reader, caller) == _truth(stores, caller)
+        assert _gets(reader, caller) == _gets(_service(_Unkept(stores())), caller)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", [DeletionMode.IMMEDIATE, DeletionMode.OPERATOR_APPROVAL])
+@pytest.mark.parametrize("first", ["get", "search"])
+def test_a_get_after_a_search_and_a_search_after_a_get_show_what_another_process_wrote_in_between(
+    stores: Callable[[], MemoryStore], mode: DeletionMode, first: str
+) -> None:
+    """The one load a get and a search share is kept under the stamp it was read at: after an append, a
+    forget (under approval: a hold), a clear, a rejected clear, an import replace and a teammate's sharing by
+    another process between them, the other read shows exactly what a process that keeps nothing shows."""
+    caller, teammate = _caller(), Caller(upn=f"mate-{uuid.uuid4().hex[:8]}@contoso.com")
+    writer = _service(stores(), deletion_mode=mode)
+    ids = [str(writer.append(caller, INSTANCE, Scope.USER, None, f"- fact {n} about trains", TAGGED).entry_id)
+           for n in range(4)]
+    writer.append(caller, INSTANCE, Scope.AGENT, AGENT, "- the agent's fact about trains", TAGGED)
+    pending: list[PendingDeletion] = []
+
+    def clear() -> None:
+        outcome = writer.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
+        if isinstance(outcome, PendingDeletion):
+            pending.append(outcome)
+
+    def reject() -> None:
+        if pending:
+            writer.custody.reject(OPERATOR, INSTANCE, pending.pop().request_id, "kept")
+
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("append", lambda: writer.append(caller, INSTANCE, Scope.USER, None, "- a train at noon", TAGGED)),
+        ("forget", lambda: writer.forget(caller, INSTANCE, ids[1])),
+        ("share", lambda: writer.append(teammate, INSTANCE, Scope.USER, None, "- shared trains at nine",
+                                        WriteOptions(tags=("travel",), share=Share.TEAM))),
+        ("clear", clear),
+        ("reject", reject),
+        ("replace", lambda: writer.import_markdown(caller, INSTANCE, Scope.USER, None, "- only trains now",
+                                                   mode=ImportMode.REPLACE)),
+        ("append again", lambda: writer.append(caller, INSTANCE, Scope.USER, None, "- a train at ten", TAGGED)),
+    ]
+    unkept = lambda: _service(_Unkept(stores()))  # type: ignore[arg-type]  # noqa: E731
+    for name, step in steps:
+        reader = _service(stores())  # a process whose first read of the memory is ``first``
+        if first == "get":
+            _gets(reader, caller)
+        else:
+            _searches(reader, caller)
+        step()
+        checks = [("get", _gets), ("search", _searches)]
+        for read, answers in checks if first == "search" else reversed(checks):  # the other read first
+            assert answers(reader, caller) == answers(unkept(), caller), f"{first}, then {name}: {read}"
+        assert "shared trains" not in str(reader.get(caller, INSTANCE, Scope.USER, None).content_markdown)
