@@ -8,10 +8,12 @@ in for Cosmos DB's ttl, erased by ``erase_expired_records``.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 
 from memory_core.adapters.sqlite_database import SqliteDatabase
 from memory_core.adapters.sqlite_erasure import FILE_INDEX_KIND
@@ -27,8 +29,30 @@ RECORD_CREATE_ONLY = (  # only the primary key's conflict is skipped (a rowcount
     RECORD_INSERT.replace("OR REPLACE ", "") + " ON CONFLICT (instance_id, owner, kind, id) DO NOTHING"
 )
 _RECORD_REPLACE = (
-    "UPDATE records SET data=?, etag=?, expires_on=? WHERE instance_id=? AND owner=? AND kind=? AND id=? AND etag=?"
+    "UPDATE records SET data=?, etag=?, expires_on=? WHERE instance_id=? AND owner=? AND kind={kind} AND id=? AND etag=?"
 )
+_RECORD_BY_KEY = "instance_id=? AND owner=? AND kind={kind} AND id=?"
+
+_KIND = re.compile(r"[a-z_]{1,40}")
+KIND_TEXTS = 256
+"""How many statement texts ``with_kind`` keeps, the least recently used dropped first."""
+
+
+@lru_cache(maxsize=KIND_TEXTS)
+def with_kind(template: str, kind: str) -> str:
+    """``template`` with the record kind written in where it says ``{kind}``, as an SQL string literal.
+
+    Every statement that picks records by kind goes through here. ``records`` has partial indexes on ``kind``
+    (the deletion requests', ``sqlite_schema``); a kind bound as ``?`` there makes SQLite prepare the statement
+    again at every call, to see whether they apply (docs/performance.md, "The partition seal's read in each
+    append"), where a written-in kind is prepared once per connection and still lets them serve a deletion
+    request's listing. Only a kind of lowercase letters and underscores (1-40) is written in, so no value can
+    change the statement; any other raises ``ValueError``. The texts are cached (``KIND_TEXTS`` at most), and
+    so are the prepared statements, by ``sqlite3``'s own bounded cache per connection.
+    """
+    if not _KIND.fullmatch(kind):
+        raise ValueError(f"not a record kind: {kind!r}")
+    return template.format(kind=f"'{kind}'")
 
 
 def record_values(record: Record, etag: str) -> tuple[object, ...]:
@@ -55,7 +79,8 @@ def _write(db: sqlite3.Connection, record: Record, etag: str) -> None:
     elif record.etag == ABSENT:
         if db.execute(_RECORD_CREATE, values).rowcount != 1:
             raise Conflict(f"the {record.kind} record was created since it was read")
-    elif db.execute(_RECORD_REPLACE, (*values[4:], *values[:4], record.etag)).rowcount != 1:
+    elif db.execute(with_kind(_RECORD_REPLACE, record.kind), (*values[4:], *values[:2], values[3], record.etag)
+                    ).rowcount != 1:
         raise Conflict(f"the {record.kind} record changed or went since it was read")
 
 
@@ -98,10 +123,8 @@ class SqliteRecords:
         return Record(record.partition, record.kind, record.id, record.data, etag)
 
     def get_record(self, partition: Partition, kind: str, record_id: str) -> Record | None:
-        rows = self._db.read(
-            "SELECT data, etag FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",
-            [partition.instance_id, partition.owner, kind, record_id],
-        )
+        rows = self._db.read(with_kind("SELECT data, etag FROM records WHERE " + _RECORD_BY_KEY, kind),
+                             [partition.instance_id, partition.owner, record_id])
         return Record(partition, kind, record_id, json.loads(rows[0][0]), rows[0][1]) if rows else None
 
     def query_records(
@@ -134,8 +157,8 @@ class SqliteRecords:
         # The primary key (instance_id, owner, kind, id) serves the filter, the
         # order and the keyset position: SQLite reads only the rows it answers
         # (plus those a ``where`` skips).
-        sql = "SELECT id, data, etag FROM records WHERE instance_id=? AND owner=? AND kind=?"
-        params: list[object] = [partition.instance_id, partition.owner, kind]
+        sql = "SELECT id, data, etag FROM records WHERE instance_id=? AND owner=? AND kind={kind}"
+        params: list[object] = [partition.instance_id, partition.owner]
         sql += _json_filters(where, params)
         if after is not None:
             sql += " AND id < ?" if descending else " AND id > ?"
@@ -144,12 +167,13 @@ class SqliteRecords:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [Record(partition, kind, row[0], json.loads(row[1]), row[2]) for row in self._db.read(sql, params)]
+        rows = self._db.read(with_kind(sql, kind), params)
+        return [Record(partition, kind, row[0], json.loads(row[1]), row[2]) for row in rows]
 
     def query_records_of_owner(self, owner: str, kind: str, where: Mapping[str, str] | None = None) -> list[Record]:
-        params: list[object] = [owner, kind]
-        sql = "SELECT instance_id, id, data, etag FROM records WHERE owner=? AND kind=?" + _json_filters(where, params)
-        rows = self._db.read(sql + " ORDER BY instance_id, id", params)
+        params: list[object] = [owner]
+        sql = "SELECT instance_id, id, data, etag FROM records WHERE owner=? AND kind={kind}" + _json_filters(where, params)
+        rows = self._db.read(with_kind(sql + " ORDER BY instance_id, id", kind), params)
         return [Record(Partition(row[0], owner), kind, row[1], json.loads(row[2]), row[3]) for row in rows]
 
     def erase_expired_records(self, now: datetime) -> int:
@@ -161,16 +185,15 @@ class SqliteRecords:
 
     def delete_record(self, partition: Partition, kind: str, record_id: str, etag: str | None = None) -> bool:
         _no_conditional_hold(kind, etag)
-        key = (partition.instance_id, partition.owner, kind, record_id)
+        key = (partition.instance_id, partition.owner, record_id)
+        delete = with_kind("DELETE FROM records WHERE " + _RECORD_BY_KEY, kind)
         with self._db.write() as db:
             if etag is None:
-                deleted = db.execute("DELETE FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=?",
-                                     key).rowcount == 1
+                deleted = db.execute(delete, key).rowcount == 1
             else:
-                deleted = db.execute("DELETE FROM records WHERE instance_id=? AND owner=? AND kind=? AND id=? "
-                                     "AND etag=?", (*key, etag)).rowcount == 1
-                if not deleted and db.execute("SELECT 1 FROM records WHERE instance_id=? AND owner=? AND kind=? "
-                                              "AND id=?", key).fetchone():
+                deleted = db.execute(delete + " AND etag=?", (*key, etag)).rowcount == 1
+                if not deleted and db.execute(with_kind("SELECT 1 FROM records WHERE " + _RECORD_BY_KEY, kind),
+                                              key).fetchone():
                     raise Conflict(f"the stored {kind} record changed since it was read")
         if deleted and kind == FILE_INDEX_KIND:
             self._db.purge_erased()

@@ -3,7 +3,8 @@
 Deletion requests, holds, audit events and settings are all records. A record
 lives in a ``Partition`` - the owner's ``(instance_id, upn)`` or a reserved
 owner name starting with "~" - so a Cosmos DB store reaches each kind with a
-single-partition query.
+single-partition query. A record's kind is a name in the code, of lowercase letters and underscores (at most
+40): the SQLite store writes it into its statements and refuses any other with ``ValueError``.
 """
 
 from __future__ import annotations
