@@ -8,7 +8,6 @@ in for Cosmos DB's ttl, erased by ``erase_expired_records``.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import uuid
 from collections.abc import Mapping, Sequence
@@ -19,7 +18,7 @@ from memory_core.adapters.sqlite_database import SqliteDatabase
 from memory_core.adapters.sqlite_erasure import FILE_INDEX_KIND
 from memory_core.adapters.sqlite_rows import iso
 from memory_core.domain.errors import Conflict
-from memory_core.domain.records import ABSENT, Partition, Record, RecordKind, check_put_records
+from memory_core.domain.records import ABSENT, RECORD_KIND, Partition, Record, RecordKind, check_put_records
 
 RECORD_INSERT = (
     "INSERT OR REPLACE INTO records (instance_id, owner, kind, id, data, etag, expires_on) VALUES (?,?,?,?,?,?,?)"
@@ -29,11 +28,11 @@ RECORD_CREATE_ONLY = (  # only the primary key's conflict is skipped (a rowcount
     RECORD_INSERT.replace("OR REPLACE ", "") + " ON CONFLICT (instance_id, owner, kind, id) DO NOTHING"
 )
 _RECORD_REPLACE = (
-    "UPDATE records SET data=?, etag=?, expires_on=? WHERE instance_id=? AND owner=? AND kind={kind} AND id=? AND etag=?"
+    "UPDATE records SET data=?, etag=?, expires_on=?"
+    " WHERE instance_id=? AND owner=? AND kind={kind} AND id=? AND etag=?"
 )
 _RECORD_BY_KEY = "instance_id=? AND owner=? AND kind={kind} AND id=?"
 
-_KIND = re.compile(r"[a-z_]{1,40}")
 KIND_TEXTS = 256
 """How many statement texts ``with_kind`` keeps, the least recently used dropped first."""
 
@@ -46,11 +45,12 @@ def with_kind(template: str, kind: str) -> str:
     (the deletion requests', ``sqlite_schema``); a kind bound as ``?`` there makes SQLite prepare the statement
     again at every call, to see whether they apply (docs/performance.md, "The partition seal's read in each
     append"), where a written-in kind is prepared once per connection and still lets them serve a deletion
-    request's listing. Only a kind of lowercase letters and underscores (1-40) is written in, so no value can
-    change the statement; any other raises ``ValueError``. The texts are cached (``KIND_TEXTS`` at most), and
-    so are the prepared statements, by ``sqlite3``'s own bounded cache per connection.
+    request's listing. Only a kind ``records.RECORD_KIND`` allows (lowercase letters, digits, underscores; 1-40)
+    is written in, so no value can change the statement; any other raises ``ValueError``. The texts are cached
+    (``KIND_TEXTS`` at most), and so are the prepared statements, by ``sqlite3``'s own bounded cache per
+    connection.
     """
-    if not _KIND.fullmatch(kind):
+    if not RECORD_KIND.fullmatch(kind):
         raise ValueError(f"not a record kind: {kind!r}")
     return template.format(kind=f"'{kind}'")
 
@@ -172,7 +172,8 @@ class SqliteRecords:
 
     def query_records_of_owner(self, owner: str, kind: str, where: Mapping[str, str] | None = None) -> list[Record]:
         params: list[object] = [owner]
-        sql = "SELECT instance_id, id, data, etag FROM records WHERE owner=? AND kind={kind}" + _json_filters(where, params)
+        sql = "SELECT instance_id, id, data, etag FROM records WHERE owner=? AND kind={kind}"
+        sql += _json_filters(where, params)
         rows = self._db.read(with_kind(sql + " ORDER BY instance_id, id", kind), params)
         return [Record(Partition(row[0], owner), kind, row[1], json.loads(row[2]), row[3]) for row in rows]
 

@@ -3,12 +3,14 @@
 Deletion requests, holds, audit events and settings are all records. A record
 lives in a ``Partition`` - the owner's ``(instance_id, upn)`` or a reserved
 owner name starting with "~" - so a Cosmos DB store reaches each kind with a
-single-partition query. A record's kind is a name in the code, of lowercase letters and underscores (at most
-40): the SQLite store writes it into its statements and refuses any other with ``ValueError``.
+single-partition query. A record's kind is a name in the code, of lowercase letters, digits and underscores (at
+most 40; ``RECORD_KIND``): a ``Record`` of any other raises ``ValueError`` when it is made, so no store writes a
+kind it cannot read back (the SQLite store writes the kind into its statements).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -52,6 +54,14 @@ class Record:
     data: dict[str, Any] = field(default_factory=dict)
     etag: str | None = None
     expires_on: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if not RECORD_KIND.fullmatch(self.kind):
+            raise ValueError(f"not a record kind: {self.kind!r}")
+
+
+RECORD_KIND = re.compile(r"[a-z0-9_]{1,40}")
+"""What a record's kind may be: a name in the code, never a caller's value."""
 
 
 def deletions_partition(instance_id: str) -> Partition:

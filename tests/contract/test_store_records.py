@@ -179,6 +179,21 @@ def test_delete_record_says_whether_it_was_there(store: MemoryStore, partition: 
     assert store.get_record(partition, RecordKind.HOLD, "r1") is None
 
 
+def test_a_kind_with_digits_is_written_read_listed_and_erased(store: MemoryStore, partition: Partition) -> None:
+    """Any kind a ``Record`` takes (``records.RECORD_KIND``) round-trips on every store: the SQLite store writes the
+    kind into its statements, and a kind it wrote but could not read back would be stuck for good."""
+    stored = store.put_record(Record(partition, "checkpoint_v2", "c1", {"n": 1}))
+    assert store.get_record(partition, "checkpoint_v2", "c1") == stored
+    assert store.query_records(partition, "checkpoint_v2") == [stored]
+    assert store.delete_record(partition, "checkpoint_v2", "c1", stored.etag) is True
+    assert store.get_record(partition, "checkpoint_v2", "c1") is None
+
+
+def test_a_record_of_a_kind_no_store_may_write_cannot_be_made(partition: Partition) -> None:
+    with pytest.raises(ValueError, match="not a record kind"):
+        Record(partition, "Checkpoint-v2", "c1", {})
+
+
 def test_holds_load_with_the_scopes_in_the_same_query(store: MemoryStore, partition: Partition) -> None:
     """A hold in the owner's partition comes back in every ScopeState of a load, still one round trip."""
     user = ProfileKey(partition.instance_id, UPN, Scope.USER)
