@@ -22,11 +22,14 @@ retirements (``file_retirements``). Dismissing it erases that one record, and no
   names the record's key, its digest, the operator and the time (and what the event says: the request's id, its
   user, the holds left, why it is unreadable; no memory text). After the erasure the event is written, dated by the
   journal and named by it (one record whoever writes it, however often), then the journal is erased. The sweep
-  (``replay``) finishes a settled journal whose record is gone by writing the event, and drops one whose record is
-  still stored (unchanged: the dismissal never happened; rewritten: the rewrite won). A crash between the erasure
-  and the event no longer loses the event. One journal per record version (its key and etag): a retry, or a
-  dismissal at the same moment, of the version another journaled takes that journal over, so whichever erases the
-  record writes the same event.
+  (``replay``) drops a settled journal whose record is still stored (unchanged: the dismissal never happened;
+  rewritten: the rewrite won), with no event. One whose record is gone it cannot tell apart from an erasure by
+  another hand (a later release deciding the request, an expiry): it drops it when the trail already holds its
+  event or a later one naming the request, else writes the event saying who erased it is not known (``SWEPT``).
+  A crash between the erasure and the event no longer loses the event. One journal per record version (its key and
+  etag): a retry, or a dismissal at the same moment, of the version another journaled takes that journal over, so
+  whichever erases the record writes the same event; a dismissal first closes any journal of another version of the
+  record (stored no more, so erased by none of them), which would otherwise be finished as a second dismissal.
 """
 
 from __future__ import annotations
@@ -127,6 +130,7 @@ def dismiss_unreadable(
                               read.message, kind, status, force and holds_left > 0)
         log.warning("dismissing deletion request record %s of instance %s (sha256 %s) by %s: %s",
                     record.id, instance_id, dismissed.record_sha256, operator, read.message)
+        _close_stale(store, record)
         journal = _begin(store, Dismissal(_journal_id(record), dismissed, operator, clock()))
         try:
             erased = store.delete_record(record.partition, RecordKind.DELETION_REQUEST, record.id, etag=record.etag)
@@ -141,14 +145,18 @@ def dismiss_unreadable(
 
 
 def replay(store: MemoryStore, audit: AuditTrail, instance_id: str | None, *, clock: Callable[[], datetime]) -> int:
-    """The sweep's step for dismissals a crash interrupted (``journals.replay``: settled, claimed once): a journal
-    whose record is gone is finished (its event written, then the journal erased); one whose record is still stored
-    (the dismissal never erased it, or a rewrite won) is dropped, with no event. Answers how many were finished."""
+    """The sweep's step for dismissals a crash interrupted (``journals.replay``: settled, claimed once). A journal
+    whose record is still stored (the dismissal never erased it; or stored under another etag: a rewrite won) is
+    dropped, with no event. One whose record is gone cannot tell whether its dismissal erased it or another hand did
+    (a later release deciding it, an expiry): when the trail already holds its event (written before the crash),
+    or a later event naming the request, it is dropped; else its event is written saying so (``SWEPT``), then it is
+    erased. Answers how many were finished."""
     def finish(record: Record) -> None:
         journal = Dismissal.from_record(record)
         partition = deletions_partition(journal.dismissed.instance_id)
-        if store.get_record(partition, RecordKind.DELETION_REQUEST, journal.dismissed.record_id) is None:
-            _finish(store, audit, journal)
+        gone = store.get_record(partition, RecordKind.DELETION_REQUEST, journal.dismissed.record_id) is None
+        if gone and not _told(store, audit, journal):
+            _finish(store, audit, journal, swept=True)
         else:
             _close(store, journal)
 
@@ -209,10 +217,32 @@ def _begin(store: MemoryStore, journal: Dismissal) -> Dismissal:
                    "try again")
 
 
-def _finish(store: MemoryStore, audit: AuditTrail, journal: Dismissal) -> None:
+def _close_stale(store: MemoryStore, record: Record) -> None:
+    """Erase the journals of dismissals of other versions of ``record`` (stopped before their erasure): the version
+    each names is stored no more (this caller read ``record`` as stored now), and none of them erased it. Left, the
+    sweep would find the record gone once this dismissal erased it, and write a second event, for a version no one
+    dismissed."""
+    current = _journal_id(record)
+    for stale in store.query_records(record.partition, KIND, {"record_id": record.id}):
+        if stale.id != current:
+            store.delete_record(record.partition, KIND, stale.id)
+
+
+def _finish(store: MemoryStore, audit: AuditTrail, journal: Dismissal, *, swept: bool = False) -> None:
     """The record is erased: audit it, then erase the journal (a crash between them writes the same event again)."""
-    _audit(audit, journal)
+    _audit(store, audit, journal, swept=swept)
     _close(store, journal)
+
+
+def _told(store: MemoryStore, audit: AuditTrail, journal: Dismissal) -> bool:
+    """Whether the trail already tells what became of the journal's record: its own event (the dismissal wrote it
+    and stopped before erasing the journal; kept as written, never rewritten in the sweep's words), or a later event
+    naming the request (the hand that erased it, or a dismissal of a later version, told it)."""
+    event = _event(audit, journal)
+    if store.get_record(event.partition, RecordKind.AUDIT, event.id) is not None:
+        return True
+    return bool(store.page_records(event.partition, RecordKind.AUDIT, limit=1,
+                                   where={"request_id": journal.dismissed.request_id}, after=event.id))
 
 
 def _close(store: MemoryStore, journal: Dismissal) -> None:
@@ -250,15 +280,26 @@ def _holds_left(store: MemoryStore, record: Record, read: UnreadableRequest) -> 
                for owner in owners)
 
 
-def _audit(audit: AuditTrail, journal: Dismissal) -> None:
-    """Write the dismissal's event: dated by its journal and named by it, so one record however often written."""
+#: What an event the sweep writes for a journal whose record it found gone adds: who erased it is not known.
+SWEPT = ("the record was gone when the sweep finished a dismissal under way: erased by this dismissal or by another "
+         "hand (a later release deciding it, an expiry)")
+
+
+def _event(audit: AuditTrail, journal: Dismissal, *, swept: bool = False) -> Record:
+    """The dismissal's event record: dated by its journal and named by it, so one record however often written."""
     dismissed = journal.dismissed
     forced = " (forced past them)" if dismissed.forced else ""
     detail = (f"dismissed a stored deletion request this release cannot read: record {dismissed.record_id}, "
               f"sha256 {dismissed.record_sha256}, stored as kind {dismissed.kind or 'unknown'}, status "
               f"{dismissed.status or 'unknown'}; {dismissed.holds_left} hold(s) left standing{forced}; "
-              f"{dismissed.message}")
-    audit.record(AuditAction.DELETION_DISMISSED, actor=journal.operator, instance_id=dismissed.instance_id,
-                 upn=_user(dismissed.upn) or DELETIONS_OWNER, request_id=dismissed.request_id,
-                 content_sha256=dismissed.record_sha256, detail=detail, at=journal.started_on,
-                 suffix=f"dismissed-{journal.id}")
+              f"{dismissed.message}" + (f"; {SWEPT}" if swept else ""))
+    _, record = audit.event(AuditAction.DELETION_DISMISSED, actor=journal.operator, instance_id=dismissed.instance_id,
+                            upn=_user(dismissed.upn) or DELETIONS_OWNER, request_id=dismissed.request_id,
+                            content_sha256=dismissed.record_sha256, detail=detail, at=journal.started_on,
+                            suffix=f"dismissed-{journal.id}")
+    return record
+
+
+def _audit(store: MemoryStore, audit: AuditTrail, journal: Dismissal, *, swept: bool = False) -> None:
+    """Write the dismissal's event (``_event``), as ``AuditTrail.record`` writes one."""
+    store.put_record(_event(audit, journal, swept=swept))

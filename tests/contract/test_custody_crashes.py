@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ import pytest
 from memory_core.domain.audit import AuditAction
 from memory_core.domain.deletion import DeletionStatus
 from memory_core.domain.dismissals import KIND as DISMISSAL_KIND
-from memory_core.domain.dismissals import record_sha256
+from memory_core.domain.dismissals import SWEPT, record_sha256
 from memory_core.domain.identity import Caller
 from memory_core.domain.journals import SETTLE
 from memory_core.domain.memory_file_service import MemoryFiles
@@ -268,7 +269,8 @@ def test_a_dismissal_stopped_after_its_erasure_is_audited_once_by_the_sweep(
 ) -> None:
     """The process stops after the record is erased, as it writes the ``deletion_dismissed`` event: a retried
     dismissal hears 404, so the erasure had no event (before, only a log line). The sweep after the journal settled
-    writes it, naming the record, its digest and the operator, once however often it runs."""
+    writes it, naming the record, its digest and the operator, once however often it runs; it cannot tell this from
+    an erasure by another hand, and says so (``SWEPT``)."""
     clock = TickingClock()
     service = _service(store, clock)
     record = _later_request(store)
@@ -285,7 +287,7 @@ def test_a_dismissal_stopped_after_its_erasure_is_audited_once_by_the_sweep(
     service.custody.sweep(instance_id=INSTANCE)
     (event,) = _dismissed_events(service)
     assert (event.actor, event.request_id, event.content_sha256) == ("op", LATER_ID, record_sha256(record))
-    assert event.detail is not None and record.id in event.detail
+    assert event.detail is not None and record.id in event.detail and SWEPT in event.detail
     assert _dismissal_journals(store) == []
 
 
@@ -340,7 +342,7 @@ def test_a_dismissal_replayed_after_its_event_was_written_writes_none_again(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The process stops after the event, as it erases its journal: the sweep finishes the journal (the record is
-    gone) and writes the event again, as the same record (dated and named by the journal): the trail holds one."""
+    gone) and finds the event written: it erases the journal and leaves the event as the dismissal wrote it."""
     clock = TickingClock()
     service = _service(store, clock)
     _later_request(store)
@@ -353,4 +355,89 @@ def test_a_dismissal_replayed_after_its_event_was_written_writes_none_again(
     service.custody.sweep(instance_id=INSTANCE)
     service.custody.sweep(instance_id=INSTANCE)
     assert _dismissed_events(service) == [written]
+    assert _dismissal_journals(store) == []
+
+
+def _crash_before_the_erasure(service: MemoryService, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dismissal that stops after its journal, as it erases the request record: the record stays as stored."""
+    _crash_once(monkeypatch, store, "delete_record",
+                lambda partition, kind, *a, **k: kind == RecordKind.DELETION_REQUEST)
+    with pytest.raises(Crash):
+        service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    monkeypatch.undo()
+
+
+def test_a_dismissal_of_a_rewritten_request_closes_the_journal_of_the_version_a_crash_left_and_is_audited_once(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dismissal stops before its erasure; a later release rewrites the request (still unreadable here) and the
+    operator dismisses that version. The first journal named a version no one erased: the second dismissal closes it
+    before it begins its own, so the trail holds one event, with the rewritten version's digest (before, the sweep
+    finished the old journal too, as the record was gone, and the trail told of two dismissals)."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    record = _later_request(store)
+    _crash_before_the_erasure(service, store, monkeypatch)
+    rewritten = store.put_record(replace(record, data={**record.data, "status": "done"}))
+    assert rewritten.etag != record.etag
+    service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    assert _dismissal_journals(store) == []  # the old version's closed by the dismissal itself
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    (event,) = _dismissed_events(service)
+    assert event.content_sha256 == record_sha256(rewritten) != record_sha256(record)
+    assert event.detail is not None and SWEPT not in event.detail
+
+
+def test_a_journal_whose_request_was_rewritten_is_dropped_by_the_sweep_with_no_event(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dismissal stops before its erasure and the request is rewritten (stored under another etag): the rewrite
+    won; the sweep drops the journal, writes nothing, and the request stays listed as rewritten."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    record = _later_request(store)
+    _crash_before_the_erasure(service, store, monkeypatch)
+    store.put_record(replace(record, data={**record.data, "status": "done"}))
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    assert _dismissal_journals(store) == []
+    assert _dismissed_events(service) == []
+    assert [u.status for u in service.custody.page(INSTANCE, None, limit=10).unreadable] == ["done"]
+
+
+def test_a_journal_whose_request_another_hand_erased_is_audited_as_not_known_to_be_this_dismissals(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dismissal stops before its erasure; the record is then erased by another hand (a later release deciding it,
+    an expiry), which wrote no event here. The sweep cannot tell who erased it: it writes the event once, saying so
+    (``SWEPT``), rather than claiming a dismissal (before, it did)."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    record = _later_request(store)
+    _crash_before_the_erasure(service, store, monkeypatch)
+    assert store.delete_record(record.partition, RecordKind.DELETION_REQUEST, record.id)
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    service.custody.sweep(instance_id=INSTANCE)
+    (event,) = _dismissed_events(service)
+    assert event.detail is not None and SWEPT in event.detail
+    assert _dismissal_journals(store) == []
+
+
+def test_a_journal_whose_request_was_erased_and_told_by_another_hand_is_dropped_with_no_event(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, but the hand that erased the request told it in the trail (a later event naming the request, as a
+    later release executing it writes): the sweep drops the journal and writes no dismissal."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    record = _later_request(store)
+    _crash_before_the_erasure(service, store, monkeypatch)
+    assert store.delete_record(record.partition, RecordKind.DELETION_REQUEST, record.id)
+    service.audit.record(AuditAction.DELETION_EXECUTED, actor="sweep", instance_id=INSTANCE, upn=LATER,
+                         request_id=LATER_ID)
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    assert _dismissed_events(service) == []
     assert _dismissal_journals(store) == []
