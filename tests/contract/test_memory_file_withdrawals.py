@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from memory_core.domain.audit import AuditAction, AuditEvent
+from memory_core.domain.errors import Unavailable
 from memory_core.domain.file_audits import KIND, WITHDRAWN_BY_SWEEP, FileAudits
 from memory_core.domain.file_retirements import FileRetirements
 from memory_core.domain.identity import Caller
@@ -202,3 +203,32 @@ def test_a_command_still_under_way_when_the_sweep_withdraws_is_refused_its_commi
     assert len(_withdrawn(service, caller)) == 1
     assert _read(service, caller).count(UNACKED) == 1 and "appended/" not in _listing(files, caller)
     assert UNACKED in files.execute(caller, INSTANCE, None, {"command": "view", "path": "/memories/notes.md"}).text
+
+
+def test_a_version_left_by_an_outage_of_unknown_outcome_is_withdrawn_once_settled(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index's write fails while another command moves the index: whether it applied cannot be told, so the
+    command keeps its version and journals (withdrawing an applied version loses the file). The sweep reads off the
+    index that it never committed and withdraws the version (before, it showed under appended/ for good)."""
+    service, files, caller, clock = _setup(store, DeletionMode.IMMEDIATE)
+
+    real = FileCommits._save_index
+    failed: list[bool] = []
+
+    def moved_then_down(self: FileCommits, *args: Any) -> str | None:
+        if failed:  # the other command's write
+            return real(self, *args)
+        failed.append(True)
+        other = MemoryFiles(service, writers=None)  # inside this command's turn: it races, not waits
+        other.execute(caller, INSTANCE, None, {"command": "create", "path": "/memories/other.md",
+                                               "file_text": "- another command's file\n"})
+        raise Unavailable("the store did not answer in time")
+
+    with monkeypatch.context() as patch, pytest.raises(Unavailable):
+        patch.setattr(FileCommits, "_save_index", moved_then_down)
+        files.execute(caller, INSTANCE, None, COMMANDS[0])
+    assert "appended/" in _listing(files, caller) and len(_journal(store, caller)) == 1  # unknown: kept
+    _settled_sweep(service, clock)
+    assert UNACKED not in _read(service, caller) and "appended/" not in _listing(files, caller)
+    assert "other.md" in _listing(files, caller) and len(_withdrawn(service, caller)) == 1
