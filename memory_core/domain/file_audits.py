@@ -13,6 +13,16 @@ that no longer names the record (``finish_named``: without that, a crash's event
 the sweep (``replay``, settled records, claimed once). A record its user's index does not name belongs to a command
 that never committed (a lost race, a failure, a crash before the index's write), or to one finished already: it is
 erased and writes nothing.
+
+The record is written before the command stores its new versions, and names them (their ids chosen first,
+``MemoryService.new_id``): a command killed between a version's append and the index's write left that version
+stored and no file naming it, its unacknowledged text shown under ``/memories/appended/`` and in every read, and a
+retry by the model stored the edit twice. So the sweep withdraws the versions of a record its user's index does not
+name (``drop``: ``MemoryService.drop_version``, audited ``withdrawn``, in either deletion mode: an unpublished version
+is no user's deletion). It does so inside a deletion's fence (``domain.custody_fence``): standing it is a conditional
+write of the index, so the command's own late write, if still in flight, is refused rather than committing versions
+withdrawn under it, and no command reads the files (and publishes an ``appended/`` file the withdrawal then erases)
+until it is lifted. A version the index names (the model moved ``appended/<id>.md`` to a name of its own) is kept.
 """
 
 from __future__ import annotations
@@ -23,19 +33,23 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from memory_core.domain import journals
+from memory_core.domain import custody_fence, journals
 from memory_core.domain import memory_paths as texts
 from memory_core.domain.audit import AuditAction, AuditTrail
-from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
-from memory_core.domain.identity import AgentContext
+from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, named_entry_ids
+from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import Namespace, Outcome, Retire, is_agent_path
-from memory_core.domain.models import Scope, sha256_hex
+from memory_core.domain.models import ProfileKey, Scope, sha256_hex
 from memory_core.domain.records import Partition, Record, deletions_partition
 from memory_core.domain.store import MemoryStore
 
 KIND = "file_audit"
 #: The index's field naming the journal of the command that last committed it.
 JOURNAL_FIELD = "audit_journal"
+WITHDRAWN_BY_SWEEP = ("withdrawn: an unpublished version of a command that stopped before its commit "
+                      "(finished by the sweep after an interruption)")
+
+Drop = Callable[[Caller, ProfileKey, str, str], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,19 +66,23 @@ class FileEvent:
 
 @dataclass(frozen=True, slots=True)
 class FileAudit:
-    """The events of one command, stamped ``started_on`` (the command's time) and stored under ids made from ``id``."""
+    """The events of one command, stamped ``started_on`` (the command's time) and stored under ids made from ``id``;
+    ``versions``: the new versions it stores, each its entry id and agent (None: the user's scope), withdrawn by a
+    replay when it never committed (a record of an older release names none)."""
 
     id: str
     instance_id: str
     upn: str
     started_on: datetime
     events: tuple[FileEvent, ...]
+    versions: tuple[tuple[str, str | None], ...] = ()
 
     def to_record(self) -> Record:
         return Record(deletions_partition(self.instance_id), KIND, self.id, {
             "upn": self.upn, "started_on": self.started_on.isoformat(),
             "events": [[e.scope, e.agent_object_id, e.entry_id, e.content_sha256, e.byte_count, e.detail]
                        for e in self.events],
+            "versions": [list(version) for version in self.versions],
         })
 
     @staticmethod
@@ -72,21 +90,35 @@ class FileAudit:
         data: dict[str, Any] = record.data
         return FileAudit(record.id, record.partition.instance_id, data["upn"],
                          datetime.fromisoformat(data["started_on"]),
-                         tuple(FileEvent(*fields) for fields in data["events"]))
+                         tuple(FileEvent(*fields) for fields in data["events"]),
+                         tuple((str(entry_id), agent) for entry_id, agent in data.get("versions") or ()))
+
+    def key(self, agent_object_id: str | None) -> ProfileKey:
+        if agent_object_id:
+            return ProfileKey(self.instance_id, self.upn, Scope.AGENT, agent_object_id)
+        return ProfileKey(self.instance_id, self.upn, Scope.USER)
 
 
 class FileAudits:
-    """Begin, finish and replay the journal of a memory-tool command's audit events (see the module's docstring)."""
+    """Begin, finish and replay the journal of a memory-tool command's audit events (see the module's docstring).
 
-    def __init__(self, store: MemoryStore, audit: AuditTrail, *, clock: Callable[[], datetime]) -> None:
+    ``drop(caller, key, entry_id, detail)`` withdraws one unpublished version as the command does
+    (``MemoryService.drop_version`` with ``maybe_hidden``)."""
+
+    def __init__(self, store: MemoryStore, audit: AuditTrail, *, clock: Callable[[], datetime], drop: Drop) -> None:
         self._store = store
         self._audit = audit
         self._clock = clock
+        self._drop = drop
 
-    def begin(self, instance_id: str, upn: str, events: tuple[FileEvent, ...]) -> FileAudit:
-        """Journal ``events`` before the index's write, which is to name the record (``JOURNAL_FIELD``).
-        Raises the store's errors: nothing is committed then."""
-        journal = FileAudit(uuid.uuid4().hex, instance_id, upn, self._clock(), events)
+    def begin(
+        self, instance_id: str, upn: str, events: tuple[FileEvent, ...],
+        versions: tuple[tuple[str, str | None], ...] = (),
+    ) -> FileAudit:
+        """Journal ``events`` and the ``versions`` to be stored (entry id, agent) before they are, and before the
+        index's write, which is to name the record (``JOURNAL_FIELD``). Raises the store's errors: nothing is
+        stored or committed then."""
+        journal = FileAudit(uuid.uuid4().hex, instance_id, upn, self._clock(), events, versions)
         self._store.put_record(journal.to_record())
         return journal
 
@@ -125,11 +157,29 @@ class FileAudits:
                                finish=lambda record: self._replay(FileAudit.from_record(record)))
 
     def _replay(self, journal: FileAudit) -> None:
-        index = self._store.get_record(Partition(journal.instance_id, journal.upn), INDEX_KIND, INDEX_ID)
-        if index is not None and index.data.get(JOURNAL_FIELD) == journal.id:
+        partition = Partition(journal.instance_id, journal.upn)
+        index = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
+        if _names(index, journal):
             self.finish(journal)
-        else:
-            self.end(journal.instance_id, journal.id)
+            return
+        stored = [(entry_id, agent) for entry_id, agent in journal.versions
+                  if self._store.get_entry(journal.instance_id, journal.upn, entry_id) is not None]
+        if stored:  # one read per version, and no write unless one is left: what a crash leaves, rarely
+            with custody_fence.fence(self._store, journal.instance_id, journal.upn, clock=self._clock):
+                index = self._store.get_record(partition, INDEX_KIND, INDEX_ID)
+                if _names(index, journal):  # its write landed before the fence: committed after all
+                    self.finish(journal)
+                    return
+                named = named_entry_ids(index.data) if index is not None else set()
+                for entry_id, agent in stored:
+                    if entry_id not in named:  # a name the model gave an ``appended/`` file since keeps it
+                        self._drop(Caller(journal.upn), journal.key(agent), entry_id, WITHDRAWN_BY_SWEEP)
+        self.end(journal.instance_id, journal.id)
+
+
+def _names(index: Record | None, journal: FileAudit) -> bool:
+    """Whether the index committed ``journal``'s command (its last commit, or one a later commit finished first)."""
+    return index is not None and index.data.get(JOURNAL_FIELD) == journal.id
 
 
 

@@ -1,16 +1,19 @@
-"""A memory-tool command's commit: its new versions stored, the versions it retires journaled, then the file index
-swapped in one conditional write (``memory_file_service`` reads, runs and retires; this writes).
+"""A memory-tool command's commit: its audit events and new versions journaled, the versions stored, the versions it
+retires journaled, then the file index swapped in one conditional write (``memory_file_service`` reads, runs and
+retires; this writes).
 
 A commit leaves nothing of a command that is refused (a race for the index, a bound, a refused write, an outage
 before the index's write): the versions it stored are withdrawn and its journal ended. An outage at the index's write
 is not a refusal: the write may have applied and only its answer been lost, or still be in flight. Withdrawing
 versions an applied index names would leave files naming nothing, and the journal would then retire the old versions
 too: the file's whole text lost. So the index is read again (``_index_write``): the versions are withdrawn only once
-the write is certainly refused, and when that cannot be known they stay (a version no file names shows under
-``appended/``: nothing is lost) and so does the journal, for the sweep (``domain.file_retirements``).
+the write is certainly refused, and when that cannot be known they stay, and so do the journals, for the sweep.
 
-The command's ``memory_file`` audit events are journaled too, before the index's write, and the index names their
-journal (``domain.file_audits``): a commit is audited even when the process dies right after it.
+The command's ``memory_file`` audit events are journaled before its first version is stored, with the ids chosen for
+its versions, and the index names that journal (``domain.file_audits``): a commit is audited even when the process
+dies right after it, and the versions of a command that never committed (a crash, an outage whose outcome is
+unknown) are withdrawn by the sweep, which reads off the index whether it did. The versions it retires are
+journaled too (``domain.file_retirements``).
 """
 
 from __future__ import annotations
@@ -91,8 +94,9 @@ class FileCommits:
         self, caller: Caller, instance_id: str, agent: AgentContext | None, snapshot: Snapshot, outcome: Outcome,
         session_id: str | None, operation_id: str | None, command: Mapping[str, Any], *, refused: bool = False,
     ) -> Commit:
-        """Store the new versions, journal the retired ones and the audit events of ``command`` (``refused``: it
-        failed after making directories, audited as what it made), then swap the index (see the module's docstring).
+        """Journal the audit events of ``command`` (``refused``: it failed after making directories, audited as what
+        it made) and the new versions, store them, journal the retired ones, then swap the index (see the module's
+        docstring).
 
         Raises ``Conflict("index_changed")`` when another command committed first, ``InvalidInput`` past a bound,
         what ``MemoryService.append`` raises for a version, and ``Unavailable`` for an outage."""
@@ -113,10 +117,15 @@ class FileCommits:
             # The index to be written over may name the journal of a command that died after its commit: its events
             # are written first, or they would read as never committed once this index names another journal.
             audits.finish_named(instance_id, snapshot.record)
-            self._store_versions(caller, instance_id, agent, after, outcome.written, stored, session_id, operation_id)
-            journal = retirements.begin(caller, instance_id, agent.object_id if agent else None, outcome.retired)
+            versions = _chosen_ids(self._service, after, outcome.written)
+            # Journaled before the first is stored, naming them: a crash before the index's write leaves them to the
+            # sweep to withdraw (``domain.file_audits``), not shown for good beside the file they were to replace.
             audit = audits.begin(
-                instance_id, caller.upn, command_events(command, outcome, after, agent, refused=refused))
+                instance_id, caller.upn, command_events(command, outcome, after, agent, refused=refused),
+                tuple((entry_id, agent.object_id if agent and agent_scope else None)
+                      for _, agent_scope, entry_id in versions))
+            self._store_versions(caller, instance_id, agent, after, versions, stored, session_id, operation_id)
+            journal = retirements.begin(caller, instance_id, agent.object_id if agent else None, outcome.retired)
             if self._on_commit is not None:
                 self._on_commit()
             writing = True
@@ -143,28 +152,22 @@ class FileCommits:
             self._service.file_audits.end(audit.instance_id, audit.id)
 
     def _store_versions(
-        self, caller: Caller, instance_id: str, agent: AgentContext | None, after: Namespace, written: tuple[str, ...],
-        stored: list[tuple[bool, str]], session_id: str | None, operation_id: str | None,
+        self, caller: Caller, instance_id: str, agent: AgentContext | None, after: Namespace,
+        versions: list[tuple[str, bool, str]], stored: list[tuple[bool, str]], session_id: str | None,
+        operation_id: str | None,
     ) -> None:
-        """Append each written file's new version, noting it in ``stored`` (to withdraw) and in ``after``."""
-        for rel in written:
+        """Append each written file's new version under the id chosen for it, noting it in ``stored`` (to
+        withdraw)."""
+        for rel, agent_scope, entry_id in versions:
             node = after.files[rel]
-            agent_scope = is_agent_path(rel)
-            if node.text.strip():
-                view = self._service.append(
-                    caller, instance_id, Scope.AGENT if agent_scope else Scope.USER, agent, node.text,
-                    WriteOptions(reason=f"memory file {texts.ROOT}/{rel}", session_id=session_id,
-                                 operation_id=operation_id, tags=(FILE_TAG,)),
-                )
-                assert view.entry_id is not None
-                stored.append((agent_scope, view.entry_id))
-                after.files[rel] = FileNode(node.text, view.entry_id)
-            elif len(node.text) > MAX_INLINE_BYTES or not _BLANK.issuperset(node.text):
-                raise InvalidInput(
-                    f"a memory file of only whitespace holds at most {MAX_INLINE_BYTES} spaces, tabs and line "
-                    "breaks (no other space or separator): no person reading the memory sees it",
-                    code="invalid_input",
-                )
+            view = self._service.append(
+                caller, instance_id, Scope.AGENT if agent_scope else Scope.USER, agent, node.text,
+                WriteOptions(reason=f"memory file {texts.ROOT}/{rel}", session_id=session_id,
+                             operation_id=operation_id, tags=(FILE_TAG,)),
+                entry_id=entry_id,
+            )
+            assert view.entry_id == entry_id
+            stored.append((agent_scope, entry_id))
 
     def _save_index(
         self, caller: Caller, instance_id: str, agent: AgentContext | None, snapshot: Snapshot, after: Namespace,
@@ -217,9 +220,12 @@ class FileCommits:
     def _withdraw(
         self, caller: Caller, instance_id: str, agent: AgentContext | None, stored: list[tuple[bool, str]]
     ) -> None:
-        """Erase versions this attempt stored but never published (it lost a race or failed): audited."""
+        """Erase versions this attempt stored but never published (it lost a race or failed): audited, unless
+        already gone (the sweep withdrew them from a command slower than a journal's settling: ``file_audits``)."""
         keys = scope_keys(caller, instance_id, agent)
         for agent_scope, entry_id in stored:
+            if self._store.get_entry(instance_id, caller.upn, entry_id) is None:
+                continue
             self._service.drop_version(
                 caller, keys[agent_scope], entry_id, "withdrawn: an unpublished version of a command that is retried or failed",
             )
@@ -231,6 +237,25 @@ def scope_keys(caller: Caller, instance_id: str, agent: AgentContext | None) -> 
     if agent is not None:
         keys[True] = ProfileKey(instance_id, caller.upn, Scope.AGENT, agent.object_id)
     return keys
+
+
+def _chosen_ids(service: MemoryService, after: Namespace, written: tuple[str, ...]) -> list[tuple[str, bool, str]]:
+    """The written files that get a new version (path, whether in agent scope, the id it is to be stored under,
+    which ``after`` now names it by); a whitespace-only file stays in the index (``InvalidInput`` past what it may hold)."""
+    versions = []
+    for rel in written:
+        node = after.files[rel]
+        if node.text.strip():
+            entry_id = service.new_id()
+            after.files[rel] = FileNode(node.text, entry_id)
+            versions.append((rel, is_agent_path(rel), entry_id))
+        elif len(node.text) > MAX_INLINE_BYTES or not _BLANK.issuperset(node.text):
+            raise InvalidInput(
+                f"a memory file of only whitespace holds at most {MAX_INLINE_BYTES} spaces, tabs and line "
+                "breaks (no other space or separator): no person reading the memory sees it",
+                code="invalid_input",
+            )
+    return versions
 
 
 def _named(namespace: Namespace) -> int:

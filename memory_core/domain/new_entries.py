@@ -55,6 +55,7 @@ class NewEntries:
         *,
         allow_empty: bool = False,
         actor: str | None = None,
+        entry_id: str | None = None,
     ) -> MemoryEntry:
         """A new entry of ``content`` by ``caller`` in ``key``, created now.
 
@@ -62,7 +63,7 @@ class NewEntries:
         (unless ``allow_empty``), bad tags, or a tag or agent name holding a character that draws nothing
         (``refuse_invisible_labels``, after the screens: a run of them is hidden text, audited), ``HiddenText``
         for text no reader sees and ``SecretDetected`` for a secret (both audited, with ``actor`` as the event's actor: the
-        caller's UPN unless given).
+        caller's UPN unless given). ``entry_id``: the id the caller chose (``MemoryService.new_id``), else a new one.
         """
         size = len(content.encode("utf-8"))
         if size > self._max_write_bytes:
@@ -85,7 +86,7 @@ class NewEntries:
         self.screen(caller, key, content, options, actor=actor)
         refuse_invisible_labels(tags, agent_name)
         return MemoryEntry(
-            id=self._new_id(),
+            id=entry_id or self._new_id(),
             key=key,
             content_markdown=content,
             kind=kind,

@@ -73,6 +73,7 @@ class MemoryService(MemoryReads):
         read_cache_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         self._clock = clock
+        self._new_id = new_id
         self.audit = AuditTrail(store, clock, audit_retention)
         self._new_entries = NewEntries(self.audit, max_write_bytes=max_write_bytes, clock=clock, new_id=new_id,
                                        scanner=scanner)
@@ -88,7 +89,10 @@ class MemoryService(MemoryReads):
             drop=lambda caller, key, entry_id, detail: self.drop_version(caller, key, entry_id, detail,
                                                                           maybe_hidden=True))
         self.custody.replay_also(self.file_retirements.replay)
-        self.file_audits = FileAudits(store, self.audit, clock=clock)
+        self.file_audits = FileAudits(
+            store, self.audit, clock=clock,
+            drop=lambda caller, key, entry_id, detail: self.drop_version(caller, key, entry_id, detail,
+                                                                          maybe_hidden=True))
         self.custody.replay_also(self.file_audits.replay)
         # The memory tool's writes of one user take turns in this process (``domain.file_writers``): every
         # ``MemoryFiles`` on this service queues here unless told otherwise (REST, MCP, any new front), as racing,
@@ -102,6 +106,10 @@ class MemoryService(MemoryReads):
         """The time by the service's clock, the one entries are stamped with."""
         return self._clock()
 
+    def new_id(self) -> str:
+        """A new entry id, as ``append`` makes one: for a caller that must name an entry before storing it."""
+        return self._new_id()
+
     # -- writes --------------------------------------------------------------
 
     def append(
@@ -114,6 +122,7 @@ class MemoryService(MemoryReads):
         options: WriteOptions = WriteOptions(),
         *,
         idempotency_key: str | None = None,
+        entry_id: str | None = None,
     ) -> MemoryView:
         """Store ``content_markdown`` as a new entry under a provenance heading.
 
@@ -122,11 +131,13 @@ class MemoryService(MemoryReads):
         Raises ``InvalidInput`` or ``PayloadTooLarge``, and ``Forbidden`` when the operators' settings refuse
         ``agent`` the use of memory (``Use.AGENT``). With ``idempotency_key`` a retry of the same request stores
         nothing and answers the entry the first stored (``domain.idempotency``; ``IdempotencyKeyReused`` for
-        the key used on another request).
+        the key used on another request). ``entry_id``: the new entry's id, chosen by the caller (``new_id``) to
+        name it in a journal before it is stored (the memory tool's commit); never one already used.
         """
         write_scope = self._targets.write_scope(scope, "append")
         key = self._targets.key(caller, instance_id, write_scope, agent, use=Use.AGENT)
-        entry = self._new_entries.entry(caller, key, agent, content_markdown, EntryKind.APPEND, options)
+        entry = self._new_entries.entry(caller, key, agent, content_markdown, EntryKind.APPEND, options,
+                                        entry_id=entry_id)
         seed = seed_profile(caller, key, agent, options, entry.created_on)
         profile, entry = self._appends.store_new(AuditAction.APPEND, caller, seed, entry, idempotency_key)
         return written_view(caller, key, profile, entry)

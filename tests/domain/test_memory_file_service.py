@@ -16,6 +16,7 @@ import pytest
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.audit import AuditAction
 from memory_core.domain.errors import HiddenText, InvalidInput, NotFound, SecretDetected
+from memory_core.domain.file_audits import KIND as FILE_AUDITS
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND
 from memory_core.domain.file_retirements import KIND as RETIREMENTS
 from memory_core.domain.identity import AgentContext, Caller
@@ -458,7 +459,7 @@ class _DyingStore:
 
         def write(*args: object, **kwargs: object) -> object:
             if not self.dead and name == self._die_at and not (
-                name == "put_record" and args and getattr(args[0], "kind", "") in ("audit", RETIREMENTS)
+                name == "put_record" and args and getattr(args[0], "kind", "") in ("audit", RETIREMENTS, FILE_AUDITS)
             ):
                 if self._left == 0:
                     self.dead = True
@@ -473,10 +474,11 @@ class _DyingStore:
 
 @pytest.mark.parametrize("die_at", ["put_record", "delete_entries"])
 def test_a_crash_between_writes_loses_nothing(tmp_path: Path, die_at: str) -> None:
-    """A crash before the index write (put_record; the retirements' journal before it is written) or before the
+    """A crash at the index write (put_record; the command's journals before it are written) or before the
     old version goes (delete_entries): afterwards the file reads as one of its two versions and no text is lost; a
-    version no file names shows under /memories/appended/, as docs/memory-tool.md says, until the sweep retires an
-    old one (tests/contract/test_memory_file_retirements.py)."""
+    version no file names shows under /memories/appended/, as docs/memory-tool.md says, until the sweep withdraws an
+    unpublished one (tests/contract/test_memory_file_withdrawals.py) or retires an old one
+    (tests/contract/test_memory_file_retirements.py)."""
     real = SqliteMemoryStore(tmp_path / "crash.sqlite3")
     healthy = MemoryService(real, deletion_mode=DeletionMode.IMMEDIATE, scanner=SecretScanner())
     run(healthy, command="create", path="/memories/plan.md", file_text="first line\n")
