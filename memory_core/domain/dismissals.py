@@ -153,11 +153,12 @@ def replay(store: MemoryStore, audit: AuditTrail, instance_id: str | None, *, cl
     """The sweep's step for dismissals a crash interrupted (``journals.replay``: settled, claimed once). A journal
     marked ``erased`` (its dismissal erased the record, then stopped) is finished as that dismissal's: its event is
     written unless already stored (never ``SWEPT``: the mark tells who erased it), whatever is stored under the
-    record's key now (a later version), then it is erased. An unmarked one whose record is still stored (the dismissal never erased it; or stored under another etag: a rewrite won) is
-    dropped, with no event. One whose record is gone cannot tell whether its dismissal erased it or another hand did
-    (a later release deciding it, an expiry): when the trail already holds its event (written before the crash),
-    or a later event naming the request, it is dropped; else its event is written saying so (``SWEPT``), then it is
-    erased. Answers how many were finished."""
+    record's key now (a later version), then it is erased. An unmarked one whose record is still stored (the
+    dismissal never erased it; or stored under another etag: a rewrite won) is dropped, with no event. An unmarked
+    one whose record is gone cannot tell whether its dismissal erased it or another hand did (a later release
+    deciding it, an expiry): when the trail already holds its event (written before the crash), or a later event
+    naming the request, it is dropped; else its event is written saying so (``SWEPT``), then it is erased. Answers
+    how many were finished."""
     def finish(record: Record) -> None:
         journal = Dismissal.from_record(record)
         if _marked(record):
