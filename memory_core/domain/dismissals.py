@@ -20,16 +20,20 @@ retirements (``file_retirements``). Dismissing it erases that one record, and no
   the record names a user, else in the instance's deletions trail;
 - journaled (``domain.journals``): before the erasure a ``dismissal`` record in the instance's deletions partition
   names the record's key, its digest, the operator and the time (and what the event says: the request's id, its
-  user, the holds left, why it is unreadable; no memory text). After the erasure the event is written, dated by the
-  journal and named by it (one record whoever writes it, however often), then the journal is erased. The sweep
-  (``replay``) drops a settled journal whose record is still stored (unchanged: the dismissal never happened;
-  rewritten: the rewrite won), with no event. One whose record is gone it cannot tell apart from an erasure by
-  another hand (a later release deciding the request, an expiry): it drops it when the trail already holds its
-  event or a later one naming the request, else writes the event saying who erased it is not known (``SWEPT``).
-  A crash between the erasure and the event no longer loses the event. One journal per record version (its key and
-  etag): a retry, or a dismissal at the same moment, of the version another journaled takes that journal over, so
-  whichever erases the record writes the same event; a dismissal first closes any journal of another version of the
-  record (stored no more, so erased by none of them), which would otherwise be finished as a second dismissal.
+  user, the holds left, why it is unreadable; no memory text). Right after the erasure the journal is marked
+  ``erased`` (one write), then the event is written, dated by the journal and named by it (one record whoever
+  writes it, however often), then the journal is erased. The sweep (``replay``) finishes a settled marked journal
+  as its dismissal's: the event, unless stored already, then the journal, whatever is stored under the record's
+  key now. An unmarked one whose record is still stored (unchanged: the dismissal never happened; rewritten: the
+  rewrite won) it drops, with no event. An unmarked one whose record is gone (a crash between the erasure and the
+  mark) it cannot tell apart from an erasure by another hand (a later release deciding the request, an expiry): it
+  drops it when the trail already holds its event or a later one naming the request, else writes the event saying
+  who erased it is not known (``SWEPT``). So a crash after the erasure never loses the event. One journal per
+  record version (its key and etag): a retry, or a dismissal at the same moment, of the version another journaled
+  takes that journal over, so whichever erases the record writes the same event. A dismissal first closes the
+  journals of other versions of the record (stored no more): an unmarked one is erased (its dismissal erased
+  nothing; left, it would be finished as a second dismissal once this one erased the record), a marked one is
+  finished (its dismissal erased that version, and a later release stored the request again): its event is written.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from memory_core.domain import journals
@@ -130,8 +134,8 @@ def dismiss_unreadable(
                               read.message, kind, status, force and holds_left > 0)
         log.warning("dismissing deletion request record %s of instance %s (sha256 %s) by %s: %s",
                     record.id, instance_id, dismissed.record_sha256, operator, read.message)
-        _close_stale(store, record)
-        journal = _begin(store, Dismissal(_journal_id(record), dismissed, operator, clock()))
+        _close_stale(store, audit, record)
+        journal, begun = _begin(store, Dismissal(_journal_id(record), dismissed, operator, clock()))
         try:
             erased = store.delete_record(record.partition, RecordKind.DELETION_REQUEST, record.id, etag=record.etag)
         except Conflict:  # rewritten since it was read (a later release): read again, refused if now readable
@@ -139,6 +143,7 @@ def dismiss_unreadable(
             continue
         if not erased:  # another dismissal of this version took it: its journal (this one) is its to finish
             raise NotFound(f"no deletion request {request_id} in instance {instance_id}")
+        _mark_erased(store, begun)
         _finish(store, audit, journal)
         return journal.dismissed
     raise Conflict(f"deletion request {request_id} kept changing while it was being dismissed; try again")
@@ -146,13 +151,19 @@ def dismiss_unreadable(
 
 def replay(store: MemoryStore, audit: AuditTrail, instance_id: str | None, *, clock: Callable[[], datetime]) -> int:
     """The sweep's step for dismissals a crash interrupted (``journals.replay``: settled, claimed once). A journal
-    whose record is still stored (the dismissal never erased it; or stored under another etag: a rewrite won) is
-    dropped, with no event. One whose record is gone cannot tell whether its dismissal erased it or another hand did
-    (a later release deciding it, an expiry): when the trail already holds its event (written before the crash),
-    or a later event naming the request, it is dropped; else its event is written saying so (``SWEPT``), then it is
-    erased. Answers how many were finished."""
+    marked ``erased`` (its dismissal erased the record, then stopped) is finished as that dismissal's: its event is
+    written unless already stored (never ``SWEPT``: the mark tells who erased it), whatever is stored under the
+    record's key now (a later version), then it is erased. An unmarked one whose record is still stored (the
+    dismissal never erased it; or stored under another etag: a rewrite won) is dropped, with no event. An unmarked
+    one whose record is gone cannot tell whether its dismissal erased it or another hand did (a later release
+    deciding it, an expiry): when the trail already holds its event (written before the crash), or a later event
+    naming the request, it is dropped; else its event is written saying so (``SWEPT``), then it is erased. Answers
+    how many were finished."""
     def finish(record: Record) -> None:
         journal = Dismissal.from_record(record)
+        if _marked(record):
+            _finish_marked(store, audit, journal)
+            return
         partition = deletions_partition(journal.dismissed.instance_id)
         gone = store.get_record(partition, RecordKind.DELETION_REQUEST, journal.dismissed.record_id) is None
         if gone and not _told(store, audit, journal):
@@ -201,31 +212,71 @@ def _journal_id(record: Record) -> str:
     return hashlib.sha256(f"{record.id}\n{record.etag}".encode()).hexdigest()[:32]
 
 
-def _begin(store: MemoryStore, journal: Dismissal) -> Dismissal:
+def _begin(store: MemoryStore, journal: Dismissal) -> tuple[Dismissal, Record]:
     """Store ``journal``, or take over the one stored for the same version (a retry after a crash, or a dismissal at
     the same moment): the record is erased at most once at that etag, and whoever erases it writes that journal's
-    event, so the trail holds one."""
+    event, so the trail holds one. Answers the journal and its record as stored (with its etag, for ``_mark_erased``).
+    """
     for _ in range(_ATTEMPTS):
         try:
-            store.put_record(journal.to_record())
-            return journal
+            return journal, store.put_record(journal.to_record())
         except Conflict:
             stored = store.get_record(deletions_partition(journal.dismissed.instance_id), KIND, journal.id)
             if stored is not None:
-                return Dismissal.from_record(stored)
+                return Dismissal.from_record(stored), stored
     raise Conflict(f"deletion request {journal.dismissed.request_id} kept changing while it was being dismissed; "
                    "try again")
 
 
-def _close_stale(store: MemoryStore, record: Record) -> None:
-    """Erase the journals of dismissals of other versions of ``record`` (stopped before their erasure): the version
-    each names is stored no more (this caller read ``record`` as stored now), and none of them erased it. Left, the
-    sweep would find the record gone once this dismissal erased it, and write a second event, for a version no one
-    dismissed."""
+def _close_stale(store: MemoryStore, audit: AuditTrail, record: Record) -> None:
+    """Close the journals of dismissals of other versions of ``record``: the version each names is stored no more
+    (this caller read ``record`` as stored now). One marked ``erased`` (its dismissal erased that version, then
+    stopped before its event, and a later release stored the request again) is finished as that dismissal's
+    (``_finish_marked``): its erasure is audited, never dropped. An unmarked one is erased with no event: its
+    dismissal erased nothing (a crash after the erasure and before the mark is the sweep's doubt, ``SWEPT``, and
+    this caller cannot tell it apart). Left, the sweep would find the record gone once this dismissal erased it, and
+    write a second event, for a version no one dismissed."""
     current = _journal_id(record)
     for stale in store.query_records(record.partition, KIND, {"record_id": record.id}):
-        if stale.id != current:
+        if stale.id == current:
+            continue
+        if _marked(stale):
+            _finish_marked(store, audit, Dismissal.from_record(stale))
+        else:
             store.delete_record(record.partition, KIND, stale.id)
+
+
+#: The journal's field a dismissal sets once its erasure succeeded: proof, for whoever finishes it, of who erased.
+ERASED = "erased"
+
+
+def _marked(journal: Record) -> bool:
+    """Whether the journal record says its dismissal erased the record (``_mark_erased``)."""
+    return journal.data.get(ERASED) is True
+
+
+def _mark_erased(store: MemoryStore, begun: Record) -> None:
+    """Mark the journal ``erased`` (one write, If-Match the journal as begun), right after the erasure: a crash
+    before the event then leaves a journal the sweep, or a dismissal of a later version, finishes as this one's.
+    A journal a sweep claimed meanwhile (a dismissal slower than ``SETTLE``) is read again and marked; one already
+    finished (the sweep found the record gone) is left so: the caller's event follows either way."""
+    journal: Record | None = begun
+    for _ in range(_ATTEMPTS):
+        if journal is None or _marked(journal):
+            return
+        try:
+            store.put_record(replace(journal, data={**journal.data, ERASED: True}))
+            return
+        except Conflict:
+            journal = store.get_record(journal.partition, KIND, journal.id)
+
+
+def _finish_marked(store: MemoryStore, audit: AuditTrail, journal: Dismissal) -> None:
+    """Finish a journal marked ``erased``: write its event unless stored already (kept as written), then erase it."""
+    event = _event(audit, journal)
+    if store.get_record(event.partition, RecordKind.AUDIT, event.id) is None:
+        store.put_record(event)
+    _close(store, journal)
 
 
 def _finish(store: MemoryStore, audit: AuditTrail, journal: Dismissal, *, swept: bool = False) -> None:

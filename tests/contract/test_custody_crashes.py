@@ -269,8 +269,8 @@ def test_a_dismissal_stopped_after_its_erasure_is_audited_once_by_the_sweep(
 ) -> None:
     """The process stops after the record is erased, as it writes the ``deletion_dismissed`` event: a retried
     dismissal hears 404, so the erasure had no event (before, only a log line). The sweep after the journal settled
-    writes it, naming the record, its digest and the operator, once however often it runs; it cannot tell this from
-    an erasure by another hand, and says so (``SWEPT``)."""
+    writes it, naming the record, its digest and the operator, once however often it runs; the journal was marked
+    ``erased`` right after the erasure, so the event claims the dismissal, with no doubt (``SWEPT``)."""
     clock = TickingClock()
     service = _service(store, clock)
     record = _later_request(store)
@@ -287,8 +287,93 @@ def test_a_dismissal_stopped_after_its_erasure_is_audited_once_by_the_sweep(
     service.custody.sweep(instance_id=INSTANCE)
     (event,) = _dismissed_events(service)
     assert (event.actor, event.request_id, event.content_sha256) == ("op", LATER_ID, record_sha256(record))
-    assert event.detail is not None and record.id in event.detail and SWEPT in event.detail
+    assert event.detail is not None and record.id in event.detail and SWEPT not in event.detail
     assert _dismissal_journals(store) == []
+
+
+def test_a_dismissal_stopped_between_its_erasure_and_its_mark_is_audited_by_the_sweep_as_not_known_to_be_its(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process stops after the record is erased, as it marks the journal ``erased``: the sweep finds the record
+    gone and an unmarked journal, which it cannot tell from an erasure by another hand; it writes the event once,
+    saying so (``SWEPT``)."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    record = _later_request(store)
+    _crash_once(monkeypatch, store, "put_record", lambda journal, *a, **k: journal.kind == DISMISSAL_KIND
+                and journal.data.get("erased") is True)
+    with pytest.raises(Crash):
+        service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    monkeypatch.undo()
+    assert store.get_record(record.partition, RecordKind.DELETION_REQUEST, record.id) is None  # erased
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    service.custody.sweep(instance_id=INSTANCE)
+    (event,) = _dismissed_events(service)
+    assert event.content_sha256 == record_sha256(record)
+    assert event.detail is not None and SWEPT in event.detail
+    assert _dismissal_journals(store) == []
+
+
+def _crash_after_the_erasure(service: MemoryService, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dismissal that erases the request record and stops as it writes its event."""
+    _crash_once(monkeypatch, store, "put_record", lambda record, *a, **k: record.kind == RecordKind.AUDIT
+                and record.data.get("action") == AuditAction.DELETION_DISMISSED.value)
+    with pytest.raises(Crash):
+        service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    monkeypatch.undo()
+
+
+def _stored_again(store: MemoryStore) -> Record:
+    """The request stored again by a later release, under the same key, as it now stands (another status)."""
+    put_unreadable_request(store, INSTANCE, status="done", request_id=LATER_ID)
+    (record,) = store.query_records(deletions_partition(INSTANCE), RecordKind.DELETION_REQUEST, {"id": LATER_ID})
+    return record
+
+
+def test_a_dismissal_of_a_request_stored_again_finishes_the_journal_of_the_version_a_crash_erased(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dismissal erases the request and stops before its event; a later release stores the request again (under the
+    same key, a new etag) and the operator dismisses that version. The first dismissal did erase its version (its
+    journal is marked so): the second finishes that journal, and the trail holds both events, each with its
+    version's digest and neither in doubt (before, the second dismissal erased the first's journal as one of a
+    version no one erased, and the first erasure was never audited)."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    first = _later_request(store)
+    _crash_after_the_erasure(service, store, monkeypatch)
+    second = _stored_again(store)
+    assert second.id == first.id and record_sha256(second) != record_sha256(first)
+    service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
+    assert _dismissal_journals(store) == []
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    events = _dismissed_events(service)
+    assert len(events) == 2
+    assert {e.content_sha256 for e in events} == {record_sha256(first), record_sha256(second)}
+    assert all(e.detail is not None and SWEPT not in e.detail for e in events)
+
+
+def test_a_journal_of_an_erasure_whose_request_was_stored_again_is_audited_by_the_sweep(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dismissal erases the request and stops before its event; a later release stores the request again, and no
+    one dismisses it. The record is stored under the journal's key, but the journal is marked ``erased``: the sweep
+    writes the first dismissal's event once (before, it dropped the journal as one a rewrite won), and the request
+    stored again stays listed."""
+    clock = TickingClock()
+    service = _service(store, clock)
+    first = _later_request(store)
+    _crash_after_the_erasure(service, store, monkeypatch)
+    _stored_again(store)
+    clock.now += SETTLE
+    service.custody.sweep(instance_id=INSTANCE)
+    service.custody.sweep(instance_id=INSTANCE)
+    (event,) = _dismissed_events(service)
+    assert event.content_sha256 == record_sha256(first) and event.detail is not None and SWEPT not in event.detail
+    assert _dismissal_journals(store) == []
+    assert [(u.id, u.status) for u in service.custody.page(INSTANCE, None, limit=10).unreadable] == [(LATER_ID, "done")]
 
 
 def test_a_dismissal_stopped_before_its_erasure_leaves_the_request_and_writes_no_event(
