@@ -69,7 +69,8 @@ class EntryRemovals:
         return entry
 
     def drop_version(
-        self, caller: Caller, key: ProfileKey, entry_id: str, detail: str, *, maybe_hidden: bool = False
+        self, caller: Caller, key: ProfileKey, entry_id: str, detail: str, *, maybe_hidden: bool = False,
+        if_stored: bool = False,
     ) -> None:
         """Erase one of the caller's entries whose text is not lost by it, and its team copy, in any deletion mode.
 
@@ -79,8 +80,11 @@ class EntryRemovals:
         Text that would be lost goes through ``forget`` instead. Audited ``memory_file`` with the
         entry's SHA-256 and ``detail``; a missing entry is fine. ``maybe_hidden``: a deletion may have hidden
         the version since the command read it; one it did is left to that deletion, for an operator to decide.
+        ``if_stored``: an entry already gone is no event (a withdrawal another hand made first, audited there).
         """
         entry = self._store.get_entry(key.instance_id, caller.upn, entry_id)
+        if if_stored and entry is None:
+            return
         if maybe_hidden and entry is not None and not is_visible(self._store, entry):
             self._audit.record(
                 AuditAction.MEMORY_FILE, actor=caller.upn, instance_id=key.instance_id, upn=caller.upn,

@@ -21,8 +21,12 @@ retry by the model stored the edit twice. So the sweep withdraws the versions of
 name (``drop``: ``MemoryService.drop_version``, audited ``withdrawn``, in either deletion mode: an unpublished version
 is no user's deletion). It does so inside a deletion's fence (``domain.custody_fence``): standing it is a conditional
 write of the index, so the command's own late write, if still in flight, is refused rather than committing versions
-withdrawn under it, and no command reads the files (and publishes an ``appended/`` file the withdrawal then erases)
-until it is lifted. A version the index names (the model moved ``appended/<id>.md`` to a name of its own) is kept.
+withdrawn under it, and no command that writes reads the files (and commits an index naming an ``appended/`` file the
+withdrawal then erases) until it is lifted; a ``view`` still reads meanwhile. A version the index names (the model
+moved ``appended/<id>.md`` to a name of its own) is kept. While a version the record names is not stored, the command
+may still be under way and store it (slower than ``journals.SETTLE`` before its append): the record is kept, and
+replayed again, until ``HORIZON`` after the command's start, past which no command still runs, withdrawing whatever
+was stored by then. A withdrawal the command made itself meanwhile is not audited again (``if_stored``).
 """
 
 from __future__ import annotations
@@ -46,6 +50,12 @@ from memory_core.domain.store import MemoryStore
 KIND = "file_audit"
 #: The index's field naming the journal of the command that last committed it.
 JOURNAL_FIELD = "audit_journal"
+#: How long after its start a command's record is kept while a version it names is not stored: past every bound on a
+#: command's life, so that one slower than ``journals.SETTLE`` before an append, then killed before its commit, still
+#: has the version withdrawn. The Functions host ends an execution after its ``functionTimeout`` (Flex Consumption's
+#: default, 30 minutes: host.json sets none), and a store call gives up after ``COSMOS_OPERATION_TIMEOUT`` (600 s at
+#: most); a day leaves room for a paused process, at the cost of a few point reads per sweep for a rare record.
+HORIZON = timedelta(days=1)
 WITHDRAWN_BY_SWEEP = ("withdrawn: an unpublished version of a command that stopped before its commit "
                       "(finished by the sweep after an interruption)")
 
@@ -173,7 +183,13 @@ class FileAudits:
                 named = named_entry_ids(index.data) if index is not None else set()
                 for entry_id, agent in stored:
                     if entry_id not in named:  # a name the model gave an ``appended/`` file since keeps it
+                        # Read again in the drop (``if_stored``): the command, refused by the fence, may have
+                        # withdrawn it itself since the read above, audited there.
                         self._drop(Caller(journal.upn), journal.key(agent), entry_id, WITHDRAWN_BY_SWEEP)
+        if len(stored) < len(journal.versions) and self._clock() < journal.started_on + HORIZON:
+            # A version not stored (yet): the command may still be under way and store it, then die before its
+            # index's write. The record stays, replayed again once settled, until no command can still be running.
+            return
         self.end(journal.instance_id, journal.id)
 
 

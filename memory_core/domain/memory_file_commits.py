@@ -224,10 +224,10 @@ class FileCommits:
         already gone (the sweep withdrew them from a command slower than a journal's settling: ``file_audits``)."""
         keys = scope_keys(caller, instance_id, agent)
         for agent_scope, entry_id in stored:
-            if self._store.get_entry(instance_id, caller.upn, entry_id) is None:
-                continue
+            # ``if_stored``: read in the drop itself, so a withdrawal by the sweep just before is not audited again.
             self._service.drop_version(
-                caller, keys[agent_scope], entry_id, "withdrawn: an unpublished version of a command that is retried or failed",
+                caller, keys[agent_scope], entry_id,
+                "withdrawn: an unpublished version of a command that is retried or failed", if_stored=True,
             )
 
 

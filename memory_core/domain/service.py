@@ -92,7 +92,7 @@ class MemoryService(MemoryReads):
         self.file_audits = FileAudits(
             store, self.audit, clock=clock,
             drop=lambda caller, key, entry_id, detail: self.drop_version(caller, key, entry_id, detail,
-                                                                          maybe_hidden=True))
+                                                                          maybe_hidden=True, if_stored=True))
         self.custody.replay_also(self.file_audits.replay)
         # The memory tool's writes of one user take turns in this process (``domain.file_writers``): every
         # ``MemoryFiles`` on this service queues here unless told otherwise (REST, MCP, any new front), as racing,
@@ -241,12 +241,14 @@ class MemoryService(MemoryReads):
         return self._removals.forget(caller, instance_id, entry_id, fenced=fenced)
 
     def drop_version(
-        self, caller: Caller, key: ProfileKey, entry_id: str, detail: str, *, maybe_hidden: bool = False
+        self, caller: Caller, key: ProfileKey, entry_id: str, detail: str, *, maybe_hidden: bool = False,
+        if_stored: bool = False,
     ) -> None:
         """Erase a memory-tool file version whose text is not lost by it, and its team copy, in any deletion mode,
-        audited; a version a deletion has hidden is left to it with ``maybe_hidden`` (``EntryRemovals.drop_version``).
+        audited; a version a deletion has hidden is left to it with ``maybe_hidden``, and one already gone is no
+        event with ``if_stored`` (``EntryRemovals.drop_version``).
         """
-        self._removals.drop_version(caller, key, entry_id, detail, maybe_hidden=maybe_hidden)
+        self._removals.drop_version(caller, key, entry_id, detail, maybe_hidden=maybe_hidden, if_stored=if_stored)
 
     def audit_page(
         self, instance_id: str, upn: str, *, limit: int, continuation: str | None = None, newest_first: bool = False

@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 
+from memory_core.domain import custody_fence
 from memory_core.domain.audit import AuditAction, AuditEvent
 from memory_core.domain.errors import Unavailable
-from memory_core.domain.file_audits import KIND, WITHDRAWN_BY_SWEEP, FileAudits
+from memory_core.domain.file_audits import HORIZON, KIND, WITHDRAWN_BY_SWEEP, FileAudits
 from memory_core.domain.file_retirements import FileRetirements
 from memory_core.domain.identity import Caller
 from memory_core.domain.journals import SETTLE
@@ -141,7 +142,8 @@ def test_a_retry_by_the_model_is_kept_and_the_killed_attempt_withdrawn(
 def test_a_command_killed_before_its_first_version_leaves_nothing_to_withdraw(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Journaled and killed before the append: the sweep erases the journal, withdrawing and auditing nothing."""
+    """Journaled and killed before the append: nothing is withdrawn or audited. The journal stays while its version
+    may still be stored (a command slower than the settle time), and is erased once ``HORIZON`` has passed."""
     service, files, caller, clock = _setup(store, DeletionMode.IMMEDIATE)
 
     def kill(*args: Any, **kwargs: Any) -> None:
@@ -152,8 +154,98 @@ def test_a_command_killed_before_its_first_version_leaves_nothing_to_withdraw(
         files.execute(caller, INSTANCE, None, COMMANDS[0])
     assert len(_journal(store, caller)) == 1
     _settled_sweep(service, clock)
+    assert len(_journal(store, caller)) == 1 and _withdrawn(service, caller) == []
+    clock.now += HORIZON
+    _settled_sweep(service, clock)
     assert _journal(store, caller) == [] and _withdrawn(service, caller) == []
     assert "alpha" in _read(service, caller)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_command_slower_than_the_settle_before_its_first_version_then_killed_has_it_withdrawn(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, mode: DeletionMode
+) -> None:
+    """The sweep runs while the command stalls between its journal and its append (nothing stored yet): the journal
+    is kept, so once the command has stored its version and died before its index write, the next settled sweep
+    withdraws it, audited once. (Until 2026-12-07 the journal was erased then and the version showed for good.)"""
+    service, files, caller, clock = _setup(store, mode)
+    real_append = MemoryService.append
+
+    def stalled_append(self: MemoryService, *args: Any, **kwargs: Any) -> Any:
+        _settled_sweep(service, clock)  # the command stalls longer than the settle time before its append
+        assert len(_journal(store, caller)) == 1  # kept: the version it names may yet be stored
+        return real_append(self, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(MemoryService, "append", stalled_append)
+        _killed_before_commit(service, caller, COMMANDS[0], monkeypatch)
+    assert UNACKED in _read(service, caller)
+    _settled_sweep(service, clock)
+    assert UNACKED not in _read(service, caller) and "appended/" not in _listing(files, caller)
+    assert len(_withdrawn(service, caller)) == 1 and _journal(store, caller) == []
+    _settled_sweep(service, clock)
+    assert len(_withdrawn(service, caller)) == 1
+
+
+def test_a_slow_command_withdrawing_its_version_inside_the_sweeps_fence_is_audited_once(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep finds the version stored, then stands its fence; the command, its index write refused by the
+    fence, withdraws the version itself (audited) before the sweep's drop: the sweep reads it again and audits
+    nothing more."""
+    service, _files, caller, clock = _setup(store, DeletionMode.IMMEDIATE)
+    _killed_before_commit(service, caller, COMMANDS[0], monkeypatch)
+    (record,) = _journal(store, caller)
+    real_fence = custody_fence.fence
+
+    @contextlib.contextmanager
+    def fence_then_command_withdraws(*args: Any, **kwargs: Any) -> Iterator[None]:
+        with real_fence(*args, **kwargs):
+            FileCommits(service)._withdraw(caller, INSTANCE, None, [(False, e) for e, _ in record.data["versions"]])
+            yield
+
+    monkeypatch.setattr(custody_fence, "fence", fence_then_command_withdraws)
+    _settled_sweep(service, clock)
+    (event,) = _withdrawn(service, caller)
+    assert event.detail != WITHDRAWN_BY_SWEEP and event.content_sha256  # the command's own, with its hash
+    assert UNACKED not in _read(service, caller) and _journal(store, caller) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_index_write_landing_just_before_the_sweeps_fence_is_a_commit(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, mode: DeletionMode
+) -> None:
+    """The command's index write is in flight when its process dies; the sweep reads the index before it lands and
+    finds the version stored, and it lands just before the fence stands. Read again inside the fence, the index
+    names the journal: the command committed, so its version is kept and its events written, once."""
+    service, files, caller, clock = _setup(store, mode)
+    real_save = FileCommits._save_index
+    in_flight: list[Any] = []
+
+    def stopped_mid_write(self: FileCommits, *args: Any) -> str | None:
+        in_flight.append(lambda: real_save(self, *args))
+        raise Killed("killed with its index write in flight")
+
+    with _no_cleanup(monkeypatch), monkeypatch.context() as patch, pytest.raises(Killed):
+        patch.setattr(FileCommits, "_save_index", stopped_mid_write)
+        files.execute(caller, INSTANCE, None, COMMANDS[0])
+    real_fence = custody_fence.fence
+
+    @contextlib.contextmanager
+    def write_lands_first(*args: Any, **kwargs: Any) -> Iterator[None]:
+        in_flight.pop()()  # the write lands between the sweep's reads and its fence
+        with real_fence(*args, **kwargs):
+            yield
+
+    with monkeypatch.context() as patch:
+        patch.setattr(custody_fence, "fence", write_lands_first)
+        _settled_sweep(service, clock)
+    assert in_flight == [] and _withdrawn(service, caller) == [] and _journal(store, caller) == []
+    assert UNACKED in files.execute(caller, INSTANCE, None, {"command": "view", "path": "/memories/notes.md"}).text
+    _settled_sweep(service, clock)
+    events = [e for e in service.audit.read(INSTANCE, caller.upn)
+              if e.action is AuditAction.MEMORY_FILE and str(e.detail).startswith("str_replace")]
+    assert len(events) == 1 and _withdrawn(service, caller) == []
 
 
 @pytest.mark.parametrize("mode", MODES)
