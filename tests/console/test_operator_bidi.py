@@ -113,6 +113,14 @@ def test_an_override_in_a_stored_request_reorders_nothing_around_it(
     note = find(browser, '#unreadable-deletions li[data-request-id="later"]')
     assert _marked(note) == ["U+202E"]
     _in_reading_order(browser, note, "mallory", "@contoso.com", "cannot", "be read", "release")
+    # Its Dismiss names it with each stored text isolated, and its dialog reads forwards after the UPN.
+    dismiss = note.find_element(By.CSS_SELECTOR, "button.dismiss")
+    assert dismiss.get_attribute("aria-label") == ("Dismiss \u2068later\u2069 (stored as \u2068archive\u2069, "
+                                                   f"\u2068pending\u2069, for \u2068{MALLORY_SHOWN}\u2069)")
+    dismiss.click()
+    _in_reading_order(browser, find(browser, "dialog#confirm[open] #confirm-text"), "contoso.com", "cannot", "be read")
+    find(browser, "#confirm-cancel").click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is None)
 
     # The dialog's text isolates the UPN: "memory shows again" is not drawn backwards before it.
     row.find_element(By.CSS_SELECTOR, "button.danger").click()

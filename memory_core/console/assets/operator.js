@@ -3,6 +3,7 @@
 // Operator routes take an operator key or the operator app role.
 
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
+import { describeUnreadable, dismissedText, dismissUnreadable } from "./dismissal.js";
 import { h, replace, field, formatCount, formatSecond, formatTime, isolatedText } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
 import { isolatedId, storedId, storedText } from "./invisible.js";
@@ -18,6 +19,10 @@ const ROWS_AT_ONCE = 100;
 
 // Unreadable requests listed at once in their note, which sits above the sweep and the rest of the view.
 const UNREADABLE_AT_ONCE = 20;
+
+// The instance's trail of dismissals of requests naming no valid user (GET .../operator/audit?upn=~deletions).
+const DELETIONS_TRAIL = "~deletions";
+const DELETIONS_TRAIL_TITLE = "Dismissals of requests naming no user";
 
 // Configured agents shown at once: each row holds a button, and an instance may configure thousands.
 const AGENTS_AT_ONCE = 100;
@@ -36,6 +41,8 @@ export class OperatorView {
     this.shownRows = ROWS_AT_ONCE;
     // How many unreadable requests the note lists, kept like ``shownRows`` (the note is no filter's).
     this.shownUnreadable = UNREADABLE_AT_ONCE;
+    // What the last dismissal came to ({ text, success }), said once above the note when the view is next drawn.
+    this.dismissal = null;
     // One scan for the view's life: what it found survives the view's redraws.
     this.hiddenTextScan = new HiddenTextScan(api, this.credential, () => this.refresh());
   }
@@ -106,7 +113,7 @@ export class OperatorView {
       h("h2", { id: "deletions-title", tabindex: "-1" }, "Deletion requests"), statusField, table,
       requests.length ? showMore({ container: table.tBodies[0], items: requests, render: (r) => this.requestRow(r),
         step: ROWS_AT_ONCE, id: "show-more-requests", noun: "requests", onShown: (n) => { this.shownRows = n; } }) : null,
-      this.unreadableNote(page.unreadable || []),
+      this.dismissalOutcome(), this.unreadableNote(page.unreadable || []),
       cutShortNote(page, requests, "requests", WHERE_THE_REST_IS));
   }
 
@@ -120,17 +127,69 @@ export class OperatorView {
     const item = (u) => h("li", { dataset: { requestId: u.request_id } },
       h("code", {}, storedText(u.request_id)), " \u2014 ", u.kind ? storedText(u.kind) : "kind unknown", ", ",
       u.status ? storedText(u.status) : "status unknown", ", ", u.upn ? storedText(u.upn) : "user unknown", ": ",
-      storedText(u.message));
+      storedText(u.message), " ",
+      h("button", { type: "button", class: "danger dismiss", "aria-label": `Dismiss ${describeUnreadable(u)}`,
+        onclick: (e) => this.dismiss(u, e.currentTarget) }, "Dismiss"));
     const list = h("ul", {}, unreadable.slice(0, this.shownUnreadable).map(item));
     return h("div", { class: "notice", id: "unreadable-deletions", role: "note" },
       h("p", {}, `${one ? "One stored deletion request" : `${formatCount(unreadable.length)} stored deletion requests`}`
         + ` cannot be read by this release (another release's layout), so ${one ? "it is" : "they are"} not in the `
         + "table and cannot be approved or rejected here. Each stays stored as it is, for a release that reads it; "
-        + "one no release will read is dismissed with \u201cpython -m memory_core operator dismiss <id>\u201d "
-        + "(its record erased, audited; what it hid stays hidden, so one whose holds still stand is refused "
-        + "unless \u201c--force\u201d is given)."),
+        + "one no release will read is dismissed with its Dismiss button (or \u201cpython -m memory_core operator "
+        + "dismiss <id>\u201d): its record erased, audited; what it hid stays hidden, so one whose holds still "
+        + "stand is dismissed only when you confirm it anyway."),
       list, showMore({ container: list, items: unreadable, render: item, step: UNREADABLE_AT_ONCE,
         id: "show-more-unreadable", noun: "unreadable requests", onShown: (n) => { this.shownUnreadable = n; } }));
+  }
+
+  /** What the last dismissal came to, once (the view drawn again after it); null when there is nothing to say. */
+  dismissalOutcome() {
+    const said = this.dismissal;
+    this.dismissal = null;
+    return said ? h("p", { class: said.success ? "success" : "notice", id: "dismissal-outcome", tabindex: "-1" },
+      said.text) : null;
+  }
+
+  /**
+   * Dismiss the unreadable request ``u`` (dismissal.js asks first, and again when holds still stand); the view is
+   * drawn again after it, and after a 409 or 404 too, saying what happened above the note. Focus goes to the next
+   * request's Dismiss (else the one before), then to that line.
+   */
+  async dismiss(u, button) {
+    const item = button.closest("li");
+    const post = async (force) => {
+      button.disabled = true;
+      try {
+        const path = `/operator/deletions/${encodeURIComponent(u.request_id)}/dismiss${force ? "?force=true" : ""}`;
+        return (await this.api.send("POST", path, {}, this.credential)).data;
+      } finally {
+        button.disabled = false;
+        // A disabled button drops the focus; a second dialog gives it back to whatever had it.
+        if (document.activeElement === document.body) button.focus();
+      }
+    };
+    let result;
+    try {
+      result = await dismissUnreadable(u, post);
+    } catch (error) {
+      announce(error.message || String(error), { error: true });
+      if (error instanceof ApiError && (error.status === 404 || error.status === 409)) this.refresh();
+      return;
+    }
+    if (result.outcome === "cancelled") return;
+    if (result.outcome === "dismissed") {
+      this.dismissal = { success: true, text: dismissedText(result.dismissed) };
+      focusAfterRedraw(...[item?.nextElementSibling, item?.previousElementSibling].filter(Boolean)
+        .map((li) => `#unreadable-deletions li[data-request-id="${CSS.escape(li.dataset.requestId)}"] button.dismiss`),
+      "#dismissal-outcome");
+    } else {
+      this.dismissal = { success: false, text: `Request ${describeUnreadable(u)} became readable meanwhile (a release `
+        + "rewrote it), so nothing was dismissed: it is listed in the table under its status, to approve or reject "
+        + "if pending." };
+      focusAfterRedraw("#dismissal-outcome");
+    }
+    announce(this.dismissal.text);
+    this.refresh();
   }
 
   requestRow(r) {
@@ -224,18 +283,24 @@ export class OperatorView {
     const out = h("div", { id: "operator-audit" });
     const form = h("form", { class: "panel", "aria-label": "Audit trail of a user" },
       h("div", { class: "row" }, upnField, h("button", { type: "submit" }, "Show audit trail")));
+    const show = (button, owner) => busy(button, async () => {
+      const page = await this.api.list("/operator/audit", { upn: owner, order: "newest_first" }, "events",
+        this.credential);
+      replace(out, h("h3", {}, ...(page.upn === DELETIONS_TRAIL ? [DELETIONS_TRAIL_TITLE]
+        : ["Audit trail of ", storedText(page.upn)])),
+      auditTable(page.events || [], "operator-audit-table"),
+      cutShortNote(page, page.events, "events, the newest,", WHERE_THE_REST_IS));
+    });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       if (!upn.value.trim()) { upn.focus(); return; }
-      busy(form.querySelector("button"), async () => {
-        const page = await this.api.list("/operator/audit", { upn: upn.value.trim(), order: "newest_first" }, "events",
-          this.credential);
-        replace(out, h("h3", {}, "Audit trail of ", storedText(page.upn)),
-          auditTable(page.events || [], "operator-audit-table"),
-          cutShortNote(page, page.events, "events, the newest,", WHERE_THE_REST_IS));
-      });
+      show(form.querySelector("button"), upn.value.trim());
     });
-    return h("section", { "aria-labelledby": "op-audit-title" }, h("h2", { id: "op-audit-title" }, "Audit trail per user"), form, out);
+    // A dismissed request that names no valid user is audited in the instance's own trail, which no UPN names.
+    const deletions = h("button", { type: "button", id: "show-deletions-trail",
+      onclick: (e) => show(e.currentTarget, DELETIONS_TRAIL) }, DELETIONS_TRAIL_TITLE);
+    return h("section", { "aria-labelledby": "op-audit-title" }, h("h2", { id: "op-audit-title" }, "Audit trail per user"),
+      form, h("div", { class: "row" }, deletions), out);
   }
 
   /** The instance's legacy-import trail: what was loaded without an owner, and each import refused for a secret. */

@@ -1,0 +1,73 @@
+// An operator's dismissal of a stored deletion request this release cannot read (docs/custody.md, "Dismissing a
+// request this release cannot read"): a confirmation, then what the API answers, told in the dialog.
+
+import { ApiError } from "./api.js";
+import { formatCount, isolatedText } from "./dom.js";
+import { confirmAction } from "./ui.js";
+
+/**
+ * How many holds a 409 ``holds_standing`` says still stand ("... filed 2 hold(s) that still stand ..."): its
+ * message is the only place the answer gives the count. Null when the message does not say.
+ */
+export function holdsStanding(message) {
+  const match = /filed (\d+) hold/.exec(String(message || ""));
+  return match ? Number(match[1]) : null;
+}
+
+/**
+ * An unreadable request ``u`` (an entry of the listing's ``unreadable``, or the dismissal's answer) as a string the
+ * view builds (a dialog's text, a button's name): its id, then its kind, status and user as stored, each isolated.
+ */
+export function describeUnreadable(u) {
+  const kind = u.kind ? `stored as ${isolatedText(u.kind)}` : "kind unknown";
+  const status = u.status ? isolatedText(u.status) : "status unknown";
+  const upn = u.upn ? `for ${isolatedText(u.upn)}` : "naming no user";
+  return `${isolatedText(u.request_id)} (${kind}, ${status}, ${upn})`;
+}
+
+/** What a dismissal's answer ``d`` (``DismissedRequestModel``) says was done, in a sentence. */
+export function dismissedText(d) {
+  const holds = d.holds_left
+    ? ` ${formatCount(d.holds_left)} hold${d.holds_left === 1 ? "" : "s"} it filed still stand${d.holds_left === 1 ? "s" : ""}`
+      + " (dismissed anyway): the memory they hide stays hidden."
+    : " No hold of it stood.";
+  return `Dismissed request ${describeUnreadable(d)}: its record is erased and the dismissal audited.${holds}`;
+}
+
+/**
+ * Ask the operator, then dismiss ``u`` through ``post(force)`` (which sends the POST and answers its data, or
+ * throws the ``ApiError``). Resolves to ``{ outcome: "dismissed", dismissed }`` (the API's answer),
+ * ``{ outcome: "readable" }`` (409 ``readable_request``: nothing dismissed) or ``{ outcome: "cancelled" }``.
+ * A 409 ``holds_standing`` opens a second dialog that says how many holds stand and that the memory they hide stays
+ * hidden, offering "Dismiss anyway" (``force``). Every other failure is thrown.
+ */
+export async function dismissUnreadable(u, post) {
+  const what = describeUnreadable(u);
+  const ok = await confirmAction({ title: "Dismiss this unreadable request?",
+    text: `Request ${what} cannot be read by this release. Dismissed, its record is erased from the store and the `
+      + "dismissal audited; no memory is shown again or erased. Dismiss only a request no release will read. "
+      + "This cannot be undone.",
+    ok: "Dismiss" });
+  if (!ok) return { outcome: "cancelled" };
+  let force = false;
+  for (;;) {
+    try {
+      return { outcome: "dismissed", dismissed: await post(force) };
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 409) throw error;
+      if (error.code === "readable_request") return { outcome: "readable" };
+      if (error.code !== "holds_standing" || force) throw error;
+      const n = holdsStanding(error.message);
+      const holds = n === null ? "Holds it filed still stand"
+        : `${formatCount(n)} hold${n === 1 ? "" : "s"} it filed still stand${n === 1 ? "s" : ""}`;
+      const anyway = await confirmAction({ title: "Holds of this request still stand",
+        text: `${holds}, so nothing was dismissed. Dismissed anyway, request ${what} is erased and `
+          + `${n === 1 ? "its hold stays" : "its holds stay"} standing: the memory ${n === 1 ? "it hides" : "they hide"}`
+          + " stays hidden, neither shown again nor erased, with no request left to decide. A release that reads "
+          + "the request could decide it instead.",
+        ok: "Dismiss anyway" });
+      if (!anyway) return { outcome: "cancelled" };
+      force = true;
+    }
+  }
+}
