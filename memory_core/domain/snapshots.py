@@ -248,8 +248,8 @@ class Snapshots:
     scopes: tuple[ScopeSnapshot, ...]
     checkpointed: int | None = None
     """How many entries the store's checkpoint of this read shows, when this process knows of one
-    (``domain.checkpoints``); for snapshots kept from another read's load (``SnapshotCache.keep_loaded``), how
-    many they showed then, so they leave a checkpoint only once grown as much as ``Checkpointing.due`` asks."""
+    (``domain.checkpoints``); None for snapshots kept from another read's load (``SnapshotCache.keep_loaded``), so
+    the next read of them leaves one when they are large enough."""
 
     @property
     def shown(self) -> int:
@@ -339,16 +339,13 @@ class SnapshotCache:
 
         Kept under ``loaded.stamp``, as ``read`` keeps what it builds: the next read answers them only while the
         stamp is that one, so nothing written since shows stale. A snapshot kept at that stamp already is left
-        as it is. Leaves no checkpoint (``read`` would leave one for a large read): a search should not pay a
-        checkpoint's write, and this process's next full build, or another process's, leaves it.
+        as it is. Leaves no checkpoint (a search should not pay a checkpoint's write) and knows of none, so the
+        next ``read`` of them leaves the one a large read leaves, as it would had it built them itself.
         """
         slot = (tuple(keys), viewer)
         kept: Snapshots | None = self._answers.get((self._space, slot))
-        if kept is not None and kept.stamp == loaded.stamp:
-            return
-        built = _of_load(loaded, viewer)
-        due = self._checkpoints is not None and self._checkpoints.due(built)
-        self._keep(slot, replace(built, checkpointed=built.shown) if due else built)
+        if kept is None or kept.stamp != loaded.stamp:
+            self._keep(slot, _of_load(loaded, viewer))
 
     def _restored(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots | None:
         """The read from the store's checkpoint, extended with what was added since; None without one."""
