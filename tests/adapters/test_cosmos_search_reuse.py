@@ -99,9 +99,10 @@ def test_a_budgeted_read_of_a_memory_larger_than_its_budget_reads_the_stamp_once
 def test_a_get_after_a_search_and_a_search_after_a_get_of_an_unchanged_memory_read_one_item(
     cosmos_account: CosmosServer, stores: list[CosmosMemoryStore]
 ) -> None:
-    """Whichever loads the memory in full keeps the other's answer from that load (``shared_loads.SharedLoads``). A get that restores a checkpoint (300 entries have one) loads no entry, so a search after
-    it still reads the scope: that is pinned too, and so is the checkpoint the get after a search writes (the search
-    wrote none; without it every other process's first get would load the memory in full)."""
+    """Whichever loads the memory in full keeps the other's answer from that load (``shared_loads.SharedLoads``). A
+    get that restores a checkpoint (300 entries have one) loads no entry, so a search after it still reads the scope:
+    that is pinned too, and so is the checkpoint the get after a search writes (the search wrote none; without it
+    every other process's first get would load the memory in full)."""
     reading = stores[0]
     key = _seeded(cosmos_account, stores[2])
     MemoryService(reading).search(ALEX, key.instance_id, Scope.USER, None, "item")  # the container check
