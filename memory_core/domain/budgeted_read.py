@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from memory_core.domain.added_entries import added_since, appended_across
 from memory_core.domain.budget import (
     BudgetReport,
     ListedEntries,
@@ -31,8 +32,6 @@ from memory_core.domain.snapshots import (
     ChangeStamps,
     PartitionStamp,
     Snapshots,
-    added_since,
-    appended_across,
     snapshot_view,
 )
 from memory_core.domain.store import MemoryStore
@@ -150,7 +149,7 @@ class KeptWindow(NewestFirst):
         policy: SharingPolicy = SharingPolicy.PRIVATE, viewer: str = "",
     ) -> KeptWindow | None:
         """This window with the visible entries of ``added`` (entries stored since) in front, or None
-        when the read must be built again (``snapshots.appended_across``); entries it holds already
+        when the read must be built again (``added_entries.appended_across``); entries it holds already
         (stored while it was being read) are not added twice.
 
         A sharing read also takes ``shared``: the entries stored since in the instance's shared

@@ -5,7 +5,7 @@ Functions instance just started, a restarted ``serve``) has none: its first full
 memory loads and renders every entry, about 83 ms at 10,000 entries on SQLite and a query of
 the whole partition on Cosmos DB. A store that implements ``ReadCheckpoints`` keeps a copy of
 a large read's snapshots (a *checkpoint*), and such a first read becomes: the checkpoint, one
-query for what was added since (``snapshots.added_since``), and the snapshot extended with it.
+query for what was added since (``added_entries.added_since``), and the snapshot extended with it.
 
 What a store promises, which is what makes a checkpoint safe to start from:
 

@@ -8,7 +8,7 @@ one command loaded, as the read paths keep their snapshots (``stamped_answers.St
 
 - reused when the partition's stamp, read on this very command, is unchanged;
 - grown by the entries stored since when nothing but entries was added (an agent's appends, a
-  ``create``), read on that same command (``snapshots.added_since``);
+  ``create``), read on that same command (``added_entries.added_since``);
 - brought up to date otherwise (a clear, a hold, a forget, a superseded version dropped: an
   erasure by any process) when the store can say which entries are still stored
   (``present_entries.PresentEntries``): the kept entries still stored, the ones not kept, the
@@ -26,12 +26,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
+from memory_core.domain.added_entries import added_since
 from memory_core.domain.erased_entries import ErasedEntries, states_less_erased
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.kept import entries_bytes
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState
 from memory_core.domain.present_entries import PresentEntries, known_ids, refreshed_states, without
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedLoad, added_since, read_spans
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedLoad, read_spans
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 

@@ -24,9 +24,10 @@ from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from memory_core.domain.directory_names import AGENT_DIR, APPENDED_DIR
 from memory_core.domain.file_entries import FileEntries
 from memory_core.domain.identity import AgentContext, Caller
-from memory_core.domain.memory_files import AGENT_DIR, APPENDED_DIR, FileNode, Namespace, is_agent_path, parents
+from memory_core.domain.memory_files import FileNode, Namespace, is_agent_path, parents
 from memory_core.domain.models import EntryKind, MemoryEntry, ScopeState, sha256_hex
 from memory_core.domain.records import Record
 

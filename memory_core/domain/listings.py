@@ -35,12 +35,13 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from memory_core.domain.added_entries import added_since, appended_across
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.kept import KeptAnswers, entries_bytes
 from memory_core.domain.models import SHARED_OWNER, MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.shared_snapshots import added_across, load_across
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedLoad, added_since, appended_across
+from memory_core.domain.snapshots import ChangeStamps, PartitionStamp, StampedLoad
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.visibility import merged_entries
 from memory_core.domain.visible_loads import load_unhidden

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from memory_core.domain import memory_paths as texts
 from memory_core.domain.budget import visible_entry
 from memory_core.domain.custody_fence import fenced_until, forget_fence
+from memory_core.domain.directory_names import AGENT_DIR
 from memory_core.domain.errors import (
     Conflict,
     Forbidden,
@@ -56,7 +57,6 @@ from memory_core.domain.file_writers import FileWriters
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_file_commits import FileCommits, Snapshot, scope_keys
 from memory_core.domain.memory_files import (
-    AGENT_DIR,
     FailedWithSideEffect,
     Namespace,
     Outcome,

@@ -21,25 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from memory_core.domain import memory_paths as texts
+from memory_core.domain.directory_names import AGENT_DIR, APPENDED_DIR, names_in, refuse_lookalike, refuse_reserved
 from memory_core.domain.memory_paths import MemoryPath, parse_new_path, parse_path
-
-AGENT_DIR = "agent"
-"""The calling agent's own memory (agent scope) is mounted at /memories/agent."""
-
-APPENDED_DIR = "appended"
-"""Entries written through MCP or REST (not as files) show as appended/<entry id>.md."""
-
-# Names create and rename cannot bring into being: the directories the service shows. A file at appended/ would stand
-# at the path of the directory of appended entries, and win in view, hiding every one of them; one at agent/ would be
-# stored at the agent tree's own root (an empty name) and never be read back.
-_RESERVED = {
-    AGENT_DIR: "the calling agent's own memory",
-    APPENDED_DIR: "entries written outside the memory tool",
-    f"{AGENT_DIR}/{APPENDED_DIR}": "the agent's entries written outside the memory tool",
-}
-
-# Where the appended entries show (``file_index.namespace_of``): the only directories holding files no index names.
-_APPENDED_DIRS = (APPENDED_DIR, f"{AGENT_DIR}/{APPENDED_DIR}")
 
 # A directory's listing answers at most this many characters (as get_memory's default budget): a memory of 20,000
 # appended entries listed whole is over a million characters, past a model's context, on the command a model runs
@@ -108,16 +91,7 @@ class Namespace:
 
     def names_in(self, rel: str) -> list[str]:
         """The names of the files and directories directly in directory ``rel`` (not below them)."""
-        # The appended entries (60,000 of them, say) lie only in the appended/ directories: the paths of any other
-        # directory are among the index's own (at most the file bound, MAX_FILES) and the directories. One test per
-        # path, no more: the names are what a check folds (``memory_paths.lookalike_of``), and only this directory's.
-        files = self.indexed if self.indexed is not None and rel not in _APPENDED_DIRS else self.files
-        paths = itertools.chain(files, self.dirs)
-        if not rel:
-            return [path for path in paths if "/" not in path]
-        prefix = rel + "/"
-        start = len(prefix)
-        return [path[start:] for path in paths if path.startswith(prefix) and "/" not in path[start:]]
+        return names_in(rel, self.files, self.indexed, self.dirs)
 
     def make_dirs(self, rel: str, shown: str) -> None:
         """mkdir -p of ``rel``; ``InvalidInput`` naming ``shown`` when a file stands in the way."""
@@ -228,16 +202,10 @@ def _children(ns: Namespace) -> dict[str, set[str]]:
     return children
 
 
-def _refuse_reserved(target: MemoryPath) -> None:
-    """``InvalidInput`` for a new name the service's own directories hold."""
-    if target.rel in _RESERVED:
-        raise texts.reserved_path(target.given, _RESERVED[target.rel])
-
-
 def create(ns: Namespace, path: str, file_text: str) -> Outcome:
     target = parse_new_path(path)
-    _refuse_reserved(target)
-    texts.refuse_lookalike(target, ns.exists, ns.names_in, _RESERVED)
+    refuse_reserved(target)
+    refuse_lookalike(target, ns.exists, ns.names_in)
     rel = target.rel
     after = ns.copy()
     if not target.is_root:
@@ -339,10 +307,10 @@ def rename(ns: Namespace, old_path: str, new_path: str) -> Outcome:
     new = parse_new_path(new_path)
     if old.is_root:
         raise texts.root_unrenamable()
-    _refuse_reserved(new)
+    refuse_reserved(new)
     if ns.exists(new.rel):
         raise texts.destination_exists(new_path)
-    texts.refuse_lookalike(new, ns.exists, ns.names_in, _RESERVED, moving=old.rel)
+    refuse_lookalike(new, ns.exists, ns.names_in, moving=old.rel)
     after = ns.copy()
     after.make_dirs("/".join(new.parts[:-1]), new_path)
     if old.rel in ns.files:

@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memory_core.domain.added_entries import appended_after
 from memory_core.domain.listings import position_time
 from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, ScopeState, Share
 from memory_core.domain.rendering import render_entry
-from memory_core.domain.snapshots import PartitionStamp, StampedLoad, appended_after
+from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 
 FORMAT = 3
 """The payload's layout. A checkpoint of another layout (format 1 held a list per row; 2 rendered headings with the
@@ -181,7 +182,7 @@ class PartitionSections:
 
     def grown(self, added: StampedLoad, viewer: str) -> PartitionSections | None:
         """This part with the entries stored since (``added``: ``added_since``'s answer) at the end, or None
-        when it must be read again (``snapshots.appended_after``'s rule: a replace, or an entry that sorts
+        when it must be read again (``added_entries.appended_after``'s rule: a replace, or an entry that sorts
         at or before the newest shown)."""
         scopes = []
         for sections, state in zip(self.scopes, added.states, strict=True):

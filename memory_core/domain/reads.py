@@ -31,16 +31,16 @@ from memory_core.domain.refreshed_snapshots import refreshed_snapshots
 from memory_core.domain.rendering import render_combined, render_scope
 from memory_core.domain.search import FullTextIndex, SearchHit, query_terms, search_entries
 from memory_core.domain.shared_checkpoints import SharedCheckpoints
+from memory_core.domain.shared_loads import SharedLoads, entries_key
 from memory_core.domain.shared_snapshots import SharedSnapshots, grown_shared_snapshots, shared_snapshots
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, StampedLoad, read_spans, snapshot_view
+from memory_core.domain.snapshots import ChangeStamps, SnapshotCache, read_spans, snapshot_view
 from memory_core.domain.stamped_answers import StampedAnswers
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.stored_pages import stored_page
 from memory_core.domain.targets import ProfileTargets, Use
 from memory_core.domain.views import ExportDocument, MemoryView, ScopeRead, combined_view, export_filename, read_view
 from memory_core.domain.visibility import visible_matches, visible_scopes
-from memory_core.domain.visible_loads import load_unhidden
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -92,26 +92,15 @@ class MemoryReads:
             refresh = functools.partial(refreshed_snapshots, store) if isinstance(store, PresentEntries) else None
             # A private get and a private search or entries page show the same visible entries: whichever of
             # them loads a memory in full keeps the other's answer from that load too (same stamp, same
-            # sequence), so the next of the other reads no entry (``_keep_listing``, ``_keep_snapshots``).
-            self._snapshots = SnapshotCache(store, self.kept, checkpoints, refresh,
-                                            functools.partial(load_unhidden, store), self._keep_listing)
+            # sequence), so the next of the other reads no entry (``shared_loads``).
+            shared = SharedLoads(store, self.kept, checkpoints, refresh)
+            self._snapshots = shared.snapshots
             if isinstance(store, ReadCheckpoints):
                 self._shared_parts = SharedCheckpoints(store, store)
             self._budgeted = StampedAnswers(store, lambda read: read.size, self.kept)
             self._shared = StampedAnswers(store, lambda read: read.size, self.kept)
-            self._listings = Listings(store, self.kept, self._keep_snapshots)
+            self._listings = shared.listings
             self.file_entries = StampedAnswers(store, lambda answer: answer.size, self.kept)
-
-    def _keep_listing(self, keys: Sequence[ProfileKey], loaded: StampedLoad) -> None:
-        """A get's full load of ``keys`` (the viewer's own partition) kept as their listing too."""
-        if self._listings is not None:
-            self._listings.keep_loaded(_entries_key(list(keys)), loaded)
-
-    def _keep_snapshots(self, keys: Sequence[ProfileKey], loaded: StampedLoad) -> None:
-        """A private listing's full load of ``keys`` kept as their snapshots too, as their owner reads them (a
-        private read's keys are always the caller's own partition: ``ProfileTargets.read_keys``)."""
-        if self._snapshots is not None:
-            self._snapshots.keep_loaded(keys, keys[0].upn, loaded)
 
     @property
     def store(self) -> MemoryStore:
@@ -308,7 +297,7 @@ class MemoryReads:
         if self._listings is None:
             listing = Listing.of(self._visible_entries(caller, keys, policy))
         elif not policy.shares_read():
-            kept = self._listings.kept(_entries_key(keys), keys)
+            kept = self._listings.kept(entries_key(keys), keys)
             if kept is not None:
                 return _cut(name, kept, after, limit)
             page = stored_page(self._store, keys, after, limit)
@@ -318,9 +307,9 @@ class MemoryReads:
             # (about a page of entries read, plus any held or cleared not yet erased), so the next page
             # of a small memory costs one stamp read and appends grow it. A larger memory keeps none:
             # that read is the cost this path avoids.
-            listing = self._listings.listing(_entries_key(keys), keys)
+            listing = self._listings.listing(entries_key(keys), keys)
         else:
-            key = _entries_key(keys, policy)
+            key = entries_key(keys, policy)
             kept = self._listings.kept_across(key, keys, caller.upn, policy)
             if kept is not None:
                 return _cut(name, kept, after, limit)
@@ -382,14 +371,8 @@ class MemoryReads:
         if self._listings is None:
             return self._visible_entries(caller, keys, policy)
         if not policy.shares_read():
-            return self._listings.listing(_entries_key(keys), keys).entries
-        return self._listings.across(_entries_key(keys, policy), keys, caller.upn, policy).entries
-
-
-def _entries_key(keys: list[ProfileKey], policy: SharingPolicy | None = None) -> tuple[Any, ...]:
-    """The key of the visible entries' listing of ``keys`` (``Listings``): entries pages and search share it, so
-    either read reuses the other's; a sharing read's (``policy``) is kept apart from the owner's own."""
-    return ("entries", tuple(keys)) if policy is None else ("entries", tuple(keys), policy)
+            return self._listings.listing(entries_key(keys), keys).entries
+        return self._listings.across(entries_key(keys, policy), keys, caller.upn, policy).entries
 
 
 def _cut(name: str, listing: Listing, after: tuple[Position, datetime] | None, limit: int) -> Page[MemoryEntry]:

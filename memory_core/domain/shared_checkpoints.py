@@ -13,7 +13,7 @@ Why per partition: a store erases a partition's checkpoints in the transaction o
 that is not an entry added (``checkpoints``' promises), so a part never outlives text a custody
 rule erased from its partition. A checkpoint of the merged read, stored in either partition,
 would outlive erasures in the other. And the domain trusts nothing it has not checked on the
-read: a part is used only through ``snapshots.added_since``, which answers None unless the stamp
+read: a part is used only through ``added_entries.added_since``, which answers None unless the stamp
 read now shows nothing but entries added since the part's; the part is then read in full.
 
 The shared partition's part is one per set of profiles, for every viewer (its sections are the
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
 
+from memory_core.domain.added_entries import added_since
 from memory_core.domain.budget import NewestFirst
 from memory_core.domain.budgeted_read import KeptRead, kept_read_of
 from memory_core.domain.checkpoints import (
@@ -50,7 +51,7 @@ from memory_core.domain.partition_sections import ANY_OTHER, PartitionSections, 
 from memory_core.domain.rendering import TITLES
 from memory_core.domain.shared_snapshots import SharedSnapshots
 from memory_core.domain.sharing import SharingPolicy
-from memory_core.domain.snapshots import ChangeStamps, ScopeSnapshot, Snapshots, added_since
+from memory_core.domain.snapshots import ChangeStamps, ScopeSnapshot, Snapshots
 from memory_core.domain.stored_pages import StoredPage
 
 SECTIONS_READ = "\x00sections"

@@ -6,7 +6,7 @@ partitions in full: about 95 ms at 10,000 entries. It is kept per process
 (``StampedAnswers.answer_across``) while neither partition's stamp changes, and when only entries
 were added to either since (appends, from any process) it is grown by just those entries, the way
 a private snapshot is (``ScopeSnapshot.followed_by``) and under the same rule
-(``snapshots.appended_across``). It is built again when:
+(``added_entries.appended_across``). It is built again when:
 
 - anything but an append happened to either partition (a clear, a hold, a forget, a profile change);
 - an added entry is a replace, or sorts at or before the newest entry shown (a writer whose clock
@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memory_core.domain.added_entries import added_since, appended_across
 from memory_core.domain.models import ProfileKey
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import (
@@ -29,8 +30,6 @@ from memory_core.domain.snapshots import (
     ScopeSnapshot,
     Snapshots,
     StampedLoad,
-    added_since,
-    appended_across,
 )
 from memory_core.domain.visibility import merged_entries
 

@@ -29,12 +29,12 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from memory_core.domain.added_entries import added_since, appended_after
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import KeptAnswers, text_bytes
 from memory_core.domain.known_entries import KnownEntries, document_of, newest_agent, section_of
-from memory_core.domain.models import EntryKind, MemoryEntry, ProfileKey, Scope, ScopeState
+from memory_core.domain.models import MemoryEntry, ProfileKey, Scope, ScopeState
 from memory_core.domain.rendering import TITLES, render_combined
-from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.views import MemoryView, ScopeRead, combined_view, newest_agent_name, read_view
 
 if TYPE_CHECKING:
@@ -107,48 +107,6 @@ def read_spans(store: object) -> Callable[[], AbstractContextManager[None]]:
     without them. Every read that checks a stamp and may then load runs inside one. Ask once per store
     and keep the answer: the Protocol check costs more than a kept read (about 7 us against 10)."""
     return store.one_read if isinstance(store, ReadSpans) else nullcontext
-
-
-def appended_after(added: ScopeState, newest: MemoryEntry | None) -> list[MemoryEntry] | None:
-    """The visible entries of ``added`` (entries stored since a read), oldest first, when they can
-    simply follow that read's ``newest`` entry; None when the read must be built again.
-
-    It must when one of them is a replace (it restarts the document, hiding what came before) or
-    sorts at or before ``newest`` (a writer whose clock ran behind: it could fall before a replace).
-    ``added``'s profile and holds decide what shows: only entries were added since the read, so
-    they are the ones it was built under.
-    """
-    new = sorted(added.entries, key=lambda e: e.sort_key)
-    if any(e.kind is EntryKind.REPLACE for e in new):
-        return None
-    if new and newest is not None and new[0].sort_key <= newest.sort_key:
-        return None
-    return ScopeState(added.key, added.profile, new, added.holds).visible_entries() if new else []
-
-
-def appended_across(
-    added: ScopeState, shared: ScopeState | None, newest: MemoryEntry | None, policy: SharingPolicy, viewer: str
-) -> list[MemoryEntry] | None:
-    """As ``appended_after``, for a read that merges the shared partition (``shared``: the entries
-    stored there since, None for a private read): the caller's added entries and the shared ones
-    ``policy`` shows ``viewer``, oldest first; None when the read must be built again."""
-    shown = appended_after(added, newest)
-    if shown is None or shared is None:
-        return shown
-    others = appended_after(shared, newest)
-    if others is None:
-        return None
-    return sorted([*shown, *(e for e in others if policy.shows_shared(e, viewer))], key=lambda e: e.sort_key)
-
-
-def added_since(store: ChangeStamps, keys: Sequence[ProfileKey], sequence: int, earlier: PartitionStamp) -> StampedLoad | None:
-    """The entries of ``keys`` stored after ``sequence``, when nothing but entries was added to the
-    partition since ``earlier`` (checked on this very read); None when anything else changed.
-
-    What a kept answer read at ``earlier`` and ``sequence`` needs to be brought up to date.
-    """
-    loaded = store.load_since(keys, sequence)
-    return loaded if loaded.stamp.only_added_since(earlier) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,8 +206,8 @@ class Snapshots:
     scopes: tuple[ScopeSnapshot, ...]
     checkpointed: int | None = None
     """How many entries the store's checkpoint of this read shows, when this process knows of one
-    (``domain.checkpoints``); for snapshots kept from another read's load (``SnapshotCache.keep_loaded``), how
-    many they showed then, so they leave a checkpoint only once grown as much as ``Checkpointing.due`` asks."""
+    (``domain.checkpoints``); None for snapshots kept from another read's load (``SnapshotCache.keep_loaded``), so
+    the next read of them leaves one when they are large enough."""
 
     @property
     def shown(self) -> int:
@@ -339,16 +297,13 @@ class SnapshotCache:
 
         Kept under ``loaded.stamp``, as ``read`` keeps what it builds: the next read answers them only while the
         stamp is that one, so nothing written since shows stale. A snapshot kept at that stamp already is left
-        as it is. Leaves no checkpoint (``read`` would leave one for a large read): a search should not pay a
-        checkpoint's write, and this process's next full build, or another process's, leaves it.
+        as it is. Leaves no checkpoint (a search should not pay a checkpoint's write) and knows of none, so the
+        next ``read`` of them leaves the one a large read leaves, as it would had it built them itself.
         """
         slot = (tuple(keys), viewer)
         kept: Snapshots | None = self._answers.get((self._space, slot))
-        if kept is not None and kept.stamp == loaded.stamp:
-            return
-        built = _of_load(loaded, viewer)
-        due = self._checkpoints is not None and self._checkpoints.due(built)
-        self._keep(slot, replace(built, checkpointed=built.shown) if due else built)
+        if kept is None or kept.stamp != loaded.stamp:
+            self._keep(slot, _of_load(loaded, viewer))
 
     def _restored(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots | None:
         """The read from the store's checkpoint, extended with what was added since; None without one."""

@@ -123,6 +123,33 @@ def test_a_small_memory_leaves_no_checkpoint(stores: tuple[MemoryStore, Callable
     assert _checkpoint(store, caller) is None
 
 
+@pytest.mark.parametrize("first", ["search", "entries page"])
+def test_a_get_after_a_search_in_the_same_process_leaves_the_checkpoint_the_search_did_not(
+    stores: tuple[MemoryStore, Callable[[], MemoryStore]], first: str,
+) -> None:
+    """A search or entries page that loads a large memory in full keeps the get's snapshot from that load but
+    writes no checkpoint; the get that follows, answered from it, leaves the checkpoint a get that came first
+    would have (without it every other process's first read loads the whole memory)."""
+    store, another = stores
+    caller = _caller()
+    _large_memory(MemoryService(store), caller)
+    reader = MemoryService(another())
+    if first == "search":  # ranked in process from the listing where the store has no full-text index (Cosmos DB)
+        assert reader.search(caller, "i", Scope.USER, None, "locker")
+    else:  # the page holds the whole scope, so its listing is loaded and kept (both stores)
+        reader.entries_page(caller, "i", Scope.USER, None, limit=1000)
+    assert _checkpoint(store, caller) is None  # the search pays no checkpoint's write
+
+    view = reader.get(caller, "i", Scope.USER, None)
+    shared_load = first == "entries page" or not isinstance(store, SqliteMemoryStore)
+    assert _snapshots(reader).rebuilds == (0 if shared_load else 1)  # answered from the first read's load
+    assert _checkpoint(store, caller) is not None
+
+    fresh = MemoryService(another())
+    assert fresh.get(caller, "i", Scope.USER, None).content_markdown == view.content_markdown
+    assert (_snapshots(fresh).restores, _snapshots(fresh).rebuilds) == (1, 0)
+
+
 def test_a_checkpoint_is_refused_once_its_partition_has_moved_on(
     stores: tuple[MemoryStore, Callable[[], MemoryStore]],
 ) -> None:
