@@ -29,6 +29,7 @@ from tests.support.statement_texts import counted_server, counts, mixed_load
 
 CACHE = 128  # sqlite3's default cached_statements, which the store keeps
 UPN = "alex@contoso.com"
+_WAIT = "PRAGMA busy_timeout="
 
 
 def _load(api: str, users: range, rounds: int) -> None:
@@ -40,15 +41,17 @@ def _load(api: str, users: range, rounds: int) -> None:
 def test_a_mixed_load_on_serve_keeps_each_connections_texts_under_the_cache(tmp_path: Path) -> None:
     with counted_server(tmp_path) as (server, out):
         _load(server.api, range(8), 8)
-        first = {len(row["sample"]): set(row["sample"]) for row in counts(out)}
+        known = {text for row in counts(out) for text in row["sample"]}
         _load(server.api, range(8, 16), 8)
         rows = counts(out)
     busiest = max(rows, key=lambda row: row["texts"])
     assert busiest["texts"] <= CACHE * 3 // 4, busiest["sample"]  # room for what this load does not reach
     assert sum(row["reprepares"] for row in rows) == 0
-    known = set().union(*first.values())
-    added = {text for row in rows for text in row["sample"]} - known
+    added = {text for row in rows for text in row["sample"] if not text.startswith(_WAIT)} - known
     assert len(added) <= 8, sorted(added)  # a load of the same shape again: the texts do not keep growing
+    # the waits after the turn: sixteenths of the store's budget (17), beside the few fixed waits, however slow
+    # the machine (a slow one waits longer for the turn, and reaches more of the sixteenths)
+    assert len([text for text in busiest["sample"] if text.startswith(_WAIT)]) <= 24
 
 
 class _Recording(sqlite3.Connection):
@@ -105,20 +108,22 @@ def test_the_wait_left_after_the_turn_is_one_of_seventeen_values() -> None:
     lefts = set()
     for hold in (0.01, 0.03, 0.05, 0.07, 0.09, 0.11, 0.13):
         release = threading.Event()
-        holder = threading.Thread(target=lambda: _hold(turn, release))
+        held = threading.Event()
+        holder = threading.Thread(target=lambda: _hold(turn, held, release))
         holder.start()
-        time.sleep(0.005)
+        assert held.wait(5)
         threading.Timer(hold, release.set).start()
         started = time.monotonic()
         with turn.taken(0.16) as left:
             waited = time.monotonic() - started
-            # within the budget's rest, at most a sixteenth under it (2 ms for the clock read after the turn)
-            assert left is not None and 0.16 - waited - 0.01 - 0.002 <= left <= 0.16 - waited + 0.002
+            # within the budget's rest (measured here a moment after the turn came), at most a sixteenth under it
+            assert left is not None and 0.16 - waited - 0.01 <= left <= 0.16
             lefts.add(round(left / 0.01, 6))
         holder.join()
     assert all(value == int(value) for value in lefts), lefts  # whole sixteenths of the 0.16 s budget
 
 
-def _hold(turn: WritersTurn, release: threading.Event) -> None:
+def _hold(turn: WritersTurn, held: threading.Event, release: threading.Event) -> None:
     with turn.taken(1):
+        held.set()
         release.wait(1)

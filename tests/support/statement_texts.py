@@ -32,9 +32,9 @@ _LOCK = threading.Lock()
 class Counting(sqlite3.Connection):
     """A real connection that records each text it runs, and whether its statement cache would hold it."""
 
-    def __init__(self, *args: Any, cached_statements: int = 128, **kwargs: Any) -> None:
-        super().__init__(*args, cached_statements=cached_statements, **kwargs)
-        self.capacity = cached_statements
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.capacity = int(kwargs.get("cached_statements", 128))  # sqlite3's default
         self.lru: OrderedDict[str, None] = OrderedDict()
         self.texts: set[str] = set()
         self.statements = self.prepares = 0
