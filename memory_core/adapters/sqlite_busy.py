@@ -55,7 +55,10 @@ class WritersTurn:
         """The turn for the block, waited for ``seconds`` at most; a block that could not have it in that time runs
         without it (SQLite's lock decides, as without a turn). Yields None when the turn came without waiting,
         else the seconds left of ``seconds`` for SQLite's own wait (0 when none is left), so that the two waits
-        together stay within ``seconds``."""
+        together stay within ``seconds``; rounded down to a sixteenth of ``seconds``. The wait is set by a
+        ``PRAGMA busy_timeout`` whose value is part of its text (a PRAGMA takes no parameter): the exact rest, in
+        milliseconds, made a new text for each write that waited, which pushed the connection's hot statements out
+        of ``sqlite3``'s cache of 128; in sixteenths a budget has at most 17 texts."""
         if self._lock.acquire(blocking=False):
             try:
                 yield None
@@ -65,7 +68,13 @@ class WritersTurn:
         started = time.monotonic()
         held = self._lock.acquire(timeout=max(0.0, seconds))
         try:
-            yield max(0.0, seconds - (time.monotonic() - started))
+            yield _in_sixteenths(max(0.0, seconds - (time.monotonic() - started)), seconds)
         finally:
             if held:
                 self._lock.release()
+
+
+def _in_sixteenths(left: float, seconds: float) -> float:
+    """``left`` (0 to ``seconds``) rounded down to a whole sixteenth of ``seconds``."""
+    step = seconds / 16
+    return step * int(left / step) if step > 0 else 0.0

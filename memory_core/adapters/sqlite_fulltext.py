@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from memory_core.adapters.sqlite_rows import in_list
 from memory_core.adapters.sqlite_transaction import write_transaction
 
 _ROWID_BITS = 32
@@ -188,8 +189,9 @@ def page_of_matches(
     """
     instance_id, upn, ids = keys
     match = match_expression([scope_token(instance_id, upn, pid) for pid in ids], terms)
-    tail = [instance_id, upn, *ids]
-    window_sql = _matches_sql(entry_columns, len(ids), bucket=False)
+    bound = in_list(ids)[1]  # a few statement texts, not one for each count of profiles (``in_list``)
+    tail = [instance_id, upn, *bound]
+    window_sql = _matches_sql(entry_columns, len(bound), bucket=False)
     in_order = _domain_order(entry_columns)
     if take is None:  # every match: sort them all here, then skip (an offset in key order could split a run)
         return [row[1:] for row in in_order(read(window_sql, [match, -1, 0, *tail]))[skip:]]
@@ -207,7 +209,7 @@ def page_of_matches(
         open_left = index == 0 and start > 0
         open_right = index == len(runs) - 1 and len(rows) == wanted
         if open_left or open_right:
-            whole = _bucket(read, entry_columns, len(ids), match, tail, run[0])
+            whole = _bucket(read, entry_columns, len(bound), match, tail, run[0])
             if open_left:
                 first -= sum(1 for row in whole if row[0] < run[0][0])
             run = whole

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from memory_core.domain.errors import Unavailable
 from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Share
 from memory_core.domain.store import EntryFacts, EntryWindow
+
+T = TypeVar("T")
 
 # Read by position: sqlite3.Row lookups by name dominate the cost of a large read.
 ENTRY_COLUMNS = (
@@ -122,6 +124,18 @@ def facts_from_row(row: Sequence[Any]) -> EntryFacts:
     """The ``EntryFacts`` whose ``FACT_COLUMNS`` are ``row``."""
     entry_id, created, share, author = row
     return EntryFacts(entry_id, datetime.fromisoformat(created), _SHARES[share], author)
+
+
+def in_list(values: Sequence[T]) -> tuple[str, list[T]]:
+    """The ``?`` marks of an ``IN (...)`` list of ``values`` (at least one), and the values to bind to them.
+
+    The list is padded to the next power of two by repeating its last value (``IN`` ignores a repeat): a statement
+    that takes lists of every length then has a few texts, not one a length, and ``sqlite3``'s cache of prepared
+    statements (128 texts a connection) keeps them all instead of preparing its hot statements again. A list of one
+    stays ``?``, the text an equality's plan was made for.
+    """
+    size = 1 << (len(values) - 1).bit_length()
+    return ",".join("?" * size), [*values, *[values[-1]] * (size - len(values))]
 
 
 def window_filter(window: EntryWindow) -> tuple[str, list[object]]:
