@@ -8,7 +8,8 @@ call is one store operation (``cosmos_account``: its time budget and error trans
 logical partition. Round trips are the cost, so:
 
 - ``load`` and ``load_heads`` are one query each (one page up to 4 MB of items); holds and the
-  partition's stamp ride along (the stamp is remembered for the next write's If-Match);
+  partition's stamp ride along (the stamp is remembered for the next write's If-Match), and
+  ``load_stamped_heads`` answers it with the heads: a budgeted read built with nothing kept reads no stamp first;
 - ``partition_stamp`` and ``entry_sequence`` are one point read of the stamp item (about 1 RU while
   it stays under 1 KB: ``cosmos_stamp_item``), so a service read whose snapshot is current costs one point read;
   ``entry_sequence`` costs none inside a read whose ``partition_stamp`` read the stamp already;
@@ -33,12 +34,12 @@ from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters import cosmos_queries as queries
 from memory_core.adapters.cosmos_calls import OpenOperation, ProfileCache
 from memory_core.adapters.cosmos_checkpoints import CosmosCheckpoints
-from memory_core.adapters.cosmos_stamp_item import STAMP, UNKNOWN
+from memory_core.adapters.cosmos_stamp_item import STAMP, UNKNOWN, StoredStamp
 from memory_core.adapters.cosmos_stamps import Stamps
 from memory_core.domain.checkpoints import StoredCheckpoint
 from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
 from memory_core.domain.records import RecordKind
-from memory_core.domain.snapshots import PartitionStamp
+from memory_core.domain.snapshots import PartitionStamp, StampedLoad
 from memory_core.domain.store import EntryCount, EntryFacts, EntryWindow, PageCursor
 
 
@@ -116,20 +117,33 @@ class CosmosReads:
         return [k for k in keys if k.profile_id.startswith(prefix) and k.profile_id > (after or "")]
 
     def load_heads(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
-        if not keys:
-            return []
+        return scope_states(keys, self._heads(keys, "load_heads"), self._profiles) if keys else []
+
+    def load_stamped_heads(self, keys: Sequence[ProfileKey]) -> StampedLoad:
+        """``load_heads``'s one query, with the stamp item it returns (the same query's view of the partition):
+        no point read of the stamp. A partition without one reads as ``UNKNOWN`` and sequence 0, as
+        ``partition_stamp`` and ``entry_sequence`` read it."""
+        items = self._heads(keys, "load_stamped_heads")
+        found = next((StoredStamp.from_item(i) for i in items if i.get("type") == STAMP), None)
+        states = scope_states(keys, items, self._profiles)
+        if found is None:
+            return StampedLoad(UNKNOWN, 0, states)
+        return StampedLoad(found.stamp, found.sequence, states, found.erasures)
+
+    def _heads(self, keys: Sequence[ProfileKey], name: str) -> list[dict[str, Any]]:
+        """The profiles of ``keys``, the partition's holds and its stamp item (remembered for the next write)."""
         instance_id, upn = keys[0].instance_id, keys[0].upn
         if any(k.instance_id != instance_id or k.upn != upn for k in keys):
-            raise ValueError("load_heads takes keys of one (instance_id, upn) partition")
+            raise ValueError(f"{name} takes keys of one (instance_id, upn) partition")
         params = {
             "@instance_id": instance_id, "@upn": upn, "@profile": docs.PROFILE,
             "@profile_ids": list(dict.fromkeys(k.profile_id for k in keys)), "@hold": RecordKind.HOLD,
             "@stamp": STAMP,
         }
-        with self._operation("load_heads") as calls:
+        with self._operation(name) as calls:
             items = calls.query(queries.LOAD_HEADS, params, [instance_id, upn])
         self._stamps.notice(items)
-        return scope_states(keys, items, self._profiles)
+        return items
 
     def newest_entries(
         self, window: EntryWindow, limit: int, *, cursor: PageCursor | None = None, kind: EntryKind | None = None

@@ -210,6 +210,9 @@ class CosmosMemoryStore:
     def entry_sequence(self, instance_id: str, upn: str) -> int:
         return self._reads.entry_sequence(instance_id, upn)
 
+    def load_stamped_heads(self, keys: Sequence[ProfileKey]) -> StampedLoad:
+        return self._reads.load_stamped_heads(keys)
+
     def read_checkpoint(self, instance_id: str, upn: str, read_key: str) -> StoredCheckpoint | None:
         return self._reads.read_checkpoint(instance_id, upn, read_key)
 

@@ -82,6 +82,16 @@ class SqliteReads:
         """The largest rowid of the partition's entries (see ``SEQUENCE_SQL``)."""
         return int(self._db.read(SEQUENCE_SQL, [instance_id, upn])[0][0])
 
+    def load_stamped_heads(self, keys: Sequence[ProfileKey]) -> StampedLoad:
+        """One read transaction: the stamp, the entry sequence (``entry_sequence``'s) and ``load_heads``."""
+        instance_id, upn = keys[0].instance_id, keys[0].upn
+        with self._db.reading() as db:
+            stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
+            sequence = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0]
+            mark = db.execute(MARK_SQL).fetchone()[0]
+            states = self.load_heads(keys)
+        return StampedLoad(_stamp_of(stamp), int(sequence), states, int(mark))
+
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
         """One read transaction: the stamp, profiles, holds and the entries after ``after`` (rowid)."""
         instance_id, upn = keys[0].instance_id, keys[0].upn

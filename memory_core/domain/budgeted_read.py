@@ -217,6 +217,22 @@ def kept_read(
     return kept_read_of(caller, scope, keys, agent, max_chars, states, sources, (sequence, shared_sequence))
 
 
+def labelled_kept_read(
+    store: MemoryStore, stamps: ChangeStamps, caller: Caller, scope: Scope, keys: Sequence[ProfileKey],
+    agent: AgentContext | None, max_chars: int,
+) -> tuple[KeptRead, PartitionStamp]:
+    """A private ``kept_read`` with the stamp to keep it under, both from its first read
+    (``ChangeStamps.load_stamped_heads``: the heads, the stamp and the entry sequence of one view), so
+    no stamp is read before it: the read reads its entries after that view, so the label is no later
+    than anything it holds, and every entry stored after the sequence is found by the next ``grown_read``.
+    """
+    heads = stamps.load_stamped_heads(keys)
+    states, sources = newest_first(store, caller.upn, keys, SharingPolicy.PRIVATE, page_size_for(max_chars),
+                                   heads=heads.states)
+    read = kept_read_of(caller, scope, keys, agent, max_chars, states, sources, (heads.sequence, None))
+    return read, heads.stamp
+
+
 def kept_read_of(
     caller: Caller, scope: Scope, keys: Sequence[ProfileKey], agent: AgentContext | None, max_chars: int,
     states: Sequence[ScopeState], sources: Sequence[NewestFirst], sequences: tuple[int, int | None],
@@ -284,15 +300,17 @@ def within_snapshots(
 
 
 def newest_first(
-    store: MemoryStore, viewer: str, keys: Sequence[ProfileKey], policy: SharingPolicy, page_size: int
+    store: MemoryStore, viewer: str, keys: Sequence[ProfileKey], policy: SharingPolicy, page_size: int,
+    heads: Sequence[ScopeState] | None = None,
 ) -> tuple[list[ScopeState], list[NewestFirst]]:
     """Each key's state (without entries) and its visible entries newest first.
 
-    Private reads page through the store; reads that merge shared entries, or meet
-    a hold a window cannot express, read the scopes in full.
+    Private reads page through the store (from ``heads``, the keys' ``load_heads`` when the caller
+    has read them); reads that merge shared entries, or meet a hold a window cannot express, read
+    the scopes in full.
     """
     if not policy.shares_read():
-        states = store.load_heads(keys)
+        states = list(heads) if heads is not None else store.load_heads(keys)
         stored = [StoredEntries.of(store, state, page_size) for state in states]
         if all(source is not None for source in stored):
             return states, [s for s in stored if s is not None]

@@ -18,7 +18,14 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from memory_core.domain.budgeted_read import KeptRead, grown_read, kept_read, read_within, within_snapshots
+from memory_core.domain.budgeted_read import (
+    KeptRead,
+    grown_read,
+    kept_read,
+    labelled_kept_read,
+    read_within,
+    within_snapshots,
+)
 from memory_core.domain.checkpoints import Checkpointing, ReadCheckpoints
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, Caller
@@ -217,6 +224,7 @@ class MemoryReads:
             lambda: kept_read(self._store, stamps, caller, scope, keys, agent, max_chars),
             stamp=current.stamp if current is not None else None,
             grow=lambda read, at: grown_read(stamps, read, (at,), caller, scope, keys, agent, max_chars),
+            labelled=lambda: labelled_kept_read(self._store, stamps, caller, scope, keys, agent, max_chars),
         )
         view = kept.view
         if view.budget is not None and view.budget.omitted_entries == 0:

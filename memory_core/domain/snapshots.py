@@ -88,6 +88,16 @@ class ChangeStamps(Protocol):
         """
         ...
 
+    def load_stamped_heads(self, keys: Sequence[ProfileKey]) -> StampedLoad:
+        """As ``load_heads`` (profiles and holds, no entries), with the partition's stamp and entry
+        sequence from the same consistent view of it (one query on Cosmos DB, one read transaction on SQLite).
+
+        A read that starts from the heads labels itself with that stamp instead of reading the stamp
+        first (``StampedAnswers.answer``'s ``labelled``): the label is read no later than anything the
+        read reads after it, as a stamp read first would be.
+        """
+        ...
+
 
 @runtime_checkable
 class ReadSpans(Protocol):

@@ -41,6 +41,7 @@ class StampedAnswers(Generic[A]):
         self, key: Hashable, instance_id: str, upn: str, build: Callable[[], A], stamp: PartitionStamp | None = None,
         *, grow: Callable[[A, PartitionStamp], A | None] | None = None,
         refresh: Callable[[A], A | None] | None = None,
+        labelled: Callable[[], tuple[A, PartitionStamp]] | None = None,
     ) -> A:
         """The answer for ``key`` in partition ``(instance_id, upn)``: kept if its stamp is current, else ``build()``.
 
@@ -50,7 +51,15 @@ class StampedAnswers(Generic[A]):
         confirm, from what it reads, that only inserts happened since ``kept_stamp``.
         ``refresh(kept)``: when anything else was written since (or ``grow`` gave up), the kept answer
         brought up to date whatever the writes were, read at or after this call's stamp, or None to build.
+        ``labelled()``: as ``build()``, with the stamp its first store read returned in the same view (read no
+        later than anything the build read after it), used instead of ``build`` when no ``stamp`` is given and
+        nothing is kept for ``key``: there is nothing to compare, so the stamp is not read first.
         """
+        if stamp is None and labelled is not None and self._kept(key) is None:
+            value, read_at = labelled()
+            self.builds += 1
+            self._keep(key, (read_at,), value)
+            return value
         if stamp is None:
             stamp = self._store.partition_stamp(instance_id, upn)
         grow_one = (lambda kept, stamps: grow(kept, stamps[0])) if grow is not None else None

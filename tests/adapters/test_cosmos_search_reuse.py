@@ -3,7 +3,8 @@
 A search ranks the visible entries in process (the store has no full-text index): it reads them once and
 then answers from the process's kept read while the partition's stamp is unchanged, one point read a search
 (``domain.reads.MemoryReads._searched``). A budgeted read's sequence rides on the stamp its check just read
-(``CosmosReads.entry_sequence``). That these never show stale memory is checked on both stores by
+(``CosmosReads.entry_sequence``), and one built with nothing kept reads no stamp of its own: its heads query
+returns it (``CosmosReads.load_stamped_heads``). That these never show stale memory is checked on both stores by
 tests/contract/test_search_reuse.py; these pin the round trips.
 """
 
@@ -82,18 +83,29 @@ def test_entry_sequence_takes_the_stamp_its_read_checked_and_still_finds_what_wa
     assert outside.round_trips == 1  # no read's check to take: the point read
 
 
-def test_a_budgeted_read_of_a_memory_larger_than_its_budget_reads_the_stamp_once(
+def test_a_budgeted_read_of_a_memory_larger_than_its_budget_reads_no_stamp_of_its_own(
     cosmos_account: CosmosServer, stores: list[CosmosMemoryStore]
 ) -> None:
-    """The stamp's check, the heads, a page, the newest replace and the count: 5 round trips (6 when the
-    sequence was a point read of its own)."""
+    """The heads (with the stamp item, which labels the read: ``load_stamped_heads``), a page, the newest
+    replace and the count: 4 round trips (5 when the stamp was a point read first, 6 when the sequence was
+    one more). The next read of it is the stamp alone; after another process's append, the stamp and the
+    entries appended."""
     reading = stores[0]
     key = _seeded(cosmos_account, stores[2])
     MemoryService(reading).get(ALEX, key.instance_id, Scope.USER, None)  # the container's check
+    service = MemoryService(reading)
     with reading.measure() as metrics:
-        view = MemoryService(reading).get_within(ALEX, key.instance_id, Scope.USER, None, 2000)
+        view = service.get_within(ALEX, key.instance_id, Scope.USER, None, 2000)
     assert view.budget is not None and view.budget.omitted_entries > 0
-    assert metrics.round_trips == 5
+    assert metrics.round_trips == 4
+    with reading.measure() as again:
+        assert service.get_within(ALEX, key.instance_id, Scope.USER, None, 2000) == view
+    assert (again.round_trips, again.rows) == (1, 1)
+    MemoryService(stores[1]).append(ALEX, key.instance_id, Scope.USER, None, "- appended by another process")
+    with reading.measure() as grown:
+        after = service.get_within(ALEX, key.instance_id, Scope.USER, None, 2000)
+    assert "- appended by another process" in after.content_markdown
+    assert grown.round_trips == 2  # the stamp, then what was appended
 
 
 def test_a_get_after_a_search_and_a_search_after_a_get_of_an_unchanged_memory_read_one_item(

@@ -75,7 +75,7 @@ WRITES: dict[str, Callable[[CosmosMemoryStore, ProfileKey, MemoryEntry], object]
 READS = {"load", "load_partition", "load_partition_within", "partition_keys", "get_entry", "load_heads",
          "newest_entries", "oldest_entries", "count_entries", "entry_facts",
          "get_record", "query_records", "page_records", "query_records_of_owner", "partition_owners", "partition_stamp",
-         "entry_sequence", "load_since", "load_present", "load_erased"}
+         "entry_sequence", "load_stamped_heads", "load_since", "load_present", "load_erased"}
 NEITHER = {"measure", "close", "erase_expired_records",  # Cosmos DB expires records itself: erases nothing here
            "one_read",  # a service read's span: no request
            "put_records"}  # refuses holds, so what it writes changes no read (a settings change and its event)
