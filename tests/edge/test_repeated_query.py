@@ -33,8 +33,10 @@ BODIES = {
     "delete_file": {"command": "delete", "path": FILE},
     "rename_file": {"command": "rename", "old_path": FILE, "new_path": "/memories/moved.md"},
     "put_agent_settings": {"enabled": True},
+    "dismiss_deletion": None,
+    "run_sweep": None,
 }
-"""A valid body for each route that takes one, so only the repeat can refuse the request."""
+"""A valid body for each POST or PUT route (None: it reads none), so only the repeat can refuse the request."""
 
 
 def _routes_reading_a_query() -> list[tuple[str, str, str, list[str]]]:
