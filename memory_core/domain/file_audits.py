@@ -31,15 +31,17 @@ was stored by then. A withdrawal the command made itself meanwhile is not audite
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from memory_core.domain import custody_fence, journals
 from memory_core.domain import memory_paths as texts
 from memory_core.domain.audit import AuditAction, AuditTrail
+from memory_core.domain.errors import Conflict
 from memory_core.domain.file_index import INDEX_ID, INDEX_KIND, named_entry_ids
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.memory_files import Namespace, Outcome, Retire, is_agent_path
@@ -188,9 +190,23 @@ class FileAudits:
                         self._drop(Caller(journal.upn), journal.key(agent), entry_id, WITHDRAWN_BY_SWEEP)
         if len(stored) < len(journal.versions) and self._clock() < journal.started_on + HORIZON:
             # A version not stored (yet): the command may still be under way and store it, then die before its
-            # index's write. The record stays, replayed again once settled, until no command can still be running.
+            # index's write. The record stays, replayed again once settled, until no command can still be running,
+            # naming only the versions still to come: those handled here are not fenced or audited again.
+            self._still_to_come(journal, {entry_id for entry_id, _ in stored})
             return
         self.end(journal.instance_id, journal.id)
+
+    def _still_to_come(self, journal: FileAudit, handled: set[str]) -> None:
+        """Rewrite ``journal``'s record to name only the versions not in ``handled``, on the etag it has now: gone
+        (the command finished or ended it) or changed meanwhile, it is left as it is."""
+        if not handled:
+            return
+        record = self._store.get_record(deletions_partition(journal.instance_id), KIND, journal.id)
+        if record is None:
+            return
+        left = [list(version) for version in journal.versions if version[0] not in handled]
+        with contextlib.suppress(Conflict):  # another writer's since: the next replay reads it again
+            self._store.put_record(replace(record, data={**record.data, "versions": left}))
 
 
 def _names(index: Record | None, journal: FileAudit) -> bool:

@@ -324,3 +324,37 @@ def test_a_version_left_by_an_outage_of_unknown_outcome_is_withdrawn_once_settle
     _settled_sweep(service, clock)
     assert UNACKED not in _read(service, caller) and "appended/" not in _listing(files, caller)
     assert "other.md" in _listing(files, caller) and len(_withdrawn(service, caller)) == 1
+
+
+def test_a_journal_kept_for_a_version_still_to_come_fences_and_audits_what_it_handled_once(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that stored one of its two versions before it died: the sweep withdraws the stored one and keeps the
+    journal for the other (it may yet be stored), naming only that one, so the sweeps until then stand no fence over
+    the user's files again and audit nothing twice (a review found each sweep of the day standing the fence anew,
+    and writing another "kept" event for a version a deletion hid). Past ``HORIZON`` the journal goes."""
+    service, _files, caller, clock = _setup(store, DeletionMode.IMMEDIATE)
+    _killed_before_commit(service, caller, COMMANDS[0], monkeypatch)
+    (record,) = _journal(store, caller)
+    still_to_come = ["never-stored", None]
+    store.put_record(record.__class__(record.partition, record.kind, record.id,
+                                      {**record.data, "versions": [*record.data["versions"], still_to_come]}))
+    fences: list[str] = []
+    real_fence = custody_fence.fence
+
+    @contextlib.contextmanager
+    def counted_fence(*args: Any, **kwargs: Any) -> Iterator[None]:
+        fences.append("stood")
+        with real_fence(*args, **kwargs):
+            yield
+
+    monkeypatch.setattr(custody_fence, "fence", counted_fence)
+    _settled_sweep(service, clock)
+    assert UNACKED not in _read(service, caller) and len(_withdrawn(service, caller)) == 1 and len(fences) == 1
+    (kept,) = _journal(store, caller)
+    assert kept.data["versions"] == [still_to_come]
+    _settled_sweep(service, clock)
+    assert len(fences) == 1 and len(_withdrawn(service, caller)) == 1 and len(_journal(store, caller)) == 1
+    clock.now += HORIZON
+    _settled_sweep(service, clock)
+    assert _journal(store, caller) == [] and len(fences) == 1
