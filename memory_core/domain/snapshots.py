@@ -307,13 +307,15 @@ class SnapshotCache:
 
         Kept under ``loaded.stamp``, as ``read`` keeps what it builds: the next read answers them only while the
         stamp is that one, so nothing written since shows stale. A snapshot kept at that stamp already is left
-        as it is. Leaves no checkpoint (a search should not pay a checkpoint's write) and knows of none, so the
-        next ``read`` of them leaves the one a large read leaves, as it would had it built them itself.
+        as it is. Leaves no checkpoint (a search should not pay a checkpoint's write) and knows of the one the
+        snapshot it replaces knew (None when there was none), so the next ``read`` of them leaves one when a read
+        it built itself would: not at every get after a search (a review found "edit, search, get" writing one
+        each time).
         """
         slot = (tuple(keys), viewer)
         kept: Snapshots | None = self._answers.get((self._space, slot))
         if kept is None or kept.stamp != loaded.stamp:
-            self._keep(slot, _of_load(loaded, viewer))
+            self._keep(slot, replace(_of_load(loaded, viewer), checkpointed=kept.checkpointed if kept else None))
 
     def _restored(self, keys: Sequence[ProfileKey], viewer: str) -> Snapshots | None:
         """The read from the store's checkpoint, extended with what was added since; None without one."""

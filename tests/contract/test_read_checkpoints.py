@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -148,6 +149,38 @@ def test_a_get_after_a_search_in_the_same_process_leaves_the_checkpoint_the_sear
     fresh = MemoryService(another())
     assert fresh.get(caller, "i", Scope.USER, None).content_markdown == view.content_markdown
     assert (_snapshots(fresh).restores, _snapshots(fresh).rebuilds) == (1, 0)
+
+
+def test_gets_after_edits_and_full_pages_leave_no_checkpoint_until_one_is_due(
+    stores: tuple[MemoryStore, Callable[[], MemoryStore]],
+) -> None:
+    """"Forget, entries page, get" over and over: each page loads the memory in full (a listing is not refreshed
+    after an erasure) and keeps the get's snapshot from it, knowing of the checkpoint the snapshot it replaced knew,
+    so the gets write none until enough was added (``refresh_sections``). A review found each such get writing
+    one, a batch and a large item on Cosmos DB, when the kept snapshot forgot it."""
+    store, another = stores
+    caller = _caller()
+    writer = MemoryService(store)
+    _large_memory(writer, caller)
+    reader_store = another()
+    reader = MemoryService(reader_store)
+    reader.get(caller, "i", Scope.USER, None)  # builds in full and leaves the checkpoint
+    assert _checkpoint(store, caller) is not None
+    assert isinstance(reader_store, ReadCheckpoints)
+    kept: list[object] = []
+    real_keep = reader_store.keep_checkpoint
+
+    def counted_keep(*args: Any, **kwargs: Any) -> bool:
+        kept.append(args)
+        return real_keep(*args, **kwargs)
+
+    reader_store.keep_checkpoint = counted_keep  # type: ignore[method-assign]
+    entries = [e.id for e in reader.entries_page(caller, "i", Scope.USER, None, limit=1000).items]
+    for entry_id in entries[:3]:
+        writer.forget(caller, "i", entry_id)
+        reader.entries_page(caller, "i", Scope.USER, None, limit=1000)
+        reader.get(caller, "i", Scope.USER, None)
+    assert kept == []
 
 
 def test_a_checkpoint_is_refused_once_its_partition_has_moved_on(
