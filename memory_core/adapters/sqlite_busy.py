@@ -75,6 +75,8 @@ class WritersTurn:
 
 
 def _in_sixteenths(left: float, seconds: float) -> float:
-    """``left`` (0 to ``seconds``) rounded down to a whole sixteenth of ``seconds``."""
+    """``left`` (0 to ``seconds``) rounded down to a whole sixteenth of ``seconds``, but never to 0 while some is
+    left: a wait of 0 is SQLite's "do not wait", a locked file's error at once (a review found it after a turn
+    that left less than a sixteenth). At most one sixteenth longer than ``left``, so still 17 values a budget."""
     step = seconds / 16
-    return step * int(left / step) if step > 0 else 0.0
+    return step * max(1, int(left / step)) if step > 0 and left > 0 else 0.0

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import pytest
 
 from memory_core.adapters import sqlite_database
-from memory_core.adapters.sqlite_busy import WritersTurn
+from memory_core.adapters.sqlite_busy import WritersTurn, _in_sixteenths
 from memory_core.adapters.sqlite_rows import in_list
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.models import ProfileKey, Scope
@@ -121,6 +121,14 @@ def test_the_wait_left_after_the_turn_is_one_of_seventeen_values() -> None:
             lefts.add(round(left / 0.01, 6))
         holder.join()
     assert all(value == int(value) for value in lefts), lefts  # whole sixteenths of the 0.16 s budget
+
+
+def test_a_wait_with_less_than_a_sixteenth_left_is_a_sixteenth_not_none() -> None:
+    """0 is SQLite's "do not wait": a turn that left a moment of the budget must still wait, a sixteenth; only a
+    turn that left nothing waits for nothing."""
+    assert _in_sixteenths(0.001, 0.16) == pytest.approx(0.01)
+    assert _in_sixteenths(0.0, 0.16) == 0.0
+    assert _in_sixteenths(0.155, 0.16) == pytest.approx(0.15)
 
 
 def _hold(turn: WritersTurn, held: threading.Event, release: threading.Event) -> None:
