@@ -198,8 +198,9 @@ def abandoned_calls() -> AbandonedCalls:
 
     This root hands it to the MCP backends it builds (``build_mcp_backend``) and to the MCP endpoint's front
     (``mcp_endpoint``), so the bound on abandoned threads (``memory_core.mcp.stalled``) is the process's; one built
-    without a count (a test) keeps its own. It outlives ``reset_runtime``:
-    the threads it counts run on after their runtime is forgotten.
+    without a count (a test) keeps its own. In a stdio process (``declare_stdio`` first) a call whose share is full
+    waits in its line for a place (``AbandonedCalls.share_line``) instead of being refused. It outlives
+    ``reset_runtime``: the threads it counts run on after their runtime is forgotten.
     """
     counted = _process.abandoned
     if counted is None:
@@ -207,7 +208,14 @@ def abandoned_calls() -> AbandonedCalls:
             if _process.abandoned is None:
                 from memory_core.mcp.stalled import AbandonedCalls
 
-                _process.abandoned = AbandonedCalls()
+                if _process.stdio:
+                    from memory_core.mcp.stdio_front import MAX_REQUESTS_IN_FLIGHT
+
+                    # One client, the process's only user: its calls past its share wait for a place (the front
+                    # admits no more than MAX_REQUESTS_IN_FLIGHT, so none is refused for a full line).
+                    _process.abandoned = AbandonedCalls(share_line=MAX_REQUESTS_IN_FLIGHT)
+                else:
+                    _process.abandoned = AbandonedCalls()
             counted = _process.abandoned
     return counted
 

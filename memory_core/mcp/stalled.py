@@ -18,6 +18,12 @@ abandoned (a slow store partition, memory-tool writes queued on that user's turn
 once or however many instances they name, and other users keep being served. Calls made for no user yet (a signed
 token's check, an agent's settings read) count toward the process's count only.
 
+A count built with a line (``share_line``, the stdio process's: ``composition.abandoned_calls``) lets a call whose
+share is full wait for a place instead, first come first served, up to ``share_line`` calls waiting per share; a call
+waits no thread, and its caller's time bound ends the wait. A single client over stdio is the only user its process
+serves, so refusing its 11th concurrent call protected nobody: over Cosmos DB, 50 calls sent at once answered 35
+refusals. A share whose every place is held by an abandoned call (a stalled store) refuses at once, as without a line.
+
 The process's count is held by the composition root (``composition.abandoned_calls``, built on first use), which
 passes it to the backends and the MCP front it builds, so the bound is the process's. A backend or front built without
 a count keeps one of its own: nothing in this package reaches for the process's. Nothing here is built at import.
@@ -25,8 +31,11 @@ a count keeps one of its own: nothing in this package reaches for the process's.
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from collections import deque
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
@@ -47,6 +56,16 @@ whose calls stall holds at most a quarter of anyio's 40 threads and a tenth of `
 RETRY_AFTER_SECONDS = 5
 
 
+@dataclass(eq=False)
+class _Waiter:
+    """A call waiting on its event loop for a place in its full share; ``granted`` once a returning call handed it
+    its place."""
+
+    loop: asyncio.AbstractEventLoop
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    granted: bool = False
+
+
 def share_of(caller: Caller) -> str:
     """The share a call made for ``caller`` counts toward: the user the authenticator proved (the upn it gave, which
     owns the memory), whatever instance, agent or session the request names."""
@@ -58,11 +77,17 @@ class AbandonedCalls:
     calls each user's share has in worker threads, from their start until their thread returns (``running_for``).
     Thread-safe; a share is kept only while some of its calls are in flight (the map does not grow)."""
 
-    def __init__(self, limit: int = MAX_ABANDONED_CALLS, share_limit: int = MAX_CALLS_PER_USER) -> None:
+    def __init__(
+        self, limit: int = MAX_ABANDONED_CALLS, share_limit: int = MAX_CALLS_PER_USER, share_line: int = 0
+    ) -> None:
+        """``share_line``: calls that may wait for a place in a full share (0: refused at once, as over HTTP)."""
         self.limit = limit
         self.share_limit = share_limit
+        self.share_line = share_line
         self._running = 0
         self._by_share: dict[Hashable, int] = {}
+        self._abandoned_by_share: dict[Hashable, int] = {}
+        self._waiting: dict[Hashable, deque[_Waiter]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -77,10 +102,15 @@ class AbandonedCalls:
         with self._lock:
             return self._by_share.get(share, 0)
 
-    def shares(self) -> int:
-        """How many shares have a call in flight (for tests: the map does not grow)."""
+    def waiting_for(self, share: Hashable) -> int:
+        """Calls made for ``share`` waiting for a place in it (never more than ``share_line``)."""
         with self._lock:
-            return len(self._by_share)
+            return len(self._waiting.get(share, ()))
+
+    def shares(self) -> int:
+        """How many shares have a call in flight, abandoned or waiting (for tests: the maps do not grow)."""
+        with self._lock:
+            return len(self._by_share.keys() | self._abandoned_by_share.keys() | self._waiting.keys())
 
     @property
     def full(self) -> bool:
@@ -88,8 +118,9 @@ class AbandonedCalls:
         return self.running >= self.limit
 
     def full_for(self, share: Hashable | None) -> bool:
-        """True while the process's count is ``full``, or ``share`` has ``share_limit`` calls in flight: a new call
-        for ``share`` is refused until some return (None: the process's count only)."""
+        """True while the process's count is ``full``, or ``share`` has ``share_limit`` calls in flight and may not
+        wait for a place (its line holds ``share_line`` calls, or every place is held by an abandoned call): a new
+        call for ``share`` is refused until some return (None: the process's count only)."""
         with self._lock:
             return self._refused_locked(share)
 
@@ -101,36 +132,88 @@ class AbandonedCalls:
     def _refused_locked(self, share: Hashable | None) -> bool:
         if self._running >= self.limit:
             return True
-        return share is not None and self._by_share.get(share, 0) >= self.share_limit
+        if share is None or not self._is_full_locked(share):
+            return False
+        stalled = self._abandoned_by_share.get(share, 0) >= self.share_limit  # no place will come back soon
+        return stalled or len(self._waiting.get(share, ())) >= self.share_line
+
+    def _is_full_locked(self, share: Hashable) -> bool:
+        """No place of ``share`` is free for a new call: all are taken, or calls already wait for the next one."""
+        return self._by_share.get(share, 0) >= self.share_limit or bool(self._waiting.get(share))
 
     def _refusal_locked(self, share: Hashable | None) -> Unavailable:
         if self._running < self.limit and share is not None:  # the user's own share is what is full
+            waiting = len(self._waiting.get(share, ()))
+            also = f" and {waiting} more wait for them" if waiting else ""
             return Unavailable(f"{self._by_share.get(share, 0)} of your earlier calls to the store have not returned "
-                               f"yet; retry later", retry_after_seconds=RETRY_AFTER_SECONDS)
+                               f"yet{also}; retry later", retry_after_seconds=RETRY_AFTER_SECONDS)
         return Unavailable(f"{self._running} earlier calls to the store have not returned yet; retry later",
                            retry_after_seconds=RETRY_AFTER_SECONDS)
 
     def _take_locked(self, share: Hashable | None, step: int) -> None:
         if share is None:
             return
-        left = self._by_share.get(share, 0) + step
-        if left > 0:
-            self._by_share[share] = left
-        else:
-            self._by_share.pop(share, None)
+        _count(self._by_share, share, step)
+
+    def _give_back_locked(self, share: Hashable | None) -> None:
+        """A call's place in ``share`` given back: handed to the first call waiting for it, if any (the count stays),
+        else freed."""
+        line = self._waiting.get(share) if share is not None else None
+        while line:
+            waiter = line.popleft()
+            if not line:
+                del self._waiting[share]
+            try:
+                waiter.loop.call_soon_threadsafe(waiter.event.set)  # from a worker thread or the loop's own
+            except RuntimeError:  # its loop is closed: nobody waits there any more
+                continue
+            waiter.granted = True
+            return
+        self._take_locked(share, -1)
+
+    def _must_wait_locked(self, share: Hashable | None) -> bool:
+        """True when a call for ``share`` may not take a place now but may wait for one; raises the refusal when it
+        may do neither. Takes the place when it is free (and nobody waits before it)."""
+        if self._refused_locked(share):
+            raise self._refusal_locked(share)
+        if share is None:
+            return False
+        if not self._is_full_locked(share):
+            self._take_locked(share, 1)
+            return False
+        return True
+
+    async def _take_place(self, share: Hashable | None) -> None:
+        """A place in ``share`` taken, at once or after waiting in its line; ``Unavailable`` when refused."""
+        with self._lock:
+            if not self._must_wait_locked(share):
+                return
+            waiter = _Waiter(asyncio.get_running_loop())
+            self._waiting.setdefault(share, deque()).append(waiter)
+        try:
+            await waiter.event.wait()
+        except BaseException:
+            with self._lock:
+                if waiter.granted:  # handed a place as it was cancelled: the next in line gets it
+                    self._give_back_locked(share)
+                else:
+                    line = self._waiting.get(share)
+                    if line is not None and waiter in line:
+                        line.remove(waiter)
+                        if not line:
+                            del self._waiting[share]
+            raise
 
     async def run(self, call: Callable[..., T], *args: Any, share: Hashable | None = None) -> T:
         """``call(*args)`` in a worker thread the caller's cancellation abandons; ``Unavailable`` while
         ``full_for(share)``. A call for ``share`` (``share_of``; None: the process's count only) takes its place in
-        the share here, under the lock that checks it, and gives it back only when its thread returns (or when anyio
-        drops it before it started), so ``running_for(share)`` never passes ``share_limit``, however many calls
-        start at once. If abandoned, it counts toward the process's count until its thread returns as well (checked
-        here and again as the thread starts, so at most ``limit`` plus the threads running at once, anyio's 40 by
-        default, are ever abandoned together)."""
-        with self._lock:
-            if self._refused_locked(share):
-                raise self._refusal_locked(share)
-            self._take_locked(share, 1)
+        the share here, under the lock that checks it (or waits in the share's line for one, with a ``share_line``:
+        the caller's cancellation ends the wait), and gives it back only when its thread returns (or when anyio
+        drops it before it started), handing it to the first call waiting, so ``running_for(share)`` never passes
+        ``share_limit``, however many calls start at once. If abandoned, it counts toward the process's count until
+        its thread returns as well (checked here and again as the thread starts, so at most ``limit`` plus the threads
+        running at once, anyio's 40 by default, are ever abandoned together)."""
+        await self._take_place(share)
         started = done = abandoned = dropped = False
         cancelled = anyio.get_cancelled_exc_class()
 
@@ -140,7 +223,7 @@ class AbandonedCalls:
                 if dropped:  # anyio dropped it (cancelled before it started) and its place was given back
                     raise cancelled()
                 if self._running >= self.limit:  # checked again here: many calls may pass the first check at once
-                    self._take_locked(share, -1)
+                    self._give_back_locked(share)
                     done = True
                     raise self._refusal_locked(None)
                 started = True
@@ -149,9 +232,11 @@ class AbandonedCalls:
             finally:
                 with self._lock:
                     done = True
-                    self._take_locked(share, -1)
+                    self._give_back_locked(share)
                     if abandoned:
                         self._running -= 1
+                        if share is not None:
+                            _count(self._abandoned_by_share, share, -1)
 
         try:
             return await anyio.to_thread.run_sync(tracked, abandon_on_cancel=True)
@@ -159,12 +244,23 @@ class AbandonedCalls:
             with self._lock:
                 if not started and not done:  # never ran and never will (``dropped``): its place is given back here
                     dropped = True
-                    self._take_locked(share, -1)
+                    self._give_back_locked(share)
                 elif isinstance(failure, cancelled):
                     abandoned = True
                     if not done:
                         self._running += 1
+                        if share is not None:
+                            _count(self._abandoned_by_share, share, 1)
             raise
+
+
+def _count(counts: dict[Hashable, int], share: Hashable, step: int) -> None:
+    """``counts[share]`` moved by ``step``; a share whose count reaches 0 leaves the map (it does not grow)."""
+    left = counts.get(share, 0) + step
+    if left > 0:
+        counts[share] = left
+    else:
+        counts.pop(share, None)
 
 
 STORELESS_METHODS = frozenset({"ping", "initialize", "server/discover", "tools/list"})

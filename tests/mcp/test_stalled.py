@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.errors import Unavailable
 from memory_core.domain.identity import Caller
 from memory_core.domain.service import MemoryService
 from memory_core.identity.model import Authentication
@@ -161,3 +162,104 @@ async def test_a_user_whose_calls_fill_their_share_answers_503_in_every_instance
     assert {r.json()["error"]["message"] for r in refused} == {
         "2 of your earlier calls to the store have not returned yet; retry later"}
     assert [r.status_code for r in [served, *passing]] == [200] * 4
+
+
+# -- a share's line (the stdio process's count) -------------------------------------------------------------------
+
+
+async def test_with_a_line_calls_past_the_share_wait_and_run_in_turn_never_more_than_the_share_at_once() -> None:
+    """With a ``share_line``, a user's calls past their share wait (no thread) instead of being refused, and take the
+    places calls give back in the order they came; the share's count never passes ``share_limit``."""
+    abandoned = AbandonedCalls(share_limit=1, share_line=8)
+    gate = threading.Semaphore(0)
+    started: list[int] = []
+    peak = 0
+
+    def work(number: int) -> int:
+        nonlocal peak
+        peak = max(peak, abandoned.running_for("alex"))
+        started.append(number)
+        gate.acquire(timeout=10)
+        return number
+
+    answers: list[int] = []
+
+    async def one(number: int) -> None:
+        answers.append(await abandoned.run(work, number, share="alex"))
+
+    async with anyio.create_task_group() as group:
+        for number in range(9):
+            group.start_soon(one, number)
+            await anyio.sleep(0.01)  # each call reaches the line before the next, so the order is known
+        assert abandoned.running_for("alex") == 1 and abandoned.waiting_for("alex") == 8 and started == [0]
+        with anyio.fail_after(10):
+            for number in range(1, 9):  # one place given back at a time: the next in line starts
+                gate.release()
+                while len(started) <= number:
+                    await anyio.sleep(0.005)
+        gate.release()
+    assert started == list(range(9)) and sorted(answers) == list(range(9)) and peak == 1
+    assert abandoned.shares() == 0 and abandoned.running == 0
+
+
+async def test_a_call_cancelled_while_waiting_leaves_the_line_and_the_place_passes_on() -> None:
+    """A waiting call whose caller's bound ends first leaves the line without ever running; the place given back next
+    goes to the call after it, and nothing stays counted."""
+    abandoned = AbandonedCalls(share_limit=1, share_line=4)
+    release = threading.Event()
+    ran: list[str] = []
+
+    def work(name: str) -> str:
+        release.wait(10)
+        ran.append(name)
+        return name
+
+    async with anyio.create_task_group() as group:
+        results: dict[str, str] = {}
+
+        async def one(name: str, bound: float) -> None:
+            with anyio.move_on_after(bound):
+                results[name] = await abandoned.run(work, name, share="alex")
+
+        group.start_soon(one, "first", 10)
+        await anyio.sleep(0.01)
+        group.start_soon(one, "given up", 0.1)
+        await anyio.sleep(0.01)
+        group.start_soon(one, "last", 10)
+        await anyio.sleep(0.3)  # "given up" is gone from the line by now
+        assert abandoned.waiting_for("alex") == 1
+        release.set()
+    assert results == {"first": "first", "last": "last"} and ran == ["first", "last"]
+    assert abandoned.shares() == 0
+
+
+async def test_with_a_line_a_share_held_by_abandoned_calls_or_a_full_line_is_refused_at_once() -> None:
+    """A line does not wait on a stalled store: while every place of the share is held by an abandoned call, the next
+    call is refused at once ("... have not returned yet"), as without a line; and a call past a full line is refused
+    with the count of those waiting. Another user is still served."""
+    abandoned = AbandonedCalls(share_limit=2, share_line=1)
+    release = threading.Event()
+    try:
+        for _ in range(2):
+            with anyio.move_on_after(0.05):
+                await abandoned.run(release.wait, 10, share="alex")
+        assert abandoned.running == 2 and abandoned.full_for("alex")
+        with anyio.fail_after(1), pytest.raises(Unavailable, match=r"^2 of your earlier calls to the store have not "
+                                                                   r"returned yet; retry later$"):
+            await abandoned.run(release.wait, 10, share="alex")
+        assert await abandoned.run(lambda: "served", share="blake") == "served"
+
+        blocked = threading.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: abandoned.run(blocked.wait, 10, share="blake"))
+            group.start_soon(lambda: abandoned.run(blocked.wait, 10, share="blake"))
+            await anyio.sleep(0.05)
+            group.start_soon(lambda: abandoned.run(lambda: None, share="blake"))  # waits: the line holds one
+            await anyio.sleep(0.05)
+            assert abandoned.waiting_for("blake") == 1 and abandoned.full_for("blake")
+            with pytest.raises(Unavailable, match=r"^2 of your earlier calls to the store have not returned yet and 1 "
+                                                  r"more wait for them; retry later$"):
+                await abandoned.run(lambda: None, share="blake")
+            blocked.set()
+    finally:
+        release.set()
