@@ -21,23 +21,28 @@ retirements (``file_retirements``). Dismissing it erases that one record, and no
 - journaled (``domain.journals``): before the erasure a ``dismissal`` record in the instance's deletions partition
   names the record's key, its digest, the operator and the time (and what the event says: the request's id, its
   user, the holds left, why it is unreadable; no memory text). Right after the erasure the journal is marked
-  ``erased`` (one write), then the event is written, dated by the journal and named by it (one record whoever
-  writes it, however often), then the journal is erased. The sweep (``replay``) finishes a settled marked journal
-  as its dismissal's: the event, unless stored already, then the journal, whatever is stored under the record's
-  key now. An unmarked one whose record is still stored (unchanged: the dismissal never happened; rewritten: the
-  rewrite won) it drops, with no event. An unmarked one whose record is gone (a crash between the erasure and the
-  mark) it cannot tell apart from an erasure by another hand (a later release deciding the request, an expiry): it
-  drops it when the trail already holds its event or a later one naming the request, else writes the event saying
-  who erased it is not known (``SWEPT``). So a crash after the erasure never loses the event. One journal per
-  record version (its key and etag): a retry, or a dismissal at the same moment, of the version another journaled
-  takes that journal over, so whichever erases the record writes the same event. A dismissal first closes the
-  journals of other versions of the record (stored no more): an unmarked one is erased (its dismissal erased
-  nothing; left, it would be finished as a second dismissal once this one erased the record), a marked one is
-  finished (its dismissal erased that version, and a later release stored the request again): its event is written.
+  ``erased`` (one write), then the event is written, dated by the journal and named by it, and created only while
+  none of its id is stored (one record, as its first writer wrote it, however many finish the journal at once),
+  then the journal is erased. The sweep (``replay``) finishes a settled marked journal as its dismissal's: the
+  event, unless stored already, then the journal, whatever is stored under the record's key now. An unmarked one
+  whose record is still stored (unchanged: the dismissal never happened; rewritten: the rewrite won) it drops, with
+  no event. An unmarked one whose record is gone it reads again (a dismissal slower than the settle time may have
+  marked it meanwhile: then it is finished as marked); still unmarked (a crash between the erasure and the mark), it
+  cannot be told apart from an erasure by another hand (a later release deciding the request, an expiry): it is
+  dropped when the trail already holds its event or a later one naming the request, else the event is written
+  saying who erased it is not known (``SWEPT``). So a crash after the erasure never loses the event, and a slow
+  dismissal and the sweep never write two. A journal a sweep dropped while its dismissal was still under way is
+  stored again, marked, by the dismissal once it erased the record. One journal per record version (its key and
+  etag): a retry, or a dismissal at the same moment, of the version another journaled takes that journal over, so
+  whichever erases the record writes the same event. A dismissal first closes the journals of other versions of the
+  record (stored no more): an unmarked one is erased (its dismissal erased nothing; left, it would be finished as a
+  second dismissal once this one erased the record), a marked one is finished (its dismissal erased that version,
+  and a later release stored the request again): its event is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -125,10 +130,10 @@ def dismiss_unreadable(
         kind, status = stored_label(record.data.get("kind")), stored_label(record.data.get("status"))
         if holds_left and not force:
             raise Conflict(f"deletion request {request_id} (stored as kind {kind or 'unknown'}, status "
-                           f"{status or 'unknown'}) filed {holds_left} hold(s) that still stand: dismissed, it would leave "
-                           "them standing, and the memory they hide stays hidden, neither shown again nor erased, "
-                           "with no request to decide; run the release that reads it, or force the dismissal if "
-                           "none will",
+                           f"{status or 'unknown'}) filed {holds_left} hold(s) that still stand: dismissed, it would "
+                           "leave them standing, and the memory they hide stays hidden, neither shown again nor "
+                           "erased, with no request to decide; run the release that reads it, or force the dismissal "
+                           "if none will",
                            code="holds_standing")
         dismissed = Dismissed(read.id, instance_id, read.upn, record.id, record_sha256(record), holds_left,
                               read.message, kind, status, force and holds_left > 0)
@@ -150,26 +155,36 @@ def dismiss_unreadable(
 
 
 def replay(store: MemoryStore, audit: AuditTrail, instance_id: str | None, *, clock: Callable[[], datetime]) -> int:
-    """The sweep's step for dismissals a crash interrupted (``journals.replay``: settled, claimed once). A journal
-    marked ``erased`` (its dismissal erased the record, then stopped) is finished as that dismissal's: its event is
-    written unless already stored (never ``SWEPT``: the mark tells who erased it), whatever is stored under the
-    record's key now (a later version), then it is erased. An unmarked one whose record is still stored (the
-    dismissal never erased it; or stored under another etag: a rewrite won) is dropped, with no event. An unmarked
-    one whose record is gone cannot tell whether its dismissal erased it or another hand did (a later release
-    deciding it, an expiry): when the trail already holds its event (written before the crash), or a later event
-    naming the request, it is dropped; else its event is written saying so (``SWEPT``), then it is erased. Answers
-    how many were finished."""
+    """The sweep's step for dismissals a crash interrupted, or that are slower than ``journals.SETTLE``
+    (``journals.replay``: settled, claimed once). A journal marked ``erased`` (its dismissal erased the record) is
+    finished as that dismissal's: its event is written unless already stored (never ``SWEPT``: the mark tells who
+    erased it), whatever is stored under the record's key now (a later version), then it is erased. An unmarked one
+    whose record is still stored (the dismissal never erased it; or stored under another etag: a rewrite won) is
+    dropped, with no event. An unmarked one whose record is gone is read again: marked or erased meanwhile, its
+    dismissal is still running and tells it (finished as marked, or left); still unmarked, the sweep cannot tell
+    whether its dismissal erased it or another hand did (a later release deciding it, an expiry): when the trail
+    already holds a later event naming the request, it is dropped; else its event is written saying so (``SWEPT``),
+    then it is erased. Every writer creates the event only while none is stored (``_tell``), so a dismissal and a
+    sweep finishing it at once leave one event, as the first wrote it. Answers how many were finished."""
     def finish(record: Record) -> None:
         journal = Dismissal.from_record(record)
-        if _marked(record):
-            _finish_marked(store, audit, journal)
-            return
-        partition = deletions_partition(journal.dismissed.instance_id)
-        gone = store.get_record(partition, RecordKind.DELETION_REQUEST, journal.dismissed.record_id) is None
-        if gone and not _told(store, audit, journal):
-            _finish(store, audit, journal, swept=True)
-        else:
-            _close(store, journal)
+        if not _marked(record):
+            partition = deletions_partition(journal.dismissed.instance_id)
+            if store.get_record(partition, RecordKind.DELETION_REQUEST, journal.dismissed.record_id) is not None:
+                _close(store, journal)
+                return
+            # The record is gone: a dismissal slower than SETTLE may have erased it and marked its journal since
+            # this sweep read it. The mark, read now, tells who erased it.
+            now = store.get_record(partition, KIND, record.id)
+            if now is None:  # its dismissal finished it meanwhile: the event is stored
+                return
+            if not _marked(now):
+                if _told_by_another_hand(store, audit, journal):
+                    _close(store, journal)
+                else:
+                    _finish(store, audit, journal, swept=True)
+                return
+        _finish(store, audit, journal)
 
     return journals.replay(store, KIND, instance_id, clock=clock, wait=lambda record: timedelta(0), finish=finish)
 
@@ -232,7 +247,7 @@ def _close_stale(store: MemoryStore, audit: AuditTrail, record: Record) -> None:
     """Close the journals of dismissals of other versions of ``record``: the version each names is stored no more
     (this caller read ``record`` as stored now). One marked ``erased`` (its dismissal erased that version, then
     stopped before its event, and a later release stored the request again) is finished as that dismissal's
-    (``_finish_marked``): its erasure is audited, never dropped. An unmarked one is erased with no event: its
+    (``_finish``): its erasure is audited, never dropped. An unmarked one is erased with no event: its
     dismissal erased nothing (a crash after the erasure and before the mark is the sweep's doubt, ``SWEPT``, and
     this caller cannot tell it apart). Left, the sweep would find the record gone once this dismissal erased it, and
     write a second event, for a version no one dismissed."""
@@ -241,7 +256,7 @@ def _close_stale(store: MemoryStore, audit: AuditTrail, record: Record) -> None:
         if stale.id == current:
             continue
         if _marked(stale):
-            _finish_marked(store, audit, Dismissal.from_record(stale))
+            _finish(store, audit, Dismissal.from_record(stale))
         else:
             store.delete_record(record.partition, KIND, stale.id)
 
@@ -258,40 +273,43 @@ def _marked(journal: Record) -> bool:
 def _mark_erased(store: MemoryStore, begun: Record) -> None:
     """Mark the journal ``erased`` (one write, If-Match the journal as begun), right after the erasure: a crash
     before the event then leaves a journal the sweep, or a dismissal of a later version, finishes as this one's.
-    A journal a sweep claimed meanwhile (a dismissal slower than ``SETTLE``) is read again and marked; one already
-    finished (the sweep found the record gone) is left so: the caller's event follows either way."""
+    A journal a sweep claimed meanwhile (a dismissal slower than ``SETTLE``) is read again and marked; one a sweep
+    erased meanwhile (it found the record still stored, before this erasure, or gone, and told it ``SWEPT``) is
+    stored again, marked, so a crash before the caller's event still leaves it to the next sweep."""
     journal: Record | None = begun
     for _ in range(_ATTEMPTS):
-        if journal is None or _marked(journal):
+        if journal is not None and _marked(journal):
             return
         try:
-            store.put_record(replace(journal, data={**journal.data, ERASED: True}))
+            if journal is None:
+                store.create_record(replace(begun, data={**begun.data, ERASED: True}))
+            else:
+                store.put_record(replace(journal, data={**journal.data, ERASED: True}))
             return
         except Conflict:
-            journal = store.get_record(journal.partition, KIND, journal.id)
-
-
-def _finish_marked(store: MemoryStore, audit: AuditTrail, journal: Dismissal) -> None:
-    """Finish a journal marked ``erased``: write its event unless stored already (kept as written), then erase it."""
-    event = _event(audit, journal)
-    if store.get_record(event.partition, RecordKind.AUDIT, event.id) is None:
-        store.put_record(event)
-    _close(store, journal)
+            journal = store.get_record(begun.partition, KIND, begun.id)
 
 
 def _finish(store: MemoryStore, audit: AuditTrail, journal: Dismissal, *, swept: bool = False) -> None:
-    """The record is erased: audit it, then erase the journal (a crash between them writes the same event again)."""
-    _audit(store, audit, journal, swept=swept)
+    """The record is erased: audit it (``_tell``), then erase the journal (a crash between them leaves the journal,
+    and whoever finishes it finds the event told)."""
+    _tell(store, _event(audit, journal, swept=swept))
     _close(store, journal)
 
 
-def _told(store: MemoryStore, audit: AuditTrail, journal: Dismissal) -> bool:
-    """Whether the trail already tells what became of the journal's record: its own event (the dismissal wrote it
-    and stopped before erasing the journal; kept as written, never rewritten in the sweep's words), or a later event
-    naming the request (the hand that erased it, or a dismissal of a later version, told it)."""
+def _tell(store: MemoryStore, event: Record) -> None:
+    """Write the dismissal's event unless one is stored under its id already: the one check of "already told",
+    made by the write itself (create-only). The dismissal, the sweep and a dismissal of a later version may each
+    finish one journal at the same moment; the event stays as the first wrote it, never rewritten in another's words
+    (the sweep's ``SWEPT`` over the dismissal's, or back)."""
+    with contextlib.suppress(Conflict):
+        store.create_record(event)
+
+
+def _told_by_another_hand(store: MemoryStore, audit: AuditTrail, journal: Dismissal) -> bool:
+    """Whether the trail holds an event naming the journal's request later than the dismissal's own: the hand that
+    erased the record (a later release deciding it), or a dismissal of a later version, told what became of it."""
     event = _event(audit, journal)
-    if store.get_record(event.partition, RecordKind.AUDIT, event.id) is not None:
-        return True
     return bool(store.page_records(event.partition, RecordKind.AUDIT, limit=1,
                                    where={"request_id": journal.dismissed.request_id}, after=event.id))
 
@@ -349,8 +367,3 @@ def _event(audit: AuditTrail, journal: Dismissal, *, swept: bool = False) -> Rec
                             content_sha256=dismissed.record_sha256, detail=detail, at=journal.started_on,
                             suffix=f"dismissed-{journal.id}")
     return record
-
-
-def _audit(store: MemoryStore, audit: AuditTrail, journal: Dismissal, *, swept: bool = False) -> None:
-    """Write the dismissal's event (``_event``), as ``AuditTrail.record`` writes one."""
-    store.put_record(_event(audit, journal, swept=swept))

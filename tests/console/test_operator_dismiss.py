@@ -15,6 +15,7 @@ import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
 
 from memory_core.domain.models import Hold
 from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
@@ -190,3 +191,39 @@ def test_an_operator_dismisses_past_standing_holds_with_the_keyboard_alone(
     text_appears(browser, "#dismissal-outcome", "Dismissed request")
     wait_for(browser, lambda d: _focused_matches(d, "#dismissal-outcome"))
     assert _unreadable(operator_api) == []
+
+
+ZWSP, TAG_A = "\u200b", "\U000e0041"  # a zero-width space and the tag character for "A": both drawn as nothing
+HIDDEN_ID = f"later{ZWSP}one{TAG_A}"  # an id a person reads as "laterone", stored by another release
+
+
+def _marks(where: WebElement) -> list[str]:
+    return [m.text for m in where.find_elements(By.CSS_SELECTOR, ".invisible-char")]
+
+
+def test_the_dismiss_dialogs_show_a_stored_id_as_the_note_does_with_what_draws_as_nothing_marked(
+    browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client,
+) -> None:
+    """A request whose stored id and kind hold a zero-width space or a tag character: the note marks each
+    ("U+200B"); both dialogs show the id exactly as the note does (the same marked <code>) and mark the kind too
+    (before, the dialogs built a string, and "later\u200bone" read as "laterone", another request)."""
+    _plant(console_server, instance, HIDDEN_ID, kind=f"arc{ZWSP}{TAG_A}hive")
+    _hold(console_server, instance, HIDDEN_ID)
+    _open_operator(browser, console_server, instance)
+    note = find(browser, f'#unreadable-deletions li[data-request-id="{HIDDEN_ID}"]')
+    listed = note.find_element(By.TAG_NAME, "code")
+    assert listed.text == "laterU+200BoneU+E0041" and _marks(listed) == ["U+200B", "U+E0041"]
+    assert _marks(note) == ["U+200B", "U+E0041", "U+200B U+E0041"]  # the id's two, the kind's run
+
+    note.find_element(By.CSS_SELECTOR, "button.dismiss").click()
+    for title, ok in (("Dismiss this unreadable request?", "#confirm-ok"),
+                      ("Holds of this request still stand", "#confirm-cancel")):
+        wait_for(browser, lambda d, title=title: title in _dialog_text(d))
+        text = find(browser, "dialog#confirm[open] #confirm-text")
+        shown = text.find_element(By.TAG_NAME, "code")
+        assert shown.get_attribute("innerHTML") == listed.get_attribute("innerHTML")
+        assert _marks(text) == _marks(note)
+        assert "(stored as arcU+200B U+E0041hive, pending, for later@contoso.com)" in text.text
+        browser.find_element(By.CSS_SELECTOR, ok).click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is None)
+    assert _unreadable(operator_api) == [HIDDEN_ID]  # cancelled at the second dialog: nothing dismissed

@@ -274,7 +274,7 @@ def test_a_dismissal_stopped_after_its_erasure_is_audited_once_by_the_sweep(
     clock = TickingClock()
     service = _service(store, clock)
     record = _later_request(store)
-    _crash_once(monkeypatch, store, "put_record", lambda record, *a, **k: record.kind == RecordKind.AUDIT
+    _crash_once(monkeypatch, store, "create_record", lambda record, *a, **k: record.kind == RecordKind.AUDIT
                 and record.data.get("action") == AuditAction.DELETION_DISMISSED.value)
     with pytest.raises(Crash):
         service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
@@ -317,7 +317,7 @@ def test_a_dismissal_stopped_between_its_erasure_and_its_mark_is_audited_by_the_
 
 def _crash_after_the_erasure(service: MemoryService, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     """A dismissal that erases the request record and stops as it writes its event."""
-    _crash_once(monkeypatch, store, "put_record", lambda record, *a, **k: record.kind == RecordKind.AUDIT
+    _crash_once(monkeypatch, store, "create_record", lambda record, *a, **k: record.kind == RecordKind.AUDIT
                 and record.data.get("action") == AuditAction.DELETION_DISMISSED.value)
     with pytest.raises(Crash):
         service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)

@@ -2,7 +2,8 @@
 // request this release cannot read"): a confirmation, then what the API answers, told in the dialog.
 
 import { ApiError } from "./api.js";
-import { formatCount, isolatedText } from "./dom.js";
+import { formatCount, h, isolatedText } from "./dom.js";
+import { storedText } from "./invisible.js";
 import { confirmAction } from "./ui.js";
 
 /**
@@ -25,11 +26,24 @@ export function describeUnreadable(u) {
   return `${isolatedText(u.request_id)} (${kind}, ${status}, ${upn})`;
 }
 
+/**
+ * ``u`` as ``describeUnreadable`` says it, as nodes for a dialog's text: its id, kind, status and user each shown as
+ * the note of unreadable requests shows them (operator.js: ``storedText``, the id in <code>), isolated with every
+ * character drawn as nothing marked. A string (``isolatedText``) cannot mark them: an id holding a zero-width space
+ * or a tag character would read in the dialog as another id the note shows apart.
+ */
+export function shownUnreadable(u) {
+  return [h("code", {}, storedText(u.request_id)), " (",
+    u.kind ? ["stored as ", storedText(u.kind)] : "kind unknown", ", ",
+    u.status ? storedText(u.status) : "status unknown", ", ",
+    u.upn ? ["for ", storedText(u.upn)] : "naming no user", ")"];
+}
+
 /** What a dismissal's answer ``d`` (``DismissedRequestModel``) says was done, in a sentence. */
 export function dismissedText(d) {
   const holds = d.holds_left
-    ? ` ${formatCount(d.holds_left)} hold${d.holds_left === 1 ? "" : "s"} it filed still stand${d.holds_left === 1 ? "s" : ""}`
-      + " (dismissed anyway): the memory they hide stays hidden."
+    ? ` ${formatCount(d.holds_left)} hold${d.holds_left === 1 ? "" : "s"} it filed still `
+      + `stand${d.holds_left === 1 ? "s" : ""} (dismissed anyway): the memory they hide stays hidden.`
     : " No hold of it stood.";
   return `Dismissed request ${describeUnreadable(d)}: its record is erased and the dismissal audited.${holds}`;
 }
@@ -42,11 +56,10 @@ export function dismissedText(d) {
  * hidden, offering "Dismiss anyway" (``force``). Every other failure is thrown.
  */
 export async function dismissUnreadable(u, post) {
-  const what = describeUnreadable(u);
   const ok = await confirmAction({ title: "Dismiss this unreadable request?",
-    text: `Request ${what} cannot be read by this release. Dismissed, its record is erased from the store and the `
-      + "dismissal audited; no memory is shown again or erased. Dismiss only a request no release will read. "
-      + "This cannot be undone.",
+    text: ["Request ", shownUnreadable(u), " cannot be read by this release. Dismissed, its record is erased from the "
+      + "store and the dismissal audited; no memory is shown again or erased. Dismiss only a request no release will "
+      + "read. This cannot be undone."],
     ok: "Dismiss" });
   if (!ok) return { outcome: "cancelled" };
   let force = false;
@@ -61,10 +74,10 @@ export async function dismissUnreadable(u, post) {
       const holds = n === null ? "Holds it filed still stand"
         : `${formatCount(n)} hold${n === 1 ? "" : "s"} it filed still stand${n === 1 ? "s" : ""}`;
       const anyway = await confirmAction({ title: "Holds of this request still stand",
-        text: `${holds}, so nothing was dismissed. Dismissed anyway, request ${what} is erased and `
-          + `${n === 1 ? "its hold stays" : "its holds stay"} standing: the memory ${n === 1 ? "it hides" : "they hide"}`
-          + " stays hidden, neither shown again nor erased, with no request left to decide. A release that reads "
-          + "the request could decide it instead.",
+        text: [`${holds}, so nothing was dismissed. Dismissed anyway, request `, shownUnreadable(u),
+          ` is erased and ${n === 1 ? "its hold stays" : "its holds stay"} standing: the memory `
+          + `${n === 1 ? "it hides" : "they hide"} stays hidden, neither shown again nor erased, with no request left `
+          + "to decide. A release that reads the request could decide it instead."],
         ok: "Dismiss anyway" });
       if (!anyway) return { outcome: "cancelled" };
       force = true;

@@ -39,14 +39,15 @@ export function settleFocus() {
 }
 
 /**
- * A modal confirmation (native <dialog>: focus is trapped, Escape cancels).
+ * A modal confirmation (native <dialog>: focus is trapped, Escape cancels). ``text``: a string, or nodes and strings
+ * (``h``'s children) for a text that shows what others stored as the page marks it (invisible.js ``storedText``).
  * Resolves to false on cancel; to true, or to the extra inputs' values when ``extra`` is given.
  */
 export function confirmAction({ title, text, ok = "Confirm", extra = [], danger = true }) {
   const dialog = document.getElementById("confirm");
   const form = document.getElementById("confirm-form");
   document.getElementById("confirm-title").textContent = title;
-  document.getElementById("confirm-text").textContent = text;
+  replace(document.getElementById("confirm-text"), text);
   const okButton = document.getElementById("confirm-ok");
   okButton.textContent = ok;
   okButton.className = danger ? "danger" : "primary";
