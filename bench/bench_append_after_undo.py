@@ -23,14 +23,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_stdio_in_process import Answers, _front
+from bench.bench_stdio_in_process import InProcessClient
 from memory_core.adapters import sqlite_database
-from tests.support.stdio_server import initialize, tool_call
 
 FACT = "The user prefers concise answers with Markdown tables for comparisons of plans"
 PARTS: dict[str, list[float]] = {"begin": [], "statements": [], "commit": []}
@@ -59,41 +57,20 @@ def timed_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 async def run(iterations: int, warmup: int, gap: float) -> list[float]:
     sqlite_database.write_transaction = timed_transaction  # type: ignore[assignment]
-    front = _front()
-    lines: asyncio.Queue[bytes] = asyncio.Queue()
-    answers = Answers()
-    serving = asyncio.create_task(front.serve(lines.get, answers))
-    loop = asyncio.get_running_loop()
-    next_id = 100
-
-    async def call(name: str, arguments: dict[str, Any]) -> tuple[float, bytes]:
-        nonlocal next_id
-        next_id += 1
-        answers.waiting = loop.create_future()
-        started = time.perf_counter()
-        lines.put_nowait(tool_call(next_id, name, arguments))
-        answer = await answers.waiting
-        return time.perf_counter() - started, answer
-
-    handshake, initialized = initialize().splitlines(keepends=True)
-    answers.waiting = loop.create_future()
-    lines.put_nowait(handshake)
-    await answers.waiting
-    lines.put_nowait(initialized)
+    client = await InProcessClient().opened()
     for n in range(10):
-        await call("append_memory", {"scope": "user", "memory": f"- {FACT} ({n})"})
+        await client.call("append_memory", {"scope": "user", "memory": f"- {FACT} ({n})"})
     calls = []
     for n in range(warmup + iterations):
         TIMING[0] = n >= warmup
-        elapsed, answer = await call("append_memory", {"scope": "user", "memory": f"- {FACT} (new)"})
+        elapsed, answer = await client.call("append_memory", {"scope": "user", "memory": f"- {FACT} (new)"})
         TIMING[0] = False
         if n >= warmup:
             calls.append(elapsed)
         entry_id = json.loads(answer)["result"]["structuredContent"]["entry_id"]
-        await call("memory", {"command": "delete", "path": f"/memories/appended/{entry_id}.md"})
+        await client.call("memory", {"command": "delete", "path": f"/memories/appended/{entry_id}.md"})
         await asyncio.sleep(gap)
-    lines.put_nowait(b"")
-    await asyncio.wait_for(serving, 30)
+    await client.close()
     return calls
 
 
