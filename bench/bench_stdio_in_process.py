@@ -63,7 +63,8 @@ def _front() -> Any:
 
 class InProcessClient:
     """A front served in process (``_front``) after its handshake; ``call`` sends one tool call and answers the time
-    to its answer (seconds) and the answer's bytes, the next call sent once it is written. ``close`` ends the serving."""
+    to its answer (seconds) and the answer's bytes, the next call sent once it is written. ``close`` ends the
+    serving."""
 
     def __init__(self) -> None:
         self._lines: asyncio.Queue[bytes] = asyncio.Queue()
