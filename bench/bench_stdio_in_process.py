@@ -61,42 +61,54 @@ def _front() -> Any:
     return front
 
 
-async def run(iterations: int, warmup: int, facts: int) -> list[tuple[str, float, float]]:
-    front = _front()
-    lines: asyncio.Queue[bytes] = asyncio.Queue()
-    answers = Answers()
-    serving = asyncio.create_task(front.serve(lines.get, answers))
-    loop = asyncio.get_running_loop()
-    next_id = 100
+class InProcessClient:
+    """A front served in process (``_front``) after its handshake; ``call`` sends one tool call and answers the time
+    to its answer (seconds) and the answer's bytes, the next call sent once it is written. ``close`` ends the
+    serving."""
 
-    async def call(name: str, arguments: dict[str, Any]) -> float:
-        nonlocal next_id
-        next_id += 1
-        answers.waiting = loop.create_future()
+    def __init__(self) -> None:
+        self._lines: asyncio.Queue[bytes] = asyncio.Queue()
+        self._answers = Answers()
+        self._serving = asyncio.create_task(_front().serve(self._lines.get, self._answers))
+        self._next_id = 100
+
+    async def opened(self) -> InProcessClient:
+        handshake, initialized = initialize().splitlines(keepends=True)
+        await self._answer(handshake)
+        self._lines.put_nowait(initialized)
+        return self
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[float, bytes]:
+        self._next_id += 1
         started = time.perf_counter()
-        lines.put_nowait(tool_call(next_id, name, arguments))
-        answer = await answers.waiting
+        answer = await self._answer(tool_call(self._next_id, name, arguments))
         elapsed = time.perf_counter() - started
         if b'"isError":true' in answer or b'"error"' in answer[:40]:
             raise SystemExit(f"{name} failed: {answer[:300]!r}")
-        return elapsed
+        return elapsed, answer
 
-    handshake, initialized = initialize().splitlines(keepends=True)
-    answers.waiting = loop.create_future()
-    lines.put_nowait(handshake)
-    await answers.waiting
-    lines.put_nowait(initialized)
+    async def close(self) -> None:
+        self._lines.put_nowait(b"")
+        await asyncio.wait_for(self._serving, 30)
+
+    async def _answer(self, line: bytes) -> bytes:
+        self._answers.waiting = asyncio.get_running_loop().create_future()
+        self._lines.put_nowait(line)
+        return await self._answers.waiting
+
+
+async def run(iterations: int, warmup: int, facts: int) -> list[tuple[str, float, float]]:
+    client = await InProcessClient().opened()
     for n in range(facts):
-        await call("append_memory", {"scope": "user", "memory": f"- fact {n}: the user likes green tea"})
+        await client.call("append_memory", {"scope": "user", "memory": f"- fact {n}: the user likes green tea"})
     rows = []
     for name, arguments in (("get_memory", {"scope": "user"}),
                             ("append_memory", {"scope": "user", "memory": "- the user cycles to work"})):
         for _ in range(warmup):
-            await call(name, arguments)
-        times = sorted([await call(name, arguments) for _ in range(iterations)])
+            await client.call(name, arguments)
+        times = sorted([(await client.call(name, arguments))[0] for _ in range(iterations)])
         rows.append((name, times[len(times) // 2] * 1e3, times[int(len(times) * 0.9)] * 1e3))
-    lines.put_nowait(b"")
-    await asyncio.wait_for(serving, 30)
+    await client.close()
     return rows
 
 

@@ -156,8 +156,12 @@ def purge_erased(db: sqlite3.Connection, *, retry_seconds: float = 1.0, turn: Wr
             if time.monotonic() >= deadline:
                 return False
             time.sleep(RETRY_PAUSE_SECONDS)
-    for row, generation in owed:  # what was seen, never more: an erasure since stays owed
-        db.execute("UPDATE erasure_purges SET purged = max(purged, ?) WHERE id = ?", (generation, row))
+    # What was seen, never more: an erasure since stays owed. One transaction, in turn like every step above: the
+    # first write after the truncation restarts the log and syncs its header (several ms on a busy disk), and a
+    # writer of this process that came meanwhile slept in SQLite's busy handler, 1 to 10 ms a try, past its end.
+    with _taken(turn), write_transaction(db):
+        for row, generation in owed:
+            db.execute("UPDATE erasure_purges SET purged = max(purged, ?) WHERE id = ?", (generation, row))
     return True
 
 

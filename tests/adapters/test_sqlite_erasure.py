@@ -265,7 +265,7 @@ class _WriteBetweenSteps:
     def __init__(self, db: sqlite3.Connection, writer: sqlite3.Connection, path: Path, word: str) -> None:
         self._db, self._writer, self._path, self._word = db, writer, path, word
         self.commands: list[str] = []
-        self.writes_while_merging = 0
+        self.writes = self.writes_while_merging = 0
 
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         if sql.startswith("INSERT INTO entries_fts(entries_fts"):
@@ -275,6 +275,7 @@ class _WriteBetweenSteps:
             self._writer.execute(f"INSERT INTO entries ({_COLUMNS}) SELECT lower(hex(randomblob(16))), "
                                  + _COLUMNS.split(", ", 1)[1].replace("content_markdown", "'- written between two steps'")
                                  + " FROM entries LIMIT 1")
+            self.writes += 1
             self.writes_while_merging += index_blocks_holding(self._path, self._word) > 0
         return cursor
 
@@ -315,7 +316,7 @@ def test_writers_go_on_between_the_steps_of_a_purge(tmp_path: Path, monkeypatch:
     assert steps.writes_while_merging >= 3, steps.commands
     assert steps.commands[0] == "merge" and "optimize" not in steps.commands
     assert index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
-    assert found == len(steps.commands)
+    assert found == steps.writes > len(steps.commands)  # one after each step, and after the marks of the purge
 
 
 def test_a_purge_kept_busy_past_its_bound_finishes_as_one_optimize(tmp_path: Path,
@@ -448,7 +449,8 @@ class _RecordingTurn(WritersTurn):
 
 def test_every_step_of_a_purge_that_locks_writers_out_takes_the_processs_turn(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The merge's steps and the ``TRUNCATE`` checkpoint each run inside the turn of the process's writers (so a
+    """The merge's steps, the ``TRUNCATE`` checkpoint and the marks of what was purged (the first write after the
+    truncation, which syncs the restarted log's header) each run inside the turn of the process's writers (so a
     write of the process waits for them on it, not in SQLite's busy handler), one turn per step: the pauses between
     steps and the ``PASSIVE`` checkpoint, which locks no writer out, run outside it."""
     monkeypatch.setattr(sqlite_erasure, "MERGE_PAGES", 1)
@@ -464,6 +466,9 @@ def test_every_step_of_a_purge_that_locks_writers_out_takes_the_processs_turn(
     assert len(begins) >= 2 and all(begins)  # a merge step and its last, at the least
     assert ("PRAGMA wal_checkpoint(TRUNCATE)", True) in trace
     assert ("PRAGMA wal_checkpoint(PASSIVE)", False) in trace
+    marks = [held for sql, held in trace if sql == "UPDATE"]
+    assert marks and all(marks), trace
+    assert trace[-1] == ("COMMIT", True)  # the marks in one transaction, committed inside the turn
     assert index_blocks_holding(path, word) == 0 and _files_holding(path, word) == []
 
 
