@@ -39,6 +39,11 @@ _DEFAULT_IGNORABLE = (
 )
 
 
+# The ASCII characters Unicode's table maps (``1`` to ``l``, ``m`` to ``rn``, ...) and the ASCII characters of their
+# prototypes: the only ones a skeleton of an ASCII name changes or brings. A test holds it to the table.
+_ASCII_SHAPED = b"\"%'01Ilmnr`|/O"
+
+
 def folded(name: str) -> str:
     """The form two names share when they differ only in case or in the width, font or ligature of their characters:
     compatibility forms folded (NFKC, but for the forms a reader sees apart: superscripts, subscripts, fractions,
@@ -63,10 +68,11 @@ def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
     compares names exactly, so nothing else keeps them apart."""
     key = folded(name)
     shapes = None if name.isascii() else _shapes(name, key)
-    # An ASCII sibling's skeleton holds ASCII and the few characters ASCII ones map to: when neither of the name's
-    # does (an accented or a Cyrillic word, not a Latin one spelled in other scripts), no ASCII sibling can match,
-    # and the check costs what it did before the skeletons (``bench/bench_lookalike_names.py``).
-    beside_ascii = shapes is not None and any(map(_ascii_reachable, shapes))
+    # Against ASCII siblings (most names), the name's skeletons are compared only when an ASCII name could have them
+    # (a Latin word spelled with a Cyrillic letter, not an accented or a Cyrillic one), and then first by what no
+    # skeleton of ASCII changes: the sibling with the eight characters the table maps, and their prototypes, deleted
+    # (a bytes.translate, a tenth of a skeleton's cost; ``bench/bench_lookalike_names.py``).
+    rests = _ascii_rests(shapes) if shapes is not None else None
     for sibling in siblings:
         if sibling == name:
             continue
@@ -75,16 +81,20 @@ def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
             sibling_key = sibling.lower()
             if sibling_key == key:
                 return sibling
-            if not beside_ascii:  # both ASCII (case alone), or no ASCII name is drawn as this one
+            if rests is None or shapes is None:  # both ASCII (case alone), or no ASCII name is drawn as this one
                 continue
-            written, once_folded = _ascii_skeleton(sibling), _ascii_skeleton(sibling_key)
-        else:
-            sibling_key = folded(sibling)
-            if sibling_key == key:
+            ascii_bytes = sibling.encode("ascii")
+            if ((ascii_bytes.translate(None, _ASCII_SHAPED) == rests[0] and _ascii_skeleton(sibling) == shapes[0])
+                    or (ascii_bytes.lower().translate(None, _ASCII_SHAPED) == rests[1]
+                        and _ascii_skeleton(sibling_key) == shapes[1])):
                 return sibling
-            written, once_folded = _shapes(sibling, sibling_key)
+            continue
+        sibling_key = folded(sibling)
+        if sibling_key == key:
+            return sibling
         if shapes is None:
             shapes = _shapes(name, key)
+        written, once_folded = _shapes(sibling, sibling_key)
         if written == shapes[0] or once_folded == shapes[1]:
             return sibling
     return None
@@ -105,20 +115,25 @@ def _ascii_skeleton(text: str) -> str:
     return text
 
 
-def _ascii_reachable(shape: str) -> bool:
-    """Whether ``shape`` could be the skeleton of an ASCII name: it holds nothing but ASCII and what ASCII maps to."""
-    return shape.isascii() or all(c.isascii() or c in _ascii_prototype_characters() for c in shape)
+def _ascii_rests(shapes: tuple[str, str]) -> tuple[bytes | None, bytes | None] | None:
+    """What each of ``shapes`` keeps once ``_ASCII_SHAPED`` and the prototypes' other characters are deleted, as ASCII
+    bytes; None for a shape no ASCII name has as its skeleton, and None for both when neither has one."""
+    deleted = _ascii_shaped_deleted()
+    rests = tuple(rest.encode("ascii") if rest.isascii() else None for rest in (s.translate(deleted) for s in shapes))
+    return None if rests == (None, None) else (rests[0], rests[1])
+
+
+@functools.cache
+def _ascii_shaped_deleted() -> dict[int, None]:
+    """``str.translate``'s table deleting ``_ASCII_SHAPED`` and every character of the ASCII ones' prototypes."""
+    return {ord(c): None for c in _ASCII_SHAPED.decode("ascii")} | {
+        ord(c): None for _, prototype in _ascii_prototypes() for c in prototype}
 
 
 @functools.cache
 def _ascii_prototypes() -> tuple[tuple[str, str], ...]:
     table = _prototype_table()
     return tuple((chr(code), prototype or "") for code, prototype in table.items() if code < 0x80)
-
-
-@functools.cache
-def _ascii_prototype_characters() -> frozenset[str]:
-    return frozenset("".join(prototype for _, prototype in _ascii_prototypes()))
 
 
 def _compatibility_folded(text: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memory_core.domain import confusable_prototypes
-from memory_core.domain.lookalike_names import _ascii_skeleton, lookalike_of, skeleton
+from memory_core.domain.lookalike_names import _ASCII_SHAPED, _ascii_skeleton, lookalike_of, skeleton
 from memory_core.domain.memory_paths import parse_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,9 +91,24 @@ def test_the_skeleton_is_unicodes() -> None:
 
 
 def test_the_ascii_path_computes_the_same_skeleton() -> None:
-    """``_ascii_skeleton`` replaces only the ASCII characters the table maps; it must agree with ``skeleton``."""
+    """``_ascii_skeleton`` replaces only the ASCII characters the table maps, and the check's first comparison
+    deletes those and their prototypes' ASCII characters (``_ASCII_SHAPED``): both must agree with the table."""
     for text in [chr(code) for code in range(0x80)] + ["modern 100% I|1`0\".md", "0123456789abcdef.md"]:
         assert _ascii_skeleton(text) == skeleton(text), text
+    mapped = {chr(code) for code in range(0x80) if skeleton(chr(code)) != chr(code)}
+    assert set(_ASCII_SHAPED.decode()) == mapped | {c for m in mapped for c in skeleton(m) if c.isascii()}
+
+
+@pytest.mark.parametrize(
+    "twin", ["m\u043ed\u0435rn.md", "M\u043eDERN.md", "\u0399O.md", "\u0406\u041e.md", "\u0131o.md"])
+def test_a_look_alike_among_many_ascii_names_is_found_whichever_ascii_characters_it_maps(twin: str) -> None:
+    """Among 2,000 ASCII names, the one the twin is drawn as, though Unicode maps some of its letters ("m" to "rn",
+    "0" to "O", "I" to "l"): the check's quick comparison lets through every name whose skeleton may match."""
+    others = [f"note-{n:04d}.md" for n in range(2_000)]
+    first = {"m\u043ed\u0435rn.md": "modern.md", "M\u043eDERN.md": "modern.md", "\u0399O.md": "I0.md",
+             "\u0406\u041e.md": "IO.md", "\u0131o.md": "io.md"}[twin]
+    assert lookalike_of(twin, [*others, first]) == first
+    assert lookalike_of(twin, others) is None
 
 
 def test_the_table_loads_with_the_first_name_that_is_not_all_ascii() -> None:
