@@ -15,12 +15,14 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFERRED = (
     "mcp", "mcp_types", "msal", "jwt", "detect_secrets", "numpy", "rank_bm25", "azure.cosmos", "azure.identity",
     "pydantic_settings", "memory_core.settings", "memory_core.domain.service", "memory_core.domain.reads",
+    "memory_core.domain.confusable_prototypes",
 )
 
 
 def test_importing_function_app_defers_the_sdks_and_detectors() -> None:
-    """The MCP SDK, MSAL, the JWT stack, the secret detectors, the Cosmos SDK, pydantic-settings and the
-    service's read machinery load on first use: the routes import only the small types they name."""
+    """The MCP SDK, MSAL, the JWT stack, the secret detectors, the Cosmos SDK, pydantic-settings, the
+    service's read machinery and Unicode's table of confusables (the memory tool's look-alike names) load on
+    first use: the routes import only the small types they name."""
     probe = (
         "import json, sys; import function_app; "
         f"print(json.dumps(sorted({{m for m in sys.modules for d in {DEFERRED!r} if m == d or m.startswith(d + '.')}})))"

@@ -35,7 +35,7 @@ def names_in(rel: str, files: Iterable[str], indexed: Iterable[str] | None, dirs
     ``files``, ``dirs`` and, when it was made from an index, the paths the index names (``indexed``)."""
     # The appended entries (60,000 of them, say) lie only in the appended/ directories: the paths of any other
     # directory are among the index's own (at most the file bound, MAX_FILES) and the directories. One test per
-    # path, no more: the names are what a check folds (``memory_paths.lookalike_of``), and only this directory's.
+    # path, no more: the names are what a check folds (``lookalike_names.lookalike_of``), and only this directory's.
     paths = itertools.chain(indexed if indexed is not None and rel not in _APPENDED_DIRS else files, dirs)
     if not rel:
         return [path for path in paths if "/" not in path]

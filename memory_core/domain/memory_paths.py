@@ -14,8 +14,8 @@ reference's own refusal text. A name brought into being (``parse_new_path``: cre
 rename's destination) also has no invisible formatting character or other
 default-ignorable character, no blank that draws nothing (U+2800), no space or other blank at either end
 of a segment, and no blank but the ASCII space inside one, which the reference has no text for; nor may it be a
-look-alike of a name beside it (``lookalike_of``): one that differs from it only in case or in the compatibility form
-of its characters ("Notes.md", "\ufb01le.md", "\uff46ile.md" beside "notes.md", "file.md").
+look-alike of a name beside it (``lookalike_names.lookalike_of``): one that differs from it only in case or in
+characters that look alike ("Notes.md", "\ufb01le.md", "\uff46ile.md", "n\u043etes.md" beside "notes.md", "file.md").
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.hidden_text import DRAWN_AS_NOTHING, hidden_character, is_tag_character
+from memory_core.domain.lookalike_names import lookalike_of
 
 ROOT = "/memories"
 MAX_PATH_CHARS = 1024
@@ -129,25 +130,6 @@ def parse_new_path(path: str) -> MemoryPath:
             code="invalid_path",
         )
     return target
-
-
-def folded(name: str) -> str:
-    """The form two names share when a reader cannot tell them apart by their letters: NFKC (ligatures, full-width,
-    superscript and other compatibility forms become their plain letters), case-folded ("ß" is "ss"), NFKC again
-    (folding a case can leave a sequence NFKC composes). Names of ASCII only fold by their case, without the tables."""
-    if name.isascii():
-        return name.lower()
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
-
-
-def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
-    """The first of ``siblings`` (the names in the directory ``name`` would be made in) that is not ``name`` but
-    folds as it does (``folded``), or None. A model or a person shown both would take one for the other and read or
-    edit the wrong file; the store compares names exactly, so nothing else keeps them apart."""
-    key = folded(name)
-    # ``folded`` spelled out for ASCII: most names are, and a call per name is most of the check's cost.
-    return next((sibling for sibling in siblings if sibling != name
-                 and (sibling.lower() if sibling.isascii() else folded(sibling)) == key), None)
 
 
 def refuse_lookalike(target: MemoryPath, exists: Callable[[str], bool], names_in: Callable[[str], Iterable[str]],
@@ -302,7 +284,7 @@ def lookalike_path(path: str, existing: str) -> InvalidInput:
     of the service's directory it would be taken for, shown or not)."""
     return InvalidInput(
         f"The path {path} cannot be created: it would stand beside {existing}, whose name differs from it only in "
-        f"case or in the form of its characters. Please use {existing}, or provide a different name.",
+        f"case or in characters that look alike. Please use {existing}, or provide a different name.",
         code="lookalike_path",
     )
 

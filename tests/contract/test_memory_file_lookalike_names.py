@@ -1,7 +1,7 @@
-"""Look-alike names in the memory tool, on every store: a name that differs from one beside it only in case or in the
-compatibility form of its characters ("Notes.md", "\ufb01le.md", "\uff46ile.md" beside "notes.md", "file.md") is not
-brought into being, a decomposed name finds the composed file, and twins stored before the rule stay readable and
-deletable."""
+"""Look-alike names in the memory tool, on every store: a name that differs from one beside it only in case or in
+characters that look alike ("Notes.md", "\ufb01le.md", "\uff46ile.md", "n\u043etes.md" with a Cyrillic o, beside
+"notes.md", "file.md") is not brought into being, a decomposed name finds the composed file, names a reader tells
+apart ("x\u00b2.md" beside "x2.md") are names, and twins stored before the rule stay readable and deletable."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from memory_core.domain.store import MemoryStore
 INSTANCE = "files-lookalikes"
 CAFE_NFC = unicodedata.normalize("NFC", "café.md")
 CAFE_NFD = unicodedata.normalize("NFD", "café.md")
+PAYPAL_CYRILLIC = "p\u0430ypal.md"  # U+0430 CYRILLIC SMALL LETTER A
 
 # (the name stored first, its twin) for each kind of twin.
 TWINS = {
@@ -32,7 +33,14 @@ TWINS = {
     "kelvin-and-case": ("k.md", "\u212a.md"),  # the Kelvin sign, "K" once NFC, and "k" folded
     "sharp-s": ("strasse.md", "STRAßE.md"),
     "accent-case": (CAFE_NFC, unicodedata.normalize("NFD", "CAFÉ.md")),
-    "superscript": ("note2.md", "note\u00b2.md"),
+    "cyrillic-o": ("notes.md", "n\u043etes.md"),
+    "greek-omicron": ("notes.md", "n\u03bftes.md"),
+    "armenian-oh": ("notes.md", "n\u0585tes.md"),
+    "cyrillic-a": ("paypal.md", "p\u0430ypal.md"),
+    "whole-script-cyrillic": ("coco.md", "\u0441\u043e\u0441\u043e.md"),
+    "cyrillic-capital": ("Bob.md", "\u0412ob.md"),
+    "cyrillic-and-case": ("notes.md", "N\u043etes.md"),
+    "mathematical-bold": ("notes.md", "\U0001d427otes.md"),
 }
 
 
@@ -69,7 +77,7 @@ def test_a_twin_of_a_name_beside_it_is_refused_by_create_and_rename(
         assert type(refused.value) is InvalidInput and refused.value.code == "lookalike_path"
         assert refused.value.message == (
             f"The path /memories/{where}{twin} cannot be created: it would stand beside /memories/{where}{first}, whose "
-            "name differs from it only in case or in the form of its characters. Please use "
+            "name differs from it only in case or in characters that look alike. Please use "
             f"/memories/{where}{first}, or provide a different name.")
 
     after = _index(store, caller)
@@ -102,10 +110,14 @@ def test_a_twin_of_the_services_own_directories_is_refused_even_while_they_are_n
 
 def test_distinct_names_and_a_rename_that_only_changes_case_are_accepted(store: MemoryStore) -> None:
     """Names that a reader tells apart are names: other letters, other accents, another extension, another
-    directory. Renaming "notes.md" to "Notes.md" leaves one file, so it is no twin."""
+    directory; a superscript, subscript, fraction or circled digit beside the plain one ("x\u00b2.md", "x2.md"); ASCII
+    names Unicode lists as confusable but people type apart ("file1.md", "filel.md"). Renaming "notes.md" to
+    "Notes.md" leaves one file, so it is no twin."""
     service, caller = MemoryService(store), _caller()
     names = ["notes.md", "notes.txt", "note.md", "nötes.md", "notes2.md", "trip/Notes.md", CAFE_NFC, "cafe.md",
-             "\ufb02ow.md", "file.md", "Привет.md", "привет-2.md", "メモ.md"]
+             "\ufb02ow.md", "file.md", "Привет.md", "привет-2.md", "メモ.md", "x2.md", "x\u00b2.md", "h\u2082o.md",
+             "h2o.md", "\u00bd.md", "1\u20442.md", "\u2460.md", "1.md", "file1.md", "filel.md", "bob.md",
+             "\u0432ob.md"]
     for name in names:
         assert _run(service, caller, command="create", path=f"/memories/{name}", file_text=name).startswith(
             "File created successfully")
@@ -138,23 +150,27 @@ def test_a_decomposed_path_names_the_composed_file(store: MemoryStore) -> None:
 
 
 def test_twins_stored_before_the_rule_stay_readable_editable_and_deletable(store: MemoryStore) -> None:
-    """An index that already names "notes.md" and "Notes.md" (or "file.md" and "\ufb01le.md") shows both, and each is
-    read, edited and deleted by its own exact path: the rule stops new twins, it does not hide old ones."""
+    """An index that already names "notes.md" and "Notes.md" (or "file.md" and "\ufb01le.md", or "paypal.md" and
+    "p\u0430ypal.md" with a Cyrillic a) shows both, and each is read, edited and deleted by its own exact path: the
+    rule stops new twins, it does not hide old ones."""
     service, caller = MemoryService(store, deletion_mode=DeletionMode.IMMEDIATE), _caller()
     _run(service, caller, command="create", path="/memories/notes.md", file_text="lower\n")
     _run(service, caller, command="create", path="/memories/Notes-x.md", file_text="upper\n")
     _run(service, caller, command="create", path="/memories/file.md", file_text="plain\n")
     _run(service, caller, command="create", path="/memories/fi-x.md", file_text="ligature\n")
+    _run(service, caller, command="create", path="/memories/paypal.md", file_text="latin\n")
+    _run(service, caller, command="create", path="/memories/pay-x.md", file_text="cyrillic\n")
     # Plant the twins as an earlier release stored them: the same slots, under the look-alike names.
     record = _index(store, caller)
     files = dict(record.data["user"]["files"])
     files["Notes.md"] = files.pop("Notes-x.md")
     files["\ufb01le.md"] = files.pop("fi-x.md")
+    files[PAYPAL_CYRILLIC] = files.pop("pay-x.md")
     legacy = {**record.data, "user": {**record.data["user"], "files": files}}
     store.put_record(Record(record.partition, INDEX_KIND, INDEX_ID, legacy, record.etag))
 
     listing = _run(service, caller, command="view", path="/memories")
-    for name in ("notes.md", "Notes.md", "file.md", "\ufb01le.md"):
+    for name in ("notes.md", "Notes.md", "file.md", "\ufb01le.md", "paypal.md", PAYPAL_CYRILLIC):
         assert f"\t/memories/{name}" in listing
     assert "upper" in _run(service, caller, command="view", path="/memories/Notes.md")
     assert "ligature" in _run(service, caller, command="view", path="/memories/\ufb01le.md")
@@ -162,6 +178,15 @@ def test_twins_stored_before_the_rule_stay_readable_editable_and_deletable(store
     _run(service, caller, command="insert", path="/memories/\ufb01le.md", insert_line=0, insert_text="# fi")
     assert "UPPER" in _run(service, caller, command="view", path="/memories/Notes.md")
     assert "lower" in _run(service, caller, command="view", path="/memories/notes.md")
+    _run(service, caller, command="str_replace", path=f"/memories/{PAYPAL_CYRILLIC}", old_str="cyrillic",
+         new_str="planted")
+    assert "planted" in _run(service, caller, command="view", path=f"/memories/{PAYPAL_CYRILLIC}")
+    assert "latin" in _run(service, caller, command="view", path="/memories/paypal.md")
+    _run(service, caller, command="delete", path=f"/memories/{PAYPAL_CYRILLIC}")
+    assert "latin" in _run(service, caller, command="view", path="/memories/paypal.md")
+    # The Latin one may now be renamed away and back: its twin is gone.
+    _run(service, caller, command="rename", old_path="/memories/paypal.md", new_path="/memories/pp.md")
+    _run(service, caller, command="rename", old_path="/memories/pp.md", new_path="/memories/paypal.md")
 
     # One twin renamed away and back is a name brought into being beside the other: refused; deleted, it is gone alone.
     _run(service, caller, command="rename", old_path="/memories/\ufb01le.md", new_path="/memories/fi-kept.md")

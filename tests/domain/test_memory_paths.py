@@ -10,7 +10,6 @@ from memory_core.domain.errors import InvalidInput
 from memory_core.domain.memory_paths import (
     MAX_PATH_CHARS,
     format_file_size,
-    lookalike_of,
     parse_new_path,
     parse_path,
 )
@@ -176,21 +175,3 @@ def test_segment_limit_counts_utf8_bytes() -> None:
                                          (4096, "4K"), (1048576, "1M")])
 def test_sizes_read_as_the_reference_shows_them(size: int, shown: str) -> None:
     assert format_file_size(size) == shown
-
-
-@pytest.mark.parametrize(("name", "twin"), [
-    ("file.md", "\ufb01le.md"), ("file.md", "\uff46ile.md"), ("notes.md", "NOTES.md"), ("k.md", "\u212a.md"),
-    ("strasse.md", "STRAßE.md"), ("café.md", "CAF\u0045\u0301.md"), ("note2.md", "note\u00b2.md"),
-    ("a-b.md", "a\ufe63b.md"),
-], ids=["ligature", "fullwidth", "case", "kelvin", "sharp-s", "accent-case", "superscript", "small-hyphen"])
-def test_names_that_differ_only_in_case_or_compatibility_form_are_look_alikes(name: str, twin: str) -> None:
-    """The look-alike rule: NFKC, case-folded, NFKC again; a twin is named whichever of the two stands first."""
-    stored = parse_path(f"/memories/{twin}").parts[0]  # names are compared as stored: NFC
-    assert lookalike_of(stored, ["other.md", name]) == name
-    assert lookalike_of(name, [stored, "other.md"]) == stored
-
-
-@pytest.mark.parametrize("other", ["notes.txt", "note.md", "nötes.md", "notes2.md", "\ufb02otes.md", "notes.md.md"])
-def test_names_a_reader_tells_apart_are_no_look_alikes(other: str) -> None:
-    """Other letters, accents or extensions are other names; so is the name itself (a file is no twin of itself)."""
-    assert lookalike_of("notes.md", [other, "notes.md"]) is None

@@ -35,9 +35,10 @@ def test_twin_names_are_refused_and_a_decomposed_path_finds_the_composed_file(
             "File created successfully")
 
     for twin, first in (("\ufb01le.md", "file.md"), ("\uff46ile.md", "file.md"), ("Notes.md", "notes.md"),
-                        (unicodedata.normalize("NFD", "Café.md"), cafe)):
+                        (unicodedata.normalize("NFD", "Café.md"), cafe), ("n\u043etes.md", "notes.md"),
+                        ("N\u03bftes.md", "notes.md"), ("\u0192ile.md", "file.md")):
         expected = (f"The path /memories/{twin} cannot be created: it would stand beside /memories/{first}, whose name "
-                    "differs from it only in case or in the form of its characters. Please use "
+                    "differs from it only in case or in characters that look alike. Please use "
                     f"/memories/{first}, or provide a different name.")
         assert _refusal(tool, command="create", path=f"/memories/{twin}", file_text="twin") == expected
         assert _refusal(tool, command="rename", old_path="/memories/other.md",
@@ -46,12 +47,13 @@ def test_twin_names_are_refused_and_a_decomposed_path_finds_the_composed_file(
     decomposed = "/memories/" + unicodedata.normalize("NFD", cafe)
     assert f"text of /memories/{cafe}" in str(tool.call({"command": "view", "path": decomposed}))
     assert _refusal(tool, command="create", path=decomposed, file_text="twin") == f"File {decomposed} already exists"
-    assert str(tool.call({"command": "create", "path": "/memories/files.md", "file_text": "distinct"})).startswith(
-        "File created successfully")
+    for distinct in ("files.md", "x2.md", "x\u00b2.md"):
+        assert str(tool.call({"command": "create", "path": f"/memories/{distinct}", "file_text": "distinct"})
+                   ).startswith("File created successfully")
     listing = str(tool.call({"command": "view", "path": "/memories"}))
     tool.close()
     assert sorted(line.split("/memories/")[1] for line in listing.split("\n")[2:]) == sorted(
-        ["file.md", "files.md", "notes.md", cafe, "other.md"])
+        ["file.md", "files.md", "notes.md", cafe, "other.md", "x2.md", "x\u00b2.md"])
 
     # The REST route answers the refusal as every refused path: 400, with its own code.
     with server.client(UPN) as http:
