@@ -102,8 +102,14 @@ def audit_approval(audit: AuditTrail, request: DeletionRequest) -> None:
 def lift_holds(store: MemoryStore, request: DeletionRequest) -> None:
     """Remove the holds ``request`` filed (the user's, and the one on their team-shared copies): what they hid shows
     again, unless erased. The sweep's unhold step, and a rejection's; removing them twice removes nothing more."""
-    store.delete_record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id)
-    store.delete_record(Partition(request.instance_id, SHARED_OWNER), RecordKind.HOLD, request.id)
+    lift_holds_of(store, request.instance_id, request.upn, request.id)
+
+
+def lift_holds_of(store: MemoryStore, instance_id: str, upn: str, request_id: str) -> None:
+    """Remove the holds named ``request_id`` on ``upn``'s memory and on the team-shared copies (``lift_holds``), by
+    the request's id alone: also an operator's release of holds whose request is gone (``domain.orphan_holds``)."""
+    store.delete_record(Partition(instance_id, upn), RecordKind.HOLD, request_id)
+    store.delete_record(Partition(instance_id, SHARED_OWNER), RecordKind.HOLD, request_id)
 
 
 class Sweep:
