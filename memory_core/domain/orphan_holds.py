@@ -143,7 +143,7 @@ def release(store: MemoryStore, audit: AuditTrail, operator: str, instance_id: s
     audit.record(AuditAction.HOLD_RELEASED, actor=operator, instance_id=instance_id, upn=upn, request_id=request_id,
                  detail=f"released {len(standing)} hold(s) left by deletion request {request_id}, which "
                                     "is no longer stored: the memory they hid shows again")
-    lift_holds_of(store, instance_id, upn, request_id)
+    lift_holds_of(store, instance_id, request_id, standing)  # a shared hold on another's copies stays
     return Released(request_id, upn, len(standing))
 
 

@@ -108,16 +108,17 @@ def test_a_hold_whose_request_is_stored_is_not_released(store: MemoryStore) -> N
 
 
 def test_a_release_lifts_no_other_users_shared_hold(store: MemoryStore) -> None:
-    """The shared partition's hold named by the id but on another author's copies is not counted as this user's
-    (a forged ``upn``): the release of the user's own hold counts 1."""
+    """The shared partition's hold named by the id but on another author's copies is neither counted nor lifted as
+    this user's (a forged ``upn`` releases nothing): the release of the user's own hold counts 1, bob's stays."""
     service, instance = _service(store)
     store.put_record(Record(Partition(instance, "alex@contoso.com"), RecordKind.HOLD, "gone",
                             Hold("gone", None, datetime(2030, 1, 1, tzinfo=UTC)).to_data()))
-    store.put_record(Record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, "gone",
-                            Hold("gone", None, datetime(2030, 1, 1, tzinfo=UTC), author_upn="bob@contoso.com").to_data()))
+    bobs = Hold("gone", None, datetime(2030, 1, 1, tzinfo=UTC), author_upn="bob@contoso.com")
+    store.put_record(Record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, "gone", bobs.to_data()))
 
     assert service.custody.release_orphan_hold("op", instance, "carol@contoso.com", "gone").holds_released == 0
     assert service.custody.release_orphan_hold("op", instance, "alex@contoso.com", "gone").holds_released == 1
+    assert store.get_record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, "gone") is not None
 
 
 def test_the_listing_walks_every_owner_a_page_at_a_time_and_ends_inside_a_partition_past_its_hold_budget(
@@ -163,3 +164,35 @@ def test_a_hold_of_a_layout_this_release_cannot_read_is_listed_as_such_and_relea
     assert (listed.readable, listed.profile_ids, listed.entry_ids, listed.watermark) == (False, ("p1",), ("e1",), None)
     assert service.custody.release_orphan_hold("op", instance, LATER, "later-hold").holds_released == 1
     assert service.custody.orphan_holds(instance, limit=20).holds == []
+
+
+def test_a_rejection_stopped_before_its_holds_were_lifted_whose_request_expired_leaves_a_listed_orphan(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another way a hold outlives its request: a rejection stops after its decision, before lifting the holds, and
+    no sweep runs until the rejected request expires (retention is a day at least; Cosmos DB's ttl needs no sweep).
+    The sweep then finds no request for the rejection's journal and closes it, the holds standing (the journal names
+    no user to lift them for). The listing names the user's hold, and the release shows the memory again."""
+    clock = TickingClock(datetime(2026, 12, 7, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
+    service, instance = MemoryService(store, clock=clock), f"orphans-{uuid.uuid4().hex[:8]}"
+    alex = Caller("alex@contoso.com")
+    service.append(alex, instance, Scope.USER, None, "- kept by policy")
+    (entry,) = service.entries(alex, instance, Scope.USER, None)
+    request = service.custody.request_forget(alex.upn, entry)
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("the process stopped")
+
+    monkeypatch.setattr("memory_core.domain.custody.lift_holds", crash)
+    with pytest.raises(RuntimeError):
+        service.custody.reject("op", instance, request.id, "kept by policy")
+    monkeypatch.undo()
+    store.delete_record(request.to_record().partition, RecordKind.DELETION_REQUEST, request.record_id)  # expired
+    clock.now += timedelta(days=1)
+    service.custody.sweep(instance_id=instance)
+
+    assert service.entries(alex, instance, Scope.USER, None) == []  # hidden for good, before this release
+    (listed,) = service.custody.orphan_holds(instance, limit=20).holds
+    assert (listed.owner, listed.request_id, listed.entry_ids) == (alex.upn, request.id, (entry.id,))
+    assert service.custody.release_orphan_hold("op", instance, alex.upn, request.id).holds_released == 2
+    assert [e.id for e in service.entries(alex, instance, Scope.USER, None)] == [entry.id]
