@@ -53,6 +53,10 @@ app.route(route="instances/{instanceId}/operator/deletions/{requestId}/reject", 
 app.route(route="instances/{instanceId}/operator/deletions/{requestId}/dismiss", methods=["POST"])(
     operator.dismiss_deletion
 )
+app.route(route="instances/{instanceId}/operator/orphan-holds", methods=["GET"])(operator.list_orphan_holds)
+app.route(route="instances/{instanceId}/operator/orphan-holds/{requestId}/release", methods=["POST"])(
+    operator.release_orphan_hold
+)
 app.route(route="instances/{instanceId}/operator/purges", methods=["POST"])(operator.request_purge)
 app.route(route="instances/{instanceId}/operator/forgets", methods=["POST"])(operator.request_forget)
 app.route(route="instances/{instanceId}/operator/sweep", methods=["POST"])(operator.run_sweep)

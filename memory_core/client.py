@@ -39,6 +39,7 @@ from memory_core.wire.deletions import DeletionListResponse, DeletionRequestMode
 from memory_core.wire.hidden_text import HiddenTextScanResponse
 from memory_core.wire.memory import MemoryResponse
 from memory_core.wire.memory_files import MemoryFileResponse
+from memory_core.wire.orphan_holds import OrphanHoldsResponse, ReleasedHoldModel
 
 log = logging.getLogger("memory_core.client")
 
@@ -228,6 +229,22 @@ class CoreApiClient:
         path = self.operator_path(instance_id, f"/deletions/{quote(request_id, safe='')}/dismiss")
         params = {"force": "true"} if force else None
         return parsed(await self.send("POST", path, headers, params=params), DismissedRequestModel)
+
+    async def orphan_holds(
+        self, instance_id: str, headers: Mapping[str, str], continuation: str | None = None,
+    ) -> OrphanHoldsResponse:
+        """One page of the holds whose deletion request is no longer stored (ids only), after ``continuation``."""
+        params = {"continuation": continuation} if continuation else None
+        response = await self.send("GET", self.operator_path(instance_id, "/orphan-holds"), headers, params=params)
+        return parsed(response, OrphanHoldsResponse)
+
+    async def release_hold(
+        self, instance_id: str, headers: Mapping[str, str], upn: str, request_id: str,
+    ) -> ReleasedHoldModel:
+        """Release the holds a deletion request no longer stored left on ``upn``'s memory (409
+        ``hold_not_orphaned`` while it is stored)."""
+        path = self.operator_path(instance_id, f"/orphan-holds/{quote(request_id, safe='')}/release")
+        return parsed(await self.send("POST", path, headers, params={"upn": upn}), ReleasedHoldModel)
 
     async def purge(self, instance_id: str, headers: Mapping[str, str], upn: str) -> PendingDeletionResponse:
         response = await self.send("POST", self.operator_path(instance_id, "/purges"), headers, json={"upn": upn})

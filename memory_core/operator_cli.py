@@ -31,6 +31,7 @@ from memory_core.edge.errors import exit_code_for, status_for
 from memory_core.wire.custody import AgentSettingsListResponse
 from memory_core.wire.deletions import MAX_SWEEP_LIMIT, DeletionListResponse, SweepResponse
 from memory_core.wire.hidden_text import HiddenTextScanResponse
+from memory_core.wire.orphan_holds import OrphanHoldsResponse
 
 Listing = TypeVar("Listing", bound=BaseModel)
 
@@ -64,6 +65,12 @@ def add_parser(commands: Any) -> None:
     dismiss.add_argument("request_id", help="the id the listing shows, or the record's key")
     dismiss.add_argument("--force", action="store_true",
                          help="dismiss even while holds it filed still stand (the memory they hide stays hidden)")
+    actions.add_parser("orphan-holds", help="list holds whose deletion request is no longer stored (every user; "
+                                            "ids only): what they hide stays hidden and is never erased")
+    release = actions.add_parser("release-hold", help="release the holds a deletion request no longer stored left on "
+                                                      "a user's memory: it shows again (audited)")
+    release.add_argument("request_id", help="the request id orphan-holds shows")
+    release.add_argument("--upn", required=True, help="the user whose memory they hide (orphan-holds shows it)")
     purge = actions.add_parser("purge", help="request erasure of all of one user's memory")
     purge.add_argument("upn")
     forget = actions.add_parser("forget", help="ask for one user's entry to be forgotten (pending approval)")
@@ -129,6 +136,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"{u.request_id}  {u.status or '?':<9} {u.kind or '?':<6} {u.upn or '?'}  unreadable: {u.message}")
         unreadable = f", {len(answer.unreadable)} this release cannot read" if answer.unreadable else ""
         print(f"{len(answer.requests)} request(s){unreadable}")
+    elif isinstance(answer, OrphanHoldsResponse):
+        for h in answer.holds:
+            covers = ("entries " + ",".join(h.entry_ids)) if h.entry_ids else (
+                f"{'all scopes' if h.profile_ids is None else 'profiles ' + ','.join(h.profile_ids)}"
+                f" up to {h.watermark.isoformat() if h.watermark else '?'}")
+            print(f"{h.request_id}  {h.owner}  {h.upn or '?'}  {covers}{'' if h.readable else '  (unreadable hold)'}")
+        print(f"{len(answer.holds)} orphan hold(s)")
     elif isinstance(answer, HiddenTextScanResponse):
         _print_findings(answer)
     elif isinstance(answer, AgentSettingsListResponse):
@@ -164,6 +178,10 @@ async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> 
             return await client.reject(instance, headers, args.request_id, args.reason)
         if args.action == "dismiss":
             return await client.dismiss(instance, headers, args.request_id, force=args.force)
+        if args.action == "orphan-holds":
+            return await _every_page(lambda after: client.orphan_holds(instance, headers, after), "holds")
+        if args.action == "release-hold":
+            return await client.release_hold(instance, headers, args.upn, args.request_id)
         if args.action == "purge":
             return await client.purge(instance, headers, args.upn)
         if args.action == "forget":

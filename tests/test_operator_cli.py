@@ -334,6 +334,44 @@ def test_dismiss_of_a_request_whose_holds_stand_needs_force_and_audit_reads_the_
         ("deletion_dismissed", "no-user")]
 
 
+def test_orphan_holds_lists_a_hold_a_forced_dismissal_left_and_release_hold_shows_the_memory_again(
+    server: RunningServer, instance_id: str,
+) -> None:
+    """`orphan-holds` prints the hold a forced dismissal left (request id, owner, user, coverage; not the text) and
+    the count; `release-hold --upn U <id>` exits 0 counting 1 and the entry shows again; a pending request's hold
+    exits with the 409's code naming ``hold_not_orphaned``'s message."""
+    later = "later@contoso.com"
+    with server.client(later) as http:
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "user", "content_markdown": "- hidden by a later release"}).raise_for_status()
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "user", "content_markdown": "- to forget"}).raise_for_status()
+        entries = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
+        forget = http.delete(f"/instances/{instance_id}/memory/entries/{entries[-1]['id']}").json()["request_id"]
+    put_unreadable_request_beside(server, instance_id, status="approved", request_id="held-later")
+    store = server.open_store()
+    try:
+        store.put_record(Record(Partition(instance_id, later), RecordKind.HOLD, "held-later",
+                                Hold("held-later", None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
+    finally:
+        store.close()
+    assert _cli(server, "--instance", instance_id, "dismiss", "--force", "held-later").returncode == 0
+
+    listed = _cli(server, "--instance", instance_id, "orphan-holds")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [f"held-later  {later}  {later}  all scopes up to 2099-01-01T00:00:00+00:00",
+                                          "1 orphan hold(s)"]
+    refused = _cli(server, "--instance", instance_id, "release-hold", "--upn", later, forget)
+    assert refused.returncode == operator_cli.exit_code_for(409) and "approve or reject it" in refused.stderr
+    released = _cli(server, "--instance", instance_id, "release-hold", "--upn", later, "held-later")
+    assert released.returncode == 0, released.stderr
+    assert json.loads(released.stdout) == {"request_id": "held-later", "upn": later, "holds_released": 1}
+    with server.client(later) as http:
+        shown = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
+    assert [e["content_markdown"] for e in shown] == ["- hidden by a later release"]
+    assert _cli(server, "--instance", instance_id, "orphan-holds").stdout.splitlines() == ["0 orphan hold(s)"]
+
+
 def test_a_url_that_is_no_url_is_one_line_and_exit_2(server: RunningServer, instance_id: str) -> None:
     """--url without its scheme, or not a URL at all, exits 2 with one line naming --url (it ended in a traceback);
     a URL ending in /api, as the README writes the service's, is the service's."""

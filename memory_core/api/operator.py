@@ -57,6 +57,12 @@ from memory_core.wire.deletions import (
     SweepResponse,
 )
 from memory_core.wire.hidden_text import HiddenTextScanQuery, HiddenTextScanResponse, OperatorForgetRequest
+from memory_core.wire.orphan_holds import (
+    OrphanHoldsQuery,
+    OrphanHoldsResponse,
+    ReleasedHoldModel,
+    ReleaseHoldQuery,
+)
 
 log = logging.getLogger("memory_core.sweep")
 OPERATOR = "operator"
@@ -134,6 +140,26 @@ def reject_deletion(call: Call) -> DeletionRequestModel:
 def dismiss_deletion(call: Call) -> DismissedRequestModel:
     return DismissedRequestModel.from_dismissed(call.runtime.service.custody.dismiss_unreadable(
         call.operator, call.instance_id, call.route_param("requestId"), force=call.query(DismissQuery).force))
+
+
+@endpoint(EndpointSpec(summary="List holds whose deletion request is no longer stored (what they hide stays hidden "
+                               "and is never erased), a page of users at a time; ids only", tag=OPERATOR,
+                       access=Access.OPERATOR, query=OrphanHoldsQuery, response=OrphanHoldsResponse,
+                       errors=(400, 401, 403)))
+def list_orphan_holds(call: Call) -> OrphanHoldsResponse:
+    query = call.query(OrphanHoldsQuery)
+    return OrphanHoldsResponse.from_page(call.runtime.service.custody.orphan_holds(
+        call.instance_id, limit=query.limit, continuation=query.continuation))
+
+
+@endpoint(EndpointSpec(summary="Release the holds a deletion request no longer stored left on a user's memory: it "
+                               "shows again (audited; 409 while the request is stored)",
+                       tag=OPERATOR, access=Access.OPERATOR, query=ReleaseHoldQuery, response=ReleasedHoldModel,
+                       errors=(400, 401, 403, 409)))
+def release_orphan_hold(call: Call) -> ReleasedHoldModel:
+    upn = _user(call.query(ReleaseHoldQuery).upn)
+    return ReleasedHoldModel.from_released(call.runtime.service.custody.release_orphan_hold(
+        call.operator, call.instance_id, upn, call.route_param("requestId")))
 
 
 @endpoint(EndpointSpec(summary="Request erasure of all of one user's memory in the instance", tag=OPERATOR,

@@ -32,6 +32,7 @@ class AuditAction(StrEnum):
     DELETION_REJECTED = "deletion_rejected"
     DELETION_EXECUTED = "deletion_executed"
     DELETION_DISMISSED = "deletion_dismissed"  # an unreadable request's record erased (``domain.dismissals``)
+    HOLD_RELEASED = "hold_released"  # holds whose request is gone lifted by an operator (``domain.orphan_holds``)
     WRITE_REJECTED = "write_rejected"
     MEMORY_FILE = "memory_file"
     AGENT_SETTINGS = "agent_settings"

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from memory_core.domain import dismissals, journals
+from memory_core.domain import dismissals, journals, orphan_holds
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.budget import visible_entry
 from memory_core.domain.custody_fence import FenceTaken, fence, forget_fence
@@ -43,6 +43,7 @@ from memory_core.domain.dismissals import Dismissed
 from memory_core.domain.erasures import ImmediateErasures
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import SHARED_OWNER, Hold, MemoryEntry, ProfileKey
+from memory_core.domain.orphan_holds import OrphanHoldPage, Released
 from memory_core.domain.paging import check_page_size, decode_token, encode_token
 from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.seals import erase_file_names
@@ -268,6 +269,17 @@ class CustodyService:
         instead), ``holds_standing`` for one whose holds still stand unless ``force``; both untouched."""
         return dismissals.dismiss_unreadable(self._store, self._audit, operator, instance_id, request_id,
                                              clock=self._clock, force=force)
+
+    def orphan_holds(self, instance_id: str, *, limit: int, continuation: str | None = None) -> OrphanHoldPage:
+        """One page of the holds whose deletion request is no longer stored (``domain.orphan_holds``): ids only.
+        ``InvalidInput`` for a limit outside 1-100 or another listing's continuation."""
+        return orphan_holds.orphan_page(self._store, instance_id, limit, continuation)
+
+    def release_orphan_hold(self, operator: str, instance_id: str, upn: str, request_id: str) -> Released:
+        """Lift the holds ``request_id`` left on ``upn``'s memory once that request is gone, audited
+        (``domain.orphan_holds.release``): the memory shows again. ``Conflict`` ``hold_not_orphaned`` while the
+        request is stored; 0 released when none stands."""
+        return orphan_holds.release(self._store, self._audit, operator, instance_id, upn, request_id)
 
     def _finish_rejection(self, request: DeletionRequest) -> None:
         """Lift a rejected request's holds, audit the rejection and close its journal; safe to run again: the event

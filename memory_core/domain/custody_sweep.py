@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -102,8 +102,14 @@ def audit_approval(audit: AuditTrail, request: DeletionRequest) -> None:
 def lift_holds(store: MemoryStore, request: DeletionRequest) -> None:
     """Remove the holds ``request`` filed (the user's, and the one on their team-shared copies): what they hid shows
     again, unless erased. The sweep's unhold step, and a rejection's; removing them twice removes nothing more."""
-    store.delete_record(Partition(request.instance_id, request.upn), RecordKind.HOLD, request.id)
-    store.delete_record(Partition(request.instance_id, SHARED_OWNER), RecordKind.HOLD, request.id)
+    lift_holds_of(store, request.instance_id, request.id, (request.upn, SHARED_OWNER))
+
+
+def lift_holds_of(store: MemoryStore, instance_id: str, request_id: str, owners: Iterable[str]) -> None:
+    """Remove the holds named ``request_id`` in the partitions of ``owners`` (``lift_holds``), by the request's id
+    alone: also an operator's release of holds whose request is gone (``domain.orphan_holds``)."""
+    for owner in owners:
+        store.delete_record(Partition(instance_id, owner), RecordKind.HOLD, request_id)
 
 
 class Sweep:

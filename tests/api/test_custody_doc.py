@@ -9,7 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "custody.md"
 # The only modules allowed to call the store's erasing operations (the doc's last paragraph).
-# custody_sweep.py is the sweep (its erase, unhold and retention steps; a rejection lifts holds through it), moved out
+# custody_sweep.py is the sweep (its erase, unhold and retention steps; a rejection lifts holds through it, and so does
+# an operator's release of holds whose request is gone, orphan_holds.py, which erases nothing itself), moved out
 # of custody.py, which files and decides requests and erases nothing itself; seals.py is the sweep's seal step (only
 # the sweep calls it); entry_removals.py is the service's forget and version drop, moved out of service.py;
 # team_copies.py is ``withdraw``, the team copies' marks and then the copies, which erasures.py, entry_removals.py and

@@ -132,6 +132,9 @@ SAMPLES: dict[str, Sample] = {
     "request_purge": lambda c: ({}, {}, {"upn": ALEX}),
     "request_forget": lambda c: ({}, {}, {"upn": ALEX, "entry_id": c.entry_id()}),
     "scan_hidden_text": lambda c: ({}, {}, None),
+    "list_orphan_holds": lambda c: ({}, {}, None),
+    # No hold stands under a fresh id: the release answers 200, 0 released (idempotent), for an allowed caller.
+    "release_orphan_hold": lambda c: ({"requestId": f"gone-{uuid.uuid4().hex[:8]}"}, {"upn": ALEX}, None),
     "run_sweep": lambda c: ({}, {}, None),
     "read_audit": lambda c: ({}, {"upn": ALEX}, None),
     "get_agent_settings": lambda c: ({}, {"agentObjectId": AGENT}, None),

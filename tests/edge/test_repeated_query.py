@@ -34,6 +34,7 @@ BODIES = {
     "rename_file": {"command": "rename", "old_path": FILE, "new_path": "/memories/moved.md"},
     "put_agent_settings": {"enabled": True},
     "dismiss_deletion": None,
+    "release_orphan_hold": None,
     "run_sweep": None,
 }
 """A valid body for each POST or PUT route (None: it reads none), so only the repeat can refuse the request."""

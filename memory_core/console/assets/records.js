@@ -10,6 +10,7 @@ const ACTION_LABELS = {
   clear_requested: "Asked to clear", replace_requested: "Replaced by an import", forget_requested: "Asked to forget", purge_requested: "Erasure of everything requested",
   deletion_approved: "Deletion approved", deletion_rejected: "Deletion rejected", deletion_executed: "Deletion carried out",
   deletion_dismissed: "Unreadable deletion request dismissed",
+  hold_released: "Hidden memory shown again (its request was gone)",
   write_rejected: "Write refused", memory_file: "Memory file changed", agent_settings: "Settings changed",
 };
 

@@ -1,0 +1,191 @@
+"""Holds whose deletion request no longer exists: an operator's listing of them, and their release.
+
+A hold (``models.Hold``) hides what a deletion request covers until an operator decides it; it is named by the
+request's id, in its user's partition and in the instance's team-shared one. Every path this release takes lifts a
+request's holds before the request leaves the store (a rejection, the sweep's unhold step, both journaled), but a
+hold can still outlive its request: a request this release cannot read dismissed past its standing holds
+(``dismissals``, ``?force=true``), or a rejected request whose lifting a crash stopped and whose record expired
+(retention, Cosmos DB's ttl) before a sweep finished the rejection. What such a hold hides stays hidden from every
+read and is never erased (no sweep executes a request that is gone), and no listing of requests shows it.
+
+``orphan_page`` walks the instance's partitions a page of owners at a time (``MemoryStore.partition_owners``: owners
+holding a profile; a partition with no profile holds no memory for a hold to hide) and names each hold whose request
+is not stored: its owner, request id and what it covers (profile ids, watermark, entry ids, author), never memory
+text. ``release`` lifts one (``custody_sweep.lift_holds_of``): the memory it hid shows again. Releasing, not filing a
+fresh request, is the choice docs/custody.md argues ("Holds left behind by their request").
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from memory_core.domain.audit import AuditAction, AuditTrail
+from memory_core.domain.custody_sweep import lift_holds_of
+from memory_core.domain.errors import Conflict, InvalidInput
+from memory_core.domain.models import SHARED_OWNER, Hold
+from memory_core.domain.paging import check_page_size, decode_token, encode_token
+from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.store import MemoryStore
+
+log = logging.getLogger("memory_core.custody")
+
+LISTING = "orphan_holds"
+MAX_OWNERS_PER_PAGE = 100
+DEFAULT_OWNERS_PER_PAGE = 20
+#: A page reads at most this many holds (and looks up as many requests), however many one partition holds: it then
+#: ends inside that partition, and its continuation names the last hold read.
+HOLDS_PER_PAGE = 500
+
+#: The most characters of a stored id a listing names: an id, never a document.
+ID_CHARS = 320
+
+
+@dataclass(frozen=True, slots=True)
+class OrphanHold:
+    """A hold whose request is not stored. ``owner``: the partition's owner (a user, or ``SHARED_OWNER`` for the
+    hold on that user's team-shared copies, whose ``author_upn`` names the user). ``readable``: False for a hold of
+    a layout this release cannot read (a later release's), whose coverage is then shown as far as it is stored as
+    this release stores it. Ids only: no memory text."""
+
+    owner: str
+    request_id: str
+    profile_ids: tuple[str, ...] | None
+    watermark: datetime | None
+    entry_ids: tuple[str, ...]
+    author_upn: str | None
+    readable: bool
+
+    @property
+    def upn(self) -> str | None:
+        """The user whose memory it hides: the owner, or the author of the team-shared copies it hides."""
+        return self.author_upn if self.owner == SHARED_OWNER else self.owner
+
+
+@dataclass(frozen=True, slots=True)
+class OrphanHoldPage:
+    """One page of the walk: the orphan holds found, how many owners it finished and holds it read, and where the
+    next page goes on (None after the last owner)."""
+
+    holds: list[OrphanHold]
+    owners_scanned: int
+    holds_scanned: int
+    continuation: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Released:
+    """A release: the request id and user named, and how many holds it lifted (0: none stood, already released)."""
+
+    request_id: str
+    upn: str
+    holds_released: int
+
+
+def orphan_page(store: MemoryStore, instance_id: str, limit: int, continuation: str | None) -> OrphanHoldPage:
+    """Up to ``limit`` owners' holds of the instance, from where ``continuation`` left off, reading at most
+    ``HOLDS_PER_PAGE`` holds; each hold's request is looked up by its id in the instance's deletion requests (one
+    bounded query a hold). Raises ``InvalidInput`` for a ``limit`` outside 1-``MAX_OWNERS_PER_PAGE``
+    (``invalid_limit``) and for a continuation this listing did not make (``invalid_continuation``)."""
+    check_page_size(limit, MAX_OWNERS_PER_PAGE)
+    position = decode_token(LISTING, continuation)
+    if position is not None and len(position) not in (1, 2):
+        raise InvalidInput("continuation is not a token this listing answered; start again without it",
+                           code="invalid_continuation")
+    last = position[0] if position else None
+    inside = position[1] if position and len(position) == 2 else None
+    found: list[OrphanHold] = []
+    read = finished = 0
+    owners: list[str] = [last] if last is not None and inside is not None else []
+    # One owner more than the page reads tells whether another page follows.
+    owners += store.partition_owners(instance_id, limit - len(owners) + 1, after=last)
+    for owner in owners[:limit]:
+        after = inside if owner == last else None
+        while True:
+            budget = HOLDS_PER_PAGE - read
+            if budget <= 0:
+                # Inside this owner's holds, or (none of them read yet) after the last owner finished.
+                stop = [owner, after] if after is not None else [last] if last is not None else None
+                return OrphanHoldPage(found, finished, read, _token(stop) if stop is not None else None)
+            holds = store.page_records(Partition(instance_id, owner), RecordKind.HOLD, limit=budget, after=after)
+            read += len(holds)
+            found += [o for o in (_orphan(store, instance_id, owner, h) for h in holds) if o is not None]
+            if len(holds) < budget:
+                break
+            after = holds[-1].id
+        finished += 1
+        last = owner
+    more = len(owners) > finished
+    return OrphanHoldPage(found, finished, read, _token([last]) if more and last is not None else None)
+
+
+def release(store: MemoryStore, audit: AuditTrail, operator: str, instance_id: str, upn: str,
+            request_id: str) -> Released:
+    """Lift the holds named ``request_id`` on ``upn``'s memory (theirs, and the one on their team-shared copies), if,
+    and only if, no deletion request of that id is stored: the memory they hid shows again. Idempotent: when none
+    stands, nothing is written and ``holds_released`` is 0. ``Conflict`` ``hold_not_orphaned`` while the request is
+    stored (decide it instead: a rejection shows the memory again), nothing lifted.
+
+    A ``hold_released`` event in ``upn``'s trail, naming the request id and how many holds, is written before the
+    holds are lifted: a crash between them leaves the holds standing (listed still) and a retry writes a second
+    event, so a release is audited twice at worst, never not at all."""
+    if _request_stored(store, instance_id, request_id):
+        raise Conflict(f"deletion request {request_id} is stored: its holds are not orphaned; approve or reject it "
+                       "(a rejection shows the memory again), or dismiss it if this release cannot read it",
+                       code="hold_not_orphaned")
+    standing = [owner for owner in (upn, SHARED_OWNER)
+                if _standing(store.get_record(Partition(instance_id, owner), RecordKind.HOLD, request_id), upn)]
+    if not standing:
+        return Released(request_id, upn, 0)
+    log.warning("releasing %d orphan hold(s) of deletion request %s on %s's memory in instance %s by %s",
+                len(standing), request_id, upn, instance_id, operator)
+    audit.record(AuditAction.HOLD_RELEASED, actor=operator, instance_id=instance_id, upn=upn, request_id=request_id,
+                 detail=f"released {len(standing)} hold(s) left by deletion request {request_id}, which "
+                                    "is no longer stored: the memory they hid shows again")
+    lift_holds_of(store, instance_id, request_id, standing)  # a shared hold on another's copies stays
+    return Released(request_id, upn, len(standing))
+
+
+def _standing(record: Record | None, upn: str) -> bool:
+    """Whether ``record`` is a hold on ``upn``'s memory: theirs, or, in the shared partition, one on their copies
+    (a shared hold names its author; one that names none, or cannot be read, is taken as the request's)."""
+    if record is None:
+        return False
+    if record.partition.owner != SHARED_OWNER:
+        return True
+    author = record.data.get("author_upn")
+    return not isinstance(author, str) or author == upn
+
+
+def _request_stored(store: MemoryStore, instance_id: str, request_id: str) -> bool:
+    """Whether a deletion request whose data names ``request_id`` is stored (one query, limited to one)."""
+    return bool(store.query_records(deletions_partition(instance_id), RecordKind.DELETION_REQUEST,
+                                    {"id": request_id}, limit=1))
+
+
+def _orphan(store: MemoryStore, instance_id: str, owner: str, record: Record) -> OrphanHold | None:
+    """``record`` (a hold) as listed when its request is not stored, else None."""
+    if _request_stored(store, instance_id, record.id):
+        return None
+    try:
+        hold = Hold.from_data(record.data)
+        return OrphanHold(owner, record.id, hold.profile_ids, hold.watermark, hold.entry_ids, hold.author_upn, True)
+    except (KeyError, TypeError, ValueError):  # another release's layout: shown as far as it reads
+        data = record.data
+        return OrphanHold(owner, record.id, _ids(data.get("profile_ids")), None, _ids(data.get("entry_ids")) or (),
+                          _text(data.get("author_upn")), False)
+
+
+def _ids(value: object) -> tuple[str, ...] | None:
+    if not isinstance(value, list):
+        return None
+    return tuple(v[:ID_CHARS] for v in value if isinstance(v, str))
+
+
+def _text(value: object) -> str | None:
+    return value[:ID_CHARS] if isinstance(value, str) else None
+
+
+def _token(position: list[str]) -> str:
+    return encode_token(LISTING, position)

@@ -1,0 +1,101 @@
+"""Holds whose deletion request is gone, over real sockets against ``serve``, on each store
+(``GET .../operator/orphan-holds``, ``POST .../operator/orphan-holds/{requestId}/release?upn=``).
+
+A later release's approved erasure, dismissed past its standing hold (``?force=true``), left the hold hiding its
+user's memory behind no request anyone could see: the listing now names it (ids only) and the release shows the
+memory again, audited.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import httpx
+
+from memory_core.domain.models import Hold
+from memory_core.domain.records import Partition, Record, RecordKind
+from tests.support.later_release import put_unreadable_request_beside
+from tests.support.local_server import OPERATOR_KEY, RunningServer
+
+LATER = "later@contoso.com"
+WORDS = "a fact a later release hid"
+
+
+def _operator(server: RunningServer, instance: str) -> httpx.Client:
+    return httpx.Client(base_url=f"{server.api}/instances/{instance}/operator", headers={"X-API-KEY": OPERATOR_KEY},
+                        timeout=30)
+
+
+def _orphan(server: RunningServer, instance: str, request_id: str) -> None:
+    """``LATER``'s fact hidden by a later release's approved request's hold, then the request dismissed past it."""
+    with server.client(LATER) as http:
+        http.post(f"/instances/{instance}/memory/append",
+                  json={"scope": "user", "content_markdown": f"- {WORDS}"}).raise_for_status()
+    put_unreadable_request_beside(server, instance, status="approved", request_id=request_id)
+    store = server.open_store()
+    try:
+        store.put_record(Record(Partition(instance, LATER), RecordKind.HOLD, request_id,
+                                Hold(request_id, None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
+    finally:
+        store.close()
+    with _operator(server, instance) as op:
+        assert op.post(f"/deletions/{request_id}/dismiss", params={"force": "true"}).status_code == 200
+
+
+def _entries(server: RunningServer, instance: str) -> list[str]:
+    with server.client(LATER) as http:
+        answer = http.get(f"/instances/{instance}/memory/entries", params={"scope": "user"})
+    answer.raise_for_status()
+    return [e["content_markdown"] for e in answer.json()["entries"]]
+
+
+def test_an_operator_lists_and_releases_an_orphan_hold_and_the_memory_shows_again(server: RunningServer,
+                                                                                  instance_id: str) -> None:
+    """The listing names the hold (user, request id, coverage; not the text); a person's credential 403 on both
+    routes; the release 200 counting 1, the entry shown, a ``hold_released`` event in the user's trail; released
+    again 200 counting 0; the listing then empty."""
+    _orphan(server, instance_id, "later-erasure")
+    assert _entries(server, instance_id) == []
+    with server.client(LATER) as http:
+        assert http.get(f"/instances/{instance_id}/operator/orphan-holds").status_code == 403
+        assert http.post(f"/instances/{instance_id}/operator/orphan-holds/later-erasure/release",
+                         params={"upn": LATER}).status_code == 403
+    with _operator(server, instance_id) as op:
+        listing = op.get("/orphan-holds")
+        released = op.post("/orphan-holds/later-erasure/release", params={"upn": LATER})
+        again = op.post("/orphan-holds/later-erasure/release", params={"upn": LATER})
+        after = op.get("/orphan-holds").json()
+        trail = op.get("/audit", params={"upn": LATER}).json()["events"]
+    assert listing.status_code == 200, listing.text
+    assert WORDS not in listing.text
+    (hold,) = listing.json()["holds"]
+    assert {k: hold[k] for k in ("owner", "upn", "request_id", "profile_ids", "entry_ids", "readable")} == {
+        "owner": LATER, "upn": LATER, "request_id": "later-erasure", "profile_ids": None, "entry_ids": [],
+        "readable": True}
+    assert released.status_code == 200, released.text
+    assert released.json() == {"request_id": "later-erasure", "upn": LATER, "holds_released": 1}
+    assert (again.status_code, again.json()["holds_released"]) == (200, 0)
+    assert after["holds"] == [] and after["continuation"] is None
+    assert [e["request_id"] for e in trail if e["action"] == "hold_released"] == ["later-erasure"]
+    assert _entries(server, instance_id) == [f"- {WORDS}"]
+
+
+def test_a_hold_whose_request_is_stored_is_409_and_bad_input_is_400(server: RunningServer, instance_id: str) -> None:
+    """A pending forget's hold: 409 ``hold_not_orphaned`` (the entry stays hidden); a release naming no valid user,
+    or none, 400; a page size outside 1-100 or a continuation this listing did not make, 400. Never a 500."""
+    with server.client(LATER) as http:
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "user", "content_markdown": "- to forget"}).raise_for_status()
+        entry = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"][0]
+        request_id = http.delete(f"/instances/{instance_id}/memory/entries/{entry['id']}").json()["request_id"]
+    with _operator(server, instance_id) as op:
+        stored = op.post(f"/orphan-holds/{request_id}/release", params={"upn": LATER})
+        internal = op.post(f"/orphan-holds/{request_id}/release", params={"upn": "~shared"})
+        missing = op.post(f"/orphan-holds/{request_id}/release")
+        pages = [op.get("/orphan-holds", params=p) for p in
+                 ({"limit": "0"}, {"limit": "101"}, {"limit": "x"}, {"continuation": "bm90LWEtdG9rZW4"})]
+    assert (stored.status_code, stored.json()["error"]["code"]) == (409, "hold_not_orphaned"), stored.text
+    assert (internal.status_code, internal.json()["error"]["code"]) == (400, "invalid_upn")
+    assert missing.status_code == 400
+    assert [p.status_code for p in pages] == [400, 400, 400, 400]
+    assert _entries(server, instance_id) == []

@@ -1,0 +1,198 @@
+"""Holds whose deletion request is gone (``domain.orphan_holds``): the operator's listing and release, on both stores.
+
+Before: a request this release cannot read, dismissed past its standing holds (``?force=true``), left them standing:
+what they hid stayed hidden from every read, was never erased, and no operator view showed them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memory_core.domain import orphan_holds
+from memory_core.domain.audit import AuditAction
+from memory_core.domain.errors import Conflict, InvalidInput
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import SHARED_OWNER, Hold, Scope
+from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.service import MemoryService
+from memory_core.domain.store import MemoryStore
+from tests.support.clock import TickingClock
+from tests.support.later_release import put_unreadable_request
+
+LATER = "later@contoso.com"
+LATER_ID = "from-a-later-release"
+SECRET_WORDS = "the orphaned fact nobody may read in a listing"
+
+
+def _service(store: MemoryStore) -> tuple[MemoryService, str]:
+    clock = TickingClock(datetime(2026, 12, 7, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
+    return MemoryService(store, clock=clock), f"orphans-{uuid.uuid4().hex[:8]}"
+
+
+def _orphan_by_forced_dismissal(store: MemoryStore, service: MemoryService, instance: str) -> str:
+    """``LATER``'s entry hidden by a later release's approved request (its hold, and one on their team-shared
+    copies), then the request dismissed past them: the orphan the operator now has to find. Answers the entry id."""
+    later = Caller(LATER)
+    service.append(later, instance, Scope.USER, None, f"- {SECRET_WORDS}")
+    (entry,) = service.entries(later, instance, Scope.USER, None)
+    put_unreadable_request(store, instance, status="approved", request_id=LATER_ID)
+    store.put_record(Record(Partition(instance, LATER), RecordKind.HOLD, LATER_ID,
+                            Hold(LATER_ID, None, datetime(2030, 1, 1, tzinfo=UTC)).to_data()))
+    store.put_record(Record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, LATER_ID,
+                            Hold(LATER_ID, None, datetime(2030, 1, 1, tzinfo=UTC), author_upn=LATER).to_data()))
+    assert service.custody.dismiss_unreadable("op", instance, LATER_ID, force=True).holds_left == 2
+    return entry.id
+
+
+def test_a_hold_left_by_a_forced_dismissal_is_listed_by_ids_and_released_and_the_memory_shows_again(
+    store: MemoryStore,
+) -> None:
+    """Listed (the user, the request id, what it covers; never the text), beside a pending request's hold that is
+    not listed; released: both holds lifted, the entry shown, a ``hold_released`` event in the user's trail; released
+    again: 0, nothing written."""
+    service, instance = _service(store)
+    entry_id = _orphan_by_forced_dismissal(store, service, instance)
+    alex = Caller("alex@contoso.com")
+    service.append(alex, instance, Scope.USER, None, "- a fact alex asked to forget")
+    (pending_entry,) = service.entries(alex, instance, Scope.USER, None)
+    service.custody.request_forget(alex.upn, pending_entry)
+
+    page = service.custody.orphan_holds(instance, limit=20)
+
+    (listed,) = page.holds
+    assert (listed.owner, listed.upn, listed.request_id, listed.profile_ids, listed.readable) == (
+        LATER, LATER, LATER_ID, None, True)
+    assert listed.watermark == datetime(2030, 1, 1, tzinfo=UTC)
+    assert SECRET_WORDS not in repr(page)
+    assert page.continuation is None and page.holds_scanned == 2  # alex's pending hold read, not listed
+
+    released = service.custody.release_orphan_hold("op", instance, LATER, LATER_ID)
+
+    assert (released.request_id, released.upn, released.holds_released) == (LATER_ID, LATER, 2)
+    assert [e.id for e in service.entries(Caller(LATER), instance, Scope.USER, None)] == [entry_id]
+    for owner in (LATER, SHARED_OWNER):
+        assert store.get_record(Partition(instance, owner), RecordKind.HOLD, LATER_ID) is None
+    (event,) = [e for e in service.audit_trail(instance, LATER) if e.action is AuditAction.HOLD_RELEASED]
+    assert (event.actor, event.request_id) == ("op", LATER_ID)
+    assert event.detail is not None and "2 hold(s)" in event.detail and SECRET_WORDS not in event.detail
+    assert service.custody.orphan_holds(instance, limit=20).holds == []
+    assert service.entries(alex, instance, Scope.USER, None) == []  # the pending request's hold untouched
+
+    again = service.custody.release_orphan_hold("op", instance, LATER, LATER_ID)
+
+    assert again.holds_released == 0
+    assert len([e for e in service.audit_trail(instance, LATER) if e.action is AuditAction.HOLD_RELEASED]) == 1
+
+
+def test_a_hold_whose_request_is_stored_is_not_released(store: MemoryStore) -> None:
+    """A pending request's hold: 409 ``hold_not_orphaned``, the hold standing, the entry hidden, no event; the same
+    for a request this release cannot read (dismiss it first)."""
+    service, instance = _service(store)
+    alex = Caller("alex@contoso.com")
+    service.append(alex, instance, Scope.USER, None, "- a fact alex asked to forget")
+    (entry,) = service.entries(alex, instance, Scope.USER, None)
+    request = service.custody.request_forget(alex.upn, entry)
+    put_unreadable_request(store, instance, status="pending", request_id=LATER_ID)
+
+    for upn, request_id in ((alex.upn, request.id), (LATER, LATER_ID)):
+        with pytest.raises(Conflict) as refused:
+            service.custody.release_orphan_hold("op", instance, upn, request_id)
+        assert refused.value.code == "hold_not_orphaned"
+
+    assert store.get_record(Partition(instance, alex.upn), RecordKind.HOLD, request.id) is not None
+    assert service.entries(alex, instance, Scope.USER, None) == []
+    assert not [e for e in service.audit_trail(instance, alex.upn) if e.action is AuditAction.HOLD_RELEASED]
+
+
+def test_a_release_lifts_no_other_users_shared_hold(store: MemoryStore) -> None:
+    """The shared partition's hold named by the id but on another author's copies is neither counted nor lifted as
+    this user's (a forged ``upn`` releases nothing): the release of the user's own hold counts 1, bob's stays."""
+    service, instance = _service(store)
+    store.put_record(Record(Partition(instance, "alex@contoso.com"), RecordKind.HOLD, "gone",
+                            Hold("gone", None, datetime(2030, 1, 1, tzinfo=UTC)).to_data()))
+    bobs = Hold("gone", None, datetime(2030, 1, 1, tzinfo=UTC), author_upn="bob@contoso.com")
+    store.put_record(Record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, "gone", bobs.to_data()))
+
+    assert service.custody.release_orphan_hold("op", instance, "carol@contoso.com", "gone").holds_released == 0
+    assert service.custody.release_orphan_hold("op", instance, "alex@contoso.com", "gone").holds_released == 1
+    assert store.get_record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, "gone") is not None
+
+
+def test_the_listing_walks_every_owner_a_page_at_a_time_and_ends_inside_a_partition_past_its_hold_budget(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three users, one with three orphan holds, read two holds a page: every hold is listed once over the pages,
+    each page reads at most two; a limit outside 1-100 and another listing's continuation are refused."""
+    monkeypatch.setattr(orphan_holds, "HOLDS_PER_PAGE", 2)
+    service, instance = _service(store)
+    expected = set()
+    for user, ids in (("a@contoso.com", ["h1"]), ("b@contoso.com", ["h2", "h3", "h4"]), ("c@contoso.com", ["h5"])):
+        service.append(Caller(user), instance, Scope.USER, None, "- a fact")
+        for hold_id in ids:
+            store.put_record(Record(Partition(instance, user), RecordKind.HOLD, hold_id,
+                                    Hold(hold_id, None, None, ("e1",)).to_data()))
+            expected.add((user, hold_id))
+
+    seen: list[tuple[str, str]] = []
+    continuation = None
+    for _ in range(20):
+        page = service.custody.orphan_holds(instance, limit=2, continuation=continuation)
+        assert page.holds_scanned <= 2
+        seen += [(h.owner, h.request_id) for h in page.holds]
+        continuation = page.continuation
+        if continuation is None:
+            break
+    assert sorted(seen) == sorted(expected)
+    for bad in ({"limit": 0}, {"limit": 101}, {"limit": 2, "continuation": "bm90LWEtdG9rZW4"}):
+        with pytest.raises(InvalidInput):
+            service.custody.orphan_holds(instance, **bad)  # type: ignore[arg-type]
+
+
+def test_a_hold_of_a_layout_this_release_cannot_read_is_listed_as_such_and_released(store: MemoryStore) -> None:
+    """A later release's hold (a field of another type): listed, ``readable`` False, the ids it names shown; released
+    like any other."""
+    service, instance = _service(store)
+    service.append(Caller(LATER), instance, Scope.USER, None, "- a fact")
+    store.put_record(Record(Partition(instance, LATER), RecordKind.HOLD, "later-hold",
+                            {"profile_ids": ["p1", 7], "watermark": {"at": "soon"}, "entry_ids": ["e1"]}))
+
+    (listed,) = service.custody.orphan_holds(instance, limit=20).holds
+
+    assert (listed.readable, listed.profile_ids, listed.entry_ids, listed.watermark) == (False, ("p1",), ("e1",), None)
+    assert service.custody.release_orphan_hold("op", instance, LATER, "later-hold").holds_released == 1
+    assert service.custody.orphan_holds(instance, limit=20).holds == []
+
+
+def test_a_rejection_stopped_before_its_holds_were_lifted_whose_request_expired_leaves_a_listed_orphan(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another way a hold outlives its request: a rejection stops after its decision, before lifting the holds, and
+    no sweep runs until the rejected request expires (retention is a day at least; Cosmos DB's ttl needs no sweep).
+    The sweep then finds no request for the rejection's journal and closes it, the holds standing (the journal names
+    no user to lift them for). The listing names the user's hold, and the release shows the memory again."""
+    clock = TickingClock(datetime(2026, 12, 7, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
+    service, instance = MemoryService(store, clock=clock), f"orphans-{uuid.uuid4().hex[:8]}"
+    alex = Caller("alex@contoso.com")
+    service.append(alex, instance, Scope.USER, None, "- kept by policy")
+    (entry,) = service.entries(alex, instance, Scope.USER, None)
+    request = service.custody.request_forget(alex.upn, entry)
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("the process stopped")
+
+    monkeypatch.setattr("memory_core.domain.custody.lift_holds", crash)
+    with pytest.raises(RuntimeError):
+        service.custody.reject("op", instance, request.id, "kept by policy")
+    monkeypatch.undo()
+    store.delete_record(request.to_record().partition, RecordKind.DELETION_REQUEST, request.record_id)  # expired
+    clock.now += timedelta(days=1)
+    service.custody.sweep(instance_id=instance)
+
+    assert service.entries(alex, instance, Scope.USER, None) == []  # hidden for good, before this release
+    (listed,) = service.custody.orphan_holds(instance, limit=20).holds
+    assert (listed.owner, listed.request_id, listed.entry_ids) == (alex.upn, request.id, (entry.id,))
+    assert service.custody.release_orphan_hold("op", instance, alex.upn, request.id).holds_released == 2
+    assert [e.id for e in service.entries(alex, instance, Scope.USER, None)] == [entry.id]
