@@ -1,6 +1,6 @@
 """The Functions glue: the ``mcp`` function called with azure.functions.HttpRequest objects.
 
-These run the real AsgiMiddleware, the real SDK app and a real SQLite store,
+These run the real AsgiMiddleware (the lifespan; each request through ``memory_core.mcp.functions_bridge``),
 in one event loop per test, as the Python worker runs an async function.
 """
 
