@@ -73,7 +73,7 @@ def bare_hop(iterations: int) -> float:
 LAYERS = (
     ("memory_core.local.host", "FunctionHost._http", "the local host: ASGI in, func.HttpRequest, ASGI out"),
     ("memory_core.local.host", "FunctionHost._invoke", "the function: the edge, then the handler"),
-    ("azure.functions._http_asgi", "AsgiMiddleware.handle_async", "the Functions ASGI bridge"),
+    ("memory_core.mcp.functions_bridge", "answer_with", "the Functions bridge: func.HttpRequest to ASGI and back"),
     ("memory_core.mcp.front", "McpHttpApp.__call__", "the front: body, JSON-RPC envelope, credential, time bound"),
     ("memory_core.mcp.exchange", "SingleExchange.answer", "the single exchange: context, reply serialized"),
     ("memory_core.mcp.exchange", "serve_one", "the SDK's kernel: OpenTelemetry span, request state, params, result"),

@@ -69,6 +69,40 @@ def compile_route(template: str, prefix: str) -> re.Pattern[str]:
     return re.compile(f"^{base}{''.join(parts)}/?$", re.IGNORECASE)
 
 
+class RouteIndex:
+    """The routes a path may match, found without trying every route's pattern.
+
+    Each route is filed under its template's first segment when that is a literal ("mcp",
+    "instances"); a path is tried against the routes filed under its own first segment (case
+    folded) and those whose first segment is a parameter, in the order ``routes`` lists them.
+    A first segment filed under no literal is tried against every route, so a path the
+    patterns' case-insensitive match would accept in some other spelling is matched as before.
+    """
+
+    def __init__(self, routes: list[_Route], prefix: str) -> None:
+        self._routes = routes
+        self._base = f"/{prefix.strip('/')}/".casefold() if prefix.strip("/") else "/"
+        firsts = [_literal_first_segment(route.template, prefix) for route in routes]
+        self._by_first = {
+            first: [r for r, f in zip(routes, firsts, strict=True) if f in (first, None)]
+            for first in set(firsts) if first is not None
+        }
+
+    def matches(self, path: str) -> list[tuple[_Route, re.Match[str]]]:
+        """Every route whose pattern matches ``path``, with its match, in the routes' order."""
+        folded = path.casefold()
+        first = folded[len(self._base):].split("/", 1)[0] if folded.startswith(self._base) else None
+        candidates = self._by_first.get(first, self._routes) if first is not None else self._routes
+        return [(r, m) for r in candidates if (m := r.pattern.match(path))]
+
+
+def _literal_first_segment(template: str, prefix: str) -> str | None:
+    """The first segment of ``template`` (``/{prefix}/...``) after the prefix, case folded; None for a parameter."""
+    rest = template.strip("/")[len(prefix.strip("/")):].strip("/")
+    first = rest.split("/", 1)[0]
+    return None if "{" in first else first.casefold()
+
+
 def http_routes(app: func.FunctionApp, prefix: str) -> list[_Route]:
     routes = []
     for function in functions_of(app):
@@ -113,6 +147,7 @@ class FunctionHost:
         limit), in its own protocol;
         ``allowed_methods(handler, registered)``: the methods it serves, named in a 405's Allow."""
         self.routes = http_routes(app, route_prefix)
+        self._index = RouteIndex(self.routes, route_prefix)
         self._body_limit = body_limit
         self._answer_headers = answer_headers
         self._allowed_methods = allowed_methods
@@ -143,7 +178,7 @@ class FunctionHost:
     async def _http(self, scope: dict[str, Any], receive: ASGIReceive, send: ASGISend) -> None:
         path: str = scope["path"]
         method: str = scope["method"].upper()
-        matches = [(r, m) for r in self.routes if (m := r.pattern.match(path))]
+        matches = self._index.matches(path)
         if not matches:
             await _send(send, error_response(404, "not_found", f"no function serves {path}"))
             return

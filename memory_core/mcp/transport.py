@@ -15,7 +15,9 @@
 - ``FunctionsMcpEndpoint`` and ``mcp``: the Functions glue. The ASGI app is
   built on the first request from ``composition.runtime()`` (nothing at import
   time) and its lifespan, which the SDK's session manager needs, is started
-  once per process with ``AsgiMiddleware.notify_startup()``.
+  once per process with ``AsgiMiddleware.notify_startup()``; each request goes
+  to it through ``memory_core.mcp.functions_bridge`` (the middleware's per-request
+  conversion, without its WSGI fields).
 
 Any instance of a scaled-out app answers any request: no session id is issued
 and nothing is kept between requests.
@@ -155,7 +157,8 @@ class FunctionsMcpEndpoint:
         self._single_exchange = single_exchange
         self._runtime_factory = runtime_factory
         self._backend_factory = backend_factory
-        self._middleware: func.AsgiMiddleware | None = None
+        self._middleware: func.AsgiMiddleware | None = None  # the app's lifespan (and its state)
+        self._app: McpHttpApp | None = None
         self._backend: MemoryBackend | None = None
         self._lock: asyncio.Lock | None = None
         self.startups = 0
@@ -164,39 +167,42 @@ class FunctionsMcpEndpoint:
     def is_built(self) -> bool:
         return self._middleware is not None
 
-    async def _started(self) -> func.AsgiMiddleware:
-        if self._middleware is not None:
-            return self._middleware
+    async def _started(self) -> tuple[McpHttpApp, func.AsgiMiddleware]:
+        if self._app is not None and self._middleware is not None:
+            return self._app, self._middleware
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            if self._middleware is None:
+            if self._app is None or self._middleware is None:
                 from memory_core.mcp.stalled import AbandonedCalls
 
                 rt = self._runtime_factory()
                 backend = self._backend_factory(rt)
                 abandoned = self._abandoned if self._abandoned is not None else AbandonedCalls()
-                middleware = func.AsgiMiddleware(build_asgi_app(
-                    rt.settings, backend, rt.auth, abandoned=abandoned, single_exchange=self._single_exchange))
+                app = build_asgi_app(rt.settings, backend, rt.auth, abandoned=abandoned,
+                                     single_exchange=self._single_exchange)
+                middleware = func.AsgiMiddleware(app)
                 if not await middleware.notify_startup():
                     await backend.aclose()
                     raise RuntimeError("the MCP server's ASGI lifespan did not start")
                 self._backend = backend
-                self._middleware = middleware
+                self._app, self._middleware = app, middleware
                 self.startups += 1
-        return self._middleware
+            return self._app, self._middleware
 
     async def __call__(self, req: func.HttpRequest, context: Any = None) -> func.HttpResponse:
+        from memory_core.mcp.functions_bridge import answer_with  # with the SDK, on first use (issue #15)
+
         try:
-            middleware = await self._started()
-            return await middleware.handle_async(req, context)
+            app, middleware = await self._started()
+            return await answer_with(app, req, middleware.state)
         except Exception as error:
             return jsonrpc_refusal(error)
 
     async def aclose(self) -> None:
         """Stop the lifespan and close the backend (tests; the worker just exits)."""
         middleware, backend = self._middleware, self._backend
-        self._middleware = self._backend = None
+        self._middleware = self._backend = self._app = None
         if middleware is not None:
             await middleware.notify_shutdown()
         if backend is not None:

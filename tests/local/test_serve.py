@@ -18,7 +18,7 @@ import pytest
 
 import function_app
 from memory_core.domain.errors import ConfigurationError
-from memory_core.local.host import FunctionHost, compile_route
+from memory_core.local.host import FunctionHost, RouteIndex, compile_route, http_routes
 from memory_core.local.timers import resolve_schedule
 from tests.support.later_release import put_unreadable_request_beside
 from tests.support.local_server import (
@@ -120,6 +120,23 @@ def test_route_templates_match_like_the_functions_host() -> None:
     assert pattern.match("/api/instances/abc/memory/")
     assert not pattern.match("/instances/abc/memory")
     assert not pattern.match("/api/instances/a/b/memory")
+
+
+@pytest.mark.parametrize("prefix", ["api", "", "v1/memory"])
+def test_the_route_index_finds_what_trying_every_route_finds_in_the_same_order(prefix: str) -> None:
+    """Every route's own path, other spellings the patterns accept (case, a long s or a Kelvin sign, which the
+    case-insensitive match takes for s and k, a dotless i), a trailing slash, and paths no route serves."""
+    routes = http_routes(function_app.app, prefix)
+    index = RouteIndex(routes, prefix)
+    base = f"/{prefix}" if prefix else ""
+    paths = {_example_path(route.template) for route in routes}
+    paths |= {p.upper() for p in paths} | {p + "/" for p in paths}
+    paths |= {p.replace("s", "\u017f").replace("k", "\u212a").replace("i", "\u0131") for p in paths}
+    paths |= {base, f"{base}/", f"{base}/nothing", "/elsewhere/mcp", f"{base}/mcp/x", f"{base}//mcp", ""}
+    for path in sorted(paths):
+        everyone = [(r.name, m.groupdict()) for r in routes if (m := r.pattern.match(path))]
+        assert [(r.name, m.groupdict()) for r, m in index.matches(path)] == everyone, path
+    assert [r.name for r, _ in index.matches(f"{base}/MCP")] == ["mcp"]  # the index does find routes
 
 
 def test_schedule_settings_are_resolved_and_checked() -> None:

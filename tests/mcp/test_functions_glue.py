@@ -1,7 +1,7 @@
 """The Functions glue: the ``mcp`` function called with azure.functions.HttpRequest objects.
 
-These run the real AsgiMiddleware, the real SDK app and a real SQLite store,
-in one event loop per test, as the Python worker runs an async function.
+These run the real AsgiMiddleware (the lifespan; each request through ``memory_core.mcp.functions_bridge``),
+the real SDK app and a real SQLite store, in one event loop per test, as the Python worker runs an async function.
 """
 
 from __future__ import annotations

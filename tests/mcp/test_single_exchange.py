@@ -3,7 +3,7 @@
 Two ``FunctionsMcpEndpoint``s share one runtime (one real SQLite store): one
 with the single exchange (``memory_core.mcp.exchange``, the default), one that
 sends every request through the SDK's streamable-HTTP app. The same requests go
-to both, through the real AsgiMiddleware, and their replies must match.
+to both, through the Functions bridge (``memory_core.mcp.functions_bridge``), and their replies must match.
 """
 
 from __future__ import annotations
