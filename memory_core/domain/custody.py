@@ -11,6 +11,7 @@ nothing expires by age. The sweep itself, its replayable steps and what a crash 
 from __future__ import annotations
 
 import builtins
+import logging
 from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -50,6 +51,8 @@ from memory_core.domain.seals import erase_file_names
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.sweeps import SweepResult
 from memory_core.domain.views import ContentScanner, refuse_operator_text
+
+log = logging.getLogger("memory_core.custody")
 
 _DECIDE_ATTEMPTS = 5  # reads of a request a decision makes while other writes keep changing it
 
@@ -248,14 +251,18 @@ class CustodyService:
         pending.
         """
         refuse_operator_text(self._scanner, reason, "reason")
-        # Journaled first: a rejected request is no sweep's to execute, so holds a crash kept after the decision
-        # would hide its memory for good; the sweep lifts them from this record (``_finish_rejection``).
+        pending = _pending(self.get(instance_id, request_id))
+        # Journaled before the decision: a rejected request is no sweep's to execute, so holds a crash kept after
+        # the decision would hide its memory for good; the sweep lifts them from this record (``_replay_rejections``).
+        # It names the request's user, whose partition (and the team-shared one) holds them: the sweep lifts them
+        # even once the rejected request has expired (retention; Cosmos DB's ttl needs no sweep) and names no one.
         journal = Record(deletions_partition(instance_id), REJECTION_KIND, request_id,
-                         {"request_id": request_id, "started_on": self._clock().isoformat()})
+                         {"request_id": request_id, "started_on": self._clock().isoformat(), "upn": pending.upn,
+                          "operator": operator})
         self._store.put_record(journal)
         try:
-            request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason)
-        except NotFound:  # no such request: nothing to finish (one decided already is left to the sweep's check)
+            request = self._decide(operator, instance_id, request_id, DeletionStatus.REJECTED, reason, read=pending)
+        except NotFound:  # gone since it was read: nothing to finish (one decided already is left to the sweep)
             close_rejection(self._store, instance_id, request_id)
             raise
         self._finish_rejection(request)
@@ -294,30 +301,51 @@ class CustodyService:
     def _replay_rejections(self, instance_id: str | None) -> int:
         """The sweep's step for rejections a crash interrupted (``domain.journals``): a request found rejected has its
         holds lifted and its event written; one still pending (the crash came first), or decided otherwise, keeps
-        its holds."""
+        its holds; one no longer stored (rejected, then expired before a sweep finished it) has the holds still
+        standing on the journal's user lifted (``_release_after_expiry``)."""
         def finish(record: Record) -> None:
+            instance, request_id = record.partition.instance_id, str(record.data["request_id"])
             try:
-                request = self.get(record.partition.instance_id, str(record.data["request_id"]))
-            except (NotFound, Conflict):  # none, or one this release cannot read: not this release's to lift
+                request: DeletionRequest | None = self.get(instance, request_id)
+            except NotFound:
+                request = None
+                self._release_after_expiry(record, request_id)
+            except Conflict:  # one this release cannot read: not this release's to lift
                 request = None
             if request is not None and request.status is DeletionStatus.REJECTED:
                 self._finish_rejection(request)
             else:
-                close_rejection(self._store, record.partition.instance_id, record.id)
+                close_rejection(self._store, instance, record.id)
 
         return journals.replay(self._store, REJECTION_KIND, instance_id, clock=self._clock,
                                wait=lambda record: timedelta(0), finish=finish)
 
+    def _release_after_expiry(self, journal: Record, request_id: str) -> None:
+        """Lift the holds of a rejection's request that is no longer stored, from its journal's user
+        (``orphan_holds.release``: only while no request of that id is stored, audited ``hold_released``): the
+        rejection stopped after its decision and before it lifted them, and the rejected request expired before a
+        sweep finished it. A journal an earlier release wrote names no user: its holds stay, listed as orphans for
+        an operator to release. A request executed, then expired, left none standing: nothing is written."""
+        upn = journal.data.get("upn")
+        if not isinstance(upn, str) or not upn:
+            log.warning("rejection journal %s names no user: the holds of deletion request %s, no longer stored, are "
+                        "left to an operator (orphan holds)", journal.id, request_id)
+            return
+        operator = journal.data.get("operator")
+        by = f" by {operator}" if isinstance(operator, str) else ""
+        orphan_holds.release(self._store, self._audit, "sweep", journal.partition.instance_id, upn, request_id,
+                             cause=f"lifted by the sweep finishing a rejection{by} stopped before it lifted them")
+
     def _decide(
-        self, operator: str, instance_id: str, request_id: str, status: DeletionStatus, reason: str | None
+        self, operator: str, instance_id: str, request_id: str, status: DeletionStatus, reason: str | None,
+        *, read: DeletionRequest | None = None,
     ) -> DeletionRequest:
         """``request_id`` decided: ``Conflict`` (code ``not_pending``) unless it is pending, the same answer on
-        either store when another decision got there first (one decision wins)."""
+        either store when another decision got there first (one decision wins). ``read``: the request as just read,
+        taken for the first attempt."""
         for _ in range(_DECIDE_ATTEMPTS):
-            request = self.get(instance_id, request_id)
-            if request.status is not DeletionStatus.PENDING:
-                raise Conflict(f"deletion request {request_id} is {request.status.value}, not pending",
-                               code="not_pending")
+            request = _pending(read if read is not None else self.get(instance_id, request_id))
+            read = None
             decided = request.with_status(status, decided_by=operator, decided_on=self._clock(), reason=reason)
             try:
                 # etag: a concurrent decision conflicts
@@ -347,3 +375,10 @@ class CustodyService:
     ) -> None:
         """``seals.erase_file_names`` on this service's store: what an erasure took leaves ``upn``'s file index."""
         erase_file_names(self._store, instance_id, upn, agent_object_ids, made_by, entry_ids)
+
+
+def _pending(request: DeletionRequest) -> DeletionRequest:
+    """``request`` when it is pending; else ``Conflict`` ``not_pending`` (only a pending request is decided)."""
+    if request.status is not DeletionStatus.PENDING:
+        raise Conflict(f"deletion request {request.id} is {request.status.value}, not pending", code="not_pending")
+    return request

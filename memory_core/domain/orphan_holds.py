@@ -5,8 +5,10 @@ request's id, in its user's partition and in the instance's team-shared one. Eve
 request's holds before the request leaves the store (a rejection, the sweep's unhold step, both journaled), but a
 hold can still outlive its request: a request this release cannot read dismissed past its standing holds
 (``dismissals``, ``?force=true``), or a rejected request whose lifting a crash stopped and whose record expired
-(retention, Cosmos DB's ttl) before a sweep finished the rejection. What such a hold hides stays hidden from every
-read and is never erased (no sweep executes a request that is gone), and no listing of requests shows it.
+(retention, Cosmos DB's ttl) before a sweep finished the rejection, when an earlier release wrote that rejection's
+journal (this release's names the user, and the sweep lifts the holds itself: ``custody``). What such a hold hides
+stays hidden from every read and is never erased (no sweep executes a request that is gone), and no listing of
+requests shows it.
 
 ``orphan_page`` walks the instance's partitions a page of owners at a time (``MemoryStore.partition_owners``: owners
 holding a profile; a partition with no profile holds no memory for a hold to hide) and names each hold whose request
@@ -121,7 +123,7 @@ def orphan_page(store: MemoryStore, instance_id: str, limit: int, continuation: 
 
 
 def release(store: MemoryStore, audit: AuditTrail, operator: str, instance_id: str, upn: str,
-            request_id: str) -> Released:
+            request_id: str, *, cause: str | None = None) -> Released:
     """Lift the holds named ``request_id`` on ``upn``'s memory (theirs, and the one on their team-shared copies), if,
     and only if, no deletion request of that id is stored: the memory they hid shows again. Idempotent: when none
     stands, nothing is written and ``holds_released`` is 0. ``Conflict`` ``hold_not_orphaned`` while the request is
@@ -129,7 +131,8 @@ def release(store: MemoryStore, audit: AuditTrail, operator: str, instance_id: s
 
     A ``hold_released`` event in ``upn``'s trail, naming the request id and how many holds, is written before the
     holds are lifted: a crash between them leaves the holds standing (listed still) and a retry writes a second
-    event, so a release is audited twice at worst, never not at all."""
+    event, so a release is audited twice at worst, never not at all. ``cause``: why, when not an operator's own
+    release (the sweep finishing a rejection whose request expired, ``domain.custody``), ending the event's detail."""
     if _request_stored(store, instance_id, request_id):
         raise Conflict(f"deletion request {request_id} is stored: its holds are not orphaned; approve or reject it "
                        "(a rejection shows the memory again), or dismiss it if this release cannot read it",
@@ -142,7 +145,7 @@ def release(store: MemoryStore, audit: AuditTrail, operator: str, instance_id: s
                 len(standing), request_id, upn, instance_id, operator)
     audit.record(AuditAction.HOLD_RELEASED, actor=operator, instance_id=instance_id, upn=upn, request_id=request_id,
                  detail=f"released {len(standing)} hold(s) left by deletion request {request_id}, which "
-                                    "is no longer stored: the memory they hid shows again")
+                        "is no longer stored: the memory they hid shows again" + (f" ({cause})" if cause else ""))
     lift_holds_of(store, instance_id, request_id, standing)  # a shared hold on another's copies stays
     return Released(request_id, upn, len(standing))
 

@@ -1,12 +1,14 @@
 """Holds whose deletion request is gone (``domain.orphan_holds``): the operator's listing and release, on both stores.
 
 Before: a request this release cannot read, dismissed past its standing holds (``?force=true``), left them standing:
-what they hid stayed hidden from every read, was never erased, and no operator view showed them.
+what they hid stayed hidden from every read, was never erased, and no operator view showed them. So does a stopped
+rejection whose journal an earlier release wrote (no user named) and whose request expired before a sweep.
 """
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,7 +18,7 @@ from memory_core.domain.audit import AuditAction
 from memory_core.domain.errors import Conflict, InvalidInput
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import SHARED_OWNER, Hold, Scope
-from memory_core.domain.records import Partition, Record, RecordKind
+from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.service import MemoryService
 from memory_core.domain.store import MemoryStore
 from tests.support.clock import TickingClock
@@ -166,13 +168,16 @@ def test_a_hold_of_a_layout_this_release_cannot_read_is_listed_as_such_and_relea
     assert service.custody.orphan_holds(instance, limit=20).holds == []
 
 
-def test_a_rejection_stopped_before_its_holds_were_lifted_whose_request_expired_leaves_a_listed_orphan(
-    store: MemoryStore, monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("journal_user", ["none-named", "not-text"])
+def test_a_stopped_rejection_whose_journal_names_no_user_and_whose_request_expired_leaves_a_listed_orphan(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, journal_user: str,
 ) -> None:
-    """Another way a hold outlives its request: a rejection stops after its decision, before lifting the holds, and
-    no sweep runs until the rejected request expires (retention is a day at least; Cosmos DB's ttl needs no sweep).
-    The sweep then finds no request for the rejection's journal and closes it, the holds standing (the journal names
-    no user to lift them for). The listing names the user's hold, and the release shows the memory again."""
+    """A rejection stops after its decision, before lifting the holds, and no sweep runs until the rejected request
+    expires (retention is a day at least; Cosmos DB's ttl needs no sweep). Its journal is in the layout releases
+    before this one wrote (no user), or names the user as no text (another layout): the sweep finds no request
+    and no user to lift the holds for, and closes the journal, the holds standing, as before (this release's
+    journal names the user, and the sweep lifts them: ``test_custody_crashes``). The listing names the user's hold,
+    and the release shows the memory again."""
     clock = TickingClock(datetime(2026, 12, 7, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
     service, instance = MemoryService(store, clock=clock), f"orphans-{uuid.uuid4().hex[:8]}"
     alex = Caller("alex@contoso.com")
@@ -187,11 +192,15 @@ def test_a_rejection_stopped_before_its_holds_were_lifted_whose_request_expired_
     with pytest.raises(RuntimeError):
         service.custody.reject("op", instance, request.id, "kept by policy")
     monkeypatch.undo()
+    (journal,) = store.query_records(deletions_partition(instance), "rejection")
+    earlier = {"request_id": request.id, "started_on": journal.data["started_on"]}
+    store.put_record(replace(journal, data=earlier if journal_user == "none-named" else {**earlier, "upn": ["alex"]}))
     store.delete_record(request.to_record().partition, RecordKind.DELETION_REQUEST, request.record_id)  # expired
     clock.now += timedelta(days=1)
     service.custody.sweep(instance_id=instance)
 
-    assert service.entries(alex, instance, Scope.USER, None) == []  # hidden for good, before this release
+    assert service.entries(alex, instance, Scope.USER, None) == []  # hidden for good, but for an operator
+    assert store.query_records(deletions_partition(instance), "rejection") == []
     (listed,) = service.custody.orphan_holds(instance, limit=20).holds
     assert (listed.owner, listed.request_id, listed.entry_ids) == (alex.upn, request.id, (entry.id,))
     assert service.custody.release_orphan_hold("op", instance, alex.upn, request.id).holds_released == 2
