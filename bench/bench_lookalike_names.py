@@ -9,7 +9,9 @@ files a directory this large is ``appended/``, the entries written outside the m
 ``memory_files.create`` of a new file there, in process: the median over ``--repeat`` runs of the time
 per create, the whole command on the namespace (path rules, reserved names, the look-alike check, the copy
 of the namespace) and not the store's write; and of the check alone (``memory_paths.lookalike_of`` over
-the directory's names, as ``refuse_lookalike`` calls it). ``--root`` runs another checkout's code (main's,
+the directory's names, as ``refuse_lookalike`` calls it), and of the check with nothing kept from the runs
+before (the fold and skeletons kept per process of the names not all ASCII, ``lookalike_names._sibling_forms``,
+forgotten before each: a process's first check of a directory). ``--root`` runs another checkout's code (main's,
 say) with this file. Four shapes: an ASCII name among ASCII names (most creates);
 an accented name among ASCII names; a Latin look-alike spelled with a Cyrillic letter among ASCII names
 (its skeleton is ASCII, so each ASCII name's skeleton is compared); an ASCII name among names one in ten of
@@ -32,7 +34,7 @@ if "--root" in sys.argv:
     ROOT = Path(sys.argv[sys.argv.index("--root") + 1]).resolve()
 sys.path.insert(0, str(ROOT))
 
-from memory_core.domain import memory_files, memory_paths
+from memory_core.domain import lookalike_names, memory_files, memory_paths
 from memory_core.domain.memory_files import FileNode, Namespace
 
 SHAPES = {
@@ -87,14 +89,18 @@ def main() -> None:
               f"first non-ASCII check (loads the table): median {statistics.median(float(b) for _, b in loads):.2f} ms")
         return
     memory_paths.lookalike_of("n\u043etes.md", ["notes.md"])  # the table loaded, where there is one
-    print(f"{ROOT}\n{'siblings':>8}  {'shape':<34} {'per create':>12} {'the check':>12}")
+    kept = getattr(lookalike_names, "_sibling_forms", None)  # a checkout from before it keeps nothing
+    forget: Callable[[], object] = kept.cache_clear if kept is not None else lambda: None
+    print(f"{ROOT}\n{'siblings':>8}  {'shape':<34} {'per create':>12} {'the check':>12} {'nothing kept':>13}")
     for siblings in (int(n) for n in args.siblings.split(",")):
         for shape, (name, cyrillic) in SHAPES.items():
             ns = namespace(siblings, cyrillic)
             names = [path.removeprefix("d/") for path in ns.files]
             create = per_call(lambda: memory_files.create(ns, f"/memories/d/{name}", "x"), siblings, args.repeat)
             check = per_call(lambda: memory_paths.lookalike_of(name, names), siblings, args.repeat)
-            print(f"{siblings:>8}  {shape:<34} {create * 1e6:>9.1f} µs {check * 1e6:>9.1f} µs", flush=True)
+            first = per_call(lambda: (forget(), memory_paths.lookalike_of(name, names)), siblings, args.repeat)
+            print(f"{siblings:>8}  {shape:<34} {create * 1e6:>9.1f} µs {check * 1e6:>9.1f} µs {first * 1e6:>10.1f} µs",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Collection
 
 # Compatibility forms a reader sees as another thing than the plain character (unicodedata.decomposition's tags):
 # x\u00b2 is "x squared", \u00bd a half, \u2460 a circled digit. The other forms (full-width, a font, a ligature, a
@@ -38,6 +38,10 @@ _DEFAULT_IGNORABLE = (
     (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
 )
 
+
+# The names beside a new one whose fold and skeletons are kept per process (``_sibling_forms``): a directory's own
+# (the index holds at most 2,000 files; the appended entries' names are ASCII and never kept), with room for another.
+_SIBLING_FORMS_KEPT = 4096
 
 # The ASCII characters Unicode's table maps (``1`` to ``l``, ``m`` to ``rn``, ...) and the ASCII characters of their
 # prototypes: the only ones a skeleton of an ASCII name changes or brings. A test holds it to the table.
@@ -61,7 +65,7 @@ def skeleton(name: str) -> str:
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).translate(_prototype_table()))
 
 
-def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
+def lookalike_of(name: str, siblings: Collection[str]) -> str | None:
     """The first of ``siblings`` (the names in the directory ``name`` would be made in) that is not ``name`` but
     folds as it does (``folded``) or, when either is not all ASCII, has its skeleton as written or once folded, or
     None. A model or a person shown both would take one for the other and read or edit the wrong file; the store
@@ -71,8 +75,11 @@ def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
     # Against ASCII siblings (most names), the name's skeletons are compared only when an ASCII name could have them
     # (a Latin word spelled with a Cyrillic letter, not an accented or a Cyrillic one), and then first by what no
     # skeleton of ASCII changes: the sibling with the eight characters the table maps, and their prototypes, deleted
-    # (a bytes.translate, a tenth of a skeleton's cost; ``bench/bench_lookalike_names.py``).
+    # (a bytes.translate). All the siblings are tried that way at once first (``_rest_among``): when none has the
+    # rest, the ASCII ones are compared by their case alone, as for an ASCII name (``bench/bench_lookalike_names.py``).
     rests = _ascii_rests(shapes) if shapes is not None else None
+    if rests is not None and not _rest_among(rests, siblings):
+        rests = None
     for sibling in siblings:
         if sibling == name:
             continue
@@ -89,12 +96,11 @@ def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
                         and _ascii_skeleton(sibling_key) == shapes[1])):
                 return sibling
             continue
-        sibling_key = folded(sibling)
+        sibling_key, written, once_folded = _sibling_forms(sibling)
         if sibling_key == key:
             return sibling
         if shapes is None:
             shapes = _shapes(name, key)
-        written, once_folded = _shapes(sibling, sibling_key)
         if written == shapes[0] or once_folded == shapes[1]:
             return sibling
     return None
@@ -104,6 +110,27 @@ def _shapes(name: str, key: str) -> tuple[str, str]:
     """The skeletons of ``name`` as written (a Cyrillic "\u0412" is a Latin "B") and of its folded form ``key``
     (a Cyrillic "\u043e" in "N\u043etes.md" is the "o" of "notes.md")."""
     return skeleton(name), skeleton(key)
+
+
+@functools.lru_cache(maxsize=_SIBLING_FORMS_KEPT)
+def _sibling_forms(name: str) -> tuple[str, str, str]:
+    """``folded(name)`` and ``_shapes`` of it, kept per process for the latest ``_SIBLING_FORMS_KEPT`` names: each
+    command on a directory compares a new name with the same names beside it, and each costs a fold and two skeletons
+    (about 5 \u00b5s) for a name that is not all ASCII. Pure functions of the exact name, so a kept one is never stale."""
+    key = folded(name)
+    return key, *_shapes(name, key)
+
+
+def _rest_among(rests: tuple[bytes | None, bytes | None], siblings: Collection[str]) -> bool:
+    """False only when no ASCII name of ``siblings`` keeps ``rests[0]`` as written or ``rests[1]`` once lowered, with
+    ``_ASCII_SHAPED`` deleted (``_ascii_rests``): the per-name test of the check, made over all the names joined at
+    once. The names are joined by line feeds, which no deletion removes, so each name's rest stands between two of
+    them; True may also come of a name with a line feed or one not all ASCII, which the check then compares one by
+    one."""
+    joined = b"\n" + "\n".join(siblings).encode("utf-8", "surrogatepass") + b"\n"
+    written, lowered = rests
+    return ((written is not None and b"\n" + written + b"\n" in joined.translate(None, _ASCII_SHAPED))
+            or (lowered is not None and b"\n" + lowered + b"\n" in joined.lower().translate(None, _ASCII_SHAPED)))
 
 
 def _ascii_skeleton(text: str) -> str:
