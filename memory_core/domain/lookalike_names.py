@@ -75,11 +75,16 @@ def lookalike_of(name: str, siblings: Collection[str]) -> str | None:
     # Against ASCII siblings (most names), the name's skeletons are compared only when an ASCII name could have them
     # (a Latin word spelled with a Cyrillic letter, not an accented or a Cyrillic one), and then first by what no
     # skeleton of ASCII changes: the sibling with the eight characters the table maps, and their prototypes, deleted
-    # (a bytes.translate). All the siblings are tried that way at once first (``_rest_among``): when none has the
-    # rest, the ASCII ones are compared by their case alone, as for an ASCII name (``bench/bench_lookalike_names.py``).
+    # (a bytes.translate). Both tests are made first over all the siblings at once, one line each (``_holds_line``):
+    # a call per name is most of the check's cost (``bench/bench_lookalike_names.py``). When no ASCII name could be
+    # a twin and every name is ASCII, there is none; otherwise the names are compared one by one.
+    lines = "\n".join(siblings).encode("utf-8", "surrogatepass")
+    lowered = lines.lower()
     rests = _ascii_rests(shapes) if shapes is not None else None
-    if rests is not None and not _rest_among(rests, siblings):
+    if rests is not None and not _holds_rest(lines, lowered, rests):
         rests = None
+    if rests is None and lines.isascii() and not (key.isascii() and _holds_line(lowered, key.encode("ascii"))):
+        return None
     for sibling in siblings:
         if sibling == name:
             continue
@@ -121,16 +126,21 @@ def _sibling_forms(name: str) -> tuple[str, str, str]:
     return key, *_shapes(name, key)
 
 
-def _rest_among(rests: tuple[bytes | None, bytes | None], siblings: Collection[str]) -> bool:
-    """False only when no ASCII name of ``siblings`` keeps ``rests[0]`` as written or ``rests[1]`` once lowered, with
-    ``_ASCII_SHAPED`` deleted (``_ascii_rests``): the per-name test of the check, made over all the names joined at
-    once. The names are joined by line feeds, which no deletion removes, so each name's rest stands between two of
-    them; True may also come of a name with a line feed or one not all ASCII, which the check then compares one by
-    one."""
-    joined = b"\n" + "\n".join(siblings).encode("utf-8", "surrogatepass") + b"\n"
-    written, lowered = rests
-    return ((written is not None and b"\n" + written + b"\n" in joined.translate(None, _ASCII_SHAPED))
-            or (lowered is not None and b"\n" + lowered + b"\n" in joined.lower().translate(None, _ASCII_SHAPED)))
+def _holds_rest(lines: bytes, lowered: bytes, rests: tuple[bytes | None, bytes | None]) -> bool:
+    """False only when no ASCII name of ``lines`` (names joined by line feeds, as UTF-8; ``lowered``: the same
+    lowered) keeps ``rests[0]`` as written or ``rests[1]`` once lowered, with ``_ASCII_SHAPED`` deleted
+    (``_ascii_rests``): the per-name test of the check, made over all the names at once. No deletion removes a line
+    feed, so each name's rest stays a line of its own; a name holding a line feed may give a True no name earns, and
+    one not all ASCII keeps bytes no ASCII rest has."""
+    written, once_lowered = rests
+    return ((written is not None and _holds_line(lines.translate(None, _ASCII_SHAPED), written))
+            or (once_lowered is not None and _holds_line(lowered.translate(None, _ASCII_SHAPED), once_lowered)))
+
+
+def _holds_line(lines: bytes, line: bytes) -> bool:
+    """Whether ``line`` is one of the line-feed separated ``lines`` (a search, not a split: no list of names)."""
+    return (lines == line or lines.startswith(line + b"\n") or lines.endswith(b"\n" + line)
+            or b"\n" + line + b"\n" in lines)
 
 
 def _ascii_skeleton(text: str) -> str:

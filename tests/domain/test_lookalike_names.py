@@ -15,7 +15,7 @@ from memory_core.domain.lookalike_names import (
     _ASCII_SHAPED,
     _ascii_rests,
     _ascii_skeleton,
-    _rest_among,
+    _holds_rest,
     _sibling_forms,
     folded,
     lookalike_of,
@@ -158,8 +158,8 @@ def test_the_check_finds_the_twin_the_rule_names_among_awkward_names(kept: bool)
 
 
 def test_a_look_alike_among_many_names_is_found_where_it_stands() -> None:
-    """Among 2,000 ASCII names and 200 Cyrillic ones, the twin is found wherever it stands (first, last, between),
-    and the first of two twins is the one named."""
+    """Among 2,000 ASCII names and 200 Cyrillic ones, or the ASCII ones alone, the twin is found wherever it stands
+    (first, last, between), and the first of two twins is the one named."""
     others = [f"\u0437\u0430\u043c\u0435\u0442\u043a\u0430-{n:04d}.md" if n % 10 == 0 else f"note-{n:04d}.md"
               for n in range(2_200)]
     for at in (0, 1_000, len(others)):
@@ -167,7 +167,14 @@ def test_a_look_alike_among_many_names_is_found_where_it_stands() -> None:
         assert lookalike_of("n\u043ete-x.md", [*others[:at], "note-x.md", *others[at:]]) == "note-x.md"
         assert lookalike_of("N\u043eTE-X.md", [*others[:at], "\u043fote-x.md", "note-x.md", *others[at:]]) == "note-x.md"
         assert lookalike_of("note-x.md", [*others[:at], "n\u043ete-x.md", "NOTE-X.md", *others[at:]]) == "n\u043ete-x.md"
+    ascii_only = [other for other in others if other.isascii()]
+    for at in (0, 1_000, len(ascii_only)):
+        for twin in ("note-x.md", "note\nx.md"):  # a line feed: no name holds one, but the check takes any string
+            assert lookalike_of(twin.upper(), [*ascii_only[:at], twin, *ascii_only[at:]]) == twin
+            assert lookalike_of(twin.replace("o", "\u043e"), [*ascii_only[:at], twin, *ascii_only[at:]]) == twin
+        assert lookalike_of("note-x.md", [*ascii_only[:at], "note-x.md", *ascii_only[at:]]) is None  # itself
     assert lookalike_of("n\u043ete-x.md", others) is None
+    assert lookalike_of("n\u043ete-x.md", ascii_only) is None and lookalike_of("NOTE-X.md", ascii_only) is None
     assert lookalike_of("\u0437\u0430\u043c\u0435\u0442\u043a\u0430-x.md", others) is None
 
 
@@ -179,9 +186,13 @@ def test_the_ascii_names_are_compared_by_case_alone_when_none_could_have_the_ske
     rests = _ascii_rests((skeleton(name), skeleton(folded(name))))
     assert rests is not None
     others = [f"note-{n:04d}.md" for n in range(2_000)] + ["a-note-x.md", "note-x.md.bak", "\u043f.md"]
-    assert not _rest_among(rests, others)
+    def held(names: list[str]) -> bool:
+        lines = "\n".join(names).encode()
+        return _holds_rest(lines, lines.lower(), rests)
+
+    assert not held(others)
     for twin in ("note-x.md", "NOTE-X.md", "nOte-x.md"):
-        assert _rest_among(rests, [twin, *others]) and _rest_among(rests, [*others, twin]), twin
+        assert held([twin, *others]) and held([*others, twin]) and held([others[0], twin, *others]) and held([twin])
 
 
 def test_the_table_loads_with_the_first_name_that_is_not_all_ascii() -> None:
