@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Collection
 
 # Compatibility forms a reader sees as another thing than the plain character (unicodedata.decomposition's tags):
 # x\u00b2 is "x squared", \u00bd a half, \u2460 a circled digit. The other forms (full-width, a font, a ligature, a
@@ -38,6 +38,10 @@ _DEFAULT_IGNORABLE = (
     (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
 )
 
+
+# The names beside a new one whose fold and skeletons are kept per process (``_sibling_forms``): a directory's own
+# (the index holds at most 2,000 files; the appended entries' names are ASCII and never kept), with room for another.
+_SIBLING_FORMS_KEPT = 4096
 
 # The ASCII characters Unicode's table maps (``1`` to ``l``, ``m`` to ``rn``, ...) and the ASCII characters of their
 # prototypes: the only ones a skeleton of an ASCII name changes or brings. A test holds it to the table.
@@ -61,7 +65,7 @@ def skeleton(name: str) -> str:
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).translate(_prototype_table()))
 
 
-def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
+def lookalike_of(name: str, siblings: Collection[str]) -> str | None:
     """The first of ``siblings`` (the names in the directory ``name`` would be made in) that is not ``name`` but
     folds as it does (``folded``) or, when either is not all ASCII, has its skeleton as written or once folded, or
     None. A model or a person shown both would take one for the other and read or edit the wrong file; the store
@@ -71,8 +75,16 @@ def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
     # Against ASCII siblings (most names), the name's skeletons are compared only when an ASCII name could have them
     # (a Latin word spelled with a Cyrillic letter, not an accented or a Cyrillic one), and then first by what no
     # skeleton of ASCII changes: the sibling with the eight characters the table maps, and their prototypes, deleted
-    # (a bytes.translate, a tenth of a skeleton's cost; ``bench/bench_lookalike_names.py``).
+    # (a bytes.translate). Both tests are made first over all the siblings at once, one line each (``_holds_line``):
+    # a call per name is most of the check's cost (``bench/bench_lookalike_names.py``). When no ASCII name could be
+    # a twin and every name is ASCII, there is none; otherwise the names are compared one by one.
+    lines = "\n".join(siblings).encode("utf-8", "surrogatepass")
+    lowered = lines.lower()
     rests = _ascii_rests(shapes) if shapes is not None else None
+    if rests is not None and not _holds_rest(lines, lowered, rests):
+        rests = None
+    if rests is None and lines.isascii() and not (key.isascii() and _holds_line(lowered, key.encode("ascii"))):
+        return None
     for sibling in siblings:
         if sibling == name:
             continue
@@ -89,12 +101,11 @@ def lookalike_of(name: str, siblings: Iterable[str]) -> str | None:
                         and _ascii_skeleton(sibling_key) == shapes[1])):
                 return sibling
             continue
-        sibling_key = folded(sibling)
+        sibling_key, written, once_folded = _sibling_forms(sibling)
         if sibling_key == key:
             return sibling
         if shapes is None:
             shapes = _shapes(name, key)
-        written, once_folded = _shapes(sibling, sibling_key)
         if written == shapes[0] or once_folded == shapes[1]:
             return sibling
     return None
@@ -104,6 +115,32 @@ def _shapes(name: str, key: str) -> tuple[str, str]:
     """The skeletons of ``name`` as written (a Cyrillic "\u0412" is a Latin "B") and of its folded form ``key``
     (a Cyrillic "\u043e" in "N\u043etes.md" is the "o" of "notes.md")."""
     return skeleton(name), skeleton(key)
+
+
+@functools.lru_cache(maxsize=_SIBLING_FORMS_KEPT)
+def _sibling_forms(name: str) -> tuple[str, str, str]:
+    """``folded(name)`` and ``_shapes`` of it, kept per process for the latest ``_SIBLING_FORMS_KEPT`` names: each
+    command on a directory compares a new name with the same names beside it, and each costs a fold and two skeletons
+    (about 5 \u00b5s) for a name that is not all ASCII. Pure functions of the exact name, so a kept one is never stale."""
+    key = folded(name)
+    return key, *_shapes(name, key)
+
+
+def _holds_rest(lines: bytes, lowered: bytes, rests: tuple[bytes | None, bytes | None]) -> bool:
+    """False only when no ASCII name of ``lines`` (names joined by line feeds, as UTF-8; ``lowered``: the same
+    lowered) keeps ``rests[0]`` as written or ``rests[1]`` once lowered, with ``_ASCII_SHAPED`` deleted
+    (``_ascii_rests``): the per-name test of the check, made over all the names at once. No deletion removes a line
+    feed, so each name's rest stays a line of its own; a name holding a line feed may give a True no name earns, and
+    one not all ASCII keeps bytes no ASCII rest has."""
+    written, once_lowered = rests
+    return ((written is not None and _holds_line(lines.translate(None, _ASCII_SHAPED), written))
+            or (once_lowered is not None and _holds_line(lowered.translate(None, _ASCII_SHAPED), once_lowered)))
+
+
+def _holds_line(lines: bytes, line: bytes) -> bool:
+    """Whether ``line`` is one of the line-feed separated ``lines`` (a search, not a split: no list of names)."""
+    return (lines == line or lines.startswith(line + b"\n") or lines.endswith(b"\n" + line)
+            or b"\n" + line + b"\n" in lines)
 
 
 def _ascii_skeleton(text: str) -> str:

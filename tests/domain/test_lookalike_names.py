@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from memory_core.domain import confusable_prototypes
-from memory_core.domain.lookalike_names import _ASCII_SHAPED, _ascii_skeleton, lookalike_of, skeleton
+from memory_core.domain.lookalike_names import (
+    _ASCII_SHAPED,
+    _ascii_rests,
+    _ascii_skeleton,
+    _holds_rest,
+    _sibling_forms,
+    folded,
+    lookalike_of,
+    skeleton,
+)
 from memory_core.domain.memory_paths import parse_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,6 +118,81 @@ def test_a_look_alike_among_many_ascii_names_is_found_whichever_ascii_characters
              "\u0406\u041e.md": "IO.md", "\u0131o.md": "io.md"}[twin]
     assert lookalike_of(twin, [*others, first]) == first
     assert lookalike_of(twin, others) is None
+
+
+def _lookalike_by_the_rule(name: str, siblings: list[str]) -> str | None:
+    """The rule as the module's docstring states it, name by name, with no shortcut and nothing kept."""
+    for sibling in siblings:
+        if sibling == name:
+            continue
+        if folded(sibling) == folded(name):
+            return sibling
+        if not (name.isascii() and sibling.isascii()) and (
+                skeleton(sibling) == skeleton(name) or skeleton(folded(sibling)) == skeleton(folded(name))):
+            return sibling
+    return None
+
+
+# Names the check's shortcuts could get wrong: ASCII ones whose rest (``_ASCII_SHAPED`` deleted) is another's, line
+# feeds (the quick test joins the names by them), names not all ASCII among ASCII ones, and each kind of twin.
+AWKWARD = [
+    "modern.md", "rnodern.md", "m\u043ed\u0435rn.md", "M\u043eDERN.md", "mode\nrn.md", "m\u043ede\nrn.md", "\nmodern.md",
+    "odern.md", "IO.md", "I0.md", "\u0406\u041e.md", "lO.md", "io.md", "\u0131o.md", "100%.md", "l00\u00ba/\u2080.md",
+    "notes.md", "N\u043etes.md", "n\u03bftes.md", "\ufb01le.md", "file.md", "x\u00b2.md", "x2.md", "caf\u00e9.md",
+    "\u0441\u043e\u0441\u043e.md", "coco.md", "\u0412ob.md", "Bob.md", "\u0432ob.md", "a\n", "\n", "",
+]
+
+
+@pytest.mark.parametrize("kept", [False, True], ids=["nothing-kept", "forms-kept"])
+def test_the_check_finds_the_twin_the_rule_names_among_awkward_names(kept: bool) -> None:
+    """Each name against all the others, in two orders, and against each alone: the check answers as the rule name by
+    name does, whether the siblings' forms were kept from an earlier check or not (``_sibling_forms``)."""
+    if not kept:
+        _sibling_forms.cache_clear()
+    for order in (AWKWARD, AWKWARD[::-1]):
+        for name in order:
+            siblings = [other for other in order if other != name]
+            assert lookalike_of(name, siblings) == _lookalike_by_the_rule(name, siblings), (name, siblings)
+            pairs = {other: lookalike_of(name, [other]) for other in siblings}
+            assert pairs == {other: _lookalike_by_the_rule(name, [other]) for other in siblings}, name
+
+
+def test_a_look_alike_among_many_names_is_found_where_it_stands() -> None:
+    """Among 2,000 ASCII names and 200 Cyrillic ones, or the ASCII ones alone, the twin is found wherever it stands
+    (first, last, between), and the first of two twins is the one named."""
+    others = [f"\u0437\u0430\u043c\u0435\u0442\u043a\u0430-{n:04d}.md" if n % 10 == 0 else f"note-{n:04d}.md"
+              for n in range(2_200)]
+    for at in (0, 1_000, len(others)):
+        assert lookalike_of("n\u043ete-0042.md", [*others[:at], "note-0042x.md", *others[at:]]) == "note-0042.md"
+        assert lookalike_of("n\u043ete-x.md", [*others[:at], "note-x.md", *others[at:]]) == "note-x.md"
+        assert lookalike_of("N\u043eTE-X.md", [*others[:at], "\u043fote-x.md", "note-x.md", *others[at:]]) == "note-x.md"
+        assert lookalike_of("note-x.md", [*others[:at], "n\u043ete-x.md", "NOTE-X.md", *others[at:]]) == "n\u043ete-x.md"
+    ascii_only = [other for other in others if other.isascii()]
+    for at in (0, 1_000, len(ascii_only)):
+        for twin in ("note-x.md", "note\nx.md"):  # a line feed: no name holds one, but the check takes any string
+            assert lookalike_of(twin.upper(), [*ascii_only[:at], twin, *ascii_only[at:]]) == twin
+            assert lookalike_of(twin.replace("o", "\u043e"), [*ascii_only[:at], twin, *ascii_only[at:]]) == twin
+        assert lookalike_of("note-x.md", [*ascii_only[:at], "note-x.md", *ascii_only[at:]]) is None  # itself
+    assert lookalike_of("n\u043ete-x.md", others) is None
+    assert lookalike_of("n\u043ete-x.md", ascii_only) is None and lookalike_of("NOTE-X.md", ascii_only) is None
+    assert lookalike_of("\u0437\u0430\u043c\u0435\u0442\u043a\u0430-x.md", others) is None
+
+
+def test_the_ascii_names_are_compared_by_case_alone_when_none_could_have_the_skeleton() -> None:
+    """The quick test over all the names joined says no when no ASCII name keeps the rest of the new name's skeleton
+    (names holding it are other rests), so each is compared by its case alone; it says yes when one does, as written
+    or lowered, wherever it stands."""
+    name = "n\u043ete-x.md"
+    rests = _ascii_rests((skeleton(name), skeleton(folded(name))))
+    assert rests is not None
+    others = [f"note-{n:04d}.md" for n in range(2_000)] + ["a-note-x.md", "note-x.md.bak", "\u043f.md"]
+    def held(names: list[str]) -> bool:
+        lines = "\n".join(names).encode()
+        return _holds_rest(lines, lines.lower(), rests)
+
+    assert not held(others)
+    for twin in ("note-x.md", "NOTE-X.md", "nOte-x.md"):
+        assert held([twin, *others]) and held([*others, twin]) and held([others[0], twin, *others]) and held([twin])
 
 
 def test_the_table_loads_with_the_first_name_that_is_not_all_ascii() -> None:
