@@ -235,7 +235,8 @@ def _bucket(read: Read, entry_columns: str, profile_count: int, match: str, tail
             sample: Any) -> list[Any]:
     """Every match in ``sample``'s bucket with ``sample``'s score, in key order."""
     low = (sample[0] >> _ROWID_BITS) << _ROWID_BITS
-    rows = read(_matches_sql(entry_columns, profile_count, bucket=True), [match, low, low + (1 << _ROWID_BITS) - 1, *tail])
+    high = low + (1 << _ROWID_BITS) - 1
+    rows = read(_matches_sql(entry_columns, profile_count, bucket=True), [match, low, high, *tail])
     return [row for row in rows if row[-1] == sample[-1]]
 
 
@@ -247,15 +248,9 @@ def _domain_order(entry_columns: str) -> Callable[[Sequence[Any]], list[Any]]:
 
     def in_order(rows: Sequence[Any]) -> list[Any]:
         # The keys of domain.search.best_first: -score, -timestamp, id.
-        return sorted(rows, key=lambda row: (-row[-1], -datetime.fromisoformat(row[created_at]).timestamp(), row[id_at]))
+        return sorted(
+            rows, key=lambda row: (-row[-1], -datetime.fromisoformat(row[created_at]).timestamp(), row[id_at])
+        )
 
     return in_order
 
-
-def replaces_sql(entry_columns: str, profile_count: int) -> str:
-    """The replace entries of some profiles: they decide where each visible document starts."""
-    marks = ",".join("?" * profile_count)
-    return (
-        f"SELECT {entry_columns} FROM entries WHERE instance_id=? AND upn=? AND profile_id IN ({marks})"
-        " AND kind='replace'"
-    )

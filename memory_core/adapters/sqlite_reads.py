@@ -24,7 +24,7 @@ from memory_core.adapters.sqlite_erased_log import (
     covers,
     stored_after,
 )
-from memory_core.adapters.sqlite_fulltext import page_of_matches, replaces_sql
+from memory_core.adapters.sqlite_fulltext import page_of_matches
 from memory_core.adapters.sqlite_records import with_kind
 from memory_core.adapters.sqlite_rows import (
     ENTRY_COLUMNS,
@@ -35,6 +35,7 @@ from memory_core.adapters.sqlite_rows import (
     iso,
     parse,
     profile_from_row,
+    profiles_filter,
     window_filter,
 )
 from memory_core.adapters.sqlite_stamps import SEQUENCE_SQL, STAMP_SQL
@@ -63,13 +64,8 @@ class SqliteReads:
     def load(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
         if not keys:
             return []
-        instance_id, upn = keys[0].instance_id, keys[0].upn
-        marks, ids = in_list([k.profile_id for k in keys])
-        entries = self._db.read(
-            f"SELECT {ENTRY_COLUMNS} FROM entries WHERE instance_id=? AND upn=? AND profile_id IN ({marks})"
-            " ORDER BY created_on, id",
-            [instance_id, upn, *ids],
-        )
+        where, params = profiles_filter(keys)
+        entries = self._db.read(f"SELECT {ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY created_on, id", params)
         return self._states(keys, self._profiles(keys), entries)
 
     # -- ChangeStamps (domain.snapshots) ------------------------------------------
@@ -95,16 +91,14 @@ class SqliteReads:
     def load_since(self, keys: Sequence[ProfileKey], after: int | None) -> StampedLoad:
         """One read transaction: the stamp, profiles, holds and the entries after ``after`` (rowid)."""
         instance_id, upn = keys[0].instance_id, keys[0].upn
-        marks, ids = in_list([k.profile_id for k in keys])
+        where, params = profiles_filter(keys)
         if after is None:
-            sql = (f"SELECT rowid, {ENTRY_COLUMNS} FROM entries WHERE instance_id=? AND upn=?"
-                   f" AND profile_id IN ({marks}) ORDER BY created_on, id")
-            params: list[object] = [instance_id, upn, *ids]
+            sql = f"SELECT rowid, {ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY created_on, id"
         else:
             # NOT INDEXED: walk the rowids after ``after`` instead of the profile's whole index range.
-            sql = (f"SELECT rowid, {ENTRY_COLUMNS} FROM entries NOT INDEXED WHERE rowid > ? AND instance_id=?"
-                   f" AND upn=? AND profile_id IN ({marks}) ORDER BY created_on, id")
-            params = [after, instance_id, upn, *ids]
+            sql = (f"SELECT rowid, {ENTRY_COLUMNS} FROM entries NOT INDEXED WHERE rowid > ? AND {where}"
+                   " ORDER BY created_on, id")
+            params = [after, *params]
         with self._db.reading() as db:
             stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
             profiles = self._profiles(keys)
@@ -126,14 +120,13 @@ class SqliteReads:
         what was stored since.
         """
         instance_id, upn = keys[0].instance_id, keys[0].upn
-        marks, ids = in_list([k.profile_id for k in keys])
+        where, params = profiles_filter(keys)
         with self._db.reading() as db:
             stamp = db.execute(STAMP_SQL, (instance_id, upn)).fetchall()
             profiles = self._profiles(keys)
             # One row of JSON, not a row per entry: a third of the time at 10,000 entries.
             present = frozenset(json.loads(db.execute(
-                f"SELECT json_group_array(id) FROM entries WHERE instance_id=? AND upn=? AND profile_id IN ({marks})",
-                [instance_id, upn, *ids]).fetchone()[0]))
+                f"SELECT json_group_array(id) FROM entries WHERE {where}", params).fetchone()[0]))
             unknown = sorted(present.difference(known))
             rows: list[Any] = []
             for start in range(0, len(unknown), _IDS_PER_READ):
@@ -157,7 +150,7 @@ class SqliteReads:
         log's mark. None when the log no longer reaches back to ``mark``.
         """
         instance_id, upn = keys[0].instance_id, keys[0].upn
-        marks, ids = in_list([k.profile_id for k in keys])
+        where, params = profiles_filter(keys)
         with self._db.reading() as db:
             if not covers(db.execute(OLDEST_SQL).fetchone()[0], mark):
                 return None
@@ -167,8 +160,8 @@ class SqliteReads:
             profiles = self._profiles(keys)
             # NOT INDEXED: walk the rowids after ``lowest`` (a few), not the profiles' whole index range.
             rows = [row for row in db.execute(
-                f"SELECT rowid, {ENTRY_COLUMNS} FROM entries NOT INDEXED WHERE rowid > ? AND instance_id=? AND upn=?"
-                f" AND profile_id IN ({marks}) ORDER BY created_on, id", [lowest, instance_id, upn, *ids])
+                f"SELECT rowid, {ENTRY_COLUMNS} FROM entries NOT INDEXED WHERE rowid > ? AND {where}"
+                " ORDER BY created_on, id", [lowest, *params])
                 if row[1] not in known]
             now = db.execute(MARK_SQL).fetchone()[0]
             partition = db.execute(SEQUENCE_SQL, (instance_id, upn)).fetchone()[0]
@@ -199,11 +192,8 @@ class SqliteReads:
         return StampedLoad(_stamp_of(stamp), int(sequence), states)
 
     def _profiles(self, keys: Sequence[ProfileKey]) -> list[Any]:
-        marks, ids = in_list([k.profile_id for k in keys])
-        return self._db.read(
-            f"SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id IN ({marks})",
-            [keys[0].instance_id, keys[0].upn, *ids],
-        )
+        where, params = profiles_filter(keys)
+        return self._db.read(f"SELECT * FROM profiles WHERE {where}", params)
 
     def _states(
         self, keys: Sequence[ProfileKey], profiles: Sequence[Any], entries: Sequence[Any],
@@ -240,8 +230,9 @@ class SqliteReads:
         ids = [k.profile_id for k in keys]
         with self.snapshot():
             matched = page_of_matches(self._db.read, ENTRY_COLUMNS, (instance_id, upn, ids), terms, skip, take)
-            bound = in_list(ids)[1]
-            replaces = self._db.read(replaces_sql(ENTRY_COLUMNS, len(bound)), [instance_id, upn, *bound])
+            # The replace entries of the profiles: they decide where each visible document starts.
+            where, params = profiles_filter(keys)
+            replaces = self._db.read(f"SELECT {ENTRY_COLUMNS} FROM entries WHERE {where} AND kind='replace'", params)
             states = self._states(keys, self._profiles(keys), [*(row[:-1] for row in matched), *replaces])
         scores: dict[str, dict[str, float]] = {pid: {} for pid in ids}
         for row in matched:
@@ -255,16 +246,7 @@ class SqliteReads:
     def load_heads(self, keys: Sequence[ProfileKey]) -> list[ScopeState]:
         if not keys:
             return []
-        instance_id, upn = keys[0].instance_id, keys[0].upn
-        marks, ids = in_list([k.profile_id for k in keys])
-        profiles = self._db.read(
-            f"SELECT * FROM profiles WHERE instance_id=? AND upn=? AND profile_id IN ({marks})",
-            [instance_id, upn, *ids],
-        )
-        holds = self._holds(instance_id, upn)
-        by_id = {k.profile_id: k for k in keys}
-        profile_of = {row["profile_id"]: profile_from_row(by_id[row["profile_id"]], row) for row in profiles}
-        return [ScopeState(k, profile_of.get(k.profile_id), [], holds) for k in keys]
+        return self._states(keys, self._profiles(keys), [])
 
     def newest_entries(
         self, window: EntryWindow, limit: int, *, cursor: PageCursor | None = None, kind: EntryKind | None = None

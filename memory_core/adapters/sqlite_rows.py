@@ -138,6 +138,14 @@ def in_list(values: Sequence[T]) -> tuple[str, list[T]]:
     return ",".join("?" * size), [*values, *[values[-1]] * (size - len(values))]
 
 
+def profiles_filter(keys: Sequence[ProfileKey]) -> tuple[str, list[object]]:
+    """The WHERE clause (and its parameters) selecting the rows of ``keys``' profiles, in ``profiles`` or
+    ``entries``. ``keys`` are of one partition (the first key's), at least one; their ids are bound as an
+    ``in_list``, so the clause has a few texts whatever their count."""
+    marks, ids = in_list([k.profile_id for k in keys])
+    return f"instance_id=? AND upn=? AND profile_id IN ({marks})", [keys[0].instance_id, keys[0].upn, *ids]
+
+
 def window_filter(window: EntryWindow) -> tuple[str, list[object]]:
     """The WHERE clause (and its parameters) selecting the entries of ``window``."""
     key = window.key

@@ -55,13 +55,6 @@ def _book(store: SqliteMemoryStore, scanner: ContentScanner | None = None) -> Ag
                              scanner=scanner)
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
-    store = SqliteMemoryStore(tmp_path / "m.sqlite3")
-    yield store
-    store.close()
-
-
 @pytest.mark.parametrize(
     ("instructions", "detector"),
     [

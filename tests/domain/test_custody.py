@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -25,13 +23,6 @@ AGENT = AgentContext("/agents/a", "A")
 
 class Crash(Exception):
     pass
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
-    s = SqliteMemoryStore(tmp_path / "c.sqlite3")
-    yield s
-    s.close()
 
 
 @pytest.fixture

@@ -8,9 +8,6 @@ the same entries, team copies and legacy imports, without the refusal. The store
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
@@ -30,13 +27,6 @@ HIDDEN = "".join(chr(0xE0000 + ord(ch)) for ch in "obey")
 SELECTORS = "".join(chr(0xE0100 + ord(ch) - 16) for ch in "obey")  # "obey" as variation selectors, a byte each
 T = "2026-01-01T00:00:00.000000+00:00"  # a position's time, as a continuation carries it
 SCOTLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
-    s = SqliteMemoryStore(tmp_path / "scan.sqlite3")
-    yield s
-    s.close()
 
 
 @pytest.fixture

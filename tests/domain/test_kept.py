@@ -11,8 +11,7 @@ import gc
 import random
 import threading
 import tracemalloc
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
@@ -67,13 +66,6 @@ def test_an_answer_larger_than_the_bound_is_kept_alone() -> None:
 def test_a_bound_must_be_positive() -> None:
     with pytest.raises(ValueError):
         KeptAnswers(0)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
-    s = SqliteMemoryStore(tmp_path / "kept.sqlite3")
-    yield s
-    s.close()
 
 
 def _seed(service: MemoryService, users: list[Caller], entries: int) -> None:

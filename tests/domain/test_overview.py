@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,13 +16,6 @@ from tests.support.clock import TickingClock
 
 ALEX, BLAKE = Caller(upn="alex@contoso.com"), Caller(upn="blake@contoso.com")
 AGENT = AgentContext("/agents/travel")
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
-    store = SqliteMemoryStore(tmp_path / "overview.sqlite3")
-    yield store
-    store.close()
 
 
 def _request(outcome: object) -> str:

@@ -7,7 +7,6 @@ ttl is checked in tests/adapters/test_cosmos_retention.py.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,13 +22,6 @@ from memory_core.settings import Settings
 from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com", name="Alex")
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
-    s = SqliteMemoryStore(tmp_path / "r.sqlite3")
-    yield s
-    s.close()
 
 
 def _service(store: SqliteMemoryStore, clock: TickingClock, days: int | None) -> MemoryService:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,6 @@ class CountingStore:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
-    s = SqliteMemoryStore(tmp_path / "s.sqlite3")
-    yield s
-    s.close()
 
 
 def _service(store: Any, policy: SharingPolicy = SharingPolicy.PRIVATE, allow: bool = False) -> MemoryService:

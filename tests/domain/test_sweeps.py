@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -19,13 +17,6 @@ from memory_core.domain.sweeps import LeftReason, LeftRequest, SweepResult
 from tests.support.clock import TickingClock
 
 ALEX = Caller(upn="alex@contoso.com")
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
-    s = SqliteMemoryStore(tmp_path / "s.sqlite3")
-    yield s
-    s.close()
 
 
 @pytest.mark.parametrize(("error", "reason", "code"), [

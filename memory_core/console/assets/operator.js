@@ -1,17 +1,17 @@
-// The operator's view: deletion requests to decide, any user's audit trail, agent settings,
+// The operator's view: deletion requests to decide, any user's audit trail, agent settings (agent_settings.js),
 // the legacy-import trail, the scan for hidden text (hidden_text_scan.js) and the sweep.
 // Operator routes take an operator key or the operator app role.
 
+import { AgentSettings } from "./agent_settings.js";
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
 import { describeUnreadable, dismissedText, dismissUnreadable } from "./dismissal.js";
 import { h, replace, field, formatCount, formatSecond, formatTime, isolatedText } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
-import { isolatedId, storedId, storedText } from "./invisible.js";
+import { storedText } from "./invisible.js";
 import { auditTable } from "./records.js";
-import { announce, busy, confirmAction, cutShortNote, focusAfterRedraw, showMore } from "./ui.js";
-
-// Where an operator reads the rest of a listing the console cut short.
-const WHERE_THE_REST_IS = "The REST route gives the rest, a page at a time (its continuation).";
+import {
+  announce, busy, confirmAction, cutShortNote, focusAfterRedraw, OPERATOR_LISTING_REST, showMore,
+} from "./ui.js";
 
 // Deletion requests shown at once; a button shows the next ones. A thousand rows took five seconds to lay out and
 // put the sweep, the audit trail and the agent settings 80,000 pixels down the page.
@@ -23,9 +23,6 @@ const UNREADABLE_AT_ONCE = 20;
 // The instance's trail of dismissals of requests naming no valid user (GET .../operator/audit?upn=~deletions).
 const DELETIONS_TRAIL = "~deletions";
 const DELETIONS_TRAIL_TITLE = "Dismissals of requests naming no user";
-
-// Configured agents shown at once: each row holds a button, and an instance may configure thousands.
-const AGENTS_AT_ONCE = 100;
 
 // Every text stored by others (a UPN, an agent's ID, a reason, a kind or status as stored) is shown through
 // ``storedText`` (isolated, its invisible characters marked), and through ``isolatedText`` inside a string the view
@@ -45,6 +42,7 @@ export class OperatorView {
     this.dismissal = null;
     // One scan for the view's life: what it found survives the view's redraws.
     this.hiddenTextScan = new HiddenTextScan(api, this.credential, () => this.refresh());
+    this.agentSettings = new AgentSettings(api, this.credential);
   }
 
   get credential() {
@@ -71,7 +69,7 @@ export class OperatorView {
       throw error;
     }
     root.append(this.deletionsSection(requests), this.sweepSection(), this.auditSection(),
-      this.settingsSection(), this.legacySection(), this.hiddenTextScan.section());
+      this.agentSettings.section(), this.legacySection(), this.hiddenTextScan.section());
     return root;
   }
 
@@ -114,7 +112,7 @@ export class OperatorView {
       requests.length ? showMore({ container: table.tBodies[0], items: requests, render: (r) => this.requestRow(r),
         step: ROWS_AT_ONCE, id: "show-more-requests", noun: "requests", onShown: (n) => { this.shownRows = n; } }) : null,
       this.dismissalOutcome(), this.unreadableNote(page.unreadable || []),
-      cutShortNote(page, requests, "requests", WHERE_THE_REST_IS));
+      cutShortNote(page, requests, "requests", OPERATOR_LISTING_REST));
   }
 
   /**
@@ -289,7 +287,7 @@ export class OperatorView {
       replace(out, h("h3", {}, ...(page.upn === DELETIONS_TRAIL ? [DELETIONS_TRAIL_TITLE]
         : ["Audit trail of ", storedText(page.upn)])),
       auditTable(page.events || [], "operator-audit-table"),
-      cutShortNote(page, page.events, "events, the newest,", WHERE_THE_REST_IS));
+      cutShortNote(page, page.events, "events, the newest,", OPERATOR_LISTING_REST));
     });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -310,111 +308,10 @@ export class OperatorView {
       const page = await this.api.list("/operator/legacy-imports/audit", { order: "newest_first" }, "events",
         this.credential);
       replace(out, auditTable(page.events || [], "legacy-audit-table"),
-        cutShortNote(page, page.events, "events, the newest,", WHERE_THE_REST_IS));
+        cutShortNote(page, page.events, "events, the newest,", OPERATOR_LISTING_REST));
     }) }, "Show legacy imports");
     return h("section", { "aria-labelledby": "legacy-title" }, h("h2", { id: "legacy-title" }, "Legacy imports"),
       h("p", { class: "muted" }, "Memory loaded without an owner (shown only under the legacy sharing policy), "
         + "and each import refused for a secret. Newest first; never the text."), show, out);
-  }
-
-  settingsSection() {
-    const [agentField, agent] = field("Agent object ID", h("input", { type: "text", id: "settings-agent", required: true }));
-    const out = h("div", { id: "agent-settings" });
-    const form = h("form", { class: "panel", "aria-label": "Agent settings lookup" },
-      h("div", { class: "row" }, agentField, h("button", { type: "submit" }, "Load settings")));
-    // An id typed in is trimmed (a space pasted with it is not part of it); one chosen from the list is opened as
-    // stored, surrounding spaces included (an older release could store them): trimmed, it named another agent. The
-    // list leaves the box alone, which would trim that id when submitted.
-    const open = (button, id) => busy(button, async () => {
-      const settings = await this.api.get("/operator/agent-settings", { agentObjectId: id }, this.credential);
-      const changes = h("div", { id: "settings-changes" });
-      replace(out, this.settingsForm(settings, () => this.showSettingsChanges(changes, id)), changes);
-      await this.showSettingsChanges(changes, id);
-      out.querySelector("input")?.focus();
-    });
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      if (!agent.value.trim()) { agent.focus(); return; }
-      open(form.querySelector("button"), agent.value.trim());
-    });
-    const listed = h("div", { id: "configured-agents" });
-    const list = h("button", { type: "button", id: "list-agents", onclick: (e) => busy(e.currentTarget, async () => {
-      const page = await this.api.list("/operator/agents", {}, "agents", this.credential);
-      // The API pages in a key order of its own; an operator looks an agent up by its id.
-      const agents = (page.agents || []).slice().sort((a, b) =>
-        a.agent_object_id < b.agent_object_id ? -1 : a.agent_object_id > b.agent_object_id ? 1 : 0);
-      replace(listed, this.agentsTable(agents, (id, button) => open(button, id)),
-        cutShortNote(page, agents, "agents", WHERE_THE_REST_IS));
-    }) }, "List configured agents");
-    return h("section", { "aria-labelledby": "settings-title" }, h("h2", { id: "settings-title" }, "Agent settings"),
-      form, h("div", { class: "row" }, list), listed, out);
-  }
-
-  /**
-   * The agents with stored settings, ``AGENTS_AT_ONCE`` at a time (the button that shows more is
-   * ``show-more-agents``); choosing one loads its settings with ``load(id, button)``, the id exactly as stored.
-   */
-  agentsTable(agents, load) {
-    if (!agents.length) return h("p", { class: "empty", id: "agents-table" }, "No agent has stored settings yet.");
-    const instructions = (a) => a.policy_instructions_withheld ? h("strong", {}, "withheld: a secret or hidden text")
-      : a.policy_instructions ? "set" : "none";
-    const row = (a) => h("tr", { "data-agent": a.agent_object_id },
-      h("td", {}, h("button", { type: "button", onclick: (e) => load(a.agent_object_id, e.currentTarget) },
-        storedId(a.agent_object_id))),
-      h("td", {}, a.enabled ? "on" : "off"),
-      h("td", {}, a.auto_append ? "yes" : "no"),
-      h("td", {}, a.default_write_scope),
-      h("td", {}, a.allowed_group_ids ? a.allowed_group_ids.map((g, i) => [i ? ", " : "", storedText(g)]) : "any"),
-      h("td", {}, instructions(a)));
-    const body = h("tbody", {}, agents.slice(0, AGENTS_AT_ONCE).map(row));
-    return [h("table", { id: "agents-table" },
-      h("caption", { class: "visually-hidden" }, "Agents with stored settings"),
-      h("thead", {}, h("tr", {}, ["Agent", "Memory", "Auto-append", "Default scope", "Groups", "Instructions"]
-        .map((c) => h("th", { scope: "col" }, c)))),
-      body),
-    showMore({ container: body, items: agents, render: row, step: AGENTS_AT_ONCE, id: "show-more-agents",
-      noun: "agents" })];
-  }
-
-  /** The agent's settings trail (who changed what, newest first) into ``out``. */
-  async showSettingsChanges(out, agentObjectId) {
-    const page = await this.api.list("/operator/agent-settings/audit", { agentObjectId, order: "newest_first" },
-      "events", this.credential);
-    replace(out, h("h3", {}, "Changes to these settings"), auditTable(page.events || [], "settings-audit-table"),
-      cutShortNote(page, page.events, "changes, the newest,", WHERE_THE_REST_IS));
-  }
-
-  settingsForm(s, onSaved) {
-    const enabled = h("input", { type: "checkbox", id: "set-enabled", checked: s.enabled });
-    const auto = h("input", { type: "checkbox", id: "set-auto", checked: s.auto_append });
-    const scope = h("select", { id: "set-scope" }, ["user", "agent"].map((v) => h("option", { value: v, selected: s.default_write_scope === v }, v)));
-    const [scopeField] = field("Default write scope", scope);
-    const [policyField, policy] = field("Policy instructions", h("textarea", { id: "set-policy", value: s.policy_instructions || "" }));
-    const [groupsField, groups] = field("Allowed group IDs", h("input", { type: "text", id: "set-groups",
-      value: (s.allowed_group_ids || []).join(", ") }), "Comma-separated. Empty: every user may use agent scope.");
-    const form = h("form", { id: "settings-form", "aria-label": `Settings of ${isolatedId(s.agent_object_id)}` },
-      h("h3", {}, "Settings of ", storedId(s.agent_object_id)),
-      h("div", {}, enabled, h("label", { for: enabled.id }, " Memory on for this agent")),
-      h("div", {}, auto, h("label", { for: auto.id }, " Append automatically")),
-      scopeField, policyField,
-      s.policy_instructions_withheld ? h("p", { class: "notice", id: "policy-withheld" }, "These instructions look like "
-        + "they contain a secret, or hold characters no one sees (they were saved before instructions were screened "
-        + "for them). Models do not receive them until you save new ones.") : null,
-      groupsField,
-      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save settings")));
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      busy(form.querySelector("button[type=submit]"), async () => {
-        const ids = groups.value.split(",").map((g) => g.trim()).filter(Boolean);
-        const query = new URLSearchParams({ agentObjectId: s.agent_object_id }).toString();
-        await this.api.send("PUT", `/operator/agent-settings?${query}`, {
-          enabled: enabled.checked, auto_append: auto.checked, default_write_scope: scope.value,
-          policy_instructions: policy.value || null, allowed_group_ids: ids.length ? ids : null,
-        }, this.credential);
-        announce("Settings saved.");
-        await onSaved();
-      });
-    });
-    return form;
   }
 }

@@ -97,6 +97,9 @@ export async function busy(button, action) {
   }
 }
 
+/** ``cutShortNote``'s ``rest`` for the operator's listings: where an operator reads the rest of one cut short. */
+export const OPERATOR_LISTING_REST = "The REST route gives the rest, a page at a time (its continuation).";
+
 /**
  * A note for a listing ``Api.list`` did not read to its end (``truncated``), naming how many ``what`` it
  * shows and where the rest is (``rest``); null for a whole one. A list cut short must never pass for all of it.

@@ -1,0 +1,125 @@
+// The operator's agent settings: an agent's settings looked up by its ID or chosen from the agents with stored
+// settings, edited and saved (PUT /operator/agent-settings), with the trail of changes to them. A panel of
+// operator.js; like the rest of that view, it shows every text stored by others through ``storedText`` or
+// ``storedId``, and through ``isolatedId`` inside a string it builds.
+
+import { h, replace, field } from "./dom.js";
+import { isolatedId, storedId, storedText } from "./invisible.js";
+import { auditTable } from "./records.js";
+import { announce, busy, cutShortNote, OPERATOR_LISTING_REST, showMore } from "./ui.js";
+
+// Configured agents shown at once: each row holds a button, and an instance may configure thousands.
+const AGENTS_AT_ONCE = 100;
+
+export class AgentSettings {
+  /** ``credential`` gives the operator's headers for each call (``OperatorView.credential``). */
+  constructor(api, credential) {
+    this.api = api;
+    this.credential = credential;
+  }
+
+  /** The section: the lookup by ID, the list of configured agents, and the form of the agent opened. */
+  section() {
+    const [agentField, agent] = field("Agent object ID",
+      h("input", { type: "text", id: "settings-agent", required: true }));
+    const out = h("div", { id: "agent-settings" });
+    const form = h("form", { class: "panel", "aria-label": "Agent settings lookup" },
+      h("div", { class: "row" }, agentField, h("button", { type: "submit" }, "Load settings")));
+    // An id typed in is trimmed (a space pasted with it is not part of it); one chosen from the list is opened as
+    // stored, surrounding spaces included (an older release could store them): trimmed, it named another agent. The
+    // list leaves the box alone, which would trim that id when submitted.
+    const open = (button, id) => busy(button, async () => {
+      const settings = await this.api.get("/operator/agent-settings", { agentObjectId: id }, this.credential);
+      const changes = h("div", { id: "settings-changes" });
+      replace(out, this.settingsForm(settings, () => this.showSettingsChanges(changes, id)), changes);
+      await this.showSettingsChanges(changes, id);
+      out.querySelector("input")?.focus();
+    });
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (!agent.value.trim()) { agent.focus(); return; }
+      open(form.querySelector("button"), agent.value.trim());
+    });
+    const listed = h("div", { id: "configured-agents" });
+    const list = h("button", { type: "button", id: "list-agents", onclick: (e) => busy(e.currentTarget, async () => {
+      const page = await this.api.list("/operator/agents", {}, "agents", this.credential);
+      // The API pages in a key order of its own; an operator looks an agent up by its id.
+      const agents = (page.agents || []).slice().sort((a, b) =>
+        a.agent_object_id < b.agent_object_id ? -1 : a.agent_object_id > b.agent_object_id ? 1 : 0);
+      replace(listed, this.agentsTable(agents, (id, button) => open(button, id)),
+        cutShortNote(page, agents, "agents", OPERATOR_LISTING_REST));
+    }) }, "List configured agents");
+    return h("section", { "aria-labelledby": "settings-title" }, h("h2", { id: "settings-title" }, "Agent settings"),
+      form, h("div", { class: "row" }, list), listed, out);
+  }
+
+  /**
+   * The agents with stored settings, ``AGENTS_AT_ONCE`` at a time (the button that shows more is
+   * ``show-more-agents``); choosing one loads its settings with ``load(id, button)``, the id exactly as stored.
+   */
+  agentsTable(agents, load) {
+    if (!agents.length) return h("p", { class: "empty", id: "agents-table" }, "No agent has stored settings yet.");
+    const instructions = (a) => a.policy_instructions_withheld ? h("strong", {}, "withheld: a secret or hidden text")
+      : a.policy_instructions ? "set" : "none";
+    const row = (a) => h("tr", { "data-agent": a.agent_object_id },
+      h("td", {}, h("button", { type: "button", onclick: (e) => load(a.agent_object_id, e.currentTarget) },
+        storedId(a.agent_object_id))),
+      h("td", {}, a.enabled ? "on" : "off"),
+      h("td", {}, a.auto_append ? "yes" : "no"),
+      h("td", {}, a.default_write_scope),
+      h("td", {}, a.allowed_group_ids ? a.allowed_group_ids.map((g, i) => [i ? ", " : "", storedText(g)]) : "any"),
+      h("td", {}, instructions(a)));
+    const body = h("tbody", {}, agents.slice(0, AGENTS_AT_ONCE).map(row));
+    return [h("table", { id: "agents-table" },
+      h("caption", { class: "visually-hidden" }, "Agents with stored settings"),
+      h("thead", {}, h("tr", {}, ["Agent", "Memory", "Auto-append", "Default scope", "Groups", "Instructions"]
+        .map((c) => h("th", { scope: "col" }, c)))),
+      body),
+    showMore({ container: body, items: agents, render: row, step: AGENTS_AT_ONCE, id: "show-more-agents",
+      noun: "agents" })];
+  }
+
+  /** The agent's settings trail (who changed what, newest first) into ``out``. */
+  async showSettingsChanges(out, agentObjectId) {
+    const page = await this.api.list("/operator/agent-settings/audit", { agentObjectId, order: "newest_first" },
+      "events", this.credential);
+    replace(out, h("h3", {}, "Changes to these settings"), auditTable(page.events || [], "settings-audit-table"),
+      cutShortNote(page, page.events, "changes, the newest,", OPERATOR_LISTING_REST));
+  }
+
+  settingsForm(s, onSaved) {
+    const enabled = h("input", { type: "checkbox", id: "set-enabled", checked: s.enabled });
+    const auto = h("input", { type: "checkbox", id: "set-auto", checked: s.auto_append });
+    const scope = h("select", { id: "set-scope" },
+      ["user", "agent"].map((v) => h("option", { value: v, selected: s.default_write_scope === v }, v)));
+    const [scopeField] = field("Default write scope", scope);
+    const [policyField, policy] = field("Policy instructions",
+      h("textarea", { id: "set-policy", value: s.policy_instructions || "" }));
+    const [groupsField, groups] = field("Allowed group IDs", h("input", { type: "text", id: "set-groups",
+      value: (s.allowed_group_ids || []).join(", ") }), "Comma-separated. Empty: every user may use agent scope.");
+    const form = h("form", { id: "settings-form", "aria-label": `Settings of ${isolatedId(s.agent_object_id)}` },
+      h("h3", {}, "Settings of ", storedId(s.agent_object_id)),
+      h("div", {}, enabled, h("label", { for: enabled.id }, " Memory on for this agent")),
+      h("div", {}, auto, h("label", { for: auto.id }, " Append automatically")),
+      scopeField, policyField,
+      s.policy_instructions_withheld ? h("p", { class: "notice", id: "policy-withheld" },
+        "These instructions look like they contain a secret, or hold characters no one sees (they were saved "
+        + "before instructions were screened for them). Models do not receive them until you save new ones.") : null,
+      groupsField,
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save settings")));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      busy(form.querySelector("button[type=submit]"), async () => {
+        const ids = groups.value.split(",").map((g) => g.trim()).filter(Boolean);
+        const query = new URLSearchParams({ agentObjectId: s.agent_object_id }).toString();
+        await this.api.send("PUT", `/operator/agent-settings?${query}`, {
+          enabled: enabled.checked, auto_append: auto.checked, default_write_scope: scope.value,
+          policy_instructions: policy.value || null, allowed_group_ids: ids.length ? ids : null,
+        }, this.credential);
+        announce("Settings saved.");
+        await onSaved();
+      });
+    });
+    return form;
+  }
+}
