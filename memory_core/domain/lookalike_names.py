@@ -121,7 +121,8 @@ def _shapes(name: str, key: str) -> tuple[str, str]:
 def _sibling_forms(name: str) -> tuple[str, str, str]:
     """``folded(name)`` and ``_shapes`` of it, kept per process for the latest ``_SIBLING_FORMS_KEPT`` names: each
     command on a directory compares a new name with the same names beside it, and each costs a fold and two skeletons
-    (about 5 \u00b5s) for a name that is not all ASCII. Pure functions of the exact name, so a kept one is never stale."""
+    (about 5 \u00b5s) for a name that is not all ASCII. Pure functions of the exact name, so a kept one is never
+    stale."""
     key = folded(name)
     return key, *_shapes(name, key)
 
