@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -19,7 +20,7 @@ import pytest
 import function_app
 from memory_core.domain.errors import ConfigurationError
 from memory_core.local.host import FunctionHost, RouteIndex, compile_route, http_routes
-from memory_core.local.timers import resolve_schedule
+from memory_core.local.timers import TimerFunction, resolve_schedule
 from tests.support.later_release import put_unreadable_request_beside
 from tests.support.local_server import (
     OPERATOR_KEY,
@@ -28,6 +29,7 @@ from tests.support.local_server import (
     free_port,
     read_until_closed,
     running_server,
+    sweep_schedule_outside_the_session,
 )
 
 
@@ -111,6 +113,28 @@ def test_the_timers_sweep_logs_the_requests_it_left_and_why(tmp_path: Path) -> N
         while not any(wanted in log.read_text() for log in tmp_path.glob("server-*.log")):
             assert time.monotonic() < deadline, "no sweep line naming the request left"
             time.sleep(0.3)
+
+
+def test_the_shared_test_servers_sweep_timer_stays_away_for_months(sqlite_server: RunningServer) -> None:
+    """The session's server runs its sweep timer (every instance) on a schedule whose next run is months away, so it
+    never executes a request a test approved before the test's own sweep or listing; on the default schedule it
+    once did (test_sweep_refuses_a_step_out_of_range)."""
+    banner = "".join(log.read_text() for log in Path(sqlite_server.env["MEMORY_SQLITE_PATH"]).parent.glob("server-*"))
+    served = re.search(r"timer sweep_timer on '([^']+)'", banner)
+    assert served is not None, banner
+    now = datetime.now(UTC)
+    assert TimerFunction("sweep_timer", served.group(1), print, "timer").next_fire(now) - now > timedelta(days=140)
+
+
+@pytest.mark.parametrize("month", range(1, 13))
+def test_the_test_servers_schedule_is_months_away_from_any_day(month: int) -> None:
+    """From the first second to the last of any month, the schedule running_server gives the sweep timer fires no
+    sooner than five months (at least 140 days) later."""
+    first = datetime(2027, month, 1, tzinfo=UTC)
+    last = (first + timedelta(days=32)).replace(day=1) - timedelta(seconds=1)
+    for now in (first, last):
+        timer = TimerFunction("sweep_timer", sweep_schedule_outside_the_session(now), print, "timer")
+        assert timer.next_fire(now) - now > timedelta(days=140), now
 
 
 def test_route_templates_match_like_the_functions_host() -> None:

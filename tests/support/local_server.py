@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -32,6 +33,18 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def sweep_schedule_outside_the_session(now: datetime | None = None) -> str:
+    """An NCRONTAB schedule that fires once a year, at midnight on the first of the sixth month after ``now``'s (now
+    by default; five months away at the least): a test server's sweep timer that never runs while its tests do.
+
+    The servers are shared by a session's tests, each in its own instance, and the timer sweeps every instance: on
+    the default schedule (every 5 minutes, on the wall clock's minute) it executed an approved request between a
+    test approving it and the test's own sweep or listing (test_sweep_refuses_a_step_out_of_range saw its approved
+    purge gone). A test of the timer passes its own MEMORY_SWEEP_SCHEDULE."""
+    month = ((now or datetime.now(UTC)).month + 5) % 12 + 1
+    return f"0 0 0 1 {month} *"
 
 
 def identity(upn: str, name: str | None = None, **extra: object) -> str:
@@ -70,7 +83,8 @@ class RunningServer:
 
 @contextmanager
 def running_server(tmp_dir: Path, env: Mapping[str, str] | None = None, *, startup_timeout: float = 30) -> Iterator[RunningServer]:
-    """Run the local server on a free loopback port until the block ends."""
+    """Run the local server on a free loopback port until the block ends. Its sweep timer does not fire while the
+    session runs (``sweep_schedule_outside_the_session``) unless ``env`` sets MEMORY_SWEEP_SCHEDULE."""
     child_env = {
         k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "COSMOS_"))
     }
@@ -79,6 +93,7 @@ def running_server(tmp_dir: Path, env: Mapping[str, str] | None = None, *, start
             "MEMORY_SQLITE_PATH": str(tmp_dir / "memory.sqlite3"),
             "MEMORY_API_KEYS": USER_KEY,
             "MEMORY_OPERATOR_KEYS": OPERATOR_KEY,
+            "MEMORY_SWEEP_SCHEDULE": sweep_schedule_outside_the_session(),
             "PYTHONUNBUFFERED": "1",
         }
     )
