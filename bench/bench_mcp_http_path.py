@@ -34,9 +34,9 @@ import os
 import random
 import re
 import statistics
-import time
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +111,7 @@ def parts(rounds: int, block: int) -> None:
     }
     assert [r.name for r, _ in index.matches(rest_path)] == [r.name for r, _ in every.matches(rest_path)]
     samples: dict[str, list[float]] = {name: [] for name in runs}
-    for name, run in runs.items():  # warm each
+    for run in runs.values():  # warm each
         block_mean_us(run, block)
     for _ in range(rounds):
         for name in random.sample(list(runs), len(runs)):

@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 import anyio
-import httpx
 import azure.functions as func
+import httpx
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
