@@ -79,7 +79,10 @@ async def test_an_answer_in_parts_with_a_repeated_header_comes_back_as_the_middl
     assert (ours.mimetype, ours.charset) == (theirs.mimetype, theirs.charset)
 
 
-async def test_after_the_body_the_app_hears_of_the_disconnect_once_it_has_answered() -> None:
+@pytest.mark.parametrize("parts", [[b"ok"], [b"first, ", b"then ", b"last"]], ids=["one-part", "streamed"])
+async def test_after_the_body_the_app_hears_of_the_disconnect_only_once_its_final_part_is_sent(
+        parts: list[bytes]) -> None:
+    """Nothing to hear before the answer starts, nor after a part with ``more_body``; the disconnect after the last."""
     heard: list[str] = []
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -93,30 +96,11 @@ async def test_after_the_body_the_app_hears_of_the_disconnect_once_it_has_answer
             await anyio.sleep(0.05)
             assert heard == []  # nothing to hear while the answer is not sent
             await send({"type": "http.response.start", "status": 200, "headers": []})
-            await send({"type": "http.response.body", "body": b"ok"})
-
-    with anyio.fail_after(5):
-        response = await answer_with(app, _request("http://localhost:7071/api/mcp"), {})
-    assert response.get_body() == b"ok" and heard == ["http.disconnect"]
-
-
-async def test_a_streamed_answer_hears_of_the_disconnect_only_after_its_final_part() -> None:
-    """A part with ``more_body`` is not the end of the answer: the app hears nothing until the last part is sent."""
-    heard: list[str] = []
-
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        await receive()
-
-        async def listen() -> None:
-            heard.append((await receive())["type"])
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(listen)
-            await send({"type": "http.response.start", "status": 200, "headers": []})
-            await send({"type": "http.response.body", "body": b"first, ", "more_body": True})
-            await anyio.sleep(0.05)
-            assert heard == []  # the answer is still being sent
-            await send({"type": "http.response.body", "body": b"last", "more_body": False})
+            for part in parts[:-1]:
+                await send({"type": "http.response.body", "body": part, "more_body": True})
+                await anyio.sleep(0.05)
+                assert heard == []  # the answer is still being sent
+            await send({"type": "http.response.body", "body": parts[-1], "more_body": False})
             with anyio.fail_after(5):
                 while not heard:
                     await anyio.sleep(0.01)
@@ -124,7 +108,7 @@ async def test_a_streamed_answer_hears_of_the_disconnect_only_after_its_final_pa
 
     with anyio.fail_after(5):
         response = await answer_with(app, _request("http://localhost:7071/api/mcp"), {})
-    assert response.get_body() == b"first, last" and heard == ["http.disconnect"]
+    assert response.get_body() == b"".join(parts) and heard == ["http.disconnect"]
 
 
 async def test_what_the_app_raises_reaches_the_caller() -> None:
