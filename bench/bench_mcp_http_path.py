@@ -16,11 +16,19 @@ blocks of ``--block`` calls in a shuffled order each round, so a loaded machine 
 
 Prints, per call, the median over rounds of each block's p50 in µs (docs/performance.md, "The MCP HTTP path on
 ``serve``").
+
+    python bench/bench_mcp_http_path.py --parts [--rounds 40] [--block 2000]
+
+measures the two cuts alone instead, each pair switched between blocks in a shuffled order each round: one request
+of a small ASGI app (one status, one body) through ``AsgiMiddleware.handle_async`` and through ``answer_with``;
+and the host's route lookup for ``/api/mcp`` and a REST path under ``/instances``, every pattern tried and
+``RouteIndex``. Prints the median over rounds of each block's mean in µs, and how many routes there are.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import random
@@ -28,6 +36,7 @@ import re
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +47,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 import azure.functions as func
 from bench_http import FunctionInProcess
 
+import function_app
 import memory_core.mcp.functions_bridge as functions_bridge
 from memory_core import composition
+from memory_core.local.host import RouteIndex, http_routes
 from tests.support.local_server import identity
 
 VARIANTS = ("main", "bridge", "index", "both")
@@ -67,11 +78,62 @@ def call(name: str, arguments: dict[str, Any]) -> bytes:
                        "params": {"name": name, "arguments": arguments}}).encode()
 
 
+async def small_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    await receive()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": b'{"jsonrpc":"2.0","id":1,"result":{}}'})
+
+
+def block_mean_us(run: Any, block: int) -> float:
+    start = time.perf_counter()
+    for _ in range(block):
+        run()
+    return (time.perf_counter() - start) / block * 1e6
+
+
+def parts(rounds: int, block: int) -> None:
+    """The bridge alone and the route lookup alone, each against main's way."""
+    request = func.HttpRequest(method="POST", url="http://localhost:7071/api/mcp", body=b'{"jsonrpc":"2.0"}',
+                               headers={"host": "localhost:7071", "content-type": "application/json",
+                                        "x-api-key": "k", "x-user-identity": identity("bench@contoso.com")})
+    middleware = func.AsgiMiddleware(small_app)
+    loop = asyncio.new_event_loop()
+    routes = http_routes(function_app.app, "api")
+    index, every = RouteIndex(routes, "api"), EveryPattern(routes)
+    rest_path = "/api/instances/bench/memory/entries"
+    runs: dict[str, Any] = {
+        "bridge: AsgiMiddleware": lambda: loop.run_until_complete(middleware.handle_async(request, None)),
+        "bridge: answer_with": lambda: loop.run_until_complete(functions_bridge.answer_with(small_app, request, {})),
+        "/api/mcp: every pattern": lambda: every.matches("/api/mcp"),
+        "/api/mcp: RouteIndex": lambda: index.matches("/api/mcp"),
+        f"{rest_path}: every pattern": lambda: every.matches(rest_path),
+        f"{rest_path}: RouteIndex": lambda: index.matches(rest_path),
+    }
+    assert [r.name for r, _ in index.matches(rest_path)] == [r.name for r, _ in every.matches(rest_path)]
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for run in runs.values():  # warm each
+        block_mean_us(run, block)
+    for _ in range(rounds):
+        for name in random.sample(list(runs), len(runs)):
+            samples[name].append(block_mean_us(runs[name], block))
+    under_instances = sum(1 for r in routes if r.template.startswith("/api/instances/"))
+    print(f"load {os.getloadavg()[0]:.2f}; {rounds} rounds of {block} calls each; {len(routes)} routes, "
+          f"{under_instances} under /api/instances\n")
+    print("| what | µs |\n|---|---:|")
+    for name in runs:
+        print(f"| {name} | {statistics.median(samples[name]):.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=40)
-    parser.add_argument("--block", type=int, default=60)
+    parser.add_argument("--block", type=int, default=None, help="calls per block (default 60; 2000 with --parts)")
+    parser.add_argument("--parts", action="store_true", help="the bridge and the route lookup alone")
     args = parser.parse_args()
+    if args.parts:
+        parts(args.rounds, args.block or 2000)
+        return
+    args.block = args.block or 60
     tmp = tempfile.mkdtemp(prefix="memory-bench-mcp-path-")
     env = {"MEMORY_SQLITE_PATH": f"{tmp}/memory.sqlite3", "MEMORY_API_KEYS": "bench-key",
            "MEMORY_OPERATOR_KEYS": "bench-operator-key", "MEMORY_DELETION_MODE": "immediate"}

@@ -56,7 +56,7 @@ def list_entries(call: Call) -> EntriesResponse:
                        statuses={200: ForgottenResponse}, errors=(400, 401, 404), memory_off=not_stored))
 def forget_entry(call: Call) -> func.HttpResponse:
     entry_id = call.route_param("entryId")
-    if not _ENTRY_ID.match(entry_id):
+    if not _ENTRY_ID.fullmatch(entry_id):  # match's $ would accept a final newline
         raise NotFound(f"no memory entry {entry_id[:64]!r}")
     outcome = call.runtime.service.forget(call.caller, call.instance_id, entry_id)
     if isinstance(outcome, PendingDeletion):

@@ -10,10 +10,17 @@ under one of them (Origin). Non-browser clients send no Origin.
 The app's names: WEBSITE_HOSTNAME (set by Azure), MEMORY_ALLOWED_HOSTS (custom
 domains; MEMORY_MCP_ALLOWED_HOSTS is its older name and still read), and, when
 not deployed, the loopback names localhost, 127.0.0.1 and [::1].
+
+A Host (or an Origin's host) is one of those names, optionally followed by a
+port of 1 to 5 digits in 1-65535, and nothing else: no userinfo (``@``), path,
+spaces, or text after an IPv6 literal's ``]``. Anything else is refused like a
+foreign name, so no later reader (a URL parser, an OAuth metadata URL built
+from the Host) ever sees an address the edge did not check.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -26,6 +33,9 @@ if TYPE_CHECKING:  # pydantic-settings loads with the composition root (cold sta
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
+# A name (an IPv6 literal in brackets, or anything without a separator) and an optional port of ASCII digits.
+_AUTHORITY = re.compile(r"(\[[0-9a-f:.]+\]|[^\s\[\]:/?#@\\]+)(?::([0-9]{1,5}))?", re.IGNORECASE)
+
 
 def host_name(entry: str) -> str:
     """``entry`` without scheme, path or port, lower case ("https://Api.X.com:443/" -> "api.x.com")."""
@@ -37,6 +47,15 @@ def host_name(entry: str) -> str:
     if name.startswith("["):
         return name[: name.find("]") + 1] if "]" in name else name
     return name.rsplit(":", 1)[0] if ":" in name else name
+
+
+def authority_name(authority: str) -> str | None:
+    """The lower-case host name of a Host header value or a URL's netloc when it is ``name`` or ``name:port``
+    (port 1-65535); None for anything else (userinfo, a bad port, a path, text after ``]``)."""
+    match = _AUTHORITY.fullmatch(authority)
+    if match is None or (match[2] is not None and not 1 <= int(match[2]) <= 65535):
+        return None
+    return match[1].lower()
 
 
 def _unique(names: Iterable[str]) -> tuple[str, ...]:
@@ -67,21 +86,25 @@ class AppNames:
         return _unique([*self.deployed, *(LOOPBACK_NAMES if self.local else ())])
 
     def accepts_host(self, host: str) -> bool:
-        """True when a Host header value (with or without a port) names this app."""
-        return bool(host.strip()) and host_name(host) in self.names
+        """True when a Host header value names this app, with or without a port (1-65535), and holds nothing else
+        (module docstring)."""
+        return authority_name(host.strip()) in self.names
 
     def accepts_origin(self, origin: str) -> bool:
         """True when a browser Origin is a page of this app: https on its names, http too on loopback."""
-        parts = urlsplit(origin.strip().lower())
+        try:
+            parts = urlsplit(origin.strip().lower())
+        except ValueError:  # "http://[::1", a name NFKC folds into a separator
+            return False
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
             return False
-        name = host_name(parts.netloc)
-        if name not in self.names:
+        name = authority_name(parts.netloc)
+        if name is None or name not in self.names:
             return False
         return parts.scheme == "https" or name in LOOPBACK_NAMES
 
     def check(self, host: str, origin: str | None) -> None:
-        """Refuse a foreign Host (``MisdirectedRequest``, 421) or Origin (``Forbidden``, 403)."""
+        """Refuse a foreign or malformed Host (``MisdirectedRequest``, 421) or Origin (``Forbidden``, 403)."""
         if not self.accepts_host(host):
             raise MisdirectedRequest(
                 "the Host header does not name this app; a deployment behind another name lists it in "

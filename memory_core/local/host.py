@@ -55,7 +55,8 @@ class InvocationContext:
 
 
 def compile_route(template: str, prefix: str) -> re.Pattern[str]:
-    """A Functions route template ("instances/{instanceId}/memory") as a regex."""
+    """A Functions route template ("instances/{instanceId}/memory") as a regex matching a whole path (an optional
+    trailing slash aside)."""
     parts = []
     for segment in template.strip("/").split("/"):
         match = re.fullmatch(r"{(\*?)(\w+)(?::[^}?]*)?(\??)}", segment)
@@ -66,7 +67,8 @@ def compile_route(template: str, prefix: str) -> re.Pattern[str]:
         else:
             parts.append("/" + re.escape(segment))
     base = f"/{prefix.strip('/')}" if prefix.strip("/") else ""
-    return re.compile(f"^{base}{''.join(parts)}/?$", re.IGNORECASE)
+    # \Z, not $: $ also matches before a final newline, so "/api/mcp%0A" would be served as "/api/mcp".
+    return re.compile(f"^{base}{''.join(parts)}/?\\Z", re.IGNORECASE)
 
 
 class RouteIndex:

@@ -93,7 +93,8 @@ class McpHttpApp:
     2. a Host or Origin that is not this app's answers 421 or 403 (the SDK's
        DNS-rebinding check, applied before anything else is read);
     3. a body over ``max_body_bytes`` answers 413; JSON that is not a JSON-RPC
-       message answers 400 without echoing any value;
+       message answers 400 without echoing any value, and so does a header value
+       that is not UTF-8 (``header_text``);
     Steps 4 and 5 run within ``time_limit`` seconds; past it the request
     answers 503 (JSON-RPC internal error, Retry-After) and its work is cancelled.
     While too many calls abandoned this way still run (``abandoned``, ``memory_core.mcp.stalled``: a stalled
@@ -176,7 +177,11 @@ class McpHttpApp:
             # the store has stalled: no new request starts a thread to wait on it as well
             await self._refuse_caller(scope, send, decoded, self._abandoned.refusal())
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        headers = header_text(scope)
+        if headers is None:
+            await _send_json(send, 400, jsonrpc_error(request_id_of(decoded), INVALID_REQUEST,
+                                                      "header values must be UTF-8 text"), [])
+            return
         await self._answer_in_time(send, decoded, lambda out: self._answer(scope, body, receive, out, decoded, headers))
 
     async def _answer(self, scope: Scope, body: bytes, receive: Receive, send: Send, decoded: Any,
@@ -253,6 +258,16 @@ class McpHttpApp:
                 message = f"the request did not finish within {self._time_limit:g} s; retry later"
                 await _send_json(send, 503, jsonrpc_error(request_id_of(decoded), INTERNAL_ERROR, message),
                                  [(b"retry-after", b"1")])
+
+
+def header_text(scope: Scope) -> dict[str, str] | None:
+    """The request's headers as text, names in lower case (a repeated name: its last value); None when a value is
+    not UTF-8. UTF-8 is how ``memory_core.mcp.functions_bridge`` (like ``AsgiMiddleware``) encodes the text the
+    Functions host hands over, so this is the text a REST function reads from ``req.headers``."""
+    try:
+        return {k.decode("utf-8").lower(): v.decode("utf-8") for k, v in scope.get("headers", [])}
+    except UnicodeDecodeError:  # only an app served without the bridge (a test's server) sees raw bytes
+        return None
 
 
 def origin_of_scope(scope: Scope) -> str:

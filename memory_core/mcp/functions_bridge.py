@@ -10,27 +10,40 @@ request goes through ``answer_with`` instead, which gives the app the same scope
 (method, scheme, path percent-decoded as UTF-8, raw path, query, headers encoded as UTF-8,
 server, a copy of the lifespan's state) and reads its answer the same way (one status, the
 headers, the body's parts joined; the content type as the response's mimetype).
+
+Where the middleware would raise on hostile input, the scope is built anyway (the edge has
+already refused a malformed Host; ``memory_core.edge.names``): a path whose percent-escapes
+are not UTF-8 is decoded with replacement characters, and a port that is not 1-65535 gives
+way to the scheme's default. ``server``'s port is X-Forwarded-Port's first number, as the
+middleware takes it, when that is a port (the middleware takes any number, and 80 when there
+is none); else the URL's.
+
+Header values are the text the Functions host handed over, encoded as UTF-8 (as the
+middleware encodes them); ``memory_core.mcp.front`` decodes them as UTF-8, so the MCP
+endpoint reads the same text a REST function reads from ``req.headers``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from copy import copy
 from typing import Any
-from urllib.parse import unquote_to_bytes, urlsplit
+from urllib.parse import SplitResult, unquote_to_bytes, urlsplit
 
 import azure.functions as func
 from starlette.types import ASGIApp, Message
 
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
+_LEADING_NUMBER = re.compile(r"[0-9]+")
+_AUTHORITY = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*")
 
 
 def scope_of(request: func.HttpRequest, state: dict[str, Any]) -> dict[str, Any]:
     """The ASGI HTTP scope ``AsgiMiddleware`` would give ``request`` (its ``azure_functions.*`` keys aside: no app
     here reads them); ``state`` is copied, as the middleware copies its lifespan's."""
-    url = urlsplit(request.url)
-    path = unquote_to_bytes(url.path).decode("utf-8")
-    port = url.port or (443 if url.scheme == "https" else 80)
+    url = _split(request.url)
+    path = unquote_to_bytes(url.path).decode("utf-8", "replace")
     return {
         "type": "http",
         "asgi": _ASGI,
@@ -42,10 +55,34 @@ def scope_of(request: func.HttpRequest, state: dict[str, Any]) -> dict[str, Any]
         "query_string": url.query.encode("utf-8"),
         "root_path": "",
         "headers": [(name.encode("utf-8"), value.encode("utf-8")) for name, value in request.headers.items()],
-        "server": (url.hostname, port) if url.hostname else None,
+        "server": (url.hostname, _port_of(url, request.headers.get("x-forwarded-port"))) if url.hostname else None,
         "client": None,
         "state": copy(state),
     }
+
+
+def _split(url: str) -> SplitResult:
+    """``url`` split; when its authority does not parse ("[::1", a name NFKC makes a separator), without it."""
+    try:
+        return urlsplit(url)
+    except ValueError:
+        return urlsplit(_AUTHORITY.sub(r"\1", url, count=1))
+
+
+def _port_of(url: SplitResult, forwarded: str | None) -> int:
+    """X-Forwarded-Port's first number that is a port, else the URL's port, else the scheme's default; never
+    raises."""
+    for part in (forwarded or "").split(","):
+        number = _LEADING_NUMBER.match(part.strip())
+        if number is not None:
+            if 1 <= int(number[0]) <= 65535:
+                return int(number[0])
+            break  # the middleware stops at the first number too
+    try:
+        port = url.port
+    except ValueError:  # "localhost:abc", "localhost:99999": the edge refuses these Hosts, but the URL is not checked
+        port = None
+    return port or (443 if url.scheme == "https" else 80)
 
 
 async def answer_with(app: ASGIApp, request: func.HttpRequest, state: dict[str, Any]) -> func.HttpResponse:

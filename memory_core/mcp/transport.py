@@ -55,7 +55,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("memory_core.mcp")
 
 MCP_PATH = "/api/mcp"
-"""The path the SDK app serves. Under AsgiMiddleware the ASGI path includes the /api route prefix."""
+"""The path the SDK app serves: the request's whole path, /api route prefix included, as
+``functions_bridge.scope_of`` gives it (and AsgiMiddleware did)."""
 
 __all__ = ["is_local"]
 

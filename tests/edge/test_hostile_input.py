@@ -161,6 +161,22 @@ def test_a_foreign_host_is_refused_before_authentication(sqlite_server: RunningS
     assert response.status_code == 421
 
 
+@pytest.mark.parametrize("host", ["localhost:abc", "localhost:99999", "localhost:0", "localhost:-1", "[::1]:abc",
+                                  "localhost:80@evil.example", "[::1]x", "localhost/evil", "localhost:"])
+def test_a_host_with_a_bad_port_userinfo_or_trailing_text_is_refused_alike_on_rest_and_mcp(
+        sqlite_server: RunningServer, instance_id: str, host: str) -> None:
+    """The app's own name with anything but a port of 1-65535 after it answers 421 on every route, before a
+    reader (the MCP bridge's URL parsing, the OAuth metadata URL built from the Host) sees it."""
+    with sqlite_server.client(Host=host) as http:
+        rest = http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": "- x"})
+        mcp = http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                        headers={"Accept": "application/json, text/event-stream"})
+    assert (rest.status_code, mcp.status_code) == (421, 421), (rest.text, mcp.text)
+    assert rest.json()["error"]["code"] == "host_not_allowed"
+    assert mcp.json()["error"]["code"] == -32600
+    assert _memory(sqlite_server, instance_id, "alex@contoso.com") == ""
+
+
 def test_cross_site_text_plain_form_post_stores_nothing(sqlite_server: RunningServer, instance_id: str) -> None:
     """A form POST with Content-Type: text/plain is refused (415), and from a foreign Origin (403)."""
     body = json.dumps({"scope": "user", "content_markdown": "- planted"})

@@ -54,3 +54,27 @@ def test_check_raises_421_for_host_and_403_for_origin() -> None:
         names.check("", None)
     with pytest.raises(Forbidden):
         names.check("localhost", "https://evil.example")
+
+
+@pytest.mark.parametrize("host", ["localhost:abc", "localhost:99999", "localhost:0", "localhost:-1", "localhost:",
+                                  "localhost:\u0668\u0660", "[::1]:abc", "[::1]x", "[::1]:80:80", "localhost:80@evil",
+                                  "evil@localhost", "localhost/x", "localhost?x", "local host", "localhost, evil"])
+def test_a_loopback_name_with_anything_but_a_port_after_it_is_refused(host: str) -> None:
+    """Only ``name`` or ``name:port`` (1-65535, ASCII digits): a URL parser would raise on the port or read
+    another host from the rest."""
+    assert not _names().accepts_host(host)
+    with pytest.raises(MisdirectedRequest):
+        _names().check(host, None)
+
+
+def test_ports_at_the_ends_of_the_range_are_accepted() -> None:
+    names = _names(website_hostname="memory.azurewebsites.net")
+    assert names.accepts_host("memory.azurewebsites.net:1") and names.accepts_host("memory.azurewebsites.net:65535")
+    assert not names.accepts_host("memory.azurewebsites.net:65536")
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:80@evil.example", "http://evil.example@localhost",
+                                    "http://localhost:abc", "http://[::1]x:80", "http://[::1", "http://a\uff03b"])
+def test_an_origin_whose_authority_is_more_than_a_name_and_port_is_refused(origin: str) -> None:
+    """Refused, not raised: a URL parser raises on an unclosed bracket or a name NFKC folds into a separator."""
+    assert not _names().accepts_origin(origin)

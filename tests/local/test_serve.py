@@ -146,6 +146,24 @@ def test_route_templates_match_like_the_functions_host() -> None:
     assert not pattern.match("/api/instances/a/b/memory")
 
 
+def test_a_route_matches_the_whole_path_not_one_ending_in_a_newline() -> None:
+    """A regex's $ also matches before a final newline; a route must not."""
+    for template in ("mcp", "instances/{instanceId}/memory", "console/{*path}"):
+        pattern = compile_route(template, "api")
+        path = "/api/" + template.replace("{instanceId}", "a").replace("{*path}", "x")
+        assert pattern.match(path) and pattern.match(path + "/")
+        assert not pattern.match(path + "\n") and not pattern.match(path + "/\n")
+
+
+@pytest.mark.parametrize("path", ["/api/mcp%0A", "/api/openapi.json%0A", "/api/instances/local/memory%0A"])
+def test_serve_does_not_serve_a_path_with_a_trailing_encoded_newline(sqlite_server: RunningServer, path: str) -> None:
+    """Real sockets: ``/api/mcp%0A`` is not ``/api/mcp`` (404, the REST error body)."""
+    with sqlite_server.client(Accept="application/json, text/event-stream") as http:
+        response = http.post(sqlite_server.base_url + path, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert response.status_code == 404, response.text
+    assert response.json()["error"]["code"] == "not_found"
+
+
 @pytest.mark.parametrize("prefix", ["api", "", "v1/memory"])
 def test_the_route_index_finds_what_trying_every_route_finds_in_the_same_order(prefix: str) -> None:
     """Every route's own path, other spellings the patterns accept (case, a long s or a Kelvin sign, which the

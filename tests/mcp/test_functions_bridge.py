@@ -11,10 +11,12 @@ from typing import Any
 
 import anyio
 import azure.functions as func
+import httpx
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from memory_core.mcp.functions_bridge import answer_with, scope_of
+from tests.support.local_server import USER_KEY, RunningServer
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +79,10 @@ async def test_an_answer_in_parts_with_a_repeated_header_comes_back_as_the_middl
     assert (ours.mimetype, ours.charset) == (theirs.mimetype, theirs.charset)
 
 
-async def test_after_the_body_the_app_hears_of_the_disconnect_once_it_has_answered() -> None:
+@pytest.mark.parametrize("parts", [[b"ok"], [b"first, ", b"then ", b"last"]], ids=["one-part", "streamed"])
+async def test_after_the_body_the_app_hears_of_the_disconnect_only_once_its_final_part_is_sent(
+        parts: list[bytes]) -> None:
+    """Nothing to hear before the answer starts, nor after a part with ``more_body``; the disconnect after the last."""
     heard: list[str] = []
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -91,11 +96,19 @@ async def test_after_the_body_the_app_hears_of_the_disconnect_once_it_has_answer
             await anyio.sleep(0.05)
             assert heard == []  # nothing to hear while the answer is not sent
             await send({"type": "http.response.start", "status": 200, "headers": []})
-            await send({"type": "http.response.body", "body": b"ok"})
+            for part in parts[:-1]:
+                await send({"type": "http.response.body", "body": part, "more_body": True})
+                await anyio.sleep(0.05)
+                assert heard == []  # the answer is still being sent
+            await send({"type": "http.response.body", "body": parts[-1], "more_body": False})
+            with anyio.fail_after(5):
+                while not heard:
+                    await anyio.sleep(0.01)
+            assert heard == ["http.disconnect"]
 
     with anyio.fail_after(5):
         response = await answer_with(app, _request("http://localhost:7071/api/mcp"), {})
-    assert response.get_body() == b"ok" and heard == ["http.disconnect"]
+    assert response.get_body() == b"".join(parts) and heard == ["http.disconnect"]
 
 
 async def test_what_the_app_raises_reaches_the_caller() -> None:
@@ -110,3 +123,63 @@ def test_a_header_value_beyond_ascii_is_encoded_as_utf_8_as_the_middleware_encod
     scope = scope_of(_request("http://localhost:7071/api/mcp"), {})
     identity = dict(scope["headers"])[b"x-user-identity"]
     assert "Zoë".encode() in identity
+
+
+@pytest.mark.parametrize("url", ["http://localhost:abc/api/mcp", "http://localhost:99999/api/mcp",
+                                 "http://localhost:-1/api/mcp", "http://[::1]:abc/api/mcp", "http://[::1/api/mcp",
+                                 "http://a\uff03b/api/mcp", "http://localhost/api/mcp%FF%FE"])
+def test_a_url_the_middleware_would_raise_on_still_gives_a_scope(url: str) -> None:
+    """The edge refuses such a Host before the bridge runs; the bridge must not raise on the URL either (a 500).
+    A port it cannot read is the scheme's default; an authority it cannot parse gives no ``server``."""
+    scope = scope_of(_request(url), {})
+    assert scope["path"].startswith("/api/mcp")
+    assert scope["server"] in (("localhost", 80), ("::1", 80), None)
+
+
+@pytest.mark.parametrize(("forwarded", "port"), [("443", 443), ("8443, 80", 8443), ("abc, 8443", 8443), ("", 7071),
+                                                 ("443abc", 443)])
+async def test_the_server_port_is_x_forwarded_port_first_as_the_middleware_takes_it(forwarded: str, port: int) -> None:
+    seen: list[tuple[Scope, list[Message]]] = []
+    answer: list[Message] = [{"type": "http.response.start", "status": 200, "headers": []},
+                             {"type": "http.response.body", "body": b"{}"}]
+    app = _recording(seen, answer)
+    request = _request("http://localhost:7071/api/mcp", **({"x-forwarded-port": forwarded} if forwarded else {}))
+    await func.AsgiMiddleware(app).handle_async(request)
+    await answer_with(app, request, {})
+    (theirs, _), (ours, _) = seen
+    assert ours["server"] == theirs["server"] == ("localhost", port)
+
+
+def test_a_forwarded_port_out_of_range_gives_way_to_the_url_port() -> None:
+    """Where the middleware would name port 99999, the bridge names the URL's."""
+    scope = scope_of(_request("http://localhost:7071/api/mcp", **{"x-forwarded-port": "99999"}), {})
+    assert scope["server"] == ("localhost", 7071)
+
+
+def test_the_same_identity_header_bytes_give_the_same_name_over_rest_and_mcp(core_server: RunningServer) -> None:
+    """Raw UTF-8 bytes in X-USER-IDENTITY, over real sockets to ``serve``: the local host reads header bytes as
+    latin-1 (each byte one character, as the Functions host hands headers over: text), and the MCP path keeps
+    that text (the bridge encodes it UTF-8, the MCP front decodes UTF-8), so both store the same display name."""
+    base = {"X-API-KEY": USER_KEY, "X-INSTANCE-ID": "local", "Accept": "application/json, text/event-stream"}
+
+    def raw_identity(upn: str) -> tuple[str, bytes]:
+        return "X-USER-IDENTITY", json.dumps({"upn": upn, "name": "Zoë"}, ensure_ascii=False).encode("utf-8")
+
+    with httpx.Client(base_url=core_server.api, timeout=30) as http:
+        rest = http.post("/instances/local/memory/append", headers=[*base.items(), raw_identity("zoe@contoso.com")],
+                         json={"scope": "user", "content_markdown": "- a"})
+        mcp = http.post("/mcp", headers=[*base.items(), raw_identity("zed@contoso.com")],
+                        json={"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                              "params": {"name": "append_memory", "arguments": {"scope": "user", "memory": "- a"}}})
+    assert rest.status_code == mcp.status_code == 200, (rest.text, mcp.text)
+    rest_name = rest.json()["name"]
+    mcp_name = json.loads(mcp.json()["result"]["content"][0]["text"])["name"]
+    assert rest_name == mcp_name == "Zoë".encode().decode("latin-1")
+
+
+def test_a_header_value_that_is_not_utf_8_is_refused_by_the_mcp_front_not_raised() -> None:
+    """Only an app served without the bridge sees raw bytes; the front answers 400 rather than guess a reading."""
+    from memory_core.mcp.front import header_text
+
+    assert header_text({"headers": [(b"x-user-identity", b'{"name": "Zo\xeb"}')]}) is None
+    assert header_text({"headers": [(b"X-A", "Zoë".encode())]}) == {"x-a": "Zoë"}

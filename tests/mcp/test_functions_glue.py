@@ -193,7 +193,8 @@ async def test_lifespan_starts_once_for_concurrent_and_later_requests(endpoint_f
 
 
 async def test_get_through_the_handler_answers_405_at_once(endpoint_for: Any) -> None:
-    """A GET asking for an event stream answers 405 through the real AsgiMiddleware, without hanging."""
+    """A GET asking for an event stream answers 405 through the endpoint (its request through the bridge, the
+    app's lifespan under the real AsgiMiddleware), without hanging."""
     endpoint = endpoint_for()
     with anyio.fail_after(5):
         response = await endpoint(_request(None, method="GET", accept="text/event-stream"), None)
