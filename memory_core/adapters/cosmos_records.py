@@ -9,7 +9,8 @@ partition's stamp in one transactional batch (``Stamps.write``) and a hold may n
 - ``put_record`` and ``create_record`` are one write (a hold's: one batch with the stamp); with
   an etag the write is If-Match, with ``records.ABSENT`` a create, and a 412 or 409 becomes
   ``Conflict`` for the service to re-read; ``put_records`` is one transactional batch in one
-  partition (a change and its audit event) whose operations follow the same rule (``_batch_write``);
+  partition (a change and its audit event) whose operations follow the same rule (``_batch_write``),
+  and ``delete_record_and_put`` one such batch that first deletes If-Match;
 - ``get_record`` is a point read, ``query_records`` and ``page_records`` one query inside the
   partition (``page_records`` reads only the items it answers), ``query_records_of_owner`` one
   cross-partition query;
@@ -29,7 +30,14 @@ from memory_core.adapters.cosmos_calls import OpenOperation
 from memory_core.adapters.cosmos_stamps import BatchRefused, Operation, Stamps
 from memory_core.adapters.cosmos_writes import erase_items
 from memory_core.domain.errors import Conflict
-from memory_core.domain.records import ABSENT, Partition, Record, RecordKind, check_put_records
+from memory_core.domain.records import (
+    ABSENT,
+    Partition,
+    Record,
+    RecordKind,
+    check_delete_record_and_put,
+    check_put_records,
+)
 
 
 class CosmosRecords:
@@ -159,6 +167,27 @@ class CosmosRecords:
             if kind != RecordKind.HOLD:
                 return calls.delete(item_id, [partition.instance_id, partition.owner], etag)
             return erase_items(calls, self._stamps, partition.instance_id, partition.owner, [item_id]) == 1
+
+    def delete_record_and_put(self, erased: Record, written: Record) -> Record | None:
+        check_delete_record_and_put(erased, written)
+        partition = erased.partition
+        item_id = docs.record_item_id(partition, erased.kind, erased.id)
+        if not docs.is_valid_id(item_id):
+            return None
+        # The erasure first: the test server applies a batch in order without rolling back, and stops at a failure.
+        operations = [("delete", (item_id,), {"if_match_etag": erased.etag}), _batch_write(written)]
+        with self._operation("delete_record_and_put") as calls:
+            try:
+                _, result = calls.execute_batch(operations, [partition.instance_id, partition.owner])
+            except CosmosBatchOperationError as refused:
+                if refused.error_index == 0 and refused.status_code == 404:
+                    return None
+                if refused.status_code in (404, 409, 412):
+                    kind = (erased, written)[refused.error_index].kind
+                    raise Conflict(f"the {kind} record changed, went or was created since it was read") from refused
+                raise
+        body = result.get("resourceBody") or {}
+        return Record(partition, written.kind, written.id, written.data, body.get("_etag"))
 
 
 def _no_expiry(hold: Record) -> None:

@@ -297,4 +297,7 @@ class CosmosMemoryStore:
         return self._records.delete_record(partition, kind, record_id, etag)
 
 
+    def delete_record_and_put(self, erased: Record, written: Record) -> Record | None:
+        return self._records.delete_record_and_put(erased, written)
+
 __all__ = ["EXPECTED_PARTITION_KEY", "PROVISION_COMMAND", "CallMetrics", "CosmosMemoryStore"]

@@ -18,7 +18,15 @@ from memory_core.adapters.sqlite_database import SqliteDatabase
 from memory_core.adapters.sqlite_erasure import FILE_INDEX_KIND
 from memory_core.adapters.sqlite_rows import iso
 from memory_core.domain.errors import Conflict
-from memory_core.domain.records import ABSENT, RECORD_KIND, Partition, Record, RecordKind, check_put_records
+from memory_core.domain.records import (
+    ABSENT,
+    RECORD_KIND,
+    Partition,
+    Record,
+    RecordKind,
+    check_delete_record_and_put,
+    check_put_records,
+)
 
 RECORD_INSERT = (
     "INSERT OR REPLACE INTO records (instance_id, owner, kind, id, data, etag, expires_on) VALUES (?,?,?,?,?,?,?)"
@@ -189,16 +197,34 @@ class SqliteRecords:
         key = (partition.instance_id, partition.owner, record_id)
         delete = with_kind("DELETE FROM records WHERE " + _RECORD_BY_KEY, kind)
         with self._db.write() as db:
-            if etag is None:
-                deleted = db.execute(delete, key).rowcount == 1
-            else:
-                deleted = db.execute(delete + " AND etag=?", (*key, etag)).rowcount == 1
-                if not deleted and db.execute(with_kind("SELECT 1 FROM records WHERE " + _RECORD_BY_KEY, kind),
-                                              key).fetchone():
-                    raise Conflict(f"the stored {kind} record changed since it was read")
+            deleted = db.execute(delete, key).rowcount == 1 if etag is None else _delete_if_match(db, kind, key, etag)
         if deleted and kind == FILE_INDEX_KIND:
             self._db.purge_erased()
         return deleted
+
+    def delete_record_and_put(self, erased: Record, written: Record) -> Record | None:
+        check_delete_record_and_put(erased, written)
+        key = (erased.partition.instance_id, erased.partition.owner, erased.id)
+        etag = uuid.uuid4().hex
+        with self._db.write() as db:  # one transaction: a Conflict writing ``written`` rolls back the erasure
+            if not _delete_if_match(db, erased.kind, key, str(erased.etag)):
+                return None
+            _write(db, written, etag)
+        if erased.kind == FILE_INDEX_KIND:
+            self._db.purge_erased()
+        purge_if_names_rewritten(self._db, [written])
+        return Record(written.partition, written.kind, written.id, written.data, etag)
+
+
+def _delete_if_match(db: sqlite3.Connection, kind: str, key: tuple[str, str, str], etag: str) -> bool:
+    """Erase the record keyed ``key`` if it still has ``etag``, inside the caller's transaction: False when it is
+    not stored, ``Conflict`` when it was written since it was read (checked and erased in one statement)."""
+    if db.execute(with_kind("DELETE FROM records WHERE " + _RECORD_BY_KEY + " AND etag=?", kind),
+                  (*key, etag)).rowcount == 1:
+        return True
+    if db.execute(with_kind("SELECT 1 FROM records WHERE " + _RECORD_BY_KEY, kind), key).fetchone():
+        raise Conflict(f"the stored {kind} record changed since it was read")
+    return False
 
 
 def _no_conditional_hold(kind: str, etag: str | None) -> None:

@@ -20,19 +20,21 @@ retirements (``file_retirements``). Dismissing it erases that one record, and no
   the record names a user, else in the instance's deletions trail;
 - journaled (``domain.journals``): before the erasure a ``dismissal`` record in the instance's deletions partition
   names the record's key, its digest, the operator and the time (and what the event says: the request's id, its
-  user, the holds left, why it is unreadable; no memory text). Right after the erasure the journal is marked
-  ``erased`` (one write), then the event is written, dated by the journal and named by it, and created only while
-  none of its id is stored (one record, as its first writer wrote it, however many finish the journal at once),
-  then the journal is erased. The sweep (``replay``) finishes a settled marked journal as its dismissal's: the
-  event, unless stored already, then the journal, whatever is stored under the record's key now. An unmarked one
-  whose record is still stored (unchanged: the dismissal never happened; rewritten: the rewrite won) it drops, with
-  no event. An unmarked one whose record is gone it reads again (a dismissal slower than the settle time may have
-  marked it meanwhile: then it is finished as marked); still unmarked (a crash between the erasure and the mark), it
-  cannot be told apart from an erasure by another hand (a later release deciding the request, an expiry): it is
-  dropped when the trail already holds its event or a later one naming the request, else the event is written
+  user, the holds left, why it is unreadable; no memory text). The erasure and the journal's mark ``erased`` are
+  one atomic unit (``MemoryStore.delete_record_and_put``: the journal written whole, marked, so one a sweep dropped
+  meanwhile stands again): the record is never gone while its journal is missing or unmarked. Then the event is
+  written, dated by the journal and named by it, and created only while none of its id is stored (one record, as its
+  first writer wrote it, however many finish the journal at once), then the journal is erased. The sweep
+  (``replay``) finishes a settled marked journal as its dismissal's: the event, unless stored already, then the
+  journal, whatever is stored under the record's key now. An unmarked one whose record is still stored (unchanged:
+  the dismissal has not erased it; rewritten: the rewrite won) it drops, with no event, If-Match the journal as it
+  claimed it: a dismissal that erased the record since marked the journal, so the drop fails and the sweep finishes
+  it as marked. An unmarked one whose record is gone it reads again (marked since: finished as marked); still
+  unmarked, its dismissal erased nothing (or was an earlier build's, stopped between its erasure and its mark), and
+  the sweep cannot tell that from an erasure by another hand (a later release deciding the request, an expiry): it
+  is dropped when the trail already holds its event or a later one naming the request, else the event is written
   saying who erased it is not known (``SWEPT``). So a crash after the erasure never loses the event, and a slow
-  dismissal and the sweep never write two. A journal a sweep dropped while its dismissal was still under way is
-  stored again, marked, by the dismissal once it erased the record. One journal per record version (its key and
+  dismissal and the sweep never write two. One journal per record version (its key and
   etag): a retry, or a dismissal at the same moment, of the version another journaled takes that journal over, so
   whichever erases the record writes the same event. A dismissal first closes the journals of other versions of the
   record (stored no more): an unmarked one is erased (its dismissal erased nothing; left, it would be finished as a
@@ -142,13 +144,15 @@ def dismiss_unreadable(
         _close_stale(store, audit, record)
         journal, begun = _begin(store, Dismissal(_journal_id(record), dismissed, operator, clock()))
         try:
-            erased = store.delete_record(record.partition, RecordKind.DELETION_REQUEST, record.id, etag=record.etag)
+            # The erasure and the journal's mark in one unit: the journal stands, marked, the moment the record is
+            # gone, even when a sweep dropped it meanwhile (it found the record still stored), so no crash and no
+            # sweep leaves an erasure without its journal, or a journal in doubt.
+            erased = store.delete_record_and_put(record, replace(begun, data={**begun.data, ERASED: True}, etag=None))
         except Conflict:  # rewritten since it was read (a later release): read again, refused if now readable
             _close(store, journal)  # that version is stored no more, and was erased by no one
             continue
-        if not erased:  # another dismissal of this version took it: its journal (this one) is its to finish
+        if erased is None:  # another dismissal of this version took it: its journal (this one) is its to finish
             raise NotFound(f"no deletion request {request_id} in instance {instance_id}")
-        _mark_erased(store, begun)
         _finish(store, audit, journal)
         return journal.dismissed
     raise Conflict(f"deletion request {request_id} kept changing while it was being dismissed; try again")
@@ -159,32 +163,42 @@ def replay(store: MemoryStore, audit: AuditTrail, instance_id: str | None, *, cl
     (``journals.replay``: settled, claimed once). A journal marked ``erased`` (its dismissal erased the record) is
     finished as that dismissal's: its event is written unless already stored (never ``SWEPT``: the mark tells who
     erased it), whatever is stored under the record's key now (a later version), then it is erased. An unmarked one
-    whose record is still stored (the dismissal never erased it; or stored under another etag: a rewrite won) is
-    dropped, with no event. An unmarked one whose record is gone is read again: marked or erased meanwhile, its
-    dismissal is still running and tells it (finished as marked, or left); still unmarked, the sweep cannot tell
-    whether its dismissal erased it or another hand did (a later release deciding it, an expiry): when the trail
-    already holds a later event naming the request, it is dropped; else its event is written saying so (``SWEPT``),
-    then it is erased. Every writer creates the event only while none is stored (``_tell``), so a dismissal and a
-    sweep finishing it at once leave one event, as the first wrote it. Answers how many were finished."""
-    def finish(record: Record) -> None:
-        journal = Dismissal.from_record(record)
-        if not _marked(record):
-            partition = deletions_partition(journal.dismissed.instance_id)
-            if store.get_record(partition, RecordKind.DELETION_REQUEST, journal.dismissed.record_id) is not None:
-                _close(store, journal)
+    whose record is still stored (the dismissal has not erased it; or stored under another etag: a rewrite won) is
+    dropped, with no event, If-Match the journal as claimed (a dismissal erasing the record since marked it: then it
+    is read again). An unmarked one whose record is gone is read again: marked or erased meanwhile, its dismissal
+    is still running and tells it (finished as marked, or left); still unmarked, the sweep cannot tell whether
+    another hand erased it (a later release deciding it, an expiry) or a dismissal of an earlier build, stopped
+    between its erasure and its mark: when the trail already holds a later event naming the request, it is
+    dropped; else its event is written saying so (``SWEPT``), then it is erased. Every writer creates the event
+    only while none is stored (``_tell``), so a dismissal and a sweep finishing it at once leave one event, as the
+    first wrote it. Answers how many were finished."""
+    def finish(claimed: Record) -> None:
+        journal = Dismissal.from_record(claimed)
+        if _marked(claimed):
+            _finish(store, audit, journal)
+            return
+        partition = deletions_partition(journal.dismissed.instance_id)
+        if store.get_record(partition, RecordKind.DELETION_REQUEST, journal.dismissed.record_id) is not None:
+            # Dropped only as claimed: a dismissal slower than SETTLE may erase the record, marking this journal
+            # in the same unit, after the read above; then the mark is a write since the claim, and tells it.
+            try:
+                store.delete_record(partition, KIND, claimed.id, etag=claimed.etag)
                 return
-            # The record is gone: a dismissal slower than SETTLE may have erased it and marked its journal since
-            # this sweep read it. The mark, read now, tells who erased it.
-            now = store.get_record(partition, KIND, record.id)
-            if now is None:  # its dismissal finished it meanwhile: the event is stored
-                return
-            if not _marked(now):
-                if _told_by_another_hand(store, audit, journal):
-                    _close(store, journal)
-                else:
-                    _finish(store, audit, journal, swept=True)
-                return
-        _finish(store, audit, journal)
+            except Conflict:
+                pass
+        # The record is gone, or the journal was written since the claim: a dismissal slower than SETTLE may have
+        # erased the record and marked its journal since this sweep claimed it. The mark, read now, tells who.
+        now = store.get_record(partition, KIND, claimed.id)
+        if now is None:  # its dismissal finished it meanwhile: the event is stored
+            return
+        if _marked(now):
+            _finish(store, audit, journal)
+        elif store.get_record(partition, RecordKind.DELETION_REQUEST, journal.dismissed.record_id) is not None:
+            return  # claimed since by another sweep, the record still stored: that sweep's to drop
+        elif _told_by_another_hand(store, audit, journal):
+            _close(store, journal)
+        else:  # gone, unmarked: another hand erased it, or a dismissal of an earlier build stopped before its mark
+            _finish(store, audit, journal, swept=True)
 
     return journals.replay(store, KIND, instance_id, clock=clock, wait=lambda record: timedelta(0), finish=finish)
 
@@ -230,7 +244,7 @@ def _journal_id(record: Record) -> str:
 def _begin(store: MemoryStore, journal: Dismissal) -> tuple[Dismissal, Record]:
     """Store ``journal``, or take over the one stored for the same version (a retry after a crash, or a dismissal at
     the same moment): the record is erased at most once at that etag, and whoever erases it writes that journal's
-    event, so the trail holds one. Answers the journal and its record as stored (with its etag, for ``_mark_erased``).
+    event, so the trail holds one. Answers the journal and its record as stored (whose data the erasure marks).
     """
     for _ in range(_ATTEMPTS):
         try:
@@ -266,28 +280,8 @@ ERASED = "erased"
 
 
 def _marked(journal: Record) -> bool:
-    """Whether the journal record says its dismissal erased the record (``_mark_erased``)."""
+    """Whether the journal record says its dismissal erased the record (marked in the erasure's own unit)."""
     return journal.data.get(ERASED) is True
-
-
-def _mark_erased(store: MemoryStore, begun: Record) -> None:
-    """Mark the journal ``erased`` (one write, If-Match the journal as begun), right after the erasure: a crash
-    before the event then leaves a journal the sweep, or a dismissal of a later version, finishes as this one's.
-    A journal a sweep claimed meanwhile (a dismissal slower than ``SETTLE``) is read again and marked; one a sweep
-    erased meanwhile (it found the record still stored, before this erasure, or gone, and told it ``SWEPT``) is
-    stored again, marked, so a crash before the caller's event still leaves it to the next sweep."""
-    journal: Record | None = begun
-    for _ in range(_ATTEMPTS):
-        if journal is not None and _marked(journal):
-            return
-        try:
-            if journal is None:
-                store.create_record(replace(begun, data={**begun.data, ERASED: True}))
-            else:
-                store.put_record(replace(journal, data={**journal.data, ERASED: True}))
-            return
-        except Conflict:
-            journal = store.get_record(begun.partition, KIND, begun.id)
 
 
 def _finish(store: MemoryStore, audit: AuditTrail, journal: Dismissal, *, swept: bool = False) -> None:

@@ -31,7 +31,7 @@ def replay(
     wait: Callable[[Record], timedelta], finish: Callable[[Record], object],
 ) -> int:
     """Replay every settled journal record of ``kind`` (of one instance, or None: every instance): ``finish`` it once
-    claimed. ``wait(record)``: how much longer than ``SETTLE`` it settles (work it names that takes longer). Answers
+    claimed, handed the record as the claim stored it (its etag the claim's: a write since is someone else's). ``wait(record)``: how much longer than ``SETTLE`` it settles (work it names that takes longer). Answers
     how many were finished. One that cannot be read (``wait`` or ``finish`` raising ``KeyError``, ``TypeError``,
     ``ValueError``) or keeps failing (a ``MemoryCoreError``) is logged and left for the next sweep, and holds up
     no other."""
@@ -46,10 +46,10 @@ def replay(
             if now < _settles_on(record) + wait(record):
                 continue  # work under way finishes itself
             try:  # marked as replayed from now, on the etag it was read with
-                store.put_record(replace(record, data={**record.data, "claimed_on": now.isoformat()}))
+                claimed = store.put_record(replace(record, data={**record.data, "claimed_on": now.isoformat()}))
             except Conflict:
                 continue  # another sweep claimed it first
-            finish(record)
+            finish(claimed)
         except (MemoryCoreError, KeyError, TypeError, ValueError) as error:
             log.warning("the %s journal %s was left for the next sweep: %r", kind, record.id, error)
             continue

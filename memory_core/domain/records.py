@@ -93,3 +93,11 @@ def check_put_records(records: Sequence[Record]) -> None:
         raise ValueError("put_records takes the records of one partition")
     if any(r.kind == RecordKind.HOLD for r in records):
         raise ValueError("put_records writes no hold")
+
+
+def check_delete_record_and_put(erased: Record, written: Record) -> None:
+    """Raise ``ValueError`` unless ``erased`` may be erased together with writing ``written``
+    (``MemoryStore.delete_record_and_put``): one partition, no hold, ``erased`` read with its etag."""
+    check_put_records([erased, written])
+    if erased.etag in (None, ABSENT):
+        raise ValueError("delete_record_and_put erases a record If-Match the etag it was read with")

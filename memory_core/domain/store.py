@@ -254,6 +254,15 @@ class MemoryStore(Protocol):
         partition's stamp in a batch of its own."""
         ...
 
+    def delete_record_and_put(self, erased: Record, written: Record) -> Record | None:
+        """Erase ``erased`` If-Match its etag and write ``written`` (as its etag asks, as by ``put_record``) in one
+        atomic unit: both or neither (one SQLite transaction, one Cosmos DB transactional batch, the erasure
+        first). Answers ``written`` as stored, or None when ``erased`` is not stored (nothing written);
+        ``Conflict`` (nothing written) when it was written since it was read, or ``written`` is not as its etag
+        asks. For a step whose proof must stand the moment its erasure does (a dismissal's journal, marked).
+        Both in one partition, neither a hold, ``erased`` with its etag: ``ValueError``, nothing written."""
+        ...
+
     def append(self, profile: MemoryProfile, entry: MemoryEntry) -> MemoryProfile:
         """Store ``entry``; create ``profile`` first if no profile exists for its key, also when it was erased
         since this process last saw it (a purge's seal): no entry is stored without a profile.

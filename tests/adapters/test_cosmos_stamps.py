@@ -78,7 +78,8 @@ READS = {"load", "load_partition", "load_partition_within", "partition_keys", "g
          "entry_sequence", "load_stamped_heads", "load_since", "load_present", "load_erased"}
 NEITHER = {"measure", "close", "erase_expired_records",  # Cosmos DB expires records itself: erases nothing here
            "one_read",  # a service read's span: no request
-           "put_records"}  # refuses holds, so what it writes changes no read (a settings change and its event)
+           "put_records",  # refuses holds, so what it writes changes no read (a settings change and its event)
+           "delete_record_and_put"}  # likewise (a dismissal's erased request and its journal, marked)
 # A checkpoint's write rewrites the stamp unchanged (its etag moves, its counters do not):
 # tests/adapters/test_cosmos_checkpoints.py.
 CHECKPOINTS = {"read_checkpoint", "keep_checkpoint"}

@@ -16,13 +16,14 @@ DOC = ROOT / "docs" / "custody.md"
 # team_copies.py is ``withdraw``, the team copies' marks and then the copies, which erasures.py, entry_removals.py and
 # seals.py each spelled out before. dismissals.py erases one record only: a stored deletion request this release
 # cannot read, If-Match the etag it was read at while still unreadable (an operator's dismissal), and its own journal
-# record (written before that erasure, so the sweep audits one a crash stopped after it) or one of an earlier version
-# of the same record (stopped before its erasure: none of them erased it), never memory or holds.
+# record (written before that erasure, so the sweep audits one a crash stopped after it, and marked in the erasure's
+# own unit, delete_record_and_put) or one of an earlier version of the same record (stopped before its erasure: none
+# of them erased it), never memory or holds.
 ERASERS = {"memory_core/domain/dismissals.py",
            "memory_core/domain/entry_removals.py", "memory_core/domain/custody_sweep.py",
            "memory_core/domain/seals.py", "memory_core/domain/erasures.py", "memory_core/domain/file_retirements.py",
            "memory_core/domain/file_audits.py", "memory_core/domain/team_copies.py"}
-ERASING_CALLS = {"delete_entries", "delete_profile", "delete_record", "erase_expired_records"}
+ERASING_CALLS = {"delete_entries", "delete_profile", "delete_record", "delete_record_and_put", "erase_expired_records"}
 
 
 def _cited_tests() -> list[tuple[str, str | None]]:

@@ -227,3 +227,34 @@ def test_the_dismiss_dialogs_show_a_stored_id_as_the_note_does_with_what_draws_a
         browser.find_element(By.CSS_SELECTOR, ok).click()
     wait_for(browser, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is None)
     assert _unreadable(operator_api) == [HIDDEN_ID]  # cancelled at the second dialog: nothing dismissed
+
+
+def test_the_lines_saying_what_a_dismissal_came_to_show_a_stored_id_as_the_note_does(
+    browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client,
+) -> None:
+    """The Dismiss button's name spells what draws as nothing in the id ("U+200B"), and the line saying the request
+    was dismissed, or became readable meanwhile, shows the id as the note does (the same marked <code>). Before,
+    both lines and the button's name were built as strings, and "later\u200bone" read as "laterone", another id."""
+    readable = f"readable{ZWSP}one{TAG_A}"
+    _plant(console_server, instance, HIDDEN_ID, kind="archive")
+    _plant(console_server, instance, readable, kind="archive")
+    _open_operator(browser, console_server, instance)
+    note = find(browser, f'#unreadable-deletions li[data-request-id="{HIDDEN_ID}"]')
+    listed = note.find_element(By.TAG_NAME, "code").get_attribute("innerHTML")
+    button = note.find_element(By.CSS_SELECTOR, "button.dismiss")
+    assert "later U+200B one U+E0041" in str(button.get_attribute("aria-label"))
+    button.click()
+    find(browser, "dialog#confirm[open] #confirm-ok").click()
+    outcome = text_appears(browser, "#dismissal-outcome", "Dismissed request")
+    assert outcome.find_element(By.TAG_NAME, "code").get_attribute("innerHTML") == listed
+    assert _marks(outcome) == ["U+200B", "U+E0041"]
+
+    readable_note = find(browser, f'#unreadable-deletions li[data-request-id="{readable}"]')
+    _plant(console_server, instance, readable)  # readable now (a pending forget), while the note still lists it
+    listed = readable_note.find_element(By.TAG_NAME, "code").get_attribute("innerHTML")
+    readable_note.find_element(By.CSS_SELECTOR, "button.dismiss").click()
+    find(browser, "dialog#confirm[open] #confirm-ok").click()
+    outcome = text_appears(browser, "#dismissal-outcome", "became readable meanwhile")
+    assert outcome.find_element(By.TAG_NAME, "code").get_attribute("innerHTML") == listed
+    assert _marks(outcome) == ["U+200B", "U+E0041"]
+    assert _unreadable(operator_api) == []

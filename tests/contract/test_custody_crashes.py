@@ -380,21 +380,18 @@ def test_a_dismissal_stopped_after_its_erasure_is_audited_once_by_the_sweep(
     assert _dismissal_journals(store) == []
 
 
-def test_a_dismissal_stopped_between_its_erasure_and_its_mark_is_audited_by_the_sweep_as_not_known_to_be_its(
+def test_a_journal_an_earlier_build_left_between_its_erasure_and_its_mark_is_audited_as_not_known_to_be_its(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The process stops after the record is erased, as it marks the journal ``erased``: the sweep finds the record
-    gone and an unmarked journal, which it cannot tell from an erasure by another hand; it writes the event once,
-    saying so (``SWEPT``)."""
+    """A dismissal of an earlier build erased the record, then stopped as it marked the journal ``erased`` (its
+    erasure and its mark were two writes; now they are one unit, ``MemoryStore.delete_record_and_put``): the sweep
+    finds the record gone and an unmarked journal, which it cannot tell from an erasure by another hand; it writes
+    the event once, saying so (``SWEPT``)."""
     clock = TickingClock()
     service = _service(store, clock)
     record = _later_request(store)
-    _crash_once(monkeypatch, store, "put_record", lambda journal, *a, **k: journal.kind == DISMISSAL_KIND
-                and journal.data.get("erased") is True)
-    with pytest.raises(Crash):
-        service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
-    monkeypatch.undo()
-    assert store.get_record(record.partition, RecordKind.DELETION_REQUEST, record.id) is None  # erased
+    _crash_before_the_erasure(service, store, monkeypatch)
+    assert store.delete_record(record.partition, RecordKind.DELETION_REQUEST, record.id, etag=record.etag)
     clock.now += SETTLE
     service.custody.sweep(instance_id=INSTANCE)
     service.custody.sweep(instance_id=INSTANCE)
@@ -473,8 +470,7 @@ def test_a_dismissal_stopped_before_its_erasure_leaves_the_request_and_writes_no
     clock = TickingClock()
     service = _service(store, clock)
     record = _later_request(store)
-    _crash_once(monkeypatch, store, "delete_record",
-                lambda partition, kind, *a, **k: kind == RecordKind.DELETION_REQUEST)
+    _crash_once(monkeypatch, store, "delete_record_and_put", lambda *a, **k: True)
     with pytest.raises(Crash):
         service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
     monkeypatch.undo()
@@ -500,8 +496,7 @@ def test_a_dismissal_retried_at_once_after_a_crash_before_its_erasure_is_audited
     clock = TickingClock()
     service = _service(store, clock)
     _later_request(store)
-    _crash_once(monkeypatch, store, "delete_record",
-                lambda partition, kind, *a, **k: kind == RecordKind.DELETION_REQUEST)
+    _crash_once(monkeypatch, store, "delete_record_and_put", lambda *a, **k: True)
     with pytest.raises(Crash):
         service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
     monkeypatch.undo()
@@ -534,8 +529,7 @@ def test_a_dismissal_replayed_after_its_event_was_written_writes_none_again(
 
 def _crash_before_the_erasure(service: MemoryService, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     """A dismissal that stops after its journal, as it erases the request record: the record stays as stored."""
-    _crash_once(monkeypatch, store, "delete_record",
-                lambda partition, kind, *a, **k: kind == RecordKind.DELETION_REQUEST)
+    _crash_once(monkeypatch, store, "delete_record_and_put", lambda *a, **k: True)
     with pytest.raises(Crash):
         service.custody.dismiss_unreadable("op", INSTANCE, LATER_ID)
     monkeypatch.undo()

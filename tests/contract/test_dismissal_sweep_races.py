@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from memory_core.domain.audit import AuditAction
-from memory_core.domain.dismissals import ERASED, SWEPT, Dismissed
 from memory_core.domain.dismissals import KIND as DISMISSAL_KIND
+from memory_core.domain.dismissals import SWEPT, Dismissed
 from memory_core.domain.journals import SETTLE
 from memory_core.domain.records import Record, RecordKind, deletions_partition
 from memory_core.domain.service import DeletionMode, MemoryService
@@ -46,20 +46,27 @@ def _is_journal(_partition: Any, kind: str, *_: Any, **__: Any) -> bool:
     return kind == DISMISSAL_KIND
 
 
-#: Where the dismissal stops: the store call it is about to make.
+def _is_unit(*_: Any, **__: Any) -> bool:
+    return True  # the dismissal's only ``delete_record_and_put``: the request's erasure and its journal's mark
+
+
+def _is_journal_begun(record: Record, *_: Any, **__: Any) -> bool:
+    return record.kind == DISMISSAL_KIND and "claimed_on" not in record.data
+
+
+#: Where the dismissal stops: the store call it is about to make (its erasure and its mark are one call).
 DISMISSAL_STOPS: dict[str, tuple[str, Pick]] = {
-    "before its erasure": ("delete_record", _is_request),
-    "before its mark": ("put_record", lambda r, *a, **k: r.kind == DISMISSAL_KIND and r.data.get(ERASED) is True),
+    "before its journal": ("put_record", _is_journal_begun),
+    "before its erasure": ("delete_record_and_put", _is_unit),
     "before its event": ("create_record", _is_event),
     "before closing its journal": ("delete_record", _is_journal),
 }
 
-#: Where the sweep stops, finishing the journal of a dismissal stopped after its erasure, before its mark.
+#: Where the sweep stops, finishing the journal of a dismissal stopped before its erasure.
 SWEEP_STOPS: dict[str, tuple[str, Pick]] = {
     "before its claim": ("put_record", lambda r, *a, **k: r.kind == DISMISSAL_KIND and "claimed_on" in r.data),
     "before reading the request": ("get_record", _is_request),
-    "before reading the journal again": ("get_record", _is_journal),
-    "before its event": ("create_record", _is_event),
+    "before dropping the journal": ("delete_record", _is_journal),  # it read the request as still stored
 }
 
 
@@ -161,17 +168,14 @@ def _assert_told_once(service: MemoryService, store: MemoryStore, written: list[
     assert store.query_records(deletions_partition(INSTANCE), RecordKind.DELETION_REQUEST) == []
 
 
-@pytest.mark.parametrize(("stop", "swept"), [
-    ("before its erasure", False),  # the sweep drops the journal (the request is stored); the dismissal tells it
-    ("before its mark", True),  # the sweep cannot tell who erased it, and tells it first; the dismissal finds it told
-    ("before its event", False),  # marked: the sweep tells it as the dismissal's; the dismissal finds it told
-    ("before closing its journal", False),  # told: the sweep only closes the journal
-])
+@pytest.mark.parametrize("stop", ["before its erasure", "before its event", "before closing its journal"])
 def test_a_sweep_run_while_a_slow_dismissal_is_stopped_leaves_one_event(
-    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, stop: str, swept: bool
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, stop: str
 ) -> None:
-    """The dismissal stops at ``stop``, past the settle time; a whole sweep runs; the dismissal goes on, answers the
-    record dismissed, and a later sweep finds nothing more to write."""
+    """The dismissal stops at ``stop``, past the settle time; a whole sweep runs (before the erasure it drops the
+    journal: the request is stored; after it, it finishes the marked journal as the dismissal's); the dismissal
+    goes on, answers the record dismissed, and a later sweep finds nothing more to write. The event is the
+    dismissal's in every case, never the sweep's doubting ``SWEPT``: the erasure and the mark are one unit."""
     clock, service, written = _setup(store, monkeypatch)
     stopped = Stop(monkeypatch, store, "dismissal", DISMISSAL_STOPS[stop])
     dismissal = _dismiss(service)
@@ -181,19 +185,37 @@ def test_a_sweep_run_while_a_slow_dismissal_is_stopped_leaves_one_event(
     dismissed = dismissal.join()
     assert isinstance(dismissed, Dismissed) and dismissed.request_id == LATER_ID
     _settled_sweep(clock, service)
-    _assert_told_once(service, store, written, swept=swept)
+    _assert_told_once(service, store, written, swept=False)
 
 
+def _crashing(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, stop: tuple[str, Pick]) -> None:
+    """The dismissal's first call that ``stop`` picks raises ``Crash`` before it reaches the store."""
+    method, pick = stop
+    real, armed = getattr(store, method), [True]
+
+    def crashing(*args: Any, **kwargs: Any) -> Any:
+        if armed[0] and threading.current_thread().name == "dismissal" and pick(*args, **kwargs):
+            armed[0] = False
+            raise Crash(method)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, method, crashing)
+
+
+@pytest.mark.parametrize("end", ["runs to its end", "crashes before its event", "crashes before closing its journal"])
 @pytest.mark.parametrize("stop", list(SWEEP_STOPS))
 def test_a_slow_dismissal_finishing_while_the_sweep_is_stopped_on_its_journal_leaves_one_event(
-    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, stop: str
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, stop: str, end: str
 ) -> None:
-    """The dismissal erases the request and stops before its mark, past the settle time; a sweep takes up its
-    unmarked journal and stops at ``stop``; the dismissal goes on to its end, then the sweep does. The dismissal
-    marked the journal before the sweep wrote anything, so the event is its own, never the sweep's ``SWEPT``
-    (before, the sweep stopped before its event wrote ``SWEPT`` over it)."""
+    """The dismissal stops before its erasure, past the settle time; a sweep takes up its unmarked journal and stops
+    at ``stop``; the dismissal erases the request and marks its journal in one unit, then runs to its end or
+    crashes; then the sweep goes on, and later sweeps finish what is left. One event, the dismissal's. Before,
+    the sweep stopped before dropping the journal (it had read the request still stored) dropped it though marked
+    since, and a dismissal that crashed before its event left none."""
     clock, service, written = _setup(store, monkeypatch)
-    dismissal_stopped = Stop(monkeypatch, store, "dismissal", DISMISSAL_STOPS["before its mark"])
+    if end != "runs to its end":
+        _crashing(monkeypatch, store, DISMISSAL_STOPS[end.removeprefix("crashes ")])
+    dismissal_stopped = Stop(monkeypatch, store, "dismissal", DISMISSAL_STOPS["before its erasure"])
     sweep_stopped = Stop(monkeypatch, store, "sweep", SWEEP_STOPS[stop])
     dismissal = _dismiss(service)
     dismissal_stopped.wait()
@@ -201,37 +223,47 @@ def test_a_slow_dismissal_finishing_while_the_sweep_is_stopped_on_its_journal_le
     sweep = Running("sweep", lambda: service.custody.sweep(instance_id=INSTANCE))
     sweep_stopped.wait()
     dismissal_stopped.release()
-    assert isinstance(dismissal.join(), Dismissed)
+    if end == "runs to its end":
+        assert isinstance(dismissal.join(), Dismissed)
+    else:
+        with pytest.raises(Crash):
+            dismissal.join()
     sweep_stopped.release()
     sweep.join()
     _settled_sweep(clock, service)
+    _settled_sweep(clock, service)
     _assert_told_once(service, store, written, swept=False)
 
 
-def test_a_slow_dismissal_whose_journal_the_sweep_dropped_is_still_audited_after_a_crash_before_its_event(
-    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("crash", "swept"), [
+    *((crash, False) for crash in DISMISSAL_STOPS),
+    *((crash, True) for crash in list(DISMISSAL_STOPS)[1:]),  # a sweep drops only a journal stored
+])
+def test_a_dismissal_crashing_at_any_store_call_is_audited_once_exactly_when_it_erased_the_request(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, crash: str, swept: bool
 ) -> None:
-    """The sweep drops the journal of a dismissal stopped before its erasure (the request was still stored); the
-    dismissal then erases the request and crashes as it writes its event. It stored its journal again, marked, right
-    after the erasure: the next sweep writes the event, as the dismissal's (before, no journal was left and the
-    erasure went unaudited)."""
+    """The dismissal crashes at ``crash`` (the call raises before it reaches the store), alone or after a sweep past
+    the settle time dropped its journal while it was stopped before its erasure. Later sweeps leave either the
+    request stored, no event and no journal (it crashed before its erasure), or the request gone and its event
+    once, the dismissal's (after): a crash after the erasure never loses the event. Before, a crash between the
+    erasure and storing again the journal a sweep dropped left no journal and no event."""
     clock, service, written = _setup(store, monkeypatch)
-    stopped = Stop(monkeypatch, store, "dismissal", DISMISSAL_STOPS["before its erasure"])
-    real_create = store.create_record
-
-    def crashing(record: Record) -> Record:
-        if threading.current_thread().name == "dismissal" and _is_event(record):
-            raise Crash("create_record")
-        return real_create(record)
-
-    monkeypatch.setattr(store, "create_record", crashing)
-    dismissal = _dismiss(service)
-    stopped.wait()
-    _settled_sweep(clock, service)
-    assert store.query_records(deletions_partition(INSTANCE), DISMISSAL_KIND) == []  # dropped: the request stood
-    stopped.release()
+    _crashing(monkeypatch, store, DISMISSAL_STOPS[crash])
+    if swept:
+        stopped = Stop(monkeypatch, store, "dismissal", DISMISSAL_STOPS["before its erasure"])
+        dismissal = _dismiss(service)
+        stopped.wait()
+        _settled_sweep(clock, service)
+        assert store.query_records(deletions_partition(INSTANCE), DISMISSAL_KIND) == []  # dropped: request stands
+        stopped.release()
+    else:
+        dismissal = _dismiss(service)
     with pytest.raises(Crash):
         dismissal.join()
-    assert written == []
     _settled_sweep(clock, service)
-    _assert_told_once(service, store, written, swept=False)
+    _settled_sweep(clock, service)
+    if crash in ("before its journal", "before its erasure"):
+        assert written == [] and store.query_records(deletions_partition(INSTANCE), DISMISSAL_KIND) == []
+        assert len(store.query_records(deletions_partition(INSTANCE), RecordKind.DELETION_REQUEST)) == 1
+    else:
+        _assert_told_once(service, store, written, swept=False)

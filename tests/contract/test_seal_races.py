@@ -25,7 +25,8 @@ ALEX = Caller(upn="alex@contoso.com")
 OPERATOR = "olivia@contoso.com"
 AGENT = AgentContext("/agents/planner", name="Planner")
 WRITES = frozenset({"append", "append_with_records", "save_profile", "delete_entries", "delete_profile",
-                    "put_record", "put_records", "create_record", "delete_record", "erase_expired_records"})
+                    "put_record", "put_records", "create_record", "delete_record", "delete_record_and_put",
+                    "erase_expired_records"})
 
 
 class _Interleaved:

@@ -122,10 +122,10 @@ class _RewrittenBeforeTheErasure:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
-    def delete_record(self, partition: Partition, kind: str, record_id: str, etag: str | None = None) -> bool:
-        if kind == RecordKind.DELETION_REQUEST:  # the request's erasure (not the dismissal's journal)
-            self._store.put_record(Record(partition, kind, record_id, self._readable))
-        return self._store.delete_record(partition, kind, record_id, etag)
+    def delete_record_and_put(self, erased: Record, written: Record) -> Record | None:
+        # the request's erasure, with its journal's mark
+        self._store.put_record(Record(erased.partition, erased.kind, erased.id, self._readable))
+        return self._store.delete_record_and_put(erased, written)
 
 
 def test_a_request_rewritten_readable_while_it_is_dismissed_is_refused_and_kept(store: MemoryStore) -> None:

@@ -3,7 +3,7 @@
 
 import { ApiError } from "./api.js";
 import { formatCount, h, isolatedText } from "./dom.js";
-import { storedText } from "./invisible.js";
+import { invisibleParts, storedText } from "./invisible.js";
 import { confirmAction } from "./ui.js";
 
 /**
@@ -16,14 +16,25 @@ export function holdsStanding(message) {
 }
 
 /**
- * An unreadable request ``u`` (an entry of the listing's ``unreadable``, or the dismissal's answer) as a string the
- * view builds (a dialog's text, a button's name): its id, then its kind, status and user as stored, each isolated.
+ * ``text`` isolated (dom.js ``isolatedText``) for a string the view cannot mark up (a button's name, an
+ * announcement), each run of characters drawn as nothing spelled by its code points as the page's marks read
+ * ("later U+200B one"): an id holding one must not read as another id.
+ */
+function spelledText(text) {
+  return isolatedText(invisibleParts(text).map((part) => (typeof part === "string" ? part
+    : ` ${part.codePoint} `)).join(""));
+}
+
+/**
+ * An unreadable request ``u`` (an entry of the listing's ``unreadable``, or the dismissal's answer) as a string (a
+ * button's name, an announcement): its id, then its kind, status and user as stored, each isolated, what draws as
+ * nothing spelled (``spelledText``). On the page it is shown as nodes (``shownUnreadable``).
  */
 export function describeUnreadable(u) {
-  const kind = u.kind ? `stored as ${isolatedText(u.kind)}` : "kind unknown";
-  const status = u.status ? isolatedText(u.status) : "status unknown";
-  const upn = u.upn ? `for ${isolatedText(u.upn)}` : "naming no user";
-  return `${isolatedText(u.request_id)} (${kind}, ${status}, ${upn})`;
+  const kind = u.kind ? `stored as ${spelledText(u.kind)}` : "kind unknown";
+  const status = u.status ? spelledText(u.status) : "status unknown";
+  const upn = u.upn ? `for ${spelledText(u.upn)}` : "naming no user";
+  return `${spelledText(u.request_id)} (${kind}, ${status}, ${upn})`;
 }
 
 /**
@@ -39,13 +50,26 @@ export function shownUnreadable(u) {
     u.upn ? ["for ", storedText(u.upn)] : "naming no user", ")"];
 }
 
-/** What a dismissal's answer ``d`` (``DismissedRequestModel``) says was done, in a sentence. */
-export function dismissedText(d) {
+/**
+ * What a dismissal's answer ``d`` (``DismissedRequestModel``) says was done, in a sentence: ``shown`` as nodes
+ * for the page (the request as ``shownUnreadable`` shows it, what draws as nothing marked), ``said`` as a string
+ * to announce (``describeUnreadable``).
+ */
+export function dismissedOutcome(d) {
   const holds = d.holds_left
     ? ` ${formatCount(d.holds_left)} hold${d.holds_left === 1 ? "" : "s"} it filed still `
       + `stand${d.holds_left === 1 ? "s" : ""} (dismissed anyway): the memory they hide stays hidden.`
     : " No hold of it stood.";
-  return `Dismissed request ${describeUnreadable(d)}: its record is erased and the dismissal audited.${holds}`;
+  const sentence = (request) => ["Dismissed request ", request,
+    `: its record is erased and the dismissal audited.${holds}`];
+  return { shown: sentence(shownUnreadable(d)), said: sentence(describeUnreadable(d)).join("") };
+}
+
+/** What a Dismiss of ``u`` answered 409 ``readable_request`` comes to, as ``dismissedOutcome`` tells it. */
+export function readableOutcome(u) {
+  const sentence = (request) => ["Request ", request, " became readable meanwhile (a release rewrote it), so "
+    + "nothing was dismissed: it is listed in the table under its status, to approve or reject if pending."];
+  return { shown: sentence(shownUnreadable(u)), said: sentence(describeUnreadable(u)).join("") };
 }
 
 /**

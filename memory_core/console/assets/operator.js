@@ -4,7 +4,7 @@
 
 import { AgentSettings } from "./agent_settings.js";
 import { ApiError, SIGN_IN_EXPIRED } from "./api.js";
-import { describeUnreadable, dismissedText, dismissUnreadable } from "./dismissal.js";
+import { describeUnreadable, dismissedOutcome, dismissUnreadable, readableOutcome } from "./dismissal.js";
 import { h, replace, field, formatCount, formatSecond, formatTime, isolatedText } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
 import { storedText } from "./invisible.js";
@@ -145,7 +145,7 @@ export class OperatorView {
     const said = this.dismissal;
     this.dismissal = null;
     return said ? h("p", { class: said.success ? "success" : "notice", id: "dismissal-outcome", tabindex: "-1" },
-      said.text) : null;
+      said.shown) : null;
   }
 
   /**
@@ -176,17 +176,15 @@ export class OperatorView {
     }
     if (result.outcome === "cancelled") return;
     if (result.outcome === "dismissed") {
-      this.dismissal = { success: true, text: dismissedText(result.dismissed) };
+      this.dismissal = { success: true, ...dismissedOutcome(result.dismissed) };
       focusAfterRedraw(...[item?.nextElementSibling, item?.previousElementSibling].filter(Boolean)
         .map((li) => `#unreadable-deletions li[data-request-id="${CSS.escape(li.dataset.requestId)}"] button.dismiss`),
       "#dismissal-outcome");
     } else {
-      this.dismissal = { success: false, text: `Request ${describeUnreadable(u)} became readable meanwhile (a release `
-        + "rewrote it), so nothing was dismissed: it is listed in the table under its status, to approve or reject "
-        + "if pending." };
+      this.dismissal = { success: false, ...readableOutcome(u) };
       focusAfterRedraw("#dismissal-outcome");
     }
-    announce(this.dismissal.text);
+    announce(this.dismissal.said);
     this.refresh();
   }
 
