@@ -141,8 +141,10 @@ class SqliteRecords:
         where: Mapping[str, str] | None = None,
         after: str | None = None,
         descending: bool = False,
+        key_suffix: str | None = None,
     ) -> list[Record]:
-        return self._select_records(partition, kind, where, after, limit, descending=descending)
+        return self._select_records(partition, kind, where, after, limit, descending=descending,
+                                    key_suffix=key_suffix)
 
     def _select_records(
         self,
@@ -153,6 +155,7 @@ class SqliteRecords:
         limit: int | None,
         *,
         descending: bool,
+        key_suffix: str | None = None,
     ) -> list[Record]:
         # The primary key (instance_id, owner, kind, id) serves the filter, the
         # order and the keyset position: SQLite reads only the rows it answers
@@ -160,6 +163,9 @@ class SqliteRecords:
         sql = "SELECT id, data, etag FROM records WHERE instance_id=? AND owner=? AND kind={kind}"
         params: list[object] = [partition.instance_id, partition.owner]
         sql += _json_filters(where, params)
+        if key_suffix:  # substr, not LIKE: LIKE ignores ASCII case and treats % and _ as wildcards
+            sql += " AND substr(id, -?) = ?"
+            params += [len(key_suffix), key_suffix]
         if after is not None:
             sql += " AND id < ?" if descending else " AND id > ?"
             params.append(after)
