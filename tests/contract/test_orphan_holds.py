@@ -23,7 +23,12 @@ from memory_core.domain.service import MemoryService
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import WriteOptions
 from tests.support.clock import TickingClock
-from tests.support.later_release import put_unreadable_request
+from tests.support.later_release import (
+    KEYED,
+    NO_TEXT_IDS,
+    put_request_keyed_without_text_id,
+    put_unreadable_request,
+)
 
 LATER = "later@contoso.com"
 LATER_ID = "from-a-later-release"
@@ -88,25 +93,6 @@ def test_a_hold_left_by_a_forced_dismissal_is_listed_by_ids_and_released_and_the
 
     assert again.holds_released == 0
     assert len([e for e in service.audit_trail(instance, LATER) if e.action is AuditAction.HOLD_RELEASED]) == 1
-
-
-#: A later release's pending request stored as ``<time>~keyed``, its data naming no id as text: missing, a number, an
-#: object. Its holds go by ``keyed`` (``hold_requests.hold_name``), as the dismissal counts them.
-KEYED = "keyed"
-KEYED_RECORD = f"2026-01-01T00:00:00.000000Z~{KEYED}"
-NO_TEXT_IDS = {"no-id": None, "number-id": 12345, "object-id": {"v": KEYED}}
-
-
-def put_request_keyed_without_text_id(store: MemoryStore, instance: str, stored_id: object) -> None:
-    """``LATER``'s pending request of a later release keyed ``…~keyed`` whose data names ``stored_id`` (None: no id),
-    and its hold on ``LATER``'s memory, named ``keyed``."""
-    data: dict[str, object] = {"instance_id": instance, "upn": LATER, "kind": "archive", "status": "pending",
-                               "requested_by": "op", "requested_on": "2026-01-01T00:00:00+00:00"}
-    if stored_id is not None:
-        data["id"] = stored_id
-    store.put_record(Record(deletions_partition(instance), RecordKind.DELETION_REQUEST, KEYED_RECORD, data))
-    store.put_record(Record(Partition(instance, LATER), RecordKind.HOLD, KEYED,
-                            Hold(KEYED, None, datetime(2030, 1, 1, tzinfo=UTC)).to_data()))
 
 
 def test_a_hold_whose_request_is_stored_is_not_released(store: MemoryStore) -> None:
