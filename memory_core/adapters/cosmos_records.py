@@ -122,14 +122,13 @@ class CosmosRecords:
         where: Mapping[str, str] | None = None,
         after: str | None = None,
         descending: bool = False,
-        key_suffix: str | None = None,
+        key_suffixes: Sequence[str] | None = None,
     ) -> list[Record]:
         if limit < 1:
             return []
         sql, params = queries.records_query(partition.instance_id, partition.owner, kind, where)
-        if key_suffix is not None:
-            sql += " AND ENDSWITH(c.record_id, @key_suffix)"  # case-sensitive unless asked otherwise
-            params["@key_suffix"] = key_suffix
+        if key_suffixes is not None:
+            sql += queries.ending_in_any("c.record_id", key_suffixes, params)
         if after is not None:
             sql += " AND c.id < @after" if descending else " AND c.id > @after"
             params["@after"] = docs.record_item_id(partition, kind, after)

@@ -26,7 +26,7 @@ from datetime import datetime
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.custody_sweep import lift_holds_of
 from memory_core.domain.errors import Conflict, InvalidInput
-from memory_core.domain.hold_requests import request_stored
+from memory_core.domain.hold_requests import names_stored, request_stored
 from memory_core.domain.models import SHARED_OWNER, Hold
 from memory_core.domain.paging import check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind
@@ -89,9 +89,10 @@ class Released:
 
 def orphan_page(store: MemoryStore, instance_id: str, limit: int, continuation: str | None) -> OrphanHoldPage:
     """Up to ``limit`` owners' holds of the instance, from where ``continuation`` left off, reading at most
-    ``HOLDS_PER_PAGE`` holds; each hold's request is looked up by its id in the instance's deletion requests (one
-    bounded query a hold). Raises ``InvalidInput`` for a ``limit`` outside 1-``MAX_OWNERS_PER_PAGE``
-    (``invalid_limit``) and for a continuation this listing did not make (``invalid_continuation``)."""
+    ``HOLDS_PER_PAGE`` holds; whether each hold's request is stored is looked up by ``hold_requests.names_stored``
+    (one indexed query a hold, and a few more for those whose request is gone). Raises ``InvalidInput`` for a
+    ``limit`` outside 1-``MAX_OWNERS_PER_PAGE`` (``invalid_limit``) and for a continuation this listing did not make
+    (``invalid_continuation``)."""
     check_page_size(limit, MAX_OWNERS_PER_PAGE)
     position = decode_token(LISTING, continuation)
     if position is not None and len(position) not in (1, 2):
@@ -114,7 +115,8 @@ def orphan_page(store: MemoryStore, instance_id: str, limit: int, continuation: 
                 return OrphanHoldPage(found, finished, read, _token(stop) if stop is not None else None)
             holds = store.page_records(Partition(instance_id, owner), RecordKind.HOLD, limit=budget, after=after)
             read += len(holds)
-            found += [o for o in (_orphan(store, instance_id, owner, h) for h in holds) if o is not None]
+            stored = names_stored(store, instance_id, [h.id for h in holds])
+            found += [_orphan(owner, h) for h in holds if h.id not in stored]
             if len(holds) < budget:
                 break
             after = holds[-1].id
@@ -175,10 +177,8 @@ def _standing(record: Record | None, upn: str) -> bool:
     return not authored if upn == SHARED_OWNER else author == upn
 
 
-def _orphan(store: MemoryStore, instance_id: str, owner: str, record: Record) -> OrphanHold | None:
-    """``record`` (a hold) as listed when its request is not stored, else None."""
-    if request_stored(store, instance_id, record.id):
-        return None
+def _orphan(owner: str, record: Record) -> OrphanHold:
+    """``record``, a hold whose request is not stored, as listed."""
     try:
         hold = Hold.from_data(record.data)
         if not isinstance(hold.author_upn, str | None):  # from_data takes it as stored: listed, it must be text
