@@ -70,7 +70,8 @@ def add_parser(commands: Any) -> None:
     release = actions.add_parser("release-hold", help="release the holds a deletion request no longer stored left on "
                                                       "a user's memory: it shows again (audited)")
     release.add_argument("request_id", help="the request id orphan-holds shows")
-    release.add_argument("--upn", required=True, help="the user whose memory they hide (orphan-holds shows it)")
+    release.add_argument("--upn", required=True, help="the user whose memory they hide (orphan-holds shows it); "
+                         "~shared for a ~shared hold shown with no user")
     purge = actions.add_parser("purge", help="request erasure of all of one user's memory")
     purge.add_argument("upn")
     forget = actions.add_parser("forget", help="ask for one user's entry to be forgotten (pending approval)")

@@ -8,7 +8,7 @@ on must be in the container's indexing policy (tests/infra/test_infra_indexing_p
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -119,6 +119,22 @@ def oldest_filter(
         where += " AND c.created_on = @tie_at"
         params["@tie_at"] = docs.iso(at)
     return where, params
+
+
+#: The most suffixes one query compares (``MemoryStore.page_records``' ``key_suffixes``).
+MAX_KEY_SUFFIXES = 100
+
+
+def ending_in_any(field: str, suffixes: Sequence[str], params: dict[str, Any]) -> str:
+    """The filter (`` AND (...)``) keeping items whose ``field`` ends in one of ``suffixes``, their values bound in
+    ``params``; nothing matches none. ``ValueError`` past ``MAX_KEY_SUFFIXES``."""
+    if len(suffixes) > MAX_KEY_SUFFIXES:
+        raise ValueError(f"at most {MAX_KEY_SUFFIXES} key suffixes a query")
+    tests = []
+    for n, suffix in enumerate(suffixes):
+        params[f"@suffix{n}"] = suffix
+        tests.append(f"ENDSWITH({field}, @suffix{n})")  # case-sensitive unless asked otherwise
+    return f" AND ({' OR '.join(tests)})" if tests else " AND false"
 
 
 def records_query(

@@ -130,10 +130,13 @@ class CosmosRecords:
         where: Mapping[str, str] | None = None,
         after: str | None = None,
         descending: bool = False,
+        key_suffixes: Sequence[str] | None = None,
     ) -> list[Record]:
         if limit < 1:
             return []
         sql, params = queries.records_query(partition.instance_id, partition.owner, kind, where)
+        if key_suffixes is not None:
+            sql += queries.ending_in_any("c.record_id", key_suffixes, params)
         if after is not None:
             sql += " AND c.id < @after" if descending else " AND c.id > @after"
             params["@after"] = docs.record_item_id(partition, kind, after)

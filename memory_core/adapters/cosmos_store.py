@@ -283,9 +283,10 @@ class CosmosMemoryStore:
         where: Mapping[str, str] | None = None,
         after: str | None = None,
         descending: bool = False,
+        key_suffixes: Sequence[str] | None = None,
     ) -> list[Record]:
         return self._records.page_records(partition, kind, limit=limit, where=where, after=after,
-                                          descending=descending)
+                                          descending=descending, key_suffixes=key_suffixes)
 
     def query_records_of_owner(self, owner: str, kind: str, where: Mapping[str, str] | None = None) -> list[Record]:
         return self._records.query_records_of_owner(owner, kind, where)

@@ -102,6 +102,26 @@ def _json_filters(where: Mapping[str, str] | None, params: list[object]) -> str:
     return sql
 
 
+#: The most suffixes one query compares (``MemoryStore.page_records``' ``key_suffixes``).
+MAX_KEY_SUFFIXES = 100
+
+
+def _ending_in_any(suffixes: Sequence[str], params: list[object]) -> str:
+    """The filter keeping records whose id ends in one of ``suffixes``: per length, one ``substr`` of the id looked up
+    in the list of that length's suffixes (substr, not LIKE: LIKE ignores ASCII case and takes % and _ as wildcards;
+    one lookup a row, not one comparison a suffix). Nothing matches none. ``ValueError`` past ``MAX_KEY_SUFFIXES``."""
+    if len(suffixes) > MAX_KEY_SUFFIXES:
+        raise ValueError(f"at most {MAX_KEY_SUFFIXES} key suffixes a query")
+    by_length: dict[int, list[str]] = {}
+    for suffix in suffixes:
+        by_length.setdefault(len(suffix), []).append(suffix)
+    tests = []
+    for length, same in sorted(by_length.items()):
+        tests.append(f"substr(id, -?) IN ({','.join('?' * len(same))})")
+        params += [length, *same]
+    return f" AND ({' OR '.join(tests)})" if tests else " AND 0"
+
+
 class SqliteRecords:
     """The record operations of the ``MemoryStore`` Protocol on a ``SqliteDatabase``."""
 
@@ -149,8 +169,10 @@ class SqliteRecords:
         where: Mapping[str, str] | None = None,
         after: str | None = None,
         descending: bool = False,
+        key_suffixes: Sequence[str] | None = None,
     ) -> list[Record]:
-        return self._select_records(partition, kind, where, after, limit, descending=descending)
+        return self._select_records(partition, kind, where, after, limit, descending=descending,
+                                    key_suffixes=key_suffixes)
 
     def _select_records(
         self,
@@ -161,6 +183,7 @@ class SqliteRecords:
         limit: int | None,
         *,
         descending: bool,
+        key_suffixes: Sequence[str] | None = None,
     ) -> list[Record]:
         # The primary key (instance_id, owner, kind, id) serves the filter, the
         # order and the keyset position: SQLite reads only the rows it answers
@@ -168,6 +191,8 @@ class SqliteRecords:
         sql = "SELECT id, data, etag FROM records WHERE instance_id=? AND owner=? AND kind={kind}"
         params: list[object] = [partition.instance_id, partition.owner]
         sql += _json_filters(where, params)
+        if key_suffixes is not None:
+            sql += _ending_in_any(key_suffixes, params)
         if after is not None:
             sql += " AND id < ?" if descending else " AND id > ?"
             params.append(after)

@@ -16,10 +16,10 @@ from memory_core.adapters.sqlite_fulltext import DROP_SQL, FULLTEXT_SCHEMA, REBU
 from memory_core.adapters.sqlite_stamps import STAMPS_SCHEMA
 from memory_core.adapters.sqlite_transaction import write_transaction
 
-SCHEMA_VERSION = 10  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
+SCHEMA_VERSION = 11  # 3: the FTS5 index (sqlite_fulltext) and partition stamps (sqlite_stamps); 4: entries_by_kind;
 # 5: records.expires_on (retention); 6: the FTS5 index keyed by time (sqlite_fulltext);
 # 7: read checkpoints (sqlite_checkpoints); 8: the deletion-request indexes; 9: erasure purges (sqlite_erasure);
-# 10: the log of erased entries (sqlite_erased_log) and entries_by_partition
+# 10: the log of erased entries (sqlite_erased_log) and entries_by_partition; 11: deletion_requests_by_id
 TABLES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
     instance_id TEXT NOT NULL,
@@ -85,6 +85,10 @@ CREATE INDEX IF NOT EXISTS deletion_requests_by_user ON records
 CREATE INDEX IF NOT EXISTS deletion_requests_by_user_and_status ON records
     (instance_id, owner, json_extract(data, '$.upn'), json_extract(data, '$.status'), id)
     WHERE kind = 'deletion_request';
+-- Whether the request a hold names is stored (hold_requests.request_stored, once per hold an orphan-holds page
+-- reads) is one seek, not a read of every request: 500 holds over 20,000 requests took 21-29 s a page (version 11).
+CREATE INDEX IF NOT EXISTS deletion_requests_by_id ON records
+    (instance_id, owner, json_extract(data, '$.id'), id) WHERE kind = 'deletion_request';
 """
 
 

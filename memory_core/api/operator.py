@@ -14,7 +14,7 @@ from memory_core.domain.agent_settings import AgentSettings
 from memory_core.domain.deletion import PENDING_MESSAGE, DeletionRequest
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.identity import AgentContext, InvalidCallerId, caller_upn
-from memory_core.domain.models import Scope
+from memory_core.domain.models import SHARED_OWNER, Scope
 from memory_core.domain.overview import request_entry_counts
 from memory_core.domain.records import DELETIONS_OWNER
 from memory_core.domain.views import PendingDeletion
@@ -81,6 +81,13 @@ def _trail_owner(raw: str) -> str:
     (``DELETIONS_OWNER``), where a dismissal of a request naming no valid user is audited and nothing else could read
     it. Every other internal partition (``~shared`` among them) stays refused: 400 ``invalid_upn``."""
     return DELETIONS_OWNER if raw == DELETIONS_OWNER else _user(raw)
+
+
+def _hold_owner(raw: str) -> str:
+    """Whose holds a release names: a user (``_user``), or exactly ``~shared`` (``SHARED_OWNER``) for the team-shared
+    hold that names no author, listed with ``upn`` null (``orphan_holds.release``). Every other internal partition
+    stays refused: 400 ``invalid_upn``."""
+    return SHARED_OWNER if raw == SHARED_OWNER else _user(raw)
 
 
 def _pending(request: DeletionRequest) -> func.HttpResponse:
@@ -157,7 +164,7 @@ def list_orphan_holds(call: Call) -> OrphanHoldsResponse:
                        tag=OPERATOR, access=Access.OPERATOR, query=ReleaseHoldQuery, response=ReleasedHoldModel,
                        errors=(400, 401, 403, 409)))
 def release_orphan_hold(call: Call) -> ReleasedHoldModel:
-    upn = _user(call.query(ReleaseHoldQuery).upn)
+    upn = _hold_owner(call.query(ReleaseHoldQuery).upn)
     return ReleasedHoldModel.from_released(call.runtime.service.custody.release_orphan_hold(
         call.operator, call.instance_id, upn, call.route_param("requestId")))
 

@@ -56,6 +56,7 @@ from memory_core.domain import journals
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.deletion import DeletionRequest, UnreadableRequest, read_request
 from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.hold_requests import hold_name
 from memory_core.domain.identity import InvalidCallerId, caller_upn
 from memory_core.domain.models import SHARED_OWNER
 from memory_core.domain.records import (
@@ -335,9 +336,8 @@ def _user(upn: str | None) -> str | None:
 def _holds_left(store: MemoryStore, record: Record, read: UnreadableRequest) -> int:
     """How many holds the request filed still stand (its user's, when it names one, and the team-shared one): a
     request's holds are named by its whole stored id (never the listing's, which is the key for a long one), the
-    part of the record's key after its time when the data names none."""
-    stored = record.data.get("id")
-    hold_id = stored if isinstance(stored, str) and stored else record.id.rpartition("~")[2]
+    part of the record's key after its time when the data names none (``hold_requests.hold_name``)."""
+    hold_id = hold_name(record)
     owners = [owner for owner in (_user(read.upn), SHARED_OWNER) if owner is not None]
     return sum(store.get_record(Partition(record.partition.instance_id, owner), RecordKind.HOLD, hold_id) is not None
                for owner in owners)

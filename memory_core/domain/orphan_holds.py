@@ -26,9 +26,10 @@ from datetime import datetime
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.custody_sweep import lift_holds_of
 from memory_core.domain.errors import Conflict, InvalidInput
+from memory_core.domain.hold_requests import names_stored, request_stored
 from memory_core.domain.models import SHARED_OWNER, Hold
 from memory_core.domain.paging import check_page_size, decode_token, encode_token
-from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
 
 log = logging.getLogger("memory_core.custody")
@@ -61,8 +62,9 @@ class OrphanHold:
 
     @property
     def upn(self) -> str | None:
-        """The user whose memory it hides: the owner, or the author of the team-shared copies it hides."""
-        return self.author_upn if self.owner == SHARED_OWNER else self.owner
+        """The user whose memory it hides: the owner, or the author of the team-shared copies it hides; None for a
+        shared hold naming no author (every author's copies), released as ``SHARED_OWNER`` (``release``)."""
+        return (self.author_upn or None) if self.owner == SHARED_OWNER else self.owner
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +89,10 @@ class Released:
 
 def orphan_page(store: MemoryStore, instance_id: str, limit: int, continuation: str | None) -> OrphanHoldPage:
     """Up to ``limit`` owners' holds of the instance, from where ``continuation`` left off, reading at most
-    ``HOLDS_PER_PAGE`` holds; each hold's request is looked up by its id in the instance's deletion requests (one
-    bounded query a hold). Raises ``InvalidInput`` for a ``limit`` outside 1-``MAX_OWNERS_PER_PAGE``
-    (``invalid_limit``) and for a continuation this listing did not make (``invalid_continuation``)."""
+    ``HOLDS_PER_PAGE`` holds; whether each hold's request is stored is looked up by ``hold_requests.names_stored``
+    (one indexed query a hold, and a few more for those whose request is gone). Raises ``InvalidInput`` for a
+    ``limit`` outside 1-``MAX_OWNERS_PER_PAGE`` (``invalid_limit``) and for a continuation this listing did not make
+    (``invalid_continuation``)."""
     check_page_size(limit, MAX_OWNERS_PER_PAGE)
     position = decode_token(LISTING, continuation)
     if position is not None and len(position) not in (1, 2):
@@ -112,7 +115,8 @@ def orphan_page(store: MemoryStore, instance_id: str, limit: int, continuation: 
                 return OrphanHoldPage(found, finished, read, _token(stop) if stop is not None else None)
             holds = store.page_records(Partition(instance_id, owner), RecordKind.HOLD, limit=budget, after=after)
             read += len(holds)
-            found += [o for o in (_orphan(store, instance_id, owner, h) for h in holds) if o is not None]
+            stored = names_stored(store, instance_id, [h.id for h in holds])
+            found += [_orphan(owner, h) for h in holds if h.id not in stored]
             if len(holds) < budget:
                 break
             after = holds[-1].id
@@ -125,54 +129,60 @@ def orphan_page(store: MemoryStore, instance_id: str, limit: int, continuation: 
 def release(store: MemoryStore, audit: AuditTrail, operator: str, instance_id: str, upn: str,
             request_id: str, *, cause: str | None = None) -> Released:
     """Lift the holds named ``request_id`` on ``upn``'s memory (theirs, and the one on their team-shared copies), if,
-    and only if, no deletion request of that id is stored: the memory they hid shows again. Idempotent: when none
-    stands, nothing is written and ``holds_released`` is 0. ``Conflict`` ``hold_not_orphaned`` while the request is
-    stored (decide it instead: a rejection shows the memory again), nothing lifted.
+    and only if, no deletion request whose holds go by that name is stored (``hold_requests.request_stored``): the
+    memory they hid shows again. ``upn`` ``SHARED_OWNER`` (``~shared``) names the team-shared hold that names no
+    author (a later release's, listed with ``upn`` None), which hides every author's copies and is released by that
+    name only, never under a user's. Idempotent: when none stands, nothing is written and ``holds_released`` is 0.
+    ``Conflict`` ``hold_not_orphaned`` while the request is stored (decide it instead: a rejection shows the memory
+    again), nothing lifted.
 
-    A ``hold_released`` event in ``upn``'s trail, naming the request id and how many holds, is written before the
-    holds are lifted: a crash between them leaves the holds standing (listed still) and a retry writes a second
-    event, so a release is audited twice at worst, never not at all. ``cause``: why, when not an operator's own
-    release (the sweep finishing a rejection whose request expired, ``domain.custody``), ending the event's detail."""
-    if _request_stored(store, instance_id, request_id):
+    A ``hold_released`` event, naming the request id and how many holds, is written before the holds are lifted:
+    in ``upn``'s trail, or for the authorless shared hold in the instance's deletions trail (``DELETIONS_OWNER``,
+    where a dismissal naming no user is audited too). A crash between them leaves the holds standing (listed still)
+    and a retry writes a second event, so a release is audited twice at worst, never not at all. ``cause``: why,
+    when not an operator's own release (the sweep finishing a rejection whose request expired, ``domain.custody``),
+    ending the event's detail."""
+    if request_stored(store, instance_id, request_id):
         raise Conflict(f"deletion request {request_id} is stored: its holds are not orphaned; approve or reject it "
                        "(a rejection shows the memory again), or dismiss it if this release cannot read it",
                        code="hold_not_orphaned")
-    standing = [owner for owner in (upn, SHARED_OWNER)
+    owners = (SHARED_OWNER,) if upn == SHARED_OWNER else (upn, SHARED_OWNER)
+    standing = [owner for owner in owners
                 if _standing(store.get_record(Partition(instance_id, owner), RecordKind.HOLD, request_id), upn)]
     if not standing:
         return Released(request_id, upn, 0)
     log.warning("releasing %d orphan hold(s) of deletion request %s on %s's memory in instance %s by %s",
                 len(standing), request_id, upn, instance_id, operator)
-    audit.record(AuditAction.HOLD_RELEASED, actor=operator, instance_id=instance_id, upn=upn, request_id=request_id,
+    audit.record(AuditAction.HOLD_RELEASED, actor=operator, instance_id=instance_id,
+                 upn=DELETIONS_OWNER if upn == SHARED_OWNER else upn, request_id=request_id,
                  detail=f"released {len(standing)} hold(s) left by deletion request {request_id}, which "
-                        "is no longer stored: the memory they hid shows again" + (f" ({cause})" if cause else ""))
+                        "is no longer stored: the memory they hid shows again"
+                        + (" (a team-shared hold naming no author: every author's copies)" if upn == SHARED_OWNER
+                           else "") + (f" ({cause})" if cause else ""))
     lift_holds_of(store, instance_id, request_id, standing)  # a shared hold on another's copies stays
     return Released(request_id, upn, len(standing))
 
 
 def _standing(record: Record | None, upn: str) -> bool:
-    """Whether ``record`` is a hold on ``upn``'s memory: theirs, or, in the shared partition, one on their copies
-    (a shared hold names its author; one that names none, or cannot be read, is taken as the request's)."""
+    """Whether ``record`` is a hold released under ``upn``: the user's own, or, in the shared partition, the one on
+    their copies (naming them as its author). A shared hold naming no author as text hides every author's copies: it
+    stands only under ``SHARED_OWNER``, never under a user, whose name would put its release in a bystander's trail.
+    """
     if record is None:
         return False
     if record.partition.owner != SHARED_OWNER:
         return True
     author = record.data.get("author_upn")
-    return not isinstance(author, str) or author == upn
+    authored = isinstance(author, str) and bool(author)
+    return not authored if upn == SHARED_OWNER else author == upn
 
 
-def _request_stored(store: MemoryStore, instance_id: str, request_id: str) -> bool:
-    """Whether a deletion request whose data names ``request_id`` is stored (one query, limited to one)."""
-    return bool(store.query_records(deletions_partition(instance_id), RecordKind.DELETION_REQUEST,
-                                    {"id": request_id}, limit=1))
-
-
-def _orphan(store: MemoryStore, instance_id: str, owner: str, record: Record) -> OrphanHold | None:
-    """``record`` (a hold) as listed when its request is not stored, else None."""
-    if _request_stored(store, instance_id, record.id):
-        return None
+def _orphan(owner: str, record: Record) -> OrphanHold:
+    """``record``, a hold whose request is not stored, as listed."""
     try:
         hold = Hold.from_data(record.data)
+        if not isinstance(hold.author_upn, str | None):  # from_data takes it as stored: listed, it must be text
+            raise TypeError("author_upn is not text")
         return OrphanHold(owner, record.id, hold.profile_ids, hold.watermark, hold.entry_ids, hold.author_upn, True)
     except (KeyError, TypeError, ValueError):  # another release's layout: shown as far as it reads
         data = record.data

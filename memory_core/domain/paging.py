@@ -45,7 +45,9 @@ def decode_token(listing: str, token: str | None) -> list[str] | None:
     """The position a token of ``listing`` continues after; None for no token.
 
     Raises ``InvalidInput`` (``invalid_continuation``) for a token that is
-    malformed, too long, or made by another listing.
+    malformed, too long, made by another listing, or whose position is not
+    text UTF-8 can encode (a lone surrogate): every position answered can be
+    handed to a store.
     """
     if token is None or token == "":
         return None
@@ -56,8 +58,10 @@ def decode_token(listing: str, token: str | None) -> list[str] | None:
         position = data["p"]
         if data["l"] != listing or not isinstance(position, list) or not all(isinstance(p, str) for p in position):
             raise ValueError("another listing")
+        for p in position:  # a lone surrogate ("\ud800" in the JSON) no store can bind: UnicodeEncodeError there
+            p.encode("utf-8")
     # RecursionError: json.loads of a token nesting ~1,000 brackets, which fits under MAX_TOKEN_CHARS.
-    except (ValueError, KeyError, TypeError, RecursionError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, KeyError, TypeError, RecursionError, binascii.Error, UnicodeError):
         raise InvalidInput(
             "continuation is not a token this listing answered; start again without it", code="invalid_continuation"
         ) from None

@@ -212,9 +212,12 @@ class MemoryStore(Protocol):
         where: Mapping[str, str] | None = None,
         after: str | None = None,
         descending: bool = False,
+        key_suffixes: Sequence[str] | None = None,
     ) -> list[Record]:
         """Up to ``limit`` records of ``kind`` in ``partition`` matching ``where``, ordered by id
-        (descending when asked), starting after id ``after`` in that order.
+        (descending when asked), starting after id ``after`` in that order; with ``key_suffixes``, only those
+        whose id ends in one of them (case-sensitive, no pattern characters; the query compares the
+        partition's ids of ``kind``, not their data; at most 100 suffixes, else ``ValueError``).
 
         One query whose limit and order the backend applies (``TOP``/``ORDER BY`` on
         Cosmos DB, ``LIMIT`` on SQLite), so its cost does not grow with the partition.

@@ -30,7 +30,9 @@ class OrphanHoldModel(BaseModel):
 
     owner: str = Field(description="The partition holding it: the user, or ~shared for the hold on that user's "
                                    "team-shared copies")
-    upn: str | None = Field(description="The user whose memory it hides (release it with ?upn= this)")
+    upn: str | None = Field(description="The user whose memory it hides (release it with ?upn= this); null for a "
+                                        "~shared hold naming no author, which hides every author's copies: release "
+                                        "it with ?upn=~shared")
     request_id: str = Field(description="The id of the deletion request that filed it, no longer stored")
     profile_ids: list[str] | None = Field(description="The scopes' profile ids it covers; null: every scope")
     watermark: datetime | None = Field(description="Entries made at or before it are hidden")
@@ -59,10 +61,13 @@ class OrphanHoldsResponse(BaseModel):
 
 
 class ReleaseHoldQuery(BaseModel):
-    """Whose memory the released holds hide (the listing's ``upn``)."""
+    """Whose memory the released holds hide (the listing's ``upn``; ``~shared`` for a hold listed with none)."""
 
     model_config = ConfigDict(extra="ignore")
-    upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)]
+    upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)] = Field(
+        description="The listing's upn: that user's hold and the one on their team-shared copies are released; "
+                    "~shared for a ~shared hold listed with upn null (naming no author), which alone is released "
+                    "and audited in the instance's ~deletions trail")
 
 
 class ReleasedHoldModel(BaseModel):

@@ -20,6 +20,7 @@ from pathlib import Path
 from memory_core.adapters import cosmos_documents as docs
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain import hold_requests
 from memory_core.domain.audit import AuditAction, AuditEvent
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.records import Partition, Record, RecordKind
@@ -101,7 +102,8 @@ def test_cosmos_audit_page_is_one_query_whatever_the_trail(cosmos: CosmosMemoryS
                     calls.execute_batch([("delete", (i,)) for i in ids[at:at + 100]], [instance, UPN])
 
 
-INDEXES = ("deletion_requests_by_status", "deletion_requests_by_user", "deletion_requests_by_user_and_status")
+INDEXES = ("deletion_requests_by_status", "deletion_requests_by_user", "deletion_requests_by_user_and_status",
+           "deletion_requests_by_id")
 
 
 def _requests(instance: str, finished: int) -> list[Record]:
@@ -139,6 +141,28 @@ def test_sqlite_deletion_listings_by_status_or_user_cost_the_same_at_10_and_1000
             print(f"\n{status} {upn}: 10 finished {small}; 10,000 finished {large}")
             assert (small.round_trips, small.rows, large.round_trips, large.rows) == (1, len(expected)) * 2
             assert large.vm_steps <= small.vm_steps * 1.1 + 2
+    finally:
+        store.close()
+
+
+def test_sqlite_whether_a_holds_request_is_stored_costs_the_same_at_10_and_10000_finished_requests(
+    tmp_path: Path,
+) -> None:
+    """``hold_requests.request_stored`` (once per hold an orphan-holds page reads) for a stored request reads the same
+    rows and (within 10%) VM steps beside 10 or 10,000 finished requests: ``deletion_requests_by_id`` seeks to it.
+    Before (no index), each read every request of the instance."""
+    store = SqliteMemoryStore(tmp_path / "requests.sqlite3")
+    try:
+        _seed_sqlite(tmp_path / "requests.sqlite3", _requests("small", 10) + _requests("large", 10_000))
+        costs = []
+        for instance in ("small", "large"):
+            with store.measure() as metrics:
+                assert hold_requests.request_stored(store, instance, "alex-pending")
+            costs.append(metrics)
+        small, large = costs
+        print(f"\n10 finished {small}; 10,000 finished {large}")
+        assert (small.round_trips, small.rows, large.round_trips, large.rows) == (1, 1) * 2
+        assert large.vm_steps <= small.vm_steps * 1.1 + 2
     finally:
         store.close()
 

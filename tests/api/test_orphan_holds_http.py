@@ -11,10 +11,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import httpx
+import pytest
 
-from memory_core.domain.models import Hold
-from memory_core.domain.records import Partition, Record, RecordKind
-from tests.support.later_release import put_unreadable_request_beside
+from memory_core.domain.models import SHARED_OWNER, Hold
+from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind
+from tests.support.later_release import (
+    KEYED,
+    NO_TEXT_IDS,
+    put_request_keyed_without_text_id,
+    put_unreadable_request_beside,
+)
 from tests.support.local_server import OPERATOR_KEY, RunningServer
 
 LATER = "later@contoso.com"
@@ -90,7 +96,7 @@ def test_a_hold_whose_request_is_stored_is_409_and_bad_input_is_400(server: Runn
         request_id = http.delete(f"/instances/{instance_id}/memory/entries/{entry['id']}").json()["request_id"]
     with _operator(server, instance_id) as op:
         stored = op.post(f"/orphan-holds/{request_id}/release", params={"upn": LATER})
-        internal = op.post(f"/orphan-holds/{request_id}/release", params={"upn": "~shared"})
+        internal = op.post(f"/orphan-holds/{request_id}/release", params={"upn": "~deletions"})
         missing = op.post(f"/orphan-holds/{request_id}/release")
         pages = [op.get("/orphan-holds", params=p) for p in
                  ({"limit": "0"}, {"limit": "101"}, {"limit": "x"}, {"continuation": "bm90LWEtdG9rZW4"})]
@@ -99,3 +105,54 @@ def test_a_hold_whose_request_is_stored_is_409_and_bad_input_is_400(server: Runn
     assert missing.status_code == 400
     assert [p.status_code for p in pages] == [400, 400, 400, 400]
     assert _entries(server, instance_id) == []
+
+
+@pytest.mark.parametrize("stored_id", NO_TEXT_IDS.values(), ids=NO_TEXT_IDS.keys())
+def test_a_hold_whose_stored_request_names_no_text_id_is_409_and_not_listed(
+    server: RunningServer, instance_id: str, stored_id: object,
+) -> None:
+    """A later release's pending request keyed ``…~keyed`` naming no id as text (none, a number, an object) keeps its
+    hold ``keyed``: not listed, the release 409 ``hold_not_orphaned``, the fact still hidden."""
+    with server.client(LATER) as http:
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "user", "content_markdown": f"- {WORDS}"}).raise_for_status()
+    store = server.open_store()
+    try:
+        put_request_keyed_without_text_id(store, instance_id, stored_id)
+    finally:
+        store.close()
+    with _operator(server, instance_id) as op:
+        listing = op.get("/orphan-holds")
+        refused = op.post(f"/orphan-holds/{KEYED}/release", params={"upn": LATER})
+    assert (listing.status_code, listing.json()["holds"]) == (200, [])
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "hold_not_orphaned"), refused.text
+    assert _entries(server, instance_id) == []
+
+
+def test_a_shared_hold_naming_no_author_is_listed_without_a_user_and_released_as_shared(
+    server: RunningServer, instance_id: str,
+) -> None:
+    """Listed with ``upn`` null; released under a user: 200 counting 0, nothing in their trail; released with
+    ``?upn=~shared``: 200 counting 1, the event in the instance's ``~deletions`` trail; the listing then empty."""
+    with server.client(LATER) as http:
+        http.post(f"/instances/{instance_id}/memory/append", json={
+            "scope": "user", "content_markdown": "- shared", "share": "team"}).raise_for_status()
+    store = server.open_store()
+    try:
+        store.put_record(Record(Partition(instance_id, SHARED_OWNER), RecordKind.HOLD, "gone",
+                                Hold("gone", None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
+    finally:
+        store.close()
+    with _operator(server, instance_id) as op:
+        listing = op.get("/orphan-holds").json()["holds"]
+        bystander = op.post("/orphan-holds/gone/release", params={"upn": "carol@contoso.com"})
+        shared = op.post("/orphan-holds/gone/release", params={"upn": SHARED_OWNER})
+        carols = op.get("/audit", params={"upn": "carol@contoso.com"}).json()["events"]
+        deletions = op.get("/audit", params={"upn": DELETIONS_OWNER}).json()["events"]
+        after = op.get("/orphan-holds").json()["holds"]
+    assert [(h["owner"], h["upn"], h["request_id"]) for h in listing] == [(SHARED_OWNER, None, "gone")]
+    assert (bystander.status_code, bystander.json()["holds_released"]) == (200, 0)
+    assert shared.json() == {"request_id": "gone", "upn": SHARED_OWNER, "holds_released": 1}, shared.text
+    assert carols == []
+    assert [e["request_id"] for e in deletions if e["action"] == "hold_released"] == ["gone"]
+    assert after == []

@@ -17,12 +17,18 @@ from memory_core.domain import orphan_holds
 from memory_core.domain.audit import AuditAction
 from memory_core.domain.errors import Conflict, InvalidInput
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import SHARED_OWNER, Hold, Scope
-from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.models import SHARED_OWNER, Hold, Scope, Share
+from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.service import MemoryService
 from memory_core.domain.store import MemoryStore
+from memory_core.domain.views import WriteOptions
 from tests.support.clock import TickingClock
-from tests.support.later_release import put_unreadable_request
+from tests.support.later_release import (
+    KEYED,
+    NO_TEXT_IDS,
+    put_request_keyed_without_text_id,
+    put_unreadable_request,
+)
 
 LATER = "later@contoso.com"
 LATER_ID = "from-a-later-release"
@@ -107,6 +113,96 @@ def test_a_hold_whose_request_is_stored_is_not_released(store: MemoryStore) -> N
     assert store.get_record(Partition(instance, alex.upn), RecordKind.HOLD, request.id) is not None
     assert service.entries(alex, instance, Scope.USER, None) == []
     assert not [e for e in service.audit_trail(instance, alex.upn) if e.action is AuditAction.HOLD_RELEASED]
+
+
+@pytest.mark.parametrize("stored_id", NO_TEXT_IDS.values(), ids=NO_TEXT_IDS.keys())
+def test_a_hold_whose_request_is_stored_naming_no_text_id_is_not_listed_nor_released(
+    store: MemoryStore, stored_id: object,
+) -> None:
+    """Before: the listing looked the request up by its data's id only, so a stored pending request naming none as
+    text (listed unreadable, its dismissal refused ``holds_standing`` for the very hold) had its hold listed as an
+    orphan and released: the memory showed while the request was pending. Now neither lists nor releases it (409
+    ``hold_not_orphaned``): the hold stands, the entry stays hidden, no event; once the request is dismissed (forced),
+    the hold is an orphan, listed and released."""
+    service, instance = _service(store)
+    service.append(Caller(LATER), instance, Scope.USER, None, f"- {SECRET_WORDS}")
+    put_request_keyed_without_text_id(store, instance, stored_id)
+    (unreadable,) = service.custody.page(instance, None, limit=20).unreadable
+    with pytest.raises(Conflict) as dismissal:
+        service.custody.dismiss_unreadable("op", instance, unreadable.id)
+    assert dismissal.value.code == "holds_standing"
+
+    listed = service.custody.orphan_holds(instance, limit=20).holds
+    with pytest.raises(Conflict) as refused:
+        service.custody.release_orphan_hold("op", instance, LATER, KEYED)
+
+    assert listed == [] and refused.value.code == "hold_not_orphaned"
+    assert store.get_record(Partition(instance, LATER), RecordKind.HOLD, KEYED) is not None
+    assert service.entries(Caller(LATER), instance, Scope.USER, None) == []
+    assert not [e for e in service.audit_trail(instance, LATER) if e.action is AuditAction.HOLD_RELEASED]
+
+    assert service.custody.dismiss_unreadable("op", instance, unreadable.id, force=True).holds_left == 1
+    assert [h.request_id for h in service.custody.orphan_holds(instance, limit=20).holds] == [KEYED]
+    assert service.custody.release_orphan_hold("op", instance, LATER, KEYED).holds_released == 1
+
+
+def test_a_request_keyed_by_a_name_but_naming_another_id_does_not_keep_that_names_holds(store: MemoryStore) -> None:
+    """The key counts only when the data names no text id: a request keyed ``…~keyed`` whose data names ``other``
+    files its holds as ``other``, so a hold named ``keyed`` is an orphan (listed, released); one keyed by a name that
+    only ends like it (``…~not-keyed``, or another case) keeps nothing."""
+    service, instance = _service(store)
+    service.append(Caller(LATER), instance, Scope.USER, None, "- a fact")
+    put_request_keyed_without_text_id(store, instance, "other")
+    for key in ("2026-01-02T00:00:00.000000Z~not-keyed", "2026-01-03T00:00:00.000000Z~KEYED"):
+        store.put_record(Record(deletions_partition(instance), RecordKind.DELETION_REQUEST, key, {"kind": "x"}))
+
+    assert [h.request_id for h in service.custody.orphan_holds(instance, limit=20).holds] == [KEYED]
+    assert service.custody.release_orphan_hold("op", instance, LATER, KEYED).holds_released == 1
+
+
+def test_a_shared_hold_naming_no_author_is_released_only_as_shared_and_audited_in_the_deletions_trail(
+    store: MemoryStore,
+) -> None:
+    """Before: a ``~shared`` hold naming no author (hiding every author's team copies) was listed with upn None and
+    released under whatever user an operator named, audited in that bystander's trail. Now a user's release lifts
+    nothing of it (0, no event in their trail); released as ``~shared`` it is lifted alone, audited in the instance's
+    ``~deletions`` trail; a user's own hold of the same id is left to that user's release."""
+    service, instance = _service(store)
+    service.append(Caller(LATER), instance, Scope.USER, None, "- a fact", WriteOptions(share=Share.TEAM))
+    for author in (None, 7):  # none named, or not as text: both hide every author's copies
+        request_id = f"gone-{author}"
+        data = {"request_id": request_id, "profile_ids": None, "watermark": "2030-01-01T00:00:00+00:00",
+                "entry_ids": [], **({"author_upn": author} if author is not None else {})}
+        store.put_record(Record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, request_id, data))
+        store.put_record(Record(Partition(instance, LATER), RecordKind.HOLD, request_id,
+                                Hold(request_id, None, datetime(2030, 1, 1, tzinfo=UTC)).to_data()))
+        listed = {h.owner: h.upn for h in service.custody.orphan_holds(instance, limit=20).holds
+                  if h.request_id == request_id}
+        assert listed == {SHARED_OWNER: None, LATER: LATER}
+
+        bystander = service.custody.release_orphan_hold("op", instance, "carol@contoso.com", request_id)
+        users = service.custody.release_orphan_hold("op", instance, LATER, request_id)
+        shared = service.custody.release_orphan_hold("op", instance, SHARED_OWNER, request_id)
+        again = service.custody.release_orphan_hold("op", instance, SHARED_OWNER, request_id)
+
+        assert (bystander.holds_released, users.holds_released, shared.holds_released, again.holds_released) == (
+            0, 1, 1, 0)
+        assert store.get_record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, request_id) is None
+        (event,) = [e for e in service.audit_trail(instance, DELETIONS_OWNER)
+                    if e.action is AuditAction.HOLD_RELEASED and e.request_id == request_id]
+        assert event.actor == "op" and event.detail is not None and "naming no author" in event.detail
+    assert not service.audit_trail(instance, "carol@contoso.com")
+    assert service.custody.orphan_holds(instance, limit=20).holds == []
+
+
+def test_a_shared_release_leaves_a_shared_hold_naming_its_author(store: MemoryStore) -> None:
+    """``~shared`` names only the authorless hold: one on an author's copies stays for that author's release."""
+    service, instance = _service(store)
+    authored = Hold("gone", None, datetime(2030, 1, 1, tzinfo=UTC), author_upn=LATER)
+    store.put_record(Record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, "gone", authored.to_data()))
+
+    assert service.custody.release_orphan_hold("op", instance, SHARED_OWNER, "gone").holds_released == 0
+    assert service.custody.release_orphan_hold("op", instance, LATER, "gone").holds_released == 1
 
 
 def test_a_release_lifts_no_other_users_shared_hold(store: MemoryStore) -> None:

@@ -7,7 +7,10 @@ answer, the command line, the timer's log line).
 
 from __future__ import annotations
 
-from memory_core.domain.records import Record, RecordKind, deletions_partition
+from datetime import UTC, datetime
+
+from memory_core.domain.models import Hold
+from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.store import MemoryStore
 from tests.support.local_server import RunningServer
 
@@ -30,3 +33,23 @@ def put_unreadable_request_beside(server: RunningServer, instance_id: str, *, st
         put_unreadable_request(store, instance_id, status=status, request_id=request_id)
     finally:
         store.close()
+
+
+#: A later release's pending request stored as ``<time>~keyed``, its data naming no id as text: missing, a number, an
+#: object. Its holds go by ``keyed`` (``hold_requests.hold_name``), as the dismissal counts them.
+LATER = "later@contoso.com"
+KEYED = "keyed"
+KEYED_RECORD = f"2026-01-01T00:00:00.000000Z~{KEYED}"
+NO_TEXT_IDS = {"no-id": None, "number-id": 12345, "object-id": {"v": KEYED}}
+
+
+def put_request_keyed_without_text_id(store: MemoryStore, instance: str, stored_id: object) -> None:
+    """``LATER``'s pending request of a later release keyed ``…~keyed`` whose data names ``stored_id`` (None: no
+    id), and its hold on ``LATER``'s memory, named ``keyed``."""
+    data: dict[str, object] = {"instance_id": instance, "upn": LATER, "kind": "archive", "status": "pending",
+                               "requested_by": "op", "requested_on": "2026-01-01T00:00:00+00:00"}
+    if stored_id is not None:
+        data["id"] = stored_id
+    store.put_record(Record(deletions_partition(instance), RecordKind.DELETION_REQUEST, KEYED_RECORD, data))
+    store.put_record(Record(Partition(instance, LATER), RecordKind.HOLD, KEYED,
+                            Hold(KEYED, None, datetime(2030, 1, 1, tzinfo=UTC)).to_data()))
