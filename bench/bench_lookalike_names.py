@@ -12,13 +12,13 @@ of the namespace) and not the store's write; and of the check alone (``memory_pa
 the directory's names, as ``refuse_lookalike`` calls it), and of the check with nothing kept from the runs
 before (the fold and skeletons kept per process of the names not all ASCII, ``lookalike_names._sibling_forms``,
 forgotten before each: a process's first check of a directory). ``--root`` runs another checkout's code (main's,
-say) with this file. Six shapes: an ASCII name among ASCII names (most creates);
-an accented name among ASCII names; a Latin look-alike spelled with a Cyrillic letter among ASCII names
-(its skeleton is ASCII, so each ASCII name's skeleton is compared); an ASCII name among names one in ten of
-which is Cyrillic; a Cyrillic name among Cyrillic names (a Russian speaker's directory); a long name (80
-characters, German with umlauts and a dash) among long names of its kind, which share all but their number. Unicode's table is loaded before the runs (its first load is measured apart, in a fresh
-process: ``--first-load``). ``--cpu`` times the process's own CPU time instead of the wall clock: on a machine
-busy with other work the wall clock counts the time the process waits for a core.
+say) with this file. Six shapes: an ASCII name among ASCII names (most creates); an accented name among ASCII names;
+a Latin look-alike spelled with a Cyrillic letter among ASCII names (its skeleton is ASCII, so each ASCII name's
+skeleton is compared); an ASCII name among names one in ten of which is Cyrillic; a Cyrillic name among Cyrillic
+names (a Russian speaker's directory); a long name (80 characters, German with umlauts and a dash) among long names
+of its kind, which share all but their number. Unicode's table is loaded before the runs (its first load is measured
+apart, in a fresh process: ``--first-load``). ``--cpu`` times the process's own CPU time instead of the wall clock:
+on a machine busy with other work the wall clock counts the time the process waits for a core.
 """
 
 from __future__ import annotations
