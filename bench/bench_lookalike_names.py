@@ -12,12 +12,13 @@ of the namespace) and not the store's write; and of the check alone (``memory_pa
 the directory's names, as ``refuse_lookalike`` calls it), and of the check with nothing kept from the runs
 before (the fold and skeletons kept per process of the names not all ASCII, ``lookalike_names._sibling_forms``,
 forgotten before each: a process's first check of a directory). ``--root`` runs another checkout's code (main's,
-say) with this file. Four shapes: an ASCII name among ASCII names (most creates);
-an accented name among ASCII names; a Latin look-alike spelled with a Cyrillic letter among ASCII names
-(its skeleton is ASCII, so each ASCII name's skeleton is compared); an ASCII name among names one in ten of
-which is Cyrillic. Unicode's table is loaded before the runs (its first load is measured apart, in a fresh
-process: ``--first-load``). ``--cpu`` times the process's own CPU time instead of the wall clock: on a machine
-busy with other work the wall clock counts the time the process waits for a core.
+say) with this file. Six shapes: an ASCII name among ASCII names (most creates); an accented name among ASCII names;
+a Latin look-alike spelled with a Cyrillic letter among ASCII names (its skeleton is ASCII, so each ASCII name's
+skeleton is compared); an ASCII name among names one in ten of which is Cyrillic; a Cyrillic name among Cyrillic
+names (a Russian speaker's directory); a long name (80 characters, German with umlauts and a dash) among long names
+of its kind, which share all but their number. Unicode's table is loaded before the runs (its first load is measured
+apart, in a fresh process: ``--first-load``). ``--cpu`` times the process's own CPU time instead of the wall clock:
+on a machine busy with other work the wall clock counts the time the process waits for a core.
 """
 
 from __future__ import annotations
@@ -38,11 +39,17 @@ sys.path.insert(0, str(ROOT))
 from memory_core.domain import lookalike_names, memory_files, memory_paths
 from memory_core.domain.memory_files import FileNode, Namespace
 
+LONG = "\u00dcbersicht der Besprechungen \u00fcber \u00c4nderungen am Projekt \u2013 Teil {} \u2013 Notizen.md"
+CYRILLIC = "\u0437\u0430\u043c\u0435\u0442\u043a\u0430-{}.md"
+
+# A shape: the new name, and the kind of the names beside it ("ascii", "1/10 cyrillic", "cyrillic", "long").
 SHAPES = {
-    "ascii among ascii": ("new-note.md", False),
-    "accented among ascii": ("caf\u00e9-notes.md", False),
-    "cyrillic look-alike among ascii": ("n\u043ew-note.md", False),
-    "ascii among 1/10 cyrillic": ("new-note.md", True),
+    "ascii among ascii": ("new-note.md", "ascii"),
+    "accented among ascii": ("caf\u00e9-notes.md", "ascii"),
+    "cyrillic look-alike among ascii": ("n\u043ew-note.md", "ascii"),
+    "ascii among 1/10 cyrillic": ("new-note.md", "1/10 cyrillic"),
+    "cyrillic among cyrillic": (CYRILLIC.format("new"), "cyrillic"),
+    "long among long": (LONG.format("new01"), "long"),
 }
 
 FIRST_LOAD = """
@@ -56,11 +63,15 @@ print(f"{(t1 - t0) * 1e3:.2f} {(t2 - t1) * 1e3:.2f}")
 """
 
 
-def namespace(siblings: int, cyrillic: bool) -> Namespace:
+def namespace(siblings: int, kind: str) -> Namespace:
     ns = Namespace(dirs={"d"})
     for n in range(siblings):
-        cyrillic_name = cyrillic and n % 10 == 0
-        name = f"\u0437\u0430\u043c\u0435\u0442\u043a\u0430-{n:05d}.md" if cyrillic_name else f"note-{n:05d}.md"
+        if kind == "long":
+            name = LONG.format(f"{n:05d}")
+        elif kind == "cyrillic" or (kind == "1/10 cyrillic" and n % 10 == 0):
+            name = CYRILLIC.format(f"{n:05d}")
+        else:
+            name = f"note-{n:05d}.md"
         ns.files[f"d/{name}"] = FileNode(f"note {n}\n", f"e{n}")
     return ns
 
@@ -96,8 +107,8 @@ def main() -> None:
     forget: Callable[[], object] = kept.cache_clear if kept is not None else lambda: None
     print(f"{ROOT}\n{'siblings':>8}  {'shape':<34} {'per create':>12} {'the check':>12} {'nothing kept':>13}")
     for siblings in (int(n) for n in args.siblings.split(",")):
-        for shape, (name, cyrillic) in SHAPES.items():
-            ns = namespace(siblings, cyrillic)
+        for shape, (name, kind) in SHAPES.items():
+            ns = namespace(siblings, kind)
             names = [path.removeprefix("d/") for path in ns.files]
             create = per_call(lambda: memory_files.create(ns, f"/memories/d/{name}", "x"), siblings, args.repeat, clock)
             check = per_call(lambda: memory_paths.lookalike_of(name, names), siblings, args.repeat, clock)

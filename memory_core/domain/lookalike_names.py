@@ -5,13 +5,18 @@ Two names are look-alikes when they differ only
 * in case or in the width, font or ligature of their characters ("Notes.md", "\uff4eotes.md", "\ufb01le.md" beside
   "notes.md", "file.md"): ``folded`` makes them one; or
 * in characters Unicode lists as confusable (UTS #39, its confusables.txt): a Cyrillic "\u043e" or a Greek
-  "\u03bf" for a Latin "o", "\u0440\u0430ypal" for "paypal"; compared by their skeletons (``skeleton``), as
-  written and once folded, and only when one of the two names is not all ASCII.
+  "\u03bf" for a Latin "o", "\u0440\u0430ypal" for "paypal", a Cyrillic "\u0422" in "\u0422ax.md" beside
+  "tax.md" (the case twin "Tax.md" spelled with it); compared by their skeletons (``skeleton``) as written, once
+  folded, and folded between two skeletons, and only where the two names, once folded, differ in a character that
+  is not ASCII.
 
-ASCII names are compared by their case alone, as before: Unicode's table also lists "1" for "l", "0" for "O"
-and "rn" for "m", which people type apart, and the threat this rule answers is a name in another script planted
-beside a person's own. A superscript, subscript, fraction, circled or squared form is not folded either: "x\u00b2.md"
-reads apart from "x2.md" (NFKC, which made them one before, folds these too).
+Where they differ in ASCII characters alone they are compared by their case alone, as two ASCII names always are:
+Unicode's table also lists "1" for "l", "0" for "O" and "rn" for "m", which people type apart ("\u00dcbung 1.md"
+and "\u00dcbung I.md" are names, as "Teil 1.md" and "Teil I.md" are), and the threat this rule answers is a name
+in another script planted beside a person's own (the Arabic-Indic "\u0661.md" beside "1.md" is refused).
+
+A superscript, subscript, fraction, circled or squared form is not folded either: "x\u00b2.md" reads apart from
+"x2.md" (NFKC, which made them one before, folds these too).
 
 The table is ``confusable_prototypes.py`` beside this module, generated from Unicode's file by
 ``scripts/generate_confusable_prototypes.py`` (version and licence in its docstring), imported by the first
@@ -43,6 +48,12 @@ _DEFAULT_IGNORABLE = (
 # (the index holds at most 2,000 files; the appended entries' names are ASCII and never kept), with room for another.
 _SIBLING_FORMS_KEPT = 4096
 
+# A dot above (U+0307) drawn on a soft-dotted letter or on a dotless one (after NFD, the skeleton's "i" and "j":
+# Unicode's table makes the dotless "\u0131" an "i", not the dotless "\u0237" a "j") replaces the letter's own dot:
+# "\u0131\u0307nfo.md" and "i\u0307nfo.md" are drawn as "info.md" (Chromium's IDN spoof checker refuses both).
+_DOT_ABOVE = "\u0307"
+_DOTTED_BY_IT = {"i": "i", "j": "j", "\u0237": "j"}
+
 # The ASCII characters Unicode's table maps (``1`` to ``l``, ``m`` to ``rn``, ...) and the ASCII characters of their
 # prototypes: the only ones a skeleton of an ASCII name changes or brings. A test holds it to the table.
 _ASCII_SHAPED = b"\"%'01Ilmnr`|/O"
@@ -60,18 +71,22 @@ def folded(name: str) -> str:
 
 def skeleton(name: str) -> str:
     """UTS #39's skeleton of ``name``: NFD, default-ignorable characters dropped, each character replaced by its
-    prototype in Unicode's table of confusables, NFD again. Two strings with one skeleton are drawn alike; the
-    skeleton itself is for comparing, never for showing."""
-    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).translate(_prototype_table()))
+    prototype in Unicode's table of confusables, NFD again; and a dot above a letter drawn with its own dot (or
+    a dotless "\u0131" or "\u0237") dropped, the letter made "i" or "j" (``_DOT_ABOVE``). Two strings with one
+    skeleton are drawn alike; the skeleton itself is for comparing, never for showing."""
+    prototypes = unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).translate(_prototype_table()))
+    return _dot_above_dropped(prototypes) if _DOT_ABOVE in prototypes else prototypes
 
 
 def lookalike_of(name: str, siblings: Collection[str]) -> str | None:
     """The first of ``siblings`` (the names in the directory ``name`` would be made in) that is not ``name`` but
-    folds as it does (``folded``) or, when either is not all ASCII, has its skeleton as written or once folded, or
-    None. A model or a person shown both would take one for the other and read or edit the wrong file; the store
+    folds as it does (``folded``) or, where the two folded differ in a character that is not ASCII
+    (``_differ_in_ascii_alone``), has one of its skeletons (as written, once folded, folded between two: ``_shapes``),
+    or None. A model or a person shown both would take one for the other and read or edit the wrong file; the store
     compares names exactly, so nothing else keeps them apart."""
     key = folded(name)
     shapes = None if name.isascii() else _shapes(name, key)
+    # A name folded to ASCII ("\ufb01le1.md") differs from an ASCII one in ASCII characters alone: case only.
     # Against ASCII siblings (most names), the name's skeletons are compared only when an ASCII name could have them
     # (a Latin word spelled with a Cyrillic letter, not an accented or a Cyrillic one), and then first by what no
     # skeleton of ASCII changes: the sibling with the eight characters the table maps, and their prototypes, deleted
@@ -80,7 +95,7 @@ def lookalike_of(name: str, siblings: Collection[str]) -> str | None:
     # a twin and every name is ASCII, there is none; otherwise the names are compared one by one.
     lines = "\n".join(siblings).encode("utf-8", "surrogatepass")
     lowered = lines.lower()
-    rests = _ascii_rests(shapes) if shapes is not None else None
+    rests = _ascii_rests(shapes) if shapes is not None and not key.isascii() else None
     if rests is not None and not _holds_rest(lines, lowered, rests):
         rests = None
     if rests is None and lines.isascii() and not (key.isascii() and _holds_line(lowered, key.encode("ascii"))):
@@ -93,49 +108,78 @@ def lookalike_of(name: str, siblings: Collection[str]) -> str | None:
             sibling_key = sibling.lower()
             if sibling_key == key:
                 return sibling
-            if rests is None or shapes is None:  # both ASCII (case alone), or no ASCII name is drawn as this one
+            # Both folded to ASCII (case alone), or no ASCII name is drawn as this one. Else ``key`` holds a
+            # character that is not ASCII, which no prefix or suffix shared with an ASCII name holds.
+            if rests is None or shapes is None:
                 continue
             ascii_bytes = sibling.encode("ascii")
+            lowered_bytes = ascii_bytes.lower()
             if ((ascii_bytes.translate(None, _ASCII_SHAPED) == rests[0] and _ascii_skeleton(sibling) == shapes[0])
-                    or (ascii_bytes.lower().translate(None, _ASCII_SHAPED) == rests[1]
-                        and _ascii_skeleton(sibling_key) == shapes[1])):
+                    or (lowered_bytes.translate(None, _ASCII_SHAPED) == rests[1]
+                        and _ascii_skeleton(sibling_key) == shapes[1])
+                    or (lowered_bytes.translate(None, _ascii_refolded_deleted()[0]) == rests[2]
+                        and _ascii_refolded(sibling) == shapes[2])):
                 return sibling
             continue
-        sibling_key, written, once_folded = _sibling_forms(sibling)
+        sibling_key, written, once_folded, refolded = _sibling_forms(sibling)
         if sibling_key == key:
             return sibling
         if shapes is None:
             shapes = _shapes(name, key)
-        if written == shapes[0] or once_folded == shapes[1]:
+        if ((written == shapes[0] or once_folded == shapes[1] or refolded == shapes[2])
+                and not _differ_in_ascii_alone(key, sibling_key)):
             return sibling
     return None
 
 
-def _shapes(name: str, key: str) -> tuple[str, str]:
-    """The skeletons of ``name`` as written (a Cyrillic "\u0412" is a Latin "B") and of its folded form ``key``
-    (a Cyrillic "\u043e" in "N\u043etes.md" is the "o" of "notes.md")."""
-    return skeleton(name), skeleton(key)
+def _differ_in_ascii_alone(key: str, other: str) -> bool:
+    """Whether what is left of two folded names, once the start and the end they share are taken off, is ASCII in
+    both ("i" and "1" in "\u00fcbung i.md" and "\u00fcbung 1.md"): such names are compared by their case alone."""
+    start, shortest = 0, min(len(key), len(other))
+    while start < shortest and key[start] == other[start]:
+        start += 1
+    end = 0
+    while end < shortest - start and key[-1 - end] == other[-1 - end]:
+        end += 1
+    return key[start:len(key) - end].isascii() and other[start:len(other) - end].isascii()
+
+
+def _shapes(name: str, key: str) -> tuple[str, str, str]:
+    """The skeletons of ``name`` as written (a Cyrillic "\u0412" is a Latin "B"), of its folded form ``key``
+    (a Cyrillic "\u043e" in "N\u043etes.md" is the "o" of "notes.md"), and of its skeleton folded (a Cyrillic
+    "\u0422" is a Latin "T", whose case twin is "t": "\u0422ax.md" is "tax.md"; folded first it is a "\u0442",
+    which the table maps to a small capital)."""
+    written = skeleton(name)
+    refolded = folded(written)
+    # An ASCII fold (a Latin word with a Cyrillic letter) needs only the ASCII characters' prototypes.
+    return written, skeleton(key), _ascii_skeleton(refolded) if refolded.isascii() else skeleton(refolded)
 
 
 @functools.lru_cache(maxsize=_SIBLING_FORMS_KEPT)
-def _sibling_forms(name: str) -> tuple[str, str, str]:
+def _sibling_forms(name: str) -> tuple[str, str, str, str]:
     """``folded(name)`` and ``_shapes`` of it, kept per process for the latest ``_SIBLING_FORMS_KEPT`` names: each
-    command on a directory compares a new name with the same names beside it, and each costs a fold and two skeletons
-    (about 5 \u00b5s) for a name that is not all ASCII. Pure functions of the exact name, so a kept one is never
-    stale."""
+    command on a directory compares a new name with the same names beside it, and each costs a fold and three
+    skeletons (about 7 to 12 \u00b5s) for a name that is not all ASCII. Pure functions of the exact name, so a kept
+    one is never stale."""
     key = folded(name)
     return key, *_shapes(name, key)
 
 
-def _holds_rest(lines: bytes, lowered: bytes, rests: tuple[bytes | None, bytes | None]) -> bool:
+Rests = tuple[bytes | None, bytes | None, bytes | None]
+
+
+def _holds_rest(lines: bytes, lowered: bytes, rests: Rests) -> bool:
     """False only when no ASCII name of ``lines`` (names joined by line feeds, as UTF-8; ``lowered``: the same
-    lowered) keeps ``rests[0]`` as written or ``rests[1]`` once lowered, with ``_ASCII_SHAPED`` deleted
-    (``_ascii_rests``): the per-name test of the check, made over all the names at once. No deletion removes a line
-    feed, so each name's rest stays a line of its own; a name holding a line feed may give a True no name earns, and
-    one not all ASCII keeps bytes no ASCII rest has."""
-    written, once_lowered = rests
+    lowered) keeps ``rests[0]`` as written or ``rests[1]`` once lowered, with ``_ASCII_SHAPED`` deleted, or
+    ``rests[2]`` once lowered, with ``_ascii_refolded_deleted`` deleted (``_ascii_rests``): the per-name test of the
+    check, made over all the names at once. No deletion removes a line feed, so each name's rest stays a line of its
+    own; a name holding a line feed may give a True no name earns, and one not all ASCII keeps bytes no ASCII rest
+    has."""
+    written, once_lowered, refolded = rests
     return ((written is not None and _holds_line(lines.translate(None, _ASCII_SHAPED), written))
-            or (once_lowered is not None and _holds_line(lowered.translate(None, _ASCII_SHAPED), once_lowered)))
+            or (once_lowered is not None and _holds_line(lowered.translate(None, _ASCII_SHAPED), once_lowered))
+            or (refolded is not None
+                and _holds_line(lowered.translate(None, _ascii_refolded_deleted()[0]), refolded)))
 
 
 def _holds_line(lines: bytes, line: bytes) -> bool:
@@ -153,12 +197,15 @@ def _ascii_skeleton(text: str) -> str:
     return text
 
 
-def _ascii_rests(shapes: tuple[str, str]) -> tuple[bytes | None, bytes | None] | None:
-    """What each of ``shapes`` keeps once ``_ASCII_SHAPED`` and the prototypes' other characters are deleted, as ASCII
-    bytes; None for a shape no ASCII name has as its skeleton, and None for both when neither has one."""
+def _ascii_rests(shapes: tuple[str, str, str]) -> Rests | None:
+    """What each of ``shapes`` keeps once the characters an ASCII name's shape of that kind may change or bring are
+    deleted (``_ascii_shaped_deleted`` for the first two, ``_ascii_refolded_deleted`` for the third), as ASCII bytes;
+    None for a shape no ASCII name has, and None for all when none has one."""
     deleted = _ascii_shaped_deleted()
-    rests = tuple(rest.encode("ascii") if rest.isascii() else None for rest in (s.translate(deleted) for s in shapes))
-    return None if rests == (None, None) else (rests[0], rests[1])
+    kept = (shapes[0].translate(deleted), shapes[1].translate(deleted),
+            shapes[2].translate(_ascii_refolded_deleted()[1]))
+    rests = tuple(rest.encode("ascii") if rest.isascii() else None for rest in kept)
+    return None if rests == (None, None, None) else (rests[0], rests[1], rests[2])
 
 
 @functools.cache
@@ -166,6 +213,50 @@ def _ascii_shaped_deleted() -> dict[int, None]:
     """``str.translate``'s table deleting ``_ASCII_SHAPED`` and every character of the ASCII ones' prototypes."""
     return {ord(c): None for c in _ASCII_SHAPED.decode("ascii")} | {
         ord(c): None for _, prototype in _ascii_prototypes() for c in prototype}
+
+
+def _ascii_refolded(text: str) -> str:
+    """``skeleton(folded(skeleton(text)))`` of an ASCII ``text`` (``_shapes``' third), by ``_ascii_skeleton``."""
+    written = _ascii_skeleton(text)
+    return _ascii_skeleton(written.lower()) if written.isascii() else skeleton(folded(written))
+
+
+@functools.cache
+def _ascii_refolded_deleted() -> tuple[bytes, dict[int, None]]:
+    """The characters to delete from an ASCII name lowered and from ``_shapes``' third of another name for the two to
+    keep one rest when the name's third shape is the other's: the lowered form of each ASCII character whose third
+    shape is not its lowered form, and every character of that shape, until no ASCII character whose lowered form is
+    among them brings another ("0" brings "o", so "O" must go too). As bytes (its ASCII ones, for
+    ``bytes.translate``) and as ``str.translate``'s table."""
+    deleted = {chr(code) for code in _ascii_shaped_deleted()}
+    while True:
+        more = {c for code in range(0x80) for c in _ascii_refolded_changes(chr(code), deleted)} - deleted
+        if not more:
+            break
+        deleted |= more
+    ascii_ones = bytes(sorted(ord(c) for c in deleted if c.isascii()))
+    return ascii_ones, {ord(c): None for c in deleted}
+
+
+def _ascii_refolded_changes(character: str, deleted: set[str]) -> set[str]:
+    refolded, lowered = _ascii_refolded(character), character.lower()
+    return {lowered, *refolded} if refolded != lowered or lowered in deleted else set()
+
+
+def _dot_above_dropped(text: str) -> str:
+    """``text`` (NFD) with each ``_DOT_ABOVE`` on an "i", a "j" or a dotless "\u0237" dropped (marks drawn below the
+    letter may stand between, as NFD orders them) and the letter made "i" or "j"."""
+    kept: list[str] = []
+    for character in text:
+        if character == _DOT_ABOVE:
+            at = len(kept) - 1
+            while at >= 0 and unicodedata.combining(kept[at]) not in (0, 230):
+                at -= 1
+            if at >= 0 and kept[at] in _DOTTED_BY_IT:
+                kept[at] = _DOTTED_BY_IT[kept[at]]
+                continue
+        kept.append(character)
+    return "".join(kept)
 
 
 @functools.cache
@@ -179,6 +270,11 @@ def _compatibility_folded(text: str) -> str:
     which are kept as they are."""
     if unicodedata.is_normalized("NFKC", text):
         return text
+    # NFKC that only composes (a skeleton is NFD) changes no compatibility form, so none is to be kept: the loop's
+    # answer, without its call per character (most of the cost of a long name's third skeleton).
+    compatible = unicodedata.normalize("NFKC", text)
+    if compatible == unicodedata.normalize("NFC", text):
+        return compatible
     parts: list[str] = []
     start = 0
     for at, character in enumerate(text):

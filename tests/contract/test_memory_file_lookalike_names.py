@@ -41,6 +41,10 @@ TWINS = {
     "cyrillic-capital": ("Bob.md", "\u0412ob.md"),
     "cyrillic-and-case": ("notes.md", "N\u043etes.md"),
     "mathematical-bold": ("notes.md", "\U0001d427otes.md"),
+    "cyrillic-capital-and-case": ("tax.md", "\u0422ax.md"),  # drawn as "Tax.md", the case twin of "tax.md"
+    "greek-capital-and-case": ("TODO.md", "\u03a4odo.md"),
+    "dotless-i-dot-above": ("info.md", "\u0131\u0307nfo.md"),  # drawn as "info.md"
+    "arabic-indic-one": ("\u00dcbung 1.md", "\u00dcbung \u0661.md"),
 }
 
 
@@ -92,6 +96,7 @@ def test_a_directory_on_the_way_that_twins_one_beside_it_is_refused(store: Memor
     _run(service, caller, command="create", path="/memories/notes.md", file_text="notes")
 
     for command in ({"command": "create", "path": "/memories/TRIP/days/one.md", "file_text": "x"},
+                    {"command": "create", "path": "/memories/\u0422rip/one.md", "file_text": "x"},  # Cyrillic Te
                     {"command": "rename", "old_path": "/memories/notes.md", "new_path": "/memories/Trip/notes.md"}):
         with pytest.raises(InvalidInput) as refused:
             _run(service, caller, **command)
@@ -111,13 +116,15 @@ def test_a_twin_of_the_services_own_directories_is_refused_even_while_they_are_n
 def test_distinct_names_and_a_rename_that_only_changes_case_are_accepted(store: MemoryStore) -> None:
     """Names that a reader tells apart are names: other letters, other accents, another extension, another
     directory; a superscript, subscript, fraction or circled digit beside the plain one ("x\u00b2.md", "x2.md"); ASCII
-    names Unicode lists as confusable but people type apart ("file1.md", "filel.md"). Renaming "notes.md" to
+    names Unicode lists as confusable but people type apart ("file1.md", "filel.md"), also where both share a letter
+    that is not ASCII ("\u00dcbung 1.md", "\u00dcbung I.md"). Renaming "notes.md" to
     "Notes.md" leaves one file, so it is no twin."""
     service, caller = MemoryService(store), _caller()
     names = ["notes.md", "notes.txt", "note.md", "nötes.md", "notes2.md", "trip/Notes.md", CAFE_NFC, "cafe.md",
              "\ufb02ow.md", "file.md", "Привет.md", "привет-2.md", "メモ.md", "x2.md", "x\u00b2.md", "h\u2082o.md",
              "h2o.md", "\u00bd.md", "1\u20442.md", "\u2460.md", "1.md", "file1.md", "filel.md", "bob.md",
-             "\u0432ob.md"]
+             "\u0432ob.md", "\u00dcbung 1.md", "\u00dcbung I.md", "caf\u00e9-v1.md", "caf\u00e9-vl.md",
+             "\u0413\u043b\u0430\u0432\u0430 1.md", "\u0413\u043b\u0430\u0432\u0430 I.md"]
     for name in names:
         assert _run(service, caller, command="create", path=f"/memories/{name}", file_text=name).startswith(
             "File created successfully")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 from memory_core.domain import confusable_prototypes
 from memory_core.domain.lookalike_names import (
     _ASCII_SHAPED,
+    _ascii_refolded,
+    _ascii_refolded_deleted,
     _ascii_rests,
     _ascii_skeleton,
     _holds_rest,
@@ -45,6 +48,24 @@ TWINS = {
     "mathematical-bold": ("notes.md", "\U0001d427otes.md"),
     "mixed-scripts": ("report.md", "r\u0435p\u043ert.md"),  # Cyrillic e and o among Latin letters
     "dotless-i": ("kirmizi.md", "k\u0131rm\u0131z\u0131.md"),  # Unicode's table: a dotless i is drawn as an i
+    # A case twin spelled with another script's capital: "\u0422ax.md" is drawn as "Tax.md", the case twin of "tax.md"
+    # (folded first, the Cyrillic capital is a small "\u0442", which the table does not make a "t").
+    "cyrillic-capital-te-and-case": ("tax.md", "\u0422ax.md"),
+    "cyrillic-capital-ve-and-case": ("bob.md", "\u0412ob.md"),
+    "greek-capital-tau-and-case": ("todo.md", "\u03a4ODO.md"),
+    "greek-capital-nu-and-case": ("notes.md", "\u039dOTES.md"),
+    "cyrillic-capital-ka-and-case": ("key.md", "\u041aEY.md"),
+    "cyrillic-capital-ve-all-caps": ("bank.md", "\u0412ANK.md"),
+    "cyrillic-capital-en-and-case": ("home.md", "\u041dOME.md"),
+    "cyrillic-directory-and-case": ("trip", "\u0422rip"),
+    # A dot above on a dotless or soft-dotted letter is drawn as the letter's own dot.
+    "dotless-i-dot-above": ("info.md", "\u0131\u0307nfo.md"),
+    "dotless-j-dot-above": ("jump.md", "\u0237\u0307ump.md"),
+    "i-dot-above": ("info.md", "i\u0307nfo.md"),
+    "cyrillic-i-dot-above": ("info.md", "\u0456\u0307nfo.md"),
+    "i-ogonek-dot-above": ("\u012fnfo.md", "\u012f\u0307nfo.md"),  # the ogonek below stands between in NFD
+    "arabic-indic-one": ("1.md", "\u0661.md"),  # differs in a character that is not ASCII: skeletons compared
+    "arabic-indic-one-beside-accent": ("\u00dcbung 1.md", "\u00dcbung \u0661.md"),
 }
 
 # Names a reader tells apart, beside each other.
@@ -62,6 +83,16 @@ APART = {
     "cyrillic-words": ("\u041f\u0440\u0438\u0432\u0435\u0442.md", "\u043f\u0440\u0438\u0432\u0435\u0442-2.md"),
     "greek-word": ("\u03bb\u03cc\u03b3\u03bf\u03c2.md", "logos.md"),
     "other-letters": ("notes.md", "nötes.md"),
+    # Where two names differ in ASCII characters alone, they are compared by their case alone, as ASCII names are,
+    # whatever letters they share.
+    "digit-beside-shared-umlaut": ("\u00dcbung 1.md", "\u00dcbung I.md"),
+    "digit-beside-shared-cyrillic": ("\u0413\u043b\u0430\u0432\u0430 1.md", "\u0413\u043b\u0430\u0432\u0430 I.md"),
+    "digit-and-case-beside-cyrillic": ("\u0413\u043b\u0430\u0432\u0430 1.md", "\u0433\u043b\u0430\u0432\u0430 I.md"),
+    "digit-beside-shared-accent": ("caf\u00e9-v1.md", "caf\u00e9-vl.md"),
+    "zeros-beside-shared-accents": ("r\u00e9sum\u00e9 2010.md", "r\u00e9sum\u00e9 2O1O.md"),
+    "digit-beside-ligature": ("file1.md", "\ufb01lel.md"),  # folded: "filel.md", ASCII
+    "cyrillic-small-te": ("tax.md", "\u0442ax.md"),  # drawn as a small capital T
+    "dot-above-on-l": ("info.md", "l\u0307nfo.md"),
 }
 
 
@@ -99,6 +130,18 @@ def test_the_skeleton_is_unicodes() -> None:
     assert skeleton("\u3164") == ""  # default-ignorable: dropped before the table, which maps it too
 
 
+def test_a_dot_above_is_dropped_only_where_it_stands_for_the_letters_own_dot() -> None:
+    """On "i", "j", the dotless "\u0131" and "\u0237" (made "i" and "j"), and on Cyrillic "\u0456" (which the table
+    makes "i"), past a mark below; not on other letters, nor past a mark above ("i\u0301\u0307" is no plain "i"),
+    and the skeleton stays its own skeleton."""
+    for dotted, plain in [("\u0131\u0307", "i"), ("\u0237\u0307", "j"), ("i\u0307", "i"), ("j\u0307", "j"),
+                          ("\u0456\u0307", "i"), ("i\u0328\u0307", "i\u0328"), ("I\u0307", "l\u0307")]:
+        assert skeleton(dotted) == plain, dotted
+        assert skeleton(skeleton(dotted)) == skeleton(dotted)
+    assert skeleton("i\u0301\u0307") == "i\u0301\u0307" and skeleton("a\u0307") == "a\u0307"
+    assert skeleton("\u0131") == "i" and skeleton("\u0237") == "\u0237"  # the table maps only the dotless i
+
+
 def test_the_ascii_path_computes_the_same_skeleton() -> None:
     """``_ascii_skeleton`` replaces only the ASCII characters the table maps, and the check's first comparison
     deletes those and their prototypes' ASCII characters (``_ASCII_SHAPED``): both must agree with the table."""
@@ -108,16 +151,39 @@ def test_the_ascii_path_computes_the_same_skeleton() -> None:
     assert set(_ASCII_SHAPED.decode()) == mapped | {c for m in mapped for c in skeleton(m) if c.isascii()}
 
 
+def test_the_third_shape_of_an_ascii_name_keeps_its_rest() -> None:
+    """The quick test for the third shape (``skeleton(folded(skeleton(x)))``) deletes the same characters from an
+    ASCII name lowered and from its third shape and must find one rest: held for every ASCII character and for random
+    ASCII strings, whose shapes are made character by character; ``_ascii_refolded`` is the rule's own."""
+    ascii_deleted, deleted = _ascii_refolded_deleted()
+    assert "\n" not in {chr(code) for code in deleted} and {chr(b) for b in ascii_deleted} == {
+        chr(code) for code in deleted if code < 0x80}
+    shuffled = random.Random(34)
+    texts = [chr(code) for code in range(0x80)] + [
+        "".join(shuffled.choice([chr(code) for code in range(0x20, 0x7f)]) for _ in range(12)) for _ in range(500)]
+    for text in texts:
+        assert _ascii_refolded(text) == skeleton(folded(skeleton(text))), text
+        assert (_ascii_refolded(text).translate(deleted).encode()
+                == text.lower().encode().translate(None, ascii_deleted)), text
+
+
 @pytest.mark.parametrize(
-    "twin", ["m\u043ed\u0435rn.md", "M\u043eDERN.md", "\u0399O.md", "\u0406\u041e.md", "\u0131o.md"])
+    "twin", ["m\u043ed\u0435rn.md", "M\u043eDERN.md", "\u0399O.md", "\u0406\u041e.md", "\u0131o.md", "\u0422AX.md",
+             "\u041cODERN.md"])
 def test_a_look_alike_among_many_ascii_names_is_found_whichever_ascii_characters_it_maps(twin: str) -> None:
     """Among 2,000 ASCII names, the one the twin is drawn as, though Unicode maps some of its letters ("m" to "rn",
     "0" to "O", "I" to "l"): the check's quick comparison lets through every name whose skeleton may match."""
     others = [f"note-{n:04d}.md" for n in range(2_000)]
     first = {"m\u043ed\u0435rn.md": "modern.md", "M\u043eDERN.md": "modern.md", "\u0399O.md": "I0.md",
-             "\u0406\u041e.md": "IO.md", "\u0131o.md": "io.md"}[twin]
+             "\u0406\u041e.md": "IO.md", "\u0131o.md": "io.md", "\u0422AX.md": "tax.md",
+             "\u041cODERN.md": "modern.md"}[twin]
     assert lookalike_of(twin, [*others, first]) == first
     assert lookalike_of(twin, others) is None
+
+
+def _shared(one: str, other: str) -> int:
+    """How many characters ``one`` and ``other`` share from their start."""
+    return next((at for at, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), min(len(one), len(other)))
 
 
 def _lookalike_by_the_rule(name: str, siblings: list[str]) -> str | None:
@@ -127,8 +193,12 @@ def _lookalike_by_the_rule(name: str, siblings: list[str]) -> str | None:
             continue
         if folded(sibling) == folded(name):
             return sibling
-        if not (name.isascii() and sibling.isascii()) and (
-                skeleton(sibling) == skeleton(name) or skeleton(folded(sibling)) == skeleton(folded(name))):
+        start = _shared(folded(name), folded(sibling))
+        ends = [folded(name)[start:][::-1], folded(sibling)[start:][::-1]]
+        if all(rest[_shared(*ends):].isascii() for rest in ends):  # they differ in ASCII characters alone
+            continue
+        if any(shape(sibling) == shape(name) for shape in (
+                skeleton, lambda x: skeleton(folded(x)), lambda x: skeleton(folded(skeleton(x))))):
             return sibling
     return None
 
@@ -141,6 +211,10 @@ AWKWARD = [
     "odern.md", "IO.md", "I0.md", "\u0406\u041e.md", "lO.md", "io.md", "\u0131o.md", "100%.md", "l00\u00ba/\u2080.md",
     "notes.md", "N\u043etes.md", "n\u03bftes.md", "\ufb01le.md", "file.md", "x\u00b2.md", "x2.md", "caf\u00e9.md",
     "\u0441\u043e\u0441\u043e.md", "coco.md", "\u0412ob.md", "Bob.md", "\u0432ob.md", "a\n", "\n", "",
+    "tax.md", "\u0422AX.md", "\u0422ax.md", "\u0442ax.md", "TAX.md", "\u0422AXI.md", "taxl.md", "tax1.md", "Tax|.md",
+    "\u00dcbung 1.md", "\u00dcbung I.md", "\u00fcbung l.md", "\u00dcbung \u0661.md", "\ufb01le1.md", "filel.md",
+    "\u041cODERN.md", "modern%.md", "M\u043eDERN%.md", "MODERN\u2030.md", "info.md", "\u0131\u0307nfo.md",
+    "INFO.md", "\u0406NFO.md", "l\u0307nfo.md", "\u0422ax\n.md", "tax\n.md",
 ]
 
 
@@ -186,7 +260,7 @@ def test_the_ascii_names_are_compared_by_case_alone_when_none_could_have_the_ske
     (names holding it are other rests), so each is compared by its case alone; it says yes when one does, as written
     or lowered, wherever it stands."""
     name = "n\u043ete-x.md"
-    rests = _ascii_rests((skeleton(name), skeleton(folded(name))))
+    rests = _ascii_rests((skeleton(name), skeleton(folded(name)), skeleton(folded(skeleton(name)))))
     assert rests is not None
     others = [f"note-{n:04d}.md" for n in range(2_000)] + ["a-note-x.md", "note-x.md.bak", "\u043f.md"]
     def held(names: list[str]) -> bool:
