@@ -297,8 +297,8 @@ class CosmosMemoryStore:
     def delete_record(self, partition: Partition, kind: str, record_id: str, etag: str | None = None) -> bool:
         return self._records.delete_record(partition, kind, record_id, etag)
 
-
     def delete_record_and_put(self, erased: Record, written: Record) -> Record | None:
         return self._records.delete_record_and_put(erased, written)
+
 
 __all__ = ["EXPECTED_PARTITION_KEY", "PROVISION_COMMAND", "CallMetrics", "CosmosMemoryStore"]

@@ -31,7 +31,8 @@ def replay(
     wait: Callable[[Record], timedelta], finish: Callable[[Record], object],
 ) -> int:
     """Replay every settled journal record of ``kind`` (of one instance, or None: every instance): ``finish`` it once
-    claimed, handed the record as the claim stored it (its etag the claim's: a write since is someone else's). ``wait(record)``: how much longer than ``SETTLE`` it settles (work it names that takes longer). Answers
+    claimed, handed the record as the claim stored it (its etag the claim's: a write since is someone else's).
+    ``wait(record)``: how much longer than ``SETTLE`` it settles (work it names that takes longer). Answers
     how many were finished. One that cannot be read (``wait`` or ``finish`` raising ``KeyError``, ``TypeError``,
     ``ValueError``) or keeps failing (a ``MemoryCoreError``) is logged and left for the next sweep, and holds up
     no other."""

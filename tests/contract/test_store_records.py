@@ -174,8 +174,9 @@ def test_query_records_filters_orders_and_limits(store: MemoryStore, partition: 
 def test_page_records_with_key_suffixes_answers_only_ids_ending_in_one_exactly(
     store: MemoryStore, partition: Partition,
 ) -> None:
-    """``key_suffixes`` keeps the ids that end in one of them, case and all, with ``%``, ``_`` and ``\\`` as plain characters
-    (no pattern), in id order after ``after``; another kind's or partition's record of that id is not answered."""
+    """``key_suffixes`` keeps the ids that end in one of them, case and all, with ``%``, ``_`` and ``\\`` as plain
+    characters (no pattern), in id order after ``after``; another kind's or partition's record of that id is not
+    answered."""
     ids = ["t1~keyed", "t2~KEYED", "t3~not-keyed", "t4~keyed~x", "t5~ke%ed", "t6~ke_ed", "t7~keyed", "keyed",
            "t8~a\\b"]
     for record_id in ids:
