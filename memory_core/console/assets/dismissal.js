@@ -17,12 +17,11 @@ export function holdsStanding(message) {
 
 /**
  * ``text`` isolated (dom.js ``isolatedText``) for a string the view cannot mark up (a button's name, an
- * announcement), each run of characters drawn as nothing spelled by its code points as the page's marks read
- * ("later U+200B one"): an id holding one must not read as another id.
+ * announcement), each run of characters drawn as nothing spelled by its code points as the page's marks read and
+ * as ``isolatedText`` writes a bidirectional control ("laterU+200Bone"): an id holding one must not read as another.
  */
 function spelledText(text) {
-  return isolatedText(invisibleParts(text).map((part) => (typeof part === "string" ? part
-    : ` ${part.codePoint} `)).join(""));
+  return isolatedText(invisibleParts(text).map((part) => (typeof part === "string" ? part : part.codePoint)).join(""));
 }
 
 /**
