@@ -32,7 +32,7 @@ from memory_core.domain.records import Partition, Record, RecordKind, deletions_
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
 from memory_core.wire.deletions import DeletionListResponse, SweepResponse
 from tests.support.clock import TickingClock
-from tests.support.later_release import put_unreadable_request_beside
+from tests.support.later_release import put_hold_beside, put_unreadable_request_beside
 from tests.support.local_server import OPERATOR_KEY, PROJECT_ROOT, RunningServer, running_server
 
 
@@ -349,12 +349,7 @@ def test_orphan_holds_lists_a_hold_a_forced_dismissal_left_and_release_hold_show
         entries = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
         forget = http.delete(f"/instances/{instance_id}/memory/entries/{entries[-1]['id']}").json()["request_id"]
     put_unreadable_request_beside(server, instance_id, status="approved", request_id="held-later")
-    store = server.open_store()
-    try:
-        store.put_record(Record(Partition(instance_id, later), RecordKind.HOLD, "held-later",
-                                Hold("held-later", None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
-    finally:
-        store.close()
+    put_hold_beside(server, instance_id, later, "held-later")
     assert _cli(server, "--instance", instance_id, "dismiss", "--force", "held-later").returncode == 0
 
     listed = _cli(server, "--instance", instance_id, "orphan-holds")

@@ -18,6 +18,7 @@ from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, Recor
 from tests.support.later_release import (
     KEYED,
     NO_TEXT_IDS,
+    put_hold_beside,
     put_request_keyed_without_text_id,
     put_unreadable_request_beside,
 )
@@ -38,12 +39,7 @@ def _orphan(server: RunningServer, instance: str, request_id: str) -> None:
         http.post(f"/instances/{instance}/memory/append",
                   json={"scope": "user", "content_markdown": f"- {WORDS}"}).raise_for_status()
     put_unreadable_request_beside(server, instance, status="approved", request_id=request_id)
-    store = server.open_store()
-    try:
-        store.put_record(Record(Partition(instance, LATER), RecordKind.HOLD, request_id,
-                                Hold(request_id, None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
-    finally:
-        store.close()
+    put_hold_beside(server, instance, LATER, request_id)
     with _operator(server, instance) as op:
         assert op.post(f"/deletions/{request_id}/dismiss", params={"force": "true"}).status_code == 200
 

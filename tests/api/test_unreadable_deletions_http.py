@@ -8,32 +8,12 @@ kind and status as stored when the record names them, and why (``code`` ``unread
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import httpx
 
-from memory_core.domain.models import Hold
-from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
+from tests.support.later_release import STORED_NULL, put_hold_beside, put_request_beside
 from tests.support.local_server import OPERATOR_KEY, RunningServer
 
 LATER = "later@contoso.com"
-_NULL = object()  # a field stored as null (None leaves the field out)
-
-
-def _plant(server: RunningServer, instance: str, request_id: str, **data: object) -> None:
-    """A deletion request record with ``data`` over a readable pending forget's fields, as another release would
-    store it (January 2026: it sorts before anything a test writes); a None leaves a field out, ``_NULL`` stores
-    null."""
-    fields: dict[str, object] = {"id": request_id, "instance_id": instance, "upn": LATER, "kind": "forget",
-                                 "status": "pending", "requested_by": LATER, "requested_on": "2026-01-01T00:00:00+00:00"}
-    fields.update(data)
-    store = server.open_store()
-    try:
-        store.put_record(Record(deletions_partition(instance), RecordKind.DELETION_REQUEST,
-                                f"2026-01-01T00:00:00.000000Z~{request_id}",
-                                {k: None if v is _NULL else v for k, v in fields.items() if v is not None}))
-    finally:
-        store.close()
 
 
 def _forget_one(server: RunningServer, instance: str) -> str:
@@ -55,8 +35,8 @@ def test_the_operators_listing_shows_an_unreadable_request_beside_the_others(ser
                                                                             instance_id: str) -> None:
     """A request of a kind this release does not know and one missing a field it needs: 200, the readable forget
     under ``requests`` with its entry count, the other two under ``unreadable`` (before: an error for the page)."""
-    _plant(server, instance_id, "of-a-later-kind", kind="archive")
-    _plant(server, instance_id, "missing-a-field", requested_on=None, status="approved")
+    put_request_beside(server, instance_id, "of-a-later-kind", kind="archive")
+    put_request_beside(server, instance_id, "missing-a-field", requested_on=None, status="approved")
     forget = _forget_one(server, instance_id)
     with _operator(server, instance_id) as op:
         response = op.get("/deletions")
@@ -76,8 +56,8 @@ def test_the_operators_listing_shows_an_unreadable_request_beside_the_others(ser
 def test_the_status_filter_and_paging_carry_unreadable_requests(server: RunningServer, instance_id: str) -> None:
     """?status=pending lists the unreadable pending one, not the approved; one item a page, every page answers and
     the pages together hold each request once."""
-    _plant(server, instance_id, "of-a-later-kind", kind="archive")
-    _plant(server, instance_id, "missing-a-field", requested_on=None, status="approved")
+    put_request_beside(server, instance_id, "of-a-later-kind", kind="archive")
+    put_request_beside(server, instance_id, "missing-a-field", requested_on=None, status="approved")
     forget = _forget_one(server, instance_id)
     with _operator(server, instance_id) as op:
         pending = op.get("/deletions", params={"status": "pending"}).json()
@@ -97,8 +77,8 @@ def test_the_status_filter_and_paging_carry_unreadable_requests(server: RunningS
 def test_a_persons_own_listing_shows_their_unreadable_request(server: RunningServer, instance_id: str) -> None:
     """The person's console reads their own requests: an unreadable one of theirs is listed under ``unreadable``,
     and another user's is not."""
-    _plant(server, instance_id, "of-a-later-kind", kind="archive")
-    _plant(server, instance_id, "someone-elses", kind="archive", upn="alex@contoso.com")
+    put_request_beside(server, instance_id, "of-a-later-kind", kind="archive")
+    put_request_beside(server, instance_id, "someone-elses", kind="archive", upn="alex@contoso.com")
     with server.client(LATER) as http:
         response = http.get(f"/instances/{instance_id}/memory/deletions")
     assert response.status_code == 200, response.text
@@ -117,8 +97,8 @@ def test_a_request_of_fields_this_release_does_not_read_is_listed_unreadable(ser
                                                                             instance_id: str) -> None:
     """A requester that is not text, a count kept as an object: both listings answer 200 with them under
     ``unreadable`` and why (both answered 500 before: the request was read, and its answer refused)."""
-    _plant(server, instance_id, "null-requester", requested_by=_NULL)
-    _plant(server, instance_id, "object-count", erased_entries={"entries": 3}, status="executed")
+    put_request_beside(server, instance_id, "null-requester", requested_by=STORED_NULL)
+    put_request_beside(server, instance_id, "object-count", erased_entries={"entries": 3}, status="executed")
     with _operator(server, instance_id) as op:
         response = op.get("/deletions")
     with server.client(LATER) as http:
@@ -134,8 +114,8 @@ def test_a_request_of_fields_this_release_does_not_read_is_listed_unreadable(ser
 def test_deciding_an_unreadable_request_is_refused_as_such(server: RunningServer, instance_id: str) -> None:
     """Approving or rejecting a request this release cannot read: 409 ``unreadable_request`` (it was a 500), and the
     request stays as stored."""
-    _plant(server, instance_id, "of-a-later-kind", kind="archive")
-    _plant(server, instance_id, "null-requester", requested_by=_NULL)
+    put_request_beside(server, instance_id, "of-a-later-kind", kind="archive")
+    put_request_beside(server, instance_id, "null-requester", requested_by=STORED_NULL)
     with _operator(server, instance_id) as op:
         for request_id in ("of-a-later-kind", "null-requester"):
             for answer in (op.post(f"/deletions/{request_id}/approve"),
@@ -153,7 +133,7 @@ def test_an_operator_dismisses_an_unreadable_request_and_nobody_else_can(server:
     """``POST .../operator/deletions/{id}/dismiss``: a person's credential 403 (the record stays); the operator 200
     with the record's key and digest, after which the listing no longer shows it and the user's trail has the
     ``deletion_dismissed`` event; a readable request 409 ``readable_request`` (still pending); none 404."""
-    _plant(server, instance_id, "of-a-later-kind", kind="archive")
+    put_request_beside(server, instance_id, "of-a-later-kind", kind="archive")
     forget = _forget_one(server, instance_id)
     with server.client(LATER) as http:
         assert http.post(f"/instances/{instance_id}/operator/deletions/of-a-later-kind/dismiss").status_code == 403
@@ -182,13 +162,8 @@ def test_a_dismissal_while_its_holds_stand_is_409_unless_forced(server: RunningS
     """A later release's approved erasure whose hold still stands: ``dismiss`` 409 ``holds_standing`` (still
     listed); ``dismiss?force=true`` 200, saying it was stored approved, that 1 hold was left and that it was forced.
     Before: 200 at once, saying neither."""
-    _plant(server, instance_id, "approved-later", kind="archive", status="approved")
-    store = server.open_store()
-    try:
-        store.put_record(Record(Partition(instance_id, LATER), RecordKind.HOLD, "approved-later",
-                                Hold("approved-later", None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
-    finally:
-        store.close()
+    put_request_beside(server, instance_id, "approved-later", kind="archive", status="approved")
+    put_hold_beside(server, instance_id, LATER, "approved-later")
     with _operator(server, instance_id) as op:
         refused = op.post("/deletions/approved-later/dismiss")
         listed = [u["request_id"] for u in op.get("/deletions").json()["unreadable"]]
@@ -206,7 +181,7 @@ def test_the_operator_reads_the_deletions_trail_and_no_other_internal_one(server
     """A dismissed request naming no valid user is audited in the instance's ``~deletions`` trail, which
     ``GET .../operator/audit?upn=~deletions`` reads (before: 400 ``invalid_upn``, so no one could); every other
     internal name (``~shared``, ``~system``, a look-alike) stays 400 ``invalid_upn``."""
-    _plant(server, instance_id, "no-user", upn=7, kind="archive")
+    put_request_beside(server, instance_id, "no-user", upn=7, kind="archive")
     with _operator(server, instance_id) as op:
         assert op.post("/deletions/no-user/dismiss").status_code == 200
         trail = op.get("/audit", params={"upn": "~deletions"})

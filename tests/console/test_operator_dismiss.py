@@ -9,46 +9,25 @@ meanwhile (409 ``readable_request``) is said so, and the view read again. The au
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 
-from memory_core.domain.models import Hold
-from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.records import Partition, RecordKind
 from tests.console.browser import find, status_says, text_appears, wait_for, wait_idle
 from tests.console.conftest import open_console
 from tests.console.test_keyboard import _focused_matches, _keys, _tab_to
+from tests.support.later_release import put_hold_beside, put_request_beside
 from tests.support.local_server import OPERATOR_KEY, RunningServer
 
 LATER = "later@contoso.com"
 
 
-def _plant(server: RunningServer, instance: str, request_id: str, **data: object) -> None:
-    """A deletion request record with ``data`` over a readable pending forget's fields, as another release would
-    store it; ``kind="archive"`` (a kind this release does not know) makes it unreadable."""
-    fields: dict[str, object] = {"id": request_id, "instance_id": instance, "upn": LATER, "kind": "forget",
-                                 "status": "pending", "requested_by": LATER, "requested_on": "2026-01-01T00:00:00+00:00"}
-    fields.update(data)
-    store = server.open_store()
-    try:
-        store.put_record(Record(deletions_partition(instance), RecordKind.DELETION_REQUEST,
-                                f"2026-01-01T00:00:00.000000Z~{request_id}", fields))
-    finally:
-        store.close()
-
-
 def _hold(server: RunningServer, instance: str, request_id: str) -> None:
     """The hold ``request_id`` filed in its user's partition: the memory it hides stays hidden while it stands."""
-    store = server.open_store()
-    try:
-        store.put_record(Record(Partition(instance, LATER), RecordKind.HOLD, request_id,
-                                Hold(request_id, None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
-    finally:
-        store.close()
+    put_hold_beside(server, instance, LATER, request_id)
 
 
 def _hold_stands(server: RunningServer, instance: str, request_id: str) -> bool:
@@ -84,8 +63,8 @@ def test_an_operator_dismisses_an_unreadable_request_whose_holds_are_gone(
 ) -> None:
     """Dismiss asks first, naming the request; confirmed, the request is gone from the store and the note, the line
     above the note says what was dismissed, and focus goes to the next request's Dismiss."""
-    _plant(console_server, instance, "of-a-later-kind", kind="archive")
-    _plant(console_server, instance, "another-later-one", kind="archive")
+    put_request_beside(console_server, instance, "of-a-later-kind", kind="archive")
+    put_request_beside(console_server, instance, "another-later-one", kind="archive")
     _open_operator(browser, console_server, instance)
     button = _dismiss_button(browser, "of-a-later-kind")
     assert "of-a-later-kind" in str(button.get_attribute("aria-label"))
@@ -108,7 +87,7 @@ def test_holds_standing_are_told_and_the_operator_dismisses_anyway(
     """A later release's pending erasure whose hold still stands: the dismissal is refused (409), and a second
     dialog says one hold stands and the memory it hides stays hidden. Cancel keeps the request; "Dismiss anyway"
     dismisses it forced, the hold left standing, and says so."""
-    _plant(console_server, instance, "pending-later", kind="archive")
+    put_request_beside(console_server, instance, "pending-later", kind="archive")
     _hold(console_server, instance, "pending-later")
     _open_operator(browser, console_server, instance)
 
@@ -139,9 +118,9 @@ def test_a_request_that_became_readable_meanwhile_is_said_so_and_listed_to_decid
     """A release rewrites the request readable while the note shows it: Dismiss answers 409 ``readable_request``;
     the line above the note says it became readable and nothing was dismissed, and the view, read again, lists it
     in the table with Approve."""
-    _plant(console_server, instance, "rewritten", kind="archive")
+    put_request_beside(console_server, instance, "rewritten", kind="archive")
     _open_operator(browser, console_server, instance)
-    _plant(console_server, instance, "rewritten")  # readable now: a pending forget
+    put_request_beside(console_server, instance, "rewritten")  # readable now: a pending forget
     _dismiss_button(browser, "rewritten").click()
     find(browser, "dialog#confirm[open] #confirm-ok").click()
     outcome = text_appears(browser, "#dismissal-outcome", "became readable meanwhile")
@@ -157,7 +136,7 @@ def test_the_trail_of_dismissals_naming_no_user_is_shown(
 ) -> None:
     """A request whose stored user is no UPN is dismissed into the instance's ``~deletions`` trail, which the audit
     view's "Dismissals of requests naming no user" shows (before, the view could not read it)."""
-    _plant(console_server, instance, "no-user", upn=7, kind="archive")
+    put_request_beside(console_server, instance, "no-user", upn=7, kind="archive")
     _open_operator(browser, console_server, instance)
     _dismiss_button(browser, "no-user").click()
     find(browser, "dialog#confirm[open] #confirm-ok").click()
@@ -174,7 +153,7 @@ def test_an_operator_dismisses_past_standing_holds_with_the_keyboard_alone(
 ) -> None:
     """Tab reaches Dismiss; each dialog opens on its safe choice (Cancel); Tab and Enter confirm, then "Dismiss
     anyway"; the focus then rests on the line that says what was dismissed, not at the top of the page."""
-    _plant(console_server, instance, "pending-later", kind="archive")
+    put_request_beside(console_server, instance, "pending-later", kind="archive")
     _hold(console_server, instance, "pending-later")
     _open_operator(browser, console_server, instance)
     browser.execute_script("document.activeElement.blur(); window.scrollTo(0, 0)")
@@ -207,7 +186,7 @@ def test_the_dismiss_dialogs_show_a_stored_id_as_the_note_does_with_what_draws_a
     """A request whose stored id and kind hold a zero-width space or a tag character: the note marks each
     ("U+200B"); both dialogs show the id exactly as the note does (the same marked <code>) and mark the kind too
     (before, the dialogs built a string, and "later\u200bone" read as "laterone", another request)."""
-    _plant(console_server, instance, HIDDEN_ID, kind=f"arc{ZWSP}{TAG_A}hive")
+    put_request_beside(console_server, instance, HIDDEN_ID, kind=f"arc{ZWSP}{TAG_A}hive")
     _hold(console_server, instance, HIDDEN_ID)
     _open_operator(browser, console_server, instance)
     note = find(browser, f'#unreadable-deletions li[data-request-id="{HIDDEN_ID}"]')
@@ -236,8 +215,8 @@ def test_the_lines_saying_what_a_dismissal_came_to_show_a_stored_id_as_the_note_
     was dismissed, or became readable meanwhile, shows the id as the note does (the same marked <code>). Before,
     both lines and the button's name were built as strings, and "later\u200bone" read as "laterone", another id."""
     readable = f"readable{ZWSP}one{TAG_A}"
-    _plant(console_server, instance, HIDDEN_ID, kind="archive")
-    _plant(console_server, instance, readable, kind="archive")
+    put_request_beside(console_server, instance, HIDDEN_ID, kind="archive")
+    put_request_beside(console_server, instance, readable, kind="archive")
     _open_operator(browser, console_server, instance)
     note = find(browser, f'#unreadable-deletions li[data-request-id="{HIDDEN_ID}"]')
     listed = note.find_element(By.TAG_NAME, "code").get_attribute("innerHTML")
@@ -250,7 +229,8 @@ def test_the_lines_saying_what_a_dismissal_came_to_show_a_stored_id_as_the_note_
     assert _marks(outcome) == ["U+200B", "U+E0041"]
 
     readable_note = find(browser, f'#unreadable-deletions li[data-request-id="{readable}"]')
-    _plant(console_server, instance, readable)  # readable now (a pending forget), while the note still lists it
+    # Readable now (a pending forget), while the note still lists it.
+    put_request_beside(console_server, instance, readable)
     listed = readable_note.find_element(By.TAG_NAME, "code").get_attribute("innerHTML")
     readable_note.find_element(By.CSS_SELECTOR, "button.dismiss").click()
     find(browser, "dialog#confirm[open] #confirm-ok").click()

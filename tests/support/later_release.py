@@ -35,6 +35,39 @@ def put_unreadable_request_beside(server: RunningServer, instance_id: str, *, st
         store.close()
 
 
+#: A field ``put_request_beside`` stores as null (None leaves the field out).
+STORED_NULL = object()
+
+
+def put_request_beside(server: RunningServer, instance_id: str, request_id: str, **data: object) -> None:
+    """``LATER``'s deletion request record with ``data`` over a readable pending forget's fields, as another release
+    would store it (January 2026: it sorts before anything a test writes), into ``server``'s own store opened beside
+    it; ``kind="archive"`` (a kind this release does not know) makes it unreadable. A None leaves a field out,
+    ``STORED_NULL`` stores null."""
+    fields: dict[str, object] = {"id": request_id, "instance_id": instance_id, "upn": LATER, "kind": "forget",
+                                 "status": "pending", "requested_by": LATER,
+                                 "requested_on": "2026-01-01T00:00:00+00:00"}
+    fields.update(data)
+    store = server.open_store()
+    try:
+        store.put_record(Record(deletions_partition(instance_id), RecordKind.DELETION_REQUEST,
+                                f"2026-01-01T00:00:00.000000Z~{request_id}",
+                                {k: None if v is STORED_NULL else v for k, v in fields.items() if v is not None}))
+    finally:
+        store.close()
+
+
+def put_hold_beside(server: RunningServer, instance_id: str, upn: str, request_id: str) -> None:
+    """The hold ``request_id`` filed on ``upn``'s memory (standing until 2099), into ``server``'s own store opened
+    beside it: what it hides stays hidden while it stands."""
+    store = server.open_store()
+    try:
+        store.put_record(Record(Partition(instance_id, upn), RecordKind.HOLD, request_id,
+                                Hold(request_id, None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
+    finally:
+        store.close()
+
+
 #: A later release's pending request stored as ``<time>~keyed``, its data naming no id as text: missing, a number, an
 #: object. Its holds go by ``keyed`` (``hold_requests.hold_name``), as the dismissal counts them.
 LATER = "later@contoso.com"
