@@ -1,9 +1,17 @@
-"""Write memory_core/domain/confusable_prototypes.py from Unicode's confusables.txt (UTS #39).
+"""Write memory_core/domain/confusable_prototypes.py from Unicode's confusables.txt (UTS #39), or check it.
 
-Run from the repository root, with the file Unicode publishes at
-https://www.unicode.org/Public/security/<version>/confusables.txt downloaded beside you:
+The input is pinned (``PINNED``): Unicode's file at ``PINNED.url``, whose header says ``Version: 17.0.0`` and
+``Date: 2025-07-22, 05:49:37 GMT``, and whose bytes have ``PINNED.sha256``. Run from the repository root, with that
+file downloaded beside you:
 
-    python scripts/generate_confusable_prototypes.py confusables.txt
+    python scripts/generate_confusable_prototypes.py confusables.txt           # write the module
+    python scripts/generate_confusable_prototypes.py --check confusables.txt   # exit 1 if the module differs
+
+A file whose header names another version or date, or whose sha256 is not the pinned one (tampered, re-saved with
+other line ends or a byte-order mark, cut short), is refused before anything is written (exit 1), so regenerating
+from the same input always writes the same module and ``--check`` tells a hand-edited or stale module from one
+the pinned file makes. Moving to a new version is a change of ``PINNED`` (its URL, the header's version and date,
+and the new file's sha256) reviewed with the module it writes; say so in docs/memory-tool.md.
 
 The module keeps what the memory tool's look-alike check reads (``domain/lookalike_names.py``): every
 character the file maps (``SOURCES``) and its prototype (``PROTOTYPES``, one per source, separated by
@@ -11,14 +19,19 @@ character the file maps (``SOURCES``) and its prototype (``PROTOTYPES``, one per
 prototypes hold a character the table maps once decomposed, "\u01c6" is "d\u017e", whose caron it maps), so that
 one pass makes a skeleton; as escaped string literals, which a compiled module loads in microseconds where parsing the
 text took 10 to 30 ms; and Unicode's header (version, date, copyright and terms of use), which its licence
-asks copies to keep. Run it again to move to a new version of the data, and say so in docs/memory-tool.md.
+asks copies to keep. The module depends on the Python that runs this script only through ``unicodedata``'s NFD
+(the closure above): a Python whose Unicode database is older than the file's version may write another module,
+which ``--check`` reports.
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import sys
 import unicodedata
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 OUTPUT = Path(__file__).resolve().parents[1] / "memory_core" / "domain" / "confusable_prototypes.py"
@@ -26,13 +39,40 @@ SEPARATOR = "\n"
 WIDTH = 112
 
 
-def mappings(source: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """Unicode's header lines (up to the first mapping), and each mapping: a character and its prototype."""
+@dataclass(frozen=True)
+class Pin:
+    """The one input the module is made from: where Unicode publishes it, what its header says, its bytes' sha256."""
+
+    url: str
+    version: str
+    date: str
+    sha256: str
+
+
+# The sha256 of the file at the URL, as two unrelated projects pinned it (this machine cannot reach unicode.org),
+# and of the copy the vendored module was made from (``--check`` of it passes).
+PINNED = Pin(
+    url="https://www.unicode.org/Public/17.0.0/security/confusables.txt",
+    version="17.0.0",
+    date="2025-07-22, 05:49:37 GMT",
+    sha256="091c7f82fc39ef208faf8f94d29c244de99254675e09de163160c810d13ef22a",
+)
+
+
+class UnpinnedInput(ValueError):
+    """The file given is not the pinned one: another version or date in its header, or other bytes."""
+
+
+def mappings(source: str, header_only: bool = False) -> tuple[list[str], list[tuple[str, str]]]:
+    """Unicode's header lines (up to the first mapping), and each mapping: a character and its prototype (none
+    when ``header_only``). Raises ValueError for a line that is not a mapping of one character."""
     header: list[str] = []
     found: list[tuple[str, str]] = []
     for raw in source.splitlines():
         line = raw.lstrip("\ufeff")
         data = line.split("#", 1)[0].strip()
+        if data and header_only:
+            break
         if not data:
             if not found and line.startswith("#"):
                 header.append(line.lstrip("# ").rstrip())
@@ -82,23 +122,73 @@ def literal(name: str, text: str) -> str:
     return f"{name} = (\n{body}\n)\n"
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(__doc__, file=sys.stderr)
-        return 2
-    header, found = mappings(Path(argv[0]).read_text(encoding="utf-8"))
+def pinned_text(data: bytes, pin: Pin) -> str:
+    """``data`` as text when it is the pinned file; raises ``UnpinnedInput`` saying how it differs. The header is
+    read first, so a file of another version is named as such rather than only as other bytes."""
+    header, _ = mappings(data.decode("utf-8"), header_only=True)
+    for field, pinned in (("Version", pin.version), ("Date", pin.date)):
+        found = next((line.split(":", 1)[1].strip() for line in header if line.startswith(f"{field}:")), None)
+        if found != pinned:
+            raise UnpinnedInput(f"the file's header has {field}: {found}, this script is pinned to {pinned} "
+                                f"({pin.url}); to move to another version, change PINNED and regenerate")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != pin.sha256:
+        raise UnpinnedInput(f"the file's sha256 is {digest}, not the pinned {pin.sha256}: it is not {pin.url} "
+                            "as published (changed, re-saved or cut short); download it again")
+    return data.decode("utf-8")
+
+
+def module_text(source: str) -> str:
+    """The module ``source`` (a confusables.txt's text) makes, byte for byte what ``main`` writes; raises
+    ValueError for a line that is not a mapping of one character."""
+    header, found = mappings(source)
     found = closed(found)
-    assert all(SEPARATOR not in prototype for _, prototype in found)
+    if any(SEPARATOR in prototype for _, prototype in found):
+        raise ValueError("a prototype holds the separator")
     title = "Generated by scripts/generate_confusable_prototypes.py from Unicode's confusables.txt: do not edit."
     doc = "\n".join([title, "", "Its header:", "", *header]).rstrip()
-    module = "\n".join([
+    return "\n".join([
         f'"""{doc}\n"""', "",
         f"SEPARATOR = {SEPARATOR!r}", "",
         literal("SOURCES", "".join(source for source, _ in found)),
         literal("PROTOTYPES", SEPARATOR.join(prototype for _, prototype in found)),
     ])
-    OUTPUT.write_text(module, encoding="utf-8")
-    print(f"{len(found)} mappings written to {OUTPUT}")
+
+
+def first_difference(expected: str, found: str) -> str:
+    """The first line where ``found`` differs from ``expected``, for a failed ``--check``'s message."""
+    wanted, have = expected.splitlines(), found.splitlines()
+    for number, (line, other) in enumerate(zip(wanted, have, strict=False), start=1):
+        if line != other:
+            return f"line {number}: {other[:60]!r}, the generator writes {line[:60]!r}"
+    return f"{len(have)} lines, the generator writes {len(wanted)}"
+
+
+def main(argv: list[str], pin: Pin = PINNED, output: Path = OUTPUT) -> int:
+    """Write (or with ``--check``, compare with) ``output`` from the file ``argv`` names; 0 when written or
+    equal, 1 when the file is not the pinned one or the module differs, 2 for a wrong command line."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="fail if the module is not what the file makes")
+    parser.add_argument("confusables", type=Path, help="Unicode's confusables.txt, as downloaded")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return 2 if exit_.code else 0
+    try:
+        module = module_text(pinned_text(args.confusables.read_bytes(), pin))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        print(f"{args.confusables}: {error}", file=sys.stderr)
+        return 1
+    if args.check:
+        vendored = output.read_text(encoding="utf-8") if output.exists() else ""
+        if vendored != module:
+            print(f"{output} is not what {args.confusables} makes ({first_difference(module, vendored)}): "
+                  f"run this script without --check", file=sys.stderr)
+            return 1
+        print(f"{output} is what {args.confusables} (Unicode {pin.version}) makes")
+        return 0
+    output.write_text(module, encoding="utf-8")
+    print(f"{module.count(chr(10))} lines written to {output} from Unicode {pin.version}")
     return 0
 
 

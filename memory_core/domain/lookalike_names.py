@@ -54,6 +54,12 @@ _SIBLING_FORMS_KEPT = 4096
 _DOT_ABOVE = "\u0307"
 _DOTTED_BY_IT = {"i": "i", "j": "j", "\u0237": "j"}
 
+# The characters no prototype replaces that a skeleton keeps in its table as themselves, at most: ``str.translate``
+# raises and catches a KeyError for each character of a name not in its table (most of the cost of a skeleton of a
+# long accented name, whose letters are mostly ASCII and unmapped); a character kept is one lookup. Bounded, as the
+# names come from users: a table of about 6,600 prototypes and 4,100 ignorables, and this many more.
+_UNMAPPED_KEPT = 16_384
+
 # The ASCII characters Unicode's table maps (``1`` to ``l``, ``m`` to ``rn``, ...) and the ASCII characters of their
 # prototypes: the only ones a skeleton of an ASCII name changes or brings. A test holds it to the table.
 _ASCII_SHAPED = b"\"%'01Ilmnr`|/O"
@@ -74,7 +80,7 @@ def skeleton(name: str) -> str:
     prototype in Unicode's table of confusables, NFD again; and a dot above a letter drawn with its own dot (or
     a dotless "\u0131" or "\u0237") dropped, the letter made "i" or "j" (``_DOT_ABOVE``). Two strings with one
     skeleton are drawn alike; the skeleton itself is for comparing, never for showing."""
-    prototypes = unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).translate(_prototype_table()))
+    prototypes = unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).translate(_skeleton_table()))
     return _dot_above_dropped(prototypes) if _DOT_ABOVE in prototypes else prototypes
 
 
@@ -151,8 +157,10 @@ def _shapes(name: str, key: str) -> tuple[str, str, str]:
     which the table maps to a small capital)."""
     written = skeleton(name)
     refolded = folded(written)
-    # An ASCII fold (a Latin word with a Cyrillic letter) needs only the ASCII characters' prototypes.
-    return written, skeleton(key), _ascii_skeleton(refolded) if refolded.isascii() else skeleton(refolded)
+    # An ASCII fold (a Latin word with a Cyrillic letter) needs only the ASCII characters' prototypes; a name that is
+    # its own fold (lower case, most names in a script without case forms to fold) has one skeleton for both.
+    return (written, written if key == name else skeleton(key),
+            _ascii_skeleton(refolded) if refolded.isascii() else skeleton(refolded))
 
 
 @functools.lru_cache(maxsize=_SIBLING_FORMS_KEPT)
@@ -268,6 +276,11 @@ def _ascii_prototypes() -> tuple[tuple[str, str], ...]:
 def _compatibility_folded(text: str) -> str:
     """NFKC of ``text``, but for the characters whose compatibility form a reader sees apart (``_FORMS_SEEN_APART``),
     which are kept as they are."""
+    # Decomposed with no compatibility form (a skeleton, mostly): NFKC is NFC, so no form is to be kept. Asked first:
+    # its check is a quick scan, where a decomposed text's NFKC check composes it (half the cost of a long name's
+    # third skeleton went to checking and making both forms).
+    if unicodedata.is_normalized("NFKD", text):
+        return unicodedata.normalize("NFC", text)
     if unicodedata.is_normalized("NFKC", text):
         return text
     # NFKC that only composes (a skeleton is NFD) changes no compatibility form, so none is to be kept: the loop's
@@ -283,6 +296,25 @@ def _compatibility_folded(text: str) -> str:
             start = at + 1
     parts.append(unicodedata.normalize("NFKC", text[start:]))
     return unicodedata.normalize("NFC", "".join(parts))
+
+
+class _SkeletonTable(dict[int, str | int | None]):
+    """``_prototype_table`` for ``str.translate``, which learns the characters it lacks (each is itself): the
+    first ``_UNMAPPED_KEPT`` met are kept. The same translation as the prototype table's, faster."""
+
+    def __missing__(self, code: int) -> int:
+        if len(self) < self.bound:
+            self[code] = code
+        return code
+
+    def __init__(self, prototypes: dict[int, str | None]) -> None:
+        super().__init__(prototypes)
+        self.bound = len(prototypes) + _UNMAPPED_KEPT
+
+
+@functools.cache
+def _skeleton_table() -> _SkeletonTable:
+    return _SkeletonTable(_prototype_table())
 
 
 @functools.cache

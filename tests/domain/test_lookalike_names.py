@@ -14,12 +14,16 @@ import pytest
 from memory_core.domain import confusable_prototypes
 from memory_core.domain.lookalike_names import (
     _ASCII_SHAPED,
+    _UNMAPPED_KEPT,
     _ascii_refolded,
     _ascii_refolded_deleted,
     _ascii_rests,
     _ascii_skeleton,
     _holds_rest,
+    _prototype_table,
     _sibling_forms,
+    _skeleton_table,
+    _SkeletonTable,
     folded,
     lookalike_of,
     skeleton,
@@ -288,3 +292,18 @@ def test_the_table_loads_with_the_first_name_that_is_not_all_ascii() -> None:
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60,
                             check=True)
     assert json.loads(result.stdout) == [False, False, True, True]
+
+
+def test_the_skeleton_table_translates_as_unicodes_table_and_keeps_a_bounded_number_of_unmapped_characters() -> None:
+    """The table a skeleton translates by keeps the unmapped characters it meets as themselves, up to its bound:
+    the translation is the prototype table's, before and once full, and a name of many characters (a hostile one)
+    grows it no further."""
+    prototypes = _prototype_table()
+    table = _SkeletonTable(prototypes)
+    table.bound = len(prototypes) + 100
+    text = "".join(chr(code) for code in range(0x20, 0x3400) if not 0xD800 <= code < 0xE000)
+    for _ in range(2):
+        assert text.translate(table) == text.translate(prototypes)
+        assert len(table) == table.bound
+    assert all(table[code] == code for code in table.keys() - prototypes.keys())
+    assert len(_skeleton_table()) <= len(prototypes) + _UNMAPPED_KEPT

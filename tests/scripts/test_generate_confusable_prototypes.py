@@ -1,0 +1,176 @@
+"""The look-alike table's generator (``scripts/generate_confusable_prototypes.py``): its input pinned (Unicode's URL,
+the header's version and date, the file's sha256), ``--check``, and the vendored module as what it writes.
+
+Unicode's file itself cannot be downloaded here (no network), so the generator's logic runs on a small input in
+confusables.txt's format, and the pin is tested with that input tampered (the right header, other bytes: refused by
+the script's own pin) and with a pin made for it (accepted). The pinned digest guards the real file."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "generate_confusable_prototypes.py"
+VENDORED = ROOT / "memory_core" / "domain" / "confusable_prototypes.py"
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("generate_confusable_prototypes", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses looks the module up by name while the class is made.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+generator = _script()
+
+# confusables.txt's shape, with the pinned version and date: a byte-order mark, the header, comments and blank lines
+# between mappings; "\u01c6" whose prototype "d\u017e" holds, once decomposed, a caron the table maps (so the module
+# must hold its closure, "dz\u0306"), a quote (escaped in a literal) and a character past U+FFFF.
+FIXTURE = (
+    "\ufeff# confusables.txt\n"
+    f"# Date: {generator.PINNED.date}\n"
+    "# \u00a9 2025 Unicode\u00ae, Inc.\n"
+    "#\n"
+    "# Unicode Security Mechanisms for UTS #39\n"
+    f"# Version: {generator.PINNED.version}\n"
+    "#\n"
+    "05AD ;\t0596 ;\tMA\t# ( \u05ad \u2192 \u0596 ) HEBREW ACCENT DEHI \u2192 HEBREW ACCENT TIPEHA\t# \n"
+    "\n"
+    "01C6 ;\t0064 017E ;\tMA\t# ( \u01c6 \u2192 d\u017e ) LATIN SMALL LETTER DZ WITH CARON\t# \n"
+    "030C ;\t0306 ;\tMA\t# ( \u030c \u2192 \u0306 ) COMBINING CARON \u2192 COMBINING BREVE\t# \n"
+    "FF02 ;\t0022 ;\tMA\t# ( \uff02 \u2192 \" ) FULLWIDTH QUOTATION MARK\t# \n"
+    "1D400 ;\t0041 ;\tMA\t# ( \U0001d400 \u2192 A ) MATHEMATICAL BOLD CAPITAL A\t# \n"
+    "\n"
+    "# total: 5\n"
+)
+
+
+def _pin_for(data: bytes) -> generator.Pin:
+    return generator.Pin(url="file:fixture", version=generator.PINNED.version, date=generator.PINNED.date,
+                         sha256=hashlib.sha256(data).hexdigest())
+
+
+def _loaded(text: str) -> dict[str, str]:
+    space: dict[str, object] = {}
+    exec(compile(text, "generated", "exec"), space)
+    sources, prototypes, separator = space["SOURCES"], space["PROTOTYPES"], space["SEPARATOR"]
+    assert isinstance(sources, str) and isinstance(prototypes, str) and isinstance(separator, str)
+    return dict(zip(sources, prototypes.split(separator), strict=True))
+
+
+def test_the_vendored_module_is_what_the_generator_makes_of_the_table_it_holds() -> None:
+    """The vendored module, read back as a confusables.txt (its header, each source and prototype), is what the
+    generator writes from it byte for byte: no hand edit of its layout or header, and every prototype already
+    closed (the generator's closure changes none). ``--check`` with Unicode's file is the test of its content."""
+    text = VENDORED.read_text(encoding="utf-8")
+    docstring = text.split('"""')[1]
+    header = docstring.split("Its header:\n\n", 1)[1].rstrip("\n").split("\n")
+    from memory_core.domain import confusable_prototypes as vendored
+
+    prototypes = vendored.PROTOTYPES.split(vendored.SEPARATOR)
+    lines = [f"# {line}" if line else "#" for line in header]
+    lines += [f"{ord(source):04X} ;\t{' '.join(f'{ord(c):04X}' for c in prototype)} ;\tMA\t# "
+              for source, prototype in zip(vendored.SOURCES, prototypes, strict=True)]
+    assert generator.module_text("\n".join(lines) + "\n") == text
+
+
+def test_the_vendored_header_names_the_pinned_version_and_date() -> None:
+    """The pin and the module agree: the header the module keeps names the version and date the script is pinned
+    to, and the URL is that version's."""
+    header = VENDORED.read_text(encoding="utf-8").split("Its header:", 1)[1]
+    assert f"\nVersion: {generator.PINNED.version}\n" in header
+    assert f"\nDate: {generator.PINNED.date}\n" in header
+    assert f"/{generator.PINNED.version}/" in generator.PINNED.url
+    assert re.fullmatch(r"[0-9a-f]{64}", generator.PINNED.sha256)
+
+
+def test_the_module_holds_each_prototype_closed_escaped_and_unicodes_header() -> None:
+    """Each source with its prototype taken to its own skeleton (the caron in "d\u017e" mapped as well), as
+    escaped ASCII literals of lines no longer than the style's 120 characters, and Unicode's header kept."""
+    text = generator.module_text(FIXTURE)
+    assert _loaded(text) == {"\u05ad": "\u0596", "\u01c6": "dz\u0306", "\u030c": "\u0306", "\uff02": '"',
+                             "\U0001d400": "A"}
+    body = text.split('"""')[2]
+    assert body.isascii() and max(len(line) for line in text.splitlines()) <= 120
+    assert "\nVersion: 17.0.0\n" in text and "\u00a9 2025 Unicode\u00ae, Inc." in text and "total" not in text
+
+
+@pytest.mark.parametrize("line", ["0041 0042 ;\t0043 ;\tMA\t#", "0041 ;\t0043 ;\tSL\t#", "0041 ;\t0043\t#"])
+def test_a_line_that_is_not_a_mapping_of_one_character_is_refused(line: str) -> None:
+    with pytest.raises(ValueError, match=r"not a confusables\.txt mapping line"):
+        generator.module_text(FIXTURE + line + "\n")
+
+
+def test_check_passes_for_the_module_the_pinned_file_makes_and_fails_for_any_other(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With a pin made for the input, writing then ``--check`` passes; a module edited by one character, or missing,
+    fails ``--check`` naming the line, and ``--check`` writes nothing."""
+    source, module = tmp_path / "confusables.txt", tmp_path / "prototypes.py"
+    source.write_text(FIXTURE, encoding="utf-8")
+    pin = _pin_for(source.read_bytes())
+    assert generator.main([str(source)], pin, module) == 0
+    assert module.read_text(encoding="utf-8") == generator.module_text(FIXTURE)
+    assert generator.main(["--check", str(source)], pin, module) == 0
+    edited = module.read_text(encoding="utf-8").replace("\\u0596", "\\u0597")
+    module.write_text(edited, encoding="utf-8")
+    capsys.readouterr()
+    assert generator.main(["--check", str(source)], pin, module) == 1
+    assert "is not what" in capsys.readouterr().err and module.read_text(encoding="utf-8") == edited
+    module.unlink()
+    assert generator.main(["--check", str(source)], pin, module) == 1 and not module.exists()
+
+
+def test_a_file_with_the_pinned_header_but_other_bytes_is_refused_before_anything_is_written(
+        tmp_path: Path) -> None:
+    """The script as run, with its own pin: a file whose header names the pinned version and date but whose bytes
+    are not Unicode's is refused (exit 1, naming both digests) by ``--check`` and by a write, and the vendored
+    module is left as it was."""
+    source = tmp_path / "confusables.txt"
+    source.write_text(FIXTURE, encoding="utf-8")
+    before = VENDORED.read_bytes()
+    for argv in (["--check", str(source)], [str(source)]):
+        result = subprocess.run([sys.executable, str(SCRIPT), *argv], cwd=ROOT, capture_output=True, text=True,
+                                timeout=60)
+        assert result.returncode == 1, result
+        assert hashlib.sha256(source.read_bytes()).hexdigest() in result.stderr
+        assert f"not the pinned {generator.PINNED.sha256}" in result.stderr
+    assert VENDORED.read_bytes() == before
+
+
+@pytest.mark.parametrize(("field", "value"), [("Version", "16.0.0"), ("Date", "2024-08-14, 23:15:04 GMT")])
+def test_a_file_of_another_version_or_date_is_named_as_such(field: str, value: str, tmp_path: Path) -> None:
+    """Another version's file is refused for its header, before its digest: the message says what to change. Its
+    digest would be refused too: the pin made here is for the pinned file, not this one."""
+    pinned = getattr(generator.PINNED, field.lower())
+    source = FIXTURE.replace(f"# {field}: {pinned}\n", f"# {field}: {value}\n")
+    assert source != FIXTURE
+    data = source.encode("utf-8")
+    with pytest.raises(generator.UnpinnedInput, match=f"header has {field}: {re.escape(value)}, .* pinned to "):
+        generator.pinned_text(data, _pin_for(data))
+    other = FIXTURE.encode("utf-8")
+    assert generator.pinned_text(other, _pin_for(other)) == FIXTURE
+    with pytest.raises(generator.UnpinnedInput, match="sha256"):
+        generator.pinned_text(other.replace(b"0596", b"0597"), _pin_for(other))
+
+
+def test_the_command_line_answers_two_for_a_wrong_call_and_one_for_a_missing_file(tmp_path: Path) -> None:
+    assert generator.main([], generator.PINNED, tmp_path / "m.py") == 2
+    assert generator.main(["--check", str(tmp_path / "absent.txt")], generator.PINNED, tmp_path / "m.py") == 1
+
+
+def test_the_memory_tool_doc_names_the_pin() -> None:
+    """docs/memory-tool.md, where the look-alike rule is described, names the pinned URL, version, date and sha256."""
+    doc = " ".join((ROOT / "docs" / "memory-tool.md").read_text(encoding="utf-8").split())
+    pin = generator.PINNED
+    assert all(part in doc for part in (pin.url, f"Version: {pin.version}", f"Date: {pin.date}", pin.sha256))
