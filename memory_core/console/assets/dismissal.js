@@ -2,8 +2,8 @@
 // request this release cannot read"): a confirmation, then what the API answers, told in the dialog.
 
 import { ApiError } from "./api.js";
-import { formatCount, h, isolatedText } from "./dom.js";
-import { invisibleParts, storedText } from "./invisible.js";
+import { formatCount, h } from "./dom.js";
+import { spelledText, storedText } from "./invisible.js";
 import { confirmAction } from "./ui.js";
 
 /**
@@ -13,15 +13,6 @@ import { confirmAction } from "./ui.js";
 export function holdsStanding(message) {
   const match = /filed (\d+) hold/.exec(String(message || ""));
   return match ? Number(match[1]) : null;
-}
-
-/**
- * ``text`` isolated (dom.js ``isolatedText``) for a string the view cannot mark up (a button's name, an
- * announcement), each run of characters drawn as nothing spelled by its code points as the page's marks read and
- * as ``isolatedText`` writes a bidirectional control ("laterU+200Bone"): an id holding one must not read as another.
- */
-function spelledText(text) {
-  return isolatedText(invisibleParts(text).map((part) => (typeof part === "string" ? part : part.codePoint)).join(""));
 }
 
 /**

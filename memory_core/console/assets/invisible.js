@@ -155,3 +155,12 @@ export function isolatedId(text) {
   const s = String(text ?? "");
   return isolatedText(/^\s|\s$/u.test(s) ? JSON.stringify(s) : s);
 }
+
+/**
+ * ``text`` isolated (dom.js ``isolatedText``) for a string the view cannot mark up (a button's name, an
+ * announcement), each run of characters drawn as nothing spelled by its code points as the page's marks read and
+ * as ``isolatedText`` writes a bidirectional control ("laterU+200Bone"): an id holding one must not read as another.
+ */
+export function spelledText(text) {
+  return isolatedText(invisibleParts(text).map((part) => (typeof part === "string" ? part : part.codePoint)).join(""));
+}

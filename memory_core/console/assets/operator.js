@@ -1,5 +1,6 @@
-// The operator's view: deletion requests to decide, any user's audit trail, agent settings (agent_settings.js),
-// the legacy-import trail, the scan for hidden text (hidden_text_scan.js) and the sweep.
+// The operator's view: deletion requests to decide, the sweep, holds whose request is gone (orphan_holds.js), any
+// user's audit trail, agent settings (agent_settings.js), the legacy-import trail and the scan for hidden text
+// (hidden_text_scan.js).
 // Operator routes take an operator key or the operator app role.
 
 import { AgentSettings } from "./agent_settings.js";
@@ -8,6 +9,7 @@ import { describeUnreadable, dismissedOutcome, dismissUnreadable, readableOutcom
 import { h, replace, field, formatCount, formatSecond, formatTime, isolatedText } from "./dom.js";
 import { HiddenTextScan } from "./hidden_text_scan.js";
 import { storedText } from "./invisible.js";
+import { OrphanHolds } from "./orphan_holds.js";
 import { auditTable } from "./records.js";
 import {
   announce, busy, confirmAction, cutShortNote, focusAfterRedraw, OPERATOR_LISTING_REST, showMore,
@@ -43,6 +45,7 @@ export class OperatorView {
     // One scan for the view's life: what it found survives the view's redraws.
     this.hiddenTextScan = new HiddenTextScan(api, this.credential, () => this.refresh());
     this.agentSettings = new AgentSettings(api, this.credential);
+    this.orphanHolds = new OrphanHolds(api, this.credential, () => this.refresh());
   }
 
   get credential() {
@@ -68,7 +71,7 @@ export class OperatorView {
       }
       throw error;
     }
-    root.append(this.deletionsSection(requests), this.sweepSection(), this.auditSection(),
+    root.append(this.deletionsSection(requests), this.sweepSection(), this.orphanHolds.section(), this.auditSection(),
       this.agentSettings.section(), this.legacySection(), this.hiddenTextScan.section());
     return root;
   }

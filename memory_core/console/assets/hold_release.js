@@ -1,0 +1,103 @@
+// An operator's release of a hold whose deletion request is gone (docs/custody.md, "Holds left behind by their
+// request"): the hold told by its ids, the confirmation naming what shows again, and what the API's answer comes to.
+// Ids only: a hold names no memory text, and neither does anything here.
+
+import { ApiError } from "./api.js";
+import { formatCount, formatTime, h } from "./dom.js";
+import { spelledText, storedText } from "./invisible.js";
+import { confirmAction } from "./ui.js";
+
+/** The team-shared partition's owner, and the ``?upn=`` that releases a team-shared hold naming no author. */
+export const SHARED = "~shared";
+
+/** Entry ids a hold's description names before it sums up the rest: a hold filed for a replace may name hundreds. */
+const IDS_SHOWN = 5;
+
+/** The ``?upn=`` a release of ``hold`` names: its user, or ``SHARED`` for a team-shared hold naming no author. */
+export function releaseUpn(hold) {
+  return hold.upn ?? SHARED;
+}
+
+/** Whose memory ``hold`` hides, as nodes: the user (isolated, what draws as nothing marked), or every author. */
+export function shownOwner(hold) {
+  if (hold.upn == null) return "every author's team-shared copies";
+  return hold.owner === SHARED ? [storedText(hold.upn), "'s team-shared copies"] : [storedText(hold.upn), "'s memory"];
+}
+
+/** ``shownOwner`` as a string (a button's name, an announcement): what draws as nothing spelled by code point. */
+function saidOwner(hold) {
+  if (hold.upn == null) return "every author's team-shared copies";
+  return `${spelledText(hold.upn)}'s ${hold.owner === SHARED ? "team-shared copies" : "memory"}`;
+}
+
+/** The scopes ``hold`` covers, as nodes: every scope, or its profile ids. */
+export function shownScope(hold) {
+  if (hold.profile_ids == null) return "every scope";
+  return hold.profile_ids.map((id, i) => [i ? ", " : "", h("code", {}, storedText(id))]);
+}
+
+/** What kind of hold it is, as nodes: the entries it names by id (a forget's), or all written up to a time. */
+export function shownKind(hold) {
+  const ids = hold.entry_ids || [];
+  const parts = [];
+  if (ids.length) {
+    parts.push(`${formatCount(ids.length)} entr${ids.length === 1 ? "y" : "ies"} by id: `,
+      ids.slice(0, IDS_SHOWN).map((id, i) => [i ? ", " : "", h("code", {}, storedText(id))]),
+      ids.length > IDS_SHOWN ? ` and ${formatCount(ids.length - IDS_SHOWN)} more` : "");
+  }
+  if (hold.watermark) {
+    parts.push(ids.length ? "; " : "", "everything written up to ",
+      h("time", { datetime: hold.watermark }, formatTime(hold.watermark)));
+  }
+  if (!parts.length) parts.push("nothing this release can name");
+  if (hold.readable === false) parts.push(" (a later release's hold, shown as far as this release reads it)");
+  return parts;
+}
+
+/** A Release button's name: the request's id and whose memory, spelled (``spelledText``), unlike any other's. */
+export function releaseName(hold) {
+  return `Release ${spelledText(hold.request_id)} on ${saidOwner(hold)}`;
+}
+
+/** ``hold`` in a sentence's nodes: its request's id in <code> as the table shows it, and whose memory it holds. */
+function shownHold(hold) {
+  return [h("code", {}, storedText(hold.request_id)), " on ", shownOwner(hold)];
+}
+
+/**
+ * Ask the operator to release ``hold``, naming what shows again. Resolves to true when confirmed.
+ */
+export function confirmRelease(hold) {
+  const whose = hold.upn == null
+    ? ["every author's team-shared copies it hides show again to the team. Audited in the instance's ",
+      h("code", {}, "~deletions"), " trail."]
+    : ["what this request's holds hide of ", storedText(hold.upn), "'s memory and of their team-shared copies "
+      + "shows again, to them and to the agents that read it. Audited in their trail."];
+  return confirmAction({ title: "Release this hold?",
+    text: ["The hold ", shownHold(hold), " was left by a deletion request that is no longer stored. It hides ",
+      shownKind(hold), " in ", shownScope(hold), ". Released, ", whose, " Nothing is erased; to have it erased, "
+        + "ask for a purge of the user first."],
+    ok: "Release" });
+}
+
+/**
+ * What releasing ``hold`` came to: ``answer`` (``ReleasedHoldModel``), or ``error`` when the API refused.
+ * ``shown`` as nodes for the outcome line, ``said`` as a string to announce, ``success``, and ``stored`` when the
+ * hold's request is stored again (409 ``hold_not_orphaned``). An error's message comes with its status and code.
+ */
+export function releaseOutcome(hold, { answer = null, error = null }) {
+  const sentence = (held) => {
+    if (answer) {
+      const n = answer.holds_released;
+      return ["Released ", held, n ? `: ${formatCount(n)} hold${n === 1 ? "" : "s"} lifted; what `
+        + `${n === 1 ? "it" : "they"} hid shows again.` : ": no hold of it stood (released already)."];
+    }
+    const code = error instanceof ApiError ? ` (${error.status} ${error.code})` : "";
+    const again = error instanceof ApiError && error.code === "hold_not_orphaned"
+      ? " Its deletion request is stored again: decide it under Deletion requests." : "";
+    return ["Not released ", held, `: ${error?.message || String(error)}${code}${again}`];
+  };
+  const said = [spelledText(hold.request_id), " on ", saidOwner(hold)].join("");
+  return { shown: sentence(shownHold(hold)), said: sentence(said).join(""), success: Boolean(answer),
+    stored: error instanceof ApiError && error.code === "hold_not_orphaned" };
+}
