@@ -18,8 +18,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.body import read_bounded_body
-from memory_core.edge.names import AppNames
 from memory_core.edge.errors import headers_for, status_for
+from memory_core.edge.names import AppNames
 from memory_core.identity.headers import carries_signed_token
 from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE

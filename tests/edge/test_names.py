@@ -116,7 +116,8 @@ def test_a_host_outside_ascii_is_refused_even_when_unicode_case_or_width_maps_it
 
 def test_a_configured_unicode_name_is_compared_in_the_ascii_form_a_browser_sends() -> None:
     """UTS #46 (as browsers): "Straße" keeps its ß (xn--strae-oqa), unlike IDNA 2003's "strasse"."""
-    names = _names(website_hostname="memory.azurewebsites.net", memory_allowed_hosts=("https://Bücher.Straße.example/",))
+    names = _names(website_hostname="memory.azurewebsites.net",
+                   memory_allowed_hosts=("https://Bücher.Straße.example/",))
     assert "xn--bcher-kva.xn--strae-oqa.example" in names.names
     assert names.admitted("XN--BCHER-KVA.xn--STRAE-OQA.example:443", "https://xn--bcher-kva.XN--strae-oqa.example") \
         == ("xn--bcher-kva.xn--strae-oqa.example:443", "https://xn--bcher-kva.xn--strae-oqa.example")

@@ -96,7 +96,8 @@ def _scope(host: str | None, origin: str | None = None) -> dict[str, Any]:
     ({}, "[::1]:08080", "HTTP://[::1]:8080/"),
     ({}, None, None),
     ({"website_hostname": "Memory.AzureWebsites.net"}, "MEMORY.azurewebsites.NET", "https://memory.AZUREWEBSITES.net"),
-    ({"memory_allowed_hosts": ("https://Bücher.example/",)}, "XN--BCHER-KVA.example:443", "https://Xn--Bcher-Kva.Example"),
+    ({"memory_allowed_hosts": ("https://Bücher.example/",)}, "XN--BCHER-KVA.example:443",
+     "https://Xn--Bcher-Kva.Example"),
 ])
 async def test_the_sdk_accepts_every_request_the_edge_admits_in_the_form_the_front_gives_it(
     values: dict[str, object], host: str | None, origin: str | None
