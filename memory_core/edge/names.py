@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -122,7 +123,7 @@ class AppNames:
         configured = (settings.website_hostname or "", *settings.allowed_hosts)
         return cls(deployed=_unique(host_name(h) for h in configured), local=is_local(settings))
 
-    @property
+    @cached_property  # read by every request's Host and Origin check
     def names(self) -> tuple[str, ...]:
         """Every accepted host name, deployed names first."""
         return _unique([*self.deployed, *(LOOPBACK_NAMES if self.local else ())])
