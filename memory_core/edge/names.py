@@ -16,6 +16,21 @@ port of 1 to 5 digits in 1-65535, and nothing else: no userinfo (``@``), path,
 spaces, or text after an IPv6 literal's ``]``. Anything else is refused like a
 foreign name, so no later reader (a URL parser, an OAuth metadata URL built
 from the Host) ever sees an address the edge did not check.
+
+Names compare as DNS compares them: without regard to ASCII case (RFC 9110
+section 4.2.3, RFC 3986 section 3.2.2), so ``LOCALHOST:7071`` is ``localhost``.
+A Host is ASCII (an IDN travels in its ``xn--`` form, as browsers send it):
+one with any other character is refused, so no Unicode case mapping (the
+Kelvin sign lower-cases to ``k``) makes another name match. A configured
+name in Unicode is compared in its ASCII form (UTS #46, as browsers convert
+it). A trailing dot (``localhost.``) is another name to a browser (another
+origin), and is refused unless configured.
+
+``AppNames.admitted`` also answers the canonical form of what it accepted
+(lower case; an Origin without its ``/``): a reader behind the edge that
+compares the headers itself (the MCP SDK's DNS-rebinding check,
+``memory_core.mcp.front``) is given those, so it cannot refuse for case alone
+what the edge accepted.
 """
 
 from __future__ import annotations
@@ -23,6 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -38,7 +54,8 @@ _AUTHORITY = re.compile(r"(\[[0-9a-f:.]+\]|[^\s\[\]:/?#@\\]+)(?::([0-9]{1,5}))?"
 
 
 def host_name(entry: str) -> str:
-    """``entry`` without scheme, path or port, lower case ("https://Api.X.com:443/" -> "api.x.com")."""
+    """``entry`` without scheme, path or port, lower case ("https://Api.X.com:443/" -> "api.x.com"); a name in
+    Unicode in its ASCII form ("Bücher.example" -> "xn--bcher-kva.example"), or as it is when it has none."""
     name = entry.strip().lower()
     for scheme in ("https://", "http://"):
         if name.startswith(scheme):
@@ -46,16 +63,42 @@ def host_name(entry: str) -> str:
     name = name.split("/", 1)[0]
     if name.startswith("["):
         return name[: name.find("]") + 1] if "]" in name else name
-    return name.rsplit(":", 1)[0] if ":" in name else name
+    name = name.rsplit(":", 1)[0] if ":" in name else name
+    return name if name.isascii() else _ascii_form(name)
+
+
+def _ascii_form(name: str) -> str:
+    """An IDN as a browser sends it in Host (UTS #46 mapping, then punycode); ``name`` itself when it has no ASCII
+    form, which then matches no Host (a Host is ASCII)."""
+    import idna  # pinned (requirements.txt); loaded only for a configured name that is not ASCII
+
+    try:
+        return idna.encode(name, uts46=True).decode("ascii")
+    except idna.IDNAError:
+        return name
+
+
+def authority_parts(authority: str) -> tuple[str, int | None] | None:
+    """The lower-case host name and the port of a Host header value or a URL's netloc when it is ``name`` or
+    ``name:port`` (port 1-65535) and the name is ASCII; None for anything else (userinfo, a bad port, a path, text
+    after ``]``, a character outside ASCII)."""
+    match = _AUTHORITY.fullmatch(authority)
+    if match is None or not match[1].isascii():
+        return None
+    port = int(match[2]) if match[2] is not None else None
+    if port is not None and not 1 <= port <= 65535:
+        return None
+    return match[1].lower(), port
 
 
 def authority_name(authority: str) -> str | None:
-    """The lower-case host name of a Host header value or a URL's netloc when it is ``name`` or ``name:port``
-    (port 1-65535); None for anything else (userinfo, a bad port, a path, text after ``]``)."""
-    match = _AUTHORITY.fullmatch(authority)
-    if match is None or (match[2] is not None and not 1 <= int(match[2]) <= 65535):
-        return None
-    return match[1].lower()
+    """The host name of ``authority_parts``; None where it answers None."""
+    parts = authority_parts(authority)
+    return parts[0] if parts is not None else None
+
+
+def _authority(name: str, port: int | None) -> str:
+    return name if port is None else f"{name}:{port}"
 
 
 def _unique(names: Iterable[str]) -> tuple[str, ...]:
@@ -80,35 +123,62 @@ class AppNames:
         configured = (settings.website_hostname or "", *settings.allowed_hosts)
         return cls(deployed=_unique(host_name(h) for h in configured), local=is_local(settings))
 
-    @property
+    @cached_property  # read by every request's Host and Origin check
     def names(self) -> tuple[str, ...]:
         """Every accepted host name, deployed names first."""
         return _unique([*self.deployed, *(LOOPBACK_NAMES if self.local else ())])
 
+    def canonical_host(self, host: str) -> str | None:
+        """``host`` as ``name`` or ``name:port``, lower case, when it names this app (module docstring); else None."""
+        parts = authority_parts(host.strip())
+        if parts is None or parts[0] not in self.names:
+            return None
+        return _authority(*parts)
+
+    def canonical_origin(self, origin: str) -> str | None:
+        """``origin`` as ``scheme://name`` or ``scheme://name:port``, lower case, when it is a page of this app:
+        https on its names, http too on loopback; else None."""
+        try:
+            # Not lower-cased first: str.lower maps some non-ASCII letters to ASCII ones (module docstring).
+            parts = urlsplit(origin.strip())
+        except ValueError:  # "http://[::1", a name NFKC folds into a separator
+            return None
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
+            return None
+        authority = authority_parts(parts.netloc)
+        if authority is None or authority[0] not in self.names:
+            return None
+        if parts.scheme != "https" and authority[0] not in LOOPBACK_NAMES:
+            return None
+        return f"{parts.scheme}://{_authority(*authority)}"
+
     def accepts_host(self, host: str) -> bool:
         """True when a Host header value names this app, with or without a port (1-65535), and holds nothing else
         (module docstring)."""
-        return authority_name(host.strip()) in self.names
+        return self.canonical_host(host) is not None
 
     def accepts_origin(self, origin: str) -> bool:
         """True when a browser Origin is a page of this app: https on its names, http too on loopback."""
-        try:
-            parts = urlsplit(origin.strip().lower())
-        except ValueError:  # "http://[::1", a name NFKC folds into a separator
-            return False
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
-            return False
-        name = authority_name(parts.netloc)
-        if name is None or name not in self.names:
-            return False
-        return parts.scheme == "https" or name in LOOPBACK_NAMES
+        return self.canonical_origin(origin) is not None
 
-    def check(self, host: str, origin: str | None) -> None:
-        """Refuse a foreign or malformed Host (``MisdirectedRequest``, 421) or Origin (``Forbidden``, 403)."""
-        if not self.accepts_host(host):
+    def admitted(self, host: str, origin: str | None) -> tuple[str, str | None]:
+        """The canonical Host and Origin (``canonical_host``, ``canonical_origin``) of a request this app answers.
+
+        Raises ``MisdirectedRequest`` (421) for a foreign or malformed Host, ``Forbidden`` (403, code
+        ``origin_not_allowed``) for a foreign or malformed Origin."""
+        canonical_host = self.canonical_host(host)
+        if canonical_host is None:
             raise MisdirectedRequest(
                 "the Host header does not name this app; a deployment behind another name lists it in "
                 "MEMORY_ALLOWED_HOSTS"
             )
-        if origin is not None and not self.accepts_origin(origin):
+        if origin is None:
+            return canonical_host, None
+        canonical_origin = self.canonical_origin(origin)
+        if canonical_origin is None:
             raise Forbidden("requests from other web sites are refused (Origin)", code="origin_not_allowed")
+        return canonical_host, canonical_origin
+
+    def check(self, host: str, origin: str | None) -> None:
+        """Refuse a foreign or malformed Host (``MisdirectedRequest``, 421) or Origin (``Forbidden``, 403)."""
+        self.admitted(host, origin)

@@ -13,14 +13,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
-from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.body import read_bounded_body
 from memory_core.edge.errors import headers_for, status_for
+from memory_core.edge.names import AppNames
 from memory_core.identity.headers import carries_signed_token
 from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
@@ -90,8 +89,9 @@ class McpHttpApp:
 
     1. anything but POST answers 405 (a stateless server has no stream to
        resume and no session to end);
-    2. a Host or Origin that is not this app's answers 421 or 403 (the SDK's
-       DNS-rebinding check, applied before anything else is read);
+    2. a Host or Origin that is not this app's (``names``: the edge's rule, ``AppNames.admitted``) answers 421
+       or 403 as the edge answers it, before anything else is read; every later step, and the SDK, sees the
+       request with the canonical Host and Origin the rule answers (``addressed_scope``);
     3. a body over ``max_body_bytes`` answers 413; JSON that is not a JSON-RPC
        message answers 400 without echoing any value, and so does a header value
        that is not UTF-8 (``header_text``);
@@ -128,7 +128,7 @@ class McpHttpApp:
         *,
         authenticate: Callable[[Mapping[str, str]], Authentication] | None = None,
         challenge: Callable[[Scope, str], str] | None = None,
-        security: TransportSecuritySettings | None = None,
+        names: AppNames | None = None,
         max_body_bytes: int = 1024 * 1024,
         time_limit: float = REQUEST_TIME_LIMIT_SECONDS,
         exchange: SingleExchange | None = None,
@@ -136,7 +136,8 @@ class McpHttpApp:
     ) -> None:
         """``exchange`` answers the requests it accepts without ``inner`` (``memory_core.mcp.exchange``).
         ``abandoned``: the count of abandoned worker-thread calls this front checks and adds its own to (default: a
-        count of this front's own; ``build_asgi_app`` passes the one its backend joins, the process's)."""
+        count of this front's own; ``build_asgi_app`` passes the one its backend joins, the process's).
+        ``names``: the app's names, for step 2 (None: no check, for a test's app)."""
         self._exchange = exchange
         self._abandoned = abandoned if abandoned is not None else AbandonedCalls()
         self._inner = inner
@@ -144,7 +145,7 @@ class McpHttpApp:
         self._guidance = guidance
         self._authenticate = authenticate
         self._challenge = challenge
-        self._security = TransportSecurityMiddleware(security) if security is not None else None
+        self._names = names
         self._max_body_bytes = max_body_bytes
         self._time_limit = time_limit
 
@@ -156,10 +157,11 @@ class McpHttpApp:
             error = jsonrpc_error(None, INVALID_REQUEST, "Method Not Allowed: this stateless MCP endpoint takes POST only")
             await _send_json(send, 405, error, [(b"allow", b"POST")])
             return
-        if self._security is not None:
-            refusal = await self._security.validate_request(Request(scope), is_post=True)
-            if refusal is not None:
-                await refusal(scope, receive, send)
+        if self._names is not None:
+            try:
+                scope = addressed_scope(scope, self._names)
+            except MemoryCoreError as refused:  # the body is not read: id null, as the edge's own refusal
+                await self._refuse_caller(scope, send, None, refused)
                 return
         body = await read_bounded_body(receive, self._max_body_bytes)
         if body is None:
@@ -270,10 +272,43 @@ def header_text(scope: Scope) -> dict[str, str] | None:
         return None
 
 
+def _header(scope: Scope, name: bytes) -> str | None:
+    """Every value of the header ``name`` (lower case) joined with ", ", as the Functions hosts join a repeated
+    header (one value: itself); None when there is none."""
+    values = [v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == name]
+    return ", ".join(values) if values else None
+
+
+def _authority_of_scope(scope: Scope) -> str:
+    """The Host header, else the scope's server (ASGI's reading: what ``AsgiMiddleware`` and
+    ``functions_bridge.scope_of`` take from the URL the edge checked when there is no Host); "" for neither."""
+    host = _header(scope, b"host")
+    if host is None and scope.get("server"):
+        name, port = scope["server"]
+        host = f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+    return host or ""
+
+
+def addressed_scope(scope: Scope, names: AppNames) -> Scope:
+    """``scope`` with its Host and Origin headers replaced by their canonical forms (``AppNames.admitted``: lower
+    case, an Origin without its ``/``; a missing Host given as the server the scope names).
+
+    Raises what ``AppNames.admitted`` raises: ``MisdirectedRequest`` (421), ``Forbidden`` (403).
+
+    Why canonical headers rather than the SDK's check turned off: the edge's rule is the only one that decides
+    (one place; host names compare without case, RFC 9110 4.2.3), and the SDK's DNS-rebinding check, which
+    compares strings exactly and answers plain text, stays on behind it as a second line configured from the same
+    names (``transport.security_settings``): given only what the edge accepted, in the form those settings list,
+    it accepts it, and it still refuses a request that reaches it without passing here.
+    """
+    host, origin = names.admitted(_authority_of_scope(scope), _header(scope, b"origin"))
+    headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() not in (b"host", b"origin")]
+    headers.append((b"host", host.encode("ascii")))
+    if origin is not None:
+        headers.append((b"origin", origin.encode("ascii")))
+    return {**scope, "headers": headers}
+
+
 def origin_of_scope(scope: Scope) -> str:
     """``scheme://host`` of a request whose Host has already been checked against this app's names."""
-    host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"host"), "")
-    if not host and scope.get("server"):
-        name, port = scope["server"]
-        host = f"{name}:{port}"
-    return f"{scope.get('scheme', 'https')}://{host or 'localhost'}"
+    return f"{scope.get('scheme', 'https')}://{_authority_of_scope(scope) or 'localhost'}"

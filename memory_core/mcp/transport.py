@@ -6,9 +6,12 @@
   endpoint, which checks the caller on every request before the protocol
   runs and answers a JSON-RPC 401 carrying the OAuth discovery challenge).
 - ``security_settings``: the SDK's DNS-rebinding protection stays on as a
-  second line, built from the edge's own list of the app's names.
+  second line, built from the edge's own list of the app's names; the front
+  gives it the Host and Origin in the canonical form the edge's rule answers
+  (``memory_core.mcp.front.addressed_scope``), so it never refuses for case
+  alone what the edge accepted.
 - ``build_asgi_app``: the SDK's app behind ``memory_core.mcp.front.McpHttpApp``:
-  POST only (405 otherwise), Host/Origin again, the body bounded and checked
+  POST only (405 otherwise), Host/Origin again (the edge's rule), the body bounded and checked
   as JSON-RPC without echoing it, the caller authenticated (401 with
   ``WWW-Authenticate``) before the agent's guidance is read, and every request
   answered within a time bound.
@@ -64,7 +67,8 @@ __all__ = ["is_local"]
 def security_settings(settings: Settings) -> TransportSecuritySettings:
     """DNS-rebinding protection accepting only this app's host names (``AppNames``), with or without a port.
 
-    Origins are https for deployed names; http or https for loopback names.
+    Origins are https for deployed names; http or https for loopback names. The SDK compares exact strings
+    (case too): it accepts the canonical forms ``AppNames.admitted`` answers, which is what the front gives it.
     """
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -125,7 +129,7 @@ def build_asgi_app(
         guidance=guidance_reader(settings, backend),
         authenticate=auth.authenticate,
         challenge=lambda scope, challenge: with_resource_metadata(challenge, settings, origin_of_scope(scope)),
-        security=security_settings(settings),
+        names=AppNames.from_settings(settings),
         max_body_bytes=max_request_bytes(settings),
         time_limit=settings.memory_mcp_request_timeout,
         abandoned=abandoned,

@@ -78,3 +78,57 @@ def test_ports_at_the_ends_of_the_range_are_accepted() -> None:
 def test_an_origin_whose_authority_is_more_than_a_name_and_port_is_refused(origin: str) -> None:
     """Refused, not raised: a URL parser raises on an unclosed bracket or a name NFKC folds into a separator."""
     assert not _names().accepts_origin(origin)
+
+
+# -- case, IDNs and canonical forms ---------------------------------------------
+
+
+@pytest.mark.parametrize(("host", "canonical"), [
+    ("LOCALHOST:7071", "localhost:7071"), ("LocalHost", "localhost"), ("[::1]:08080", "[::1]:8080"),
+    (" 127.0.0.1:7071 ", "127.0.0.1:7071"), ("MEMORY.Contoso.COM:443", "memory.contoso.com:443"),
+])
+def test_a_host_in_any_ascii_case_is_admitted_in_lower_case(host: str, canonical: str) -> None:
+    """Host names compare without ASCII case (RFC 9110 4.2.3); the canonical form is what a reader behind the edge
+    (the MCP SDK's exact-string check) is given."""
+    names = _names(memory_allowed_hosts=("memory.contoso.com",))
+    assert names.admitted(host, None) == (canonical, None)
+
+
+@pytest.mark.parametrize(("origin", "canonical"), [
+    ("http://LOCALHOST:7071", "http://localhost:7071"), ("HTTP://LocalHost/", "http://localhost"),
+    ("HTTPS://[::1]:443", "https://[::1]:443"),
+])
+def test_an_origin_in_any_ascii_case_is_admitted_without_case_or_its_slash(origin: str, canonical: str) -> None:
+    assert _names().admitted("localhost", origin) == ("localhost", canonical)
+
+
+@pytest.mark.parametrize("host", ["memory.\u212aontoso.com", "memory.kontos\u00d8.com", "m\u0130mory.contoso.com",
+                                  "localhost\u3002", "\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54"])
+def test_a_host_outside_ascii_is_refused_even_when_unicode_case_or_width_maps_it_onto_a_name(host: str) -> None:
+    """The Kelvin sign lower-cases to "k", U+0130 to "i" and a combining dot, NFKC folds full-width letters and the
+    ideographic full stop: none of it is DNS's case rule, and a browser sends an IDN as xn--."""
+    names = _names(memory_allowed_hosts=("memory.kontoso.com", "mimory.contoso.com", "memory.kontosø.com"))
+    assert not names.accepts_host(host)
+    assert not names.accepts_origin(f"https://{host}")
+    with pytest.raises(MisdirectedRequest):
+        names.check(host, None)
+
+
+def test_a_configured_unicode_name_is_compared_in_the_ascii_form_a_browser_sends() -> None:
+    """UTS #46 (as browsers): "Straße" keeps its ß (xn--strae-oqa), unlike IDNA 2003's "strasse"."""
+    names = _names(website_hostname="memory.azurewebsites.net",
+                   memory_allowed_hosts=("https://Bücher.Straße.example/",))
+    assert "xn--bcher-kva.xn--strae-oqa.example" in names.names
+    assert names.admitted("XN--BCHER-KVA.xn--STRAE-OQA.example:443", "https://xn--bcher-kva.XN--strae-oqa.example") \
+        == ("xn--bcher-kva.xn--strae-oqa.example:443", "https://xn--bcher-kva.xn--strae-oqa.example")
+    assert not names.accepts_host("bücher.straße.example")
+    assert not names.accepts_host("xn--bcher-kva.strasse.example")
+
+
+def test_a_trailing_dot_names_another_host() -> None:
+    """"localhost." is another origin to a browser: refused, like any name not configured."""
+    with pytest.raises(MisdirectedRequest):
+        _names().check("localhost.:7071", None)
+    with pytest.raises(Forbidden):
+        _names().check("localhost", "http://localhost.:7071")
+    assert _names(memory_allowed_hosts=("memory.contoso.com.",)).accepts_host("MEMORY.CONTOSO.COM.")

@@ -222,6 +222,41 @@ async def test_deployed_app_refuses_localhost(endpoint_for: Any) -> None:
     assert (await endpoint(_request(INITIALIZE, host="localhost:7071"), None)).status_code == 421
 
 
+NOTIFICATION = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+async def test_a_deployed_name_in_upper_case_is_served_by_the_front_and_the_sdk(endpoint_for: Any) -> None:
+    """The endpoint without the edge in front: a request (the front answers) and a notification (the SDK's own app
+    answers, after its DNS-rebinding check) with Host and Origin in another case than WEBSITE_HOSTNAME's."""
+    endpoint = endpoint_for(website_hostname="memory-core.azurewebsites.net")
+    sent = {"host": "MEMORY-CORE.AzureWebsites.NET", "origin": "HTTPS://Memory-Core.azurewebsites.net"}
+    assert (await endpoint(_request(INITIALIZE, **sent), None)).status_code == 200
+    assert (await endpoint(_request(NOTIFICATION, **sent), None)).status_code == 202
+
+
+async def test_a_request_without_a_host_header_is_served_as_its_url_names_it(endpoint_for: Any) -> None:
+    """The edge reads the URL's authority when there is no Host; the SDK, which refuses a request without one, is
+    given it."""
+    endpoint = endpoint_for()
+    request = _request(NOTIFICATION)
+    without_host = func.HttpRequest(method="POST", url=URL, body=request.get_body(),
+                                    headers={k: v for k, v in request.headers.items() if k != "host"})
+    assert (await endpoint(without_host, None)).status_code == 202
+
+
+@pytest.mark.parametrize(("sent", "status"), [
+    ({"host": "localhost.:7071"}, 421), ({"host": "LOCALHOST.evil.example"}, 421),
+    ({"origin": "http://LOCALHOST.evil.example"}, 403),
+])
+async def test_a_host_or_origin_the_edge_refuses_is_a_json_rpc_error(endpoint_for: Any, sent: dict[str, str],
+                                                                     status: int) -> None:
+    """Refused by the edge's rule with its status and message, as JSON-RPC (never the SDK's plain text)."""
+    response = await endpoint_for()(_request(NOTIFICATION, **sent), None)
+    assert response.status_code == status
+    error = json.loads(response.get_body())["error"]
+    assert error["code"] == -32600 and ("Host" in error["message"] or "Origin" in error["message"])
+
+
 async def test_build_failure_answers_500_with_an_incident_and_is_retried(
     make_runtime: Callable[..., Runtime], caplog: pytest.LogCaptureFixture
 ) -> None:
