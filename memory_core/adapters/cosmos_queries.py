@@ -127,9 +127,13 @@ MAX_KEY_SUFFIXES = 100
 
 def ending_in_any(field: str, suffixes: Sequence[str], params: dict[str, Any]) -> str:
     """The filter (`` AND (...)``) keeping items whose ``field`` ends in one of ``suffixes``, their values bound in
-    ``params``; nothing matches none. ``ValueError`` past ``MAX_KEY_SUFFIXES``."""
+    ``params``; nothing matches none. ``ValueError`` past ``MAX_KEY_SUFFIXES``, and (``UnicodeEncodeError``) for a
+    suffix UTF-8 cannot encode (a lone surrogate): no stored id holds one, and Cosmos DB compares UTF-16 code units,
+    where a lone low surrogate would match the second half of a character outside the BMP."""
     if len(suffixes) > MAX_KEY_SUFFIXES:
         raise ValueError(f"at most {MAX_KEY_SUFFIXES} key suffixes a query")
+    for suffix in suffixes:
+        suffix.encode("utf-8")  # as the SQLite store's, which compares UTF-8 bytes
     tests = []
     for n, suffix in enumerate(suffixes):
         params[f"@suffix{n}"] = suffix

@@ -107,17 +107,24 @@ MAX_KEY_SUFFIXES = 100
 
 
 def _ending_in_any(suffixes: Sequence[str], params: list[object]) -> str:
-    """The filter keeping records whose id ends in one of ``suffixes``: per length, one ``substr`` of the id looked up
-    in the list of that length's suffixes (substr, not LIKE: LIKE ignores ASCII case and takes % and _ as wildcards;
-    one lookup a row, not one comparison a suffix). Nothing matches none. ``ValueError`` past ``MAX_KEY_SUFFIXES``."""
+    """The filter keeping records whose id ends in one of ``suffixes``: per length in UTF-8 bytes, one ``substr`` of
+    the id's bytes looked up in the list of that length's suffixes, as bytes (one lookup a row, not one comparison a
+    suffix). Bytes, not text: ``length`` and ``substr`` of text stop at a NUL, and LIKE ignores ASCII case and takes
+    ``%`` and ``_`` as wildcards. A byte suffix that is valid UTF-8 starts on a character, so it matches where the
+    text does (the database's text is UTF-8: SQLite's default, never changed). The empty suffix keeps every record,
+    none keeps no record. ``ValueError`` past ``MAX_KEY_SUFFIXES``, and (``UnicodeEncodeError``) for a suffix UTF-8
+    cannot encode (a lone surrogate), as for such an id."""
     if len(suffixes) > MAX_KEY_SUFFIXES:
         raise ValueError(f"at most {MAX_KEY_SUFFIXES} key suffixes a query")
-    by_length: dict[int, list[str]] = {}
+    by_length: dict[int, list[bytes]] = {}
     for suffix in suffixes:
-        by_length.setdefault(len(suffix), []).append(suffix)
+        encoded = suffix.encode("utf-8")
+        by_length.setdefault(len(encoded), []).append(encoded)
+    if 0 in by_length:
+        return ""
     tests = []
     for length, same in sorted(by_length.items()):
-        tests.append(f"substr(id, -?) IN ({','.join('?' * len(same))})")
+        tests.append(f"substr(CAST(id AS BLOB), -?) IN ({','.join('?' * len(same))})")
         params += [length, *same]
     return f" AND ({' OR '.join(tests)})" if tests else " AND 0"
 
