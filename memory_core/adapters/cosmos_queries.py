@@ -141,6 +141,22 @@ def ending_in_any(field: str, suffixes: Sequence[str], params: dict[str, Any]) -
     return f" AND ({' OR '.join(tests)})" if tests else " AND false"
 
 
+#: The most values one query compares a data field to (``MemoryStore.page_records``' ``where_in``).
+MAX_FIELD_VALUES = 100
+
+
+def data_in(name: str, values: Sequence[str], params: dict[str, Any]) -> str:
+    """The filter (`` AND ...``) keeping items whose ``data`` field ``name`` equals one of ``values``, bound as one
+    array parameter (``ARRAY_CONTAINS``, served by the ``/data/*`` index as an ``IN`` is); nothing matches none.
+    ``ValueError`` past ``MAX_FIELD_VALUES`` and for a name that is not an identifier."""
+    if len(values) > MAX_FIELD_VALUES:
+        raise ValueError(f"at most {MAX_FIELD_VALUES} values a query")
+    if not name.isidentifier():
+        raise ValueError(f"not a field name: {name!r}")
+    params["@in_values"] = list(values)
+    return f' AND ARRAY_CONTAINS(@in_values, c.data["{name}"])'
+
+
 def records_query(
     instance_id: str | None, owner: str, kind: str, where: Mapping[str, str] | None
 ) -> tuple[str, dict[str, Any]]:

@@ -1,7 +1,8 @@
-"""The store contract of ``MemoryStore.page_records``' ``key_suffixes``: which record ids end in one of them.
+"""The store contract of ``MemoryStore.page_records``' filters: ``key_suffixes`` (which record ids end in one of
+them) and ``where_in`` (whose data field equals one of some texts).
 
-``hold_requests.names_stored`` finds a deletion request keyed ``…~name`` by it, so a store that answered another set
-than the other would list a hold as orphaned on one store and not on the other. Every case runs on every store (the
+``hold_requests.names_stored`` finds a deletion request by both (its data's id, or a key ``…~name``), so a store that
+answered another set than the other would list a hold as orphaned on one store and not on the other. Every case runs on every store (the
 ``store`` fixture of ``conftest.py``: SQLite, and Cosmos DB through the real SDK against the Cosmos protocol server).
 Ids start with a distinct ``tNN~`` so the order both stores answer in is decided before any character one of them
 encodes (Cosmos DB sorts its percent-encoded item ids).
@@ -160,3 +161,37 @@ def test_an_id_or_suffix_holding_a_lone_surrogate_is_refused_and_nothing_is_stor
         with pytest.raises(ValueError):
             _ending(store, partition, suffix)
     assert [r.id for r in store.page_records(partition, RecordKind.DELETION_REQUEST, limit=50)] == ["t01~\U0001f600"]
+
+
+def test_where_in_answers_the_records_whose_field_is_one_of_the_values_in_id_order_after_after(
+    store: MemoryStore, partition: Partition,
+) -> None:
+    """Exact text equality (case, ``%``, ``_``, quotes as themselves; a number is not its digits), combined with
+    ``where``, ``after``, ``descending`` and ``key_suffixes``; no values: no record; past 100 values or a field name
+    that is not an identifier: ``ValueError``."""
+    data = {"t01~x": {"id": "a", "s": "p"}, "t02~y": {"id": "A", "s": "p"}, "t03~z": {"id": "b", "s": "q"},
+            "t04~x": {"id": "a", "s": "q"}, "t05~w": {"id": "%"}, "t06~v": {"id": "it's"}, "t07~u": {"id": 5},
+            "t08~t": {"other": "a"}, "t09~s": {"id": "c"}}
+    for record_id, fields in data.items():
+        store.put_record(Record(partition, RecordKind.DELETION_REQUEST, record_id, fields))
+    store.put_record(Record(partition, RecordKind.AUDIT, "t00~a", {"id": "a"}))
+
+    def named(*values: str, **options: object) -> list[str]:
+        return [r.id for r in store.page_records(partition, RecordKind.DELETION_REQUEST, limit=50,
+                                                 where_in=("id", values), **options)]  # type: ignore[arg-type]
+
+    assert named("a") == ["t01~x", "t04~x"]
+    assert named("a", "b", "nothing") == ["t01~x", "t03~z", "t04~x"]
+    assert named("a", "b", after="t01~x") == ["t03~z", "t04~x"]
+    assert named("a", "b", descending=True) == ["t04~x", "t03~z", "t01~x"]
+    assert named("a", "b", after="t04~x", descending=True) == ["t03~z", "t01~x"]
+    assert named("a", "b", where={"s": "q"}) == ["t03~z", "t04~x"]
+    assert named("a", "b", key_suffixes=["~x"]) == ["t01~x", "t04~x"]
+    assert named("%") == ["t05~w"] and named("it's") == ["t06~v"] and named("_", "'") == []
+    assert named("5") == [] and named() == []
+    assert [r.id for r in store.page_records(partition, RecordKind.DELETION_REQUEST, limit=2,
+                                             where_in=("id", ["a", "b", "c"]))] == ["t01~x", "t03~z"]
+    with pytest.raises(ValueError):
+        named(*[str(n) for n in range(101)])
+    with pytest.raises(ValueError):
+        store.page_records(partition, RecordKind.DELETION_REQUEST, limit=5, where_in=("id') OR 1 --", ["a"]))
