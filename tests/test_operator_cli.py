@@ -382,8 +382,9 @@ def test_release_hold_of_a_shared_hold_naming_no_author_takes_only_shared_and_au
 ) -> None:
     """A ``~shared`` hold naming no author (every author's team copies) is listed with no user (``?``); `release-hold
     --upn <user>` lifts none of it (exit 0 counting 0, nothing in that user's trail, still listed); `--upn
-    '~deletions'`, another internal name, exits with the 400's code and message (``invalid_upn``); `--upn '~shared'` exits 0
-    counting 1, `audit ~deletions` prints its ``hold_released`` event, and the listing is empty."""
+    '~deletions'`, another internal name, exits with the 400's code and message (``invalid_upn``); `--upn
+    '~shared'` exits 0 counting 1, `audit ~deletions` prints its ``hold_released`` event, and the listing is
+    empty."""
     bystander = "carol@contoso.com"
     with server.client(bystander) as http:  # a team copy: ~shared then holds a profile, so the listing reads it
         http.post(f"/instances/{instance_id}/memory/append", json={

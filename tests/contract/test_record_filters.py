@@ -1,11 +1,11 @@
 """The store contract of ``MemoryStore.page_records``' filters: ``key_suffixes`` (which record ids end in one of
 them) and ``where_in`` (whose data field equals one of some texts).
 
-``hold_requests.names_stored`` finds a deletion request by both (its data's id, or a key ``…~name``), so a store that
-answered another set than the other would list a hold as orphaned on one store and not on the other. Every case runs on every store (the
-``store`` fixture of ``conftest.py``: SQLite, and Cosmos DB through the real SDK against the Cosmos protocol server).
-Ids start with a distinct ``tNN~`` so the order both stores answer in is decided before any character one of them
-encodes (Cosmos DB sorts its percent-encoded item ids).
+``hold_requests.names_stored`` finds a deletion request by both (its data's id, or a key ``…~name``), so a store
+that answered another set than the other would list a hold as orphaned on one store and not on the other. Every
+case runs on every store (the ``store`` fixture of ``conftest.py``: SQLite, and Cosmos DB through the real SDK
+against the Cosmos protocol server). Ids start with a distinct ``tNN~`` so the order both stores answer in is
+decided before any character one of them encodes (Cosmos DB sorts its percent-encoded item ids).
 """
 
 from __future__ import annotations
