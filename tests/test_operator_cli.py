@@ -27,9 +27,19 @@ from memory_core.domain.custody import CustodyService
 from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.errors import PayloadTooLarge
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, agent_hash
-from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
+from memory_core.domain.models import (
+    SHARED_OWNER,
+    EntryKind,
+    Hold,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Scope,
+    agent_hash,
+)
+from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.service import DeletionMode, MemoryService, PendingDeletion
+from memory_core.identity.authenticator import OPERATOR_KEY_LABEL
 from memory_core.wire.deletions import DeletionListResponse, SweepResponse
 from tests.support.clock import TickingClock
 from tests.support.later_release import put_hold_beside, put_unreadable_request_beside
@@ -364,6 +374,46 @@ def test_orphan_holds_lists_a_hold_a_forced_dismissal_left_and_release_hold_show
     with server.client(later) as http:
         shown = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
     assert [e["content_markdown"] for e in shown] == ["- hidden by a later release"]
+    assert _cli(server, "--instance", instance_id, "orphan-holds").stdout.splitlines() == ["0 orphan hold(s)"]
+
+
+def test_release_hold_of_a_shared_hold_naming_no_author_takes_only_shared_and_audits_in_deletions(
+    server: RunningServer, instance_id: str,
+) -> None:
+    """A ``~shared`` hold naming no author (every author's team copies) is listed with no user (``?``); `release-hold
+    --upn <user>` lifts none of it (exit 0 counting 0, nothing in that user's trail, still listed); `--upn
+    '~deletions'`, another internal name, exits with the 400's code and message (``invalid_upn``); `--upn
+    '~shared'` exits 0 counting 1, `audit ~deletions` prints its ``hold_released`` event, and the listing is
+    empty."""
+    bystander = "carol@contoso.com"
+    with server.client(bystander) as http:  # a team copy: ~shared then holds a profile, so the listing reads it
+        http.post(f"/instances/{instance_id}/memory/append", json={
+            "scope": "user", "content_markdown": "- shared with the team", "share": "team"}).raise_for_status()
+    put_hold_beside(server, instance_id, SHARED_OWNER, "gone-shared")
+
+    listed = _cli(server, "--instance", instance_id, "orphan-holds")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        f"gone-shared  {SHARED_OWNER}  ?  all scopes up to 2099-01-01T00:00:00+00:00", "1 orphan hold(s)"]
+
+    as_user = _cli(server, "--instance", instance_id, "release-hold", "--upn", bystander, "gone-shared")
+    assert as_user.returncode == 0, as_user.stderr
+    assert json.loads(as_user.stdout) == {"request_id": "gone-shared", "upn": bystander, "holds_released": 0}
+    internal = _cli(server, "--instance", instance_id, "release-hold", "--upn", DELETIONS_OWNER, "gone-shared")
+    assert internal.returncode == operator_cli.exit_code_for(400)
+    assert "400: upn: a user principal name has the form" in internal.stderr
+    assert _cli(server, "--instance", instance_id, "orphan-holds").stdout == listed.stdout
+    users_trail = _cli(server, "--instance", instance_id, "audit", bystander)
+    assert "hold_released" not in users_trail.stdout and users_trail.returncode == 0, users_trail.stderr
+
+    shared = _cli(server, "--instance", instance_id, "release-hold", "--upn", SHARED_OWNER, "gone-shared")
+    assert shared.returncode == 0, shared.stderr
+    assert json.loads(shared.stdout) == {"request_id": "gone-shared", "upn": SHARED_OWNER, "holds_released": 1}
+    trail = _cli(server, "--instance", instance_id, "audit", DELETIONS_OWNER)
+    assert trail.returncode == 0, trail.stderr
+    (event,) = [e for e in json.loads(trail.stdout)["events"] if e["action"] == "hold_released"]
+    assert (event["request_id"], event["actor"]) == ("gone-shared", OPERATOR_KEY_LABEL)
+    assert "naming no author" in event["detail"]
     assert _cli(server, "--instance", instance_id, "orphan-holds").stdout.splitlines() == ["0 orphan hold(s)"]
 
 

@@ -127,14 +127,34 @@ MAX_KEY_SUFFIXES = 100
 
 def ending_in_any(field: str, suffixes: Sequence[str], params: dict[str, Any]) -> str:
     """The filter (`` AND (...)``) keeping items whose ``field`` ends in one of ``suffixes``, their values bound in
-    ``params``; nothing matches none. ``ValueError`` past ``MAX_KEY_SUFFIXES``."""
+    ``params``; nothing matches none. ``ValueError`` past ``MAX_KEY_SUFFIXES``, and (``UnicodeEncodeError``) for a
+    suffix UTF-8 cannot encode (a lone surrogate): no stored id holds one, and Cosmos DB compares UTF-16 code units,
+    where a lone low surrogate would match the second half of a character outside the BMP."""
     if len(suffixes) > MAX_KEY_SUFFIXES:
         raise ValueError(f"at most {MAX_KEY_SUFFIXES} key suffixes a query")
+    for suffix in suffixes:
+        suffix.encode("utf-8")  # as the SQLite store's, which compares UTF-8 bytes
     tests = []
     for n, suffix in enumerate(suffixes):
         params[f"@suffix{n}"] = suffix
         tests.append(f"ENDSWITH({field}, @suffix{n})")  # case-sensitive unless asked otherwise
     return f" AND ({' OR '.join(tests)})" if tests else " AND false"
+
+
+#: The most values one query compares a data field to (``MemoryStore.page_records``' ``where_in``).
+MAX_FIELD_VALUES = 100
+
+
+def data_in(name: str, values: Sequence[str], params: dict[str, Any]) -> str:
+    """The filter (`` AND ...``) keeping items whose ``data`` field ``name`` equals one of ``values``, bound as one
+    array parameter (``ARRAY_CONTAINS``, served by the ``/data/*`` index as an ``IN`` is); nothing matches none.
+    ``ValueError`` past ``MAX_FIELD_VALUES`` and for a name that is not an identifier."""
+    if len(values) > MAX_FIELD_VALUES:
+        raise ValueError(f"at most {MAX_FIELD_VALUES} values a query")
+    if not name.isidentifier():
+        raise ValueError(f"not a field name: {name!r}")
+    params["@in_values"] = list(values)
+    return f' AND ARRAY_CONTAINS(@in_values, c.data["{name}"])'
 
 
 def records_query(

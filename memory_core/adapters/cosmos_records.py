@@ -12,8 +12,9 @@ partition's stamp in one transactional batch (``Stamps.write``) and a hold may n
   partition (a change and its audit event) whose operations follow the same rule (``_batch_write``),
   and ``delete_record_and_put`` one such batch that first deletes If-Match;
 - ``get_record`` is a point read, ``query_records`` and ``page_records`` one query inside the
-  partition (``page_records`` reads only the items it answers), ``query_records_of_owner`` one
-  cross-partition query;
+  partition (``page_records`` reads only the items it answers; its ``where_in`` is one
+  ``ARRAY_CONTAINS`` of a parameter on an indexed ``/data/*`` path, however many values), ``query_records_of_owner``
+  one cross-partition query;
 - records with ``expires_on`` are erased by Cosmos DB itself (``ttl``), at no request of ours.
 """
 
@@ -131,12 +132,15 @@ class CosmosRecords:
         after: str | None = None,
         descending: bool = False,
         key_suffixes: Sequence[str] | None = None,
+        where_in: tuple[str, Sequence[str]] | None = None,
     ) -> list[Record]:
         if limit < 1:
             return []
         sql, params = queries.records_query(partition.instance_id, partition.owner, kind, where)
         if key_suffixes is not None:
             sql += queries.ending_in_any("c.record_id", key_suffixes, params)
+        if where_in is not None:
+            sql += queries.data_in(*where_in, params)
         if after is not None:
             sql += " AND c.id < @after" if descending else " AND c.id > @after"
             params["@after"] = docs.record_item_id(partition, kind, after)

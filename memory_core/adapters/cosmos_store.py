@@ -284,9 +284,10 @@ class CosmosMemoryStore:
         after: str | None = None,
         descending: bool = False,
         key_suffixes: Sequence[str] | None = None,
+        where_in: tuple[str, Sequence[str]] | None = None,
     ) -> list[Record]:
         return self._records.page_records(partition, kind, limit=limit, where=where, after=after,
-                                          descending=descending, key_suffixes=key_suffixes)
+                                          descending=descending, key_suffixes=key_suffixes, where_in=where_in)
 
     def query_records_of_owner(self, owner: str, kind: str, where: Mapping[str, str] | None = None) -> list[Record]:
         return self._records.query_records_of_owner(owner, kind, where)

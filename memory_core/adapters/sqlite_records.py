@@ -102,22 +102,47 @@ def _json_filters(where: Mapping[str, str] | None, params: list[object]) -> str:
     return sql
 
 
+#: The most values one query compares a data field to (``MemoryStore.page_records``' ``where_in``).
+MAX_FIELD_VALUES = 100
+
+
+def _json_in(name: str, values: Sequence[str], params: list[object]) -> str:
+    """The filter keeping records whose data field ``name`` equals one of ``values``, as ``_json_filters`` compares
+    (``json_extract``: an index on it, as ``deletion_requests_by_id``, serves each value); nothing matches none.
+    ``ValueError`` past ``MAX_FIELD_VALUES`` and for a name that is not an identifier."""
+    if len(values) > MAX_FIELD_VALUES:
+        raise ValueError(f"at most {MAX_FIELD_VALUES} values a query")
+    if not name.isidentifier():
+        raise ValueError(f"not a field name: {name!r}")
+    if not values:
+        return " AND 0"
+    params += values
+    return f" AND json_extract(data, '$.{name}') IN ({','.join('?' * len(values))})"
+
+
 #: The most suffixes one query compares (``MemoryStore.page_records``' ``key_suffixes``).
 MAX_KEY_SUFFIXES = 100
 
 
 def _ending_in_any(suffixes: Sequence[str], params: list[object]) -> str:
-    """The filter keeping records whose id ends in one of ``suffixes``: per length, one ``substr`` of the id looked up
-    in the list of that length's suffixes (substr, not LIKE: LIKE ignores ASCII case and takes % and _ as wildcards;
-    one lookup a row, not one comparison a suffix). Nothing matches none. ``ValueError`` past ``MAX_KEY_SUFFIXES``."""
+    """The filter keeping records whose id ends in one of ``suffixes``: per length in UTF-8 bytes, one ``substr`` of
+    the id's bytes looked up in the list of that length's suffixes, as bytes (one lookup a row, not one comparison a
+    suffix). Bytes, not text: ``length`` and ``substr`` of text stop at a NUL, and LIKE ignores ASCII case and takes
+    ``%`` and ``_`` as wildcards. A byte suffix that is valid UTF-8 starts on a character, so it matches where the
+    text does (the database's text is UTF-8: SQLite's default, never changed). The empty suffix keeps every record,
+    none keeps no record. ``ValueError`` past ``MAX_KEY_SUFFIXES``, and (``UnicodeEncodeError``) for a suffix UTF-8
+    cannot encode (a lone surrogate), as for such an id."""
     if len(suffixes) > MAX_KEY_SUFFIXES:
         raise ValueError(f"at most {MAX_KEY_SUFFIXES} key suffixes a query")
-    by_length: dict[int, list[str]] = {}
+    by_length: dict[int, list[bytes]] = {}
     for suffix in suffixes:
-        by_length.setdefault(len(suffix), []).append(suffix)
+        encoded = suffix.encode("utf-8")
+        by_length.setdefault(len(encoded), []).append(encoded)
+    if 0 in by_length:
+        return ""
     tests = []
     for length, same in sorted(by_length.items()):
-        tests.append(f"substr(id, -?) IN ({','.join('?' * len(same))})")
+        tests.append(f"substr(CAST(id AS BLOB), -?) IN ({','.join('?' * len(same))})")
         params += [length, *same]
     return f" AND ({' OR '.join(tests)})" if tests else " AND 0"
 
@@ -170,9 +195,10 @@ class SqliteRecords:
         after: str | None = None,
         descending: bool = False,
         key_suffixes: Sequence[str] | None = None,
+        where_in: tuple[str, Sequence[str]] | None = None,
     ) -> list[Record]:
         return self._select_records(partition, kind, where, after, limit, descending=descending,
-                                    key_suffixes=key_suffixes)
+                                    key_suffixes=key_suffixes, where_in=where_in)
 
     def _select_records(
         self,
@@ -184,6 +210,7 @@ class SqliteRecords:
         *,
         descending: bool,
         key_suffixes: Sequence[str] | None = None,
+        where_in: tuple[str, Sequence[str]] | None = None,
     ) -> list[Record]:
         # The primary key (instance_id, owner, kind, id) serves the filter, the
         # order and the keyset position: SQLite reads only the rows it answers
@@ -193,10 +220,16 @@ class SqliteRecords:
         sql += _json_filters(where, params)
         if key_suffixes is not None:
             sql += _ending_in_any(key_suffixes, params)
+        if where_in is not None:
+            sql += _json_in(*where_in, params)
+        # With ``where_in``, ``+id`` keeps the primary key from serving the position and the order: the planner
+        # would walk every record of the kind in id order, where an index on the field (deletion_requests_by_id)
+        # seeks each value and sorts the few it finds.
+        column = "+id" if where_in is not None else "id"
         if after is not None:
-            sql += " AND id < ?" if descending else " AND id > ?"
+            sql += f" AND {column} < ?" if descending else f" AND {column} > ?"
             params.append(after)
-        sql += " ORDER BY id DESC" if descending else " ORDER BY id"
+        sql += f" ORDER BY {column} DESC" if descending else f" ORDER BY {column}"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)

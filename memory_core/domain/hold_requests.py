@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory_core.domain.records import Record, RecordKind, deletions_partition
+from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from memory_core.domain.store import MemoryStore
 
 #: Between a request's time and its id in its key (``DeletionRequest.record_id``).
@@ -34,37 +34,51 @@ def request_stored(store: MemoryStore, instance_id: str, name: str) -> bool:
 
 
 def names_stored(store: MemoryStore, instance_id: str, names: Sequence[str]) -> set[str]:
-    """Those of ``names`` a stored deletion request of the instance goes by (``hold_name``). One query a name for the
-    request whose data names it (indexed on both stores: SQLite's ``deletion_requests_by_id``, Cosmos DB's ``/data/*``);
-    for the names none answers, a point read each for a request keyed by the whole name, and one query a hundred
-    names for those keyed ``…~name`` (``MemoryStore.page_records``' ``key_suffixes``: it compares the instance's
-    request keys, not their data), of which only one naming no text id counts (one naming another id is that id's).
-    Raises what the store raises."""
+    """Those of ``names`` a stored deletion request of the instance goes by (``hold_name``). One query a hundred names
+    for the requests whose data names one (``MemoryStore.page_records``' ``where_in``, indexed on both stores:
+    SQLite's ``deletion_requests_by_id``, Cosmos DB's ``/data/*``); for the names none answers, a point read each for
+    a request keyed by the whole name, and one query a hundred names for those keyed ``…~name`` (``key_suffixes``:
+    it compares the instance's request keys, not their data), of which only one naming no text id counts (one naming
+    another id is that id's). Raises what the store raises."""
     partition = deletions_partition(instance_id)
-    found = {name for name in set(names)
-             if any(hold_name(r) == name for r in store.query_records(partition, RecordKind.DELETION_REQUEST,
-                                                                     {"id": name}, limit=1))}
+    wanted = sorted(set(names))
+    found: set[str] = set()
+    for at in range(0, len(wanted), _NAMES_PER_QUERY):
+        batch = wanted[at:at + _NAMES_PER_QUERY]
+        found.update(_names_of_requests(store, partition, batch, where_in=("id", batch)))
     # The part of a key after its last "~" holds none, and a hold's name is never empty.
-    left = sorted(name for name in set(names) - found if name and KEY_SEPARATOR not in name)
+    left = [name for name in wanted if name not in found and name and KEY_SEPARATOR not in name]
     for name in left:  # a key with no "~" at all
         whole = store.get_record(partition, RecordKind.DELETION_REQUEST, name)
         if whole is not None and hold_name(whole) == name:
             found.add(name)
     left = [name for name in left if name not in found]
-    for at in range(0, len(left), _SUFFIXES_PER_QUERY):
-        suffixes = [KEY_SEPARATOR + name for name in left[at:at + _SUFFIXES_PER_QUERY]]
-        after: str | None = None
-        while True:
-            keyed = store.page_records(partition, RecordKind.DELETION_REQUEST, limit=_KEYED_PER_READ, after=after,
-                                       key_suffixes=suffixes)
-            found.update(hold_name(r) for r in keyed if KEY_SEPARATOR + hold_name(r) in suffixes)
-            if len(keyed) < _KEYED_PER_READ:
-                break
-            after = keyed[-1].id
+    for at in range(0, len(left), _NAMES_PER_QUERY):
+        batch = left[at:at + _NAMES_PER_QUERY]
+        found.update(_names_of_requests(store, partition, batch,
+                                        key_suffixes=[KEY_SEPARATOR + name for name in batch]))
     return found
 
 
-#: Names compared by one query of request keys (the stores take up to 100).
-_SUFFIXES_PER_QUERY = 100
-#: Requests keyed ``…~name`` read at once: one per name at most in this release's layout.
-_KEYED_PER_READ = 200
+def _names_of_requests(store: MemoryStore, partition: Partition, names: Sequence[str], *,
+                       where_in: tuple[str, Sequence[str]] | None = None,
+                       key_suffixes: Sequence[str] | None = None) -> set[str]:
+    """Those of ``names`` that the partition's deletion requests ``page_records`` answers for the filter go by,
+    read ``_REQUESTS_PER_READ`` at a time (the filter may answer requests that go by another name: a key ending in
+    ``~name`` whose data names another id, or a data id a store compares loosely)."""
+    wanted = set(names)
+    found: set[str] = set()
+    after: str | None = None
+    while True:
+        requests = store.page_records(partition, RecordKind.DELETION_REQUEST, limit=_REQUESTS_PER_READ, after=after,
+                                      where_in=where_in, key_suffixes=key_suffixes)
+        found.update(name for name in map(hold_name, requests) if name in wanted)
+        if len(requests) < _REQUESTS_PER_READ:
+            return found
+        after = requests[-1].id
+
+
+#: Names one query compares (the stores take up to 100 values or key suffixes).
+_NAMES_PER_QUERY = 100
+#: Requests a filter's query reads at once: one per name in this release's layout.
+_REQUESTS_PER_READ = 200

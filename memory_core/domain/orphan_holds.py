@@ -90,7 +90,7 @@ class Released:
 def orphan_page(store: MemoryStore, instance_id: str, limit: int, continuation: str | None) -> OrphanHoldPage:
     """Up to ``limit`` owners' holds of the instance, from where ``continuation`` left off, reading at most
     ``HOLDS_PER_PAGE`` holds; whether each hold's request is stored is looked up by ``hold_requests.names_stored``
-    (one indexed query a hold, and a few more for those whose request is gone). Raises ``InvalidInput`` for a
+    (one indexed query a hundred holds, and a few more for those whose request is gone). Raises ``InvalidInput`` for a
     ``limit`` outside 1-``MAX_OWNERS_PER_PAGE`` (``invalid_limit``) and for a continuation this listing did not make
     (``invalid_continuation``)."""
     check_page_size(limit, MAX_OWNERS_PER_PAGE)

@@ -213,11 +213,15 @@ class MemoryStore(Protocol):
         after: str | None = None,
         descending: bool = False,
         key_suffixes: Sequence[str] | None = None,
+        where_in: tuple[str, Sequence[str]] | None = None,
     ) -> list[Record]:
         """Up to ``limit`` records of ``kind`` in ``partition`` matching ``where``, ordered by id
         (descending when asked), starting after id ``after`` in that order; with ``key_suffixes``, only those
         whose id ends in one of them (case-sensitive, no pattern characters; the query compares the
-        partition's ids of ``kind``, not their data; at most 100 suffixes, else ``ValueError``).
+        partition's ids of ``kind``, not their data; at most 100 suffixes, else ``ValueError``; text UTF-8 cannot
+        encode, a lone surrogate, ``ValueError`` as for such an id). With ``where_in`` (a field name and texts),
+        only those whose top-level ``data`` field equals one of the texts (none: no record; at most 100, else
+        ``ValueError``), compared as ``where`` compares.
 
         One query whose limit and order the backend applies (``TOP``/``ORDER BY`` on
         Cosmos DB, ``LIMIT`` on SQLite), so its cost does not grow with the partition.

@@ -171,34 +171,6 @@ def test_query_records_filters_orders_and_limits(store: MemoryStore, partition: 
     assert [r.id for r in store.query_records(partition, RecordKind.DELETION_REQUEST, limit=2)] == ["a", "b"]
 
 
-def test_page_records_with_key_suffixes_answers_only_ids_ending_in_one_exactly(
-    store: MemoryStore, partition: Partition,
-) -> None:
-    """``key_suffixes`` keeps the ids that end in one of them, case and all, with ``%``, ``_`` and ``\\`` as plain
-    characters (no pattern), in id order after ``after``; another kind's or partition's record of that id is not
-    answered."""
-    ids = ["t1~keyed", "t2~KEYED", "t3~not-keyed", "t4~keyed~x", "t5~ke%ed", "t6~ke_ed", "t7~keyed", "keyed",
-           "t8~a\\b"]
-    for record_id in ids:
-        store.put_record(Record(partition, RecordKind.DELETION_REQUEST, record_id, {}))
-    store.put_record(Record(partition, RecordKind.AUDIT, "t0~keyed", {}))
-    store.put_record(Record(Partition(partition.instance_id, "blake@contoso.com"), RecordKind.DELETION_REQUEST,
-                            "t0~keyed", {}))
-
-    def ending(*suffixes: str, after: str | None = None) -> list[str]:
-        return [r.id for r in store.page_records(partition, RecordKind.DELETION_REQUEST, limit=10, after=after,
-                                                 key_suffixes=suffixes)]
-
-    assert ending("~keyed") == ["t1~keyed", "t7~keyed"]
-    assert ending("~keyed", after="t1~keyed") == ["t7~keyed"]
-    assert ending("~ke%ed") == ["t5~ke%ed"] and ending("~ke_ed") == ["t6~ke_ed"]
-    assert ending("\\b") == ["t8~a\\b"]
-    assert ending("~nothing") == [] and ending() == []
-    assert ending("~keyed", "~KEYED", "~nothing") == ["t1~keyed", "t2~KEYED", "t7~keyed"]
-    with pytest.raises(ValueError):
-        ending(*[f"~{n}" for n in range(101)])
-
-
 def test_delete_record_says_whether_it_was_there(store: MemoryStore, partition: Partition) -> None:
     """delete_record answers True for a stored record and False once it is gone."""
     store.put_record(Record(partition, RecordKind.HOLD, "r1", {}))
