@@ -17,17 +17,14 @@ import argparse
 import asyncio
 import json
 import os
-import sqlite3
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_stdio_in_process import InProcessClient
+from bench.timed_transactions import TransactionParts, timed_write_transaction
 from memory_core.adapters import sqlite_database
 
 FACT = "The user prefers concise answers with Markdown tables for comparisons of plans"
@@ -35,28 +32,14 @@ PARTS: dict[str, list[float]] = {"begin": [], "statements": [], "commit": []}
 TIMING = [False]
 
 
-@contextmanager
-def timed_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``sqlite_transaction.write_transaction``, its parts timed while an append is (the store's writes only)."""
-    started = time.perf_counter()
-    db.execute("BEGIN IMMEDIATE")
-    begun = time.perf_counter()
-    try:
-        yield db
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-    done = time.perf_counter()
-    db.execute("COMMIT")
-    if TIMING[0]:
-        PARTS["begin"].append(begun - started)
-        PARTS["statements"].append(done - begun)
-        PARTS["commit"].append(time.perf_counter() - done)
+def _record(parts: TransactionParts) -> None:
+    if TIMING[0]:  # the store's writes while an append is timed only
+        for name, seconds in parts._asdict().items():
+            PARTS[name].append(seconds)
 
 
 async def run(iterations: int, warmup: int, gap: float) -> list[float]:
-    sqlite_database.write_transaction = timed_transaction  # type: ignore[assignment]
+    sqlite_database.write_transaction = timed_write_transaction(_record)  # type: ignore[assignment]
     client = await InProcessClient().opened()
     for n in range(10):
         await client.call("append_memory", {"scope": "user", "memory": f"- {FACT} ({n})"})

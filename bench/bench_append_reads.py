@@ -30,6 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.timed_transactions import TransactionParts, timed_write_transaction
 from memory_core.adapters import sqlite_database
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.identity import Caller
@@ -68,29 +69,18 @@ def _time_statements(times: dict[str, list[float]]) -> None:
     """Every write transaction from now on hands out a ``_TimedConnection``, and times its ``BEGIN`` and ``COMMIT``."""
     write = sqlite_database.SqliteDatabase.write
 
-    def timed_begin_commit(db: Any) -> Any:
-        @contextmanager
-        def transaction(db: Any) -> Iterator[Any]:
-            start = time.perf_counter()
-            db.execute("BEGIN IMMEDIATE")
-            times.setdefault("BEGIN IMMEDIATE", []).append(time.perf_counter() - start)
-            try:
-                yield db
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-            start = time.perf_counter()
-            db.execute("COMMIT")
-            times.setdefault("COMMIT", []).append(time.perf_counter() - start)
-        return transaction(db)
+    def begin_commit(parts: TransactionParts) -> None:  # the block's statements are timed one by one
+        times["BEGIN IMMEDIATE"].append(parts.begin)
+        times.setdefault("COMMIT", []).append(parts.commit)
+
+    times.setdefault("BEGIN IMMEDIATE", [])  # listed first, as the transaction begins
 
     @contextmanager
     def timed_write(self: Any, **kwargs: Any) -> Iterator[Any]:
         with write(self, **kwargs) as db:
             yield _TimedConnection(db, times)
 
-    sqlite_database.write_transaction = timed_begin_commit
+    sqlite_database.write_transaction = timed_write_transaction(begin_commit)  # type: ignore[assignment]
     sqlite_database.SqliteDatabase.write = timed_write  # type: ignore[method-assign]
 
 

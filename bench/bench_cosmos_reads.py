@@ -31,12 +31,13 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.bench_cold_reads import p99
+from bench.bench_http import timed
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey, Scope
@@ -49,22 +50,6 @@ from tests.support.unstamped import Unstamped
 UPN = "bench@contoso.com"
 AGENT_ID = "/instances/bench/agents/assistant"
 LINE = "- The user prefers concise answers with Markdown tables for comparisons of plans."
-
-
-def timed(fn: Callable[[], object], iterations: int) -> list[float]:
-    for _ in range(min(20, iterations)):
-        fn()
-    samples = []
-    for _ in range(iterations):
-        t = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t) * 1000)
-    return samples
-
-
-def p99(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
 def main() -> None:

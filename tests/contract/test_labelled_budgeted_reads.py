@@ -18,14 +18,15 @@ from typing import Any
 import pytest
 
 from memory_core.domain.identity import Caller
-from memory_core.domain.models import ProfileKey, Scope, Share
-from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
+from memory_core.domain.models import ProfileKey, Scope
+from memory_core.domain.service import DeletionMode, MemoryService
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.snapshots import ChangeStamps, StampedLoad
 from memory_core.domain.store import MemoryStore
-from memory_core.domain.views import MemoryView, PendingDeletion
+from memory_core.domain.views import MemoryView
 from tests.contract.test_memory_file_entries import AGENT, INSTANCE, _caller
 from tests.contract.test_reads_after_erasures import OPERATOR, _Unkept
+from tests.support.writes_between_reads import writes_between_reads
 
 BUDGETS = (120, 100_000)  # about one entry's worth (the fill leaves entries out), and the whole memory
 POLICIES = (SharingPolicy.PRIVATE, SharingPolicy.TEAM)
@@ -117,30 +118,7 @@ def test_a_write_between_a_budgeted_reads_heads_and_its_page_shows_at_the_next_r
     ids = [str(writer.append(caller, INSTANCE, Scope.USER, None, f"- fact {n} about trains, long enough to fill a line"
                              ).entry_id) for n in range(6)]
     writer.append(caller, INSTANCE, Scope.AGENT, AGENT, "- the agent's fact about trains")
-    pending: list[PendingDeletion] = []
-
-    def clear() -> None:
-        outcome = writer.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
-        if isinstance(outcome, PendingDeletion):
-            pending.append(outcome)
-
-    def reject() -> None:
-        if pending:
-            writer.custody.reject(OPERATOR, INSTANCE, pending.pop().request_id, "kept")
-
-    steps: list[tuple[str, Callable[[], object]]] = [
-        ("append", lambda: writer.append(caller, INSTANCE, Scope.USER, None, "- a train at noon")),
-        ("forget", lambda: writer.forget(caller, INSTANCE, ids[-1])),
-        ("own share", lambda: writer.append(caller, INSTANCE, Scope.USER, None, "- my trains, shared",
-                                            WriteOptions(share=Share.TEAM))),
-        ("share", lambda: writer.append(teammate, INSTANCE, Scope.USER, None, "- shared trains at nine",
-                                        WriteOptions(share=Share.TEAM))),
-        ("clear", clear),
-        ("reject", reject),
-        ("replace", lambda: writer.import_markdown(caller, INSTANCE, Scope.USER, None, "- only trains now",
-                                                   mode=ImportMode.REPLACE)),
-        ("append again", lambda: writer.append(caller, INSTANCE, Scope.USER, None, "- a train at ten")),
-    ]
+    steps = writes_between_reads(writer, INSTANCE, caller, teammate, ids[-1], operator=OPERATOR, own_share=True)
     for name, step in steps:
         reading = _AfterHeads(stores())  # a fresh process: nothing kept, so its first read is labelled
         reader = _service(reading)

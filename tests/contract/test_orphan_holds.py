@@ -272,7 +272,7 @@ def test_a_stopped_rejection_whose_journal_names_no_user_and_whose_request_expir
     expires (retention is a day at least; Cosmos DB's ttl needs no sweep). Its journal is in the layout releases
     before this one wrote (no user), or names the user as no text (another layout): the sweep finds no request
     and no user to lift the holds for, and closes the journal, the holds standing, as before (this release's
-    journal names the user, and the sweep lifts them: ``test_custody_crashes``). The listing names the user's hold,
+    journal names the user, and the sweep lifts them: ``test_rejection_crashes``). The listing names the user's hold,
     and the release shows the memory again."""
     clock = TickingClock(datetime(2026, 12, 7, 12, 0, tzinfo=UTC), timedelta(microseconds=1))
     service, instance = MemoryService(store, clock=clock), f"orphans-{uuid.uuid4().hex[:8]}"

@@ -19,7 +19,7 @@ import pytest
 
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import Scope, Share
-from memory_core.domain.service import DeletionMode, ImportMode, MemoryService, WriteOptions
+from memory_core.domain.service import DeletionMode, MemoryService, WriteOptions
 from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import PendingDeletion
@@ -27,6 +27,7 @@ from tests.contract.test_budget_cost import CountingStore
 from tests.contract.test_memory_file_entries import AGENT, INSTANCE, _caller
 from tests.contract.test_reads_after_erasures import OPERATOR, _Unkept
 from tests.support.random_walk import RandomWalk
+from tests.support.writes_between_reads import writes_between_reads
 
 QUERIES = [("trains", ()), ("fact", ()), ("", ("travel",)), ("trains", ("travel",))]
 TAGGED = WriteOptions(tags=("travel",))
@@ -206,28 +207,7 @@ def test_a_get_after_a_search_and_a_search_after_a_get_show_what_another_process
     ids = [str(writer.append(caller, INSTANCE, Scope.USER, None, f"- fact {n} about trains", TAGGED).entry_id)
            for n in range(4)]
     writer.append(caller, INSTANCE, Scope.AGENT, AGENT, "- the agent's fact about trains", TAGGED)
-    pending: list[PendingDeletion] = []
-
-    def clear() -> None:
-        outcome = writer.clear(caller, INSTANCE, Scope.USER, None, confirm=True)
-        if isinstance(outcome, PendingDeletion):
-            pending.append(outcome)
-
-    def reject() -> None:
-        if pending:
-            writer.custody.reject(OPERATOR, INSTANCE, pending.pop().request_id, "kept")
-
-    steps: list[tuple[str, Callable[[], object]]] = [
-        ("append", lambda: writer.append(caller, INSTANCE, Scope.USER, None, "- a train at noon", TAGGED)),
-        ("forget", lambda: writer.forget(caller, INSTANCE, ids[1])),
-        ("share", lambda: writer.append(teammate, INSTANCE, Scope.USER, None, "- shared trains at nine",
-                                        WriteOptions(tags=("travel",), share=Share.TEAM))),
-        ("clear", clear),
-        ("reject", reject),
-        ("replace", lambda: writer.import_markdown(caller, INSTANCE, Scope.USER, None, "- only trains now",
-                                                   mode=ImportMode.REPLACE)),
-        ("append again", lambda: writer.append(caller, INSTANCE, Scope.USER, None, "- a train at ten", TAGGED)),
-    ]
+    steps = writes_between_reads(writer, INSTANCE, caller, teammate, ids[1], operator=OPERATOR, options=TAGGED)
     unkept = lambda: _service(_Unkept(stores()))  # type: ignore[arg-type]  # noqa: E731
     for name, step in steps:
         reader = _service(stores())  # a process whose first read of the memory is ``first``

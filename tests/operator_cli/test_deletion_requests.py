@@ -1,0 +1,216 @@
+"""The operator command line's deletion requests, against a real local server: list (every page, and what this
+release cannot read), approve, reject, dismiss, and the orphan holds a forced dismissal leaves (orphan-holds,
+release-hold)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memory_core import operator_cli
+from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.client_errors import CoreApiFailure
+from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
+from memory_core.domain.models import SHARED_OWNER, Hold
+from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind, deletions_partition
+from memory_core.identity.authenticator import OPERATOR_KEY_LABEL
+from memory_core.wire.deletions import DeletionListResponse
+from tests.support.later_release import put_hold_beside, put_unreadable_request_beside
+from tests.support.local_server import RunningServer
+from tests.support.operator_command import run_operator
+
+
+def test_operator_lists_and_approves_from_the_command_line(server: RunningServer, instance_id: str) -> None:
+    """list shows a pending request; approve moves it to approved; exit code 0."""
+    with server.client() as http:
+        http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": "- x"})
+        request_id = http.post(f"/instances/{instance_id}/memory/clear",
+                               json={"scope": "user", "confirm": True}).json()["request_id"]
+    listed = run_operator(server, "--instance", instance_id, "list", "--status", "pending")
+    approved = run_operator(server, "--instance", instance_id, "approve", request_id)
+    assert listed.returncode == 0 and request_id in listed.stdout and "1 request(s)" in listed.stdout
+    assert approved.returncode == 0 and '"status": "approved"' in approved.stdout
+
+
+def test_operator_reject_needs_a_reason_and_unknown_ids_fail(server: RunningServer, instance_id: str) -> None:
+    """Rejecting an unknown request exits with the not-found code (4) and a message."""
+    result = run_operator(server, "--instance", instance_id, "reject", "nope", "--reason", "because")
+    assert result.returncode == 4
+    assert "404" in result.stderr
+
+
+def test_list_walks_every_page_and_says_so_on_stderr(sqlite_server: RunningServer, instance_id: str) -> None:
+    """1,003 pending requests, more than the service's page of 1,000: `list` prints every one (it printed the first
+    page alone, "1000 request(s)", with no hint of the rest), with a progress line on stderr between pages."""
+    store = SqliteMemoryStore(sqlite_server.env["MEMORY_SQLITE_PATH"])
+    try:
+        start = datetime(2026, 1, 1, tzinfo=UTC)
+        for n in range(1003):
+            store.put_record(DeletionRequest(
+                f"r{n:04d}", instance_id, f"user{n}@contoso.com", DeletionKind.FORGET, DeletionStatus.PENDING,
+                f"user{n}@contoso.com", start + timedelta(seconds=n), scope="user", entry_id=f"e{n}").to_record())
+    finally:
+        store.close()
+    listed = run_operator(sqlite_server, "--instance", instance_id, "list", "--status", "pending")
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[0] for line in listed.stdout.splitlines()[:-1]] == [f"r{n:04d}" for n in range(1003)]
+    assert listed.stdout.splitlines()[-1] == "1003 request(s)"
+    assert listed.stderr.splitlines() == ["read 1000 requests so far"]
+
+
+def test_list_prints_a_request_this_release_cannot_read(server: RunningServer, instance_id: str) -> None:
+    """A stored request of a kind this release does not know, beside a readable one: `list` exits 0, prints the
+    readable one and the other with its status, kind, user and why, and counts it apart (it exited 1 on the
+    service's 500)."""
+    put_unreadable_request_beside(server, instance_id, status="pending", request_id="of-a-later-kind")
+    with server.client() as http:
+        http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": "- x"})
+        request_id = http.post(f"/instances/{instance_id}/memory/clear",
+                               json={"scope": "user", "confirm": True}).json()["request_id"]
+    listed = run_operator(server, "--instance", instance_id, "list")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].startswith(request_id)
+    assert lines[1].split()[:4] == ["of-a-later-kind", "pending", "archive", "later@contoso.com"]
+    assert "unreadable:" in lines[1] and "archive" in lines[1].split("unreadable:")[1]
+    assert lines[2] == "1 request(s), 1 this release cannot read"
+
+
+def test_a_listing_whose_continuation_repeats_stops_with_an_error() -> None:
+    """A service (or a proxy) that hands the same continuation back would keep `list` paging for ever: the second
+    time a token comes back, the listing stops with CoreApiFailure naming how much it read."""
+    calls: list[str | None] = []
+
+    async def page(after: str | None) -> DeletionListResponse:
+        calls.append(after)
+        return DeletionListResponse(requests=[], continuation="same-token")
+
+    with pytest.raises(CoreApiFailure, match="repeated a continuation after 0 requests"):
+        asyncio.run(operator_cli._every_page(page, "requests"))
+    assert calls == [None, "same-token"]
+
+
+def test_dismiss_erases_an_unreadable_request_and_refuses_a_readable_one(server: RunningServer,
+                                                                        instance_id: str) -> None:
+    """`dismiss <id>` of a request listed as unreadable exits 0 and prints the answer's JSON (the record's key and
+    digest), after which `list` no longer shows it; `dismiss` of a readable request exits with the 409's code and
+    one line naming ``readable_request``'s message, the request still listed."""
+    put_unreadable_request_beside(server, instance_id, status="pending", request_id="of-a-later-kind")
+    with server.client() as http:
+        http.post(f"/instances/{instance_id}/memory/append", json={"scope": "user", "content_markdown": "- x"})
+        request_id = http.post(f"/instances/{instance_id}/memory/clear",
+                               json={"scope": "user", "confirm": True}).json()["request_id"]
+    dismissed = run_operator(server, "--instance", instance_id, "dismiss", "of-a-later-kind")
+    assert dismissed.returncode == 0, dismissed.stderr
+    answer = json.loads(dismissed.stdout)
+    assert (answer["request_id"], answer["record_id"], len(answer["record_sha256"])) == (
+        "of-a-later-kind", "2026-01-01T00:00:00.000000Z~of-a-later-kind", 64)
+    refused = run_operator(server, "--instance", instance_id, "dismiss", request_id)
+    assert refused.returncode == operator_cli.exit_code_for(409) and refused.returncode != 0
+    assert refused.stderr.startswith("memory-core operator: 409: ") and "approve or reject it" in refused.stderr
+    listed = run_operator(server, "--instance", instance_id, "list")
+    assert listed.stdout.splitlines()[-1] == "1 request(s)" and listed.stdout.startswith(request_id)
+
+
+def test_dismiss_of_a_request_whose_holds_stand_needs_force_and_audit_reads_the_deletions_trail(
+    server: RunningServer, instance_id: str,
+) -> None:
+    """`dismiss <id>` of an unreadable request whose hold stands exits with the 409's code naming
+    ``holds_standing``'s message; `dismiss --force` exits 0 with the stored status and ``forced``. One naming no valid
+    user is dismissed and `audit ~deletions` prints its event (before: 400 ``invalid_upn``)."""
+    put_unreadable_request_beside(server, instance_id, status="approved", request_id="held-later")
+    store = server.open_store()
+    try:
+        store.put_record(Record(Partition(instance_id, "later@contoso.com"), RecordKind.HOLD, "held-later",
+                                Hold("held-later", None, datetime(2099, 1, 1, tzinfo=UTC)).to_data()))
+        store.put_record(Record(deletions_partition(instance_id), RecordKind.DELETION_REQUEST, "2026-01-01Z~no-user",
+                                {"id": "no-user", "upn": "~shared", "kind": "archive"}))
+    finally:
+        store.close()
+    refused = run_operator(server, "--instance", instance_id, "dismiss", "held-later")
+    assert refused.returncode == operator_cli.exit_code_for(409) and "stays hidden" in refused.stderr
+    forced = run_operator(server, "--instance", instance_id, "dismiss", "--force", "held-later")
+    assert forced.returncode == 0, forced.stderr
+    answer = json.loads(forced.stdout)
+    assert (answer["status"], answer["holds_left"], answer["forced"]) == ("approved", 1, True)
+    assert run_operator(server, "--instance", instance_id, "dismiss", "no-user").returncode == 0
+    trail = run_operator(server, "--instance", instance_id, "audit", "~deletions")
+    assert trail.returncode == 0, trail.stderr
+    assert [(e["action"], e["request_id"]) for e in json.loads(trail.stdout)["events"]] == [
+        ("deletion_dismissed", "no-user")]
+
+
+def test_orphan_holds_lists_a_hold_a_forced_dismissal_left_and_release_hold_shows_the_memory_again(
+    server: RunningServer, instance_id: str,
+) -> None:
+    """`orphan-holds` prints the hold a forced dismissal left (request id, owner, user, coverage; not the text) and
+    the count; `release-hold --upn U <id>` exits 0 counting 1 and the entry shows again; a pending request's hold
+    exits with the 409's code naming ``hold_not_orphaned``'s message."""
+    later = "later@contoso.com"
+    with server.client(later) as http:
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "user", "content_markdown": "- hidden by a later release"}).raise_for_status()
+        http.post(f"/instances/{instance_id}/memory/append",
+                  json={"scope": "user", "content_markdown": "- to forget"}).raise_for_status()
+        entries = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
+        forget = http.delete(f"/instances/{instance_id}/memory/entries/{entries[-1]['id']}").json()["request_id"]
+    put_unreadable_request_beside(server, instance_id, status="approved", request_id="held-later")
+    put_hold_beside(server, instance_id, later, "held-later")
+    assert run_operator(server, "--instance", instance_id, "dismiss", "--force", "held-later").returncode == 0
+
+    listed = run_operator(server, "--instance", instance_id, "orphan-holds")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [f"held-later  {later}  {later}  all scopes up to 2099-01-01T00:00:00+00:00",
+                                          "1 orphan hold(s)"]
+    refused = run_operator(server, "--instance", instance_id, "release-hold", "--upn", later, forget)
+    assert refused.returncode == operator_cli.exit_code_for(409) and "approve or reject it" in refused.stderr
+    released = run_operator(server, "--instance", instance_id, "release-hold", "--upn", later, "held-later")
+    assert released.returncode == 0, released.stderr
+    assert json.loads(released.stdout) == {"request_id": "held-later", "upn": later, "holds_released": 1}
+    with server.client(later) as http:
+        shown = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
+    assert [e["content_markdown"] for e in shown] == ["- hidden by a later release"]
+    assert run_operator(server, "--instance", instance_id, "orphan-holds").stdout.splitlines() == ["0 orphan hold(s)"]
+
+
+def test_release_hold_of_a_shared_hold_naming_no_author_takes_only_shared_and_audits_in_deletions(
+    server: RunningServer, instance_id: str,
+) -> None:
+    """A ``~shared`` hold naming no author (every author's team copies) is listed with no user (``?``); `release-hold
+    --upn <user>` lifts none of it (exit 0 counting 0, nothing in that user's trail, still listed); `--upn
+    '~deletions'`, another internal name, exits with the 400's code and message (``invalid_upn``); `--upn
+    '~shared'` exits 0 counting 1, `audit ~deletions` prints its ``hold_released`` event, and the listing is
+    empty."""
+    bystander = "carol@contoso.com"
+    with server.client(bystander) as http:  # a team copy: ~shared then holds a profile, so the listing reads it
+        http.post(f"/instances/{instance_id}/memory/append", json={
+            "scope": "user", "content_markdown": "- shared with the team", "share": "team"}).raise_for_status()
+    put_hold_beside(server, instance_id, SHARED_OWNER, "gone-shared")
+
+    listed = run_operator(server, "--instance", instance_id, "orphan-holds")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        f"gone-shared  {SHARED_OWNER}  ?  all scopes up to 2099-01-01T00:00:00+00:00", "1 orphan hold(s)"]
+
+    as_user = run_operator(server, "--instance", instance_id, "release-hold", "--upn", bystander, "gone-shared")
+    assert as_user.returncode == 0, as_user.stderr
+    assert json.loads(as_user.stdout) == {"request_id": "gone-shared", "upn": bystander, "holds_released": 0}
+    internal = run_operator(server, "--instance", instance_id, "release-hold", "--upn", DELETIONS_OWNER, "gone-shared")
+    assert internal.returncode == operator_cli.exit_code_for(400)
+    assert "400: upn: a user principal name has the form" in internal.stderr
+    assert run_operator(server, "--instance", instance_id, "orphan-holds").stdout == listed.stdout
+    users_trail = run_operator(server, "--instance", instance_id, "audit", bystander)
+    assert "hold_released" not in users_trail.stdout and users_trail.returncode == 0, users_trail.stderr
+
+    shared = run_operator(server, "--instance", instance_id, "release-hold", "--upn", SHARED_OWNER, "gone-shared")
+    assert shared.returncode == 0, shared.stderr
+    assert json.loads(shared.stdout) == {"request_id": "gone-shared", "upn": SHARED_OWNER, "holds_released": 1}
+    trail = run_operator(server, "--instance", instance_id, "audit", DELETIONS_OWNER)
+    assert trail.returncode == 0, trail.stderr
+    (event,) = [e for e in json.loads(trail.stdout)["events"] if e["action"] == "hold_released"]
+    assert (event["request_id"], event["actor"]) == ("gone-shared", OPERATOR_KEY_LABEL)
+    assert "naming no author" in event["detail"]
+    assert run_operator(server, "--instance", instance_id, "orphan-holds").stdout.splitlines() == ["0 orphan hold(s)"]
