@@ -249,31 +249,30 @@ async def _unless_disconnected(invocation: Awaitable[func.HttpResponse],
     The Functions host cancels nothing when a client goes away; here a function that waits (the MCP endpoint's line
     for a place in a user's share, ``memory_core.mcp.stalled``) stops waiting for a client that is gone. A function
     running in a worker thread is not stopped: anyio waits for the thread before the cancellation takes effect.
+    The invocation runs in this task, as without the watch; only the watch is a task of its own.
     """
-    answer = asyncio.ensure_future(invocation)
+    current = asyncio.current_task()
+    assert current is not None
+    gone = False
 
-    async def disconnected() -> None:
+    async def watch() -> None:
+        nonlocal gone
         while (await receive())["type"] != "http.disconnect":
             pass  # the body was read whole: nothing else can come but the disconnect
+        gone = True
+        current.cancel()
 
-    watch = asyncio.ensure_future(disconnected())
+    watcher = asyncio.ensure_future(watch())
     try:
-        done, _ = await asyncio.wait({answer, watch}, return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:  # this request is cancelled itself (the server stops): so is its function
-        answer.cancel()
-        raise
-    finally:
-        watch.cancel()
-    if answer in done:
-        return answer.result()
-    answer.cancel()
-    try:
-        await answer
+        answer = await invocation
     except asyncio.CancelledError:
-        pass
-    except Exception:  # nobody is left to answer
-        log.debug("a function whose client went away failed", exc_info=True)
-    return None
+        if not gone:
+            raise  # this request is cancelled itself (the server stops)
+        current.uncancel()
+        return None
+    finally:
+        watcher.cancel()
+    return None if gone else answer
 
 
 def _request(scope: dict[str, Any], method: str, body: bytes, route_params: dict[str, str]) -> func.HttpRequest:
