@@ -96,8 +96,8 @@ def error_response(
 def headers_for(error: MemoryCoreError) -> dict[str, str]:
     """The headers a domain error's HTTP answer carries (REST and the MCP endpoint alike).
 
-    Retry-After for ``Unavailable`` (``TooManyCalls`` included); WWW-Authenticate for a 401 (the enabled ways to authenticate,
-    from ``memory_core.identity``), or for any error that names a challenge.
+    Retry-After for ``Unavailable`` (``TooManyCalls`` included); WWW-Authenticate for a 401 (the enabled ways to
+    authenticate, from ``memory_core.identity``), or for any error that names a challenge.
     """
     headers: dict[str, str] = {}
     if isinstance(error, Unavailable):

@@ -57,7 +57,8 @@ def refusal_code(status: int) -> int:
 
     401: ``UNAUTHENTICATED``; a server-side status (503: the identity provider's keys cannot be
     fetched) or 429 (the caller's calls past their share's line): internal error, which a client may
-    retry, as it retries a request past the time bound (and as 429 was answered as a 503 before); anything else (an unusable X-USER-IDENTITY, 400/403/421): Invalid Request.
+    retry, as it retries a request past the time bound (and as 429 was answered as a 503 before);
+    anything else (an unusable X-USER-IDENTITY, 400/403/421): Invalid Request.
     """
     if status == 401:
         return UNAUTHENTICATED

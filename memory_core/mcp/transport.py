@@ -216,8 +216,8 @@ class FunctionsMcpEndpoint:
 def jsonrpc_refusal(error: BaseException) -> func.HttpResponse:
     """An error raised before the MCP app runs (the edge's 413, 415, 421, 403; the app failing to start), answered as
     REST answers it (status, Retry-After, WWW-Authenticate) but with a JSON-RPC error body, id ``null`` (the body is
-    not read yet) and the error's code as ``data.code``: the official clients surface a JSON-RPC error's message at any status, and replace everything
-    else with a generic "Server returned an error response" (-32603)."""
+    not read yet), the error's code as ``data.code``: the official clients surface a JSON-RPC error's message at any
+    status, and replace everything else with a generic "Server returned an error response" (-32603)."""
     from memory_core.mcp.envelope import jsonrpc_error, refusal_code  # the SDK's types load on first use (issue #15)
 
     if isinstance(error, MemoryCoreError):

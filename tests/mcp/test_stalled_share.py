@@ -89,8 +89,8 @@ async def test_one_user_bursting_across_instances_never_holds_more_than_their_sh
     past the 1 s bound (503, abandoned). Alex's share is Alex's, whatever instance is named: at no time does the
     server run more than ``MAX_CALLS_PER_USER`` more threads than before the burst (sampled every 10 ms from /proc;
     before, the same burst held about 40 a wave, 120 in all, past the process's 100), each refusal of Alex's names
-    at most that many of Alex's calls (a call past the share waits in Alex's line, for half the bound), and Blake's read is answered meanwhile. Once the lock is released, Alex's
-    calls return and Alex is served again."""
+    at most that many of Alex's calls (a call past the share waits in Alex's line, for half the bound), and Blake's
+    read is answered meanwhile. Once the lock is released, Alex's calls return and Alex is served again."""
     url = f"{server.api}/mcp"
     blake = mcp_headers(USER_KEY, BLAKE, instance=INSTANCES[0])
     await call(url, blake, "append_memory", {"scope": "user", "memory": "Blake prefers aisle seats."})
