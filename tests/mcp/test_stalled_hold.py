@@ -16,13 +16,14 @@ import anyio
 import httpx
 import pytest
 
-from memory_core.domain.errors import TooManyCalls, Unavailable
+from memory_core.domain.errors import ConfigurationError, TooManyCalls, Unavailable
 from memory_core.domain.identity import Caller
 from memory_core.identity.model import Authentication
 from memory_core.identity.modes import AuthMode
 from memory_core.mcp.context import CURRENT_PLACE
 from memory_core.mcp.front import McpHttpApp
 from memory_core.mcp.stalled import RETRY_AFTER_SECONDS, AbandonedCalls, HeldPlace
+from memory_core.settings import settings_from
 from tests.mcp.client import ACCEPT
 
 pytestmark = pytest.mark.anyio
@@ -222,3 +223,16 @@ async def test_the_front_answers_a_request_past_the_line_429_too_many_calls_with
     assert waited.status_code == 429 and waited.json()["error"]["data"] == {"code": "too_many_calls"}
     assert "waited 0.5 s for a place" in waited.json()["error"]["message"] and 0.4 < elapsed < 1, elapsed
     assert abandoned.shares() == 0
+
+
+def test_the_line_settings_default_to_40_calls_and_10_s_and_refuse_values_out_of_range() -> None:
+    """MEMORY_MCP_QUEUE_LENGTH defaults to 40 (0 to 1000; 0: refused at once) and MEMORY_MCP_QUEUE_WAIT to 10 s (more
+    than 0, at most 600); anything else is a configuration error naming the variable, never a line that cannot end."""
+    defaults = settings_from({})
+    assert (defaults.memory_mcp_queue_length, defaults.memory_mcp_queue_wait) == (40, 10.0)
+    assert settings_from({"MEMORY_MCP_QUEUE_LENGTH": "0", "MEMORY_MCP_QUEUE_WAIT": "0.5"}).memory_mcp_queue_length == 0
+    for name, value in (("MEMORY_MCP_QUEUE_LENGTH", "-1"), ("MEMORY_MCP_QUEUE_LENGTH", "1001"),
+                        ("MEMORY_MCP_QUEUE_WAIT", "0"), ("MEMORY_MCP_QUEUE_WAIT", "601"),
+                        ("MEMORY_MCP_QUEUE_WAIT", "inf"), ("MEMORY_MCP_QUEUE_LENGTH", "many")):
+        with pytest.raises(ConfigurationError, match=name):
+            settings_from({name: value})
