@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-import sqlite3
 import sys
 import time
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ import pytest
 from memory_core.mcp.stalled import MAX_CALLS_PER_USER, RETRY_AFTER_SECONDS
 from tests.mcp.client import ACCEPT, call, mcp_headers, text
 from tests.support.local_server import USER_KEY, RunningServer, running_server
+from tests.support.server_threads import ThreadPeak, write_locked
 
 pytestmark = [pytest.mark.anyio,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts the server's threads in /proc")]
@@ -46,23 +46,6 @@ def anyio_backend() -> str:
 def _server(tmp_path: Path, **env: str) -> Iterator[RunningServer]:
     with running_server(tmp_path, {**ENV, **env}) as running:
         yield running
-
-
-@contextmanager
-def _write_locked(server: RunningServer) -> Iterator[None]:
-    """The SQLite file's write lock held by a test connection: every append waits on it, in its worker thread."""
-    lock = sqlite3.connect(server.env["MEMORY_SQLITE_PATH"], isolation_level=None)
-    lock.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    finally:
-        lock.execute("ROLLBACK")
-        lock.close()
-
-
-def _threads(pid: int) -> int:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(r"^Threads:\s+(\d+)$", status, re.MULTILINE).group(1))  # type: ignore[union-attr]
 
 
 def _append_call(number: int, memory: str | None = None) -> dict[str, Any]:
@@ -101,17 +84,9 @@ async def test_thirty_calls_of_one_user_at_once_all_succeed_some_after_waiting_a
     with _server(tmp_path) as server:
         url = f"{server.api}/mcp"
         await call(url, mcp_headers(USER_KEY, BLAKE), "append_memory", {"scope": "user", "memory": "Blake: aisle."})
-        pid = server.process.pid
-        before = most = _threads(pid)
+        peak = ThreadPeak(server.process.pid)
         results: list[Any] = []
         answered_at: list[float] = []
-        sampling = True
-
-        async def sample() -> None:
-            nonlocal most
-            while sampling:
-                most = max(most, _threads(pid))
-                await anyio.sleep(0.01)
 
         async def append(number: int) -> None:
             results.append(await call(url, mcp_headers(USER_KEY, ALEX), "append_memory",
@@ -120,8 +95,8 @@ async def test_thirty_calls_of_one_user_at_once_all_succeed_some_after_waiting_a
 
         with anyio.fail_after(120):
             async with anyio.create_task_group() as group:
-                group.start_soon(sample)
-                with _write_locked(server):
+                group.start_soon(peak.sample)
+                with write_locked(server.env["MEMORY_SQLITE_PATH"]):
                     for number in range(BURST):
                         group.start_soon(append, number)
                     await anyio.sleep(3)  # the burst has reached the server: 10 in threads, 20 in the line
@@ -129,14 +104,14 @@ async def test_thirty_calls_of_one_user_at_once_all_succeed_some_after_waiting_a
                     blake = await _stored(url, BLAKE)
                     blake_done = time.monotonic()
                     await anyio.sleep(0.5)
-                    held = most - before
+                    held = peak.added
                 while len(results) < BURST:
                     await anyio.sleep(0.05)
-                sampling = False
+                peak.stop()
         stored = await _stored(url, ALEX)
     assert "Blake: aisle." in blake and blake_done - started < 5, blake_done - started
     assert not answered_at or min(answered_at) > blake_done  # every one of Alex's calls was still waiting
-    assert held <= MAX_CALLS_PER_USER, (before, most)
+    assert held <= MAX_CALLS_PER_USER, (peak.before, peak.most)
     assert [r.is_error for r in results] == [False] * BURST, [text(r) for r in results if r.is_error]
     assert all(f"Alex fact {number}." in stored for number in range(BURST))
 
@@ -152,7 +127,7 @@ async def test_past_the_line_or_its_wait_a_call_answers_429_too_many_calls_with_
         with anyio.fail_after(120):
             async with anyio.create_task_group() as group:
                 answers: list[httpx.Response] = []
-                with _write_locked(server):
+                with write_locked(server.env["MEMORY_SQLITE_PATH"]):
                     group.start_soon(_raw_appends, url, ALEX, range(1, 21), answers)
                     while len(answers) < 10:  # the 10 past the share and its line are refused while it stays full
                         await anyio.sleep(0.05)
@@ -194,7 +169,7 @@ async def test_a_call_whose_client_disconnects_while_it_waits_leaves_the_line(tm
                 async def next_call() -> None:
                     after.extend(await _raw_appends(url, ALEX, range(50, 51)))
 
-                with _write_locked(server):
+                with write_locked(server.env["MEMORY_SQLITE_PATH"]):
                     group.start_soon(share)
                     await anyio.sleep(3)  # the share is full
                     gone = socket.create_connection((host, int(port)))
