@@ -96,6 +96,12 @@ class Settings(BaseSettings):
 
     memory_mcp_request_timeout: float = Field(default=30.0, gt=0, le=600)
     """Seconds the hosted MCP endpoint answers a request within (``mcp.front.McpHttpApp``'s time bound)."""
+    memory_mcp_queue_length: int = Field(default=40, ge=0, le=1000)
+    """Calls of one user that may wait for a place in that user's share of the hosted MCP endpoint's worker threads
+    (``mcp.stalled``), per process; past it a call is refused (429 ``too_many_calls``). 0: refused at once."""
+    memory_mcp_queue_wait: float = Field(default=10.0, gt=0, le=600)
+    """Seconds a call may wait in that line (and at most half of ``memory_mcp_request_timeout``, so that it has time
+    left to run); past it the call is refused (429 ``too_many_calls``)."""
 
     memory_allowed_hosts: CommaList = ()
     memory_mcp_allowed_hosts: CommaList = ()  # the older name of MEMORY_ALLOWED_HOSTS, still read

@@ -172,6 +172,13 @@ class Unavailable(MemoryCoreError):
         self.retry_after_seconds = retry_after_seconds
 
 
+class TooManyCalls(Unavailable):
+    """A caller's calls past what may run and wait for them at once (429, Retry-After): the caller may retry, as after
+    ``Unavailable``, but nothing is wrong with the store; only this caller is refused (``memory_core.mcp.stalled``)."""
+
+    code = "too_many_calls"
+
+
 class TimedOut(Unavailable):
     """The store gave no answer within its deadline: Cosmos DB's ``COSMOS_OPERATION_TIMEOUT`` (the SDK's retries
     included), or SQLite's busy timeout (another writer held the file). Answered as ``Unavailable`` is (503, its

@@ -25,6 +25,7 @@ from memory_core.domain.errors import (
     NotFound,
     PayloadTooLarge,
     SecretDetected,
+    TooManyCalls,
     Unauthenticated,
     Unavailable,
     UnsupportedMediaType,
@@ -46,11 +47,12 @@ HTTP_STATUS: dict[type[MemoryCoreError], int] = {
     SecretDetected: 422,
     HiddenText: 422,
     IdempotencyKeyReused: 422,
+    TooManyCalls: 429,
     Unavailable: 503,
 }
 
 EXIT_CODES: dict[int, int] = {
-    400: 2, 401: 3, 403: 3, 404: 4, 409: 5, 413: 2, 415: 2, 421: 3, 422: 2, 503: 6, 500: 1
+    400: 2, 401: 3, 403: 3, 404: 4, 409: 5, 413: 2, 415: 2, 421: 3, 422: 2, 429: 6, 503: 6, 500: 1
 }
 JSON = "application/json"
 
@@ -94,8 +96,8 @@ def error_response(
 def headers_for(error: MemoryCoreError) -> dict[str, str]:
     """The headers a domain error's HTTP answer carries (REST and the MCP endpoint alike).
 
-    Retry-After for ``Unavailable``; WWW-Authenticate for a 401 (the enabled ways to authenticate,
-    from ``memory_core.identity``), or for any error that names a challenge.
+    Retry-After for ``Unavailable`` (``TooManyCalls`` included); WWW-Authenticate for a 401 (the enabled ways to
+    authenticate, from ``memory_core.identity``), or for any error that names a challenge.
     """
     headers: dict[str, str] = {}
     if isinstance(error, Unavailable):

@@ -211,12 +211,14 @@ class FunctionHost:
             return
         request = _request(scope, method, body, {k: v for k, v in match.groupdict().items() if v is not None})
         try:
-            response = await self._invoke(route, request)
+            answered = await _unless_disconnected(self._invoke(route, request), receive)
         except Exception as error:
             log.exception("function %s failed", route.name, exc_info=error)
-            response = error_response(500, "internal_error", "internal error",
+            answered = error_response(500, "internal_error", "internal error",
                                       headers=self._answer_headers(route.handler))
-        await _send(send, response, head=method == "HEAD")
+        if answered is None:
+            return  # the client went away: nobody to answer
+        await _send(send, answered, head=method == "HEAD")
 
     def _too_large(self, handler: Callable[..., Any], limit: int) -> func.HttpResponse:
         """413 for a body over ``limit``, as ``handler`` answers refusals; the connection closes (the rest of the body
@@ -238,6 +240,39 @@ class FunctionHost:
         if not isinstance(result, func.HttpResponse):
             raise TypeError(f"function {route.name} returned {type(result).__name__}, not HttpResponse")
         return result
+
+
+async def _unless_disconnected(invocation: Awaitable[func.HttpResponse],
+                               receive: ASGIReceive) -> func.HttpResponse | None:
+    """``invocation``'s answer, or None once the client has disconnected first (``invocation`` is then cancelled).
+
+    The Functions host cancels nothing when a client goes away; here a function that waits (the MCP endpoint's line
+    for a place in a user's share, ``memory_core.mcp.stalled``) stops waiting for a client that is gone. A function
+    running in a worker thread is not stopped: anyio waits for the thread before the cancellation takes effect.
+    The invocation runs in this task, as without the watch; only the watch is a task of its own.
+    """
+    current = asyncio.current_task()
+    assert current is not None
+    gone = False
+
+    async def watch() -> None:
+        nonlocal gone
+        while (await receive())["type"] != "http.disconnect":
+            pass  # the body was read whole: nothing else can come but the disconnect
+        gone = True
+        current.cancel()
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        answer = await invocation
+    except asyncio.CancelledError:
+        if not gone:
+            raise  # this request is cancelled itself (the server stops)
+        current.uncancel()
+        return None
+    finally:
+        watcher.cancel()
+    return None if gone else answer
 
 
 def _request(scope: dict[str, Any], method: str, body: bytes, route_params: dict[str, str]) -> func.HttpRequest:

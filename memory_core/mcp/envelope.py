@@ -56,12 +56,13 @@ def refusal_code(status: int) -> int:
     """The JSON-RPC code of a caller refused before the protocol runs, from the refusal's HTTP status.
 
     401: ``UNAUTHENTICATED``; a server-side status (503: the identity provider's keys cannot be
-    fetched): internal error, which a client may retry, as it retries a request past the time
-    bound; anything else (an unusable X-USER-IDENTITY, 400/403/421): Invalid Request.
+    fetched) or 429 (the caller's calls past their share's line): internal error, which a client may
+    retry, as it retries a request past the time bound (and as 429 was answered as a 503 before);
+    anything else (an unusable X-USER-IDENTITY, 400/403/421): Invalid Request.
     """
     if status == 401:
         return UNAUTHENTICATED
-    return INTERNAL_ERROR if status >= 500 else INVALID_REQUEST
+    return INTERNAL_ERROR if status >= 500 or status == 429 else INVALID_REQUEST
 
 
 def max_message_bytes(settings: Settings) -> int:
@@ -76,8 +77,13 @@ def too_large(limit: int, what: str = "message") -> str:
     return f"Payload Too Large: the {what} exceeds {limit} bytes"
 
 
-def jsonrpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+def jsonrpc_error(request_id: Any, code: int, message: str, reason: str | None = None) -> dict[str, Any]:
+    """A JSON-RPC error response; ``reason``: the REST error code of a refusal (``MemoryCoreError.code``), as the
+    error's ``data.code``, so a client tells refusals apart without reading the message."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if reason is not None:
+        error["data"] = {"code": reason}
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 BAD_REQUEST_ID = "Invalid Request: a request's id must be a string or an integer"

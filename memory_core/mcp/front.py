@@ -22,7 +22,7 @@ from memory_core.edge.errors import headers_for, status_for
 from memory_core.edge.names import AppNames
 from memory_core.identity.headers import carries_signed_token
 from memory_core.identity.model import Authentication
-from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE
+from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE, CURRENT_PLACE
 from memory_core.mcp.envelope import (
     REQUEST_TIME_LIMIT_SECONDS,
     NotJson,
@@ -41,7 +41,7 @@ from memory_core.mcp.guidance import (
     answers_with_guidance,
     guidance_within,
 )
-from memory_core.mcp.stalled import AbandonedCalls, answers_without_the_store, share_of
+from memory_core.mcp.stalled import AbandonedCalls, HeldPlace, answers_without_the_store, share_of
 from memory_core.mcp.transport import MCP_PATH
 
 log = logging.getLogger("memory_core.mcp")
@@ -100,9 +100,13 @@ class McpHttpApp:
     While too many calls abandoned this way still run (``abandoned``, ``memory_core.mcp.stalled``: a stalled
     store), a request answers 503 with Retry-After before step 4, unless it needs no store
     (``stalled.answers_without_the_store``: a ping, the handshake, the tool list, a notification). Once step 4 has
-    named the caller, such a request answers the same 503 while the user's own calls in worker threads fill their
-    share (``AbandonedCalls.full_for``, ``stalled.share_of``: the authenticated user, whatever instance the request
-    names), so one user's stalled calls refuse that user, not everyone.
+    named the caller, such a request takes a place in the user's share of the worker threads (``AbandonedCalls.hold``,
+    ``stalled.share_of``: the authenticated user, whatever instance the request names), which its store call runs in:
+    while the user's own calls fill the share, it waits in the share's line (first come, first served) behind fewer
+    than ``queue_length`` others for at most ``queue_wait`` seconds (and half the time limit), and past either answers
+    429 ``too_many_calls`` with Retry-After; while every place is held by an abandoned call (a stalled store), the same
+    503 at once. So one user's calls wait for or refuse that user, not everyone. A wait ends when the request is
+    cancelled (the host's, when its client goes away: ``memory_core.local.host``) and leaves the line.
 
     4. the caller is authenticated (``authenticate``; for a signed token in a
        worker thread: its check may fetch an identity provider's keys): a missing or bad credential
@@ -133,11 +137,15 @@ class McpHttpApp:
         time_limit: float = REQUEST_TIME_LIMIT_SECONDS,
         exchange: SingleExchange | None = None,
         abandoned: AbandonedCalls | None = None,
+        queue_length: int = 0,
+        queue_wait: float = 0.0,
     ) -> None:
         """``exchange`` answers the requests it accepts without ``inner`` (``memory_core.mcp.exchange``).
         ``abandoned``: the count of abandoned worker-thread calls this front checks and adds its own to (default: a
         count of this front's own; ``build_asgi_app`` passes the one its backend joins, the process's).
-        ``names``: the app's names, for step 2 (None: no check, for a test's app)."""
+        ``names``: the app's names, for step 2 (None: no check, for a test's app).
+        ``queue_length``, ``queue_wait``: a user's line for a place in their share (MEMORY_MCP_QUEUE_LENGTH and
+        MEMORY_MCP_QUEUE_WAIT; the defaults here: no line, refused at once)."""
         self._exchange = exchange
         self._abandoned = abandoned if abandoned is not None else AbandonedCalls()
         self._inner = inner
@@ -148,6 +156,8 @@ class McpHttpApp:
         self._names = names
         self._max_body_bytes = max_body_bytes
         self._time_limit = time_limit
+        self._queue_length = queue_length
+        self._queue_wait = min(queue_wait, time_limit / 2)  # a call that waited has time left to run
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -202,13 +212,27 @@ class McpHttpApp:
             except MemoryCoreError as error:
                 await self._refuse_caller(scope, send, decoded, error)
                 return
+        held: HeldPlace | None = None
         if authentication is not None and not answers_without_the_store(decoded):
-            share = share_of(authentication.caller)
-            if self._abandoned.full_for(share):  # this user's own calls fill their share: others are still served
-                await self._refuse_caller(scope, send, decoded, self._abandoned.refusal(share))
+            try:  # this user's own calls fill their share: this one waits or is refused, others are still served
+                held = await self._abandoned.hold(share_of(authentication.caller), line=self._queue_length,
+                                                  wait=self._queue_wait)
+            except MemoryCoreError as error:
+                await self._refuse_caller(scope, send, decoded, error)
                 return
+        try:
+            await self._answer_holding(scope, body, receive, send, decoded, headers, authentication, held)
+        finally:
+            if held is not None:
+                self._abandoned.give_back(held)  # unless its store call took it over
+
+    async def _answer_holding(self, scope: Scope, body: bytes, receive: Receive, send: Send, decoded: Any,
+                              headers: Mapping[str, str], authentication: Authentication | None,
+                              held: HeldPlace | None) -> None:
+        """Step 5, the request's calls running in ``held`` (``CURRENT_PLACE``)."""
         inner_scope = {**scope, "path": self._path, "raw_path": self._path.encode(), "root_path": ""}
         caller_token = CURRENT_AUTHENTICATION.set(authentication)
+        place_token = CURRENT_PLACE.set(held)
         guidance = None
         if self._guidance is not None and answers_with_guidance(decoded):
             limit = min(GUIDANCE_TIME_LIMIT_SECONDS, self._time_limit / 2)
@@ -221,6 +245,7 @@ class McpHttpApp:
                 await self._inner(inner_scope, _replaying(body, receive), send)
         finally:
             CURRENT_GUIDANCE.reset(token)
+            CURRENT_PLACE.reset(place_token)
             CURRENT_AUTHENTICATION.reset(caller_token)
 
     async def _refuse_caller(self, scope: Scope, send: Send, decoded: Any, error: MemoryCoreError) -> None:
@@ -230,7 +255,7 @@ class McpHttpApp:
         headers = headers_for(error)
         if status == 401 and self._challenge is not None:
             headers["WWW-Authenticate"] = self._challenge(scope, headers["WWW-Authenticate"])
-        document = jsonrpc_error(request_id_of(decoded), refusal_code(status), error.message)
+        document = jsonrpc_error(request_id_of(decoded), refusal_code(status), error.message, error.code)
         await _send_json(send, status, document,
                          [(k.lower().encode(), v.encode("latin-1", "replace")) for k, v in headers.items()])
 

@@ -24,6 +24,13 @@ waits no thread, and its caller's time bound ends the wait. A single client over
 serves, so refusing its 11th concurrent call protected nobody: over Cosmos DB, 50 calls sent at once answered 35
 refusals. A share whose every place is held by an abandoned call (a stalled store) refuses at once, as without a line.
 
+Over HTTP the front waits instead (``hold``: a request's place taken before its protocol runs, in the same line, with
+the front's own bounds, MEMORY_MCP_QUEUE_LENGTH and MEMORY_MCP_QUEUE_WAIT): the request's first store call for that
+share runs in the place it holds (``CURRENT_PLACE``), and a request that made none gives it back as it ends. Past the
+line's length or its wait a call is refused with ``TooManyCalls`` (429), which only that user sees; a stalled share or
+a full process count is ``Unavailable`` (503), as before. The line is one process's: an app scaled out over several
+processes (Functions instances, or workers of one) keeps a share and a line in each.
+
 The process's count is held by the composition root (``composition.abandoned_calls``, built on first use), which
 passes it to the backends and the MCP front it builds, so the bound is the process's. A backend or front built without
 a count keeps one of its own: nothing in this package reaches for the process's. Nothing here is built at import.
@@ -32,6 +39,7 @@ a count keeps one of its own: nothing in this package reaches for the process's.
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from collections import deque
 from collections.abc import Callable, Hashable
@@ -41,8 +49,9 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from memory_core.domain.errors import Unavailable
+from memory_core.domain.errors import TooManyCalls, Unavailable
 from memory_core.domain.identity import Caller
+from memory_core.mcp.context import CURRENT_PLACE
 
 T = TypeVar("T")
 
@@ -64,6 +73,18 @@ class _Waiter:
     loop: asyncio.AbstractEventLoop
     event: asyncio.Event = field(default_factory=asyncio.Event)
     granted: bool = False
+
+
+@dataclass(eq=False)
+class HeldPlace:
+    """A place in ``share`` of ``counts`` that a request took before its protocol ran (``AbandonedCalls.hold``). The
+    request's first call for ``share`` runs in it (``AbandonedCalls.run`` takes it over, and gives it back when its
+    thread returns); else ``AbandonedCalls.give_back`` gives it back as the request ends. ``claimed`` once either
+    happened (under the count's lock: exactly one of them gives it back)."""
+
+    counts: AbandonedCalls
+    share: Hashable
+    claimed: bool = False
 
 
 def share_of(caller: Caller) -> str:
@@ -122,31 +143,38 @@ class AbandonedCalls:
         wait for a place (its line holds ``share_line`` calls, or every place is held by an abandoned call): a new
         call for ``share`` is refused until some return (None: the process's count only)."""
         with self._lock:
-            return self._refused_locked(share)
+            return self._refused_locked(share, self.share_line)
 
     def refusal(self, share: Hashable | None = None) -> Unavailable:
         """What a call or a request refused while ``full`` (or ``full_for(share)``) raises: 503 with Retry-After."""
         with self._lock:
             return self._refusal_locked(share)
 
-    def _refused_locked(self, share: Hashable | None) -> bool:
+    def _refused_locked(self, share: Hashable | None, line: int) -> bool:
+        """True when a call for ``share`` may neither take a place now nor wait in a line of at most ``line``."""
         if self._running >= self.limit:
             return True
         if share is None or not self._is_full_locked(share):
             return False
-        stalled = self._abandoned_by_share.get(share, 0) >= self.share_limit  # no place will come back soon
-        return stalled or len(self._waiting.get(share, ())) >= self.share_line
+        return self._stalled_locked(share) or len(self._waiting.get(share, ())) >= line
+
+    def _stalled_locked(self, share: Hashable) -> bool:
+        """Every place of ``share`` is held by an abandoned call: no place will come back soon."""
+        return self._abandoned_by_share.get(share, 0) >= self.share_limit
 
     def _is_full_locked(self, share: Hashable) -> bool:
         """No place of ``share`` is free for a new call: all are taken, or calls already wait for the next one."""
         return self._by_share.get(share, 0) >= self.share_limit or bool(self._waiting.get(share))
 
     def _refusal_locked(self, share: Hashable | None) -> Unavailable:
+        """``Unavailable`` for a full process count or a stalled share (the store is what is slow); ``TooManyCalls``
+        for a share whose places are all taken by calls still running and whose line is full (the caller is)."""
         if self._running < self.limit and share is not None:  # the user's own share is what is full
             waiting = len(self._waiting.get(share, ()))
             also = f" and {waiting} more wait for them" if waiting else ""
-            return Unavailable(f"{self._by_share.get(share, 0)} of your earlier calls to the store have not returned "
-                               f"yet{also}; retry later", retry_after_seconds=RETRY_AFTER_SECONDS)
+            refused = Unavailable if self._stalled_locked(share) else TooManyCalls
+            return refused(f"{self._by_share.get(share, 0)} of your earlier calls to the store have not returned "
+                           f"yet{also}; retry later", retry_after_seconds=RETRY_AFTER_SECONDS)
         return Unavailable(f"{self._running} earlier calls to the store have not returned yet; retry later",
                            retry_after_seconds=RETRY_AFTER_SECONDS)
 
@@ -171,10 +199,10 @@ class AbandonedCalls:
             return
         self._take_locked(share, -1)
 
-    def _must_wait_locked(self, share: Hashable | None) -> bool:
-        """True when a call for ``share`` may not take a place now but may wait for one; raises the refusal when it
-        may do neither. Takes the place when it is free (and nobody waits before it)."""
-        if self._refused_locked(share):
+    def _must_wait_locked(self, share: Hashable | None, line: int) -> bool:
+        """True when a call for ``share`` may not take a place now but may wait for one (behind fewer than ``line``);
+        raises the refusal when it may do neither. Takes the place when it is free (and nobody waits before it)."""
+        if self._refused_locked(share, line):
             raise self._refusal_locked(share)
         if share is None:
             return False
@@ -183,37 +211,81 @@ class AbandonedCalls:
             return False
         return True
 
-    async def _take_place(self, share: Hashable | None) -> None:
-        """A place in ``share`` taken, at once or after waiting in its line; ``Unavailable`` when refused."""
+    async def _take_place(self, share: Hashable | None, line: int, wait: float | None = None) -> None:
+        """A place in ``share`` taken, at once or after waiting in its line behind fewer than ``line`` calls, for at
+        most ``wait`` seconds (None: until the caller's cancellation); ``Unavailable`` when refused, ``TooManyCalls``
+        when the wait ends first. A cancelled wait leaves the line."""
         with self._lock:
-            if not self._must_wait_locked(share):
+            if not self._must_wait_locked(share, line):
                 return
             waiter = _Waiter(asyncio.get_running_loop())
             self._waiting.setdefault(share, deque()).append(waiter)
         try:
-            await waiter.event.wait()
+            with anyio.move_on_after(math.inf if wait is None else wait):
+                await waiter.event.wait()
         except BaseException:
             with self._lock:
                 if waiter.granted:  # handed a place as it was cancelled: the next in line gets it
                     self._give_back_locked(share)
                 else:
-                    line = self._waiting.get(share)
-                    if line is not None and waiter in line:
-                        line.remove(waiter)
-                        if not line:
-                            del self._waiting[share]
+                    self._leave_line_locked(share, waiter)
             raise
+        with self._lock:
+            if waiter.granted:  # handed a place, perhaps just as the wait ended: it is this call's
+                return
+            self._leave_line_locked(share, waiter)
+            running = self._by_share.get(share, 0)
+        raise TooManyCalls(f"{running} of your earlier calls to the store had not returned after this one waited "
+                           f"{wait:g} s for a place; retry later", retry_after_seconds=RETRY_AFTER_SECONDS)
+
+    def _leave_line_locked(self, share: Hashable | None, waiter: _Waiter) -> None:
+        waiting = self._waiting.get(share)
+        if waiting is not None and waiter in waiting:
+            waiting.remove(waiter)
+            if not waiting:
+                del self._waiting[share]
+
+    async def hold(self, share: Hashable, *, line: int, wait: float) -> HeldPlace:
+        """A place in ``share`` for a request, before its protocol runs: at once, or after waiting in the share's line
+        (first come, first served, no thread) behind fewer than ``line`` calls for at most ``wait`` seconds.
+        ``TooManyCalls`` when the line is full or the wait ends first; ``Unavailable`` while the process's count is
+        full or every place of the share is held by an abandoned call. The caller's cancellation (its time bound, its
+        client gone) ends the wait and leaves the line. Set the place as ``CURRENT_PLACE`` for the request's calls,
+        and ``give_back`` it as the request ends."""
+        await self._take_place(share, line, wait)
+        return HeldPlace(self, share)
+
+    def give_back(self, held: HeldPlace) -> None:
+        """``held``'s place given back (to the first call waiting, if any), unless a call took it over; idempotent."""
+        with self._lock:
+            if not held.claimed:
+                held.claimed = True
+                self._give_back_locked(held.share)
+
+    def _claim(self, share: Hashable | None) -> bool:
+        """True when the current request holds an unclaimed place of this count in ``share`` (``CURRENT_PLACE``),
+        now claimed by the caller: its call runs in that place instead of taking another."""
+        held = CURRENT_PLACE.get()
+        if share is None or held is None or held.counts is not self or held.share != share:
+            return False
+        with self._lock:
+            if held.claimed:
+                return False
+            held.claimed = True
+            return True
 
     async def run(self, call: Callable[..., T], *args: Any, share: Hashable | None = None) -> T:
         """``call(*args)`` in a worker thread the caller's cancellation abandons; ``Unavailable`` while
         ``full_for(share)``. A call for ``share`` (``share_of``; None: the process's count only) takes its place in
         the share here, under the lock that checks it (or waits in the share's line for one, with a ``share_line``:
-        the caller's cancellation ends the wait), and gives it back only when its thread returns (or when anyio
+        the caller's cancellation ends the wait; or runs in the place the request holds, ``hold``), and gives it back
+        only when its thread returns (or when anyio
         drops it before it started), handing it to the first call waiting, so ``running_for(share)`` never passes
         ``share_limit``, however many calls start at once. If abandoned, it counts toward the process's count until
         its thread returns as well (checked here and again as the thread starts, so at most ``limit`` plus the threads
         running at once, anyio's 40 by default, are ever abandoned together)."""
-        await self._take_place(share)
+        if not self._claim(share):
+            await self._take_place(share, self.share_line)
         started = done = abandoned = dropped = False
         cancelled = anyio.get_cancelled_exc_class()
 

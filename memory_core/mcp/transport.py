@@ -102,7 +102,8 @@ def build_asgi_app(
     by ``memory_core.mcp.exchange`` without a per-request SDK session; False sends every request
     through the SDK's app (tests compare the two). ``abandoned``: the count of abandoned worker-thread
     calls the front checks and adds to; pass the one ``backend`` joins, so the bound on them holds
-    for both (``memory_core.mcp.stalled``).
+    for both (``memory_core.mcp.stalled``). A user's calls past their share wait in a line of
+    MEMORY_MCP_QUEUE_LENGTH for at most MEMORY_MCP_QUEUE_WAIT seconds (``McpHttpApp``), in this process.
     """
     from memory_core.mcp.authorization import with_resource_metadata
     from memory_core.mcp.exchange import SingleExchange
@@ -133,6 +134,8 @@ def build_asgi_app(
         max_body_bytes=max_request_bytes(settings),
         time_limit=settings.memory_mcp_request_timeout,
         abandoned=abandoned,
+        queue_length=settings.memory_mcp_queue_length,
+        queue_wait=settings.memory_mcp_queue_wait,
     )
 
 
@@ -217,15 +220,16 @@ class FunctionsMcpEndpoint:
 def jsonrpc_refusal(error: BaseException) -> func.HttpResponse:
     """An error raised before the MCP app runs (the edge's 413, 415, 421, 403; the app failing to start), answered as
     REST answers it (status, Retry-After, WWW-Authenticate) but with a JSON-RPC error body, id ``null`` (the body is
-    not read yet): the official clients surface a JSON-RPC error's message at any status, and replace everything
-    else with a generic "Server returned an error response" (-32603)."""
+    not read yet), the error's code as ``data.code``: the official clients surface a JSON-RPC error's message at any
+    status, and replace everything else with a generic "Server returned an error response" (-32603)."""
     from memory_core.mcp.envelope import jsonrpc_error, refusal_code  # the SDK's types load on first use (issue #15)
 
     if isinstance(error, MemoryCoreError):
-        status, message, headers = status_for(error), error.message, headers_for(error)
+        status, message, headers, reason = status_for(error), error.message, headers_for(error), error.code
     else:
-        status, message, headers = 500, internal_error(error)[1], {}
-    document = jsonrpc_error(None, refusal_code(status), message)
+        status, headers = 500, {}
+        reason, message = internal_error(error)
+    document = jsonrpc_error(None, refusal_code(status), message, reason)
     return func.HttpResponse(json.dumps(document), status_code=status, mimetype=JSON, headers=headers)
 
 

@@ -244,4 +244,5 @@ async def test_a_stalled_key_set_fetch_holds_up_no_other_caller(
     response = refused[0]
     assert response.status_code == 503 and response.headers["retry-after"] == "5", response.text
     assert response.json()["error"] == {
-        "code": -32603, "message": "the identity provider's signing keys cannot be used; retry later"}
+        "code": -32603, "message": "the identity provider's signing keys cannot be used; retry later",
+        "data": {"code": "unavailable"}}

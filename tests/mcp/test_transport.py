@@ -384,7 +384,8 @@ async def test_signing_keys_that_cannot_be_fetched_answer_503_internal_error_wit
         response = await http.post("/api/mcp", json={**PING, "id": 44}, headers=ACCEPT)
     assert response.status_code == 503 and response.headers["retry-after"] == "7"
     assert response.json() == {"jsonrpc": "2.0", "id": 44, "error": {
-        "code": -32603, "message": "the identity provider's signing keys cannot be fetched; retry later"}}
+        "code": -32603, "message": "the identity provider's signing keys cannot be fetched; retry later",
+        "data": {"code": "unavailable"}}}
 
 
 @pytest.mark.anyio
