@@ -63,11 +63,17 @@ def with_kind(template: str, kind: str) -> str:
     return template.format(kind=f"'{kind}'")
 
 
+def data_text(value: object) -> str:
+    """``value`` as JSON text, as a record's data is stored: ASCII only (``json.dumps``' ``ensure_ascii``: a NUL is
+    ``\\u0000``, an ``é`` ``\\u00e9``), so one value has one text, which the field filters rely on."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
 def record_values(record: Record, etag: str) -> tuple[object, ...]:
     """The ``RECORD_INSERT`` parameters of ``record`` with a new ``etag``."""
     p = record.partition
-    return (p.instance_id, p.owner, record.kind, record.id, json.dumps(record.data, separators=(",", ":"),
-            sort_keys=True), etag, iso(record.expires_on) if record.expires_on else None)
+    return (p.instance_id, p.owner, record.kind, record.id, data_text(record.data), etag,
+            iso(record.expires_on) if record.expires_on else None)
 
 
 def purge_if_names_rewritten(database: SqliteDatabase, records: Sequence[Record]) -> None:
@@ -92,14 +98,26 @@ def _write(db: sqlite3.Connection, record: Record, etag: str) -> None:
         raise Conflict(f"the {record.kind} record changed or went since it was read")
 
 
+def _field_is_one_of(name: str, values: Sequence[str], params: list[object]) -> str:
+    """The filter keeping records whose data field ``name`` is exactly one of ``values`` (text, not a number or
+    other JSON), as Cosmos DB compares. Two tests: ``json_extract`` of the field, which the indexes on it
+    (``sqlite_schema``: ``deletion_requests_by_id`` and the others) serve, against each value up to its first NUL,
+    as ``json_extract`` answers text that stops at a NUL (``"a\\u0000b"`` is ``a``), so it alone answered the record
+    of ``a\\0b`` for ``a`` and none for ``a\\0b``; then the field's JSON text (``->``, as written: ``data_text``)
+    against each value's, which is exact. ``ValueError`` for a name that is not an identifier."""
+    if not name.isidentifier():
+        raise ValueError(f"not a field name: {name!r}")
+    if not values:
+        return " AND 0"
+    marks = ",".join("?" * len(values))
+    params += [value.split("\0", 1)[0] for value in values]
+    params += [data_text(value) for value in values]
+    return f" AND json_extract(data, '$.{name}') IN ({marks}) AND data -> '$.{name}' IN ({marks})"
+
+
 def _json_filters(where: Mapping[str, str] | None, params: list[object]) -> str:
-    sql = ""
-    for name, value in (where or {}).items():
-        if not name.isidentifier():
-            raise ValueError(f"not a field name: {name!r}")
-        sql += f" AND json_extract(data, '$.{name}')=?"
-        params.append(value)
-    return sql
+    """The filter keeping records whose data fields equal ``where``'s, each exactly (``_field_is_one_of``)."""
+    return "".join(_field_is_one_of(name, [value], params) for name, value in (where or {}).items())
 
 
 #: The most values one query compares a data field to (``MemoryStore.page_records``' ``where_in``).
@@ -108,16 +126,11 @@ MAX_FIELD_VALUES = 100
 
 def _json_in(name: str, values: Sequence[str], params: list[object]) -> str:
     """The filter keeping records whose data field ``name`` equals one of ``values``, as ``_json_filters`` compares
-    (``json_extract``: an index on it, as ``deletion_requests_by_id``, serves each value); nothing matches none.
-    ``ValueError`` past ``MAX_FIELD_VALUES`` and for a name that is not an identifier."""
+    (an index on it, as ``deletion_requests_by_id``, serves each value); nothing matches none. ``ValueError`` past
+    ``MAX_FIELD_VALUES`` and for a name that is not an identifier."""
     if len(values) > MAX_FIELD_VALUES:
         raise ValueError(f"at most {MAX_FIELD_VALUES} values a query")
-    if not name.isidentifier():
-        raise ValueError(f"not a field name: {name!r}")
-    if not values:
-        return " AND 0"
-    params += values
-    return f" AND json_extract(data, '$.{name}') IN ({','.join('?' * len(values))})"
+    return _field_is_one_of(name, values, params)
 
 
 #: The most suffixes one query compares (``MemoryStore.page_records``' ``key_suffixes``).

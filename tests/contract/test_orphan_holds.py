@@ -15,6 +15,7 @@ import pytest
 
 from memory_core.domain import orphan_holds
 from memory_core.domain.audit import AuditAction
+from memory_core.domain.deletion import DeletionKind, DeletionRequest, DeletionStatus
 from memory_core.domain.errors import Conflict, InvalidInput
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import SHARED_OWNER, Hold, Scope, Share
@@ -113,6 +114,38 @@ def test_a_hold_whose_request_is_stored_is_not_released(store: MemoryStore) -> N
     assert store.get_record(Partition(instance, alex.upn), RecordKind.HOLD, request.id) is not None
     assert service.entries(alex, instance, Scope.USER, None) == []
     assert not [e for e in service.audit_trail(instance, alex.upn) if e.action is AuditAction.HOLD_RELEASED]
+
+
+def test_a_stored_requests_hold_whose_name_holds_a_tilde_and_a_nul_is_not_listed_nor_released(
+    store: MemoryStore,
+) -> None:
+    """Before, on SQLite: a pending request whose id holds ``~`` and a NUL was never found (its data's id compared
+    up to the NUL, and a name holding ``~`` has no key fallback), so its hold was listed as an orphan and released:
+    the memory showed with no decision. Now neither lists nor releases it (409 ``hold_not_orphaned``), the entry
+    stays hidden, no event; and a hold named for only the part before the NUL, whose request is gone, is an orphan."""
+    service, instance = _service(store)
+    later = Caller(LATER)
+    service.append(later, instance, Scope.USER, None, f"- {SECRET_WORDS}")
+    (entry,) = service.entries(later, instance, Scope.USER, None)
+    request_id, prefix = "later~r\0x", "later~r"
+    store.put_record(DeletionRequest(id=request_id, instance_id=instance, upn=LATER, kind=DeletionKind.FORGET,
+                                     status=DeletionStatus.PENDING, requested_by=LATER,
+                                     requested_on=datetime(2026, 12, 7, tzinfo=UTC), entry_id=entry.id).to_record())
+    for name in (request_id, prefix):
+        store.put_record(Record(Partition(instance, LATER), RecordKind.HOLD, name,
+                                Hold(name, None, None, (entry.id,)).to_data()))
+    assert service.entries(later, instance, Scope.USER, None) == []
+
+    assert [h.request_id for h in service.custody.orphan_holds(instance, limit=20).holds] == [prefix]
+    with pytest.raises(Conflict) as refused:
+        service.custody.release_orphan_hold("op", instance, LATER, request_id)
+    assert refused.value.code == "hold_not_orphaned"
+    assert service.custody.release_orphan_hold("op", instance, LATER, prefix).holds_released == 1
+
+    assert store.get_record(Partition(instance, LATER), RecordKind.HOLD, request_id) is not None
+    assert service.entries(later, instance, Scope.USER, None) == []
+    released = [e for e in service.audit_trail(instance, LATER) if e.action is AuditAction.HOLD_RELEASED]
+    assert [e.request_id for e in released] == [prefix]
 
 
 @pytest.mark.parametrize("stored_id", NO_TEXT_IDS.values(), ids=NO_TEXT_IDS.keys())

@@ -195,3 +195,31 @@ def test_where_in_answers_the_records_whose_field_is_one_of_the_values_in_id_ord
         named(*[str(n) for n in range(101)])
     with pytest.raises(ValueError):
         store.page_records(partition, RecordKind.DELETION_REQUEST, limit=5, where_in=("id') OR 1 --", ["a"]))
+
+
+def test_a_nul_in_a_where_or_where_in_value_matches_only_that_exact_text_and_a_prefix_never_does(
+    store: MemoryStore, partition: Partition,
+) -> None:
+    """A NUL is a character like any other in a field's value: ``where`` and ``where_in`` answer a record only for
+    its field's whole text, and never for what precedes or follows a NUL in it (SQLite's ``json_extract`` stops at a
+    NUL: it answered the record of ``a\\0b`` for ``a`` and none for ``a\\0b``). With escapes and characters beyond
+    ASCII beside the NUL, and in pages of one."""
+    data = {"t01~x": "a\0b", "t02~y": "a", "t03~z": "\0", "t04~w": "", "t05~v": "a\0", "t06~u": "\0b",
+            "t07~t": "\u00e9\0\"\\\U0001f600", "t08~s": "\u00e9", "t09~r": "a\0b"}
+    for record_id, value in data.items():
+        store.put_record(Record(partition, RecordKind.DELETION_REQUEST, record_id, {"id": value, "s": value}))
+
+    def named(*values: str, limit: int = 50, after: str | None = None) -> list[str]:
+        return [r.id for r in store.page_records(partition, RecordKind.DELETION_REQUEST, limit=limit, after=after,
+                                                 where_in=("id", values))]
+
+    def where(value: str) -> list[str]:
+        return [r.id for r in store.query_records(partition, RecordKind.DELETION_REQUEST, where={"s": value})]
+
+    for value in sorted(set(data.values())):
+        exact = [record_id for record_id, held in data.items() if held == value]
+        assert named(value) == exact and where(value) == exact, repr(value)
+    assert named("a\0b", "\0") == ["t01~x", "t03~z", "t09~r"]
+    assert named("a\0b", limit=1) == ["t01~x"] and named("a\0b", limit=1, after="t01~x") == ["t09~r"]
+    assert named("a", limit=1) == ["t02~y"] and named("a", limit=1, after="t02~y") == []
+    assert named("a\0c") == named("a\0b\0") == named("\u00e9\0") == [] == where("a\0c") == where("\0\0")
