@@ -7,7 +7,7 @@ Nothing reads the environment anywhere else. Each value is checked on its own
 ``ConfigurationError`` whose message names the variables.
 
 This module imports nothing of memory_core but the domain's error family and its
-grammar of identifiers: identity, the stores and the edge depend on it, never the reverse.
+grammar of identifiers and host names: identity, the stores and the edge depend on it, never the reverse.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from memory_core.domain.errors import ConfigurationError
+from memory_core.domain.host_names import host_name
 from memory_core.domain.identity import INSTANCE_ID_PATTERN
 from memory_core.wire.field_names import field_name
 
@@ -138,6 +139,14 @@ class Settings(BaseSettings):
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         return _split(value)
+
+    @field_validator("memory_allowed_hosts", "memory_mcp_allowed_hosts", "website_hostname")
+    @classmethod
+    def _host_names(cls, value: tuple[str, ...] | str | None) -> tuple[str, ...] | str | None:
+        """Every name has the ASCII form a Host carries (``host_name``): one without it would never match."""
+        for entry in (value,) if isinstance(value, str) else value or ():
+            host_name(entry)  # ValueError naming the entry
+        return value
 
     @field_validator("memory_auth_mode", "memory_entra_audience", "memory_entra_scopes", mode="before")
     @classmethod

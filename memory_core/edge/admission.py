@@ -4,7 +4,7 @@ passes with:
 1. the declared ``Content-Length`` against the route's body limit (413), before
    the body is read and before any credential is looked at;
 2. Host and Origin against the app's names (421, 403; ``memory_core.edge.names``);
-3. the content type: a body is JSON and says so (``application/json``, 415);
+3. the content type: a body is JSON and says so (``memory_core.edge.media``, 415);
 4. authentication, as the route declares it (``Access``; 401, 403);
 5. the memory mode (X-MEMORY-MODE) on user routes (400 when malformed);
 6. the body, bounded again as read, decoded strictly (``memory_core.wire.json_text``)
@@ -27,11 +27,11 @@ from urllib.parse import parse_qsl, urlsplit
 import azure.functions as func
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from memory_core.domain.errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
+from memory_core.domain.errors import InvalidInput, PayloadTooLarge
 from memory_core.domain.idempotency import IDEMPOTENCY_KEY_HEADER, checked_key
 from memory_core.domain.identity import Caller
 from memory_core.domain.modes import MEMORY_MODE_HEADER, memory_is_off
-from memory_core.edge.errors import JSON
+from memory_core.edge.media import require_json
 from memory_core.edge.spec import Access, EndpointSpec
 from memory_core.identity import Authentication
 from memory_core.wire.errors import ErrorDetail
@@ -203,11 +203,6 @@ def _too_large(size: int, limit: int, declared: bool) -> PayloadTooLarge:
     return PayloadTooLarge(f"request body {what} {size} bytes; this endpoint accepts at most {limit} bytes")
 
 
-def _is_json(content_type: str | None) -> bool:
-    media = (content_type or "").split(";", 1)[0].strip().lower()
-    return media == JSON or (media.startswith("application/") and media.endswith("+json"))
-
-
 def _parse_body(raw: bytes, model: type[M]) -> M:
     try:
         data = loads(raw)
@@ -240,8 +235,8 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
     rt.names.check(host, req.headers.get("origin"))
     raw = req.get_body() or b""
     reads_body, reads_query = _reads(spec, req.method)
-    if (reads_body or raw) and not _is_json(req.headers.get("content-type")):
-        raise UnsupportedMediaType("send the request body as JSON with Content-Type: application/json")
+    if reads_body or raw:
+        require_json(req.headers.get("content-type"))
     authentication: Authentication | None = None
     operator: str | None = None
     if spec.access is Access.USER:

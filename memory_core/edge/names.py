@@ -22,9 +22,15 @@ section 4.2.3, RFC 3986 section 3.2.2), so ``LOCALHOST:7071`` is ``localhost``.
 A Host is ASCII (an IDN travels in its ``xn--`` form, as browsers send it):
 one with any other character is refused, so no Unicode case mapping (the
 Kelvin sign lower-cases to ``k``) makes another name match. A configured
-name in Unicode is compared in its ASCII form (UTS #46, as browsers convert
-it). A trailing dot (``localhost.``) is another name to a browser (another
+name in Unicode is compared in its ASCII form (``memory_core.domain.host_names``:
+UTS #46, then IDNA 2008; a name without one is refused when the settings load).
+A trailing dot (``localhost.``) is another name to a browser (another
 origin), and is refused unless configured.
+
+An Origin is a scheme, ``://`` and such an authority (a final ``/`` is
+tolerated), and nothing else: no query, fragment, whitespace or control
+character, not even one a URL parser would drop (``urlsplit`` removes tab,
+CR and LF anywhere).
 
 ``AppNames.admitted`` also answers the canonical form of what it accepted
 (lower case; an Origin without its ``/``): a reader behind the edge that
@@ -43,39 +49,19 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from memory_core.domain.errors import Forbidden, MisdirectedRequest
+from memory_core.domain.host_names import host_name
 
 if TYPE_CHECKING:  # pydantic-settings loads with the composition root (cold start, issue #15)
     from memory_core.settings import Settings
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
+# What no Origin holds (a scheme, "://", a name and a port hold none of it), which urlsplit would drop (tab, CR,
+# LF) or take as a query or fragment: refused before it parses, so no two spellings of one Origin are accepted.
+_NOT_IN_ORIGIN = re.compile(r"[\x00-\x20\x7f?#]")
+
 # A name (an IPv6 literal in brackets, or anything without a separator) and an optional port of ASCII digits.
 _AUTHORITY = re.compile(r"(\[[0-9a-f:.]+\]|[^\s\[\]:/?#@\\]+)(?::([0-9]{1,5}))?", re.IGNORECASE)
-
-
-def host_name(entry: str) -> str:
-    """``entry`` without scheme, path or port, lower case ("https://Api.X.com:443/" -> "api.x.com"); a name in
-    Unicode in its ASCII form ("Bücher.example" -> "xn--bcher-kva.example"), or as it is when it has none."""
-    name = entry.strip().lower()
-    for scheme in ("https://", "http://"):
-        if name.startswith(scheme):
-            name = name[len(scheme) :]
-    name = name.split("/", 1)[0]
-    if name.startswith("["):
-        return name[: name.find("]") + 1] if "]" in name else name
-    name = name.rsplit(":", 1)[0] if ":" in name else name
-    return name if name.isascii() else _ascii_form(name)
-
-
-def _ascii_form(name: str) -> str:
-    """An IDN as a browser sends it in Host (UTS #46 mapping, then punycode); ``name`` itself when it has no ASCII
-    form, which then matches no Host (a Host is ASCII)."""
-    import idna  # pinned (requirements.txt); loaded only for a configured name that is not ASCII
-
-    try:
-        return idna.encode(name, uts46=True).decode("ascii")
-    except idna.IDNAError:
-        return name
 
 
 def authority_parts(authority: str) -> tuple[str, int | None] | None:
@@ -138,9 +124,12 @@ class AppNames:
     def canonical_origin(self, origin: str) -> str | None:
         """``origin`` as ``scheme://name`` or ``scheme://name:port``, lower case, when it is a page of this app:
         https on its names, http too on loopback; else None."""
+        candidate = origin.strip()
+        if _NOT_IN_ORIGIN.search(candidate):
+            return None
         try:
             # Not lower-cased first: str.lower maps some non-ASCII letters to ASCII ones (module docstring).
-            parts = urlsplit(origin.strip())
+            parts = urlsplit(candidate)
         except ValueError:  # "http://[::1", a name NFKC folds into a separator
             return None
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):

@@ -18,7 +18,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.body import read_bounded_body
-from memory_core.edge.errors import headers_for, status_for
+from memory_core.edge.errors import JSON, headers_for, status_for
+from memory_core.edge.media import require_json
 from memory_core.edge.names import AppNames
 from memory_core.identity.headers import carries_signed_token
 from memory_core.identity.model import Authentication
@@ -90,8 +91,9 @@ class McpHttpApp:
     1. anything but POST answers 405 (a stateless server has no stream to
        resume and no session to end);
     2. a Host or Origin that is not this app's (``names``: the edge's rule, ``AppNames.admitted``) answers 421
-       or 403 as the edge answers it, before anything else is read; every later step, and the SDK, sees the
-       request with the canonical Host and Origin the rule answers (``addressed_scope``);
+       or 403 as the edge answers it, and a Content-Type the edge's rule refuses (``memory_core.edge.media``)
+       415, before anything else is read; every later step, and the SDK, sees the request with the canonical
+       Host, Origin and Content-Type (``addressed_scope``);
     3. a body over ``max_body_bytes`` answers 413; JSON that is not a JSON-RPC
        message answers 400 without echoing any value, and so does a header value
        that is not UTF-8 (``header_text``);
@@ -167,12 +169,11 @@ class McpHttpApp:
             error = jsonrpc_error(None, INVALID_REQUEST, "Method Not Allowed: this stateless MCP endpoint takes POST only")
             await _send_json(send, 405, error, [(b"allow", b"POST")])
             return
-        if self._names is not None:
-            try:
-                scope = addressed_scope(scope, self._names)
-            except MemoryCoreError as refused:  # the body is not read: id null, as the edge's own refusal
-                await self._refuse_caller(scope, send, None, refused)
-                return
+        try:
+            scope = addressed_scope(scope, self._names)
+        except MemoryCoreError as refused:  # the body is not read: id null, as the edge's own refusal
+            await self._refuse_caller(scope, send, None, refused)
+            return
         body = await read_bounded_body(receive, self._max_body_bytes)
         if body is None:
             await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, too_large(self._max_body_bytes, "request body")), [])
@@ -314,24 +315,34 @@ def _authority_of_scope(scope: Scope) -> str:
     return host or ""
 
 
-def addressed_scope(scope: Scope, names: AppNames) -> Scope:
+def addressed_scope(scope: Scope, names: AppNames | None) -> Scope:
     """``scope`` with its Host and Origin headers replaced by their canonical forms (``AppNames.admitted``: lower
-    case, an Origin without its ``/``; a missing Host given as the server the scope names).
+    case, an Origin without its ``/``; a missing Host given as the server the scope names), and its Content-Type by
+    ``application/json``. ``names`` None: Host and Origin are left as they are (a test's app).
 
-    Raises what ``AppNames.admitted`` raises: ``MisdirectedRequest`` (421), ``Forbidden`` (403).
+    Raises what ``AppNames.admitted`` raises: ``MisdirectedRequest`` (421), ``Forbidden`` (403); then
+    ``UnsupportedMediaType`` (415) for a Content-Type that is not JSON by the edge's rule (``edge.media.is_json``:
+    ``application/json`` in any case and with any parameters, or ``application/*+json``; its docstring says why
+    /api/mcp takes ``+json`` as every route does), or none.
 
-    Why canonical headers rather than the SDK's check turned off: the edge's rule is the only one that decides
-    (one place; host names compare without case, RFC 9110 4.2.3), and the SDK's DNS-rebinding check, which
-    compares strings exactly and answers plain text, stays on behind it as a second line configured from the same
-    names (``transport.security_settings``): given only what the edge accepted, in the form those settings list,
-    it accepts it, and it still refuses a request that reaches it without passing here.
+    Why canonical headers rather than the SDK's checks turned off: the edge's rules are the only ones that decide
+    (one place; host names compare without case, RFC 9110 4.2.3; media types too, RFC 9110 8.3.1), and the SDK's
+    checks, which compare strings exactly and answer plain text (its DNS-rebinding check's 421, 403 and 400
+    ``Invalid Content-Type header``) or a 415 of their own, stay on behind them as a second line configured from
+    the same names (``transport.security_settings``): given only what the edge accepted, in the form those
+    settings list, they accept it, and they still refuse a request that reaches them without passing here.
     """
-    host, origin = names.admitted(_authority_of_scope(scope), _header(scope, b"origin"))
-    headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() not in (b"host", b"origin")]
-    headers.append((b"host", host.encode("ascii")))
-    if origin is not None:
-        headers.append((b"origin", origin.encode("ascii")))
-    return {**scope, "headers": headers}
+    canonical: list[tuple[bytes, bytes]] = []
+    if names is not None:
+        host, origin = names.admitted(_authority_of_scope(scope), _header(scope, b"origin"))
+        canonical.append((b"host", host.encode("ascii")))
+        if origin is not None:
+            canonical.append((b"origin", origin.encode("ascii")))
+    require_json(_header(scope, b"content-type"))
+    canonical.append((b"content-type", JSON.encode("ascii")))
+    replaced = {k for k, _ in canonical} | ({b"host", b"origin"} if names is not None else set())
+    headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() not in replaced]
+    return {**scope, "headers": [*headers, *canonical]}
 
 
 def origin_of_scope(scope: Scope) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.domain.errors import Forbidden, MisdirectedRequest
+from memory_core.domain.errors import ConfigurationError, Forbidden, MisdirectedRequest
 from memory_core.edge.names import AppNames
-from memory_core.settings import Settings
+from memory_core.settings import Settings, settings_from
 
 
 def _names(**values: object) -> AppNames:
@@ -123,6 +123,35 @@ def test_a_configured_unicode_name_is_compared_in_the_ascii_form_a_browser_sends
         == ("xn--bcher-kva.xn--strae-oqa.example:443", "https://xn--bcher-kva.xn--strae-oqa.example")
     assert not names.accepts_host("bücher.straße.example")
     assert not names.accepts_host("xn--bcher-kva.strasse.example")
+
+
+@pytest.mark.parametrize("setting", ["MEMORY_ALLOWED_HOSTS", "MEMORY_MCP_ALLOWED_HOSTS", "WEBSITE_HOSTNAME"])
+def test_a_unicode_name_without_an_idna_2008_form_stops_the_settings_naming_the_setting(setting: str) -> None:
+    """UTS #46 maps "☃.example" (browsers send xn--n3h.example) but IDNA 2008 refuses the snowman: kept in Unicode it
+    would never match a Host, so the start stops instead; its xn-- form can be listed."""
+    base = {"WEBSITE_HOSTNAME": "", "MEMORY_ALLOWED_HOSTS": "", "MEMORY_MCP_ALLOWED_HOSTS": ""}
+    with pytest.raises(ConfigurationError) as refused:
+        settings_from({**base, setting: "https://☃.example/"})
+    assert f"{setting}: '☃.example' has no IDNA 2008 ASCII form" in str(refused.value)
+    assert "xn--" in str(refused.value)
+    names = AppNames.from_settings(settings_from({**base, "MEMORY_ALLOWED_HOSTS": "xn--n3h.example,Bücher.example"}))
+    assert names.accepts_host("XN--N3H.example") and names.accepts_host("xn--bcher-kva.example")
+
+
+@pytest.mark.parametrize("origin", [
+    "https://memory.azure\twebsites.net", "https://memory.azure\rwebsites.net", "https://memory.azure\nwebsites.net",
+    "https://memory.azurewebsites.net\t/", "https://memory.azurewebsites.net?x=1", "https://memory.azurewebsites.net?",
+    "https://memory.azurewebsites.net#top", "https://memory.azurewebsites.net/#", "https://memory.azurewebsites.net/?a",
+    "https://memory.azurewebsites.net:443?", "https://memory.azurewebsites.net\x00", "https://memory azurewebsites.net",
+])
+def test_an_origin_holding_more_than_a_scheme_name_and_port_is_refused(origin: str) -> None:
+    """urlsplit drops tab, CR and LF anywhere and takes "?" and "#" apart; none of it is in an Origin."""
+    names = _names(website_hostname="memory.azurewebsites.net")
+    assert names.accepts_origin("https://memory.azurewebsites.net:443/")
+    assert not names.accepts_origin(origin)
+    with pytest.raises(Forbidden) as refused:
+        names.check("memory.azurewebsites.net", origin)
+    assert refused.value.code == "origin_not_allowed"
 
 
 def test_a_trailing_dot_names_another_host() -> None:

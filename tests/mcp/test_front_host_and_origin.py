@@ -166,8 +166,11 @@ def test_a_host_or_origin_in_another_case_is_served(core_server: RunningServer, 
     ({"Origin": "http://LOCALHOST.:{port}"}, 403, ORIGIN_REFUSED, "origin_not_allowed"),
     ({"Origin": "HTTPS://EVIL.EXAMPLE"}, 403, ORIGIN_REFUSED, "origin_not_allowed"),
     ({"Origin": "http://localhost:{port}/page"}, 403, ORIGIN_REFUSED, "origin_not_allowed"),
+    ({"Origin": "http://local\thost:{port}"}, 403, ORIGIN_REFUSED, "origin_not_allowed"),
+    ({"Origin": "http://localhost:{port}?from=evil"}, 403, ORIGIN_REFUSED, "origin_not_allowed"),
+    ({"Origin": "http://localhost:{port}#top"}, 403, ORIGIN_REFUSED, "origin_not_allowed"),
 ], ids=["trailing-dot", "upper-foreign-host", "latin-1-host", "userinfo", "origin-trailing-dot", "upper-foreign-origin",
-        "origin-with-a-path"])
+        "origin-with-a-path", "origin-with-a-tab", "origin-with-a-query", "origin-with-a-fragment"])
 def test_a_refused_host_or_origin_is_refused_as_the_rest_routes_refuse_it(
     core_server: RunningServer, headers: dict[str, str], status: int, refusal: str, rest_code: str,
     message: dict[str, Any],
