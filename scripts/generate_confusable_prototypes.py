@@ -10,8 +10,11 @@ file downloaded beside you:
 A file whose header names another version or date, or whose sha256 is not the pinned one (tampered, re-saved with
 other line ends or a byte-order mark, cut short), is refused before anything is written (exit 1), so regenerating
 from the same input always writes the same module and ``--check`` tells a hand-edited or stale module from one
-the pinned file makes. Moving to a new version is a change of ``PINNED`` (its URL, the header's version and date,
-and the new file's sha256) reviewed with the module it writes; say so in docs/memory-tool.md.
+the pinned file makes. ``--check`` compares bytes: a copy of the module re-saved with CRLF line ends fails it.
+The module the pinned file makes has the sha256 ``PINNED_MODULE_SHA256`` (printed by each write), which the tests
+hold the vendored module's bytes to, so a hand edit of one mapping fails without Unicode's file at hand. Moving to
+a new version is a change of ``PINNED`` (its URL, the header's version and date, and the new file's sha256) and of
+``PINNED_MODULE_SHA256`` (what the write prints), reviewed with the module it writes; say so in docs/memory-tool.md.
 
 The module keeps what the memory tool's look-alike check reads (``domain/lookalike_names.py``): every
 character the file maps (``SOURCES``) and its prototype (``PROTOTYPES``, one per source, separated by
@@ -57,6 +60,9 @@ PINNED = Pin(
     date="2025-07-22, 05:49:37 GMT",
     sha256="091c7f82fc39ef208faf8f94d29c244de99254675e09de163160c810d13ef22a",
 )
+
+# The sha256 of the module PINNED's file makes (``module_text``, as UTF-8): the vendored module's bytes have it.
+PINNED_MODULE_SHA256 = "05a0e28515f0892f2971013705014d2a4c6a683df01a35a464516739d9f5d6cf"
 
 
 class UnpinnedInput(ValueError):
@@ -179,16 +185,22 @@ def main(argv: list[str], pin: Pin = PINNED, output: Path = OUTPUT) -> int:
     except (OSError, UnicodeDecodeError, ValueError) as error:
         print(f"{args.confusables}: {error}", file=sys.stderr)
         return 1
+    written = module.encode("utf-8")
     if args.check:
-        vendored = output.read_text(encoding="utf-8") if output.exists() else ""
-        if vendored != module:
-            print(f"{output} is not what {args.confusables} makes ({first_difference(module, vendored)}): "
-                  f"run this script without --check", file=sys.stderr)
+        # Bytes, not text: read_text() turns a CRLF copy's line ends into line feeds, and it would pass.
+        vendored = output.read_bytes() if output.exists() else b""
+        if vendored != written:
+            found = vendored.decode("utf-8", "replace")
+            difference = first_difference(module, found) if found.splitlines() != module.splitlines() else (
+                "other line ends or bytes on the same lines")
+            print(f"{output} is not what {args.confusables} makes ({difference}): run this script without --check",
+                  file=sys.stderr)
             return 1
         print(f"{output} is what {args.confusables} (Unicode {pin.version}) makes")
         return 0
-    output.write_text(module, encoding="utf-8")
-    print(f"{module.count(chr(10))} lines written to {output} from Unicode {pin.version}")
+    output.write_bytes(written)
+    print(f"{module.count(chr(10))} lines written to {output} from Unicode {pin.version}, "
+          f"sha256 {hashlib.sha256(written).hexdigest()}")
     return 0
 
 

@@ -57,8 +57,15 @@ _DOTTED_BY_IT = {"i": "i", "j": "j", "\u0237": "j"}
 # The characters no prototype replaces that a skeleton keeps in its table as themselves, at most: ``str.translate``
 # raises and catches a KeyError for each character of a name not in its table (most of the cost of a skeleton of a
 # long accented name, whose letters are mostly ASCII and unmapped); a character kept is one lookup. Bounded, as the
-# names come from users: a table of about 6,600 prototypes and 4,100 ignorables, and this many more.
+# names come from users: a table of about 6,600 prototypes and 4,100 ignorables, and this many more. The blocks
+# most names are written in (``_UNMAPPED_SEEDED``) are kept from the start, so names met first (another user's
+# flood of rare characters) cannot take their place; once the bound is met, the table stops learning and is a
+# plain dict again (``_SkeletonTable.__missing__``): a character it lacks costs main's KeyError, never more.
 _UNMAPPED_KEPT = 16_384
+
+# Basic Latin to Cyrillic (ASCII, the accented Latin letters and the combining marks NFD splits them into, IPA,
+# Greek, Cyrillic): the unmapped ones among them are kept in the skeleton's table before any name is met.
+_UNMAPPED_SEEDED = range(0x0000, 0x0530)
 
 # The ASCII characters Unicode's table maps (``1`` to ``l``, ``m`` to ``rn``, ...) and the ASCII characters of their
 # prototypes: the only ones a skeleton of an ASCII name changes or brings. A test holds it to the table.
@@ -80,7 +87,8 @@ def skeleton(name: str) -> str:
     prototype in Unicode's table of confusables, NFD again; and a dot above a letter drawn with its own dot (or
     a dotless "\u0131" or "\u0237") dropped, the letter made "i" or "j" (``_DOT_ABOVE``). Two strings with one
     skeleton are drawn alike; the skeleton itself is for comparing, never for showing."""
-    prototypes = unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).translate(_skeleton_table()))
+    table = _skeleton_table()
+    prototypes = unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).translate(table.frozen or table))
     return _dot_above_dropped(prototypes) if _DOT_ABOVE in prototypes else prototypes
 
 
@@ -300,16 +308,24 @@ def _compatibility_folded(text: str) -> str:
 
 class _SkeletonTable(dict[int, str | int | None]):
     """``_prototype_table`` for ``str.translate``, which learns the characters it lacks (each is itself): the
-    first ``_UNMAPPED_KEPT`` met are kept. The same translation as the prototype table's, faster."""
+    unmapped ones of ``_UNMAPPED_SEEDED`` from the start, then the first met, up to ``_UNMAPPED_KEPT`` more. The
+    same translation as the prototype table's, faster. Once full, ``frozen`` holds a plain dict of it, which
+    ``skeleton`` translates by instead: a ``__missing__`` call per character costs more than the KeyError of a
+    plain dict's lookup."""
+
+    def __init__(self, prototypes: dict[int, str | None]) -> None:
+        super().__init__(prototypes)
+        self.update((code, code) for code in _UNMAPPED_SEEDED if code not in prototypes)
+        self.bound = len(self) + _UNMAPPED_KEPT
+        self.frozen: dict[int, str | int | None] | None = None
 
     def __missing__(self, code: int) -> int:
         if len(self) < self.bound:
             self[code] = code
+        elif self.frozen is None:
+            # Once, in the call that meets the bound; two threads meeting it both copy the same table.
+            self.frozen = dict(self)
         return code
-
-    def __init__(self, prototypes: dict[int, str | None]) -> None:
-        super().__init__(prototypes)
-        self.bound = len(prototypes) + _UNMAPPED_KEPT
 
 
 @functools.cache

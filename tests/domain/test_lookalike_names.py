@@ -15,6 +15,7 @@ from memory_core.domain import confusable_prototypes
 from memory_core.domain.lookalike_names import (
     _ASCII_SHAPED,
     _UNMAPPED_KEPT,
+    _UNMAPPED_SEEDED,
     _ascii_refolded,
     _ascii_refolded_deleted,
     _ascii_rests,
@@ -300,10 +301,38 @@ def test_the_skeleton_table_translates_as_unicodes_table_and_keeps_a_bounded_num
     grows it no further."""
     prototypes = _prototype_table()
     table = _SkeletonTable(prototypes)
-    table.bound = len(prototypes) + 100
+    table.bound = len(table) + 100
     text = "".join(chr(code) for code in range(0x20, 0x3400) if not 0xD800 <= code < 0xE000)
     for _ in range(2):
         assert text.translate(table) == text.translate(prototypes)
         assert len(table) == table.bound
     assert all(table[code] == code for code in table.keys() - prototypes.keys())
-    assert len(_skeleton_table()) <= len(prototypes) + _UNMAPPED_KEPT
+    assert len(_skeleton_table()) <= len(prototypes) + len(_UNMAPPED_SEEDED) + _UNMAPPED_KEPT
+
+
+def test_a_flood_of_rare_characters_leaves_the_common_blocks_kept_and_a_full_table_a_plain_dict() -> None:
+    """In a process, another user's names of more rare characters than the table keeps: the unmapped characters of
+    Latin, Greek and Cyrillic stay kept (seeded before any name), and once full the skeleton translates by a plain
+    dict copy of the table (no Python ``__missing__`` call per character it lacks: a miss costs what it did before
+    the table learned), with the same skeletons as Unicode's table gives."""
+    probe = (
+        "import json, unicodedata\n"
+        "from memory_core.domain import lookalike_names as names\n"
+        "prototypes = names._prototype_table()\n"
+        "names.skeleton('\\u00dcbung.md')\n"
+        "table = names._skeleton_table()\n"
+        "seeded = [code for code in names._UNMAPPED_SEEDED if code not in prototypes]\n"
+        "for k in range(80):\n"
+        "    names.skeleton(''.join(chr(0x4E00 + k * 240 + i) for i in range(240)) + '.md')\n"
+        "missed = []\n"
+        "learning = names._SkeletonTable.__missing__\n"
+        "names._SkeletonTable.__missing__ = lambda self, code: (missed.append(code), learning(self, code))[1]\n"
+        "hiragana = ''.join(map(chr, range(0x3041, 0x3097))) + '-\\u0440\\u0430ypal \\u00fcber.md'\n"
+        "expected = unicodedata.normalize('NFD', unicodedata.normalize('NFD', hiragana).translate(prototypes))\n"
+        "print(json.dumps([type(table.frozen) is dict, table.frozen == table, len(table) == table.bound,\n"
+        "                  names.skeleton(hiragana) == expected, len(missed),\n"
+        "                  all(dict.get(table, code) == code for code in seeded)]))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                            check=True)
+    assert json.loads(result.stdout) == [True, True, True, True, 0, True]

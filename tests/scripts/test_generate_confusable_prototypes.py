@@ -85,6 +85,17 @@ def test_the_vendored_module_is_what_the_generator_makes_of_the_table_it_holds()
     assert generator.module_text("\n".join(lines) + "\n") == text
 
 
+def test_the_vendored_modules_bytes_have_the_pinned_digest_of_what_the_pinned_file_makes() -> None:
+    """The vendored module's bytes have ``PINNED_MODULE_SHA256``, the digest of the module the pinned file makes: a
+    hand edit of one mapping (which the read-back test above would pass, as it rebuilds its input from the module)
+    or a copy re-saved with other line ends fails here without Unicode's file at hand."""
+    assert re.fullmatch(r"[0-9a-f]{64}", generator.PINNED_MODULE_SHA256)
+    assert hashlib.sha256(VENDORED.read_bytes()).hexdigest() == generator.PINNED_MODULE_SHA256
+    edited = VENDORED.read_bytes().replace(b"\\u0430", b"\\u0431", 1)
+    assert edited != VENDORED.read_bytes()
+    assert hashlib.sha256(edited).hexdigest() != generator.PINNED_MODULE_SHA256
+
+
 def test_the_vendored_header_names_the_pinned_version_and_date() -> None:
     """The pin and the module agree: the header the module keeps names the version and date the script is pinned
     to, and the URL is that version's."""
@@ -129,6 +140,26 @@ def test_check_passes_for_the_module_the_pinned_file_makes_and_fails_for_any_oth
     assert "is not what" in capsys.readouterr().err and module.read_text(encoding="utf-8") == edited
     module.unlink()
     assert generator.main(["--check", str(source)], pin, module) == 1 and not module.exists()
+
+
+def test_a_write_prints_the_modules_digest_and_check_refuses_a_copy_with_crlf_line_ends(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A write prints the sha256 of the bytes it wrote (what ``PINNED_MODULE_SHA256`` is set to on a move to a new
+    version). ``--check`` compares bytes: the same module re-saved with CRLF line ends, the same text once read
+    with universal newlines, fails, saying the lines match but their ends or bytes do not."""
+    source, module = tmp_path / "confusables.txt", tmp_path / "prototypes.py"
+    source.write_text(FIXTURE, encoding="utf-8")
+    pin = _pin_for(source.read_bytes())
+    assert generator.main([str(source)], pin, module) == 0
+    written = module.read_bytes()
+    assert written == generator.module_text(FIXTURE).encode("utf-8")
+    assert f"sha256 {hashlib.sha256(written).hexdigest()}" in capsys.readouterr().out
+    module.write_bytes(written.replace(b"\n", b"\r\n"))
+    assert module.read_text(encoding="utf-8") == written.decode("utf-8")
+    assert generator.main(["--check", str(source)], pin, module) == 1
+    assert "other line ends or bytes on the same lines" in capsys.readouterr().err
+    module.write_bytes(written)
+    assert generator.main(["--check", str(source)], pin, module) == 0
 
 
 def test_a_file_with_the_pinned_header_but_other_bytes_is_refused_before_anything_is_written(
