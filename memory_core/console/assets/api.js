@@ -62,16 +62,21 @@ export class Api {
     this.instance = "default";
   }
 
-  url(path, query) {
+  /** The URL of ``path`` on ``instance`` (by default the one the console shows now). */
+  url(path, query, instance = this.instance) {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query || {})) {
       if (v !== undefined && v !== null && v !== "") params.set(k, v);
     }
     const qs = params.toString();
-    return `${this.base}/instances/${encodeURIComponent(this.instance)}${path}${qs ? `?${qs}` : ""}`;
+    return `${this.base}/instances/${encodeURIComponent(instance)}${path}${qs ? `?${qs}` : ""}`;
   }
 
-  async request(method, path, { query, body, credential } = {}) {
+  /**
+   * Send ``method`` ``path`` to ``instance`` (by default the one shown now: a caller whose answer belongs to the
+   * instance it started on names it, as the Instance field may change while it waits).
+   */
+  async request(method, path, { query, body, credential, instance } = {}) {
     const headers = { Accept: "application/json", ...(await (credential || this.credential)()) };
     // A redirect is never followed: App Service answers 302 to its login page once the sign-in has expired, and
     // "error" made that a network failure. "manual" makes it an opaque redirect, read below as an expired sign-in.
@@ -82,7 +87,7 @@ export class Api {
     }
     let response;
     try {
-      response = await fetch(this.url(path, query), init);
+      response = await fetch(this.url(path, query, instance), init);
     } catch (error) {
       throw new ApiError(0, "network", "The service could not be reached. Check your connection and try again.");
     }
@@ -105,26 +110,28 @@ export class Api {
     return { status: response.status, data };
   }
 
-  async get(path, query, credential) {
-    return (await this.json("GET", path, { query, credential })).data;
+  async get(path, query, credential, instance) {
+    return (await this.json("GET", path, { query, credential, instance })).data;
   }
 
-  async send(method, path, body, credential) {
-    return this.json(method, path, { body: body === undefined ? {} : body, credential });
+  async send(method, path, body, credential, instance) {
+    return this.json(method, path, { body: body === undefined ? {} : body, credential, instance });
   }
 
   /**
    * Every item of a listing, following continuation tokens when the API pages it, up to
    * ``MAX_PAGES`` pages: ``truncated`` is then true, and ``cutShortNote`` says so under the list.
    * ``itemsField`` names the field each page's items are in, or several fields (each gathered over every page).
+   * Every page is read from ``instance`` (by default the one shown when the listing starts): a continuation is
+   * that instance's, and a later page must not be asked of another one chosen meanwhile.
    */
-  async list(path, query, itemsField, credential) {
+  async list(path, query, itemsField, credential, instance = this.instance) {
     const fields = [].concat(itemsField);
     const items = Object.fromEntries(fields.map((name) => [name, []]));
     let token = null;
     let first = null;
     for (let page = 0; page < MAX_PAGES; page += 1) {
-      const data = await this.get(path, token ? { ...query, continuation: token } : query, credential);
+      const data = await this.get(path, token ? { ...query, continuation: token } : query, credential, instance);
       if (!first) first = data;
       for (const name of fields) items[name].push(...((data && data[name]) || []));
       token = nextToken(data);

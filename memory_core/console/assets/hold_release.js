@@ -18,6 +18,39 @@ export function releaseUpn(hold) {
   return hold.upn ?? SHARED;
 }
 
+// A user principal name as the API takes one (memory_core/domain/identity.py ``caller_upn``: trimmed of ASCII spaces,
+// ASCII, lower-cased, at most 320 characters, ``local@domain``). Kept in step with it by
+// tests/console/test_orphan_hold_refusals.py, which compares the two on the same names.
+const MAX_UPN_CHARS = 320;
+const LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?";
+const UPN = new RegExp(`^[a-z0-9!#$%&'*+=^_\`{|}~.-]{1,256}@${LABEL}(?:\\.${LABEL})*$`);
+
+/** Whether the API takes ``raw`` as a user's UPN (``caller_upn``), as a release's ``?upn=`` must be. */
+export function isCallerUpn(raw) {
+  const upn = String(raw).replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "");
+  // ASCII before lower-casing, as the API checks it: "\u212a".toLowerCase() is "k".
+  return upn.length > 0 && upn.length <= MAX_UPN_CHARS && /^[\x00-\x7f]*$/.test(upn) && UPN.test(upn.toLowerCase());
+}
+
+/**
+ * Why the console cannot release ``hold``, or null when it can. An id of "." or ".." is a dot segment the browser
+ * resolves away (the POST lands on another route) and one holding "/" is two segments, so no release URL names it;
+ * a team-shared hold whose stored author is no valid UPN names a ``?upn=`` the API refuses (400 ``invalid_upn``),
+ * and ``~shared`` does not count it. Nothing is posted for either: a Release that could never work is not offered.
+ */
+export function unreleasableWhy(hold) {
+  const id = String(hold.request_id);
+  if (id === "." || id === ".." || id.includes("/")) {
+    return `its request ID ${id.includes("/") ? "holds a \u201c/\u201d" : "is a dot segment"}, which no release URL `
+      + "can name (docs/console.md, \u201cOrphan holds\u201d)";
+  }
+  if (hold.upn != null && !isCallerUpn(hold.upn)) {
+    return "the author it names is no valid user principal name, which the release route refuses "
+      + "(docs/console.md, \u201cOrphan holds\u201d)";
+  }
+  return null;
+}
+
 /** Whose memory ``hold`` hides, as nodes: the user (isolated, what draws as nothing marked), or every author. */
 export function shownOwner(hold) {
   if (hold.upn == null) return "every author's team-shared copies";

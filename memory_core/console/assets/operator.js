@@ -154,15 +154,17 @@ export class OperatorView {
   /**
    * Dismiss the unreadable request ``u`` (dismissal.js asks first, and again when holds still stand); the view is
    * drawn again after it, and after a 409 or 404 too, saying what happened above the note. Focus goes to the next
-   * request's Dismiss (else the one before), then to that line.
+   * request's Dismiss (else the one before), then to that line. Both POSTs go to the instance the note was read
+   * on: the second, after a dialog, must not reach another instance chosen while the first was answered.
    */
   async dismiss(u, button) {
     const item = button.closest("li");
+    const { instance } = this.api;
     const post = async (force) => {
       button.disabled = true;
       try {
         const path = `/operator/deletions/${encodeURIComponent(u.request_id)}/dismiss${force ? "?force=true" : ""}`;
-        return (await this.api.send("POST", path, {}, this.credential)).data;
+        return (await this.api.send("POST", path, {}, this.credential, instance)).data;
       } finally {
         button.disabled = false;
         // A disabled button drops the focus; a second dialog gives it back to whatever had it.

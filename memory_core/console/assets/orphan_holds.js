@@ -5,7 +5,7 @@
 import { ApiError } from "./api.js";
 import { formatCount, h, replace } from "./dom.js";
 import {
-  confirmRelease, releaseName, releaseOutcome, releaseUpn, shownKind, shownOwner, shownScope,
+  confirmRelease, releaseName, releaseOutcome, releaseUpn, shownKind, shownOwner, shownScope, unreleasableWhy,
 } from "./hold_release.js";
 import { storedText } from "./invisible.js";
 import { announce, busy, focusAfterRedraw, showMore } from "./ui.js";
@@ -33,9 +33,11 @@ export class OrphanHolds {
     this.api = api;
     this.credential = credential;
     this.refresh = refresh;
-    // The page shown ({ instance, holds, owners, page, start, next }) and what each release came to (by
-    // ``releaseKey``): both outlive the view's redraws, for the instance they were read on.
+    // The page shown ({ instance, holds, owners, page, start, next, stale }) and what each release came to (by
+    // ``releaseKey``): both outlive the view's redraws, for the instance they were read on. ``refused`` is the last
+    // read's refusal ({ instance, error }), said above the page it left stale.
     this.listing = null;
+    this.refused = null;
     this.outcomes = new Map();
     this.said = null;
     // How many holds the table shows: kept through a release's redraw, reset by a page read.
@@ -48,6 +50,7 @@ export class OrphanHolds {
       this.listing = null;
       this.outcomes.clear();
     }
+    if (this.refused && this.refused.instance !== this.api.instance) this.refused = null;
     this.out = h("div", { id: "orphan-holds" });
     this.draw();
     const read = h("button", { type: "button", id: "list-orphan-holds",
@@ -60,21 +63,42 @@ export class OrphanHolds {
       h("div", { class: "row" }, read), this.out);
   }
 
-  /** Read the page after ``start`` (null: the first), numbered ``page``, into the panel. */
+  /**
+   * Read the page after ``start`` (null: the first), numbered ``page``, into the panel. Every request of it goes to
+   * the instance shown when it starts (a continuation is that instance's); when the Instance field changed
+   * meanwhile, what it read is dropped, never shown as the new instance's. A refusal is said on the panel with its
+   * status and code, and the page shown before is marked as not current.
+   */
   read(button, start, page) {
+    const instance = this.api.instance;
     return busy(button, async () => {
       const holds = [];
       let token = start;
       let owners = 0;
-      for (let n = 0; n < REQUESTS_PER_PAGE && !holds.length; n += 1) {
-        const data = await this.api.get("/operator/orphan-holds",
-          { limit: OWNERS_PER_REQUEST, continuation: token }, this.credential);
-        holds.push(...(data.holds || []));
-        owners += data.owners_scanned || 0;
-        token = data.continuation || null;
-        if (!token) break;
+      try {
+        for (let n = 0; n < REQUESTS_PER_PAGE && !holds.length; n += 1) {
+          const data = await this.api.get("/operator/orphan-holds",
+            { limit: OWNERS_PER_REQUEST, continuation: token }, this.credential, instance);
+          holds.push(...(data.holds || []));
+          owners += data.owners_scanned || 0;
+          token = data.continuation || null;
+          if (!token) break;
+          if (this.api.instance !== instance) return;
+        }
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        if (this.api.instance !== instance) return;
+        this.refused = { instance, error };
+        if (this.listing) this.listing.stale = true;
+        this.said = null;
+        this.draw();
+        announce(`${error.message} (${error.status} ${error.code})`, { error: true });
+        document.getElementById("orphan-holds-refused")?.focus();
+        return;
       }
-      this.listing = { instance: this.api.instance, holds, owners, page, start, next: token };
+      if (this.api.instance !== instance) return;
+      this.listing = { instance, holds, owners, page, start, next: token, stale: false };
+      this.refused = null;
       this.outcomes.clear();
       this.said = null;
       this.shownHolds = HOLDS_AT_ONCE;
@@ -83,16 +107,25 @@ export class OrphanHolds {
     });
   }
 
+  /** The line saying why the last read was refused, with its status and code, or null. */
+  refusedLine() {
+    const error = this.refused?.error;
+    return error ? h("p", { class: "notice", id: "orphan-holds-refused", role: "alert", tabindex: "-1" },
+      `The listing was refused: ${error.message} (${error.status} ${error.code})`,
+      this.listing ? ". The page below was read before it and may be out of date." : ".") : null;
+  }
+
   /** The page shown (or nothing before the first read) into ``this.out``. */
   draw() {
     const listing = this.listing;
-    if (!listing) { replace(this.out); return; }
-    const { holds, owners, page, next } = listing;
+    if (!listing) { replace(this.out, this.refusedLine()); return; }
+    const { holds, owners, page, next, stale } = listing;
     const found = holds.length ? `${formatCount(holds.length)} orphan hold${holds.length === 1 ? "" : "s"} found`
       : "no orphan hold found";
     // A request of the listing ends after HOLDS_PER_REQUEST holds, inside a memory when one holds more.
     const cut = holds.length >= HOLDS_PER_REQUEST ? ` (a page ends after ${formatCount(HOLDS_PER_REQUEST)} holds)` : "";
-    const summary = h("p", { id: "orphan-holds-summary", tabindex: "-1" }, `Page ${formatCount(page)}: ${found}; `
+    const summary = h("p", { id: "orphan-holds-summary", tabindex: "-1" }, stale ? "Read before the refusal: " : "",
+      `Page ${formatCount(page)}: ${found}; `
       + `users' memories read whole: ${formatCount(owners)}${cut}`,
       next ? "; more are left to read." : page > 1 ? "; that was the last page." : ".");
     const body = h("tbody", {}, holds.slice(0, this.shownHolds).map((hold) => this.row(hold)));
@@ -102,7 +135,7 @@ export class OrphanHolds {
         .map((c) => h("th", { scope: "col" }, c)))), body) : null;
     const nextPage = next ? h("button", { type: "button", id: "next-orphan-holds",
       onclick: (e) => this.read(e.currentTarget, next, page + 1) }, "Next page") : null;
-    replace(this.out, summary, this.outcomeLine(), table,
+    replace(this.out, this.refusedLine(), summary, this.outcomeLine(), table,
       table ? showMore({ container: body, items: holds, render: (hold) => this.row(hold), step: HOLDS_AT_ONCE,
         id: "show-more-orphan-holds", noun: "orphan holds", onShown: (n) => { this.shownHolds = n; } }) : null,
       nextPage ? h("div", { class: "row" }, nextPage) : null);
@@ -117,9 +150,11 @@ export class OrphanHolds {
 
   row(hold) {
     const done = this.outcomes.get(releaseKey(hold));
+    const why = unreleasableWhy(hold);
     const release = done ? h("span", { class: "muted" }, done.success ? "released" : "its request is stored again")
-      : h("button", { type: "button", class: "danger release-hold", "aria-label": releaseName(hold),
-        onclick: (e) => this.release(hold, e.currentTarget) }, "Release");
+      : why ? h("span", { class: "muted unreleasable" }, `Cannot be released from the console: ${why}.`)
+        : h("button", { type: "button", class: "danger release-hold", "aria-label": releaseName(hold),
+          onclick: (e) => this.release(hold, e.currentTarget) }, "Release");
     return h("tr", { dataset: { requestId: hold.request_id, owner: hold.owner } },
       h("td", {}, h("code", {}, storedText(hold.request_id))), h("td", {}, shownOwner(hold)),
       h("td", {}, shownScope(hold)), h("td", {}, shownKind(hold)), h("td", {}, release));
@@ -129,16 +164,19 @@ export class OrphanHolds {
    * Ask, then release ``hold`` (POST .../orphan-holds/{id}/release?upn=). The outcome line says what it came to,
    * with the error's status and code when refused; every row the same release lifts is then marked released. A 409
    * ``hold_not_orphaned`` (its request stored again) marks them so and redraws the operator's view, whose table
-   * then lists the request.
+   * then lists the request. The POST goes to the instance the listing was read on; when the Instance field shows
+   * another by then, nothing is posted (the panel is drawn for that instance anew).
    */
   async release(hold, button) {
+    const { instance } = this.listing;
     if (!(await confirmRelease(hold))) return;
+    if (this.api.instance !== instance) return;
     let outcome;
     await busy(button, async () => {
       try {
         const path = `/operator/orphan-holds/${encodeURIComponent(hold.request_id)}/release`;
         const { data } = await this.api.json("POST", path, { query: { upn: releaseUpn(hold) }, body: {},
-          credential: this.credential });
+          credential: this.credential, instance });
         outcome = releaseOutcome(hold, { answer: data });
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
