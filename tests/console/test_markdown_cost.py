@@ -70,9 +70,12 @@ def _render(texts: dict[str, str]) -> dict[str, tuple[float, str]]:
 
 def test_the_worst_texts_render_in_milliseconds() -> None:
     """Each ~64 KB text renders in well under a second (the fixed renderer: about 1 ms; before, the first two did
-    not finish in 10 s, brackets took 2.2 s and a heading's spaces 1.5 s)."""
-    rendered = _render(WORST)
-    assert {name: round(ms) for name, (ms, _) in rendered.items() if ms > 250} == {}
+    not finish in 10 s, brackets took 2.2 s and a heading's spaces 1.5 s). Each text's fastest of three renders,
+    as other processes only add to a render's time: one render of "strong, never closed" took 419 ms beside the
+    suite's parallel workers on a loaded machine."""
+    runs = [_render(WORST) for _ in range(3)]
+    fastest = {name: min(run[name][0] for run in runs) for name in WORST}
+    assert {name: round(ms) for name, ms in fastest.items() if ms > 250} == {}
 
 
 @pytest.mark.parametrize(("text", "shown"), [
