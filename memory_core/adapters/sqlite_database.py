@@ -24,7 +24,11 @@ from memory_core.adapters.sqlite_erasure import purge_erased
 from memory_core.adapters.sqlite_schema import bring_up_to_date
 from memory_core.adapters.sqlite_transaction import write_transaction
 from memory_core.adapters.sqlite_wal import LOG_CAP_WAIT_SECONDS, SAFETY_NET_PAGES, WalCheckpointer
-from memory_core.domain.errors import TimedOut, Unavailable
+from memory_core.domain.errors import ConfigurationError, TimedOut, Unavailable
+
+#: The oldest SQLite the store runs on: its exact field filters read JSON with ``->`` (``sqlite_records``), new in
+#: SQLite 3.38.0.
+MIN_SQLITE_VERSION = (3, 38, 0)
 
 
 @dataclass(eq=False)  # measurements are told apart by identity
@@ -50,14 +54,25 @@ def _make_folders(folder: Path) -> None:
         each.mkdir(mode=0o700, exist_ok=True)
 
 
+def _refuse_old_sqlite() -> None:
+    """``ConfigurationError`` naming the version found and the one needed, when Python's SQLite is too old."""
+    if sqlite3.sqlite_version_info < MIN_SQLITE_VERSION:
+        needed = ".".join(map(str, MIN_SQLITE_VERSION))
+        raise ConfigurationError(
+            f"invalid configuration: the SQLite store needs SQLite {needed} or newer; this Python's sqlite3 module "
+            f"uses SQLite {sqlite3.sqlite_version} (use a newer Python build, or set MEMORY_STORE to cosmos)")
+
+
 class SqliteDatabase:
     """One SQLite file, opened (and brought up to the current schema) once per thread."""
 
     def __init__(self, path: str | Path, *, busy_timeout_seconds: float = 10.0) -> None:
         """Opens ``path`` for this thread, creating the file and its schema if need be.
 
-        Raises ``Unavailable`` when the file cannot be created, opened or upgraded.
+        Raises ``ConfigurationError`` when Python's SQLite library is older than ``MIN_SQLITE_VERSION``,
+        ``Unavailable`` when the file cannot be created, opened or upgraded.
         """
+        _refuse_old_sqlite()
         self.path = Path(path)
         self._timeout = busy_timeout_seconds
         self._local = threading.local()

@@ -101,18 +101,22 @@ def _write(db: sqlite3.Connection, record: Record, etag: str) -> None:
 def _field_is_one_of(name: str, values: Sequence[str], params: list[object]) -> str:
     """The filter keeping records whose data field ``name`` is exactly one of ``values`` (text, not a number or
     other JSON), as Cosmos DB compares. Two tests: ``json_extract`` of the field, which the indexes on it
-    (``sqlite_schema``: ``deletion_requests_by_id`` and the others) serve, against each value up to its first NUL,
-    as ``json_extract`` answers text that stops at a NUL (``"a\\u0000b"`` is ``a``), so it alone answered the record
-    of ``a\\0b`` for ``a`` and none for ``a\\0b``; then the field's JSON text (``->``, as written: ``data_text``)
-    against each value's, which is exact. ``ValueError`` for a name that is not an identifier."""
+    (``sqlite_schema``: ``deletion_requests_by_id`` and the others) serve, against each value and, for a value
+    holding a NUL, also against it up to its first NUL: what ``json_extract`` answers for text with a NUL depends on
+    SQLite's version (3.40.1 answers ``a`` for ``"a\\u0000b"``; 3.51.1, after 3.45's JSON rewrite, ``a\\0b``), so
+    the seek takes both and alone may also keep the record of ``a\\0b`` for ``a``; then the field's JSON text
+    (``->``, as written: ``data_text``) against each value's, which is exact. ``ValueError`` for a name that is
+    not an identifier."""
     if not name.isidentifier():
         raise ValueError(f"not a field name: {name!r}")
     if not values:
         return " AND 0"
-    marks = ",".join("?" * len(values))
-    params += [value.split("\0", 1)[0] for value in values]
+    seek = [*values, *(value.split("\0", 1)[0] for value in values if "\0" in value)]
+    params += seek
     params += [data_text(value) for value in values]
-    return f" AND json_extract(data, '$.{name}') IN ({marks}) AND data -> '$.{name}' IN ({marks})"
+    seek_marks = ",".join("?" * len(seek))
+    marks = ",".join("?" * len(values))
+    return f" AND json_extract(data, '$.{name}') IN ({seek_marks}) AND data -> '$.{name}' IN ({marks})"
 
 
 def _json_filters(where: Mapping[str, str] | None, params: list[object]) -> str:

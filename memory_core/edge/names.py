@@ -28,9 +28,11 @@ A trailing dot (``localhost.``) is another name to a browser (another
 origin), and is refused unless configured.
 
 An Origin is a scheme, ``://`` and such an authority (a final ``/`` is
-tolerated), and nothing else: no query, fragment, whitespace or control
-character, not even one a URL parser would drop (``urlsplit`` removes tab,
-CR and LF anywhere).
+tolerated), and nothing else: no query, fragment, whitespace (Unicode's too,
+as a no-break space) or control character, not even one a URL parser would
+drop (``urlsplit`` removes tab, CR and LF anywhere). Only the spaces and tabs
+around a header's value (RFC 9110's optional whitespace) are not part of a
+Host or an Origin.
 
 ``AppNames.admitted`` also answers the canonical form of what it accepted
 (lower case; an Origin without its ``/``): a reader behind the edge that
@@ -58,7 +60,11 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 # What no Origin holds (a scheme, "://", a name and a port hold none of it), which urlsplit would drop (tab, CR,
 # LF) or take as a query or fragment: refused before it parses, so no two spellings of one Origin are accepted.
-_NOT_IN_ORIGIN = re.compile(r"[\x00-\x20\x7f?#]")
+_NOT_IN_ORIGIN = re.compile(r"[\s\x00-\x20\x7f-\x9f?#]")
+
+# The optional whitespace around a header's value (RFC 9110 section 5.6.3): space and tab, and nothing else
+# str.strip() would take (a no-break space, \x1c-\x1f, \x85 ...), which would then never be seen and refused.
+_OWS = " \t"
 
 # A name (an IPv6 literal in brackets, or anything without a separator) and an optional port of ASCII digits.
 _AUTHORITY = re.compile(r"(\[[0-9a-f:.]+\]|[^\s\[\]:/?#@\\]+)(?::([0-9]{1,5}))?", re.IGNORECASE)
@@ -116,7 +122,7 @@ class AppNames:
 
     def canonical_host(self, host: str) -> str | None:
         """``host`` as ``name`` or ``name:port``, lower case, when it names this app (module docstring); else None."""
-        parts = authority_parts(host.strip())
+        parts = authority_parts(host.strip(_OWS))
         if parts is None or parts[0] not in self.names:
             return None
         return _authority(*parts)
@@ -124,7 +130,7 @@ class AppNames:
     def canonical_origin(self, origin: str) -> str | None:
         """``origin`` as ``scheme://name`` or ``scheme://name:port``, lower case, when it is a page of this app:
         https on its names, http too on loopback; else None."""
-        candidate = origin.strip()
+        candidate = origin.strip(_OWS)
         if _NOT_IN_ORIGIN.search(candidate):
             return None
         try:

@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from memory_core.adapters.sqlite_database import SqliteDatabase
-from memory_core.domain.errors import Unavailable
+from memory_core.adapters.sqlite_database import MIN_SQLITE_VERSION, SqliteDatabase
+from memory_core.domain.errors import ConfigurationError, Unavailable
+
+
+def test_an_sqlite_older_than_3_38_is_refused_at_open_naming_both_versions_and_no_file_is_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact field filters read JSON with ``->``, which SQLite has only from 3.38.0. An older SQLite cannot be
+    installed here (Python's ``sqlite3`` is built against this machine's 3.40.1), so its version is patched."""
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 37, 2))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.37.2")
+    path = tmp_path / "folder" / "memory.sqlite3"
+    with pytest.raises(ConfigurationError) as caught:
+        SqliteDatabase(path)
+    assert "3.38.0" in str(caught.value) and "3.37.2" in str(caught.value)
+    assert str(caught.value).startswith("invalid configuration:")
+    assert not path.parent.exists()
+
+
+def test_the_oldest_sqlite_with_the_json_arrow_opens_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """3.38.0 itself is enough (the check is not off by one); patched as above, the file is this machine's SQLite."""
+    assert MIN_SQLITE_VERSION == (3, 38, 0)
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 38, 0))
+    database = SqliteDatabase(tmp_path / "memory.sqlite3")
+    try:
+        assert database.read("SELECT json('{\"a\":\"b\"}') -> '$.a'", [])[0][0] == '"b"'
+    finally:
+        database.close()
 
 
 def test_a_read_transaction_reads_one_state_of_the_file(tmp_path: Path) -> None:

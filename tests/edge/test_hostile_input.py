@@ -206,6 +206,30 @@ def test_same_origin_browser_calls_are_served(sqlite_server: RunningServer, inst
     assert document.status_code == 200
 
 
+@pytest.mark.parametrize(("tail", "status"), [
+    (b"\xa0", b"403"), ("\u00a0".encode(), b"403"), ("\u3000".encode(), b"403"), (b"\x85", b"403"),
+    (b"\x0b", b"400"), (b"\x1f", b"400"),
+], ids=["nbsp-latin1", "nbsp-utf8", "ideographic-space-utf8", "nel-latin1", "vt", "unit-separator"])
+def test_the_apps_own_origin_with_whitespace_str_strip_would_drop_after_it_is_refused_on_rest_and_mcp(
+        sqlite_server: RunningServer, instance_id: str, tail: bytes, status: bytes) -> None:
+    """Only a header's spaces and tabs are dropped around an Origin: ``http://127.0.0.1:PORT`` followed by a
+    no-break space answers 403 on every route, and nothing is stored; a control character (a header value may
+    not hold one) is already refused by the HTTP server's parser (400). Raw requests, as httpx refuses to send a
+    control character in a header."""
+    host = sqlite_server.base_url.removeprefix("http://").encode()
+    credentials = "".join(f"{name}: {value}\r\n" for name, value in _headers(operator=False).items()).encode()
+    answers = []
+    for path, body in ((f"/api/instances/{instance_id}/memory/append", {"scope": "user", "content_markdown": "- x"}),
+                       ("/api/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})):
+        content = json.dumps(body).encode()
+        head = (b"POST " + path.encode() + b" HTTP/1.1\r\nHost: " + host + b"\r\nOrigin: http://" + host + tail
+                + b"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                + credentials + b"Content-Length: " + str(len(content)).encode() + b"\r\nConnection: close\r\n\r\n")
+        answers.append(_raw_request(sqlite_server, head + content).split(b"\r\n", 1)[0])
+    assert [answer.split(b" ")[1] for answer in answers] == [status, status], answers
+    assert _memory(sqlite_server, instance_id, "alex@contoso.com") == ""
+
+
 def test_json_with_a_charset_or_a_json_suffix_is_json(sqlite_server: RunningServer, instance_id: str) -> None:
     """application/json; charset=utf-8 is JSON."""
     with sqlite_server.client() as http:

@@ -161,3 +161,29 @@ def test_a_trailing_dot_names_another_host() -> None:
     with pytest.raises(Forbidden):
         _names().check("localhost", "http://localhost.:7071")
     assert _names(memory_allowed_hosts=("memory.contoso.com.",)).accepts_host("MEMORY.CONTOSO.COM.")
+
+
+# Every character str.strip() takes but RFC 9110's optional whitespace (space, tab) is not: derived, not listed.
+_STRIPPED_BUT_NOT_OWS = [c for c in map(chr, range(0x110000)) if c.isspace() and c not in " \t"]
+
+
+@pytest.mark.parametrize("character", _STRIPPED_BUT_NOT_OWS, ids=lambda c: f"U+{ord(c):04X}")
+def test_whitespace_other_than_space_and_tab_at_either_end_of_an_origin_or_host_is_refused(character: str) -> None:
+    """Only a header's optional whitespace is dropped around it; a no-break space, \\x0b, \\x1c-\\x1f, \\x85 or
+    \\u3000 stays, and is refused like any other character that is not in an Origin or a Host."""
+    names = _names()
+    for origin in (f"http://localhost:7071{character}", f"{character}http://localhost:7071"):
+        assert not names.accepts_origin(origin)
+        with pytest.raises(Forbidden):
+            names.check("localhost:7071", origin)
+    for host in (f"localhost:7071{character}", f"{character}localhost:7071", f"localhost{character}"):
+        assert not names.accepts_host(host)
+        with pytest.raises(MisdirectedRequest):
+            names.check(host, None)
+
+
+def test_spaces_and_tabs_around_an_origin_or_host_are_a_headers_optional_whitespace_and_dropped() -> None:
+    names = _names()
+    assert names.admitted(" \tlocalhost:7071 \t", "\t http://LOCALHOST:7071/ \t") == (
+        "localhost:7071", "http://localhost:7071")
+    assert not names.accepts_origin("http://localhost:7071 /")
