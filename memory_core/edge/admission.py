@@ -189,13 +189,26 @@ def _no_parameters_in_url(model: type[BaseModel], req: func.HttpRequest) -> None
         )
 
 
+DECLARED_LENGTH_DIGITS = 18
+"""A Content-Length of more digits (past 10^18 bytes) is too large for any endpoint without reading it as a number:
+``int()`` refuses text past 4,300 digits with a ValueError, which would have answered 500."""
+
+
 def _declared_length(req: func.HttpRequest) -> int | None:
+    """The body length the request declares; None when it declares none.
+
+    Only ASCII digits, with HTTP's optional whitespace (space, tab) around them, are a length: ``str.isdigit``
+    alone takes ``²`` and other digits ``int()`` refuses. Raises ``InvalidInput`` (400 invalid_content_length) for
+    anything else, and ``PayloadTooLarge`` for more than ``DECLARED_LENGTH_DIGITS`` digits."""
     raw = req.headers.get("content-length")
-    if raw is None or not raw.strip():
+    text = "" if raw is None else raw.strip(" \t")
+    if not text:
         return None
-    if not raw.strip().isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise InvalidInput("Content-Length must be a non-negative integer", code="invalid_content_length")
-    return int(raw.strip())
+    if len(text.lstrip("0")) > DECLARED_LENGTH_DIGITS:
+        raise PayloadTooLarge(f"request body declares more than 10^{DECLARED_LENGTH_DIGITS} bytes")
+    return int(text)
 
 
 def _too_large(size: int, limit: int, declared: bool) -> PayloadTooLarge:
