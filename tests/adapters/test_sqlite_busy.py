@@ -109,6 +109,7 @@ def test_a_turn_held_by_another_thread_is_waited_for_and_the_wait_counts_against
     assert waited >= 0.1
 
 
+@pytest.mark.alone
 def test_a_turn_not_had_in_time_runs_without_it_and_leaves_sqlite_no_more_wait() -> None:
     turn = WritersTurn()
     holder = _held_elsewhere(turn, 0.5)

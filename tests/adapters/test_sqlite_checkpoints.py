@@ -99,6 +99,7 @@ def test_a_checkpoint_the_domain_cannot_read_is_passed_over_for_a_full_read(stor
         assert fresh._snapshots is not None and (fresh._snapshots.restores, fresh._snapshots.rebuilds) == (0, 1)
 
 
+@pytest.mark.alone
 def test_a_read_does_not_wait_behind_another_processs_write_lock_to_keep_its_checkpoint(
     store: SqliteMemoryStore,
 ) -> None:

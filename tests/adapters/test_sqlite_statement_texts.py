@@ -103,6 +103,7 @@ def test_an_in_list_is_padded_to_a_power_of_two_with_its_last_value(
     assert in_list(values) == (marks, bound)
 
 
+@pytest.mark.alone
 def test_the_wait_left_after_the_turn_is_one_of_seventeen_values() -> None:
     turn = WritersTurn()
     lefts = set()

@@ -15,12 +15,16 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.console.browser import find, wait_for
 from tests.console.conftest import open_console
 from tests.support.local_server import RunningServer
+
+# Judged against a wall-clock budget: scripts/test runs it after the parallel run, on one process.
+pytestmark = pytest.mark.alone
 
 ENTRIES = 1000
 SHOWN = 500  # the entries the view renders at once

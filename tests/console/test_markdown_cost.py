@@ -68,6 +68,7 @@ def _render(texts: dict[str, str]) -> dict[str, tuple[float, str]]:
     return {name: (ms, shown) for name, (ms, shown) in json.loads(done.stdout).items()}
 
 
+@pytest.mark.alone
 def test_the_worst_texts_render_in_milliseconds() -> None:
     """Each ~64 KB text renders in well under a second (the fixed renderer: about 1 ms; before, the first two did
     not finish in 10 s, brackets took 2.2 s and a heading's spaces 1.5 s). Each text's fastest of three renders,

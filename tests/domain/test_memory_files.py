@@ -16,6 +16,7 @@ from memory_core.domain.errors import InvalidInput
 from memory_core.domain.memory_files import MAX_LISTING_CHARS, FileNode, Namespace, create, rename, str_replace, view
 
 
+@pytest.mark.alone
 def test_a_repeated_old_str_is_answered_in_time_linear_in_the_file() -> None:
     """Every occurrence's line is listed, as the reference lists them, in one pass: old_str "" in 512 KiB (every
     character an occurrence) took about 35 s when each line was counted from the start of the file."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -77,6 +78,7 @@ def test_held_facts_cover_exactly_what_one_of_the_holds_covers(
     assert HeldFacts.of("p", holds).covers_facts(author, moment, entry_id) is expected
 
 
+@pytest.mark.alone
 def test_visible_entries_cost_grows_with_entries_and_holds_not_their_product() -> None:
     key = ProfileKey("i", "alex@contoso.com", Scope.USER)
 

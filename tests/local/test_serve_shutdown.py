@@ -58,6 +58,7 @@ def test_sigterm_stops_serve_promptly_with_a_connected_client_and_open_requests(
         assert stopped_after < STOP_WITHIN, f"serve took {stopped_after:.1f} s to stop"
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("signal_name", ["SIGTERM"])
 def test_idle_serve_stops_at_once(tmp_path: Path, signal_name: str) -> None:
     """With nothing open, SIGTERM or SIGINT stops serve within a second or two (uvicorn re-raises the signal)."""

@@ -217,6 +217,7 @@ async def test_clear_pending_operator_approval_answers_the_pending_request(
     assert read.content_markdown == ""
 
 
+@pytest.mark.alone
 async def test_a_stalled_token_exchange_is_abandoned_at_the_callers_time_bound(instance_id: str) -> None:
     """An Entra caller's on-behalf-of exchange gives way when the caller's bound (McpHttpApp: 30 s) cancels it, as a
     stalled store call does: an identity provider that takes the connection and never answers (each MSAL request is

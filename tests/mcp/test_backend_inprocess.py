@@ -106,6 +106,7 @@ async def test_service_calls_run_in_a_worker_thread_unless_offload_is_off(
     assert len(seen) == 2 and all((ident == threading.get_ident()) is on_loop_thread for ident in seen)
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("offload", [True, False], ids=["http", "stdio"])
 async def test_a_slow_settings_read_is_abandoned_at_the_guidance_bound(offload: bool) -> None:
     """The agent's settings are read in a thread the caller's bound may abandon, on both fronts: a read stuck for
@@ -127,6 +128,7 @@ async def test_a_slow_settings_read_is_abandoned_at_the_guidance_bound(offload: 
     assert guidance is None and time.monotonic() - started < 1.0
 
 
+@pytest.mark.alone
 async def test_a_stalled_store_call_is_abandoned_at_the_callers_time_bound(store: SqliteMemoryStore) -> None:
     """A tool's store call in a worker thread gives way when the caller's bound (McpHttpApp, StdioFront) cancels it:
     a read stuck for 2 s (a stalled Cosmos DB, each operation allowed up to COSMOS_OPERATION_TIMEOUT) no longer

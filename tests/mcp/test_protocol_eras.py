@@ -114,6 +114,7 @@ async def test_stateless_era_discovers_and_calls_tools_with_routing_headers(
     assert all(r.headers.get("mcp-protocol-version") == MODERN for r in sent)
 
 
+@pytest.mark.alone
 async def test_listen_is_refused_at_once_and_the_session_carries_on(mcp_target: McpTarget, instance_id: str) -> None:
     """subscriptions/listen answers method-not-found within a second; the same session then calls a tool."""
     sent: list[httpx2.Request] = []
@@ -146,6 +147,7 @@ def _meta() -> dict[str, Any]:
     }
 
 
+@pytest.mark.alone
 def test_raw_listen_is_a_404_method_not_found_not_a_stream(core_server: RunningServer) -> None:
     """On the wire: HTTP 404 with JSON-RPC -32601 as JSON, within a second, never an event stream."""
     body = {"jsonrpc": "2.0", "id": "l-1", "method": "subscriptions/listen",

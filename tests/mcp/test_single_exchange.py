@@ -178,6 +178,7 @@ def test_only_single_handshake_era_requests_from_json_clients_are_taken(
     assert SingleExchange.accepts(message, headers) is taken
 
 
+@pytest.mark.alone
 async def test_the_fast_path_is_bound_in_time_too() -> None:
     """A call answered by the exchange that outlives the bound answers 503 and its work is cancelled."""
     cancelled = anyio.Event()

@@ -188,6 +188,7 @@ async def test_a_share_held_by_abandoned_calls_is_refused_503_not_429() -> None:
         release.set()
 
 
+@pytest.mark.alone
 async def test_the_front_answers_a_request_past_the_line_429_too_many_calls_with_retry_after() -> None:
     """At the front, a request past the share's line answers HTTP 429 with Retry-After, JSON-RPC -32603 (as the 503
     it replaces) and the error's code as ``data.code``, after waiting at most ``queue_wait`` (and half the time

@@ -177,6 +177,7 @@ async def test_input_with_no_request_ends_cleanly_with_nothing_answered() -> Non
     assert lines == []
 
 
+@pytest.mark.alone
 async def test_a_stalled_guidance_read_falls_back_to_the_base_text_within_the_bound() -> None:
     """The agent's settings are read within the time bound over stdio too: a read that stalls is given up, and
     initialize is answered (with the base instructions) instead of waiting for it."""
@@ -238,6 +239,7 @@ async def test_no_more_requests_than_the_limit_are_read_before_one_is_answered()
     assert sorted(line["id"] for line in out.lines) == list(range(41))
 
 
+@pytest.mark.alone
 async def test_a_cancellation_sent_while_the_limit_is_reached_is_read_and_makes_room() -> None:
     """Requests at the limit do not keep a cancellation out: a notification is read while a request waits for room,
     its request is settled, and the request behind it is served at once, not after the time bound."""

@@ -221,6 +221,7 @@ def test_a_notification_carrying_a_null_id_is_still_taken_as_a_notification(core
     assert response.status_code == 202, response.text
 
 
+@pytest.mark.alone
 @pytest.mark.anyio
 async def test_a_request_that_outlives_the_bound_is_answered_and_cancelled() -> None:
     """Past the time limit the request answers 503 (JSON-RPC internal error, its id) and the work is cancelled."""
@@ -355,6 +356,7 @@ async def test_a_key_is_checked_on_the_event_loop_and_a_signed_token_off_it() ->
     assert threads["bearer"] != loop_thread and threads["platform"] != loop_thread
 
 
+@pytest.mark.alone
 @pytest.mark.anyio
 async def test_authentication_is_inside_the_time_bound() -> None:
     """An authentication that outlives the bound answers 503 (JSON-RPC internal error, Retry-After) at the bound."""
@@ -388,6 +390,7 @@ async def test_signing_keys_that_cannot_be_fetched_answer_503_internal_error_wit
         "data": {"code": "unavailable"}}}
 
 
+@pytest.mark.alone
 @pytest.mark.anyio
 async def test_a_stalled_guidance_read_falls_back_to_the_base_text_within_the_bound(
     caplog: pytest.LogCaptureFixture,

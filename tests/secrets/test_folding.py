@@ -143,6 +143,7 @@ def test_folding_reads_each_character_as_ascii_or_as_nothing() -> None:
     assert ascii_folded(text) == "pw: 42 42 42 ④ ﬁ ﷺ — 漢字 token 21 👩\u200d💻 1-2-3"
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize(
     "text",
     [

@@ -39,6 +39,7 @@ def test_ssn_look_alikes_are_not(scanner: SecretScanner, text: str) -> None:
     assert "US Social Security Number" not in _kinds(scanner, text)
 
 
+@pytest.mark.alone
 def test_crafted_repetition_scans_in_linear_time() -> None:
     """64 KiB of keywords, or of keyword lines: each line is searched once."""
     import time

@@ -91,6 +91,7 @@ def test_rejection_message_names_detectors() -> None:
     )
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize(
     "text",
     [
