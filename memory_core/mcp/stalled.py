@@ -29,8 +29,8 @@ the front's own bounds, MEMORY_MCP_QUEUE_LENGTH and MEMORY_MCP_QUEUE_WAIT): the 
 run in the place it holds (``CURRENT_PLACE``), one after another, and it gives the place back as it ends (a call
 abandoned in it keeps it until its thread returns). Past the line's length or its wait a call is refused with
 ``TooManyCalls`` (429), which only that user sees; a stalled share or a full process count is ``Unavailable`` (503),
-as before. The line is one process's: an app scaled out over several
-processes (Functions instances, or workers of one) keeps a share and a line in each.
+as before. The line is one process's: an app scaled out over several processes (Functions instances, or workers of
+one) keeps a share and a line in each.
 
 The process's count is held by the composition root (``composition.abandoned_calls``, built on first use), which
 passes it to the backends and the MCP front it builds, so the bound is the process's. A backend or front built without
