@@ -211,7 +211,10 @@ class FunctionHost:
             return
         request = _request(scope, method, body, {k: v for k, v in match.groupdict().items() if v is not None})
         try:
-            answered = await _unless_disconnected(self._invoke(route, request), receive)
+            if route.is_async:
+                answered = await _unless_disconnected(self._invoke(route, request), receive)
+            else:  # cancelling it would not stop its thread, only free anyio's token for one more
+                answered = await self._invoke(route, request)
         except Exception as error:
             log.exception("function %s failed", route.name, exc_info=error)
             answered = error_response(500, "internal_error", "internal error",
@@ -246,10 +249,12 @@ async def _unless_disconnected(invocation: Awaitable[func.HttpResponse],
                                receive: ASGIReceive) -> func.HttpResponse | None:
     """``invocation``'s answer, or None once the client has disconnected first (``invocation`` is then cancelled).
 
-    The Functions host cancels nothing when a client goes away; here a function that waits (the MCP endpoint's line
-    for a place in a user's share, ``memory_core.mcp.stalled``) stops waiting for a client that is gone. A function
-    running in a worker thread is not stopped: anyio waits for the thread before the cancellation takes effect.
-    The invocation runs in this task, as without the watch; only the watch is a task of its own.
+    The Functions host cancels nothing when a client goes away; here an async function that waits (the MCP endpoint's
+    line for a place in a user's share, ``memory_core.mcp.stalled``) stops waiting for a client that is gone. Only an
+    async function's invocation may be watched: a sync function runs in ``anyio.to_thread.run_sync``, which this
+    cancellation (asyncio's own) does not wait for; it would give anyio's thread token back while the thread still
+    runs, so clients that hang up would start threads past anyio's 40. The invocation runs in this task, as without
+    the watch; only the watch is a task of its own.
     """
     current = asyncio.current_task()
     assert current is not None

@@ -225,7 +225,7 @@ class McpHttpApp:
             await self._answer_holding(scope, body, receive, send, decoded, headers, authentication, held)
         finally:
             if held is not None:
-                self._abandoned.give_back(held)  # unless its store call took it over
+                self._abandoned.give_back(held)  # or, with a call abandoned in it, as that call returns
 
     async def _answer_holding(self, scope: Scope, body: bytes, receive: Receive, send: Send, decoded: Any,
                               headers: Mapping[str, str], authentication: Authentication | None,

@@ -25,11 +25,12 @@ serves, so refusing its 11th concurrent call protected nobody: over Cosmos DB, 5
 refusals. A share whose every place is held by an abandoned call (a stalled store) refuses at once, as without a line.
 
 Over HTTP the front waits instead (``hold``: a request's place taken before its protocol runs, in the same line, with
-the front's own bounds, MEMORY_MCP_QUEUE_LENGTH and MEMORY_MCP_QUEUE_WAIT): the request's first store call for that
-share runs in the place it holds (``CURRENT_PLACE``), and a request that made none gives it back as it ends. Past the
-line's length or its wait a call is refused with ``TooManyCalls`` (429), which only that user sees; a stalled share or
-a full process count is ``Unavailable`` (503), as before. The line is one process's: an app scaled out over several
-processes (Functions instances, or workers of one) keeps a share and a line in each.
+the front's own bounds, MEMORY_MCP_QUEUE_LENGTH and MEMORY_MCP_QUEUE_WAIT): the request's store calls for that share
+run in the place it holds (``CURRENT_PLACE``), one after another, and it gives the place back as it ends (a call
+abandoned in it keeps it until its thread returns). Past the line's length or its wait a call is refused with
+``TooManyCalls`` (429), which only that user sees; a stalled share or a full process count is ``Unavailable`` (503),
+as before. The line is one process's: an app scaled out over several processes (Functions instances, or workers of
+one) keeps a share and a line in each.
 
 The process's count is held by the composition root (``composition.abandoned_calls``, built on first use), which
 passes it to the backends and the MCP front it builds, so the bound is the process's. A backend or front built without
@@ -77,14 +78,17 @@ class _Waiter:
 
 @dataclass(eq=False)
 class HeldPlace:
-    """A place in ``share`` of ``counts`` that a request took before its protocol ran (``AbandonedCalls.hold``). The
-    request's first call for ``share`` runs in it (``AbandonedCalls.run`` takes it over, and gives it back when its
-    thread returns); else ``AbandonedCalls.give_back`` gives it back as the request ends. ``claimed`` once either
-    happened (under the count's lock: exactly one of them gives it back)."""
+    """A place in ``share`` of ``counts`` that a request took before its protocol ran (``AbandonedCalls.hold``) and
+    keeps until it ends: each of its calls for ``share`` runs in it in turn (``AbandonedCalls.run``: ``in_use`` from
+    its start until its thread returns), so a request that waited in the line is never refused on its second call
+    (a clear reads, then clears). ``AbandonedCalls.give_back`` marks it ``ended`` as the request ends and gives it
+    back then, or, while a call abandoned at its time bound still runs in it, when that call's thread returns (under
+    the count's lock: exactly once)."""
 
     counts: AbandonedCalls
     share: Hashable
-    claimed: bool = False
+    in_use: bool = False
+    ended: bool = False
 
 
 def share_of(caller: Caller) -> str:
@@ -256,35 +260,49 @@ class AbandonedCalls:
         return HeldPlace(self, share)
 
     def give_back(self, held: HeldPlace) -> None:
-        """``held``'s place given back (to the first call waiting, if any), unless a call took it over; idempotent."""
+        """``held``'s request ended: its place given back (to the first call waiting, if any) now, or when the call
+        running in it returns (one abandoned at its time bound keeps it till then); idempotent."""
         with self._lock:
-            if not held.claimed:
-                held.claimed = True
-                self._give_back_locked(held.share)
+            if not held.ended:
+                held.ended = True
+                if not held.in_use:
+                    self._give_back_locked(held.share)
 
-    def _claim(self, share: Hashable | None) -> bool:
-        """True when the current request holds an unclaimed place of this count in ``share`` (``CURRENT_PLACE``),
-        now claimed by the caller: its call runs in that place instead of taking another."""
+    def _claim(self, share: Hashable | None) -> HeldPlace | None:
+        """The place of this count in ``share`` that the current request holds (``CURRENT_PLACE``), now in use by
+        the caller's call, which runs in it instead of taking another; None when there is none, or it is in use by
+        another call of the request (that call takes a place of its own) or its request ended."""
         held = CURRENT_PLACE.get()
         if share is None or held is None or held.counts is not self or held.share != share:
-            return False
+            return None
         with self._lock:
-            if held.claimed:
-                return False
-            held.claimed = True
-            return True
+            if held.in_use or held.ended:
+                return None
+            held.in_use = True
+            return held
+
+    def _release_locked(self, share: Hashable | None, held: HeldPlace | None) -> None:
+        """A call's place given back as its thread returns: a place its request holds goes back to the request (or,
+        if the request ended meanwhile, to the line); a place of its own goes to the line."""
+        if held is None:
+            self._give_back_locked(share)
+            return
+        held.in_use = False
+        if held.ended:
+            self._give_back_locked(share)
 
     async def run(self, call: Callable[..., T], *args: Any, share: Hashable | None = None) -> T:
         """``call(*args)`` in a worker thread the caller's cancellation abandons; ``Unavailable`` while
         ``full_for(share)``. A call for ``share`` (``share_of``; None: the process's count only) takes its place in
         the share here, under the lock that checks it (or waits in the share's line for one, with a ``share_line``:
-        the caller's cancellation ends the wait; or runs in the place the request holds, ``hold``), and gives it back
-        only when its thread returns (or when anyio
-        drops it before it started), handing it to the first call waiting, so ``running_for(share)`` never passes
-        ``share_limit``, however many calls start at once. If abandoned, it counts toward the process's count until
+        the caller's cancellation ends the wait; or runs in the place the request holds, ``hold``, and gives it back
+        to the request), and gives it back only when its thread returns (or when anyio drops it before it started),
+        handing it to the first call waiting, so ``running_for(share)`` never passes ``share_limit``, however many
+        calls start at once. If abandoned, it counts toward the process's count until
         its thread returns as well (checked here and again as the thread starts, so at most ``limit`` plus the threads
         running at once, anyio's 40 by default, are ever abandoned together)."""
-        if not self._claim(share):
+        held = self._claim(share)
+        if held is None:
             await self._take_place(share, self.share_line)
         started = done = abandoned = dropped = False
         cancelled = anyio.get_cancelled_exc_class()
@@ -295,7 +313,7 @@ class AbandonedCalls:
                 if dropped:  # anyio dropped it (cancelled before it started) and its place was given back
                     raise cancelled()
                 if self._running >= self.limit:  # checked again here: many calls may pass the first check at once
-                    self._give_back_locked(share)
+                    self._release_locked(share, held)
                     done = True
                     raise self._refusal_locked(None)
                 started = True
@@ -304,7 +322,7 @@ class AbandonedCalls:
             finally:
                 with self._lock:
                     done = True
-                    self._give_back_locked(share)
+                    self._release_locked(share, held)
                     if abandoned:
                         self._running -= 1
                         if share is not None:
@@ -316,7 +334,7 @@ class AbandonedCalls:
             with self._lock:
                 if not started and not done:  # never ran and never will (``dropped``): its place is given back here
                     dropped = True
-                    self._give_back_locked(share)
+                    self._release_locked(share, held)
                 elif isinstance(failure, cancelled):
                     abandoned = True
                     if not done:

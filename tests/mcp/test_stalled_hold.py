@@ -63,7 +63,7 @@ async def test_requests_past_the_share_wait_in_turn_and_each_store_call_runs_in_
             peak = max(peak, abandoned.running_for("alex"))
             order.append(number)
             await abandoned.run(lambda: None, share="alex")
-            assert held.claimed
+            assert not held.in_use and abandoned.running_for("alex") == 1  # kept for the request's next call
         finally:
             CURRENT_PLACE.reset(token)
             abandoned.give_back(held)
@@ -146,10 +146,10 @@ async def _hold_in(scope: anyio.CancelScope, abandoned: AbandonedCalls) -> None:
         await abandoned.hold("alex", line=1, wait=10)
 
 
-async def test_a_held_place_not_taken_over_is_given_back_once_and_one_taken_over_returns_with_its_thread() -> None:
-    """``give_back`` frees a place no call took over (twice: once); a place a call took over is freed when the call's
-    thread returns, and the request's ``give_back`` then changes nothing. A call of another count or share takes a
-    place of its own."""
+async def test_a_held_place_is_given_back_once_as_its_request_ends_and_its_calls_run_in_it_in_turn() -> None:
+    """``give_back`` frees a place (twice: once); a call run in it hands it back to the request as its thread returns,
+    so the request's next call runs in it too, and ``give_back`` frees it at the end. A call of another count or share
+    takes a place of its own."""
     abandoned = AbandonedCalls(share_limit=2)
     unused = await abandoned.hold("alex", line=0, wait=1)
     assert abandoned.running_for("alex") == 1
@@ -164,13 +164,74 @@ async def test_a_held_place_not_taken_over_is_given_back_once_and_one_taken_over
     try:
         await other.run(lambda: seen.append(other.running_for("alex")), share="alex")  # not this place's count
         await abandoned.run(lambda: seen.append(abandoned.running_for("blake")), share="blake")
-        assert not used.claimed
+        assert not used.in_use
         await abandoned.run(lambda: seen.append(abandoned.running_for("alex")), share="alex")
+        await abandoned.run(lambda: seen.append(abandoned.running_for("alex")), share="alex")  # the same place
     finally:
         CURRENT_PLACE.reset(token)
-    assert used.claimed and seen == [1, 1, 1] and abandoned.running_for("alex") == 0
+    assert seen == [1, 1, 1, 1] and abandoned.running_for("alex") == 1
+    abandoned.give_back(used)
+    assert abandoned.running_for("alex") == 0
     abandoned.give_back(used)
     assert abandoned.shares() == 0 and other.shares() == 0
+
+
+async def test_a_request_that_waited_runs_its_second_call_in_its_place_and_the_next_in_line_waits_for_its_end() -> None:
+    """A request that waited in the line (a clear: a read, then the clear) runs both its calls in the place it was
+    handed, though the share has no line for calls (0, as over HTTP) and a later request waits; that one gets the place
+    only as the first request ends, first come first served."""
+    abandoned = AbandonedCalls(share_limit=1)
+    gate = threading.Event()
+    order: list[str] = []
+
+    async def request(name: str, calls: int) -> None:
+        held = await abandoned.hold("alex", line=5, wait=10)
+        token = CURRENT_PLACE.set(held)
+        try:
+            for number in range(calls):
+                await abandoned.run(order.append, f"{name}{number}", share="alex")
+                await anyio.sleep(0.02)  # the later request had every chance to take the place
+        finally:
+            CURRENT_PLACE.reset(token)
+            abandoned.give_back(held)
+
+    async with anyio.create_task_group() as group:
+        await _fill(abandoned, "alex", gate, group)
+        group.start_soon(request, "clear", 2)
+        await anyio.sleep(0.02)
+        group.start_soon(request, "later", 1)
+        await anyio.sleep(0.02)
+        assert abandoned.waiting_for("alex") == 2
+        gate.set()
+    assert order == ["clear0", "clear1", "later0"]
+    assert abandoned.shares() == 0
+
+
+async def test_a_call_abandoned_in_a_held_place_keeps_it_past_its_request_until_its_thread_returns() -> None:
+    """A request's call abandoned at its time bound keeps the request's place after the request ends: the next in line
+    gets it only when that call's thread returns, and it is given back once."""
+    abandoned = AbandonedCalls(share_limit=1)
+    release = threading.Event()
+    held = await abandoned.hold("alex", line=1, wait=1)
+    token = CURRENT_PLACE.set(held)
+    try:
+        with anyio.move_on_after(0.05):
+            await abandoned.run(release.wait, 10, share="alex")
+    finally:
+        CURRENT_PLACE.reset(token)
+        abandoned.give_back(held)
+    assert abandoned.running_for("alex") == 1 and abandoned.running == 1
+    with pytest.raises(Unavailable):  # its only place is held by an abandoned call: a stalled share
+        await abandoned.hold("alex", line=1, wait=0.1)
+    release.set()
+    with anyio.fail_after(5):
+        while abandoned.running:
+            await anyio.sleep(0.01)
+    assert abandoned.shares() == 0
+    again = await abandoned.hold("alex", line=0, wait=0.1)
+    abandoned.give_back(again)
+    abandoned.give_back(held)
+    assert abandoned.shares() == 0
 
 
 async def test_a_share_held_by_abandoned_calls_is_refused_503_not_429() -> None:

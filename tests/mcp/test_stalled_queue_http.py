@@ -185,3 +185,40 @@ async def test_a_call_whose_client_disconnects_while_it_waits_leaves_the_line(tm
     assert [a.status_code for a in first] == [200] * MAX_CALLS_PER_USER
     assert [a.status_code for a in after] == [200] and not after[0].json()["result"]["isError"]
     assert "fact 50" in stored and "fact 40" not in stored and "the fact of a client gone" not in stored
+
+
+async def test_a_clear_that_waited_in_the_line_runs_both_its_store_calls_and_the_call_after_it_waits_its_turn(
+        tmp_path: Path) -> None:
+    """A ``clear_memory`` makes two store calls (a read, then the clear). One that waited in Alex's line is handed a
+    place as the first append gives up on the locked file; it keeps that place for its clear (it was refused with
+    ``too_many_calls`` on it while a later call took the place its read gave back), and the later call gets a place
+    of its own in turn."""
+    with _server(tmp_path) as server:
+        url = f"{server.api}/mcp"
+        headers = {**ACCEPT, **mcp_headers(USER_KEY, ALEX)}
+        answers: dict[str, httpx.Response] = {}
+
+        async def post(label: str, message: dict[str, Any]) -> None:
+            async with httpx.AsyncClient(timeout=60) as http:
+                answers[label] = await http.post(url, json=message, headers=headers)
+
+        async with httpx.AsyncClient(timeout=60) as http:  # the file made, in WAL mode, and a memory to clear
+            (await http.post(url, json=_append_call(0), headers=headers)).raise_for_status()
+        clear = {"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+                 "params": {"name": "clear_memory", "arguments": {"scope": "user", "confirm": True}}}
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                with write_locked(server.env["MEMORY_SQLITE_PATH"]):
+                    group.start_soon(post, "first", _append_call(1))
+                    await anyio.sleep(2)  # the first gives up on the lock (10 s busy timeout) 2 s before the others
+                    for number in range(2, MAX_CALLS_PER_USER + 1):
+                        group.start_soon(post, f"a{number}", _append_call(number))
+                    await anyio.sleep(1)  # Alex's 10 places are taken
+                    group.start_soon(post, "clear", clear)
+                    await anyio.sleep(0.5)  # the clear waits first in the line
+                    group.start_soon(post, "later", _append_call(60))
+                    await anyio.sleep(7.5)  # the first gave up at ~10 s: its place went to the clear
+    assert answers["clear"].status_code == 200 and not answers["clear"].json()["result"].get("isError"), \
+        answers["clear"].text
+    assert answers["later"].status_code == 200 and not answers["later"].json()["result"].get("isError"), \
+        answers["later"].text
