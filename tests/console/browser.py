@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -59,7 +59,11 @@ def chromium(download_dir: str | None = None, width: int = 1280, height: int = 9
 
 
 def wait_for(driver: WebDriver, condition: Callable[[WebDriver], Any], timeout: float = WAIT_SECONDS) -> Any:
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition)
+    """``condition``'s first truthy answer, polled every 50 ms. An element the page draws again between the
+    condition's find and its read (``StaleElementReferenceException``) counts as not yet, as a missing one does: the
+    next poll finds the new one (``tests/console/test_orphan_holds.py`` failed once on a summary redrawn so)."""
+    return WebDriverWait(driver, timeout, poll_frequency=0.05,
+                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(condition)
 
 
 def find(driver: WebDriver, css: str, timeout: float = WAIT_SECONDS) -> WebElement:
