@@ -11,7 +11,7 @@ request runs in its own context, and tasks the SDK starts for it inherit it).
   which the server's instructions and tools/list put in their own words.
 - ``CURRENT_PLACE``: the place in the caller's share of the worker threads the
   front took (or waited for) before the protocol ran (``stalled.AbandonedCalls.hold``),
-  which the request's first store call runs in.
+  which the request's store calls run in, one after another, until it ends.
 """
 
 from __future__ import annotations

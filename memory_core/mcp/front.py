@@ -103,7 +103,7 @@ class McpHttpApp:
     store), a request answers 503 with Retry-After before step 4, unless it needs no store
     (``stalled.answers_without_the_store``: a ping, the handshake, the tool list, a notification). Once step 4 has
     named the caller, such a request takes a place in the user's share of the worker threads (``AbandonedCalls.hold``,
-    ``stalled.share_of``: the authenticated user, whatever instance the request names), which its store call runs in:
+    ``stalled.share_of``: the authenticated user, whatever instance the request names), which its store calls run in:
     while the user's own calls fill the share, it waits in the share's line (first come, first served) behind fewer
     than ``queue_length`` others for at most ``queue_wait`` seconds (and half the time limit), and past either answers
     429 ``too_many_calls`` with Retry-After; while every place is held by an abandoned call (a stalled store), the same
