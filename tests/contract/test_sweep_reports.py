@@ -8,7 +8,6 @@ timer's log line can; a run that executes every approved request leaves none.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -34,6 +33,7 @@ from tests.adapters.cosmos_support import cosmos_settings, own_container
 from tests.support.clock import TickingClock
 from tests.support.cosmos_server import CosmosServer
 from tests.support.later_release import put_unreadable_request
+from tests.support.server_threads import write_locked
 
 INSTANCE = "sweep-reports"
 
@@ -70,18 +70,7 @@ def slow_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple
     if request.param == "sqlite":
         path = tmp_path / "slow.sqlite3"
         sqlite = SqliteMemoryStore(path, busy_timeout_seconds=1)
-
-        @contextmanager
-        def held() -> Iterator[None]:
-            other = sqlite3.connect(path, isolation_level=None)
-            other.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            finally:
-                other.execute("ROLLBACK")
-                other.close()
-
-        yield sqlite, held
+        yield sqlite, lambda: write_locked(str(path))
         sqlite.close()
         return
     account = cast(CosmosServer, request.getfixturevalue("cosmos_account"))

@@ -2,7 +2,8 @@
 
 The MCP tests that count a user's share of the worker threads (tests/mcp/test_stalled_share.py,
 tests/mcp/test_stalled_queue_http.py) hold their calls in worker threads with ``write_locked`` and watch how many
-threads the server runs with ``ThreadPeak``.
+threads the server runs with ``ThreadPeak``; tests/contract/test_sweep_reports.py holds the lock past a store's
+busy timeout with ``write_locked``.
 """
 
 from __future__ import annotations
