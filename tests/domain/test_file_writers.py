@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
+from memory_core.domain.errors import Conflict
 from memory_core.domain.file_writers import FileWriters
 from memory_core.domain.identity import Caller
 from memory_core.domain.memory_file_service import MemoryFiles
@@ -26,9 +27,11 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
     yield MemoryService(SqliteMemoryStore(str(tmp_path / "writers.sqlite3")), deletion_mode=DeletionMode.IMMEDIATE)
 
 
-def _concurrent_edits(service: MemoryService, writers: FileWriters | None, monkeypatch: pytest.MonkeyPatch) -> int:
+def _concurrent_edits(service: MemoryService, writers: FileWriters | None,
+                      monkeypatch: pytest.MonkeyPatch) -> tuple[int, list[Exception]]:
     """Four threads, each creating and editing three files of one user at once: how many times the commands read
-    the user's files (one per command when none lost a commit)."""
+    the user's files (one per command when none lost a commit), and what the threads raised (a thread stops at its
+    first error)."""
     caller = Caller(upn="alex@contoso.com")
     reads: list[None] = []
     snapshot = MemoryFiles._snapshot
@@ -58,11 +61,13 @@ def _concurrent_edits(service: MemoryService, writers: FileWriters | None, monke
         thread.start()
     for thread in threads:
         thread.join(WAIT * 3)
-    assert not errors, errors
-    read = len(reads)
-    listing = MemoryFiles(service).execute(caller, INSTANCE, None, {"command": "view", "path": "/memories"}).text
-    assert all(f"/memories/w{n}/f{i}.md" in listing for n in range(4) for i in range(3))
-    return read
+    return len(reads), errors
+
+
+def _every_file_listed(service: MemoryService) -> bool:
+    listing = MemoryFiles(service).execute(Caller(upn="alex@contoso.com"), INSTANCE, None,
+                                           {"command": "view", "path": "/memories"}).text
+    return all(f"/memories/w{n}/f{i}.md" in listing for n in range(4) for i in range(3))
 
 
 def test_writes_taking_turns_each_read_the_files_once(
@@ -70,12 +75,17 @@ def test_writes_taking_turns_each_read_the_files_once(
 ) -> None:
     """Racing (``writers=None``, as the race tests run them), a command that lost a commit read the files again: at
     60,000 entries, seconds a command and a 409 after 28 s for four clients of one server. The same edits racing,
-    in a file of their own, read more than once a command (39 to 56 reads in eight runs): the fixture does race."""
-    assert _concurrent_edits(service, service.file_writers, monkeypatch) == 24
+    in a file of their own, read more than once a command (39 to 56 reads in eight runs), or a command lost its
+    commit so often that it gave up (409, seen once beside three other test processes): the fixture does race."""
+    assert _concurrent_edits(service, service.file_writers, monkeypatch) == (24, [])
+    assert _every_file_listed(service)
     assert service.file_writers.waiting() == 0
     monkeypatch.undo()  # _concurrent_edits counts the reads afresh
     racing = MemoryService(SqliteMemoryStore(str(tmp_path / "racing.sqlite3")), deletion_mode=DeletionMode.IMMEDIATE)
-    assert _concurrent_edits(racing, None, monkeypatch) > 24
+    reads, errors = _concurrent_edits(racing, None, monkeypatch)
+    assert all(isinstance(error, Conflict) for error in errors), errors
+    assert reads > 24 or errors
+    assert errors or _every_file_listed(racing)
 
 
 def test_the_memory_tool_of_a_service_takes_the_services_turns_unless_told_to_race(
