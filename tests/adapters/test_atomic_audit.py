@@ -181,6 +181,40 @@ def test_sqlite_process_killed_mid_settings_change_leaves_the_old_settings_and_n
     assert [e.actor for e in events] == ["first"]
 
 
+_SETTINGS_DELETION_CHILD = _SETTINGS_CHILD.replace(
+    'agent_settings.put("i", AgentSettings("/agents/a", enabled=False), actor="operator-key")',
+    'agent_settings.delete("i", "/agents/a", actor="operator-key")')
+
+
+@pytest.mark.parametrize("point", list(CRASH_POINTS))
+def test_sqlite_process_killed_mid_settings_deletion_keeps_the_settings_and_no_event(
+    point: str, tmp_path: Path
+) -> None:
+    """Kill the process inside a deletion of an agent's settings, after the erasure and before or after its event:
+    afterwards the settings are still stored and the trail holds only the save's event."""
+    assert _SETTINGS_DELETION_CHILD != _SETTINGS_CHILD
+    path = tmp_path / "crash.sqlite3"
+    store = SqliteMemoryStore(path)
+    try:
+        MemoryService(store).agent_settings.put("i", AgentSettings("/agents/a", enabled=False), actor="first")
+    finally:
+        store.close()
+    child = subprocess.run(
+        [sys.executable, "-c", _SETTINGS_DELETION_CHILD.format(root=str(ROOT), path=str(path),
+                                                               trigger=CRASH_POINTS[point])],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert child.returncode == 137, child.stderr
+    store = SqliteMemoryStore(path)
+    try:
+        book = MemoryService(store).agent_settings
+        settings, events = book.get("i", "/agents/a"), book.trail("i", limit=10).items
+    finally:
+        store.close()
+    assert settings == AgentSettings("/agents/a", enabled=False)
+    assert [(e.actor, e.action.value) for e in events] == [("first", "agent_settings")]
+
+
 def test_cosmos_settings_and_their_event_travel_in_one_batch(cosmos: CosmosMemoryStore) -> None:
     """A settings change is a point read of the settings it replaces and one batch with its event (measured on
     the second change: a new client's first call also reads the account and the container)."""
@@ -192,3 +226,15 @@ def test_cosmos_settings_and_their_event_travel_in_one_batch(cosmos: CosmosMemor
     assert metrics.round_trips == 2
     assert [e.detail for e in book.trail(instance, limit=10).items] == [
         "enabled: true -> false", "enabled: false -> true; auto_append: false -> true"]
+
+
+def test_cosmos_settings_deletion_and_its_event_travel_in_one_batch(cosmos: CosmosMemoryStore) -> None:
+    """A deletion of an agent's settings is a point read of them and one batch erasing them with its event."""
+    instance = f"atomic-{uuid.uuid4().hex[:8]}"
+    book = MemoryService(cosmos).agent_settings
+    book.put(instance, AgentSettings("/agents/a", enabled=False), actor="operator-key")
+    with cosmos.measure() as metrics:
+        book.delete(instance, "/agents/a", actor="operator-key")
+    assert metrics.round_trips == 2
+    assert [e.action.value for e in book.trail(instance, limit=10).items] == ["agent_settings", "agent_settings_deleted"]
+    assert not book.is_stored(instance, "/agents/a")
