@@ -236,5 +236,6 @@ def test_cosmos_settings_deletion_and_its_event_travel_in_one_batch(cosmos: Cosm
     with cosmos.measure() as metrics:
         book.delete(instance, "/agents/a", actor="operator-key")
     assert metrics.round_trips == 2
-    assert [e.action.value for e in book.trail(instance, limit=10).items] == ["agent_settings", "agent_settings_deleted"]
+    assert [e.action.value for e in book.trail(instance, limit=10).items] == [
+        "agent_settings", "agent_settings_deleted"]
     assert not book.is_stored(instance, "/agents/a")
