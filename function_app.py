@@ -64,6 +64,9 @@ app.route(route="instances/{instanceId}/operator/hidden-text", methods=["GET"])(
 app.route(route="instances/{instanceId}/operator/audit", methods=["GET"])(operator.read_audit)
 app.route(route="instances/{instanceId}/operator/agent-settings", methods=["GET"])(operator.get_agent_settings)
 app.route(route="instances/{instanceId}/operator/agent-settings", methods=["PUT"])(operator.put_agent_settings)
+app.route(route="instances/{instanceId}/operator/agent-settings", methods=["DELETE"])(
+    operator.delete_agent_settings
+)
 app.route(route="instances/{instanceId}/operator/agents", methods=["GET"])(operator.list_agent_settings)
 app.route(route="instances/{instanceId}/operator/agent-settings/audit", methods=["GET"])(
     operator.read_agent_settings_audit

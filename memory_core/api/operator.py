@@ -37,6 +37,7 @@ from memory_core.wire.custody import (
     AgentSettingsQuery,
     AuditQuery,
     AuditResponse,
+    DeletedAgentSettingsResponse,
     LegacyImportAuditResponse,
     LegacyImportRequest,
     LegacyImportResponse,
@@ -247,6 +248,16 @@ def put_agent_settings(call: Call) -> AgentSettingsModel:
     return AgentSettingsModel.from_settings(
         call.runtime.service.agent_settings.put(call.instance_id, settings, actor=call.operator)
     )
+
+
+@endpoint(EndpointSpec(summary="Delete an agent's memory settings: it is governed as an agent with none (enabled, any "
+                               "group, no instructions); its memory is untouched (audited)",
+                       tag=OPERATOR, access=Access.OPERATOR, query=AgentSettingsQuery,
+                       response=DeletedAgentSettingsResponse, errors=(400, 401, 403, 404, 409)))
+def delete_agent_settings(call: Call) -> DeletedAgentSettingsResponse:
+    agent = _settings_agent(call, call.query(AgentSettingsQuery).agentObjectId)
+    return DeletedAgentSettingsResponse.from_stored(
+        call.runtime.service.agent_settings.delete(call.instance_id, agent, actor=call.operator))
 
 
 @endpoint(EndpointSpec(summary="Read the trail of agent settings changes, a page at a time", tag=OPERATOR,

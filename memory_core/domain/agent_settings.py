@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from memory_core.domain.audit import AuditAction, AuditEvent, AuditTrail
-from memory_core.domain.errors import Conflict, Forbidden, SecretDetected, Unavailable
+from memory_core.domain.errors import Conflict, Forbidden, NotFound, SecretDetected, Unavailable
 from memory_core.domain.hidden_text import hidden_character
 from memory_core.domain.identity import Caller, internal_owner
 from memory_core.domain.models import Scope, agent_hash, sha256_hex
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import ABSENT, Partition, Record
+from memory_core.domain.settings_changes import settings_change
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import ContentScanner, refuse_operator_text, refuse_secret
 
@@ -287,6 +287,43 @@ class AgentSettingsBook:
                                                                          StoredSettings(settings, settings))
         return settings
 
+    def delete(self, instance_id: str, agent_object_id: str, *, actor: str) -> StoredSettings:
+        """Erase the agent's settings, so it is governed as an agent with none (``get``'s defaults: enabled, any
+        group, no instructions); every process sees it within ``CACHE_SECONDS``. Answers the settings erased.
+
+        Settings are configuration, not memory: nothing of any person's memory is touched, and no operator's
+        approval is asked. The erasure is If-Match the record it describes and carries its ``agent_settings_deleted``
+        event by ``actor`` (the old values against the defaults, ``settings_change``; for the instructions their
+        SHA-256 and size, never their text) in one atomic unit (``MemoryStore.delete_record_and_put``). A record
+        changed since it was read is read and described again (``PUT_ATTEMPTS`` in all). Raises ``NotFound`` when
+        no settings are stored for exactly this id (nothing written), ``Conflict`` when other writes kept changing
+        them for every attempt (nothing erased, no event)."""
+        for _ in range(PUT_ATTEMPTS):
+            before = self._record(instance_id, agent_object_id)
+            if before is None or before.data.get("agent_object_id") != agent_object_id:
+                raise NotFound(f"no settings are stored for agent {agent_object_id!r}")
+            erased = _settings_of(before, agent_object_id)
+            instructions = erased.policy_instructions
+            _, event = self._audit.event(
+                AuditAction.AGENT_SETTINGS_DELETED, actor=actor, instance_id=instance_id, upn=SETTINGS_OWNER,
+                agent_object_id=agent_object_id, content_sha256=sha256_hex(instructions) if instructions else None,
+                byte_count=len(instructions.encode("utf-8")) if instructions else None,
+                detail=settings_change(erased, AgentSettings(agent_object_id)),
+            )
+            try:
+                erased_now = self._store.delete_record_and_put(before, event) is not None
+            except Conflict:
+                continue
+            if not erased_now:  # another deletion erased them since the read, with its own event
+                raise NotFound(f"no settings are stored for agent {agent_object_id!r}")
+            break
+        else:
+            raise Conflict("the agent's settings kept changing while they were deleted; nothing was erased, try again")
+        with self._lock:
+            self._cache[(instance_id, agent_object_id)] = _Read(self._clock(), self._stored_settings(
+                instance_id, agent_object_id, None))
+        return self._stored_settings(instance_id, agent_object_id, before, warn=False)
+
     def trail(
         self, instance_id: str, *, limit: int, continuation: str | None = None, newest_first: bool = False,
         agent_object_id: str | None = None,
@@ -314,42 +351,3 @@ class AgentSettingsBook:
 def _settings_of(record: Record | None, agent_object_id: str) -> AgentSettings:
     """The settings a record holds; the defaults (enabled, no restrictions) when there is none."""
     return AgentSettings.from_data(record.data) if record else AgentSettings(agent_object_id)
-
-
-def settings_change(before: AgentSettings, after: AgentSettings) -> str:
-    """What an operator changed, for the audit trail: each changed setting with its old and new
-    value ("enabled: true -> false"), the groups added and removed (each quoted: '"g-travel"'), and for the
-    instructions only
-    that they changed (the event carries their SHA-256); "no change" when nothing did."""
-    changes = [
-        f"{name}: {_shown(getattr(before, name))} -> {_shown(getattr(after, name))}"
-        for name in ("enabled", "auto_append", "default_write_scope")
-        if getattr(before, name) != getattr(after, name)
-    ]
-    if before.policy_instructions != after.policy_instructions:
-        verb = "removed" if not after.policy_instructions else "set" if not before.policy_instructions else "replaced"
-        changes.append(f"policy_instructions {verb}")
-    old_groups, new_groups = before.allowed_group_ids, after.allowed_group_ids
-    if old_groups is None or new_groups is None:
-        if old_groups != new_groups:
-            changes.append(f"allowed_group_ids: {_groups(old_groups)} -> {_groups(new_groups)}")
-    elif set(old_groups) != set(new_groups):
-        added = _listed(g for g in new_groups if g not in old_groups)
-        removed = _listed(g for g in old_groups if g not in new_groups)
-        parts = [f"added {added}"] * bool(added) + [f"removed {removed}"] * bool(removed)
-        changes.append("allowed_group_ids: " + "; ".join(parts))
-    return "; ".join(changes) or "no change"
-
-
-def _shown(value: object) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def _groups(groups: tuple[str, ...] | None) -> str:
-    return "any group" if groups is None else _listed(groups) or "no group"
-
-
-def _listed(groups: Iterable[str]) -> str:
-    # Quoted as JSON strings: a group named "any group", or one holding "; enabled: true -> false", cannot read as
-    # the trail's own words.
-    return ", ".join(json.dumps(g, ensure_ascii=False) for g in groups)

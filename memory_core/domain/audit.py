@@ -36,6 +36,7 @@ class AuditAction(StrEnum):
     WRITE_REJECTED = "write_rejected"
     MEMORY_FILE = "memory_file"
     AGENT_SETTINGS = "agent_settings"
+    AGENT_SETTINGS_DELETED = "agent_settings_deleted"  # an agent's settings erased by an operator
 
 
 @dataclass(frozen=True, slots=True)

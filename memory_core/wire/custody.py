@@ -307,6 +307,18 @@ class AgentSettingsModel(BaseModel):
         )
 
 
+class DeletedAgentSettingsResponse(BaseModel):
+    """DELETE /operator/agent-settings: the settings erased. The agent is governed from then on as one with none
+    stored (enabled, any group, no instructions); its memory is untouched."""
+
+    status: Literal["deleted"] = "deleted"
+    deleted: AgentSettingsModel = Field(description="The settings as they were stored before the deletion")
+
+    @classmethod
+    def from_stored(cls, stored: StoredSettings) -> DeletedAgentSettingsResponse:
+        return cls(deleted=AgentSettingsModel.from_stored(stored))
+
+
 class AgentSettingsListResponse(BaseModel):
     """GET /operator/agents: the agents with stored settings, a page at a time."""
 

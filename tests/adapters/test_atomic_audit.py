@@ -23,7 +23,7 @@ import pytest
 from memory_core.adapters.cosmos_store import CosmosMemoryStore
 from memory_core.adapters.sqlite_store import SqliteMemoryStore
 from memory_core.domain.agent_settings import AgentSettings
-from memory_core.domain.audit import AuditAction
+from memory_core.domain.audit import AuditAction, AuditEvent
 from memory_core.domain.errors import Conflict
 from memory_core.domain.identity import Caller
 from memory_core.domain.models import (
@@ -149,9 +149,31 @@ _SETTINGS_CHILD = textwrap.dedent("""
     store = SqliteMemoryStore({path!r})
     store._db.connection().create_function("crash", 0, lambda: os._exit(137))
     store._db.connection().execute({trigger!r})
-    MemoryService(store).agent_settings.put("i", AgentSettings("/agents/a", enabled=False), actor="operator-key")
+    book = MemoryService(store).agent_settings
+    {change}
     print("the write completed", flush=True)
 """)
+
+
+def _settings_after_a_crash(tmp_path: Path, first: AgentSettings, change: str, point: str
+                            ) -> tuple[AgentSettings, list[AuditEvent]]:
+    """Save ``first`` (by "first"), kill a process inside ``change`` (Python run on its ``book``) at ``point``,
+    and answer the agent's settings and the settings trail as a new process reads them."""
+    path = tmp_path / "crash.sqlite3"
+    store = SqliteMemoryStore(path)
+    try:
+        MemoryService(store).agent_settings.put("i", first, actor="first")
+    finally:
+        store.close()
+    source = _SETTINGS_CHILD.format(root=str(ROOT), path=str(path), trigger=CRASH_POINTS[point], change=change)
+    child = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=60, check=False)
+    assert child.returncode == 137, child.stderr
+    store = SqliteMemoryStore(path)
+    try:
+        book = MemoryService(store).agent_settings
+        return book.get("i", first.agent_object_id), book.trail("i", limit=10).items
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("point", list(CRASH_POINTS))
@@ -160,25 +182,24 @@ def test_sqlite_process_killed_mid_settings_change_leaves_the_old_settings_and_n
 ) -> None:
     """Kill the process inside an agent settings change: afterwards the settings are the earlier ones and the
     trail holds only the earlier change's event."""
-    path = tmp_path / "crash.sqlite3"
-    store = SqliteMemoryStore(path)
-    try:
-        MemoryService(store).agent_settings.put("i", AgentSettings("/agents/a", auto_append=True), actor="first")
-    finally:
-        store.close()
-    child = subprocess.run(
-        [sys.executable, "-c", _SETTINGS_CHILD.format(root=str(ROOT), path=str(path), trigger=CRASH_POINTS[point])],
-        capture_output=True, text=True, timeout=60, check=False,
-    )
-    assert child.returncode == 137, child.stderr
-    store = SqliteMemoryStore(path)
-    try:
-        book = MemoryService(store).agent_settings
-        settings, events = book.get("i", "/agents/a"), book.trail("i", limit=10).items
-    finally:
-        store.close()
-    assert settings == AgentSettings("/agents/a", auto_append=True)
+    first = AgentSettings("/agents/a", auto_append=True)
+    change = 'book.put("i", AgentSettings("/agents/a", enabled=False), actor="operator-key")'
+    settings, events = _settings_after_a_crash(tmp_path, first, change, point)
+    assert settings == first
     assert [e.actor for e in events] == ["first"]
+
+
+@pytest.mark.parametrize("point", list(CRASH_POINTS))
+def test_sqlite_process_killed_mid_settings_deletion_keeps_the_settings_and_no_event(
+    point: str, tmp_path: Path
+) -> None:
+    """Kill the process inside a deletion of an agent's settings, after the erasure and before or after its event:
+    afterwards the settings are still stored and the trail holds only the save's event."""
+    first = AgentSettings("/agents/a", enabled=False)
+    settings, events = _settings_after_a_crash(tmp_path, first, 'book.delete("i", "/agents/a", actor="operator-key")',
+                                               point)
+    assert settings == first
+    assert [(e.actor, e.action.value) for e in events] == [("first", "agent_settings")]
 
 
 def test_cosmos_settings_and_their_event_travel_in_one_batch(cosmos: CosmosMemoryStore) -> None:
@@ -192,3 +213,16 @@ def test_cosmos_settings_and_their_event_travel_in_one_batch(cosmos: CosmosMemor
     assert metrics.round_trips == 2
     assert [e.detail for e in book.trail(instance, limit=10).items] == [
         "enabled: true -> false", "enabled: false -> true; auto_append: false -> true"]
+
+
+def test_cosmos_settings_deletion_and_its_event_travel_in_one_batch(cosmos: CosmosMemoryStore) -> None:
+    """A deletion of an agent's settings is a point read of them and one batch erasing them with its event."""
+    instance = f"atomic-{uuid.uuid4().hex[:8]}"
+    book = MemoryService(cosmos).agent_settings
+    book.put(instance, AgentSettings("/agents/a", enabled=False), actor="operator-key")
+    with cosmos.measure() as metrics:
+        book.delete(instance, "/agents/a", actor="operator-key")
+    assert metrics.round_trips == 2
+    assert [e.action.value for e in book.trail(instance, limit=10).items] == [
+        "agent_settings", "agent_settings_deleted"]
+    assert not book.is_stored(instance, "/agents/a")

@@ -18,8 +18,10 @@ DOC = ROOT / "docs" / "custody.md"
 # cannot read, If-Match the etag it was read at while still unreadable (an operator's dismissal), and its own journal
 # record (written before that erasure, so the sweep audits one a crash stopped after it, and marked in the erasure's
 # own unit, delete_record_and_put) or one of an earlier version of the same record (stopped before its erasure: none
-# of them erased it), never memory or holds.
-ERASERS = {"memory_core/domain/dismissals.py",
+# of them erased it), never memory or holds. agent_settings.py erases one record only: an agent's settings (an
+# operator's DELETE of them, If-Match the version its event describes, with that event: delete_record_and_put),
+# configuration, never memory, holds or requests.
+ERASERS = {"memory_core/domain/dismissals.py", "memory_core/domain/agent_settings.py",
            "memory_core/domain/entry_removals.py", "memory_core/domain/custody_sweep.py",
            "memory_core/domain/seals.py", "memory_core/domain/erasures.py", "memory_core/domain/file_retirements.py",
            "memory_core/domain/file_audits.py", "memory_core/domain/team_copies.py"}

@@ -92,6 +92,14 @@ class Context:
                       json={"command": "create", "path": path, "file_text": "matrix fact\n"}).raise_for_status()
         return path
 
+    def configured_agent(self) -> str:
+        """An agent whose settings the caller (an operator) has just saved."""
+        agent = f"{AGENT}-{uuid.uuid4().hex[:8]}"
+        with httpx.Client(base_url=self.server.api, headers=self.headers) as http:
+            http.put(f"/instances/{self.instance}/operator/agent-settings", params={"agentObjectId": agent},
+                     json={"enabled": False}).raise_for_status()
+        return agent
+
     def unreadable_request_id(self) -> str:
         """A stored deletion request this release cannot read (a later release's kind), planted in the store."""
         request_id = f"later-{uuid.uuid4().hex[:8]}"
@@ -139,6 +147,7 @@ SAMPLES: dict[str, Sample] = {
     "read_audit": lambda c: ({}, {"upn": ALEX}, None),
     "get_agent_settings": lambda c: ({}, {"agentObjectId": AGENT}, None),
     "put_agent_settings": lambda c: ({}, {"agentObjectId": AGENT}, {"enabled": True}),
+    "delete_agent_settings": lambda c: ({}, {"agentObjectId": c.configured_agent()}, None),
     "read_agent_settings_audit": lambda c: ({}, {"agentObjectId": AGENT}, None),
     "import_legacy": lambda c: ({}, {}, {"scope": "user", "content_markdown": "- legacy fact"}),
     "read_legacy_import_audit": lambda c: ({}, {}, None),

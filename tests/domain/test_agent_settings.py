@@ -27,12 +27,12 @@ from memory_core.domain.agent_settings import (
     SETTINGS_OWNER,
     AgentSettings,
     AgentSettingsBook,
-    settings_change,
 )
 from memory_core.domain.audit import AuditTrail
 from memory_core.domain.errors import Conflict, InvalidInput, SecretDetected
 from memory_core.domain.models import agent_hash, sha256_hex
 from memory_core.domain.records import Partition, Record
+from memory_core.domain.settings_changes import settings_change
 from memory_core.domain.views import ContentScanner
 from memory_core.secrets import SecretScanner
 from memory_core.secrets.detectors import CUSTOM_DETECTORS

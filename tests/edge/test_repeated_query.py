@@ -75,7 +75,7 @@ def test_the_routes_that_read_a_query_are_found() -> None:
     """The parametrized test below covers the listings, the memory reads, the memory tool and the operator's."""
     names = {name for name, *_ in ROUTES}
     assert {"get_memory", "list_entries", "search_memory", "list_own_deletions", "list_deletions",
-            "put_agent_settings", "view_file"} <= names
+            "put_agent_settings", "delete_agent_settings", "view_file"} <= names
 
 
 @pytest.mark.parametrize(("function", "method", "template", "names"), ROUTES, ids=[f"{r[1]} {r[0]}" for r in ROUTES])
@@ -159,3 +159,17 @@ def test_a_request_shaped_as_azure_delivers_it_is_refused_too(tmp_path: Path) ->
         assert admit(spec, single, rt).query(DeletionsQuery).status == "pending"
     finally:
         rt.store.close()
+
+
+def test_a_repeated_agent_id_deletes_no_settings(sqlite_server: RunningServer, instance_id: str) -> None:
+    """An operator's DELETE naming two agents is refused, and both agents keep their settings."""
+    other = AGENT + "-2"
+    path = f"/instances/{instance_id}/operator/agent-settings"
+    with httpx.Client(base_url=sqlite_server.api, headers={"X-API-KEY": OPERATOR_KEY}, timeout=30) as http:
+        for agent in (AGENT, other):
+            http.put(path, params={"agentObjectId": agent}, json={"enabled": False}).raise_for_status()
+        response = http.delete(path, params=[("agentObjectId", AGENT), ("agentObjectId", other)])
+        after = [http.get(path, params={"agentObjectId": a}).json() for a in (AGENT, other)]
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "repeated_query_parameter"
+    assert [item["enabled"] for item in after] == [False, False]

@@ -1,12 +1,13 @@
 // The operator's agent settings: an agent's settings looked up by its ID or chosen from the agents with stored
-// settings, edited and saved (PUT /operator/agent-settings), with the trail of changes to them. A panel of
+// settings, edited and saved (PUT /operator/agent-settings) or deleted after a confirmation (DELETE), with the trail
+// of changes to them. A panel of
 // operator.js; like the rest of that view, it shows every text stored by others through ``storedText`` or
 // ``storedId``, and through ``isolatedId`` inside a string it builds.
 
 import { h, replace, field } from "./dom.js";
 import { isolatedId, storedId, storedText } from "./invisible.js";
 import { auditTable } from "./records.js";
-import { announce, busy, cutShortNote, OPERATOR_LISTING_REST, showMore } from "./ui.js";
+import { announce, busy, confirmAction, cutShortNote, OPERATOR_LISTING_REST, showMore } from "./ui.js";
 
 // Configured agents shown at once: each row holds a button, and an instance may configure thousands.
 const AGENTS_AT_ONCE = 100;
@@ -31,7 +32,8 @@ export class AgentSettings {
     const open = (button, id) => busy(button, async () => {
       const settings = await this.api.get("/operator/agent-settings", { agentObjectId: id }, this.credential);
       const changes = h("div", { id: "settings-changes" });
-      replace(out, this.settingsForm(settings, () => this.showSettingsChanges(changes, id)), changes);
+      replace(out, this.settingsForm(settings, () => this.showSettingsChanges(changes, id),
+        (deleteButton) => open(deleteButton, id)), changes);
       await this.showSettingsChanges(changes, id);
       out.querySelector("input")?.focus();
     });
@@ -87,7 +89,11 @@ export class AgentSettings {
       cutShortNote(page, page.events, "changes, the newest,", OPERATOR_LISTING_REST));
   }
 
-  settingsForm(s, onSaved) {
+  /**
+   * The form of the agent's settings ``s``: saved with a PUT, then ``onSaved()``; or deleted, once the operator
+   * confirms, then ``onDeleted(button)`` (the agent opened again: the defaults, and the trail telling the deletion).
+   */
+  settingsForm(s, onSaved, onDeleted) {
     const enabled = h("input", { type: "checkbox", id: "set-enabled", checked: s.enabled });
     const auto = h("input", { type: "checkbox", id: "set-auto", checked: s.auto_append });
     const scope = h("select", { id: "set-scope" },
@@ -106,7 +112,9 @@ export class AgentSettings {
         "These instructions look like they contain a secret, or hold characters no one sees (they were saved "
         + "before instructions were screened for them). Models do not receive them until you save new ones.") : null,
       groupsField,
-      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save settings")));
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save settings"),
+        h("button", { type: "button", class: "danger", id: "delete-settings",
+          onclick: (e) => this.deleteSettings(s.agent_object_id, e.currentTarget, onDeleted) }, "Delete settings")));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       busy(form.querySelector("button[type=submit]"), async () => {
@@ -121,5 +129,20 @@ export class AgentSettings {
       });
     });
     return form;
+  }
+
+  /** Delete the agent's settings once the operator confirms, naming what the agent gets instead and what stays. */
+  async deleteSettings(agentObjectId, button, onDeleted) {
+    const ok = await confirmAction({ title: "Delete this agent's settings?",
+      text: ["The settings of ", storedId(agentObjectId), " are erased. The agent then has the defaults: memory on, "
+        + "every group, no instructions. Its memory stays as it is."],
+      ok: "Delete settings" });
+    if (!ok) return;
+    await busy(button, async () => {
+      const query = new URLSearchParams({ agentObjectId }).toString();
+      await this.api.send("DELETE", `/operator/agent-settings?${query}`, undefined, this.credential);
+      await onDeleted(button);
+      announce("Settings deleted: the agent has the defaults.");
+    });
   }
 }

@@ -12,6 +12,7 @@ const ACTION_LABELS = {
   deletion_dismissed: "Unreadable deletion request dismissed",
   hold_released: "Hidden memory shown again (its request was gone)",
   write_rejected: "Write refused", memory_file: "Memory file changed", agent_settings: "Settings changed",
+  agent_settings_deleted: "Settings deleted",
 };
 
 /** Agent ids longer than this are shown cut short (the whole id is in the title). */
