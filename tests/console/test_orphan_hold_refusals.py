@@ -20,7 +20,16 @@ from memory_core.domain.models import SHARED_OWNER, Hold, Scope
 from memory_core.domain.records import DELETIONS_OWNER
 from memory_core.domain.service import MemoryService
 from tests.console.browser import find, status_says, text_appears, wait_for, wait_idle
-from tests.console.test_orphan_holds import UNTIL, _dialog_text, _holds, _listed, _open_panel, _releases, _remember, _row
+from tests.console.test_orphan_holds import (
+    UNTIL,
+    _dialog_text,
+    _holds,
+    _listed,
+    _open_panel,
+    _releases,
+    _remember,
+    _row,
+)
 from tests.support.console_session import OPERATOR_STORE
 from tests.support.later_release import LATER
 from tests.support.local_server import USER_KEY, RunningServer
