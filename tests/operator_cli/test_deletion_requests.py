@@ -233,8 +233,8 @@ def test_release_hold_names_any_listed_id_and_a_shared_hold_whose_author_is_no_v
         put_hold_beside(server, instance_id, later, request_id)
     store = server.open_store()
     try:
-        store.put_record(Record(Partition(instance_id, SHARED_OWNER), RecordKind.HOLD, "odd-author",
-                                Hold("odd-author", None, datetime(2099, 1, 1, tzinfo=UTC), author_upn=author).to_data()))
+        hold = Hold("odd-author", None, datetime(2099, 1, 1, tzinfo=UTC), author_upn=author)
+        store.put_record(Record(Partition(instance_id, SHARED_OWNER), RecordKind.HOLD, "odd-author", hold.to_data()))
     finally:
         store.close()
 
