@@ -161,7 +161,8 @@ def list_orphan_holds(call: Call) -> OrphanHoldsResponse:
 
 
 @endpoint(EndpointSpec(summary="Release the holds a deletion request no longer stored left on a user's memory: it "
-                               "shows again (audited; 409 while the request is stored)",
+                               "shows again (audited; 409 while the request is stored). An id a path cannot carry "
+                               "('.', '..', '/'): POST .../orphan-holds/release",
                        tag=OPERATOR, access=Access.OPERATOR, query=ReleaseHoldQuery, response=ReleasedHoldModel,
                        errors=(400, 401, 403, 409)))
 def release_orphan_hold(call: Call) -> ReleasedHoldModel:
