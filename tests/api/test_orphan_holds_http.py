@@ -20,6 +20,7 @@ from tests.support.later_release import (
     KEYED,
     NO_TEXT_IDS,
     put_hold_beside,
+    put_holds_beside,
     put_request_beside,
     put_request_keyed_without_text_id,
     put_unreadable_request_beside,
@@ -162,15 +163,6 @@ def test_a_shared_hold_naming_no_author_is_listed_without_a_user_and_released_as
 PATHLESS_IDS = [".", "..", "/", "a/b", "../x", "%2F", "a\x00b", "l\u00f6schen-\u540d\u524d"]
 
 
-def _put_holds(server: RunningServer, instance: str, owner: str, *holds: Hold) -> None:
-    store = server.open_store()
-    try:
-        for hold in holds:
-            store.put_record(Record(Partition(instance, owner), RecordKind.HOLD, hold.request_id, hold.to_data()))
-    finally:
-        store.close()
-
-
 def test_every_listed_hold_is_released_by_its_listed_id_and_release_upn_in_the_body(
     server: RunningServer, instance_id: str,
 ) -> None:
@@ -183,10 +175,10 @@ def test_every_listed_hold_is_released_by_its_listed_id_and_release_upn_in_the_b
     with server.client(LATER) as http:
         http.post(f"/instances/{instance_id}/memory/append", json={
             "scope": "user", "content_markdown": "- shared", "share": "team"}).raise_for_status()
-    _put_holds(server, instance_id, LATER, *(Hold(rid, None, datetime(2099, 1, 1, tzinfo=UTC))
-                                             for rid in PATHLESS_IDS))
-    _put_holds(server, instance_id, SHARED_OWNER,
-               Hold("shared-one", None, datetime(2099, 1, 1, tzinfo=UTC), author_upn="mallory\u202e@contoso.com"))
+    until = datetime(2099, 1, 1, tzinfo=UTC)
+    put_holds_beside(server, instance_id, LATER, *(Hold(rid, None, until) for rid in PATHLESS_IDS))
+    put_holds_beside(server, instance_id, SHARED_OWNER,
+                     Hold("shared-one", None, until, author_upn="mallory\u202e@contoso.com"))
     with _operator(server, instance_id) as op:
         for rid in (".", "..", "a/b", "%2F"):
             op.post(f"/orphan-holds/{rid}/release", params={"upn": LATER})
@@ -228,7 +220,7 @@ def test_the_body_named_release_is_404_for_no_standing_hold_and_refuses_bad_bodi
             "content-type": "application/x-www-form-urlencoded"})
         huge = op.post("/orphan-holds/release", json={"request_id": "x" * 70_000, "upn": LATER})
         put_request_beside(server, instance_id, "stored-again")
-        _put_holds(server, instance_id, LATER, Hold("stored-again", None, datetime(2099, 1, 1, tzinfo=UTC)))
+        put_holds_beside(server, instance_id, LATER, Hold("stored-again", None, datetime(2099, 1, 1, tzinfo=UTC)))
         stored = op.post("/orphan-holds/release", json={"request_id": "stored-again", "upn": LATER})
     assert forbidden.status_code == 403
     assert [(m.status_code, m.json()["error"]["code"]) for m in missing] == [(404, "hold_not_found")] * 5

@@ -23,7 +23,6 @@ from tests.console.browser import find, status_says, text_appears, wait_for, wai
 from tests.console.test_orphan_holds import (
     UNTIL,
     _dialog_text,
-    _holds,
     _listed,
     _open_panel,
     _releases,
@@ -31,7 +30,7 @@ from tests.console.test_orphan_holds import (
     _row,
 )
 from tests.support.console_session import OPERATOR_STORE
-from tests.support.later_release import LATER
+from tests.support.later_release import LATER, put_holds_beside
 from tests.support.local_server import USER_KEY, RunningServer
 
 # Ids a release URL's path resolves away or splits, or holding what a path would decode: released from the body.
@@ -61,7 +60,7 @@ def test_every_listed_id_is_released_from_the_console_those_no_url_names_include
     offers a Release (none says it cannot be released); each click posts one release to the body-named route and
     lifts one hold; the listing is then empty and the fact shows again."""
     _remember(console_server, instance)
-    _holds(console_server, instance, LATER, *(Hold(rid, None, UNTIL) for rid in PATHLESS + PLAIN))
+    put_holds_beside(console_server, instance, LATER, *(Hold(rid, None, UNTIL) for rid in PATHLESS + PLAIN))
     _open_panel(browser, console_server, instance)
     browser.execute_script("performance.clearResourceTimings()")
     assert not browser.find_elements(By.CSS_SELECTOR, "#orphan-holds .unreleasable")
@@ -85,7 +84,7 @@ def test_a_shared_hold_whose_stored_author_is_no_valid_upn_is_released_as_shared
     lifted, the event there and none in any user's trail."""
     author = "mallory\u202e@contoso.com"
     _remember(console_server, instance, share="team")
-    _holds(console_server, instance, SHARED_OWNER, Hold("shared-one", None, UNTIL, author_upn=author))
+    put_holds_beside(console_server, instance, SHARED_OWNER, Hold("shared-one", None, UNTIL, author_upn=author))
     _open_panel(browser, console_server, instance)
     row = _row(browser, "shared-one", SHARED_OWNER)
     assert not row.find_elements(By.CSS_SELECTOR, ".unreleasable")
@@ -113,8 +112,8 @@ def test_a_hold_in_a_memory_no_users_name_reaches_says_why_and_posts_nothing(
     finally:
         store.close()
     _remember(console_server, instance)
-    _holds(console_server, instance, odd, Hold("odd-one", None, UNTIL))
-    _holds(console_server, instance, LATER, Hold("fine-one", None, UNTIL))
+    put_holds_beside(console_server, instance, odd, Hold("odd-one", None, UNTIL))
+    put_holds_beside(console_server, instance, LATER, Hold("fine-one", None, UNTIL))
     _open_panel(browser, console_server, instance)
     browser.execute_script("performance.clearResourceTimings()")
     row = _row(browser, "odd-one", odd)
@@ -134,7 +133,7 @@ def test_a_refused_listing_is_said_on_the_panel_with_its_status_and_code_and_the
     panel says so with 403 ``forbidden`` and marks the page read before as read before the refusal; a listing then
     accepted clears both."""
     _remember(console_server, instance)
-    _holds(console_server, instance, LATER, Hold("gone-a", None, UNTIL))
+    put_holds_beside(console_server, instance, LATER, Hold("gone-a", None, UNTIL))
     _open_panel(browser, console_server, instance)
     key = browser.execute_script("return sessionStorage.getItem(arguments[0])", OPERATOR_STORE)
     browser.execute_script("sessionStorage.setItem(arguments[0], arguments[1])", OPERATOR_STORE, USER_KEY)
