@@ -57,6 +57,9 @@ app.route(route="instances/{instanceId}/operator/orphan-holds", methods=["GET"])
 app.route(route="instances/{instanceId}/operator/orphan-holds/{requestId}/release", methods=["POST"])(
     operator.release_orphan_hold
 )
+app.route(route="instances/{instanceId}/operator/orphan-holds/release", methods=["POST"])(
+    operator.release_named_orphan_hold
+)
 app.route(route="instances/{instanceId}/operator/purges", methods=["POST"])(operator.request_purge)
 app.route(route="instances/{instanceId}/operator/forgets", methods=["POST"])(operator.request_forget)
 app.route(route="instances/{instanceId}/operator/sweep", methods=["POST"])(operator.run_sweep)

@@ -241,10 +241,12 @@ class CoreApiClient:
     async def release_hold(
         self, instance_id: str, headers: Mapping[str, str], upn: str, request_id: str,
     ) -> ReleasedHoldModel:
-        """Release the holds a deletion request no longer stored left on ``upn``'s memory (409
-        ``hold_not_orphaned`` while it is stored)."""
-        path = self.operator_path(instance_id, f"/orphan-holds/{quote(request_id, safe='')}/release")
-        return parsed(await self.send("POST", path, headers, params={"upn": upn}), ReleasedHoldModel)
+        """Release the holds a deletion request no longer stored left on ``upn``'s memory (the listing's
+        ``release_upn``), the request named in the body, so any stored id is named as listed. 404 ``hold_not_found``
+        when none stands (released already), 409 ``hold_not_orphaned`` while the request is stored."""
+        response = await self.send("POST", self.operator_path(instance_id, "/orphan-holds/release"), headers,
+                                   json={"request_id": request_id, "upn": upn})
+        return parsed(response, ReleasedHoldModel)
 
     async def purge(self, instance_id: str, headers: Mapping[str, str], upn: str) -> PendingDeletionResponse:
         response = await self.send("POST", self.operator_path(instance_id, "/purges"), headers, json={"upn": upn})

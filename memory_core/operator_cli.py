@@ -70,8 +70,8 @@ def add_parser(commands: Any) -> None:
     release = actions.add_parser("release-hold", help="release the holds a deletion request no longer stored left on "
                                                       "a user's memory: it shows again (audited)")
     release.add_argument("request_id", help="the request id orphan-holds shows")
-    release.add_argument("--upn", required=True, help="the user whose memory they hide (orphan-holds shows it); "
-                         "~shared for a ~shared hold shown with no user")
+    release.add_argument("--upn", required=True, help="the user whose memory they hide, as orphan-holds shows it "
+                         "in its third column: ~shared for a ~shared hold naming no author or no valid one")
     purge = actions.add_parser("purge", help="request erasure of all of one user's memory")
     purge.add_argument("upn")
     forget = actions.add_parser("forget", help="ask for one user's entry to be forgotten (pending approval)")
@@ -142,7 +142,11 @@ def run(args: argparse.Namespace) -> int:
             covers = ("entries " + ",".join(h.entry_ids)) if h.entry_ids else (
                 f"{'all scopes' if h.profile_ids is None else 'profiles ' + ','.join(h.profile_ids)}"
                 f" up to {h.watermark.isoformat() if h.watermark else '?'}")
-            print(f"{h.request_id}  {h.owner}  {h.upn or '?'}  {covers}{'' if h.readable else '  (unreadable hold)'}")
+            # The third column is what release-hold's --upn takes ('?': no release names it); a stored author it
+            # is not follows in parentheses.
+            author = f"  (author {h.upn})" if h.upn is not None and h.upn != h.release_upn else ""
+            print(f"{h.request_id}  {h.owner}  {h.release_upn or '?'}{author}  {covers}"
+                  f"{'' if h.readable else '  (unreadable hold)'}")
         print(f"{len(answer.holds)} orphan hold(s)")
     elif isinstance(answer, HiddenTextScanResponse):
         _print_findings(answer)

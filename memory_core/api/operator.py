@@ -62,6 +62,7 @@ from memory_core.wire.orphan_holds import (
     OrphanHoldsQuery,
     OrphanHoldsResponse,
     ReleasedHoldModel,
+    ReleaseHoldBody,
     ReleaseHoldQuery,
 )
 
@@ -86,8 +87,8 @@ def _trail_owner(raw: str) -> str:
 
 def _hold_owner(raw: str) -> str:
     """Whose holds a release names: a user (``_user``), or exactly ``~shared`` (``SHARED_OWNER``) for the team-shared
-    hold that names no author, listed with ``upn`` null (``orphan_holds.release``). Every other internal partition
-    stays refused: 400 ``invalid_upn``."""
+    hold whose author no user's name reaches, listed with ``release_upn`` ``~shared`` (``orphan_holds.release``).
+    Every other internal partition stays refused: 400 ``invalid_upn``."""
     return SHARED_OWNER if raw == SHARED_OWNER else _user(raw)
 
 
@@ -161,13 +162,25 @@ def list_orphan_holds(call: Call) -> OrphanHoldsResponse:
 
 
 @endpoint(EndpointSpec(summary="Release the holds a deletion request no longer stored left on a user's memory: it "
-                               "shows again (audited; 409 while the request is stored)",
+                               "shows again (audited; 409 while the request is stored). An id a path cannot carry "
+                               "('.', '..', '/'): POST .../orphan-holds/release",
                        tag=OPERATOR, access=Access.OPERATOR, query=ReleaseHoldQuery, response=ReleasedHoldModel,
                        errors=(400, 401, 403, 409)))
 def release_orphan_hold(call: Call) -> ReleasedHoldModel:
     upn = _hold_owner(call.query(ReleaseHoldQuery).upn)
     return ReleasedHoldModel.from_released(call.runtime.service.custody.release_orphan_hold(
         call.operator, call.instance_id, upn, call.route_param("requestId")))
+
+
+@endpoint(EndpointSpec(summary="Release the holds a deletion request no longer stored left on a user's memory, the "
+                               "request named in the body (any stored id: '.', '..', '/' included): it shows again "
+                               "(audited; 404 when no such hold stands, 409 while the request is stored)",
+                       tag=OPERATOR, access=Access.OPERATOR, body=ReleaseHoldBody, body_limit=SMALL_BODY_BYTES,
+                       response=ReleasedHoldModel, errors=(400, 401, 403, 404, 409, 413, 415)))
+def release_named_orphan_hold(call: Call) -> ReleasedHoldModel:
+    body = call.body(ReleaseHoldBody)
+    return ReleasedHoldModel.from_released(call.runtime.service.custody.release_orphan_hold(
+        call.operator, call.instance_id, _hold_owner(body.upn), body.request_id, must_stand=True))
 
 
 @endpoint(EndpointSpec(summary="Request erasure of all of one user's memory in the instance", tag=OPERATOR,

@@ -282,11 +282,13 @@ class CustodyService:
         ``InvalidInput`` for a limit outside 1-100 or another listing's continuation."""
         return orphan_holds.orphan_page(self._store, instance_id, limit, continuation)
 
-    def release_orphan_hold(self, operator: str, instance_id: str, upn: str, request_id: str) -> Released:
+    def release_orphan_hold(self, operator: str, instance_id: str, upn: str, request_id: str, *,
+                            must_stand: bool = False) -> Released:
         """Lift the holds ``request_id`` left on ``upn``'s memory once that request is gone, audited
         (``domain.orphan_holds.release``): the memory shows again. ``Conflict`` ``hold_not_orphaned`` while the
-        request is stored; 0 released when none stands."""
-        return orphan_holds.release(self._store, self._audit, operator, instance_id, upn, request_id)
+        request is stored; 0 released when none stands, or with ``must_stand`` ``NotFound`` ``hold_not_found``."""
+        return orphan_holds.release(self._store, self._audit, operator, instance_id, upn, request_id,
+                                    must_stand=must_stand)
 
     def _finish_rejection(self, request: DeletionRequest) -> None:
         """Lift a rejected request's holds, audit the rejection and close its journal; safe to run again: the event

@@ -14,7 +14,10 @@ requests shows it.
 holding a profile; a partition with no profile holds no memory for a hold to hide) and names each hold whose request
 is not stored: its owner, request id and what it covers (profile ids, watermark, entry ids, author), never memory
 text. ``release`` lifts one (``custody_sweep.lift_holds_of``): the memory it hid shows again. Releasing, not filing a
-fresh request, is the choice docs/custody.md argues ("Holds left behind by their request").
+fresh request, is the choice docs/custody.md argues ("Holds left behind by their request"). Every shared hold is
+released under exactly one name (``OrphanHold.release_upn``): its author's when that is a user's name exactly as a
+release names one, else ``SHARED_OWNER``, so a hold whose stored author is absent, not text, not a valid UPN or not
+in its canonical form is never beyond every release.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from datetime import datetime
 
 from memory_core.domain.audit import AuditAction, AuditTrail
 from memory_core.domain.custody_sweep import lift_holds_of
-from memory_core.domain.errors import Conflict, InvalidInput
+from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.hold_requests import names_stored, request_stored
+from memory_core.domain.identity import InvalidCallerId, caller_upn
 from memory_core.domain.models import SHARED_OWNER, Hold
 from memory_core.domain.paging import check_page_size, decode_token, encode_token
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind
@@ -59,6 +63,11 @@ class OrphanHold:
     entry_ids: tuple[str, ...]
     author_upn: str | None
     readable: bool
+    #: The ``upn`` a release names to lift this hold (``release``): its user when that is a user's name exactly as a
+    #: release names one; ``SHARED_OWNER`` for a shared hold whose stored author is absent or is not such a name;
+    #: None for a hold in a partition whose owner is no user's name (another release's layout, a damaged record),
+    #: which no release names. Judged on the stored author, never on ``author_upn`` cut to ``ID_CHARS``.
+    release_upn: str | None
 
     @property
     def upn(self) -> str | None:
@@ -126,15 +135,27 @@ def orphan_page(store: MemoryStore, instance_id: str, limit: int, continuation: 
     return OrphanHoldPage(found, finished, read, _token([last]) if more and last is not None else None)
 
 
+def names_a_user(value: object) -> bool:
+    """Whether ``value`` is a user's name exactly as a release's ``upn`` names one (``identity.caller_upn``, which
+    trims and lower-cases: "Later@Contoso.com" is released as later@contoso.com, whose shared hold it is not)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        return caller_upn(value) == value
+    except InvalidCallerId:
+        return False
+
+
 def release(store: MemoryStore, audit: AuditTrail, operator: str, instance_id: str, upn: str,
-            request_id: str, *, cause: str | None = None) -> Released:
+            request_id: str, *, cause: str | None = None, must_stand: bool = False) -> Released:
     """Lift the holds named ``request_id`` on ``upn``'s memory (theirs, and the one on their team-shared copies), if,
     and only if, no deletion request whose holds go by that name is stored (``hold_requests.request_stored``): the
-    memory they hid shows again. ``upn`` ``SHARED_OWNER`` (``~shared``) names the team-shared hold that names no
-    author (a later release's, listed with ``upn`` None), which hides every author's copies and is released by that
-    name only, never under a user's. Idempotent: when none stands, nothing is written and ``holds_released`` is 0.
-    ``Conflict`` ``hold_not_orphaned`` while the request is stored (decide it instead: a rejection shows the memory
-    again), nothing lifted.
+    memory they hid shows again. ``upn`` ``SHARED_OWNER`` (``~shared``) names the team-shared hold whose author no
+    user's release names (``names_a_user``: none stored, or not a valid UPN in its canonical form; listed with
+    ``release_upn`` ``SHARED_OWNER``), which is released by that name only, never under a user's. Idempotent: when
+    none stands, nothing is written and ``holds_released`` is 0; with ``must_stand``, ``NotFound``
+    ``hold_not_found`` instead (no hold of that id, or released already). ``Conflict`` ``hold_not_orphaned`` while
+    the request is stored (decide it instead: a rejection shows the memory again), nothing lifted.
 
     A ``hold_released`` event, naming the request id and how many holds, is written before the holds are lifted:
     in ``upn``'s trail, or for the authorless shared hold in the instance's deletions trail (``DELETIONS_OWNER``,
@@ -150,6 +171,12 @@ def release(store: MemoryStore, audit: AuditTrail, operator: str, instance_id: s
     standing = [owner for owner in owners
                 if _standing(store.get_record(Partition(instance_id, owner), RecordKind.HOLD, request_id), upn)]
     if not standing:
+        if must_stand:
+            whose = "the team-shared copies no user's release names" if upn == SHARED_OWNER else f"{upn}'s memory"
+            # The id as repr, cut: it may be 60 KiB, or hold what a terminal or a log would act on.
+            raise NotFound(f"no hold of deletion request {request_id[:ID_CHARS]!r} stands on {whose}: none was "
+                           "filed under that id, or it was released already (GET .../operator/orphan-holds lists "
+                           "the holds that stand and the upn that releases each)", code="hold_not_found")
         return Released(request_id, upn, 0)
     log.warning("releasing %d orphan hold(s) of deletion request %s on %s's memory in instance %s by %s",
                 len(standing), request_id, upn, instance_id, operator)
@@ -157,7 +184,8 @@ def release(store: MemoryStore, audit: AuditTrail, operator: str, instance_id: s
                  upn=DELETIONS_OWNER if upn == SHARED_OWNER else upn, request_id=request_id,
                  detail=f"released {len(standing)} hold(s) left by deletion request {request_id}, which "
                         "is no longer stored: the memory they hid shows again"
-                        + (" (a team-shared hold naming no author: every author's copies)" if upn == SHARED_OWNER
+                        + (" (a team-shared hold naming no author, or none a user's release names)"
+                           if upn == SHARED_OWNER
                            else "") + (f" ({cause})" if cause else ""))
     lift_holds_of(store, instance_id, request_id, standing)  # a shared hold on another's copies stays
     return Released(request_id, upn, len(standing))
@@ -165,29 +193,39 @@ def release(store: MemoryStore, audit: AuditTrail, operator: str, instance_id: s
 
 def _standing(record: Record | None, upn: str) -> bool:
     """Whether ``record`` is a hold released under ``upn``: the user's own, or, in the shared partition, the one on
-    their copies (naming them as its author). A shared hold naming no author as text hides every author's copies: it
-    stands only under ``SHARED_OWNER``, never under a user, whose name would put its release in a bystander's trail.
+    their copies (naming them as its author). A shared hold whose author no user's release names (none, not text,
+    no valid UPN, or one not in its canonical form) stands only under ``SHARED_OWNER``, never under a user, whose
+    name would put its release in a bystander's trail.
     """
     if record is None:
         return False
     if record.partition.owner != SHARED_OWNER:
         return True
     author = record.data.get("author_upn")
-    authored = isinstance(author, str) and bool(author)
-    return not authored if upn == SHARED_OWNER else author == upn
+    return not names_a_user(author) if upn == SHARED_OWNER else author == upn
 
 
 def _orphan(owner: str, record: Record) -> OrphanHold:
     """``record``, a hold whose request is not stored, as listed."""
+    releaser = _release_upn(owner, record.data.get("author_upn"))
     try:
         hold = Hold.from_data(record.data)
         if not isinstance(hold.author_upn, str | None):  # from_data takes it as stored: listed, it must be text
             raise TypeError("author_upn is not text")
-        return OrphanHold(owner, record.id, hold.profile_ids, hold.watermark, hold.entry_ids, hold.author_upn, True)
+        return OrphanHold(owner, record.id, hold.profile_ids, hold.watermark, hold.entry_ids, hold.author_upn, True,
+                          releaser)
     except (KeyError, TypeError, ValueError):  # another release's layout: shown as far as it reads
         data = record.data
         return OrphanHold(owner, record.id, _ids(data.get("profile_ids")), None, _ids(data.get("entry_ids")) or (),
-                          _text(data.get("author_upn")), False)
+                          _text(data.get("author_upn")), False, releaser)
+
+
+def _release_upn(owner: str, stored_author: object) -> str | None:
+    """``OrphanHold.release_upn`` of a hold in ``owner``'s partition whose data names ``stored_author``: the one name
+    under which ``_standing`` finds it."""
+    if owner == SHARED_OWNER:
+        return stored_author if isinstance(stored_author, str) and names_a_user(stored_author) else SHARED_OWNER
+    return owner if names_a_user(owner) else None
 
 
 def _ids(value: object) -> tuple[str, ...] | None:

@@ -30,9 +30,12 @@ class OrphanHoldModel(BaseModel):
 
     owner: str = Field(description="The partition holding it: the user, or ~shared for the hold on that user's "
                                    "team-shared copies")
-    upn: str | None = Field(description="The user whose memory it hides (release it with ?upn= this); null for a "
-                                        "~shared hold naming no author, which hides every author's copies: release "
-                                        "it with ?upn=~shared")
+    upn: str | None = Field(description="The user whose memory it hides, as stored; null for a ~shared hold naming "
+                                        "no author, which hides every author's copies")
+    release_upn: str | None = Field(description="The upn a release names to lift it: the user; ~shared for a "
+                                                "~shared hold whose author is absent or no valid UPN (in its "
+                                                "canonical form); null for a hold in a partition no user's name "
+                                                "reaches (another release's layout, a damaged record)")
     request_id: str = Field(description="The id of the deletion request that filed it, no longer stored")
     profile_ids: list[str] | None = Field(description="The scopes' profile ids it covers; null: every scope")
     watermark: datetime | None = Field(description="Entries made at or before it are hidden")
@@ -42,7 +45,7 @@ class OrphanHoldModel(BaseModel):
 
     @classmethod
     def from_hold(cls, hold: OrphanHold) -> Self:
-        return cls(owner=hold.owner, upn=hold.upn, request_id=hold.request_id,
+        return cls(owner=hold.owner, upn=hold.upn, release_upn=hold.release_upn, request_id=hold.request_id,
                    profile_ids=list(hold.profile_ids) if hold.profile_ids is not None else None,
                    watermark=hold.watermark, entry_ids=list(hold.entry_ids), readable=hold.readable)
 
@@ -60,14 +63,27 @@ class OrphanHoldsResponse(BaseModel):
                    holds_scanned=page.holds_scanned, continuation=page.continuation)
 
 
+Upn = Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)]
+UPN_DESCRIPTION = ("The listing's release_upn: that user's hold and the one on their team-shared copies are released; "
+                   "~shared for a ~shared hold whose author is absent or no valid UPN, which alone is released and "
+                   "audited in the instance's ~deletions trail")
+
+
 class ReleaseHoldQuery(BaseModel):
-    """Whose memory the released holds hide (the listing's ``upn``; ``~shared`` for a hold listed with none)."""
+    """Whose memory the released holds hide (the listing's ``release_upn``)."""
 
     model_config = ConfigDict(extra="ignore")
-    upn: Annotated[str, StringConstraints(min_length=1, max_length=320, strip_whitespace=True)] = Field(
-        description="The listing's upn: that user's hold and the one on their team-shared copies are released; "
-                    "~shared for a ~shared hold listed with upn null (naming no author), which alone is released "
-                    "and audited in the instance's ~deletions trail")
+    upn: Upn = Field(description=UPN_DESCRIPTION)
+
+
+class ReleaseHoldBody(BaseModel):
+    """A release naming its hold in the body, so any stored id is named exactly: ".", "..", one holding "/" or "%2F",
+    which a URL's path resolves or decodes before routing, included."""
+
+    model_config = ConfigDict(extra="ignore")
+    request_id: Annotated[str, StringConstraints(min_length=1)] = Field(
+        description="The listing's request_id, exactly as listed (taken as sent: no trimming, no decoding)")
+    upn: Upn = Field(description=UPN_DESCRIPTION)
 
 
 class ReleasedHoldModel(BaseModel):

@@ -1,5 +1,6 @@
 """Holds whose deletion request is gone, over real sockets against ``serve``, on each store
-(``GET .../operator/orphan-holds``, ``POST .../operator/orphan-holds/{requestId}/release?upn=``).
+(``GET .../operator/orphan-holds``, ``POST .../operator/orphan-holds/{requestId}/release?upn=``, and
+``POST .../operator/orphan-holds/release`` naming the hold in its body).
 
 A later release's approved erasure, dismissed past its standing hold (``?force=true``), left the hold hiding its
 user's memory behind no request anyone could see: the listing now names it (ids only) and the release shows the
@@ -19,6 +20,8 @@ from tests.support.later_release import (
     KEYED,
     NO_TEXT_IDS,
     put_hold_beside,
+    put_holds_beside,
+    put_request_beside,
     put_request_keyed_without_text_id,
     put_unreadable_request_beside,
 )
@@ -152,3 +155,97 @@ def test_a_shared_hold_naming_no_author_is_listed_without_a_user_and_released_as
     assert carols == []
     assert [e["request_id"] for e in deletions if e["action"] == "hold_released"] == ["gone"]
     assert after == []
+
+
+# -- the release naming its hold in the body: POST .../operator/orphan-holds/release -------------------------------
+
+#: Ids no release URL's path carries as themselves: dot segments are resolved and "%2F" decoded before routing.
+PATHLESS_IDS = [".", "..", "/", "a/b", "../x", "%2F", "a\x00b", "l\u00f6schen-\u540d\u524d"]
+
+
+def test_every_listed_hold_is_released_by_its_listed_id_and_release_upn_in_the_body(
+    server: RunningServer, instance_id: str,
+) -> None:
+    """Holds named ".", "..", "/", "a/b", "../x", "%2F", with a NUL or non-ASCII, on a user's memory, and a shared
+    one whose author holds an override: the path-named route reaches none of the first (a dot segment lands on
+    another route, "/" splits the id, "%2F" is decoded), while each is released by POSTing the listing's
+    ``request_id`` and ``release_upn``: 200 counting 1, one event each in the user's (or the ``~deletions``) trail,
+    the fact shown again, the listing empty."""
+    _orphan(server, instance_id, "plain")
+    with server.client(LATER) as http:
+        http.post(f"/instances/{instance_id}/memory/append", json={
+            "scope": "user", "content_markdown": "- shared", "share": "team"}).raise_for_status()
+    until = datetime(2099, 1, 1, tzinfo=UTC)
+    put_holds_beside(server, instance_id, LATER, *(Hold(rid, None, until) for rid in PATHLESS_IDS))
+    put_holds_beside(server, instance_id, SHARED_OWNER,
+                     Hold("shared-one", None, until, author_upn="mallory\u202e@contoso.com"))
+    with _operator(server, instance_id) as op:
+        for rid in (".", "..", "a/b", "%2F"):
+            op.post(f"/orphan-holds/{rid}/release", params={"upn": LATER})
+        listing = op.get("/orphan-holds").json()["holds"]
+        answers = [op.post("/orphan-holds/release", json={"request_id": h["request_id"], "upn": h["release_upn"]})
+                   for h in listing]
+        after = op.get("/orphan-holds").json()["holds"]
+        trail = op.get("/audit", params={"upn": LATER}).json()["events"]
+        deletions = op.get("/audit", params={"upn": DELETIONS_OWNER}).json()["events"]
+    listed = sorted((h["request_id"], h["release_upn"]) for h in listing)
+    assert listed == sorted([(rid, LATER) for rid in [*PATHLESS_IDS, "plain"]] + [("shared-one", SHARED_OWNER)])
+    assert [(a.status_code, a.json()["holds_released"]) for a in answers] == [(200, 1)] * len(listing), [
+        a.text for a in answers]
+    assert after == []
+    assert sorted(e["request_id"] for e in trail if e["action"] == "hold_released") == sorted([*PATHLESS_IDS, "plain"])
+    assert [e["request_id"] for e in deletions if e["action"] == "hold_released"] == ["shared-one"]
+    assert _entries(server, instance_id) == [f"- {WORDS}", "- shared"]
+
+
+def test_the_body_named_release_is_404_for_no_standing_hold_and_refuses_bad_bodies(
+    server: RunningServer, instance_id: str,
+) -> None:
+    """No hold of that id (a fresh one, 10 KB of it, one holding a NUL), or one released already: 404
+    ``hold_not_found``, its message naming the id cut; a stored request's hold: 409 ``hold_not_orphaned``; a body
+    missing either field, an empty or non-text id, ``~deletions``: 400; not JSON: 415; over 64 KiB: 413; a person's
+    key: 403. Never a 500, and the fact stays hidden throughout."""
+    _orphan(server, instance_id, "held")
+    with server.client(LATER) as http:
+        forbidden = http.post(f"/instances/{instance_id}/operator/orphan-holds/release",
+                              json={"request_id": "held", "upn": LATER})
+    with _operator(server, instance_id) as op:
+        missing = [op.post("/orphan-holds/release", json={"request_id": rid, "upn": LATER})
+                   for rid in ("never-filed", "x" * 10_240, "held\x00", "held/", "Held")]
+        bad = [op.post("/orphan-holds/release", json=body) for body in (
+            {"upn": LATER}, {"request_id": "held"}, {"request_id": "", "upn": LATER},
+            {"request_id": 7, "upn": LATER}, {"request_id": ["held"], "upn": LATER},
+            {"request_id": "held", "upn": "~deletions"}, {"request_id": "held", "upn": "not-a-upn"})]
+        not_json = op.post("/orphan-holds/release", content=b"request_id=held", headers={
+            "content-type": "application/x-www-form-urlencoded"})
+        huge = op.post("/orphan-holds/release", json={"request_id": "x" * 70_000, "upn": LATER})
+        put_request_beside(server, instance_id, "stored-again")
+        put_holds_beside(server, instance_id, LATER, Hold("stored-again", None, datetime(2099, 1, 1, tzinfo=UTC)))
+        stored = op.post("/orphan-holds/release", json={"request_id": "stored-again", "upn": LATER})
+    assert forbidden.status_code == 403
+    assert [(m.status_code, m.json()["error"]["code"]) for m in missing] == [(404, "hold_not_found")] * 5
+    assert all(len(m.text) < 2_000 for m in missing)
+    assert [b.status_code for b in bad] == [400] * 7, [b.text for b in bad]
+    assert not_json.status_code == 415 and huge.status_code == 413
+    assert (stored.status_code, stored.json()["error"]["code"]) == (409, "hold_not_orphaned")
+    assert _entries(server, instance_id) == []
+
+
+def test_the_body_cannot_name_who_released_and_a_second_release_is_404(server: RunningServer, instance_id: str) -> None:
+    """A body naming an actor or an identity beside the hold: ignored, the event's actor is the operator the
+    credential names (as the path-named release's); released again: 404, still one event."""
+    _orphan(server, instance_id, "by-body")
+    _orphan(server, instance_id, "by-path")
+    with _operator(server, instance_id) as op:
+        first = op.post("/orphan-holds/release", json={"request_id": "by-body", "upn": LATER, "actor": "mallory",
+                                                        "operator": "mallory", "upn ": "carol@contoso.com"})
+        by_path = op.post("/orphan-holds/by-path/release", params={"upn": LATER})
+        again = op.post("/orphan-holds/release", json={"request_id": "by-body", "upn": LATER})
+        trail = op.get("/audit", params={"upn": LATER}).json()["events"]
+    assert first.json() == {"request_id": "by-body", "upn": LATER, "holds_released": 1}, first.text
+    assert by_path.status_code == 200
+    assert (again.status_code, again.json()["error"]["code"]) == (404, "hold_not_found")
+    events = {e["request_id"]: e for e in trail if e["action"] == "hold_released"}
+    assert sorted(events) == ["by-body", "by-path"]
+    assert events["by-body"]["actor"] == events["by-path"]["actor"] != "mallory"
+    assert "mallory" not in str(trail)

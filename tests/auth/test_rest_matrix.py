@@ -20,7 +20,7 @@ import pytest
 import function_app
 from memory_core.api.function_table import functions_of, http_methods
 from tests.auth.conftest import ALEX, BOB, OLIVIA, Tokens
-from tests.support.later_release import put_unreadable_request_beside
+from tests.support.later_release import put_hold_beside, put_unreadable_request_beside
 from tests.support.local_server import OPERATOR_KEY, USER_KEY, RunningServer, identity
 from tests.support.routes import route_path
 
@@ -106,6 +106,13 @@ class Context:
         put_unreadable_request_beside(self.server, self.instance, request_id=request_id)
         return request_id
 
+    def orphan_hold_id(self) -> str:
+        """A hold on ``ALEX``'s memory whose request is not stored (as a forced dismissal leaves one), planted in the
+        store: the body-named release answers 404 when none stands."""
+        request_id = f"gone-{uuid.uuid4().hex[:8]}"
+        put_hold_beside(self.server, self.instance, ALEX, request_id)
+        return request_id
+
     def pending_request_id(self) -> str:
         """A deletion request waiting for an operator (the owner forgets an entry)."""
         headers = self.owner_headers or self.headers
@@ -143,6 +150,7 @@ SAMPLES: dict[str, Sample] = {
     "list_orphan_holds": lambda c: ({}, {}, None),
     # No hold stands under a fresh id: the release answers 200, 0 released (idempotent), for an allowed caller.
     "release_orphan_hold": lambda c: ({"requestId": f"gone-{uuid.uuid4().hex[:8]}"}, {"upn": ALEX}, None),
+    "release_named_orphan_hold": lambda c: ({}, {}, {"request_id": c.orphan_hold_id(), "upn": ALEX}),
     "run_sweep": lambda c: ({}, {}, None),
     "read_audit": lambda c: ({}, {"upn": ALEX}, None),
     "get_agent_settings": lambda c: ({}, {"agentObjectId": AGENT}, None),

@@ -1,10 +1,12 @@
-"""What the Orphan holds panel cannot do, said on the panel, in real headless Chromium against ``serve``.
+"""Orphan holds a URL cannot name, and what the panel cannot do, in real headless Chromium against ``serve``.
 
-A hold whose request id no release URL can name (".", "..", an id holding "/"), or whose stored user is no valid UPN
-(the route refuses its ``?upn=``, and ``~shared`` does not count it), is listed with why it cannot be released from
-the console instead of a Release button that could never work; nothing is posted. A refused listing is said with its
-status and code, the page read before it marked as not current. Before, each of these offered a Release that
-answered "released already" or an error, or said the refusal only in the status line over a page that looked current.
+Every hold the listing names is released from the panel: the release names the request id and the listing's
+``release_upn`` in its body (``POST .../operator/orphan-holds/release``), so an id of ".", "..", or one holding "/"
+(which a path resolves or splits) is released as listed, and so is a team-shared hold whose stored author is no
+valid UPN (released as ``~shared``). Before, each of those rows said it could not be released from the console. Only
+a hold the listing says no release names (``release_upn`` null: a memory whose owner is no valid UPN) says why in
+place of a button, posting nothing. A refused listing is said with its status and code, the page read before it
+marked as not current.
 """
 
 from __future__ import annotations
@@ -13,90 +15,115 @@ import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from memory_core.domain.identity import InvalidCallerId, caller_upn
-from memory_core.domain.models import SHARED_OWNER, Hold
+from memory_core.domain.identity import Caller
+from memory_core.domain.models import SHARED_OWNER, Hold, Scope
+from memory_core.domain.records import DELETIONS_OWNER
+from memory_core.domain.service import MemoryService
 from tests.console.browser import find, status_says, text_appears, wait_for, wait_idle
-from tests.console.conftest import open_console
-from tests.console.test_orphan_holds import UNTIL, _holds, _listed, _open_panel, _releases, _remember, _row
+from tests.console.test_orphan_holds import (
+    UNTIL,
+    _dialog_text,
+    _listed,
+    _open_panel,
+    _releases,
+    _remember,
+    _row,
+)
 from tests.support.console_session import OPERATOR_STORE
-from tests.support.later_release import LATER
+from tests.support.later_release import LATER, put_holds_beside
 from tests.support.local_server import USER_KEY, RunningServer
 
-UNNAMEABLE = [".", "..", "a/b", "/", "../x"]
-# Ids holding URL syntax that encodeURIComponent does carry: released as any other.
-NAMEABLE = ["a?b#c", "50%", "%2e%2e", "%2F", "x y+z&upn=~shared", "...", ".a"]
+# Ids a release URL's path resolves away or splits, or holding what a path would decode: released from the body.
+PATHLESS = [".", "..", "a/b", "/", "../x", "%2F", "%2e%2e"]
+# Ids holding URL syntax a path could carry encoded: released the same way.
+PLAIN = ["a?b#c", "50%", "x y+z&upn=~shared", "...", ".a"]
 
 
 def _release_posts(browser: WebDriver) -> list[str]:
     return list(browser.execute_script(
-        "return performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.endsWith('/release')"
-        " || u.includes('/release?'))"))
+        "return performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.includes('/release'))"))
 
 
-def test_ids_no_url_can_name_are_said_unreleasable_and_never_posted_while_others_are_released(
+def _release(browser: WebDriver, request_id: str, owner: str = LATER) -> None:
+    """Release ``request_id``'s row, its button scrolled clear of the status line fixed at the page's foot."""
+    button = _releases(_row(browser, request_id, owner))[0]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+    button.click()
+    find(browser, "dialog#confirm[open] #confirm-ok").click()
+    wait_for(browser, lambda d: not _releases(_row(d, request_id, owner)))
+
+
+def test_every_listed_id_is_released_from_the_console_those_no_url_names_included(
     browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client,
 ) -> None:
-    """"." and ".." are dot segments the browser resolves away (the POST reached another route, which answered
-    that no hold stood) and "/" splits the id: each row says why it cannot be released from the console and offers
-    no button. Ids holding "?", "#", "%", "+", "&" or dots beside other characters are released."""
+    """".", "..", "a/b", "/", "../x", "%2F", "%2e%2e" and ids holding "?", "#", "%", "+", "&" or dots: each row
+    offers a Release (none says it cannot be released); each click posts one release to the body-named route and
+    lifts one hold; the listing is then empty and the fact shows again."""
     _remember(console_server, instance)
-    _holds(console_server, instance, LATER, *(Hold(rid, None, UNTIL) for rid in UNNAMEABLE + NAMEABLE))
+    put_holds_beside(console_server, instance, LATER, *(Hold(rid, None, UNTIL) for rid in PATHLESS + PLAIN))
     _open_panel(browser, console_server, instance)
     browser.execute_script("performance.clearResourceTimings()")
-    for rid in UNNAMEABLE:
-        row = _row(browser, rid)
-        assert _releases(row) == [], rid
-        why = row.find_element(By.CSS_SELECTOR, ".unreleasable").text
-        assert why.startswith("Cannot be released from the console: its request ID") and "docs/console.md" in why
-    for rid in NAMEABLE:
-        _releases(_row(browser, rid))[0].click()
-        find(browser, "dialog#confirm[open] #confirm-ok").click()
-        text_appears(browser, "#orphan-release-outcome", "1 hold lifted")
-        wait_for(browser, lambda d, rid=rid: not _releases(_row(d, rid)))
-    assert len(_release_posts(browser)) == len(NAMEABLE)
-    assert sorted(r for r, _ in _listed(operator_api)) == sorted(UNNAMEABLE)
+    assert not browser.find_elements(By.CSS_SELECTOR, "#orphan-holds .unreleasable")
+    for rid in PATHLESS + PLAIN:
+        _release(browser, rid)
+        assert "released" in _row(browser, rid).text
+    posts = _release_posts(browser)
+    assert len(posts) == len(PATHLESS + PLAIN)
+    assert {p.rsplit("/operator/", 1)[1] for p in posts} == {"orphan-holds/release"}
+    assert _listed(operator_api) == []
+    with console_server.client(LATER) as http:
+        entries = http.get(f"/instances/{instance}/memory/entries", params={"scope": "user"}).json()["entries"]
+    assert len(entries) == 1
 
 
-def test_a_hold_whose_stored_user_is_no_valid_upn_says_why_instead_of_offering_a_release(
+def test_a_shared_hold_whose_stored_author_is_no_valid_upn_is_released_as_shared(
     browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client,
 ) -> None:
-    """A team-shared hold whose stored author holds an override: the API refuses that ``?upn=`` (400
-    ``invalid_upn``) and ``~shared`` does not count it, so the row says why it cannot be released and offers no
-    button; an authorless shared hold beside it keeps its Release."""
+    """A team-shared hold whose stored author holds an override: the row shows that author isolated and offers a
+    Release; the dialog says it is released as ``~shared`` and audited in the ``~deletions`` trail; released, 1 hold
+    lifted, the event there and none in any user's trail."""
     author = "mallory\u202e@contoso.com"
     _remember(console_server, instance, share="team")
-    _holds(console_server, instance, SHARED_OWNER, Hold("shared-one", None, UNTIL, author_upn=author),
-           Hold("authorless", None, UNTIL))
+    put_holds_beside(console_server, instance, SHARED_OWNER, Hold("shared-one", None, UNTIL, author_upn=author))
     _open_panel(browser, console_server, instance)
     row = _row(browser, "shared-one", SHARED_OWNER)
-    assert _releases(row) == []
-    assert "no valid user principal name" in row.find_element(By.CSS_SELECTOR, ".unreleasable").text
-    assert _releases(_row(browser, "authorless", SHARED_OWNER))
-    refused = operator_api.post("/operator/orphan-holds/shared-one/release", params={"upn": author}, json={})
-    assert (refused.status_code, refused.json()["error"]["code"]) == (400, "invalid_upn")
+    assert not row.find_elements(By.CSS_SELECTOR, ".unreleasable")
+    _releases(row)[0].click()
+    dialog = _dialog_text(browser)
+    assert "malloryU+202E@contoso.com (no valid user principal name, so released as ~shared)" in dialog
+    assert "Audited in the instance's ~deletions trail" in dialog
+    find(browser, "dialog#confirm[open] #confirm-ok").click()
+    text_appears(browser, "#orphan-release-outcome", "1 hold lifted")
+    assert _listed(operator_api) == []
+    trail = operator_api.get("/operator/audit", params={"upn": DELETIONS_OWNER}).json()["events"]
+    assert [e["request_id"] for e in trail if e["action"] == "hold_released"] == ["shared-one"]
 
 
-def test_the_panels_upn_rule_is_the_apis(browser: WebDriver, console_server: RunningServer, instance: str) -> None:
-    """The panel's ``isCallerUpn`` takes exactly the names the API's ``caller_upn`` takes."""
-    names = ["later@contoso.com", "Later@Contoso.com", " later@contoso.com ", "alex_contoso.com#ext#@x.contoso.com",
-             "mallory\u202e@contoso.com", "\u212aate@contoso.com", "no-at-sign", "a@b", "a@-b.com", "a@b-.com",
-             "a/b@c.com", "a?b@c.com", "a@b..com", "", " ", "~shared", "a" * 257 + "@b.com",
-             "a@" + ".".join(["b" * 63] * 5), "a@" + "b" * 64 + ".com", "x@y.z\u00e9"]
-    open_console(browser, console_server, instance)
-    taken = browser.execute_async_script("""
-      const [names, done] = arguments;
-      const app = [...document.scripts].find((s) => s.src.endsWith("/app.js")).src;
-      import(app.replace(/app\\.js$/, "hold_release.js")).then((m) => done(names.map((n) => m.isCallerUpn(n))),
-        (error) => done(String(error)));""", names)
-    assert dict(zip(names, taken, strict=True)) == {name: _api_takes(name) for name in names}
-
-
-def _api_takes(name: str) -> bool:
+def test_a_hold_in_a_memory_no_users_name_reaches_says_why_and_posts_nothing(
+    browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client,
+) -> None:
+    """A hold in the memory of an owner stored as "Later@Contoso.com" (no valid UPN as stored: another release's
+    layout) is listed with ``release_upn`` null: its row says why it cannot be released and offers no button, and
+    nothing is posted; a hold beside it in a valid user's memory keeps its Release."""
+    odd = "Later@Contoso.com"
+    store = console_server.open_store()
     try:
-        caller_upn(name)
-    except InvalidCallerId:
-        return False
-    return True
+        MemoryService(store).append(Caller(odd), instance, Scope.USER, None, "- stored by another release")
+    finally:
+        store.close()
+    _remember(console_server, instance)
+    put_holds_beside(console_server, instance, odd, Hold("odd-one", None, UNTIL))
+    put_holds_beside(console_server, instance, LATER, Hold("fine-one", None, UNTIL))
+    _open_panel(browser, console_server, instance)
+    browser.execute_script("performance.clearResourceTimings()")
+    row = _row(browser, "odd-one", odd)
+    assert _releases(row) == []
+    assert "no valid user principal name, which no release names" in row.find_element(
+        By.CSS_SELECTOR, ".unreleasable").text
+    assert _releases(_row(browser, "fine-one"))
+    assert _release_posts(browser) == []
+    assert [h["release_upn"] for h in operator_api.get("/operator/orphan-holds").json()["holds"]
+            if h["request_id"] == "odd-one"] == [None]
 
 
 def test_a_refused_listing_is_said_on_the_panel_with_its_status_and_code_and_the_old_page_marked(
@@ -106,7 +133,7 @@ def test_a_refused_listing_is_said_on_the_panel_with_its_status_and_code_and_the
     panel says so with 403 ``forbidden`` and marks the page read before as read before the refusal; a listing then
     accepted clears both."""
     _remember(console_server, instance)
-    _holds(console_server, instance, LATER, Hold("gone-a", None, UNTIL))
+    put_holds_beside(console_server, instance, LATER, Hold("gone-a", None, UNTIL))
     _open_panel(browser, console_server, instance)
     key = browser.execute_script("return sessionStorage.getItem(arguments[0])", OPERATOR_STORE)
     browser.execute_script("sessionStorage.setItem(arguments[0], arguments[1])", OPERATOR_STORE, USER_KEY)

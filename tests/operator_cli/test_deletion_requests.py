@@ -179,8 +179,9 @@ def test_orphan_holds_lists_a_hold_a_forced_dismissal_left_and_release_hold_show
 def test_release_hold_of_a_shared_hold_naming_no_author_takes_only_shared_and_audits_in_deletions(
     server: RunningServer, instance_id: str,
 ) -> None:
-    """A ``~shared`` hold naming no author (every author's team copies) is listed with no user (``?``); `release-hold
-    --upn <user>` lifts none of it (exit 0 counting 0, nothing in that user's trail, still listed); `--upn
+    """A ``~shared`` hold naming no author (every author's team copies) is listed with ``~shared`` as the --upn that
+    releases it; `release-hold --upn <user>` lifts none of it (exit with the 404's code, ``hold_not_found``, nothing
+    in that user's trail, still listed); `--upn
     '~deletions'`, another internal name, exits with the 400's code and message (``invalid_upn``); `--upn
     '~shared'` exits 0 counting 1, `audit ~deletions` prints its ``hold_released`` event, and the listing is
     empty."""
@@ -193,11 +194,11 @@ def test_release_hold_of_a_shared_hold_naming_no_author_takes_only_shared_and_au
     listed = run_operator(server, "--instance", instance_id, "orphan-holds")
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines() == [
-        f"gone-shared  {SHARED_OWNER}  ?  all scopes up to 2099-01-01T00:00:00+00:00", "1 orphan hold(s)"]
+        f"gone-shared  {SHARED_OWNER}  {SHARED_OWNER}  all scopes up to 2099-01-01T00:00:00+00:00", "1 orphan hold(s)"]
 
     as_user = run_operator(server, "--instance", instance_id, "release-hold", "--upn", bystander, "gone-shared")
-    assert as_user.returncode == 0, as_user.stderr
-    assert json.loads(as_user.stdout) == {"request_id": "gone-shared", "upn": bystander, "holds_released": 0}
+    assert as_user.returncode == operator_cli.exit_code_for(404), as_user.stderr
+    assert "no hold of deletion request 'gone-shared' stands on carol@contoso.com's memory" in as_user.stderr
     internal = run_operator(server, "--instance", instance_id, "release-hold", "--upn", DELETIONS_OWNER, "gone-shared")
     assert internal.returncode == operator_cli.exit_code_for(400)
     assert "400: upn: a user principal name has the form" in internal.stderr
@@ -214,3 +215,40 @@ def test_release_hold_of_a_shared_hold_naming_no_author_takes_only_shared_and_au
     assert (event["request_id"], event["actor"]) == ("gone-shared", OPERATOR_KEY_LABEL)
     assert "naming no author" in event["detail"]
     assert run_operator(server, "--instance", instance_id, "orphan-holds").stdout.splitlines() == ["0 orphan hold(s)"]
+
+
+def test_release_hold_names_any_listed_id_and_a_shared_hold_whose_author_is_no_valid_upn(
+    server: RunningServer, instance_id: str,
+) -> None:
+    """Holds named "..", "a/b" and "%2F" (which a URL path resolves, splits or decodes) and a ``~shared`` hold whose
+    stored author holds an override: `orphan-holds` lists each with the --upn that releases it (``~shared`` for the
+    last, its author after it), and `release-hold` with exactly those releases each (exit 0, counting 1); the
+    listing is then empty and the fact shows again."""
+    later = "later@contoso.com"
+    author = "mallory\u202e@contoso.com"
+    with server.client(later) as http:
+        http.post(f"/instances/{instance_id}/memory/append", json={
+            "scope": "user", "content_markdown": "- hidden twice", "share": "team"}).raise_for_status()
+    for request_id in ("..", "a/b", "%2F"):
+        put_hold_beside(server, instance_id, later, request_id)
+    store = server.open_store()
+    try:
+        hold = Hold("odd-author", None, datetime(2099, 1, 1, tzinfo=UTC), author_upn=author)
+        store.put_record(Record(Partition(instance_id, SHARED_OWNER), RecordKind.HOLD, "odd-author", hold.to_data()))
+    finally:
+        store.close()
+
+    listed = run_operator(server, "--instance", instance_id, "orphan-holds")
+    assert listed.returncode == 0, listed.stderr
+    until = "all scopes up to 2099-01-01T00:00:00+00:00"
+    assert sorted(listed.stdout.splitlines()) == sorted([
+        *(f"{rid}  {later}  {later}  {until}" for rid in ("..", "a/b", "%2F")),
+        f"odd-author  {SHARED_OWNER}  {SHARED_OWNER}  (author {author})  {until}", "4 orphan hold(s)"])
+    for request_id, upn in (("..", later), ("a/b", later), ("%2F", later), ("odd-author", SHARED_OWNER)):
+        released = run_operator(server, "--instance", instance_id, "release-hold", "--upn", upn, request_id)
+        assert released.returncode == 0, released.stderr
+        assert json.loads(released.stdout) == {"request_id": request_id, "upn": upn, "holds_released": 1}
+    assert run_operator(server, "--instance", instance_id, "orphan-holds").stdout.splitlines() == ["0 orphan hold(s)"]
+    with server.client(later) as http:
+        shown = http.get(f"/instances/{instance_id}/memory/entries", params={"scope": "user"}).json()["entries"]
+    assert [e["content_markdown"] for e in shown] == ["- hidden twice"]

@@ -57,6 +57,17 @@ def put_request_beside(server: RunningServer, instance_id: str, request_id: str,
         store.close()
 
 
+def put_holds_beside(server: RunningServer, instance_id: str, owner: str, *holds: Hold) -> None:
+    """``holds`` stored in ``owner``'s partition of ``server``'s own store, opened beside it, under no stored request,
+    as a forced dismissal leaves them."""
+    store = server.open_store()
+    try:
+        for hold in holds:
+            store.put_record(Record(Partition(instance_id, owner), RecordKind.HOLD, hold.request_id, hold.to_data()))
+    finally:
+        store.close()
+
+
 def put_hold_beside(server: RunningServer, instance_id: str, upn: str, request_id: str) -> None:
     """The hold ``request_id`` filed on ``upn``'s memory (standing until 2099), into ``server``'s own store opened
     beside it: what it hides stays hidden while it stands."""

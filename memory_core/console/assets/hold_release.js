@@ -13,42 +13,26 @@ export const SHARED = "~shared";
 /** Entry ids a hold's description names before it sums up the rest: a hold filed for a replace may name hundreds. */
 const IDS_SHOWN = 5;
 
-/** The ``?upn=`` a release of ``hold`` names: its user, or ``SHARED`` for a team-shared hold naming no author. */
+/**
+ * The ``upn`` a release of ``hold`` names: the listing's ``release_upn`` (its user; ``SHARED`` for a team-shared hold
+ * whose author is absent or no valid UPN), or null when no release names it. The API decides which
+ * (memory_core/domain/orphan_holds.py): the console holds no copy of the UPN rule.
+ */
 export function releaseUpn(hold) {
-  return hold.upn ?? SHARED;
-}
-
-// A user principal name as the API takes one (memory_core/domain/identity.py ``caller_upn``: trimmed of ASCII spaces,
-// ASCII, lower-cased, at most 320 characters, ``local@domain``). Kept in step with it by
-// tests/console/test_orphan_hold_refusals.py, which compares the two on the same names.
-const MAX_UPN_CHARS = 320;
-const LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?";
-const UPN = new RegExp(`^[a-z0-9!#$%&'*+=^_\`{|}~.-]{1,256}@${LABEL}(?:\\.${LABEL})*$`);
-
-/** Whether the API takes ``raw`` as a user's UPN (``caller_upn``), as a release's ``?upn=`` must be. */
-export function isCallerUpn(raw) {
-  const upn = String(raw).replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "");
-  // ASCII before lower-casing, as the API checks it: "\u212a".toLowerCase() is "k".
-  return upn.length > 0 && upn.length <= MAX_UPN_CHARS && /^[\x00-\x7f]*$/.test(upn) && UPN.test(upn.toLowerCase());
+  return hold.release_upn ?? null;
 }
 
 /**
- * Why the console cannot release ``hold``, or null when it can. An id of "." or ".." is a dot segment the browser
- * resolves away (the POST lands on another route) and one holding "/" is two segments, so no release URL names it;
- * a team-shared hold whose stored author is no valid UPN names a ``?upn=`` the API refuses (400 ``invalid_upn``),
- * and ``~shared`` does not count it. Nothing is posted for either: a Release that could never work is not offered.
+ * Why the console cannot release ``hold``, or null when it can. Every id is named in the release's body
+ * (POST .../orphan-holds/release), so ".", ".." and ids holding "/" are released like any other; only a hold the
+ * listing says no release names (``release_upn`` null: a partition whose owner is no user's name, another
+ * release's layout or a damaged record) is not offered a Release that could never work, and nothing is posted.
  */
 export function unreleasableWhy(hold) {
-  const id = String(hold.request_id);
-  if (id === "." || id === ".." || id.includes("/")) {
-    return `its request ID ${id.includes("/") ? "holds a \u201c/\u201d" : "is a dot segment"}, which no release URL `
-      + "can name (docs/console.md, \u201cOrphan holds\u201d)";
-  }
-  if (hold.upn != null && !isCallerUpn(hold.upn)) {
-    return "the author it names is no valid user principal name, which the release route refuses "
-      + "(docs/console.md, \u201cOrphan holds\u201d)";
-  }
-  return null;
+  return releaseUpn(hold) === null
+    ? "it lies in a memory whose owner is no valid user principal name, which no release names "
+      + "(docs/console.md, \u201cOrphan holds\u201d)"
+    : null;
 }
 
 /** Whose memory ``hold`` hides, as nodes: the user (isolated, what draws as nothing marked), or every author. */
@@ -101,11 +85,16 @@ function shownHold(hold) {
  * Ask the operator to release ``hold``, naming what shows again. Resolves to true when confirmed.
  */
 export function confirmRelease(hold) {
-  const whose = hold.upn == null
-    ? ["every author's team-shared copies it hides show again to the team. Audited in the instance's ",
-      h("code", {}, "~deletions"), " trail."]
-    : ["what this request's holds hide of ", storedText(hold.upn), "'s memory and of their team-shared copies "
+  const deletionsTrail = [" Audited in the instance's ", h("code", {}, "~deletions"), " trail."];
+  let whose;
+  if (hold.upn == null) whose = ["every author's team-shared copies it hides show again to the team.", deletionsTrail];
+  else if (releaseUpn(hold) === SHARED) {
+    whose = ["the team-shared copies it hides of ", storedText(hold.upn), " (no valid user principal name, so "
+      + "released as ", h("code", {}, SHARED), ") show again to the team.", deletionsTrail];
+  } else {
+    whose = ["what this request's holds hide of ", storedText(hold.upn), "'s memory and of their team-shared copies "
       + "shows again, to them and to the agents that read it. Audited in their trail."];
+  }
   return confirmAction({ title: "Release this hold?",
     text: ["The hold ", shownHold(hold), " was left by a deletion request that is no longer stored. It hides ",
       shownKind(hold), " in ", shownScope(hold), ". Released, ", whose, " Nothing is erased; to have it erased, "
@@ -115,8 +104,10 @@ export function confirmRelease(hold) {
 
 /**
  * What releasing ``hold`` came to: ``answer`` (``ReleasedHoldModel``), or ``error`` when the API refused.
- * ``shown`` as nodes for the outcome line, ``said`` as a string to announce, ``success``, and ``stored`` when the
- * hold's request is stored again (409 ``hold_not_orphaned``). An error's message comes with its status and code.
+ * ``shown`` as nodes for the outcome line, ``said`` as a string to announce, ``success``, ``stored`` when the
+ * hold's request is stored again (409 ``hold_not_orphaned``) and ``gone`` when no hold of it stands any more (404
+ * ``hold_not_found``: released already, from another tab or by another operator). An error's message comes with its
+ * status and code.
  */
 export function releaseOutcome(hold, { answer = null, error = null }) {
   const sentence = (held) => {
@@ -128,9 +119,14 @@ export function releaseOutcome(hold, { answer = null, error = null }) {
     const code = error instanceof ApiError ? ` (${error.status} ${error.code})` : "";
     const again = error instanceof ApiError && error.code === "hold_not_orphaned"
       ? " Its deletion request is stored again: decide it under Deletion requests." : "";
+    // The API's message names the id and the memory already; the outcome line names them once.
+    if (error instanceof ApiError && error.code === "hold_not_found") {
+      return ["Not released ", held, `: no hold of it stands any more (released already)${code}.`];
+    }
     return ["Not released ", held, `: ${error?.message || String(error)}${code}${again}`];
   };
   const said = [spelledText(hold.request_id), " on ", saidOwner(hold)].join("");
   return { shown: sentence(shownHold(hold)), said: sentence(said).join(""), success: Boolean(answer),
-    stored: error instanceof ApiError && error.code === "hold_not_orphaned" };
+    stored: error instanceof ApiError && error.code === "hold_not_orphaned",
+    gone: error instanceof ApiError && error.code === "hold_not_found" };
 }

@@ -151,7 +151,8 @@ export class OrphanHolds {
   row(hold) {
     const done = this.outcomes.get(releaseKey(hold));
     const why = unreleasableWhy(hold);
-    const release = done ? h("span", { class: "muted" }, done.success ? "released" : "its request is stored again")
+    const release = done ? h("span", { class: "muted" }, done.success ? "released"
+      : done.gone ? "released already" : "its request is stored again")
       : why ? h("span", { class: "muted unreleasable" }, `Cannot be released from the console: ${why}.`)
         : h("button", { type: "button", class: "danger release-hold", "aria-label": releaseName(hold),
           onclick: (e) => this.release(hold, e.currentTarget) }, "Release");
@@ -161,11 +162,13 @@ export class OrphanHolds {
   }
 
   /**
-   * Ask, then release ``hold`` (POST .../orphan-holds/{id}/release?upn=). The outcome line says what it came to,
-   * with the error's status and code when refused; every row the same release lifts is then marked released. A 409
-   * ``hold_not_orphaned`` (its request stored again) marks them so and redraws the operator's view, whose table
-   * then lists the request. The POST goes to the instance the listing was read on; when the Instance field shows
-   * another by then, nothing is posted (the panel is drawn for that instance anew).
+   * Ask, then release ``hold`` (POST .../orphan-holds/release, the request id and ``release_upn`` in the body, so
+   * an id a URL's path would resolve or split is named as listed). The outcome line says what it came to, with the
+   * error's status and code when refused; every row the same release lifts is then marked released, and so is one
+   * whose hold no longer stands (404 ``hold_not_found``). A 409 ``hold_not_orphaned`` (its request stored again)
+   * marks them so and redraws the operator's view, whose table then lists the request. The POST goes to the
+   * instance the listing was read on; when the Instance field shows another by then, nothing is posted (the panel
+   * is drawn for that instance anew).
    */
   async release(hold, button) {
     const { instance } = this.listing;
@@ -174,9 +177,8 @@ export class OrphanHolds {
     let outcome;
     await busy(button, async () => {
       try {
-        const path = `/operator/orphan-holds/${encodeURIComponent(hold.request_id)}/release`;
-        const { data } = await this.api.json("POST", path, { query: { upn: releaseUpn(hold) }, body: {},
-          credential: this.credential, instance });
+        const { data } = await this.api.json("POST", "/operator/orphan-holds/release", {
+          body: { request_id: hold.request_id, upn: releaseUpn(hold) }, credential: this.credential, instance });
         outcome = releaseOutcome(hold, { answer: data });
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
@@ -184,9 +186,9 @@ export class OrphanHolds {
       }
     });
     if (!outcome) return;
-    // A refusal that may pass (403: the key changed; 404) keeps the button; a release done, or refused because its
-    // request is stored again, is marked on every row it concerns.
-    if (outcome.success || outcome.stored) this.outcomes.set(releaseKey(hold), outcome);
+    // A refusal that may pass (403: the key changed) keeps the button; a release done, refused because its request
+    // is stored again, or finding no hold standing, is marked on every row it concerns.
+    if (outcome.success || outcome.stored || outcome.gone) this.outcomes.set(releaseKey(hold), outcome);
     this.said = outcome;
     announce(outcome.said, { error: !outcome.success });
     if (outcome.stored) {
