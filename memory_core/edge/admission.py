@@ -33,6 +33,7 @@ from memory_core.domain.identity import Caller
 from memory_core.domain.modes import MEMORY_MODE_HEADER, memory_is_off
 from memory_core.edge.body import declared_length, too_large
 from memory_core.edge.media import require_json
+from memory_core.edge.names import Address
 from memory_core.edge.spec import Access, EndpointSpec
 from memory_core.identity import Authentication
 from memory_core.wire.errors import ErrorDetail
@@ -69,6 +70,10 @@ class Call:
     context: Any = None
     idempotency_key: str | None = None
     """The validated ``Idempotency-Key`` header on routes that declare it (``EndpointSpec.idempotency_key``)."""
+    address: Address | None = None
+    """The canonical Host and Origin the edge admitted (``AppNames.admitted``), for a reader behind the edge that
+    compares them itself (the MCP SDK, through ``memory_core.mcp.front``), which is handed these instead of
+    checking again."""
 
     @property
     def caller(self) -> Caller:
@@ -217,7 +222,7 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
     limit = spec.max_body_bytes(rt.settings)
     declared_length(req.headers.get("content-length"), limit)
     host = req.headers.get("host") or urlsplit(req.url).netloc
-    rt.names.check(host, req.headers.get("origin"))
+    address = rt.names.admitted(host, req.headers.get("origin"))
     raw = req.get_body() or b""
     reads_body, reads_query = _reads(spec, req.method)
     if reads_body or raw:
@@ -247,5 +252,6 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
         parsed_query=query,
         instance=_instance_id(instance) if instance is not None else None,
         context=context,
+        address=address,
         idempotency_key=checked_key(key) if key is not None else None,
     )
