@@ -131,7 +131,7 @@ def _raw_post(server: RunningServer, path: str, body: bytes, content_length: str
     head = (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
             f"Accept: application/json, text/event-stream\r\nX-API-KEY: {USER_KEY}\r\n"
             f"X-USER-IDENTITY: {identity('alex@contoso.com')}\r\nContent-Length: {content_length}\r\n"
-            "Connection: close\r\n\r\n").encode("utf-8")
+            "Connection: close\r\n\r\n").encode()
     with socket.create_connection((host, int(port)), timeout=30) as sock:
         sock.sendall(head + body)
         answer = read_until_closed(sock)
