@@ -290,7 +290,8 @@ def _request(scope: dict[str, Any], method: str, body: bytes, route_params: dict
     host = headers.get("host", "localhost")
     url = f"{scope.get('scheme', 'http')}://{host}{scope['path']}" + (f"?{query}" if query else "")
     params = dict(parse_qsl(query, keep_blank_values=True))
-    return func.HttpRequest(method=method, url=url, headers=headers, params=params, route_params=route_params, body=body)
+    return func.HttpRequest(method=method, url=url, headers=headers, params=params, route_params=route_params,
+                            body=body)
 
 
 async def _send(send: ASGISend, response: func.HttpResponse, *, head: bool = False) -> None:

@@ -169,7 +169,8 @@ class McpHttpApp:
             await self._inner(scope, receive, send)
             return
         if scope["method"].upper() != "POST":
-            error = jsonrpc_error(None, INVALID_REQUEST, "Method Not Allowed: this stateless MCP endpoint takes POST only")
+            error = jsonrpc_error(None, INVALID_REQUEST,
+                                  "Method Not Allowed: this stateless MCP endpoint takes POST only")
             await _send_json(send, 405, error, [(b"allow", b"POST")])
             return
         try:
@@ -179,7 +180,8 @@ class McpHttpApp:
             return
         body = await read_bounded_body(receive, self._max_body_bytes)
         if body is None:
-            await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, too_large(self._max_body_bytes, "request body")), [])
+            refusal = too_large(self._max_body_bytes, "request body")
+            await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, refusal), [])
             return
         decoded = decode(body)
         if isinstance(decoded, NotJson):  # the SDK's own parser would let some of it through
