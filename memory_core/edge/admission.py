@@ -1,8 +1,8 @@
 """The rules every request passes before its handler runs, in order (``admit``), and the ``Call`` it
 passes with:
 
-1. the declared ``Content-Length`` against the route's body limit (413), before
-   the body is read and before any credential is looked at;
+1. the declared ``Content-Length`` against the route's body limit (``memory_core.edge.body.declared_length``:
+   400, 413), before the body is read and before any credential is looked at;
 2. Host and Origin against the app's names (421, 403; ``memory_core.edge.names``);
 3. the content type: a body is JSON and says so (``memory_core.edge.media``, 415);
 4. authentication, as the route declares it (``Access``; 401, 403);
@@ -27,11 +27,13 @@ from urllib.parse import parse_qsl, urlsplit
 import azure.functions as func
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from memory_core.domain.errors import InvalidInput, PayloadTooLarge
+from memory_core.domain.errors import InvalidInput
 from memory_core.domain.idempotency import IDEMPOTENCY_KEY_HEADER, checked_key
 from memory_core.domain.identity import Caller
 from memory_core.domain.modes import MEMORY_MODE_HEADER, memory_is_off
+from memory_core.edge.body import declared_length, too_large
 from memory_core.edge.media import require_json
+from memory_core.edge.names import Address
 from memory_core.edge.spec import Access, EndpointSpec
 from memory_core.identity import Authentication
 from memory_core.wire.errors import ErrorDetail
@@ -68,6 +70,10 @@ class Call:
     context: Any = None
     idempotency_key: str | None = None
     """The validated ``Idempotency-Key`` header on routes that declare it (``EndpointSpec.idempotency_key``)."""
+    address: Address | None = None
+    """The canonical Host and Origin the edge admitted (``AppNames.admitted``), for a reader behind the edge that
+    compares them itself (the MCP SDK, through ``memory_core.mcp.front``), which is handed these instead of
+    checking again."""
 
     @property
     def caller(self) -> Caller:
@@ -189,33 +195,6 @@ def _no_parameters_in_url(model: type[BaseModel], req: func.HttpRequest) -> None
         )
 
 
-DECLARED_LENGTH_DIGITS = 18
-"""A Content-Length of more digits (past 10^18 bytes) is too large for any endpoint without reading it as a number:
-``int()`` refuses text past 4,300 digits with a ValueError, which would have answered 500."""
-
-
-def _declared_length(req: func.HttpRequest) -> int | None:
-    """The body length the request declares; None when it declares none.
-
-    Only ASCII digits, with HTTP's optional whitespace (space, tab) around them, are a length: ``str.isdigit``
-    alone takes ``²`` and other digits ``int()`` refuses. Raises ``InvalidInput`` (400 invalid_content_length) for
-    anything else, and ``PayloadTooLarge`` for more than ``DECLARED_LENGTH_DIGITS`` digits."""
-    raw = req.headers.get("content-length")
-    text = "" if raw is None else raw.strip(" \t")
-    if not text:
-        return None
-    if not (text.isascii() and text.isdigit()):
-        raise InvalidInput("Content-Length must be a non-negative integer", code="invalid_content_length")
-    if len(text.lstrip("0")) > DECLARED_LENGTH_DIGITS:
-        raise PayloadTooLarge(f"request body declares more than 10^{DECLARED_LENGTH_DIGITS} bytes")
-    return int(text)
-
-
-def _too_large(size: int, limit: int, declared: bool) -> PayloadTooLarge:
-    what = "declares" if declared else "is"
-    return PayloadTooLarge(f"request body {what} {size} bytes; this endpoint accepts at most {limit} bytes")
-
-
 def _parse_body(raw: bytes, model: type[M]) -> M:
     try:
         data = loads(raw)
@@ -241,11 +220,9 @@ def _instance_id(raw: str) -> str:
 def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any = None) -> Call:
     """Every rule of the edge, in order; the ``Call`` a handler gets, or the error that refuses it."""
     limit = spec.max_body_bytes(rt.settings)
-    declared = _declared_length(req)
-    if declared is not None and declared > limit:
-        raise _too_large(declared, limit, declared=True)
+    declared_length(req.headers.get("content-length"), limit)
     host = req.headers.get("host") or urlsplit(req.url).netloc
-    rt.names.check(host, req.headers.get("origin"))
+    address = rt.names.admitted(host, req.headers.get("origin"))
     raw = req.get_body() or b""
     reads_body, reads_query = _reads(spec, req.method)
     if reads_body or raw:
@@ -258,7 +235,7 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
         operator = rt.auth.operator(req.headers)
     off = memory_is_off(req.headers.get(MEMORY_MODE_HEADER)) if spec.access is Access.USER else False
     if len(raw) > limit:
-        raise _too_large(len(raw), limit, declared=False)
+        raise too_large(limit)
     body = _parse_body(raw, spec.body) if reads_body and spec.body is not None else None
     if spec.query_or_body and body is not None and spec.query is not None:
         _no_parameters_in_url(spec.query, req)
@@ -275,5 +252,6 @@ def admit(spec: EndpointSpec, req: func.HttpRequest, rt: Runtime, context: Any =
         parsed_query=query,
         instance=_instance_id(instance) if instance is not None else None,
         context=context,
+        address=address,
         idempotency_key=checked_key(key) if key is not None else None,
     )

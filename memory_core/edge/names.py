@@ -35,10 +35,11 @@ around a header's value (RFC 9110's optional whitespace) are not part of a
 Host or an Origin.
 
 ``AppNames.admitted`` also answers the canonical form of what it accepted
-(lower case; an Origin without its ``/``): a reader behind the edge that
-compares the headers itself (the MCP SDK's DNS-rebinding check,
-``memory_core.mcp.front``) is given those, so it cannot refuse for case alone
-what the edge accepted.
+(an ``Address``: lower case; an Origin without its ``/``), which the edge keeps
+(``Call.address``): a reader behind the edge that compares the headers itself
+(the MCP SDK's DNS-rebinding check, ``memory_core.mcp.front``) is given those,
+so it cannot refuse for case alone what the edge accepted, and the rule is not
+run twice on one request.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
 from memory_core.domain.errors import Forbidden, MisdirectedRequest
@@ -68,6 +69,20 @@ _OWS = " \t"
 
 # A name (an IPv6 literal in brackets, or anything without a separator) and an optional port of ASCII digits.
 _AUTHORITY = re.compile(r"(\[[0-9a-f:.]+\]|[^\s\[\]:/?#@\\]+)(?::([0-9]{1,5}))?", re.IGNORECASE)
+
+
+class Address(NamedTuple):
+    """The canonical Host and Origin of a request this app answers (``AppNames.admitted``)."""
+
+    host: str
+    """``name`` or ``name:port``, lower case."""
+    origin: str | None
+    """``scheme://name`` or ``scheme://name:port``, lower case; None when the request sent no Origin."""
+
+
+ADDRESS_SCOPE_KEY = "memory_core.edge.address"
+"""Where an ASGI scope built for an app behind the edge (``memory_core.mcp.functions_bridge``) carries the
+``Address`` the edge admitted: a key of the scope, which a server fills and no client can set, unlike a header."""
 
 
 def authority_parts(authority: str) -> tuple[str, int | None] | None:
@@ -156,7 +171,7 @@ class AppNames:
         """True when a browser Origin is a page of this app: https on its names, http too on loopback."""
         return self.canonical_origin(origin) is not None
 
-    def admitted(self, host: str, origin: str | None) -> tuple[str, str | None]:
+    def admitted(self, host: str, origin: str | None) -> Address:
         """The canonical Host and Origin (``canonical_host``, ``canonical_origin``) of a request this app answers.
 
         Raises ``MisdirectedRequest`` (421) for a foreign or malformed Host, ``Forbidden`` (403, code
@@ -168,11 +183,11 @@ class AppNames:
                 "MEMORY_ALLOWED_HOSTS"
             )
         if origin is None:
-            return canonical_host, None
+            return Address(canonical_host, None)
         canonical_origin = self.canonical_origin(origin)
         if canonical_origin is None:
             raise Forbidden("requests from other web sites are refused (Origin)", code="origin_not_allowed")
-        return canonical_host, canonical_origin
+        return Address(canonical_host, canonical_origin)
 
     def check(self, host: str, origin: str | None) -> None:
         """Refuse a foreign or malformed Host (``MisdirectedRequest``, 421) or Origin (``Forbidden``, 403)."""

@@ -22,8 +22,8 @@ import anyio.to_thread
 import azure.functions as func
 
 from memory_core.api.function_table import functions_of, http_methods
-from memory_core.domain.errors import MethodNotAllowed, PayloadTooLarge
-from memory_core.edge.body import read_bounded_body
+from memory_core.domain.errors import MemoryCoreError, MethodNotAllowed
+from memory_core.edge.body import declared_length, header_value, read_bounded_body, too_large
 from memory_core.edge.errors import error_response
 from memory_core.edge.function import allowed_methods_of, answer_headers_of, body_limit_of, refusal_of
 from memory_core.local.timers import TimerFunction, run_timer
@@ -201,13 +201,14 @@ class FunctionHost:
         # and a chunked one as soon as it passes the limit: a request that would be refused
         # costs no more memory than the limit, whoever sends it.
         limit = self._body_limit(route.handler)
-        declared = _declared_length(scope)
-        if declared is not None and declared > limit:
-            await _send(send, self._too_large(route.handler, limit), head=method == "HEAD")
+        try:  # the edge's reading (400, 413), answered here before the body is read
+            declared_length(header_value(scope.get("headers", []), b"content-length"), limit)
+        except MemoryCoreError as refused:
+            await _send(send, self._unread(route.handler, refused), head=method == "HEAD")
             return
         body = await read_bounded_body(receive, limit)
         if body is None:
-            await _send(send, self._too_large(route.handler, limit), head=method == "HEAD")
+            await _send(send, self._unread(route.handler, too_large(limit)), head=method == "HEAD")
             return
         request = _request(scope, method, body, {k: v for k, v in match.groupdict().items() if v is not None})
         try:
@@ -223,10 +224,9 @@ class FunctionHost:
             return  # the client went away: nobody to answer
         await _send(send, answered, head=method == "HEAD")
 
-    def _too_large(self, handler: Callable[..., Any], limit: int) -> func.HttpResponse:
-        """413 for a body over ``limit``, as ``handler`` answers refusals; the connection closes (the rest of the body
-        is never read)."""
-        error = PayloadTooLarge(f"request body is larger than this endpoint accepts ({limit} bytes)")
+    def _unread(self, handler: Callable[..., Any], error: MemoryCoreError) -> func.HttpResponse:
+        """``error`` (a body over the limit, a Content-Length that is no length) as ``handler`` answers refusals; the
+        connection closes (the rest of the body is never read)."""
         response = self._refusal(handler)(error)
         for name, value in {**self._answer_headers(handler), "Connection": "close"}.items():
             response.headers[name] = value
@@ -290,15 +290,8 @@ def _request(scope: dict[str, Any], method: str, body: bytes, route_params: dict
     host = headers.get("host", "localhost")
     url = f"{scope.get('scheme', 'http')}://{host}{scope['path']}" + (f"?{query}" if query else "")
     params = dict(parse_qsl(query, keep_blank_values=True))
-    return func.HttpRequest(method=method, url=url, headers=headers, params=params, route_params=route_params, body=body)
-
-
-def _declared_length(scope: dict[str, Any]) -> int | None:
-    for name, value in scope.get("headers", []):
-        if name.lower() == b"content-length":
-            text = value.decode("latin-1").strip()
-            return int(text) if text.isdigit() else None
-    return None
+    return func.HttpRequest(method=method, url=url, headers=headers, params=params, route_params=route_params,
+                            body=body)
 
 
 async def _send(send: ASGISend, response: func.HttpResponse, *, head: bool = False) -> None:

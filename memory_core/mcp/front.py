@@ -17,10 +17,10 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory_core.domain.errors import MemoryCoreError
-from memory_core.edge.body import read_bounded_body
+from memory_core.edge.body import header_value, read_bounded_body
 from memory_core.edge.errors import JSON, headers_for, status_for
 from memory_core.edge.media import require_json
-from memory_core.edge.names import AppNames
+from memory_core.edge.names import ADDRESS_SCOPE_KEY, Address, AppNames
 from memory_core.identity.headers import carries_signed_token
 from memory_core.identity.model import Authentication
 from memory_core.mcp.context import CURRENT_AUTHENTICATION, CURRENT_GUIDANCE, CURRENT_PLACE
@@ -90,8 +90,10 @@ class McpHttpApp:
 
     1. anything but POST answers 405 (a stateless server has no stream to
        resume and no session to end);
-    2. a Host or Origin that is not this app's (``names``: the edge's rule, ``AppNames.admitted``) answers 421
-       or 403 as the edge answers it, and a Content-Type the edge's rule refuses (``memory_core.edge.media``)
+    2. the Host and Origin are the ones the edge admitted (``Call.address``, handed over in the scope), taken
+       without a second check; a request that comes without them (a caller without the edge) is checked here by
+       the edge's rule (``names``, ``AppNames.admitted``): a Host or Origin that is not this app's answers 421 or
+       403 as the edge answers it. A Content-Type the edge's rule refuses (``memory_core.edge.media``) answers
        415, before anything else is read; every later step, and the SDK, sees the request with the canonical
        Host, Origin and Content-Type (``addressed_scope``);
     3. a body over ``max_body_bytes`` answers 413; JSON that is not a JSON-RPC
@@ -145,7 +147,8 @@ class McpHttpApp:
         """``exchange`` answers the requests it accepts without ``inner`` (``memory_core.mcp.exchange``).
         ``abandoned``: the count of abandoned worker-thread calls this front checks and adds its own to (default: a
         count of this front's own; ``build_asgi_app`` passes the one its backend joins, the process's).
-        ``names``: the app's names, for step 2 (None: no check, for a test's app).
+        ``names``: the app's names, for step 2 when the edge's address is not handed over (None: no check, for a
+        test's app).
         ``queue_length``, ``queue_wait``: a user's line for a place in their share (MEMORY_MCP_QUEUE_LENGTH and
         MEMORY_MCP_QUEUE_WAIT; the defaults here: no line, refused at once)."""
         self._exchange = exchange
@@ -166,7 +169,8 @@ class McpHttpApp:
             await self._inner(scope, receive, send)
             return
         if scope["method"].upper() != "POST":
-            error = jsonrpc_error(None, INVALID_REQUEST, "Method Not Allowed: this stateless MCP endpoint takes POST only")
+            error = jsonrpc_error(None, INVALID_REQUEST,
+                                  "Method Not Allowed: this stateless MCP endpoint takes POST only")
             await _send_json(send, 405, error, [(b"allow", b"POST")])
             return
         try:
@@ -176,7 +180,8 @@ class McpHttpApp:
             return
         body = await read_bounded_body(receive, self._max_body_bytes)
         if body is None:
-            await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, too_large(self._max_body_bytes, "request body")), [])
+            refusal = too_large(self._max_body_bytes, "request body")
+            await _send_json(send, 413, jsonrpc_error(None, INVALID_REQUEST, refusal), [])
             return
         decoded = decode(body)
         if isinstance(decoded, NotJson):  # the SDK's own parser would let some of it through
@@ -298,17 +303,10 @@ def header_text(scope: Scope) -> dict[str, str] | None:
         return None
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    """Every value of the header ``name`` (lower case) joined with ", ", as the Functions hosts join a repeated
-    header (one value: itself); None when there is none."""
-    values = [v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == name]
-    return ", ".join(values) if values else None
-
-
 def _authority_of_scope(scope: Scope) -> str:
     """The Host header, else the scope's server (ASGI's reading: what ``AsgiMiddleware`` and
     ``functions_bridge.scope_of`` take from the URL the edge checked when there is no Host); "" for neither."""
-    host = _header(scope, b"host")
+    host = header_value(scope.get("headers", []), b"host")
     if host is None and scope.get("server"):
         name, port = scope["server"]
         host = f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
@@ -316,14 +314,21 @@ def _authority_of_scope(scope: Scope) -> str:
 
 
 def addressed_scope(scope: Scope, names: AppNames | None) -> Scope:
-    """``scope`` with its Host and Origin headers replaced by their canonical forms (``AppNames.admitted``: lower
-    case, an Origin without its ``/``; a missing Host given as the server the scope names), and its Content-Type by
-    ``application/json``. ``names`` None: Host and Origin are left as they are (a test's app).
+    """``scope`` with its Host and Origin headers replaced by their canonical forms, and its Content-Type by
+    ``application/json``.
 
-    Raises what ``AppNames.admitted`` raises: ``MisdirectedRequest`` (421), ``Forbidden`` (403); then
+    The canonical forms are the ``Address`` the edge admitted, when the scope carries it (``ADDRESS_SCOPE_KEY``:
+    the ``mcp`` function's request, through ``functions_bridge.answer_with``), taken as they are: the edge has
+    checked them (``edge.admission.admit``), and the rule is not run twice. Else, for a caller without the edge
+    (the endpoint or this app called directly, as tests do), the edge's rule is run here (``AppNames.admitted``:
+    lower case, an Origin without its ``/``; a missing Host given as the server the scope names), and with
+    ``names`` None Host and Origin are left as they are (a test's app).
+
+    Raises what ``AppNames.admitted`` raises when it runs: ``MisdirectedRequest`` (421), ``Forbidden`` (403); then
     ``UnsupportedMediaType`` (415) for a Content-Type that is not JSON by the edge's rule (``edge.media.is_json``:
     ``application/json`` in any case and with any parameters, or ``application/*+json``; its docstring says why
-    /api/mcp takes ``+json`` as every route does), or none.
+    /api/mcp takes ``+json`` as every route does), or none. The edge checks it only for a body that is not empty;
+    here it holds for every request, as the SDK's own check would.
 
     Why canonical headers rather than the SDK's checks turned off: the edge's rules are the only ones that decide
     (one place; host names compare without case, RFC 9110 4.2.3; media types too, RFC 9110 8.3.1), and the SDK's
@@ -332,17 +337,19 @@ def addressed_scope(scope: Scope, names: AppNames | None) -> Scope:
     the same names (``transport.security_settings``): given only what the edge accepted, in the form those
     settings list, they accept it, and they still refuse a request that reaches them without passing here.
     """
-    canonical: list[tuple[bytes, bytes]] = []
-    if names is not None:
-        host, origin = names.admitted(_authority_of_scope(scope), _header(scope, b"origin"))
-        canonical.append((b"host", host.encode("ascii")))
-        if origin is not None:
-            canonical.append((b"origin", origin.encode("ascii")))
-    require_json(_header(scope, b"content-type"))
-    canonical.append((b"content-type", JSON.encode("ascii")))
-    replaced = {k for k, _ in canonical} | ({b"host", b"origin"} if names is not None else set())
-    headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() not in replaced]
-    return {**scope, "headers": [*headers, *canonical]}
+    headers = scope.get("headers", [])
+    address = scope.get(ADDRESS_SCOPE_KEY)
+    if not isinstance(address, Address) and names is not None:
+        address = names.admitted(_authority_of_scope(scope), header_value(headers, b"origin"))
+    require_json(header_value(headers, b"content-type"))
+    canonical = [(b"content-type", JSON.encode("ascii"))]
+    if isinstance(address, Address):
+        canonical.append((b"host", address.host.encode("ascii")))
+        if address.origin is not None:
+            canonical.append((b"origin", address.origin.encode("ascii")))
+    replaced = {b"content-type", b"host", b"origin"} if isinstance(address, Address) else {b"content-type"}
+    kept = [(k, v) for k, v in headers if k.lower() not in replaced]
+    return {**scope, "headers": [*kept, *canonical]}
 
 
 def origin_of_scope(scope: Scope) -> str:

@@ -34,6 +34,8 @@ from urllib.parse import SplitResult, unquote_to_bytes, urlsplit
 import azure.functions as func
 from starlette.types import ASGIApp, Message
 
+from memory_core.edge.names import ADDRESS_SCOPE_KEY, Address
+
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
 _LEADING_NUMBER = re.compile(r"[0-9]+")
 _AUTHORITY = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*")
@@ -85,9 +87,12 @@ def _port_of(url: SplitResult, forwarded: str | None) -> int:
     return port or (443 if url.scheme == "https" else 80)
 
 
-async def answer_with(app: ASGIApp, request: func.HttpRequest, state: dict[str, Any]) -> func.HttpResponse:
+async def answer_with(app: ASGIApp, request: func.HttpRequest, state: dict[str, Any],
+                      address: Address | None = None) -> func.HttpResponse:
     """``request`` answered by ``app``: its status, headers and whole body (a streamed body's parts joined).
 
+    ``address``: the Host and Origin the edge admitted, given to ``app`` in the scope under
+    ``ADDRESS_SCOPE_KEY`` (None: the scope has no such key, as the middleware's has not).
     The app receives the body once, then ``http.disconnect`` once it has answered. Whatever ``app`` raises is
     raised here, as ``AsgiMiddleware.handle_async`` raises it.
     """
@@ -117,7 +122,10 @@ async def answer_with(app: ASGIApp, request: func.HttpRequest, state: dict[str, 
             if not message.get("more_body", False):
                 answered.set()
 
-    await app(scope_of(request, state), receive, send)
+    scope = scope_of(request, state)
+    if address is not None:
+        scope[ADDRESS_SCOPE_KEY] = address
+    await app(scope, receive, send)
     lowered = {name.lower(): value for name, value in headers.items()}
     # The content encoding as the charset is the middleware's reading, kept so both answer alike.
     return func.HttpResponse(b"".join(parts), status_code=status, headers=headers,

@@ -7,11 +7,12 @@
   runs and answers a JSON-RPC 401 carrying the OAuth discovery challenge).
 - ``security_settings``: the SDK's DNS-rebinding protection stays on as a
   second line, built from the edge's own list of the app's names; the front
-  gives it the Host and Origin in the canonical form the edge's rule answers
-  (``memory_core.mcp.front.addressed_scope``), so it never refuses for case
-  alone what the edge accepted.
+  gives it the Host and Origin in the canonical form the edge admitted
+  (``Call.address``, ``memory_core.mcp.front.addressed_scope``), so it never
+  refuses for case alone what the edge accepted.
 - ``build_asgi_app``: the SDK's app behind ``memory_core.mcp.front.McpHttpApp``:
-  POST only (405 otherwise), Host/Origin again (the edge's rule), the body bounded and checked
+  POST only (405 otherwise), the Host and Origin the edge admitted (checked by the edge's rule only when a
+  caller without the edge, a test's, hands none), the body bounded and checked
   as JSON-RPC without echoing it, the caller authenticated (401 with
   ``WWW-Authenticate``) before the agent's guidance is read, and every request
   answered within a time bound.
@@ -41,7 +42,7 @@ from memory_core.composition import Runtime
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge import Access, Call, EndpointSpec, endpoint, write_body_limit
 from memory_core.edge.errors import JSON, headers_for, internal_error, status_for
-from memory_core.edge.names import LOOPBACK_NAMES, AppNames, is_local
+from memory_core.edge.names import LOOPBACK_NAMES, Address, AppNames, is_local
 
 # The MCP SDK, the tools and the backend load on the first MCP request, not at
 # import: the SDK alone costs about 0.35 s, paid by every cold instance (issue #15).
@@ -198,12 +199,16 @@ class FunctionsMcpEndpoint:
                 self.startups += 1
             return self._app, self._middleware
 
-    async def __call__(self, req: func.HttpRequest, context: Any = None) -> func.HttpResponse:
+    async def __call__(self, req: func.HttpRequest, context: Any = None, *,
+                       address: Address | None = None) -> func.HttpResponse:
+        """``req`` answered by the MCP app. ``address``: the canonical Host and Origin the edge admitted
+        (``Call.address``), which the front hands the SDK without checking them again; None (a caller without the
+        edge, a test's): the front checks them by the edge's rule itself."""
         from memory_core.mcp.functions_bridge import answer_with  # with the SDK, on first use (issue #15)
 
         try:
             app, middleware = await self._started()
-            return await answer_with(app, req, middleware.state)
+            return await answer_with(app, req, middleware.state, address)
         except Exception as error:
             return jsonrpc_refusal(error)
 
@@ -242,4 +247,4 @@ async def mcp(call: Call) -> func.HttpResponse:
     ``Allow: POST, OPTIONS``; a Host or Origin that is not this app's answers
     421 or 403 (the edge).
     """
-    return await composition.mcp_endpoint()(call.request, call.context)
+    return await composition.mcp_endpoint()(call.request, call.context, address=call.address)

@@ -66,7 +66,8 @@ export class OperatorView {
         || (error.status === 401 && this.session.mode === "easyauth"));
       if (!expired && error instanceof ApiError && (error.status === 401 || error.status === 403)) {
         root.append(h("p", { class: "notice", id: "operator-refused" },
-          `Operator access needs an operator key or the ${this.config.operator_role} role. The service said: ${error.message}`));
+          `Operator access needs an operator key or the ${this.config.operator_role} role. `
+          + `The service said: ${error.message}`));
         return root;
       }
       throw error;
@@ -77,8 +78,9 @@ export class OperatorView {
   }
 
   keyPanel() {
-    const [keyField, key] = field("Operator key", h("input", { type: "password", id: "operator-key", autocomplete: "off",
-      value: this.session.operatorKey }), `Leave empty to use your sign-in's ${this.config.operator_role} role.`);
+    const [keyField, key] = field("Operator key",
+      h("input", { type: "password", id: "operator-key", autocomplete: "off", value: this.session.operatorKey }),
+      `Leave empty to use your sign-in's ${this.config.operator_role} role.`);
     const form = h("form", { class: "panel row", id: "operator-key-form", "aria-label": "Operator credential" },
       keyField, h("button", { type: "submit" }, "Use key"));
     form.addEventListener("submit", (event) => {
@@ -97,7 +99,8 @@ export class OperatorView {
   deletionsSection(page) {
     const requests = page.requests || [];
     const select = h("select", { id: "deletion-status" },
-      ["pending", "approved", "rejected", "executed", "all"].map((s) => h("option", { value: s, selected: s === this.status }, s)));
+      ["pending", "approved", "rejected", "executed", "all"]
+        .map((s) => h("option", { value: s, selected: s === this.status }, s)));
     select.addEventListener("change", () => {
       this.status = select.value;
       this.shownRows = ROWS_AT_ONCE;
@@ -106,14 +109,17 @@ export class OperatorView {
     const [statusField] = field("Show", select);
     const table = requests.length ? h("table", { id: "deletions" },
       h("caption", { class: "visually-hidden" }, "Deletion requests"),
-      h("thead", {}, h("tr", {}, ["Who", "Asked by", "When", "What", "Entries", "Status", "Decision"].map((c) => h("th", { scope: "col" }, c)))),
+      h("thead", {}, h("tr", {}, ["Who", "Asked by", "When", "What", "Entries", "Status", "Decision"]
+        .map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, requests.slice(0, this.shownRows).map((r) => this.requestRow(r))))
-      : h("p", { class: "empty", id: "no-deletions" }, `No ${this.status === "all" ? "" : `${this.status} `}deletion requests`
+      : h("p", { class: "empty", id: "no-deletions" },
+        `No ${this.status === "all" ? "" : `${this.status} `}deletion requests`
         + `${(page.unreadable || []).length ? " this release can read" : ""}.`);
     return h("section", { "aria-labelledby": "deletions-title" },
       h("h2", { id: "deletions-title", tabindex: "-1" }, "Deletion requests"), statusField, table,
       requests.length ? showMore({ container: table.tBodies[0], items: requests, render: (r) => this.requestRow(r),
-        step: ROWS_AT_ONCE, id: "show-more-requests", noun: "requests", onShown: (n) => { this.shownRows = n; } }) : null,
+        step: ROWS_AT_ONCE, id: "show-more-requests", noun: "requests",
+        onShown: (n) => { this.shownRows = n; } }) : null,
       this.dismissalOutcome(), this.unreadableNote(page.unreadable || []),
       cutShortNote(page, requests, "requests", OPERATOR_LISTING_REST));
   }
@@ -212,7 +218,8 @@ export class OperatorView {
     return h("tr", { dataset: { requestId: r.id } },
       h("td", {}, storedText(r.upn)), h("td", {}, storedText(r.requested_by)),
       h("td", {}, h("time", { datetime: r.requested_on }, formatTime(r.requested_on))),
-      h("td", {}, what), h("td", {}, r.entry_count == null ? "\u2014" : String(r.entry_count)), h("td", {}, r.status), h("td", {}, decision));
+      h("td", {}, what), h("td", {}, r.entry_count == null ? "\u2014" : String(r.entry_count)),
+      h("td", {}, r.status), h("td", {}, decision));
   }
 
   async approve(r, button) {
@@ -226,7 +233,8 @@ export class OperatorView {
   }
 
   async reject(r, button) {
-    const [reasonField] = field("Reason (shown in the audit trail)", h("textarea", { name: "reason", id: "reject-reason", required: true }));
+    const [reasonField] = field("Reason (shown in the audit trail)",
+      h("textarea", { name: "reason", id: "reject-reason", required: true }));
     const answer = await confirmAction({ title: "Reject this deletion?",
       text: `${isolatedText(r.upn)}'s memory shows again.`, ok: "Reject", extra: [reasonField], danger: false });
     if (!answer) return;
@@ -265,7 +273,8 @@ export class OperatorView {
         const executed = data.executed || [];
         const left = data.left || [];
         const erased = executed.reduce((n, r) => n + (r.erased_entries || 0), 0);
-        replace(result, h("p", { class: "success" }, `The sweep executed ${executed.length} request${executed.length === 1 ? "" : "s"} `
+        replace(result, h("p", { class: "success" },
+          `The sweep executed ${executed.length} request${executed.length === 1 ? "" : "s"} `
           + `and erased ${erased} entr${erased === 1 ? "y" : "ies"}.`),
         executed.length ? h("ul", {}, executed.map((r) => h("li", {}, r.kind, " for ", storedText(r.upn),
           `: ${r.erased_entries ?? 0} entries`))) : null,
@@ -300,19 +309,21 @@ export class OperatorView {
     // A dismissed request that names no valid user is audited in the instance's own trail, which no UPN names.
     const deletions = h("button", { type: "button", id: "show-deletions-trail",
       onclick: (e) => show(e.currentTarget, DELETIONS_TRAIL) }, DELETIONS_TRAIL_TITLE);
-    return h("section", { "aria-labelledby": "op-audit-title" }, h("h2", { id: "op-audit-title" }, "Audit trail per user"),
-      form, h("div", { class: "row" }, deletions), out);
+    return h("section", { "aria-labelledby": "op-audit-title" },
+      h("h2", { id: "op-audit-title" }, "Audit trail per user"), form, h("div", { class: "row" }, deletions), out);
   }
 
   /** The instance's legacy-import trail: what was loaded without an owner, and each import refused for a secret. */
   legacySection() {
     const out = h("div", { id: "legacy-imports" });
-    const show = h("button", { type: "button", id: "show-legacy-imports", onclick: (e) => busy(e.currentTarget, async () => {
+    const showImports = (e) => busy(e.currentTarget, async () => {
       const page = await this.api.list("/operator/legacy-imports/audit", { order: "newest_first" }, "events",
         this.credential);
       replace(out, auditTable(page.events || [], "legacy-audit-table"),
         cutShortNote(page, page.events, "events, the newest,", OPERATOR_LISTING_REST));
-    }) }, "Show legacy imports");
+    });
+    const show = h("button", { type: "button", id: "show-legacy-imports", onclick: showImports },
+      "Show legacy imports");
     return h("section", { "aria-labelledby": "legacy-title" }, h("h2", { id: "legacy-title" }, "Legacy imports"),
       h("p", { class: "muted" }, "Memory loaded without an owner (shown only under the legacy sharing policy), "
         + "and each import refused for a secret. Newest first; never the text."), show, out);
