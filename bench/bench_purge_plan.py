@@ -4,17 +4,23 @@ Run from the repository root (``--store cosmos`` starts the Cosmos DB test serve
 
     python bench/bench_purge_plan.py --store sqlite [--entries 10000] [--shared 1000] [--repeat 3]
     python bench/bench_purge_plan.py --store cosmos [--entries 10000] [--shared 1000] [--repeat 1]
+    python bench/bench_purge_plan.py --store sqlite|cosmos --reads [--repeat 10]
 
 For each of ``--repeat`` fresh stores: one user with ``--entries`` entries of about 50 bytes (four fifths in the user
 scope, one fifth in an agent scope, 10 of them team-shared through the service, so their copies are in ``~shared``),
 another author with ``--shared`` team copies in the instance's ``~shared`` partition, and a third user with 100
 entries; an operator's purge of the first user, approved, then swept. The sweep's fault seam (``CustodyService``'s
-``fault``) cuts it into its steps (plan: up to ``planned``; erase; seal: up to ``sealed``; the rest), and a store
+``fault``) cuts it into its steps (the run's start, its queries for approved requests and for journaled work, and the
+plan: up to ``planned``; erase; seal: up to ``sealed``; the rest), and a store
 wrapper times each call and reads its work from ``measure()``: round trips and rows on both stores, response bytes
 on Cosmos DB, SQLite's virtual-machine steps on SQLite. It prints each step's time and work, then each store call
 of the plan and of the seal (what they read what a purge covers with: the whole partitions, ``load_partition``, or
 their facts, ``partition_facts``, whichever the code under test calls), and checks what the purge left: none of the
 user's entries, none of their copies, every other author's copy and the third user's entries.
+
+``--reads`` seeds one store so and times only what the plan reads, ``--repeat`` turns, the two reads alternating
+in each: the person's and the ``~shared`` partitions loaded whole (``load_partition``, the plan before 2026-12-07)
+and their facts (``partition_facts``, since); it needs a checkout that has both.
 
 The same file runs against another checkout (``git archive main | tar -x -C /tmp/base``, this file copied into its
 ``bench/``): it names no store call the other lacks.
@@ -53,7 +59,7 @@ BIG = Caller("big@contoso.com", "Big")
 MATE = Caller("mate@contoso.com", "Mate")
 OTHER = Caller("other@contoso.com", "Other")
 AGENT = AgentContext("/instances/bench-purge/providers/FoundationaLLM.Agent/agents/assistant")
-STEPS = ("plan", "erase", "seal", "unhold and audit")
+STEPS = ("start and plan", "erase", "seal", "unhold and audit")
 
 
 class _TimedStore:
@@ -153,13 +159,45 @@ def _stores(kind: str, repeat: int) -> Iterator[Iterator[tuple[MemoryStore, Any]
         yield made()
 
 
+def _reads(kind: str, entries: int, shared: int, repeat: int) -> None:
+    """Time the plan's two reads, old and new, in alternating turns on one seeded store (see the docstring)."""
+    with _stores(kind, 1) as stores:
+        for store, account in stores:
+            _seed(store, MemoryService(store), entries, shared, account)
+            reads = {
+                "load_partition of the person and of ~shared": "load_partition",
+                "partition_facts of the person and of ~shared": "partition_facts",
+            }
+            runs: dict[str, list[list[float]]] = {label: [] for label in reads}
+            for _ in range(repeat):
+                for label, name in reads.items():
+                    read = getattr(store, name)
+                    with store.measure() as metrics:
+                        started = time.perf_counter()
+                        read(INSTANCE, BIG.upn), read(INSTANCE, SHARED_OWNER)
+                        took = time.perf_counter() - started
+                    runs[label].append([took, metrics.round_trips, metrics.rows,
+                                        getattr(metrics, "bytes_read", 0) or getattr(metrics, "vm_steps", 0)])
+    work = "bytes" if kind == "cosmos" else "VM steps"
+    print(f"{kind}: the plan's reads, {repeat} alternating turns; median seconds (each turn's)")
+    print(f"| read | seconds | runs | round trips | rows | {work} |")
+    print("|---|---:|---|---:|---:|---:|")
+    for label, rows in runs.items():
+        print(f"| {label} | {statistics.median(r[0] for r in rows):.3f} | {', '.join(f'{r[0]:.2f}' for r in rows)} "
+              f"| {rows[0][1]:.0f} | {rows[0][2]:,.0f} | {rows[0][3]:,.0f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", choices=("sqlite", "cosmos"), default="sqlite")
     parser.add_argument("--entries", type=int, default=10000)
     parser.add_argument("--shared", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--reads", action="store_true", help="time only the plan's reads, old and new, in turns")
     args = parser.parse_args()
+    if args.reads:
+        _reads(args.store, args.entries, args.shared, args.repeat)
+        return
     runs: dict[tuple[str, str], list[list[float]]] = defaultdict(list)
     with _stores(args.store, args.repeat) as stores:
         for store, account in stores:
@@ -170,7 +208,7 @@ def main() -> None:
           f"{args.repeat} run(s); medians (each run's seconds)")
     print(f"| step | calls | seconds | runs | round trips | rows | {work} |")
     print("|---|---:|---:|---|---:|---:|---:|")
-    calls = sorted({key for key in runs if key[0] in ("plan", "seal")}, key=lambda k: (k[0] != "plan", k[1]))
+    calls = sorted({key for key in runs if key[0] in STEPS[::2]}, key=lambda k: (k[0] != STEPS[0], k[1]))
     steps = [("sweep", "whole")] + [(s, "") for s in STEPS] + calls
     for step, call in steps:
         rows = runs.get((step, call)) if call else [
