@@ -50,6 +50,12 @@ LOAD_PARTITION_TOP = (
     "SELECT TOP @top * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn"
     " AND (c.type = @profile OR c.type = @entry OR c.record_kind = @hold)"
 )
+# What a purge covers (``partition_facts``): each profile's and entry's key fields, and the facts of each entry
+# (``cosmos_documents.FACT_FIELDS``), never an entry's text; no ORDER BY: the store sorts the answer.
+PARTITION_FACTS = (
+    "SELECT c.type, c.scope, c.agent_object_id, c.id, c.created_on, c.share, c.author_upn FROM c"
+    " WHERE c.instance_id = @instance_id AND c.upn = @upn AND (c.type = @profile OR c.type = @entry)"
+)
 PARTITION_KEYS = "SELECT * FROM c WHERE c.instance_id = @instance_id AND c.upn = @upn AND c.type = @profile"
 # A page of them (the person's agent list): ``/profile_id/?`` is indexed, so STARTSWITH, the range and the
 # ORDER BY are served by the index and TOP bounds what is read.

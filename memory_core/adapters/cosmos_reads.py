@@ -13,8 +13,8 @@ logical partition. Round trips are the cost, so:
 - ``partition_stamp`` and ``entry_sequence`` are one point read of the stamp item (about 1 RU while
   it stays under 1 KB: ``cosmos_stamp_item``), so a service read whose snapshot is current costs one point read;
   ``entry_sequence`` costs none inside a read whose ``partition_stamp`` read the stamp already;
-- ``newest_entries``, ``oldest_entries``, ``count_entries`` and ``entry_facts`` are one query each (two for
-  ``oldest_entries`` when its page ends among entries of one timestamp); ``get_entry`` is a
+- ``newest_entries``, ``oldest_entries``, ``count_entries``, ``entry_facts`` and ``partition_facts`` are one
+  query each (two for ``oldest_entries`` when its page ends among entries of one timestamp); ``get_entry`` is a
   point read;
 - a large read leaves a checkpoint (``ReadCheckpoints``, kept by ``cosmos_checkpoints``), so
   another process's first read of it is a point read and a query for what was added since.
@@ -37,10 +37,10 @@ from memory_core.adapters.cosmos_checkpoints import CosmosCheckpoints
 from memory_core.adapters.cosmos_stamp_item import STAMP, UNKNOWN, StoredStamp
 from memory_core.adapters.cosmos_stamps import Stamps
 from memory_core.domain.checkpoints import StoredCheckpoint
-from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, ScopeState
+from memory_core.domain.models import EntryKind, Hold, MemoryEntry, MemoryProfile, ProfileKey, Scope, ScopeState
 from memory_core.domain.records import RecordKind
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
-from memory_core.domain.store import EntryCount, EntryFacts, EntryWindow, PageCursor
+from memory_core.domain.store import EntryCount, EntryFacts, EntryWindow, PageCursor, ScopeFacts
 
 
 class CosmosReads:
@@ -99,6 +99,21 @@ class CosmosReads:
         """Every profile of a partition's items (profiles, entries, holds), with its entries, in key order."""
         keys = {docs.key_of_item(i) for i in items if i.get("type") in (docs.PROFILE, docs.ENTRY)}
         return scope_states(sorted(keys, key=lambda k: k.profile_id), items, self._profiles) if keys else []
+
+    def partition_facts(self, instance_id: str, upn: str) -> list[ScopeFacts]:
+        """One single-partition query projecting the key's fields and the facts' (no text crosses the wire), its
+        scopes as ``load_partition`` finds them (a profile, or an entry's key), each scope's facts sorted here."""
+        params = {"@instance_id": instance_id, "@upn": upn, "@profile": docs.PROFILE, "@entry": docs.ENTRY}
+        with self._operation("partition_facts") as calls:
+            items = calls.query(queries.PARTITION_FACTS, params, [instance_id, upn])
+        scopes: dict[str, tuple[ProfileKey, list[EntryFacts]]] = {}
+        for item in items:
+            key = ProfileKey(instance_id, upn, Scope(item["scope"]), item.get("agent_object_id"))
+            facts = scopes.setdefault(key.profile_id, (key, []))[1]
+            if item.get("type") == docs.ENTRY:
+                facts.append(docs.facts_from_item(item))
+        return [ScopeFacts(key, tuple(sorted(facts, key=lambda f: (f.created_on, f.id))))
+                for _, (key, facts) in sorted(scopes.items())]
 
     def partition_keys(
         self, instance_id: str, upn: str, *, prefix: str = "", after: str | None = None, limit: int | None = None

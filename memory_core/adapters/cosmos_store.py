@@ -68,7 +68,7 @@ from memory_core.domain.models import EntryKind, MemoryEntry, MemoryProfile, Pro
 from memory_core.domain.present_entries import PresentLoad
 from memory_core.domain.records import Partition, Record
 from memory_core.domain.snapshots import PartitionStamp, StampedLoad
-from memory_core.domain.store import EntryCount, EntryFacts, EntryWindow, PageCursor
+from memory_core.domain.store import EntryCount, EntryFacts, EntryWindow, PageCursor, ScopeFacts
 
 if TYPE_CHECKING:
     from memory_core.settings import Settings
@@ -195,6 +195,9 @@ class CosmosMemoryStore:
 
     def entry_facts(self, window: EntryWindow) -> list[EntryFacts]:
         return self._reads.entry_facts(window)
+
+    def partition_facts(self, instance_id: str, upn: str) -> list[ScopeFacts]:
+        return self._reads.partition_facts(instance_id, upn)
 
     def get_entry(self, instance_id: str, upn: str, entry_id: str) -> MemoryEntry | None:
         return self._reads.get_entry(instance_id, upn, entry_id)

@@ -244,16 +244,13 @@ class Sweep:
             return self._forgotten(request, hold), 0
         if _one_scope_under_watermark(request):
             return self._watermarked(request), 0
-        states = self._store.load_partition(request.instance_id, request.upn)
-        plan = [
-            PlannedErase(e.key.profile_id, e.key.scope.value, e.key.agent_object_id, e.id)
-            for state in states
-            for e in state.entries
-            if hold.covers(e)
-        ]
-        if request.watermark is not None and request.scope and any(
-            e.share is Share.TEAM for state in states for e in state.entries if hold.covers(e)
-        ):
+        # The facts of every scope (``partition_facts``: ids, times, shares, authors; no text): a purge covers
+        # every scope and counts them, and loading the partition whole read a large memory's text for nothing.
+        scopes = self._store.partition_facts(request.instance_id, request.upn)
+        covered = [(s.key, f) for s in scopes for f in s.entries
+                   if hold.covers_facts(s.key.profile_id, f.author_upn, f.created_on, f.id)]
+        plan = [PlannedErase(key.profile_id, key.scope.value, key.agent_object_id, f.id) for key, f in covered]
+        if request.watermark is not None and request.scope and any(f.share is Share.TEAM for _, f in covered):
             # A covered team-shared entry's copy may still be on its way: sealed before the copies are read, it is
             # refused by the store (``MemoryStore.seal_copies``), as an immediate clear's is. A run after the
             # erasure finds no such entry: the run that erased them sealed first.
@@ -263,18 +260,17 @@ class Sweep:
             # copy's write reads its source profile's watermark): each covered team-shared entry's copy is forbidden
             # by its mark instead, as a forget's is, before the copies are read.
             team_copies.forbid_all(self._store, request.instance_id,
-                                   [e.id for state in states for e in state.entries
-                                    if e.share is Share.TEAM and hold.covers(e)])
+                                   [f.id for _, f in covered if f.share is Share.TEAM])
         # The copies' hold made from the request, not read: a crash that filed the request without it (or before
         # either hold) must not leave the copies of the entries this run erases to teammates.
         copies = shared_hold(request)
         plan += [
-            PlannedErase(e.key.profile_id, e.key.scope.value, e.key.agent_object_id, e.id, SHARED_OWNER)
-            for state in self._store.load_partition(request.instance_id, SHARED_OWNER)
-            for e in state.entries
-            if copies.covers(e)
+            PlannedErase(s.key.profile_id, s.key.scope.value, s.key.agent_object_id, f.id, SHARED_OWNER)
+            for s in self._store.partition_facts(request.instance_id, SHARED_OWNER)
+            for f in s.entries
+            if copies.covers_facts(s.key.profile_id, f.author_upn, f.created_on, f.id)
         ]
-        return tuple(plan), len(states) if request.kind is DeletionKind.PURGE else 0
+        return tuple(plan), len(scopes) if request.kind is DeletionKind.PURGE else 0
 
     def _watermarked(self, request: DeletionRequest) -> tuple[PlannedErase, ...]:
         """The plan of a request whose hold is one scope's watermark (``_one_scope_under_watermark``: a clear's, a
@@ -334,7 +330,8 @@ def _one_scope_under_watermark(request: DeletionRequest) -> bool:
     """Whether ``request``'s hold covers exactly the entries of its scope's profile stamped at or before its
     watermark (a clear's, a replace's, as ``CustodyService`` files them), and its copies' hold those of the scope's
     shared profile by the same author: ``Sweep._watermarked`` plans it from ids. Any other shape (a purge's every
-    profile, a hold naming entries, a request of another layout) is planned from the partitions loaded whole."""
+    profile, a hold naming entries, a request of another layout) is planned from the facts of every scope of the two
+    partitions (``MemoryStore.partition_facts``)."""
     if request.kind not in (DeletionKind.CLEAR, DeletionKind.REPLACE) or request.entry_id:
         return False
     if request.watermark is None or not request.scope:

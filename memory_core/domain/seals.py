@@ -49,17 +49,19 @@ def seal(store: MemoryStore, request: DeletionRequest) -> int:
             # erased; one stored after it is refused by the store, whatever its scope (the profiles this erases
             # would take a scope's ``cleared_on`` with them), and its writer stamps it after the watermark.
             store.seal_partition(request.instance_id, request.upn, request.watermark)
-        for state in store.load_partition(request.instance_id, request.upn):
-            leftovers = [e.id for e in state.entries if request.watermark and e.created_on <= request.watermark]
+        # The facts of every scope, not the entries whole: what is erased and which scopes are left empty are
+        # decided by ids, times and shares alone.
+        for scope in store.partition_facts(request.instance_id, request.upn):
+            leftovers = [f.id for f in scope.entries if request.watermark and f.created_on <= request.watermark]
             # Stored after the plan, a team-shared leftover's copy was neither marked nor read by it: its mark first
             # (a copy still on its way is refused), then the copy, then the entry, so a crash between them leaves
             # the entry for the next run to find again and never a copy whose entry is gone.
-            shared = [e.id for e in state.entries if e.id in leftovers and e.share is Share.TEAM]
-            team_copies.withdraw(store, state.key, shared)
-            erased += store.delete_entries(state.key, leftovers)
-            if not [e for e in state.entries if e.id not in leftovers]:
+            shared = [f.id for f in scope.entries if f.id in leftovers and f.share is Share.TEAM]
+            team_copies.withdraw(store, scope.key, shared)
+            erased += store.delete_entries(scope.key, leftovers)
+            if not [f for f in scope.entries if f.id not in leftovers]:
                 # Kept by the store when an append landed since the read above: its entry stays, with a profile.
-                store.delete_profile(state.key)
+                store.delete_profile(scope.key)
         return erased
     if request.kind in (DeletionKind.CLEAR, DeletionKind.REPLACE) and request.watermark is not None and request.scope:
         key = ProfileKey(request.instance_id, request.upn, Scope(request.scope), request.agent_object_id)

@@ -63,6 +63,15 @@ class EntryFacts:
     author_upn: str
 
 
+@dataclass(frozen=True, slots=True)
+class ScopeFacts:
+    """One scope of an owner's partition, as ``load_partition`` answers it (a profile stored, or entries stored under
+    its key), with the facts of its entries in ``(created_on, id)`` order instead of the entries themselves."""
+
+    key: ProfileKey
+    entries: tuple[EntryFacts, ...]
+
+
 class MemoryStore(Protocol):
     """Persistence of profiles and entries.
 
@@ -151,6 +160,15 @@ class MemoryStore(Protocol):
         plan (``domain.custody_sweep``), where a load of the scope read every entry whole. SQLite reads the
         profile's time index and the rows it points to; Cosmos DB one single-partition query projecting four
         fields (docs/cosmos.md, "Cost model")."""
+        ...
+
+    def partition_facts(self, instance_id: str, upn: str) -> list[ScopeFacts]:
+        """``load_partition`` without text or holds: every scope of one owner (each stored profile, and each key an
+        entry is stored under), in ``profile_id`` order, with the facts of all its entries. What a purge finds what
+        it covers from, in the sweep's plan and seal (``domain.custody_sweep``, ``domain.seals``), across every
+        scope, and in the instance's ``~shared`` partition. One statement on SQLite (the scopes' keys and four
+        columns of each entry); on Cosmos DB one single-partition query projecting the key's fields and the
+        facts' (docs/cosmos.md, "Cost model")."""
         ...
 
     def delete_profile(self, key: ProfileKey) -> None:

@@ -73,7 +73,7 @@ WRITES: dict[str, Callable[[CosmosMemoryStore, ProfileKey, MemoryEntry], object]
     "seal_partition": lambda s, k, e: s.seal_partition(k.instance_id, k.upn, T0),  # a purge's: the stamp carries it
 }
 READS = {"load", "load_partition", "load_partition_within", "partition_keys", "get_entry", "load_heads",
-         "newest_entries", "oldest_entries", "count_entries", "entry_facts",
+         "newest_entries", "oldest_entries", "count_entries", "entry_facts", "partition_facts",
          "get_record", "query_records", "page_records", "query_records_of_owner", "partition_owners", "partition_stamp",
          "entry_sequence", "load_stamped_heads", "load_since", "load_present", "load_erased"}
 NEITHER = {"measure", "close", "erase_expired_records",  # Cosmos DB expires records itself: erases nothing here

@@ -48,18 +48,19 @@ def _stored_under(store: MemoryStore, instance: str, upn: str, watermark: dateti
             if s.key.scope is Scope.AGENT and e.created_on <= watermark]
 
 
-_COVER_READS = ("load_partition", "load", "entry_facts")
+_COVER_READS = ("load_partition", "partition_facts", "load", "entry_facts")
 
 
 def _after_the_first_read_of(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, upn: str,
                              then: Callable[[], None]) -> None:
     """Runs ``then`` once, just after the store's first read of ``upn``'s memory of a kind that finds what a clear
-    covers: a whole partition, whole scopes, or the ids under a watermark (``entry_facts``), whichever the code under
-    test uses, so the test keeps its interleaving when that code changes how it reads."""
+    covers: a whole partition (or its facts, ``partition_facts``), whole scopes, or the ids under a watermark
+    (``entry_facts``), whichever the code under test uses, so the test keeps its interleaving when that code changes
+    how it reads."""
     originals = {name: getattr(store, name) for name in _COVER_READS}
 
     def names(name: str, args: tuple[Any, ...]) -> bool:
-        if name == "load_partition":
+        if name in ("load_partition", "partition_facts"):
             return bool(args[1] == upn)
         if name == "load":
             return any(key.upn == upn for key in args[0])

@@ -58,7 +58,8 @@ def test_an_entry_stamped_before_a_purge_and_stored_after_its_seals_read_is_refu
     alex, instance = Caller(upn=f"alex-{uuid.uuid4().hex[:8]}@contoso.com"), f"seal-{uuid.uuid4().hex[:8]}"
     writer.append(alex, instance, Scope.USER, None, "- known before")
     agent = PLANNER if scope is Scope.AGENT else None
-    append_entry, erase, read = appending.append_with_records, sweeping.delete_entries, sweeping.load_partition
+    # The seal's read of the partition: its facts (``partition_facts``; before 2026-12-07 ``load_partition``).
+    append_entry, erase, read = appending.append_with_records, sweeping.delete_entries, sweeping.partition_facts
     refused: list[EntryBeforeClear] = []
     watermarks: list[datetime] = []
 
@@ -71,7 +72,7 @@ def test_an_entry_stamped_before_a_purge_and_stored_after_its_seals_read_is_refu
         def read_late(instance_id: str, upn: str) -> Any:  # the seal's read: the plan's erasure came first
             states = read(instance_id, upn)
             if upn == alex.upn:
-                monkeypatch.setattr(sweeping, "load_partition", read)
+                monkeypatch.setattr(sweeping, "partition_facts", read)
                 try:
                     append_entry(profile, entry, records)
                 except EntryBeforeClear as refusal:
@@ -80,7 +81,7 @@ def test_an_entry_stamped_before_a_purge_and_stored_after_its_seals_read_is_refu
 
         def erase_then_arm(key: ProfileKey, entry_ids: Any) -> int:
             monkeypatch.setattr(sweeping, "delete_entries", erase)
-            monkeypatch.setattr(sweeping, "load_partition", read_late)
+            monkeypatch.setattr(sweeping, "partition_facts", read_late)
             return erase(key, entry_ids)
 
         monkeypatch.setattr(sweeping, "delete_entries", erase_then_arm)
