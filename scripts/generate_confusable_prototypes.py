@@ -12,9 +12,12 @@ other line ends or a byte-order mark, cut short), is refused before anything is 
 from the same input always writes the same module and ``--check`` tells a hand-edited or stale module from one
 the pinned file makes. ``--check`` compares bytes: a copy of the module re-saved with CRLF line ends fails it.
 The module the pinned file makes has the sha256 ``PINNED_MODULE_SHA256`` (printed by each write), which the tests
-hold the vendored module's bytes to, so a hand edit of one mapping fails without Unicode's file at hand. Moving to
-a new version is a change of ``PINNED`` (its URL, the header's version and date, and the new file's sha256) and of
-``PINNED_MODULE_SHA256`` (what the write prints), reviewed with the module it writes; say so in docs/memory-tool.md.
+hold the vendored module's bytes to, so a hand edit of one mapping fails without Unicode's file at hand. A write
+(and ``--check``) whose module would have another sha256 is refused too, writing nothing (exit 1, naming both
+digests): the pinned file run by a Python whose Unicode database is older (below) makes another module, which must
+not replace the vendored one unnoticed. Moving to a new version is a change of ``PINNED`` (its URL, the header's
+version and date, and the new file's sha256) and of ``PINNED_MODULE_SHA256`` (the digest the refused write names),
+reviewed with the module the write then makes; say so in docs/memory-tool.md.
 
 The module keeps what the memory tool's look-alike check reads (``domain/lookalike_names.py``): every
 character the file maps (``SOURCES``) and its prototype (``PROTOTYPES``, one per source, separated by
@@ -44,13 +47,18 @@ WIDTH = 112
 
 @dataclass(frozen=True)
 class Pin:
-    """The one input the module is made from: where Unicode publishes it, what its header says, its bytes' sha256."""
+    """The one input the module is made from: where Unicode publishes it, what its header says, its bytes' sha256;
+    and the sha256 of the module it makes (``module_text`` as UTF-8)."""
 
     url: str
     version: str
     date: str
     sha256: str
+    module_sha256: str
 
+
+# The sha256 of the module PINNED's file makes (``module_text``, as UTF-8): the vendored module's bytes have it.
+PINNED_MODULE_SHA256 = "05a0e28515f0892f2971013705014d2a4c6a683df01a35a464516739d9f5d6cf"
 
 # The sha256 of the file at the URL, as two unrelated projects pinned it (this machine cannot reach unicode.org),
 # and of the copy the vendored module was made from (``--check`` of it passes).
@@ -59,14 +67,13 @@ PINNED = Pin(
     version="17.0.0",
     date="2025-07-22, 05:49:37 GMT",
     sha256="091c7f82fc39ef208faf8f94d29c244de99254675e09de163160c810d13ef22a",
+    module_sha256=PINNED_MODULE_SHA256,
 )
-
-# The sha256 of the module PINNED's file makes (``module_text``, as UTF-8): the vendored module's bytes have it.
-PINNED_MODULE_SHA256 = "05a0e28515f0892f2971013705014d2a4c6a683df01a35a464516739d9f5d6cf"
 
 
 class UnpinnedInput(ValueError):
-    """The file given is not the pinned one: another version or date in its header, or other bytes."""
+    """The file given is not the pinned one (another version or date in its header, or other bytes), or the module
+    it makes here is not the pinned one."""
 
 
 def mappings(source: str, header_only: bool = False) -> tuple[list[str], list[tuple[str, str]]]:
@@ -144,6 +151,19 @@ def pinned_text(data: bytes, pin: Pin) -> str:
     return data.decode("utf-8")
 
 
+def pinned_module(module: str, pin: Pin) -> bytes:
+    """``module`` as the bytes to write when they have ``pin.module_sha256``; raises ``UnpinnedInput`` naming both
+    digests otherwise (a Python whose ``unicodedata`` is not the file's version, or a changed generator)."""
+    written = module.encode("utf-8")
+    digest = hashlib.sha256(written).hexdigest()
+    if digest != pin.module_sha256:
+        raise UnpinnedInput(f"the module this file makes here has sha256 {digest}, not the pinned {pin.module_sha256} "
+                            f"(this Python's Unicode database is {unicodedata.unidata_version}, the file's "
+                            f"{pin.version}; or the generator changed): nothing written. If the module it makes is "
+                            "right, set PINNED_MODULE_SHA256 to that digest and run again")
+    return written
+
+
 def module_text(source: str) -> str:
     """The module ``source`` (a confusables.txt's text) makes, byte for byte what ``main`` writes; raises
     ValueError for a line that is not a mapping of one character."""
@@ -182,10 +202,10 @@ def main(argv: list[str], pin: Pin = PINNED, output: Path = OUTPUT) -> int:
         return 2 if exit_.code else 0
     try:
         module = module_text(pinned_text(args.confusables.read_bytes(), pin))
+        written = pinned_module(module, pin)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         print(f"{args.confusables}: {error}", file=sys.stderr)
         return 1
-    written = module.encode("utf-8")
     if args.check:
         # Bytes, not text: read_text() turns a CRLF copy's line ends into line feeds, and it would pass.
         vendored = output.read_bytes() if output.exists() else b""

@@ -32,6 +32,7 @@ from memory_core.adapters.sqlite_rows import (
     FACT_COLUMNS,
     entry_from_row,
     facts_from_row,
+    id_not_in,
     in_list,
     iso,
     parse,
@@ -258,8 +259,8 @@ class SqliteReads:
             params.append(kind.value)
         if cursor is not None:
             at = iso(cursor.created_on)
-            where += " AND (created_on<? OR (created_on=? AND id NOT IN (SELECT value FROM json_each(?))))"
-            params += [at, at, json.dumps(sorted(cursor.seen_ids))]
+            params += [at, at]
+            where += f" AND (created_on<? OR (created_on=? AND {id_not_in(cursor.seen_ids, params)}))"
         # The (instance_id, upn, profile_id, created_on) index serves the order, so
         # SQLite reads ``limit`` rows from its end, whatever the profile holds.
         rows = self._db.read(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -138,6 +138,33 @@ def in_list(values: Sequence[T]) -> tuple[str, list[T]]:
     return ",".join("?" * size), [*values, *[values[-1]] * (size - len(values))]
 
 
+def id_arrays(ids: Collection[str]) -> tuple[str, str | None]:
+    """The JSON arrays that name ``ids`` exactly in SQL, each a single parameter whatever the count: those without a
+    NUL as they are (``json_each``'s ``value``, to compare with ``id``), and those with one as the hex of their UTF-8
+    (to compare with ``hex(id)``), or None when no id holds a NUL.
+
+    SQLite before 3.45 (3.40.1 here) reads a JSON string only up to a ``\\u0000``, so ``json_each`` answered ``x``
+    for ``x\\0y``: the entry ``x`` was erased or left out in its place. Hex is read the same on every version and
+    ``hex()`` takes a value's every byte (``sqlite_records._field_is_one_of`` meets the same cut in a JSON field, where
+    the field's JSON text is there to compare; an entry's id is a plain column). A text that is not UTF-8 (a lone
+    surrogate) is written with ``surrogatepass``, so it names nothing, as no stored id can hold it. Both arrays are
+    sorted, so one set of ids has one text."""
+    whole = sorted(i for i in ids if "\0" not in i)
+    with_nul = sorted(i.encode("utf-8", "surrogatepass").hex().upper() for i in ids if "\0" in i)
+    return json.dumps(whole), json.dumps(with_nul) if with_nul else None
+
+
+def id_not_in(ids: Collection[str], params: list[object]) -> str:
+    """The condition keeping rows whose ``id`` is none of ``ids``, exactly (``id_arrays``), its parameters added to
+    ``params``; ids without a NUL alone give the one ``json_each`` test that was there before."""
+    whole, by_hex = id_arrays(ids)
+    params.append(whole)
+    if by_hex is None:
+        return "id NOT IN (SELECT value FROM json_each(?))"
+    params.append(by_hex)
+    return "id NOT IN (SELECT value FROM json_each(?)) AND hex(id) NOT IN (SELECT value FROM json_each(?))"
+
+
 def profiles_filter(keys: Sequence[ProfileKey]) -> tuple[str, list[object]]:
     """The WHERE clause (and its parameters) selecting the rows of ``keys``' profiles, in ``profiles`` or
     ``entries``. ``keys`` are of one partition (the first key's), at least one; their ids are bound as an
@@ -162,6 +189,5 @@ def window_filter(window: EntryWindow) -> tuple[str, list[object]]:
         where += " AND (created_on>? OR (created_on=? AND id>=?))"
         params += [at, at, window.start[1]]
     if window.excluded_ids:
-        where += " AND id NOT IN (SELECT value FROM json_each(?))"
-        params.append(json.dumps(sorted(window.excluded_ids)))
+        where += " AND " + id_not_in(window.excluded_ids, params)
     return where, params

@@ -21,7 +21,7 @@ from memory_core.adapters.sqlite_records import (
     record_values,
     with_kind,
 )
-from memory_core.adapters.sqlite_rows import entry_values, iso, parse, profile_from_row, profile_values
+from memory_core.adapters.sqlite_rows import entry_values, id_arrays, iso, parse, profile_from_row, profile_values
 from memory_core.domain.errors import Conflict, EntryBeforeClear, EntryExists
 from memory_core.domain.models import MemoryEntry, MemoryProfile, ProfileKey
 from memory_core.domain.records import ABSENT, Partition, Record, appended_records
@@ -138,8 +138,11 @@ class SqliteWrites:
     def delete_entries(self, key: ProfileKey, entry_ids: Sequence[str]) -> int:
         if not entry_ids:
             return 0
+        whole, by_hex = id_arrays(entry_ids)
         with self._db.write() as db:
-            deleted = db.execute(DELETE_ENTRIES_SQL, (json.dumps(list(entry_ids)), *_where(key))).rowcount
+            deleted = db.execute(DELETE_ENTRIES_SQL, (whole, *_where(key))).rowcount
+            if by_hex is not None:
+                deleted += db.execute(_DELETE_ENTRIES_BY_HEX_SQL, (*_where(key), by_hex)).rowcount
         if deleted:
             self._db.purge_erased()  # erased: out of the search index and the log too, not only out of answers
         return deleted
@@ -159,7 +162,8 @@ DELETE_ENTRIES_SQL = (
     "DELETE FROM entries WHERE rowid IN (SELECT e.rowid FROM json_each(?) AS ids CROSS JOIN entries AS e"
     " ON e.instance_id=? AND e.upn=? AND e.profile_id=? AND e.id=ids.value)"
 )
-"""Erases a profile's entries named by a JSON array of ids, in one statement, whatever their number.
+"""Erases a profile's entries named by a JSON array of ids (those without a NUL: ``sqlite_rows.id_arrays``), in one
+statement, whatever their number.
 
 One statement, not one per entry: the full-text index's delete trigger (``sqlite_fulltext``) runs inside every
 statement that erases, and FTS5 writes its pending changes out as a new segment at the end of each statement (its
@@ -168,6 +172,16 @@ savepoint), merging segments as they pile up: 60,000 single-row statements took 
 same transaction: every row's words leave the index and the erasure is marked owed a purge, as before.
 ``CROSS JOIN`` keeps the ids driving the search (the primary key, one seek each), so erasing one entry of a large
 profile reads no other entry."""
+
+
+_DELETE_ENTRIES_BY_HEX_SQL = (
+    "DELETE FROM entries WHERE instance_id=? AND upn=? AND profile_id=?"
+    " AND hex(id) IN (SELECT value FROM json_each(?))"
+)
+"""Erases a profile's entries whose ids hold a NUL, named by a JSON array of their hex (``sqlite_rows.id_arrays``):
+``DELETE_ENTRIES_SQL``'s ``json_each`` reads such an id only up to its NUL on SQLite before 3.45. ``hex(id)`` is no
+index's key, so this walks the profile's entries: only a call naming an id with a NUL pays it (the service names only
+stored ids, and writes none with a NUL), in the same transaction as the ids without one."""
 
 
 def _where(key: ProfileKey) -> tuple[str, str, str]:

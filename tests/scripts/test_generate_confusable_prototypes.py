@@ -56,9 +56,12 @@ FIXTURE = (
 )
 
 
-def _pin_for(data: bytes) -> generator.Pin:
+def _pin_for(data: bytes, module_sha256: str | None = None) -> generator.Pin:
+    """A pin of ``data``, and of the module it makes unless ``module_sha256`` names another digest."""
+    made = generator.module_text(data.decode("utf-8")).encode("utf-8")
     return generator.Pin(url="file:fixture", version=generator.PINNED.version, date=generator.PINNED.date,
-                         sha256=hashlib.sha256(data).hexdigest())
+                         sha256=hashlib.sha256(data).hexdigest(),
+                         module_sha256=module_sha256 or hashlib.sha256(made).hexdigest())
 
 
 def _loaded(text: str) -> dict[str, str]:
@@ -160,6 +163,35 @@ def test_a_write_prints_the_modules_digest_and_check_refuses_a_copy_with_crlf_li
     assert "other line ends or bytes on the same lines" in capsys.readouterr().err
     module.write_bytes(written)
     assert generator.main(["--check", str(source)], pin, module) == 0
+
+
+def test_a_write_or_check_whose_module_has_another_digest_than_the_pinned_one_is_refused_writing_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The pinned file, but the module it makes here has another sha256 than the pin's (as a Python whose Unicode
+    database is older than the file's would make): a write answers 1 naming both digests and how to move the pin,
+    and leaves the module as it was (absent, then a copy written under the right pin); so does ``--check``, whose
+    module's bytes are the ones made. With the made module's digest pinned, the write goes through."""
+    source, module = tmp_path / "confusables.txt", tmp_path / "prototypes.py"
+    source.write_text(FIXTURE, encoding="utf-8")
+    data = source.read_bytes()
+    made = hashlib.sha256(generator.module_text(FIXTURE).encode("utf-8")).hexdigest()
+    other = hashlib.sha256(b"another module").hexdigest()
+    wrong = _pin_for(data, module_sha256=other)
+    capsys.readouterr()
+    assert generator.main([str(source)], wrong, module) == 1 and not module.exists()
+    refusal = capsys.readouterr()
+    assert f"sha256 {made}, not the pinned {other}" in refusal.err and "nothing written" in refusal.err
+    assert "PINNED_MODULE_SHA256" in refusal.err and refusal.out == ""
+    assert generator.main([str(source)], _pin_for(data), module) == 0
+    kept = module.read_bytes()
+    assert hashlib.sha256(kept).hexdigest() == made
+    module.write_bytes(kept.replace(b"\\u0596", b"\\u0597"))
+    edited = module.read_bytes()
+    assert edited != kept
+    for argv in ([str(source)], ["--check", str(source)]):
+        assert generator.main(argv, wrong, module) == 1, argv
+        assert f"not the pinned {other}" in capsys.readouterr().err
+        assert module.read_bytes() == edited
 
 
 def test_a_file_with_the_pinned_header_but_other_bytes_is_refused_before_anything_is_written(
