@@ -147,11 +147,19 @@ def id_arrays(ids: Collection[str]) -> tuple[str, str | None]:
     for ``x\\0y``: the entry ``x`` was erased or left out in its place. Hex is read the same on every version and
     ``hex()`` takes a value's every byte (``sqlite_records._field_is_one_of`` meets the same cut in a JSON field, where
     the field's JSON text is there to compare; an entry's id is a plain column). A text that is not UTF-8 (a lone
-    surrogate) is written with ``surrogatepass``, so it names nothing, as no stored id can hold it. Both arrays are
-    sorted, so one set of ids has one text."""
+    surrogate) is written with ``surrogatepass``, so it names nothing, as no stored id can hold it; a high and a low
+    surrogate side by side are first joined into the character they spell, as ``json.dumps`` and the Cosmos DB store
+    read them, so an id names the same entry with or without a NUL on both stores. Both arrays are sorted, so one set
+    of ids has one text."""
     whole = sorted(i for i in ids if "\0" not in i)
-    with_nul = sorted(i.encode("utf-8", "surrogatepass").hex().upper() for i in ids if "\0" in i)
+    with_nul = sorted(_utf8_joined(i).hex().upper() for i in ids if "\0" in i)
     return json.dumps(whole), json.dumps(with_nul) if with_nul else None
+
+
+def _utf8_joined(text: str) -> bytes:
+    """``text``'s UTF-8 with surrogate pairs joined (what JSON reads ``"\\ud83d\\ude00"`` as) and lone ones kept."""
+    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return joined.encode("utf-8", "surrogatepass")
 
 
 def id_not_in(ids: Collection[str], params: list[object]) -> str:

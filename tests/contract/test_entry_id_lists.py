@@ -53,6 +53,19 @@ def test_delete_entries_erases_each_named_id_whole_and_nothing_named_up_to_or_af
     assert _stored(store, key) == sorted(["x", "y", "\u00e9"])
 
 
+def test_a_surrogate_pair_names_the_character_it_spells_with_or_without_a_nul(store: MemoryStore) -> None:
+    """An id spelling an emoji as a high and a low surrogate (as a JSON escape decoded by hand would) names the
+    entry stored with the emoji, NUL or not, as the JSON both stores read ids through joins the pair; a lone
+    surrogate names nothing."""
+    key = _key()
+    entries_at(store, key, [T0, T0 + timedelta(seconds=1)], ids=["\U0001f600", "\U0001f600\0"])
+    assert store.delete_entries(key, ["\ud83d", "\ud83d\0", "\ude00\0"]) == 0
+    assert store.delete_entries(key, ["\ud83d\ude00\0"]) == 1
+    assert _stored(store, key) == ["\U0001f600"]
+    assert store.delete_entries(key, ["\ud83d\ude00"]) == 1
+    assert _stored(store, key) == []
+
+
 def test_excluded_ids_leave_out_only_the_whole_ids_they_name(store: MemoryStore) -> None:
     """A window excluding NUL-holding ids leaves out exactly those in newest- and oldest-first pages and counts,
     and keeps the entries named by their part before or after the NUL."""
