@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from memory_core.client import CoreApiClient, idempotency_key_of, new_idempotency_key
-from memory_core.client_errors import CoreApiFailure, CoreApiUnreachable, http_status_of, retry_after_of
-from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
+from memory_core.client_errors import CoreApiUnreachable, http_status_of
+from memory_core.domain.errors import Forbidden, NotFound, Unprocessable
 from memory_core.wire.custody import PendingDeletionResponse, SearchResponse
 from memory_core.wire.deletions import DeletionListResponse
 from memory_core.wire.memory import MemoryResponse
@@ -50,7 +50,7 @@ async def test_error_answers_keep_code_message_and_status(sqlite_server: Running
     try:
         with pytest.raises(Forbidden) as forbidden:
             await client.sweep(instance_id, {"X-API-KEY": USER_KEY})
-        with pytest.raises(InvalidInput) as refused:
+        with pytest.raises(Unprocessable) as refused:
             await client.append(instance_id, USER, {"scope": "user",
                                                     "content_markdown": "key AKIAIOSFODNN7EXAMPLE0 secret"})
         with pytest.raises(NotFound):
@@ -151,20 +151,3 @@ async def test_a_failed_append_names_the_key_to_send_it_again_with() -> None:
         await client.aclose()
     assert idempotency_key_of(raised.value) == "k-1"
     assert idempotency_key_of(fresh.value) not in (None, "k-1")
-
-
-async def test_a_throttled_answer_keeps_its_retry_after() -> None:
-    """A 429 (from the service or a gateway) keeps its Retry-After as a 503's is kept; without one there is none."""
-
-    def throttle(request: httpx.Request) -> httpx.Response:
-        headers = {"Retry-After": "7"} if "wait" in request.url.path else {}
-        return httpx.Response(429, headers=headers, json={"error": {"code": "too_many_requests", "message": "slow"}})
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(throttle)) as http:
-        client = CoreApiClient("http://memory.test/api", http=http)
-        with pytest.raises(CoreApiFailure) as waited:
-            await client.send("GET", "/wait", USER)
-        with pytest.raises(CoreApiFailure) as bare:
-            await client.send("GET", "/now", USER)
-    assert (http_status_of(waited.value), retry_after_of(waited.value)) == (429, 7)
-    assert retry_after_of(bare.value) is None

@@ -95,7 +95,14 @@ class EntryBeforeClear(Conflict):
         self.cleared_on = cleared_on
 
 
-class IdempotencyKeyReused(MemoryCoreError):
+class Unprocessable(MemoryCoreError):
+    """Well-formed input refused for what it holds (422): the kinds below, or such a refusal a remote CoreAPI
+    answered (``memory_core.client_errors``), whose own code it keeps."""
+
+    code = "unprocessable"
+
+
+class IdempotencyKeyReused(Unprocessable):
     """An ``Idempotency-Key`` already used by this caller for a different request; nothing was written (422)."""
 
     code = "idempotency_key_reused"
@@ -114,7 +121,7 @@ class PayloadTooLarge(MemoryCoreError):
     code = "payload_too_large"
 
 
-class SecretDetected(MemoryCoreError):
+class SecretDetected(Unprocessable):
     """A write that looks like it carries a secret; nothing was stored."""
 
     code = "secret_detected"
@@ -146,7 +153,7 @@ _HIDDEN_KINDS: dict[HiddenKind, tuple[str, str]] = {
 }
 
 
-class HiddenText(MemoryCoreError):
+class HiddenText(Unprocessable):
     """Text carrying characters no reader sees; nothing was stored (422)."""
 
     code = "hidden_text"

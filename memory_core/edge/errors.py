@@ -16,18 +16,16 @@ import azure.functions as func
 from memory_core.domain.errors import (
     Conflict,
     Forbidden,
-    HiddenText,
-    IdempotencyKeyReused,
     InvalidInput,
     MemoryCoreError,
     MethodNotAllowed,
     MisdirectedRequest,
     NotFound,
     PayloadTooLarge,
-    SecretDetected,
     TooManyCalls,
     Unauthenticated,
     Unavailable,
+    Unprocessable,
     UnsupportedMediaType,
 )
 from memory_core.wire.errors import ErrorBody, ErrorDetail, ErrorResponse
@@ -44,9 +42,7 @@ HTTP_STATUS: dict[type[MemoryCoreError], int] = {
     PayloadTooLarge: 413,
     UnsupportedMediaType: 415,
     MisdirectedRequest: 421,
-    SecretDetected: 422,
-    HiddenText: 422,
-    IdempotencyKeyReused: 422,
+    Unprocessable: 422,
     TooManyCalls: 429,
     Unavailable: 503,
 }
