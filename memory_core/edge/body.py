@@ -44,9 +44,11 @@ def declared_length(content_length: str | None, limit: int) -> int | None:
         return None
     if not (text.isascii() and text.isdigit()):
         raise InvalidInput("Content-Length must be a non-negative integer", code="invalid_content_length")
-    if len(text.lstrip("0")) > DECLARED_LENGTH_DIGITS or int(text) > limit:
+    # Leading zeros count for nothing: thousands of them would pass a digit count and still fail int().
+    digits = text.lstrip("0") or "0"
+    if len(digits) > DECLARED_LENGTH_DIGITS or int(digits) > limit:
         raise too_large(limit)
-    return int(text)
+    return int(digits)
 
 
 def header_value(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str | None:
