@@ -66,8 +66,10 @@ class EveryPattern:
         return [(r, m) for r in self._routes if (m := r.pattern.match(path))]
 
 
-async def through_the_middleware(app: Any, request: func.HttpRequest, state: dict[str, Any]) -> func.HttpResponse:
-    """Main's bridge: the endpoint's own ``AsgiMiddleware``, per request."""
+async def through_the_middleware(app: Any, request: func.HttpRequest, state: dict[str, Any],
+                                 address: Any = None) -> func.HttpResponse:
+    """Main's bridge: the endpoint's own ``AsgiMiddleware``, per request. The edge's ``address`` is not handed
+    on (the middleware cannot), so the front checks Host and Origin again, as it did on main."""
     middleware = composition.mcp_endpoint()._middleware
     assert middleware is not None
     return await middleware.handle_async(request, None)
