@@ -8,9 +8,9 @@ Each row times one part both ways in the same process, alternating (old, new, ol
 of ``--batch`` calls each, and prints the median µs a call of each form and their difference. A part's old
 form is written out here as main had it before 2026-12-08; its new form is the code's:
 
-- the SQL an append reads its profile and its partition's seal with, inside a ``BEGIN IMMEDIATE`` transaction of a
-  real store file (rolled back after each batch): ``INSERT OR IGNORE`` of the profile, then two ``SELECT`` (old), against one
-  ``SELECT`` (``sqlite_writes._PROFILE_AND_SEAL_SQL``);
+- the SQL an append reads its profile and its partition's seal with, inside a ``BEGIN IMMEDIATE`` transaction
+  of a real store file (rolled back after each batch): ``INSERT OR IGNORE`` of the profile, then two ``SELECT``
+  (old), against one ``SELECT`` (``sqlite_writes._PROFILE_AND_SEAL_SQL``);
 - a new id or etag: ``uuid.uuid4().hex`` against ``models.random_hex()`` (four of them in an append before,
   three now: the profile's etag is drawn only when the profile is created);
 - the answer's text: ``json.dumps(data, ensure_ascii=False)`` against ``pydantic_core.to_json`` (``json_result``);

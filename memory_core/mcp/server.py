@@ -183,7 +183,7 @@ def compact_output_schemas(server: MCPServer) -> None:
 
     Every tool answers a ``CallToolResult`` whose structured content is a model's ``model_dump``
     (``tool_results.json_result``): the SDK's check of it against that same model (``output_model``,
-    ``FuncMetadata.convert_result``) could not fail, and cost 10 µs or more of every append's answer
+    ``FuncMetadata.convert_result``) could not fail, and cost about 25 µs of every append's answer
     (docs/performance.md, thirty-sixth session). With no ``output_model`` the SDK still publishes the schema,
     and a client still checks each answer against it (the official client does). A tool returning anything but
     a ``CallToolResult`` would lose its structured content, so one is refused here (``TypeError``).
