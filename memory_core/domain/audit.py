@@ -6,14 +6,13 @@ proves what happened without keeping what an erase erased.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from memory_core.domain.models import MemoryEntry
+from memory_core.domain.models import MemoryEntry, random_hex
 from memory_core.domain.paging import Page, check_page_size, decode_token, encode_token
 from memory_core.domain.records import Partition, Record, RecordKind
 from memory_core.domain.store import MemoryStore
@@ -111,7 +110,7 @@ class AuditTrail:
         event = AuditEvent(time=at or self._clock(), actor=actor, action=action, instance_id=instance_id, upn=upn,
                            **fields)
         # Ids sort by time, so a partition's trail reads back in order.
-        record_id = f"{event.time.isoformat()}~{suffix or uuid.uuid4().hex[:12]}"
+        record_id = f"{event.time.isoformat()}~{suffix or random_hex(6)}"
         expires = event.time + self._retention if self._retention is not None else None
         return event, Record(Partition(instance_id, upn), RecordKind.AUDIT, record_id, event.to_data(),
                              expires_on=expires)

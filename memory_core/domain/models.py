@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -287,3 +288,11 @@ class ScopeState:
 
 def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def random_hex(nbytes: int = 16) -> str:
+    """``nbytes`` of the operating system's randomness (``os.urandom``) as lowercase hex: a new id or etag.
+
+    The bytes ``uuid.uuid4().hex`` draws, without the ``UUID`` built around them (3.1 against 9.5 µs, three times
+    in each append: docs/performance.md, thirty-sixth session), and all 128 bits random."""
+    return os.urandom(nbytes).hex()

@@ -14,7 +14,6 @@ the audit pages and the operator's scan for hidden text. ``DeletionMode``, ``Imp
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -31,7 +30,16 @@ from memory_core.domain.file_writers import FileWriters
 from memory_core.domain.hidden_text_scan import HiddenTextScanPage, scan_page
 from memory_core.domain.identity import AgentContext, Caller
 from memory_core.domain.kept import DEFAULT_MAX_BYTES
-from memory_core.domain.models import SHARED_OWNER, EntryKind, MemoryEntry, MemoryProfile, ProfileKey, Scope, Share
+from memory_core.domain.models import (
+    SHARED_OWNER,
+    EntryKind,
+    MemoryEntry,
+    MemoryProfile,
+    ProfileKey,
+    Scope,
+    Share,
+    random_hex,
+)
 from memory_core.domain.new_entries import NewEntries
 from memory_core.domain.paging import Page
 from memory_core.domain.reads import MemoryReads
@@ -63,7 +71,7 @@ class MemoryService(MemoryReads):
         *,
         max_write_bytes: int = 64 * 1024,
         clock: Callable[[], datetime] = utc_now,
-        new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+        new_id: Callable[[], str] = random_hex,
         deletion_mode: DeletionMode = DeletionMode.OPERATOR_APPROVAL,
         scanner: ContentScanner | None = None,
         default_sharing: SharingPolicy = SharingPolicy.PRIVATE,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -178,11 +178,27 @@ def new_server(instructions: str) -> MemoryMCPServer:
 
 
 def compact_output_schemas(server: MCPServer) -> None:
-    """Publish each tool's output schema in its compact form (see output_schemas.compact).
+    """Publish each tool's output schema in its compact form (see output_schemas.compact), and stop the SDK
+    validating each answer against the model it was made from.
 
-    Results are still checked against the pydantic model (``output_model``), not the schema.
+    Every tool answers a ``CallToolResult`` whose structured content is a model's ``model_dump``
+    (``tool_results.json_result``): the SDK's check of it against that same model (``output_model``,
+    ``FuncMetadata.convert_result``) could not fail, and cost about 25 µs of every append's answer
+    (docs/performance.md, thirty-sixth session). With no ``output_model`` the SDK still publishes the schema,
+    and a client still checks each answer against it (the official client does). A tool returning anything but
+    a ``CallToolResult`` would lose its structured content, so one is refused here (``TypeError``).
     """
     for tool in server._tool_manager.list_tools():  # private: mcp is pinned to 2.x; see requirements.txt
         metadata = tool.fn_metadata
         if metadata.output_schema is not None:
+            if metadata.output_model is not None and not _answers_call_tool_results(tool.fn):
+                raise TypeError(f"tool {tool.name} publishes an output schema but does not answer a CallToolResult")
             metadata.output_schema = compact(metadata.output_schema)
+            metadata.output_model = None
+
+
+def _answers_call_tool_results(fn: Any) -> bool:
+    """Whether ``fn``'s return annotation is ``CallToolResult`` (``Annotated[CallToolResult, Model]`` for a tool
+    with an output schema)."""
+    returns = get_type_hints(fn, include_extras=True).get("return")
+    return returns is CallToolResult or (get_origin(returns) is Annotated and get_args(returns)[0] is CallToolResult)

@@ -8,10 +8,9 @@ an unexpected error is logged with an incident id and answered with a generic me
 
 from __future__ import annotations
 
-import json
-
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
+from pydantic_core import to_json
 
 from memory_core.domain.errors import MemoryCoreError
 from memory_core.edge.errors import internal_error
@@ -35,9 +34,13 @@ def result_for_error(error: BaseException) -> CallToolResult:
 
 
 def json_result(response: BaseModel) -> CallToolResult:
+    """``response`` as structured content, and the same JSON as text (compact, non-ASCII as it is).
+
+    The text is pydantic's encoding of the dumped data (``to_json``): 5.2 against 16.1 µs for ``json.dumps`` on an
+    append's answer (docs/performance.md, thirty-sixth session)."""
     data = response.model_dump(mode="json")
     return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+        content=[TextContent(type="text", text=to_json(data).decode())],
         structured_content=data,
     )
 

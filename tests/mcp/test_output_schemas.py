@@ -7,16 +7,20 @@ them (each value replaced by values of other types, by null, or removed).
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
+from mcp_types import CallToolResult
 
 from memory_core.mcp.output_schemas import compact
+from memory_core.mcp.server import compact_output_schemas, new_server
+from memory_core.mcp.tool_results import json_result
 from memory_core.wire.budget import BudgetModel, ScopeBudgetModel
 from memory_core.wire.custody import AgentRef, Author, EntryModel, SearchHitModel, SearchResponse
 from memory_core.wire.memory import MemoryResponse
@@ -140,3 +144,38 @@ def test_compact_does_not_change_its_argument() -> None:
     kept = copy.deepcopy(schema)
     compact(schema)
     assert schema == kept
+
+
+def _server_with_append_tool(returns: Any) -> Any:
+    """A server (``new_server``) with one tool publishing ``MemoryResponse`` as its output schema, answering
+    ``returns``."""
+    server = new_server("test")
+    if isinstance(returns, CallToolResult):
+        @server.tool(name="append_memory")
+        async def answered() -> Annotated[CallToolResult, MemoryResponse]:
+            return returns
+    else:
+        @server.tool(name="append_memory")
+        async def modelled() -> MemoryResponse:
+            return returns
+    return server
+
+
+def test_compacting_keeps_the_schema_published_and_answers_the_tools_result_as_it_made_it() -> None:
+    """The schema is still published (compact); the SDK no longer re-validates the answer against the model it was
+    made from, so the result the tool made is the answer, object and all."""
+    result = json_result(MemoryResponse.model_validate(_memory_answers()[0]))
+    server = _server_with_append_tool(result)
+    published = MemoryResponse.model_json_schema()
+    compact_output_schemas(server)
+    tools = asyncio.run(server.list_tools())
+    assert tools[0].output_schema == compact(published)
+    assert server._tool_manager.list_tools()[0].fn_metadata.output_model is None
+    assert asyncio.run(server.call_tool("append_memory", {})) is result
+
+
+def test_a_tool_publishing_a_schema_without_answering_a_call_tool_result_is_refused() -> None:
+    """Without the SDK's output model such a tool would lose its structured content: refused at build time."""
+    server = _server_with_append_tool(MemoryResponse.model_validate(_memory_answers()[0]))
+    with pytest.raises(TypeError, match="append_memory"):
+        compact_output_schemas(server)
