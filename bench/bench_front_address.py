@@ -47,7 +47,8 @@ def main() -> None:
     args = parser.parse_args()
     names = AppNames.from_settings(Settings(website_hostname=None, memory_allowed_hosts=(),
                                             memory_mcp_allowed_hosts=()))
-    print(f"load {os.getloadavg()[0]:.2f}; {args.rounds} rounds of {args.number} calls each, in turn; medians over rounds\n")
+    print(f"load {os.getloadavg()[0]:.2f}; {args.rounds} rounds of {args.number} calls each, the two ways "
+          "alternating in each round; medians over rounds\n")
     print("| request | checked again (main) µs | edge's address taken µs | saved µs |\n|---|---:|---:|---:|")
     for label, origin in (("no Origin", None), ("Origin http://localhost:7071", "http://localhost:7071")):
         checked = scope(origin)

@@ -50,6 +50,7 @@ from bench_http import FunctionInProcess
 import function_app
 import memory_core.mcp.functions_bridge as functions_bridge
 from memory_core import composition
+from memory_core.edge.names import Address
 from memory_core.local.host import RouteIndex, http_routes
 from tests.support.local_server import identity
 
@@ -67,7 +68,7 @@ class EveryPattern:
 
 
 async def through_the_middleware(app: Any, request: func.HttpRequest, state: dict[str, Any],
-                                 address: Any = None) -> func.HttpResponse:
+                                 address: Address | None = None) -> func.HttpResponse:
     """Main's bridge: the endpoint's own ``AsgiMiddleware``, per request. The edge's ``address`` is not handed
     on (the middleware cannot), so the front checks Host and Origin again, as it did on main."""
     middleware = composition.mcp_endpoint()._middleware

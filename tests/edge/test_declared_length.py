@@ -38,6 +38,9 @@ PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
 NOT_DIGITS = ["\u00b2", "1\u00b2", "\u0661\u0662", "\uff11\uff12", "12\u00a0", "\u3000" + "12", "1 2", "-1", "+12",
               "0x10", "1e3", "12.0", "12, 12"]
 TOO_MANY_DIGITS = ["9" * 19, "1" * 5000]
+# Past 4,300 characters ``int()`` refuses a text, leading zeros included: each of these answered 500 once.
+ZEROS = "0" * 5000
+TOO_LARGE_AFTER_ZEROS = [ZEROS + "9" * 19, ZEROS + "99999999"]
 
 
 @pytest.fixture
@@ -78,7 +81,7 @@ def test_a_length_of_more_digits_than_any_body_is_413(runtime: Runtime, declared
 
 
 @pytest.mark.parametrize("declared", [str(len(BODY)), f" \t{len(BODY)}\t ", "0" * 30 + str(len(BODY)),
-                                      "0" * 5000 + str(len(BODY))])
+                                      ZEROS + str(len(BODY))])
 def test_a_length_in_ascii_digits_with_http_whitespace_is_read(runtime: Runtime, declared: str) -> None:
     """Spaces and tabs around the digits (RFC 9110's optional whitespace) and leading zeros are a length, however
     many zeros (past 4,300 digits ``int()`` of the whole text raised ValueError: a 500)."""
@@ -114,7 +117,7 @@ def process_runtime(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> Runtim
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("declared", [*NOT_DIGITS, *TOO_MANY_DIGITS, "99999999"])
+@pytest.mark.parametrize("declared", [*NOT_DIGITS, *TOO_MANY_DIGITS, "99999999", *TOO_LARGE_AFTER_ZEROS])
 async def test_the_functions_path_answers_a_hostile_length_alike_on_rest_and_mcp(process_runtime: Runtime,
                                                                                 declared: str) -> None:
     """The ``append_memory`` and ``mcp`` functions as the Functions worker calls them: one status, code and message,
@@ -124,6 +127,21 @@ async def test_the_functions_path_answers_a_hostile_length_alike_on_rest_and_mcp
     assert _refusal(rest_answer) == _refusal(mcp_answer)
     expected = (400, "invalid_content_length") if declared in NOT_DIGITS else (413, "payload_too_large")
     assert _refusal(rest_answer)[:2] == expected
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("zeros", [30, 5000])
+async def test_the_functions_path_reads_a_length_after_thousands_of_zeros_on_rest_and_mcp(process_runtime: Runtime,
+                                                                                        zeros: int) -> None:
+    """The ``append_memory`` and ``mcp`` functions themselves serve a request whose Content-Length is its length
+    after ``zeros`` zeros (5,000 answered 500 ``internal_error``: ``int()`` of the whole text)."""
+    rest_answer = rest.append_memory(_functions_request("instances/i/memory/append", BODY,
+                                                        "0" * zeros + str(len(BODY))))
+    mcp_answer = await transport.mcp(_functions_request("mcp", PING, "0" * zeros + str(len(PING))), None)
+    assert rest_answer.status_code == 200, rest_answer.get_body()
+    assert "- a fact" in json.loads(rest_answer.get_body())["content_markdown"]
+    assert (mcp_answer.status_code, json.loads(mcp_answer.get_body())) == (200, {"jsonrpc": "2.0", "id": 1,
+                                                                                 "result": {}})
 
 
 def _raw_post(server: RunningServer, path: str, body: bytes, content_length: str) -> tuple[int, bytes]:
@@ -145,18 +163,18 @@ def _served_refusal(status: int, body: bytes) -> tuple[int, str, str]:
     return _refusal(func.HttpResponse(body, status_code=status))
 
 
-@pytest.mark.parametrize("declared", ["9" * 19, "999999999999999999", "99999999"])
+@pytest.mark.parametrize("declared", ["9" * 19, "999999999999999999", "99999999", *TOO_LARGE_AFTER_ZEROS])
 def test_serve_answers_a_length_over_the_limit_alike_on_rest_and_mcp(sqlite_server: RunningServer,
                                                                      declared: str) -> None:
-    """19 digits (past what the edge converts, within what llhttp reads), 18, and eight: 413 with one code and one
-    message, from the headers alone (no body is sent)."""
+    """19 digits (past what the edge converts, within what llhttp reads), 18, and eight, alone or after 5,000
+    zeros (llhttp reads those too): 413 with one code and one message, from the headers alone (no body is sent)."""
     rest_answer = _raw_post(sqlite_server, "/api/instances/i/memory/append", b"", declared)
     mcp_answer = _raw_post(sqlite_server, "/api/mcp", b"", declared)
     assert _served_refusal(*rest_answer) == _served_refusal(*mcp_answer)
     assert _served_refusal(*rest_answer)[:2] == (413, "payload_too_large")
 
 
-@pytest.mark.parametrize("declared", ["0" * 30 + "{n}", "0" * 5000 + "{n}", " {n}", "{n}\t", "\t {n} "],
+@pytest.mark.parametrize("declared", ["0" * 30 + "{n}", ZEROS + "{n}", " {n}", "{n}\t", "\t {n} "],
                          ids=["leading-zeros", "5000-leading-zeros", "space-before", "tab-after", "both"])
 def test_serve_reads_a_length_with_leading_zeros_or_http_whitespace_on_rest_and_mcp(
         sqlite_server: RunningServer, instance_id: str, declared: str) -> None:
@@ -200,7 +218,7 @@ async def _through_the_host(path: str, content_length: bytes) -> tuple[list[dict
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("declared", [*NOT_DIGITS, *TOO_MANY_DIGITS])
+@pytest.mark.parametrize("declared", [*NOT_DIGITS, *TOO_MANY_DIGITS, *TOO_LARGE_AFTER_ZEROS])
 async def test_the_local_host_refuses_a_hostile_length_before_reading_the_body(process_runtime: Runtime,
                                                                               declared: str) -> None:
     """Given what llhttp refuses (another ASGI server might not), the host answers the edge's refusal itself, in
