@@ -294,5 +294,6 @@ def random_hex(nbytes: int = 16) -> str:
     """``nbytes`` of the operating system's randomness (``os.urandom``) as lowercase hex: a new id or etag.
 
     The bytes ``uuid.uuid4().hex`` draws, without the ``UUID`` built around them (3.1 against 9.5 µs, three times
-    in each append: docs/performance.md, thirty-sixth session), and all 128 bits random."""
+    in each append: docs/performance.md, thirty-sixth session): ``nbytes * 8`` random bits, 128 by default (uuid4
+    has 122), 48 for an audit record's suffix (``random_hex(6)``, as ``uuid4().hex[:12]`` gave)."""
     return os.urandom(nbytes).hex()
