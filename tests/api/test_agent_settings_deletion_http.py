@@ -44,7 +44,8 @@ def test_a_deleted_agents_settings_are_the_defaults_and_its_memory_stays(server:
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "agent_memory_disabled"
     assert deleted.status_code == 200, deleted.text
     assert deleted.json() == {"status": "deleted", "deleted": {
-        **DEFAULTS, "stored": True, "enabled": False, "policy_instructions": INSTRUCTIONS, "allowed_group_ids": ["g-travel"]}}
+        **DEFAULTS, "stored": True, "enabled": False, "policy_instructions": INSTRUCTIONS,
+        "allowed_group_ids": ["g-travel"]}}
     assert settings.json() == DEFAULTS
     assert listed.json()["agents"] == []
     assert after.status_code == 200 and "aisle seats" in after.json()["content_markdown"]
