@@ -97,16 +97,20 @@ def _pending(request: DeletionRequest) -> func.HttpResponse:
     return json_response(PendingDeletionResponse.from_pending(PendingDeletion(request.id, PENDING_MESSAGE)), 202)
 
 
-def _settings_agent(call: Call, agent_object_id: str) -> str:
+def _settings_agent(call: Call, agent_object_id: str, *, stores: bool = False) -> str:
     """The agent an agent-settings call names: an id held to an agent id's rule (400 ``validation_error`` as the
-    query's validation answers), or exactly the id of an agent whose settings are stored though the rule refuses it
-    (saved before the rule, or by an older release). The operators' agent list shows such an agent; this is how
-    they open it, overwrite its settings (to disable it, say) and read its changes. One more read of the store,
-    only for an id the rule refuses."""
+    query's validation answers), or exactly the id of an agent the rule refuses (saved before the rule, or by an
+    older release) whose settings are stored, or, unless the call ``stores`` settings, whose settings trail names it
+    (its settings since deleted: the GET answers the defaults, a DELETE 404). The operators' agent list shows such
+    an agent; this is how they open it, overwrite its settings (to disable it, say), delete them and read its
+    changes, the deletion's among them. A PUT never stores settings anew under an id the rule refuses. One or two
+    more reads of the store, only for an id the rule refuses."""
     try:
         return validated(VisibleAgentQuery, {"agentObjectId": agent_object_id}, "query").agentObjectId
     except ValidationFailed:
-        if call.runtime.service.agent_settings.is_stored(call.instance_id, agent_object_id):
+        book = call.runtime.service.agent_settings
+        known = book.is_stored if stores else book.is_named
+        if known(call.instance_id, agent_object_id):
             return agent_object_id
         raise
 
@@ -251,7 +255,7 @@ def list_agent_settings(call: Call) -> AgentSettingsListResponse:
                        query=AgentSettingsQuery, body=AgentSettingsBody, body_limit=SMALL_BODY_BYTES,
                        response=AgentSettingsModel, errors=(400, 401, 403, 409, 413, 415, 422)))
 def put_agent_settings(call: Call) -> AgentSettingsModel:
-    agent = _settings_agent(call, call.query(AgentSettingsQuery).agentObjectId)
+    agent = _settings_agent(call, call.query(AgentSettingsQuery).agentObjectId, stores=True)
     body = call.body(AgentSettingsBody)
     settings = AgentSettings(
         agent_object_id=agent, enabled=body.enabled, auto_append=body.auto_append,

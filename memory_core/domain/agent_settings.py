@@ -68,10 +68,12 @@ class AgentSettings:
 @dataclass(frozen=True, slots=True)
 class StoredSettings:
     """An agent's stored settings and what the models that call memory as it see of them (the
-    same, or without stored instructions that fail the secret screen or hold hidden text)."""
+    same, or without stored instructions that fail the secret screen or hold hidden text).
+    ``exists``: False when none are stored, and ``settings`` are the defaults the agent is governed by."""
 
     settings: AgentSettings
     for_models: AgentSettings
+    exists: bool = True
 
     @property
     def instructions_withheld(self) -> bool:
@@ -146,6 +148,14 @@ class AgentSettingsBook:
         record = self._record(instance_id, agent_object_id)
         return record is not None and record.data.get("agent_object_id") == agent_object_id
 
+    def is_named(self, instance_id: str, agent_object_id: str) -> bool:
+        """Whether settings are stored for exactly this agent id (``is_stored``), or the settings trail holds an
+        event naming exactly it (its settings since deleted, say): an id an operator has had a reason to name. The
+        trail is filtered by exactly that id, so this tells nothing its trail would not. At most two reads."""
+        if self.is_stored(instance_id, agent_object_id):
+            return True
+        return bool(self.trail(instance_id, limit=1, agent_object_id=agent_object_id).items)
+
     def page(self, instance_id: str, *, limit: int, continuation: str | None = None) -> Page[StoredSettings]:
         """One page of the agents with stored settings in the instance, each with what models see of
         them: one query of at most ``limit`` + 1 records, ordered by a key of the agent's id (stable
@@ -166,7 +176,9 @@ class AgentSettingsBook:
         marked as screened under the current ruleset.
         ``stamp``: mark the record when the scan finds nothing (``_stamp``)."""
         settings = _settings_of(record, agent_object_id)
-        if record is None or not settings.policy_instructions:
+        if record is None:
+            return StoredSettings(settings, settings, exists=False)
+        if not settings.policy_instructions:
             return StoredSettings(settings, settings)
         version = (instance_id, agent_object_id, record.etag) if warn else None
         hidden = hidden_character(settings.policy_instructions)

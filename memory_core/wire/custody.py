@@ -291,19 +291,25 @@ class AgentSettingsModel(BaseModel):
                     "(they were saved before instructions were screened for them): models do not receive them until "
                     "instructions that pass are saved",
     )
+    stored: bool = Field(
+        default=True,
+        description="Settings are stored for this agent; false: none are (never saved, or deleted), and these are "
+                    "the defaults it is governed by, which a DELETE would answer 404",
+    )
 
     @classmethod
     def from_stored(cls, stored: StoredSettings) -> AgentSettingsModel:
-        return cls.from_settings(stored.settings, withheld=stored.instructions_withheld)
+        return cls.from_settings(stored.settings, withheld=stored.instructions_withheld, exists=stored.exists)
 
     @classmethod
-    def from_settings(cls, settings: AgentSettings, *, withheld: bool = False) -> AgentSettingsModel:
+    def from_settings(cls, settings: AgentSettings, *, withheld: bool = False, exists: bool = True
+                      ) -> AgentSettingsModel:
         return cls(
             agent_object_id=settings.agent_object_id, enabled=settings.enabled, auto_append=settings.auto_append,
             default_write_scope=settings.default_write_scope,
             policy_instructions=settings.policy_instructions,
             allowed_group_ids=list(settings.allowed_group_ids) if settings.allowed_group_ids is not None else None,
-            policy_instructions_withheld=withheld,
+            policy_instructions_withheld=withheld, stored=exists,
         )
 
 

@@ -15,7 +15,8 @@ from tests.support.local_server import RunningServer
 AGENT = "/instances/i/providers/FoundationaLLM.Agent/agents/travel"
 INSTRUCTIONS = "Only remember seat and meal preferences."
 DEFAULTS = {"agent_object_id": AGENT, "enabled": True, "auto_append": False, "default_write_scope": "user",
-            "policy_instructions": None, "allowed_group_ids": None, "policy_instructions_withheld": False}
+            "policy_instructions": None, "allowed_group_ids": None, "policy_instructions_withheld": False,
+            "stored": False}
 
 
 def test_a_deleted_agents_settings_are_the_defaults_and_its_memory_stays(server: RunningServer,
@@ -43,7 +44,8 @@ def test_a_deleted_agents_settings_are_the_defaults_and_its_memory_stays(server:
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "agent_memory_disabled"
     assert deleted.status_code == 200, deleted.text
     assert deleted.json() == {"status": "deleted", "deleted": {
-        **DEFAULTS, "enabled": False, "policy_instructions": INSTRUCTIONS, "allowed_group_ids": ["g-travel"]}}
+        **DEFAULTS, "stored": True, "enabled": False, "policy_instructions": INSTRUCTIONS,
+        "allowed_group_ids": ["g-travel"]}}
     assert settings.json() == DEFAULTS
     assert listed.json()["agents"] == []
     assert after.status_code == 200 and "aisle seats" in after.json()["content_markdown"]
@@ -75,19 +77,39 @@ def test_deleting_settings_none_stored_answers_404_and_stores_nothing(server: Ru
 
 def test_a_deletion_names_the_agent_as_the_get_and_the_put_do(server: RunningServer, instance_id: str) -> None:
     """No agentObjectId, or one the input rule refuses and no stored settings hold: 400, nothing erased. An agent
-    stored by an older release under an id the rule refuses is deleted by exactly that id."""
+    stored by an older release under an id the rule refuses is deleted by exactly that id, and stays named by it
+    once deleted, since its trail names it: the trail (the deletion in it) and the GET (the defaults, ``stored``
+    false, as for any agent with none) answer, a second DELETE is 404, and a PUT, which would store settings anew
+    under an id the rule refuses, is 400."""
     _store_as_an_older_release(server, instance_id, AgentSettings(ODD_AGENT, enabled=False))
     with _operator(server, instance_id) as op:
         missing = op.delete("/agent-settings")
         refused = op.delete("/agent-settings", params={"agentObjectId": ODD_AGENT + "x"})
         kept = op.get("/agents").json()["agents"]
+        opened = op.get("/agent-settings", params={"agentObjectId": ODD_AGENT})
         deleted = op.delete("/agent-settings", params={"agentObjectId": ODD_AGENT})
         left = op.get("/agents").json()["agents"]
+        trail = op.get("/agent-settings/audit", params={"agentObjectId": ODD_AGENT, "order": "newest_first"})
+        reopened = op.get("/agent-settings", params={"agentObjectId": ODD_AGENT})
+        again = op.delete("/agent-settings", params={"agentObjectId": ODD_AGENT})
+        recreated = op.put("/agent-settings", params={"agentObjectId": ODD_AGENT}, json={"enabled": False})
+        other = op.get("/agent-settings/audit", params={"agentObjectId": ODD_AGENT + "x"})
+        still_left = op.get("/agents").json()["agents"]
     assert (missing.status_code, refused.status_code) == (400, 400)
     assert [a["agent_object_id"] for a in kept] == [ODD_AGENT]
+    assert (opened.status_code, opened.json()["stored"], opened.json()["enabled"]) == (200, True, False)
     assert deleted.status_code == 200, deleted.text
     assert deleted.json()["deleted"]["agent_object_id"] == ODD_AGENT
     assert left == []
+    assert trail.status_code == 200, trail.text
+    assert [(e["action"], e["agent_object_id"]) for e in trail.json()["events"]] == [
+        ("agent_settings_deleted", ODD_AGENT)]
+    assert reopened.status_code == 200, reopened.text
+    assert reopened.json() == {**DEFAULTS, "agent_object_id": ODD_AGENT}
+    assert (again.status_code, again.json()["error"]["code"]) == (404, "not_found")
+    assert (recreated.status_code, recreated.json()["error"]["code"]) == (400, "validation_error")
+    assert other.status_code == 400
+    assert still_left == []
 
 
 def test_a_user_credential_cannot_delete_an_agents_settings(server: RunningServer, instance_id: str) -> None:

@@ -37,11 +37,11 @@ def test_settings_default_to_enabled_and_round_trip(server: RunningServer, insta
                policy_instructions="Only travel preferences.", allowed_group_ids=["g-travel"])
     after = httpx.get(f"{server.api}/instances/{instance_id}/operator/agent-settings",
                       params={"agentObjectId": agent}, headers=op).json()
-    assert before["enabled"] is True and before["allowed_group_ids"] is None
+    assert before["enabled"] is True and before["allowed_group_ids"] is None and before["stored"] is False
     assert put.status_code == 200
     assert after == {"agent_object_id": agent, "enabled": True, "auto_append": True, "default_write_scope": "agent",
                      "policy_instructions": "Only travel preferences.", "allowed_group_ids": ["g-travel"],
-                     "policy_instructions_withheld": False}
+                     "policy_instructions_withheld": False, "stored": True}
 
 
 def test_unknown_settings_fields_are_400(server: RunningServer, instance_id: str) -> None:

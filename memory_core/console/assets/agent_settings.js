@@ -28,14 +28,16 @@ export class AgentSettings {
       h("div", { class: "row" }, agentField, h("button", { type: "submit" }, "Load settings")));
     // An id typed in is trimmed (a space pasted with it is not part of it); one chosen from the list is opened as
     // stored, surrounding spaces included (an older release could store them): trimmed, it named another agent. The
-    // list leaves the box alone, which would trim that id when submitted.
+    // list leaves the box alone, which would trim that id when submitted. True once the agent is shown (``busy``
+    // has announced why not otherwise).
     const open = (button, id) => busy(button, async () => {
       const settings = await this.api.get("/operator/agent-settings", { agentObjectId: id }, this.credential);
       const changes = h("div", { id: "settings-changes" });
       replace(out, this.settingsForm(settings, () => this.showSettingsChanges(changes, id),
-        (deleteButton) => open(deleteButton, id)), changes);
+        (deleteButton) => { unlist(id); return open(deleteButton, id); }), changes);
       await this.showSettingsChanges(changes, id);
       out.querySelector("input")?.focus();
+      return true;
     });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -43,11 +45,24 @@ export class AgentSettings {
       open(form.querySelector("button"), agent.value.trim());
     });
     const listed = h("div", { id: "configured-agents" });
+    // The agents listed, rows shown and rows "Show more" would add: an agent whose settings are deleted has none
+    // stored, so it leaves both rather than show as configured with the settings erased.
+    let agentsListed = [];
+    const unlist = (id) => {
+      const at = agentsListed.findIndex((a) => a.agent_object_id === id);
+      if (at < 0) return;
+      agentsListed.splice(at, 1);
+      for (const row of listed.querySelectorAll("#agents-table tr[data-agent]")) {
+        if (row.dataset.agent === id) row.remove();
+      }
+      if (!agentsListed.length) replace(listed, this.agentsTable(agentsListed, () => {}));
+    };
     const list = h("button", { type: "button", id: "list-agents", onclick: (e) => busy(e.currentTarget, async () => {
       const page = await this.api.list("/operator/agents", {}, "agents", this.credential);
       // The API pages in a key order of its own; an operator looks an agent up by its id.
       const agents = (page.agents || []).slice().sort((a, b) =>
         a.agent_object_id < b.agent_object_id ? -1 : a.agent_object_id > b.agent_object_id ? 1 : 0);
+      agentsListed = agents;
       replace(listed, this.agentsTable(agents, (id, button) => open(button, id)),
         cutShortNote(page, agents, "agents", OPERATOR_LISTING_REST));
     }) }, "List configured agents");
@@ -91,7 +106,8 @@ export class AgentSettings {
 
   /**
    * The form of the agent's settings ``s``: saved with a PUT, then ``onSaved()``; or deleted, once the operator
-   * confirms, then ``onDeleted(button)`` (the agent opened again: the defaults, and the trail telling the deletion).
+   * confirms, then ``onDeleted(button)`` (the agent opened again: the defaults, and the trail telling the deletion;
+   * true once shown). With none stored (``s.stored`` false: the defaults) there is nothing to delete.
    */
   settingsForm(s, onSaved, onDeleted) {
     const enabled = h("input", { type: "checkbox", id: "set-enabled", checked: s.enabled });
@@ -113,8 +129,12 @@ export class AgentSettings {
         + "before instructions were screened for them). Models do not receive them until you save new ones.") : null,
       groupsField,
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save settings"),
-        h("button", { type: "button", class: "danger", id: "delete-settings",
-          onclick: (e) => this.deleteSettings(s.agent_object_id, e.currentTarget, onDeleted) }, "Delete settings")));
+        h("button", { type: "button", class: "danger", id: "delete-settings", disabled: s.stored === false,
+          "aria-describedby": s.stored === false ? "no-settings-stored" : null,
+          onclick: (e) => this.deleteSettings(s.agent_object_id, e.currentTarget, onDeleted) }, "Delete settings")),
+      s.stored === false ? h("p", { class: "muted", id: "no-settings-stored" },
+        "No settings are stored for this agent: it has the defaults (memory on, every group, no instructions).")
+        : null);
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       busy(form.querySelector("button[type=submit]"), async () => {
@@ -141,8 +161,14 @@ export class AgentSettings {
     await busy(button, async () => {
       const query = new URLSearchParams({ agentObjectId }).toString();
       await this.api.send("DELETE", `/operator/agent-settings?${query}`, undefined, this.credential);
-      await onDeleted(button);
-      announce("Settings deleted: the agent has the defaults.");
+      // Success is told only over the form it describes: a reopening that failed has announced why, and the form
+      // on the page still shows the settings erased.
+      if (await onDeleted(button)) {
+        announce("Settings deleted: the agent has the defaults.");
+      } else {
+        announce("Settings deleted, but the agent could not be opened again: the form shows the settings erased. "
+          + "Load the agent again.", { error: true });
+      }
     });
   }
 }
