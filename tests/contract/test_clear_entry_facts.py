@@ -67,7 +67,9 @@ def test_entry_facts_are_the_windows_entries_in_time_then_id_order(store: Memory
 
 @contextmanager
 def _whole_loads(monkeypatch: pytest.MonkeyPatch, store: MemoryStore) -> Iterator[list[str]]:
-    """Inside the block, record the text of every entry a load answered whole (``load``, ``load_partition``)."""
+    """Inside the block, record the text of every entry a load answered whole (``load``, ``load_partition``), and
+    each whole partition read as facts (``partition_facts``, a purge's plan: every entry of every scope, without
+    text) as ``partition_facts <upn>``."""
     loads: list[str] = []
     for name in ("load", "load_partition"):
         real = getattr(store, name)
@@ -78,6 +80,13 @@ def _whole_loads(monkeypatch: pytest.MonkeyPatch, store: MemoryStore) -> Iterato
             return states
 
         monkeypatch.setattr(store, name, recording)
+    real_facts = store.partition_facts
+
+    def facts_recorded(instance_id: str, upn: str) -> Any:
+        loads.append(f"partition_facts {upn}")
+        return real_facts(instance_id, upn)
+
+    monkeypatch.setattr(store, "partition_facts", facts_recorded)
     yield loads
     monkeypatch.undo()
 

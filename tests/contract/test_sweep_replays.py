@@ -126,7 +126,8 @@ def test_a_request_that_fails_holds_up_none_of_the_others(store: MemoryStore, ca
 
 
 class _PartitionReadsCounted:
-    """The store, counting whole-partition loads (everything else passes through)."""
+    """The store, counting whole-partition reads: loads, and the facts of every entry a purge is planned from
+    (everything else passes through)."""
 
     def __init__(self, store: MemoryStore) -> None:
         self._store, self.partition_loads = store, 0
@@ -134,6 +135,10 @@ class _PartitionReadsCounted:
     def load_partition(self, instance_id: str, upn: str) -> Any:
         self.partition_loads += 1
         return self._store.load_partition(instance_id, upn)
+
+    def partition_facts(self, instance_id: str, upn: str) -> Any:
+        self.partition_loads += 1
+        return self._store.partition_facts(instance_id, upn)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
