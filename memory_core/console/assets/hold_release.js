@@ -121,8 +121,8 @@ export function confirmRelease(hold) {
   }
   return confirmAction({ title: "Release this hold?",
     text: ["The hold ", shownHold(hold), " was left by a deletion request that is no longer stored. It ",
-      hold.author_of_no_entry ? "names, of that author, " : "hides ", shownKind(hold), " in ", shownScope(hold), ". Released, ", whose, " Nothing is erased; to have it erased, "
-        + "ask for a purge of the user first."],
+      hold.author_of_no_entry ? "names, of that author, " : "hides ", shownKind(hold), " in ", shownScope(hold),
+      ". Released, ", whose, " Nothing is erased; to have it erased, ask for a purge of the user first."],
     ok: "Release" });
 }
 
