@@ -31,7 +31,7 @@ from memory_core.edge.errors import exit_code_for, status_for
 from memory_core.wire.custody import AgentSettingsListResponse
 from memory_core.wire.deletions import MAX_SWEEP_LIMIT, DeletionListResponse, SweepResponse
 from memory_core.wire.hidden_text import HiddenTextScanResponse
-from memory_core.wire.orphan_holds import OrphanHoldsResponse
+from memory_core.wire.orphan_holds import OrphanHoldModel, OrphanHoldsResponse
 
 Listing = TypeVar("Listing", bound=BaseModel)
 
@@ -71,7 +71,9 @@ def add_parser(commands: Any) -> None:
                                                       "a user's memory: it shows again (audited)")
     release.add_argument("request_id", help="the request id orphan-holds shows")
     release.add_argument("--upn", required=True, help="the user whose memory they hide, as orphan-holds shows it "
-                         "in its third column: ~shared for a ~shared hold naming no author or no valid one")
+                         "in its third column: ~shared for a ~shared hold naming no author or no valid one; exits "
+                         f"{exit_code_for(404)} (404 hold_not_found) when no hold of that id stands on it: none was "
+                         "filed, or it was released already")
     purge = actions.add_parser("purge", help="request erasure of all of one user's memory")
     purge.add_argument("upn")
     forget = actions.add_parser("forget", help="ask for one user's entry to be forgotten (pending approval)")
@@ -143,8 +145,8 @@ def run(args: argparse.Namespace) -> int:
                 f"{'all scopes' if h.profile_ids is None else 'profiles ' + ','.join(h.profile_ids)}"
                 f" up to {h.watermark.isoformat() if h.watermark else '?'}")
             # The third column is what release-hold's --upn takes ('?': no release names it); a stored author it
-            # is not follows in parentheses.
-            author = f"  (author {h.upn})" if h.upn is not None and h.upn != h.release_upn else ""
+            # is not follows in parentheses, said to be cut or of no entry where it is.
+            author = "" if h.upn is None or h.upn == h.release_upn else _shown_author(h)
             print(f"{h.request_id}  {h.owner}  {h.release_upn or '?'}{author}  {covers}"
                   f"{'' if h.readable else '  (unreadable hold)'}")
         print(f"{len(answer.holds)} orphan hold(s)")
@@ -165,6 +167,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(answer.model_dump_json(indent=2))
     return 0
+
+
+def _shown_author(hold: OrphanHoldModel) -> str:
+    """The listing's note on a hold's stored author that is not the --upn releasing it."""
+    if hold.author_of_no_entry:
+        stored = hold.upn or '""'  # "" or a non-text author's JSON
+        return f"  (author {stored}, which no entry has: it hides nothing of any user's)"
+    if hold.upn_cut:
+        return f"  (author cut to its first {len(hold.upn or '')} characters: {hold.upn}…)"
+    return f"  (author {hold.upn})"
 
 
 async def _call(api: str, headers: dict[str, str], args: argparse.Namespace) -> BaseModel:

@@ -22,6 +22,7 @@ in its canonical form is never beyond every release.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -61,6 +62,8 @@ class OrphanHold:
     profile_ids: tuple[str, ...] | None
     watermark: datetime | None
     entry_ids: tuple[str, ...]
+    #: The stored author, cut to ``ID_CHARS`` (``author_cut``): None only when none is stored (the hold then covers
+    #: every author's copies: ``Hold.covers``); one stored as other than text, as its JSON (``7``).
     author_upn: str | None
     readable: bool
     #: The ``upn`` a release names to lift this hold (``release``): its user when that is a user's name exactly as a
@@ -68,12 +71,24 @@ class OrphanHold:
     #: None for a hold in a partition whose owner is no user's name (another release's layout, a damaged record),
     #: which no release names. Judged on the stored author, never on ``author_upn`` cut to ``ID_CHARS``.
     release_upn: str | None
+    #: True when the stored author is longer than the ``ID_CHARS`` ``author_upn`` keeps: what is listed is no whole
+    #: name (not the author's, nor any user's), however valid it looks.
+    author_cut: bool = False
+    #: True for a stored author no entry can have, "" or one not text: a hold naming it covers no entry's copies, so
+    #: it hides nothing of any user's (``Hold.covers`` reads only an author of None as every author).
+    author_of_no_entry: bool = False
 
     @property
     def upn(self) -> str | None:
-        """The user whose memory it hides: the owner, or the author of the team-shared copies it hides; None for a
-        shared hold naming no author (every author's copies), released as ``SHARED_OWNER`` (``release``)."""
-        return (self.author_upn or None) if self.owner == SHARED_OWNER else self.owner
+        """The user whose memory it hides: the owner, or the stored author of the team-shared copies it hides
+        (``author_upn``: cut when ``upn_cut``; naming copies of no entry when ``author_of_no_entry``); None only for
+        a shared hold naming no author (every author's copies), released as ``SHARED_OWNER`` (``release``)."""
+        return self.author_upn if self.owner == SHARED_OWNER else self.owner
+
+    @property
+    def upn_cut(self) -> bool:
+        """Whether ``upn`` is a stored author cut to ``ID_CHARS``, so no whole name."""
+        return self.owner == SHARED_OWNER and self.author_cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,17 +222,21 @@ def _standing(record: Record | None, upn: str) -> bool:
 
 def _orphan(owner: str, record: Record) -> OrphanHold:
     """``record``, a hold whose request is not stored, as listed."""
-    releaser = _release_upn(owner, record.data.get("author_upn"))
+    stored_author = record.data.get("author_upn")
+    releaser = _release_upn(owner, stored_author)
+    author, cut = _author(stored_author)
+    # No entry's author is "" or other than text (it is its writer's UPN); None, unlike them, is every author.
+    of_no_entry = stored_author == "" or not isinstance(stored_author, str | None)
     try:
         hold = Hold.from_data(record.data)
         if not isinstance(hold.author_upn, str | None):  # from_data takes it as stored: listed, it must be text
             raise TypeError("author_upn is not text")
-        return OrphanHold(owner, record.id, hold.profile_ids, hold.watermark, hold.entry_ids, hold.author_upn, True,
-                          releaser)
+        return OrphanHold(owner, record.id, hold.profile_ids, hold.watermark, hold.entry_ids, author, True,
+                          releaser, cut, of_no_entry)
     except (KeyError, TypeError, ValueError):  # another release's layout: shown as far as it reads
         data = record.data
         return OrphanHold(owner, record.id, _ids(data.get("profile_ids")), None, _ids(data.get("entry_ids")) or (),
-                          _text(data.get("author_upn")), False, releaser)
+                          author, False, releaser, cut, of_no_entry)
 
 
 def _release_upn(owner: str, stored_author: object) -> str | None:
@@ -234,8 +253,19 @@ def _ids(value: object) -> tuple[str, ...] | None:
     return tuple(v[:ID_CHARS] for v in value if isinstance(v, str))
 
 
-def _text(value: object) -> str | None:
-    return value[:ID_CHARS] if isinstance(value, str) else None
+def _author(value: object) -> tuple[str | None, bool]:
+    """A stored author as listed (``OrphanHold.author_upn``) and whether it was cut: None for none; text, or any
+    other stored value as its JSON, cut to ``ID_CHARS``."""
+    if value is None:
+        return None, False
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        except (TypeError, ValueError):  # a store's own type no JSON holds: its repr says what it is
+            text = repr(value)
+    return text[:ID_CHARS], len(text) > ID_CHARS
 
 
 def _token(position: list[str]) -> str:

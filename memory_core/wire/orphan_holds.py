@@ -30,8 +30,14 @@ class OrphanHoldModel(BaseModel):
 
     owner: str = Field(description="The partition holding it: the user, or ~shared for the hold on that user's "
                                    "team-shared copies")
-    upn: str | None = Field(description="The user whose memory it hides, as stored; null for a ~shared hold naming "
-                                        "no author, which hides every author's copies")
+    upn: str | None = Field(description="The user whose memory it hides, as stored (cut to 320 characters: "
+                                        "upn_cut); for a ~shared hold, its stored author: null only when it names "
+                                        "none, which hides every author's copies; \"\" or, stored as other than "
+                                        "text, its JSON (7) when author_of_no_entry")
+    upn_cut: bool = Field(description="True when the stored author is longer than the 320 characters upn shows: "
+                                      "upn is then no whole name, and no user's")
+    author_of_no_entry: bool = Field(description="True for a ~shared hold whose stored author is \"\" or not text, "
+                                                 "which no entry has: it hides nothing of any user's")
     release_upn: str | None = Field(description="The upn a release names to lift it: the user; ~shared for a "
                                                 "~shared hold whose author is absent or no valid UPN (in its "
                                                 "canonical form); null for a hold in a partition no user's name "
@@ -45,7 +51,8 @@ class OrphanHoldModel(BaseModel):
 
     @classmethod
     def from_hold(cls, hold: OrphanHold) -> Self:
-        return cls(owner=hold.owner, upn=hold.upn, release_upn=hold.release_upn, request_id=hold.request_id,
+        return cls(owner=hold.owner, upn=hold.upn, upn_cut=hold.upn_cut, author_of_no_entry=hold.author_of_no_entry,
+                   release_upn=hold.release_upn, request_id=hold.request_id,
                    profile_ids=list(hold.profile_ids) if hold.profile_ids is not None else None,
                    watermark=hold.watermark, entry_ids=list(hold.entry_ids), readable=hold.readable)
 

@@ -99,6 +99,41 @@ def test_a_shared_hold_whose_stored_author_is_no_valid_upn_is_released_as_shared
     assert [e["request_id"] for e in trail if e["action"] == "hold_released"] == ["shared-one"]
 
 
+def test_a_shared_hold_whose_author_no_entry_has_says_it_hides_nothing_and_a_cut_author_says_it_is_cut(
+    browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client,
+) -> None:
+    """Before: a team-shared hold whose stored author is "" was shown as hiding "every author's team-shared copies",
+    which show again when released, though it hides none of any user's; and an author the listing cut to 320
+    characters was shown as a whole name ("<upn> (no valid user principal name, …)"). Now the first says its author,
+    empty, no entry has and that nothing of any user's shows again; the second that it is cut, ending in "…"."""
+    upn_320 = "a" * 200 + "@" + "b" * 60 + "." + "c" * 58
+    _remember(console_server, instance, share="team")
+    put_holds_beside(console_server, instance, SHARED_OWNER, Hold("empty-author", None, UNTIL, author_upn=""))
+    put_holds_beside(console_server, instance, SHARED_OWNER, Hold("long-author", None, UNTIL,
+                                                                  author_upn=upn_320 + "zz"))
+    _open_panel(browser, console_server, instance)
+
+    empty = _row(browser, "empty-author", SHARED_OWNER)
+    assert "no user's copies (its author, empty, no entry has)" in empty.text
+    assert "every author" not in empty.text
+    assert _releases(empty)[0].get_attribute("aria-label") == (
+        "Release \u2068empty-author\u2069 on no user's copies (its author, empty, no entry has)")
+    _releases(empty)[0].click()
+    dialog = _dialog_text(browser)
+    assert "nothing of any user's shows again: its author, empty, is one no entry has" in dialog
+    assert "every author" not in dialog
+    find(browser, "dialog#confirm[open] #confirm-cancel").click()
+
+    long = _row(browser, "long-author", SHARED_OWNER)
+    assert f"the team-shared copies of an author cut here to {upn_320}\u2026" in long.text
+    _releases(long)[0].click()
+    assert (f"of an author cut here to {upn_320}\u2026 (a longer name, so released as ~shared) show again"
+            in _dialog_text(browser))
+    find(browser, "dialog#confirm[open] #confirm-cancel").click()
+    assert sorted(h["request_id"] for h in operator_api.get("/operator/orphan-holds").json()["holds"]) == [
+        "empty-author", "long-author"]
+
+
 def test_a_hold_in_a_memory_no_users_name_reaches_says_why_and_posts_nothing(
     browser: WebDriver, console_server: RunningServer, instance: str, operator_api: httpx.Client,
 ) -> None:

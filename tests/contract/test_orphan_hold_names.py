@@ -20,6 +20,7 @@ from memory_core.domain.identity import Caller
 from memory_core.domain.models import SHARED_OWNER, Hold, Scope, Share
 from memory_core.domain.records import DELETIONS_OWNER, Partition, Record, RecordKind
 from memory_core.domain.service import MemoryService
+from memory_core.domain.sharing import SharingPolicy
 from memory_core.domain.store import MemoryStore
 from memory_core.domain.views import WriteOptions
 from tests.support.clock import TickingClock
@@ -37,6 +38,7 @@ AUTHORS_NO_RELEASE_NAMES = {
     "empty": "",
     "non-ascii": "l\u00e4ter@contoso.com",
     "valid-when-cut": UPN_320 + "zz",
+    "readable-cut": UPN_320 + "zz",
 }
 #: Ids a URL's path cannot carry as themselves, or that stores and logs must take as data.
 HOSTILE_IDS = {"dot": ".", "dots": "..", "slash": "/", "in-slash": "a/b", "up": "../x", "encoded-slash": "%2F",
@@ -56,7 +58,8 @@ def test_a_shared_hold_whose_author_no_users_release_names_is_listed_and_release
     store: MemoryStore,
 ) -> None:
     """Each author no user's name reaches (an override, another case, spaces, no "@", empty, non-ASCII, and one whose
-    first 320 characters, as listed, are a valid UPN): listed with ``release_upn`` ``~shared``; released under the
+    first 320 characters, as listed, are a valid UPN, listed cut with ``upn_cut``, of a readable layout and not):
+    listed with ``release_upn`` ``~shared``; released under the
     user it resembles, nothing (0); under ``~shared``, 1, audited in the ``~deletions`` trail; the listing then
     empty. The hold of an unreadable layout (a watermark that is no time) is judged on its stored author too."""
     service, instance = _service(store)
@@ -71,7 +74,9 @@ def test_a_shared_hold_whose_author_no_users_release_names_is_listed_and_release
 
     assert {rid: h.release_upn for rid, h in listed.items()} == {
         f"gone-{name}": SHARED_OWNER for name in AUTHORS_NO_RELEASE_NAMES}
-    assert listed["gone-valid-when-cut"].upn == UPN_320  # shown cut, released whole
+    # Shown cut and said to be (before: a valid-looking UPN, marked no cut), released whole.
+    assert {rid: (h.upn, h.upn_cut) for rid, h in listed.items() if h.upn_cut} == {
+        "gone-valid-when-cut": (UPN_320, True), "gone-readable-cut": (UPN_320, True)}
     for name in AUTHORS_NO_RELEASE_NAMES:
         assert service.custody.release_orphan_hold("op", instance, LATER, f"gone-{name}").holds_released == 0
         assert service.custody.release_orphan_hold("op", instance, UPN_320, f"gone-{name}").holds_released == 0
@@ -81,6 +86,40 @@ def test_a_shared_hold_whose_author_no_users_release_names_is_listed_and_release
         f"gone-{name}" for name in AUTHORS_NO_RELEASE_NAMES)
     assert _released_events(service, instance, LATER) == [] == _released_events(service, instance, UPN_320)
     assert service.custody.orphan_holds(instance, limit=20).holds == []
+
+
+def test_a_shared_hold_naming_an_author_no_entry_has_is_listed_as_hiding_nothing_of_any_users(
+    store: MemoryStore,
+) -> None:
+    """Before: a ``~shared`` hold whose stored author was "" (or not text: 7, true) was listed with ``upn`` None, as
+    one naming no author, which hides every author's team copies; it hides none (``Hold.covers`` reads only None as
+    every author, and no entry's author is "" or other than text). Now it is listed with ``upn`` "" (or the JSON,
+    "7", "true") and ``author_of_no_entry``: a teammate's team read is the same before and after planting them,
+    while the hold naming no author, listed ``upn`` None and not ``author_of_no_entry``, hides the copy."""
+    service, instance = _service(store)
+    service.append(Caller(LATER), instance, Scope.USER, None, "- a shared fact", WriteOptions(share=Share.TEAM))
+    teammate, team_reads = Caller("carol@contoso.com"), MemoryService(store, default_sharing=SharingPolicy.TEAM)
+
+    def team_read() -> str:
+        return team_reads.get(teammate, instance, Scope.USER, None).content_markdown
+
+    before = team_read()
+    assert "a shared fact" in before
+    for name, author in {"empty": "", "number": 7, "true": True}.items():
+        data = {**Hold(f"gone-{name}", None, UNTIL).to_data(), "author_upn": author}
+        store.put_record(Record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, f"gone-{name}", data))
+
+    listed = {h.request_id: (h.upn, h.author_of_no_entry, h.upn_cut, h.release_upn)
+              for h in service.custody.orphan_holds(instance, limit=20).holds}
+
+    assert listed == {"gone-empty": ("", True, False, SHARED_OWNER), "gone-number": ("7", True, False, SHARED_OWNER),
+                      "gone-true": ("true", True, False, SHARED_OWNER)}
+    assert team_read() == before
+    store.put_record(Record(Partition(instance, SHARED_OWNER), RecordKind.HOLD, "gone-none",
+                            Hold("gone-none", None, UNTIL).to_data()))
+    (authorless,) = [h for h in service.custody.orphan_holds(instance, limit=20).holds if h.request_id == "gone-none"]
+    assert (authorless.upn, authorless.author_of_no_entry, authorless.upn_cut) == (None, False, False)
+    assert "a shared fact" not in team_read()
 
 
 def test_a_shared_hold_naming_its_author_exactly_is_listed_and_released_under_that_author(store: MemoryStore) -> None:

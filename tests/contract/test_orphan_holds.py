@@ -199,10 +199,12 @@ def test_a_shared_hold_naming_no_author_is_released_only_as_shared_and_audited_i
     """Before: a ``~shared`` hold naming no author (hiding every author's team copies) was listed with upn None and
     released under whatever user an operator named, audited in that bystander's trail. Now a user's release lifts
     nothing of it (0, no event in their trail); released as ``~shared`` it is lifted alone, audited in the instance's
-    ``~deletions`` trail; a user's own hold of the same id is left to that user's release."""
+    ``~deletions`` trail; a user's own hold of the same id is left to that user's release. So is one whose author is
+    not text (7), listed as "7": it hides no entry's copies (``test_orphan_hold_names``), yet no user's name reaches
+    it either."""
     service, instance = _service(store)
     service.append(Caller(LATER), instance, Scope.USER, None, "- a fact", WriteOptions(share=Share.TEAM))
-    for author in (None, 7):  # none named, or not as text: both hide every author's copies
+    for author in (None, 7):  # none named (every author's copies), or not as text (no entry's)
         request_id = f"gone-{author}"
         data = {"request_id": request_id, "profile_ids": None, "watermark": "2030-01-01T00:00:00+00:00",
                 "entry_ids": [], **({"author_upn": author} if author is not None else {})}
@@ -211,7 +213,7 @@ def test_a_shared_hold_naming_no_author_is_released_only_as_shared_and_audited_i
                                 Hold(request_id, None, datetime(2030, 1, 1, tzinfo=UTC)).to_data()))
         listed = {h.owner: h.upn for h in service.custody.orphan_holds(instance, limit=20).holds
                   if h.request_id == request_id}
-        assert listed == {SHARED_OWNER: None, LATER: LATER}
+        assert listed == {SHARED_OWNER: None if author is None else "7", LATER: LATER}
 
         bystander = service.custody.release_orphan_hold("op", instance, "carol@contoso.com", request_id)
         users = service.custody.release_orphan_hold("op", instance, LATER, request_id)

@@ -35,16 +35,33 @@ export function unreleasableWhy(hold) {
     : null;
 }
 
-/** Whose memory ``hold`` hides, as nodes: the user (isolated, what draws as nothing marked), or every author. */
+/**
+ * Whose memory ``hold`` hides, as nodes: the user (isolated, what draws as nothing marked), or every author (a
+ * team-shared hold naming none), or nobody's (``author_of_no_entry``: an author of "" or not text, which no entry
+ * has); a stored author the listing cut (``upn_cut``) is said to be cut, never shown as if whole.
+ */
 export function shownOwner(hold) {
   if (hold.upn == null) return "every author's team-shared copies";
-  return hold.owner === SHARED ? [storedText(hold.upn), "'s team-shared copies"] : [storedText(hold.upn), "'s memory"];
+  if (hold.author_of_no_entry) return ["no user's copies (its author, ", shownNoEntryAuthor(hold), ", no entry has)"];
+  if (hold.owner !== SHARED) return [storedText(hold.upn), "'s memory"];
+  return hold.upn_cut ? ["the team-shared copies of an author cut here to ", storedText(hold.upn), "\u2026"]
+    : [storedText(hold.upn), "'s team-shared copies"];
 }
 
 /** ``shownOwner`` as a string (a button's name, an announcement): what draws as nothing spelled by code point. */
 function saidOwner(hold) {
   if (hold.upn == null) return "every author's team-shared copies";
-  return `${spelledText(hold.upn)}'s ${hold.owner === SHARED ? "team-shared copies" : "memory"}`;
+  if (hold.author_of_no_entry) {
+    return `no user's copies (its author, ${hold.upn === "" ? "empty" : spelledText(hold.upn)}, no entry has)`;
+  }
+  if (hold.owner !== SHARED) return `${spelledText(hold.upn)}'s memory`;
+  return hold.upn_cut ? `the team-shared copies of an author cut here to ${spelledText(hold.upn)}\u2026`
+    : `${spelledText(hold.upn)}'s team-shared copies`;
+}
+
+/** The author of no entry a hold names: "empty", or what is stored (a non-text author's JSON) in <code>. */
+function shownNoEntryAuthor(hold) {
+  return hold.upn === "" ? "empty" : h("code", {}, storedText(hold.upn));
 }
 
 /** The scopes ``hold`` covers, as nodes: every scope, or its profile ids. */
@@ -87,18 +104,25 @@ function shownHold(hold) {
 export function confirmRelease(hold) {
   const deletionsTrail = [" Audited in the instance's ", h("code", {}, "~deletions"), " trail."];
   let whose;
+  const asShared = [" (no valid user principal name, so released as ", h("code", {}, SHARED), ")"];
   if (hold.upn == null) whose = ["every author's team-shared copies it hides show again to the team.", deletionsTrail];
-  else if (releaseUpn(hold) === SHARED) {
-    whose = ["the team-shared copies it hides of ", storedText(hold.upn), " (no valid user principal name, so "
-      + "released as ", h("code", {}, SHARED), ") show again to the team.", deletionsTrail];
+  else if (hold.author_of_no_entry) {
+    whose = ["nothing of any user's shows again: its author, ", shownNoEntryAuthor(hold), ", is one no entry has, "
+      + "so it hides none of the team-shared copies", asShared, ".", deletionsTrail];
+  } else if (hold.upn_cut) {
+    whose = ["the team-shared copies it hides of an author cut here to ", storedText(hold.upn), "\u2026 (a longer "
+      + "name, so released as ", h("code", {}, SHARED), ") show again to the team.", deletionsTrail];
+  } else if (releaseUpn(hold) === SHARED) {
+    whose = ["the team-shared copies it hides of ", storedText(hold.upn), asShared, " show again to the team.",
+      deletionsTrail];
   } else {
     whose = ["what this request's holds hide of ", storedText(hold.upn), "'s memory and of their team-shared copies "
       + "shows again, to them and to the agents that read it. Audited in their trail."];
   }
   return confirmAction({ title: "Release this hold?",
-    text: ["The hold ", shownHold(hold), " was left by a deletion request that is no longer stored. It hides ",
-      shownKind(hold), " in ", shownScope(hold), ". Released, ", whose, " Nothing is erased; to have it erased, "
-        + "ask for a purge of the user first."],
+    text: ["The hold ", shownHold(hold), " was left by a deletion request that is no longer stored. It ",
+      hold.author_of_no_entry ? "names, of that author, " : "hides ", shownKind(hold), " in ", shownScope(hold),
+      ". Released, ", whose, " Nothing is erased; to have it erased, ask for a purge of the user first."],
     ok: "Release" });
 }
 
