@@ -19,8 +19,8 @@ from memory_core.domain.models import Hold
 from memory_core.domain.records import Partition, Record, RecordKind, deletions_partition
 from tests.console.browser import find, text_appears, wait_for, wait_idle
 from tests.console.conftest import open_console
-from tests.console.test_orphan_holds import UNTIL, _holds, _listed, _open_panel, _remember, _row
-from tests.support.later_release import LATER, put_hold_beside, put_request_beside
+from tests.console.test_orphan_holds import UNTIL, _listed, _open_panel, _remember, _row
+from tests.support.later_release import LATER, put_hold_beside, put_holds_beside, put_request_beside
 from tests.support.local_server import OPERATOR_KEY, RunningServer
 
 
@@ -72,7 +72,7 @@ def test_an_orphan_listing_read_while_the_instance_changes_is_dropped_not_shown_
     listed under B)."""
     for n in range(150):
         _remember(console_server, instance, f"user{n:03}@contoso.com")
-    _holds(console_server, instance, "user149@contoso.com", Hold("gone-a", None, UNTIL))
+    put_holds_beside(console_server, instance, "user149@contoso.com", Hold("gone-a", None, UNTIL))
     _open_panel(browser, console_server, instance)
     browser.execute_script("performance.clearResourceTimings()")
     _slow_answers(browser, "/operator/orphan-holds?", 1500)
@@ -94,7 +94,7 @@ def test_a_release_confirmed_after_the_instance_changed_posts_nothing(
     """A Release's dialog is open on instance A's hold when the instance becomes B: confirmed, nothing is posted
     (before, B's instance was asked to release A's id, which answered that none stood), and A's hold still stands."""
     _remember(console_server, instance)
-    _holds(console_server, instance, LATER, Hold("gone-a", None, UNTIL))
+    put_holds_beside(console_server, instance, LATER, Hold("gone-a", None, UNTIL))
     _open_panel(browser, console_server, instance)
     browser.execute_script("performance.clearResourceTimings()")
     _row(browser, "gone-a").find_element(By.CSS_SELECTOR, "button.release-hold").click()
