@@ -52,14 +52,13 @@ def seal(store: MemoryStore, request: DeletionRequest) -> int:
         # The facts of every scope, not the entries whole: what is erased and which scopes are left empty are
         # decided by ids, times and shares alone.
         for scope in store.partition_facts(request.instance_id, request.upn):
-            leftovers = [f.id for f in scope.entries if request.watermark and f.created_on <= request.watermark]
+            leftovers = [f for f in scope.entries if request.watermark and f.created_on <= request.watermark]
             # Stored after the plan, a team-shared leftover's copy was neither marked nor read by it: its mark first
             # (a copy still on its way is refused), then the copy, then the entry, so a crash between them leaves
             # the entry for the next run to find again and never a copy whose entry is gone.
-            shared = [f.id for f in scope.entries if f.id in leftovers and f.share is Share.TEAM]
-            team_copies.withdraw(store, scope.key, shared)
-            erased += store.delete_entries(scope.key, leftovers)
-            if not [f for f in scope.entries if f.id not in leftovers]:
+            team_copies.withdraw(store, scope.key, [f.id for f in leftovers if f.share is Share.TEAM])
+            erased += store.delete_entries(scope.key, [f.id for f in leftovers])
+            if len(leftovers) == len(scope.entries):  # every entry read was a leftover (ids are unique in a scope)
                 # Kept by the store when an append landed since the read above: its entry stays, with a profile.
                 store.delete_profile(scope.key)
         return erased
