@@ -158,11 +158,10 @@ _PARTITION_SEAL_SQL = with_kind("SELECT data FROM records WHERE instance_id=? AN
 """The seal's record, by primary key. Its kind is written in, not bound (``sqlite_records.with_kind``): bound, SQLite
 prepared the statement again at every call, 8.5 against 1.7 µs a read, about 20 µs inside an append's transaction
 (docs/performance.md, "The partition seal's read in each append")."""
-_PROFILE_AND_SEAL_SQL = with_kind(
+_PROFILE_AND_SEAL_SQL = (
     "SELECT p.name, p.user_name, p.agent_name, p.created_on, p.updated_on, p.cleared_on, p.etag,"
-    " (SELECT data FROM records WHERE instance_id=? AND owner=? AND kind={kind} AND id=?) AS seal"
-    " FROM (SELECT 1) LEFT JOIN profiles AS p ON p.instance_id=? AND p.upn=? AND p.profile_id=?",
-    PARTITION_SEAL_KIND,
+    f" ({_PARTITION_SEAL_SQL}) AS seal"
+    " FROM (SELECT 1) LEFT JOIN profiles AS p ON p.instance_id=? AND p.upn=? AND p.profile_id=?"
 )
 """An append's one read: its profile's columns (all NULL when it has none) and the partition seal's data (NULL when
 none), always one row, each by primary key. Until 2026-12-08 an append wrote the profile with ``INSERT OR IGNORE``
